@@ -1,0 +1,157 @@
+// Package gen turns a RoPE specification into a self-contained Go package.
+//
+// The flow is Spec → Plan → files: Spec is what the user asked for, Plan is
+// that spec validated and reduced to numbers (frequencies, attention factor,
+// pair indices, table geometry), and every emitter — the jennifer pure-Go
+// emitter here, the avo amd64 emitter and the arm64 templates — reads only the
+// Plan. The contract for what the kernels compute is ROPE.md.
+package gen
+
+import (
+	"fmt"
+	"go/token"
+	"math"
+	"strings"
+)
+
+// Layouts name which two indices of a head form pair i (ROPE.md §2).
+const (
+	Interleaved = "interleaved" // (2i, 2i+1)
+	NeoX        = "neox"        // (i, i+RotaryDim/2)
+)
+
+// Limits on the head dimension.
+const (
+	MinHeadDim = 2
+	MaxHeadDim = 4096
+)
+
+// Spec is a RoPE kernel specification: everything the generated package is
+// specialised for. The zero value is not valid; see DefaultSpec.
+type Spec struct {
+	HeadDim   int     // values per head vector; even, MinHeadDim…MaxHeadDim
+	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
+	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
+	DType     string  // element type of x: "f32" (others: see DTypes)
+	OutDType  string  // with a value, also emit ApplyTo/ApplySeqTo storing this type; "" for none
+	Layout    string  // Interleaved or NeoX
+	Package   string  // Go package name of the output
+	Scaling   Scaling // frequency scaling; the zero value is no scaling
+}
+
+// Scaling selects and parameterises a frequency scaling scheme (ROPE.md §3).
+// Fields that a scheme does not use must be left zero.
+type Scaling struct {
+	Type           string    // "none" (or ""), "linear", "ntk", "yarn", "llama3", "longrope"
+	Factor         float64   // s
+	OrigCtx        int       // L, the original context length (yarn, llama3, longrope)
+	BetaFast       float64   // yarn; 0 means 32
+	BetaSlow       float64   // yarn; 0 means 1
+	AttnFactor     float64   // A given explicitly (yarn, longrope); 0 means derived
+	MScale         float64   // yarn (DeepSeek style); 0 means unset
+	MScaleAllDim   float64   // yarn (DeepSeek style); 0 means unset
+	Truncate       bool      // yarn: floor/ceil the ramp bounds (Hugging Face's default is true)
+	LowFreqFactor  float64   // llama3
+	HighFreqFactor float64   // llama3
+	ShortFactor    []float64 // longrope, RotaryDim/2 values
+	LongFactor     []float64 // longrope, RotaryDim/2 values
+	FreqFactors    []float64 // explicit per-pair divisors (any type), RotaryDim/2 values
+}
+
+// DefaultSpec is the spec of `ropegen` with no flags: the mission's example.
+func DefaultSpec() Spec {
+	return Spec{
+		HeadDim: 128,
+		Base:    10000,
+		DType:   "f32",
+		Layout:  Interleaved,
+		Package: "rope",
+		Scaling: Scaling{Type: "none", Truncate: true},
+	}
+}
+
+// DTypes lists the element types ropegen knows, in flag order, and whether
+// this version generates kernels for them.
+var DTypes = []struct {
+	Name      string
+	Supported bool
+}{
+	{"f32", true},
+	{"f64", false},
+	{"f16", false},
+	{"bf16", false},
+}
+
+// SpecError is a validation failure: the field (named as its CLI flag), the
+// value given and what is accepted.
+type SpecError struct {
+	Field    string // flag name without the dash, e.g. "dim"
+	Value    string
+	Accepted string
+}
+
+func (e *SpecError) Error() string {
+	return fmt.Sprintf("-%s %s: %s", e.Field, e.Value, e.Accepted)
+}
+
+func specErr(field string, value any, format string, args ...any) error {
+	v := fmt.Sprint(value)
+	if v == "" {
+		v = `""`
+	}
+	return &SpecError{Field: field, Value: v, Accepted: fmt.Sprintf(format, args...)}
+}
+
+// rotary returns the effective rotary dimension.
+func (s Spec) rotary() int {
+	if s.RotaryDim == 0 {
+		return s.HeadDim
+	}
+	return s.RotaryDim
+}
+
+// Validate reports the first problem with s, as a *SpecError naming the flag,
+// the value and the accepted range.
+func (s Spec) Validate() error {
+	if s.HeadDim < MinHeadDim || s.HeadDim > MaxHeadDim || s.HeadDim%2 != 0 {
+		return specErr("dim", s.HeadDim, "head dim must be even, %d…%d", MinHeadDim, MaxHeadDim)
+	}
+	if r := s.RotaryDim; r != 0 && (r < 2 || r%2 != 0 || r > s.HeadDim) {
+		return specErr("rotary-dim", r, "rotary dim must be even, 2…%d (the head dim)", s.HeadDim)
+	}
+	if math.IsNaN(s.Base) || math.IsInf(s.Base, 0) || s.Base <= 1 {
+		return specErr("base", s.Base, "base must be finite and > 1")
+	}
+	if err := validateDType("dtype", s.DType, false); err != nil {
+		return err
+	}
+	if s.OutDType != "" {
+		if err := validateDType("out-dtype", s.OutDType, true); err != nil {
+			return err
+		}
+	}
+	if s.Layout != Interleaved && s.Layout != NeoX {
+		return specErr("layout", s.Layout, "layout must be %s or %s", Interleaved, NeoX)
+	}
+	if !token.IsIdentifier(s.Package) || s.Package == "_" || token.Lookup(s.Package).IsKeyword() {
+		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword")
+	}
+	return s.validateScaling()
+}
+
+func validateDType(field, name string, out bool) error {
+	var names []string
+	for _, d := range DTypes {
+		names = append(names, d.Name)
+		if d.Name == name {
+			if !d.Supported {
+				return specErr(field, name, "dtype %s is not supported yet (supported: f32)", name)
+			}
+			if out {
+				return specErr(field, name, "out dtype %s is not supported yet", name)
+			}
+			return nil
+		}
+	}
+	return specErr(field, name, "dtype must be one of %s", strings.Join(names, ", "))
+}
