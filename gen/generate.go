@@ -1,5 +1,14 @@
 package gen
 
+import (
+	"fmt"
+	"sort"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ropegen/ropegen/asm/amd64"
+)
+
 // File is one generated file: its base name in the output directory and its
 // complete contents.
 type File struct {
@@ -37,6 +46,130 @@ func Generate(s Spec, o Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = p
-	return []File{{Name: "rope.go", Data: []byte(Header(o.Command) + "\n\npackage " + s.Package + "\n")}}, nil
+	h := Header(o.Command)
+	var files []File
+	add := func(name string, data []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("generating %s: %w", name, err)
+		}
+		files = append(files, File{name, data})
+		return nil
+	}
+	api, err := p.apiFile(h)
+	if err := add("rope.go", api, err); err != nil {
+		return nil, err
+	}
+	generic, err := p.genericFile(h)
+	if err := add("rope_generic.go", generic, err); err != nil {
+		return nil, err
+	}
+	noasm, err := p.noasmFile(h)
+	if err := add("rope_noasm.go", noasm, err); err != nil {
+		return nil, err
+	}
+
+	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == NeoX}
+	out, err := amd64.Generate(k, h, "amd64,!purego")
+	if err := add("rope_amd64.s", outAsm(out), err); err != nil {
+		return nil, err
+	}
+	var stubs []string
+	levels := map[string]*asmLevel{}
+	var order []string
+	for _, fn := range out.Funcs {
+		stubs = append(stubs, fn.Stub)
+		l := levels[fn.Level]
+		if l == nil {
+			l = &asmLevel{name: fn.Level, feature: cpuFeature[fn.Level]}
+			levels[fn.Level] = l
+			order = append(order, fn.Level)
+		}
+		if fn.Inverse {
+			l.inv = fn.Name
+		} else {
+			l.fwd = fn.Name
+		}
+	}
+	var ls []asmLevel
+	for _, name := range order {
+		ls = append(ls, *levels[name])
+	}
+	amd, err := p.amd64File(h, stubs, ls)
+	if err := add("rope_amd64.go", amd, err); err != nil {
+		return nil, err
+	}
+	if o.Tests {
+		t, err := p.testFile(h)
+		if err := add("rope_test.go", t, err); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, nil
+}
+
+func outAsm(o *amd64.Output) []byte {
+	if o == nil {
+		return nil
+	}
+	return o.Asm
+}
+
+// cpuFeature maps a dispatch level to the golang.org/x/sys/cpu.X86 field
+// that gates it.
+var cpuFeature = map[string]string{
+	"avx2":   "HasAVX2",
+	"avx512": "HasAVX512F",
+}
+
+const verifyPkg = "github.com/ropegen/ropegen/verify"
+
+// testFile is rope_test.go: the package described to package verify, whose
+// property suite and benchmarks it runs on every backend this CPU has.
+func (p *Plan) testFile(header string) ([]byte, error) {
+	T := p.elemType()
+	f := jen.NewFile(p.Spec.Package)
+	sc := p.Spec.Scaling.Type
+	if sc == "" {
+		sc = "none"
+	}
+	kt := jen.Qual(verifyPkg, "Kernel").Types(jen.Id(T))
+	f.Comment("kernel describes this package to package verify, one Backend per")
+	f.Comment("implementation this CPU can run.")
+	f.Func().Id("kernel").Params().Add(kt.Clone()).Block(
+		jen.Id("k").Op(":=").Add(kt.Clone()).Values(jen.Dict{
+			jen.Id("DType"):           jen.Lit(p.Spec.DType),
+			jen.Id("HeadDim"):         jen.Id("HeadDim"),
+			jen.Id("RotaryDim"):       jen.Id("RotaryDim"),
+			jen.Id("Layout"):          jen.Lit(p.Spec.Layout),
+			jen.Id("Base"):            jen.Id("Base"),
+			jen.Id("Scaling"):         jen.Lit(sc),
+			jen.Id("Freqs"):           jen.Id("Freqs").Index(jen.Op(":")),
+			jen.Id("AttentionFactor"): jen.Id("AttentionFactor"),
+			jen.Id("NewTable"): jen.Func().Params(jen.Id("n").Int()).Qual(verifyPkg, "Table").Types(jen.Id(T)).Block(
+				jen.Return(jen.Id("NewTable").Call(jen.Id("n"))),
+			),
+			jen.Id("Rotate"):        jen.Id("Rotate"),
+			jen.Id("RotateInverse"): jen.Id("RotateInverse"),
+		}),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("backends")).Block(
+			jen.Id("k").Dot("Backends").Op("=").Append(jen.Id("k").Dot("Backends"), jen.Qual(verifyPkg, "Backend").Values(jen.Dict{
+				jen.Id("Name"): jen.Id("b").Dot("name"),
+				jen.Id("Use"):  jen.Func().Params().Block(jen.Id("active").Op("=").Id("b")),
+			})),
+		),
+		jen.Return(jen.Id("k")),
+	)
+	f.Line()
+	f.Comment("TestVerify runs package verify's property suite: accuracy against a dense")
+	f.Comment("float64 rotation, the rotation identities, and bit-identical backends.")
+	f.Func().Id("TestVerify").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.Qual(verifyPkg, "Run").Call(jen.Id("t"), jen.Id("kernel").Call()),
+	)
+	f.Line()
+	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")
+	f.Func().Id("BenchmarkRope").Params(jen.Id("b").Op("*").Qual("testing", "B")).Block(
+		jen.Qual(verifyPkg, "Bench").Call(jen.Id("b"), jen.Id("kernel").Call()),
+	)
+	return goFile(f, header, "")
 }
