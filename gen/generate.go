@@ -98,6 +98,13 @@ func Generate(s Spec, o Options) ([]File, error) {
 	if err := add("rope_amd64.go", amd, err); err != nil {
 		return nil, err
 	}
+	arm, armGo, err := p.arm64Files(h)
+	if err := add("rope_arm64.go", armGo, err); err != nil {
+		return nil, err
+	}
+	if arm != nil {
+		files = append(files, File{"rope_arm64.s", arm})
+	}
 	if o.Tests {
 		t, err := p.testFile(h)
 		if err := add("rope_test.go", t, err); err != nil {
@@ -119,7 +126,7 @@ func outAsm(o *amd64.Output) []byte {
 // that gates it.
 var cpuFeature = map[string]string{
 	"avx2":   "HasAVX2",
-	"avx512": "HasAVX512F",
+	"avx512": "HasAVX512F", // the kernels use AVX-512 F instructions only
 }
 
 const verifyPkg = "github.com/ropegen/ropegen/verify"
@@ -165,6 +172,26 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 	f.Comment("float64 rotation, the rotation identities, and bit-identical backends.")
 	f.Func().Id("TestVerify").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
 		jen.Qual(verifyPkg, "Run").Call(jen.Id("t"), jen.Id("kernel").Call()),
+	)
+	f.Line()
+	f.Comment("TestDispatch checks the backend list: unique names, pure Go last, and,")
+	f.Comment("when ROPEGEN_WANT_BACKEND is set, that the default backend is the one it")
+	f.Comment("names (make test sets it with GODEBUG=cpu.avx2=off and with -tags purego).")
+	f.Func().Id("TestDispatch").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.Id("seen").Op(":=").Map(jen.String()).Bool().Values(),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("backends")).Block(
+			jen.If(jen.Id("seen").Index(jen.Id("b").Dot("name"))).Block(
+				jen.Id("t").Dot("Errorf").Call(jen.Lit("backend %q listed twice"), jen.Id("b").Dot("name")),
+			),
+			jen.Id("seen").Index(jen.Id("b").Dot("name")).Op("=").True(),
+		),
+		jen.If(jen.Id("last").Op(":=").Id("backends").Index(jen.Len(jen.Id("backends")).Op("-").Lit(1)).Dot("name"), jen.Id("last").Op("!=").Lit("generic")).Block(
+			jen.Id("t").Dot("Errorf").Call(jen.Lit("last backend is %q, want generic"), jen.Id("last")),
+		),
+		jen.If(jen.Id("want").Op(":=").Qual("os", "Getenv").Call(jen.Lit("ROPEGEN_WANT_BACKEND")), jen.Id("want").Op("!=").Lit("").Op("&&").Id("backends").Index(jen.Lit(0)).Dot("name").Op("!=").Id("want")).Block(
+			jen.Id("t").Dot("Fatalf").Call(jen.Lit("default backend is %q, want %q (ROPEGEN_WANT_BACKEND)"), jen.Id("backends").Index(jen.Lit(0)).Dot("name"), jen.Id("want")),
+		),
+		jen.Id("t").Dot("Logf").Call(jen.Lit("default backend: %s"), jen.Id("backends").Index(jen.Lit(0)).Dot("name")),
 	)
 	f.Line()
 	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")

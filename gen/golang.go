@@ -28,6 +28,11 @@ func goFile(f *jen.File, header, constraint string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// newGoFile starts a jennifer file of the generated package.
+func newGoFile(p *Plan) *jen.File { return jen.NewFile(p.Spec.Package) }
+
+func jenReturnNil() jen.Code { return jen.Return(jen.Nil()) }
+
 // float renders v as a Go float literal that round-trips exactly.
 func float(v float64) jen.Code {
 	s := strconv.FormatFloat(v, 'g', -1, 64)
@@ -322,7 +327,7 @@ func (p *Plan) noasmFile(header string) ([]byte, error) {
 	f := jen.NewFile(p.Spec.Package)
 	f.Comment("archBackends returns no assembly backends: this build has none.")
 	f.Func().Id("archBackends").Params().Index().Id("backend").Block(jen.Return(jen.Nil()))
-	return goFile(f, header, "!amd64 || purego")
+	return goFile(f, header, "(!amd64 && !arm64) || purego")
 }
 
 // amd64File is rope_amd64.go: the assembly declarations (as avo derived them
