@@ -54,32 +54,47 @@ type Output struct {
 // elem is the size in bytes of a float32.
 const elem = 4
 
-// Generate emits the AVX2 kernels for k. header replaces avo's own
-// "Code generated" line; constraint is the file's build constraint.
+// level is one instruction-set level: the widest register, how many vector
+// registers there are, and whether tails use an opmask.
+type level struct {
+	name   string // dispatch level: "avx512", "avx2"
+	suffix string // function name suffix
+	width  int    // float32 lanes in the widest register
+	regs   int    // vector registers
+	masked bool   // one masked block for the tail (AVX-512) instead of narrower registers
+}
+
+var levels = []level{
+	{name: "avx512", suffix: "AVX512", width: 16, regs: 32, masked: true},
+	{name: "avx2", suffix: "AVX2", width: 8, regs: 16},
+}
+
+// Generate emits the kernels for k at every level, best level first.
+// header replaces avo's own "Code generated" line; constraint is the file's
+// build constraint in avo's "+build" form ("amd64,!purego").
 func Generate(k Kernel, header, constraint string) (*Output, error) {
 	if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim {
 		return nil, fmt.Errorf("amd64: bad geometry %+v", k)
 	}
 	c := build.NewContext()
-	c.ConstraintExpr(constraint) // avo takes the "+build" form: "amd64,!purego"
-	rowLen := 2 * k.RotaryDim
-	sig := fmt.Sprintf("func(x []float32, r *[%d]float32)", rowLen)
+	c.ConstraintExpr(constraint)
+	sig := fmt.Sprintf("func(x []float32, r *[%d]float32)", 2*k.RotaryDim)
 
 	var funcs []Func
-	for _, inverse := range []bool{false, true} {
-		name := "applyAVX2"
-		doc := "rotates each head of x forward (A·R_p·x) with the table row r, using AVX2."
-		if inverse {
-			name = "applyInverseAVX2"
-			doc = "rotates each head of x backward (A·R_p^T·x) with the table row r, using AVX2."
+	for _, l := range levels {
+		for _, inverse := range []bool{false, true} {
+			name, doc := "apply"+l.suffix, "forward (A·R_p·x)"
+			if inverse {
+				name, doc = "applyInverse"+l.suffix, "backward (A·R_pᵀ·x)"
+			}
+			c.Function(name)
+			c.Attributes(attr.NOSPLIT)
+			c.SignatureExpr(sig)
+			c.Doc(fmt.Sprintf("%s rotates each head of x %s with table row r, using %s.", name, doc, strings.ToUpper(l.name)))
+			c.Pragma("noescape")
+			emitFunc(c, l, k, inverse)
+			funcs = append(funcs, Func{Name: name, Inverse: inverse, Level: l.name})
 		}
-		c.Function(name)
-		c.Attributes(attr.NOSPLIT)
-		c.SignatureExpr(sig)
-		c.Doc(name + " " + doc)
-		c.Pragma("noescape")
-		avx2Func(c, k, inverse)
-		funcs = append(funcs, Func{Name: name, Inverse: inverse, Level: "avx2"})
 	}
 
 	f, err := c.Result()
@@ -116,45 +131,29 @@ func stub(fn *ir.Function) string {
 	return b.String()
 }
 
-// avx2Func emits the body of one AVX2 function: a loop over heads, each head
-// fully unrolled.
-func avx2Func(c *build.Context, k Kernel, inverse bool) {
-	x := operand.Mem{Base: c.Load(c.Param("x").Base(), c.GP64())}
-	n := c.Load(c.Param("x").Len(), c.GP64())
-	r := operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
-
-	c.TESTQ(n, n)
-	c.JZ(operand.LabelRef("done"))
-	c.Label("head")
-	for _, b := range blocks(k) {
-		b.emit(c, k, x, r, inverse)
-	}
-	c.ADDQ(operand.U32(k.HeadDim*elem), x.Base)
-	c.SUBQ(operand.U32(k.HeadDim), n)
-	c.JNZ(operand.LabelRef("head"))
-	c.Label("done")
-	c.VZEROUPPER()
-	c.RET()
-}
-
 // block is a run of w consecutive rotated values starting at index j.
 // Interleaved blocks hold whole pairs (w even) and find each partner by
 // swapping adjacent lanes; neox blocks cover j…j+w−1 in the first half and
 // j+R/2… in the second, each the other's partner.
 type block struct{ j, w int }
 
-// blocks splits one head's rotary part into vector-sized runs, widest first:
-// 8 (YMM), 4 (XMM), then 2 and, for neox, 1 (low lanes of an XMM).
-func blocks(k Kernel) []block {
+// blocks splits one head's rotary part into runs for level l: full-width
+// runs, then the tail as one masked run (AVX-512) or as narrower registers,
+// widest first (AVX2: 4, 2, 1 values).
+func blocks(l level, k Kernel) []block {
 	span := k.RotaryDim
 	if k.NeoX {
 		span = k.RotaryDim / 2
 	}
 	var bs []block
 	for j := 0; j < span; {
-		w := 8
-		for w > span-j {
-			w /= 2
+		w := l.width
+		if !l.masked {
+			for w > span-j {
+				w /= 2
+			}
+		} else if w > span-j {
+			w = span - j
 		}
 		bs = append(bs, block{j, w})
 		j += w
@@ -162,87 +161,171 @@ func blocks(k Kernel) []block {
 	return bs
 }
 
-// vec is a vector register wide enough for w float32s, with load and store
-// instructions that touch exactly w values: nothing past a head or a table row
-// is read or written.
-type vec struct {
-	c *build.Context
-	w int
+// emitter emits one function at one level.
+type emitter struct {
+	c       *build.Context
+	l       level
+	k       Kernel
+	inverse bool
+	mask    reg.OpmaskVirtual // AVX-512: lanes of the tail block
+	x, r    operand.Mem
 }
 
-func (v vec) reg() reg.VecVirtual {
-	if v.w == 8 {
-		return v.c.YMM()
+// emitFunc emits a loop over the heads of x. The table row is the same for
+// every head, so where its blocks fit in registers (leaving room for the
+// working set) they are loaded once, before the loop.
+//
+// The neox kernel uses only the first half of the row: C[j+h] = C[j] and
+// S[j+h] = −S[j], and fl(u·(−s)) = −fl(u·s) exactly, so the second half's
+// y_j = fl(x_j·C[j]) ± fl(x_q·S[j]) is computed with the opposite sign.
+func emitFunc(c *build.Context, l level, k Kernel, inverse bool) {
+	e := &emitter{c: c, l: l, k: k, inverse: inverse}
+	e.x = operand.Mem{Base: c.Load(c.Param("x").Base(), c.GP64())}
+	n := c.Load(c.Param("x").Len(), c.GP64())
+	e.r = operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
+
+	bs := blocks(l, k)
+	if l.masked && bs[len(bs)-1].w < l.width {
+		e.mask = c.K()
+		m := c.GP32()
+		c.MOVL(operand.U32(1<<bs[len(bs)-1].w-1), m)
+		c.KMOVW(m, e.mask)
 	}
-	return v.c.XMM()
+	// Preload the table when it fits: 2 registers a block, and at most half
+	// the register file, so the heads' working set keeps the rest.
+	var tab []tableRegs
+	if 2*len(bs) <= l.regs/2 {
+		for _, b := range bs {
+			tab = append(tab, tableRegs{e.load(e.r.Offset(b.j*elem), b.w), e.load(e.sOff(b.j), b.w)})
+		}
+	}
+
+	c.TESTQ(n, n)
+	c.JZ(operand.LabelRef("done"))
+	c.Label("head")
+	for i, b := range bs {
+		var t *tableRegs
+		if tab != nil {
+			t = &tab[i]
+		}
+		e.block(b, t)
+	}
+	c.ADDQ(operand.U32(k.HeadDim*elem), e.x.Base)
+	c.SUBQ(operand.U32(k.HeadDim), n)
+	c.JNZ(operand.LabelRef("head"))
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
 }
 
-func (v vec) load(m operand.Mem) reg.VecVirtual {
-	d := v.reg()
-	switch v.w {
-	case 8, 4:
-		v.c.VMOVUPS(m, d)
-	case 2:
-		v.c.VMOVSD(m, d)
-	case 1:
-		v.c.VMOVSS(m, d)
+// tableRegs holds a block's C and S values in registers.
+type tableRegs struct{ c, s reg.VecVirtual }
+
+func (e *emitter) sOff(j int) operand.Mem { return e.r.Offset((e.k.RotaryDim + j) * elem) }
+
+// reg returns a register for w values: ZMM at AVX-512 (tails are masked),
+// else YMM for 8 values and XMM for fewer.
+func (e *emitter) reg(w int) reg.VecVirtual {
+	switch {
+	case e.l.width == 16:
+		return e.c.ZMM()
+	case w == 8:
+		return e.c.YMM()
+	}
+	return e.c.XMM()
+}
+
+// load reads exactly w values at m: nothing past a head or a table row is
+// read (masked-off lanes do not fault).
+func (e *emitter) load(m operand.Mem, w int) reg.VecVirtual {
+	d := e.reg(w)
+	switch {
+	case e.l.masked && w < e.l.width:
+		e.c.VMOVUPS_Z(m, e.mask, d)
+	case w >= 4:
+		e.c.VMOVUPS(m, d)
+	case w == 2:
+		e.c.VMOVSD(m, d)
+	default:
+		e.c.VMOVSS(m, d)
 	}
 	return d
 }
 
-func (v vec) store(s reg.VecVirtual, m operand.Mem) {
-	switch v.w {
-	case 8, 4:
-		v.c.VMOVUPS(s, m)
-	case 2:
-		v.c.VMOVSD(s, m)
-	case 1:
-		v.c.VMOVSS(s, m)
+// store writes exactly w values of s at m.
+func (e *emitter) store(s reg.VecVirtual, m operand.Mem, w int) {
+	switch {
+	case e.l.masked && w < e.l.width:
+		e.c.VMOVUPS(s, e.mask, m)
+	case w >= 4:
+		e.c.VMOVUPS(s, m)
+	case w == 2:
+		e.c.VMOVSD(s, m)
+	default:
+		e.c.VMOVSS(s, m)
 	}
 }
 
-// mul returns a·m, reading m straight from memory where the vector is full
-// width (a narrower memory operand would read past the run).
-func (v vec) mul(a reg.VecVirtual, m operand.Mem) reg.VecVirtual {
-	d := v.reg()
-	if v.w >= 4 {
-		v.c.VMULPS(m, a, d)
-	} else {
-		v.c.VMULPS(v.load(m), a, d)
+// operand returns the table values at m for a block of w values: the
+// preloaded register, the memory itself where a full-width read stays in the
+// row, or a fresh exact-width load.
+func (e *emitter) operand(pre reg.VecVirtual, m operand.Mem, w int) operand.Op {
+	if pre != nil {
+		return pre
 	}
+	full := w == e.l.width || (!e.l.masked && w == 4)
+	if full {
+		return m
+	}
+	return e.load(m, w)
+}
+
+// mul returns a·t.
+func (e *emitter) mul(a reg.VecVirtual, t operand.Op, w int) reg.VecVirtual {
+	d := e.reg(w)
+	e.c.VMULPS(t, a, d)
 	return d
 }
 
-// combine returns a+b (forward) or a−b (inverse).
-func (v vec) combine(a, b reg.VecVirtual, inverse bool) reg.VecVirtual {
-	if inverse {
-		v.c.VSUBPS(b, a, a)
+// sum returns a+b, or a−b when sub.
+func (e *emitter) sum(a, b reg.VecVirtual, sub bool) reg.VecVirtual {
+	if sub {
+		e.c.VSUBPS(b, a, a)
 	} else {
-		v.c.VADDPS(b, a, a)
+		e.c.VADDPS(b, a, a)
 	}
 	return a
 }
 
-func (b block) emit(c *build.Context, k Kernel, x, r operand.Mem, inverse bool) {
-	v := vec{c, b.w}
-	cs := func(j int) operand.Mem { return r.Offset(j * elem) }
-	sn := func(j int) operand.Mem { return r.Offset((k.RotaryDim + j) * elem) }
-	xs := func(j int) operand.Mem { return x.Offset(j * elem) }
-	if !k.NeoX {
-		c.Commentf("pairs %d…%d", b.j/2, (b.j+b.w)/2-1)
-		a := v.load(xs(b.j))
-		q := v.reg()
-		c.VPERMILPS(operand.U8(0xb1), a, q) // swap adjacent lanes: each value's partner
-		y := v.combine(v.mul(a, cs(b.j)), v.mul(q, sn(b.j)), inverse)
-		v.store(y, xs(b.j))
+func (e *emitter) block(b block, t *tableRegs) {
+	var pc, ps reg.VecVirtual
+	if t != nil {
+		pc, ps = t.c, t.s
+	}
+	x := func(j int) operand.Mem { return e.x.Offset(j * elem) }
+	if !e.k.NeoX {
+		e.c.Commentf("pairs %d…%d", b.j/2, (b.j+b.w)/2-1)
+		a := e.load(x(b.j), b.w)
+		q := e.reg(b.w)
+		e.c.VPERMILPS(operand.U8(0xb1), a, q) // swap adjacent lanes: each value's partner
+		y := e.sum(e.mul(a, e.operand(pc, e.r.Offset(b.j*elem), b.w), b.w), e.mul(q, e.operand(ps, e.sOff(b.j), b.w), b.w), e.inverse)
+		e.store(y, x(b.j), b.w)
 		return
 	}
-	h := k.RotaryDim / 2
-	c.Commentf("pairs %d…%d", b.j, b.j+b.w-1)
-	lo := v.load(xs(b.j))
-	hi := v.load(xs(b.j + h))
-	ylo := v.combine(v.mul(lo, cs(b.j)), v.mul(hi, sn(b.j)), inverse)
-	yhi := v.combine(v.mul(hi, cs(b.j+h)), v.mul(lo, sn(b.j+h)), inverse)
-	v.store(ylo, xs(b.j))
-	v.store(yhi, xs(b.j+h))
+	h := e.k.RotaryDim / 2
+	e.c.Commentf("pairs %d…%d", b.j, b.j+b.w-1)
+	lo := e.load(x(b.j), b.w)
+	hi := e.load(x(b.j+h), b.w)
+	cj := e.operand(pc, e.r.Offset(b.j*elem), b.w)
+	if _, ok := cj.(operand.Mem); ok && t == nil {
+		cj = e.load(e.r.Offset(b.j*elem), b.w) // used twice: load once
+	}
+	sj := e.operand(ps, e.sOff(b.j), b.w)
+	if _, ok := sj.(operand.Mem); ok && t == nil {
+		sj = e.load(e.sOff(b.j), b.w)
+	}
+	ylo := e.sum(e.mul(lo, cj, b.w), e.mul(hi, sj, b.w), e.inverse)
+	yhi := e.sum(e.mul(hi, cj, b.w), e.mul(lo, sj, b.w), !e.inverse)
+	e.store(ylo, x(b.j), b.w)
+	e.store(yhi, x(b.j+h), b.w)
 }
