@@ -1,12 +1,150 @@
 package gen
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 )
 
-// Explain writes the plan for s in human-readable form: per pair the
-// frequency, wavelength, scaling band, and the attention factor.
+// Explain writes the plan for s in human-readable form: header lines with
+// the spec, the scaling and its parameters, the attention factor and how it
+// was derived, then a table with one row per pair i: θ_i after scaling, its
+// wavelength 2π/θ_i in tokens, how many times lower than the unscaled θ_i
+// it is, and where the pair falls in the scaling (the yarn ramp value r_i,
+// the llama3 band with σ, the longrope factors; for longrope also θ_i and
+// the wavelength with the long factors). The text depends only on s. An
+// invalid spec returns Validate's error and writes nothing.
 func Explain(w io.Writer, s Spec) error {
-	return errors.New("-explain: not implemented yet")
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	sd, err := s.scale()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	explainHeader(&b, s, sd)
+	explainTable(&b, s, sd)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// shortFloat formats f exactly, in the shortest form.
+func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
+	sc := &s.Scaling
+	r := s.rotary()
+	half := r / 2
+	pair := "(2i, 2i+1)"
+	if s.Layout == NeoX {
+		pair = fmt.Sprintf("(i, i+%d)", half)
+	}
+	fmt.Fprintf(b, "spec: dim %d, rotary-dim %d, base %s, layout %s, dtype %s", s.HeadDim, r, shortFloat(s.Base), s.Layout, s.DType)
+	if s.OutDType != "" {
+		fmt.Fprintf(b, ", out-dtype %s", s.OutDType)
+	}
+	fmt.Fprintf(b, ", pkg %s\n", s.Package)
+	if r < s.HeadDim {
+		fmt.Fprintf(b, "pairs: %d, pair i = %s; values %d…%d pass through unrotated\n", half, pair, r, s.HeadDim-1)
+	} else {
+		fmt.Fprintf(b, "pairs: %d, pair i = %s\n", half, pair)
+	}
+	b.WriteString("θ⁰_i = base^(−2i/rotary-dim)")
+	if len(sc.FreqFactors) > 0 {
+		b.WriteString(" / f_i, f_i = -freq-factors[i] (ggml freq_factors)")
+	}
+	b.WriteString("\n")
+
+	l := shortFloat(float64(sc.OrigCtx))
+	switch sd.typ {
+	case ScalingNone:
+		b.WriteString("scaling: none: θ_i = θ⁰_i\n")
+	case ScalingLinear:
+		fmt.Fprintf(b, "scaling: linear, factor %s: θ_i = θ⁰_i/%s\n", shortFloat(sc.Factor), shortFloat(sc.Factor))
+	case ScalingNTK:
+		fmt.Fprintf(b, "scaling: ntk, factor %s: base %s·%s^(%d/%d) = %s\n", shortFloat(sc.Factor), shortFloat(s.Base), shortFloat(sc.Factor), r, r-2, shortFloat(sd.ntkBase))
+	case ScalingYaRN:
+		fast, slow := sc.betas()
+		fmt.Fprintf(b, "scaling: yarn, factor %s, orig-ctx %s, beta-fast %s, beta-slow %s, truncate %t\n", shortFloat(sc.Factor), l, shortFloat(fast), shortFloat(slow), sc.Truncate)
+		fmt.Fprintf(b, "yarn ramp: lo %s, hi %s; r_i = clamp((i − lo)/(hi − lo), 0, 1); θ_i = (θ⁰_i/s)·r_i + θ⁰_i·(1 − r_i): r 0 extrapolates (θ⁰_i), r 1 interpolates (θ⁰_i/s)\n", shortFloat(sd.lo), shortFloat(sd.hi))
+	case ScalingLlama3:
+		fmt.Fprintf(b, "scaling: llama3, factor %s, orig-ctx %s, low-freq-factor %s, high-freq-factor %s\n", shortFloat(sc.Factor), l, shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor))
+		fmt.Fprintf(b, "llama3 bands: high (θ⁰_i) where wavelength < L/high-freq-factor = %s; low (θ⁰_i/s) where wavelength > L/low-freq-factor = %s; mid between: (1 − σ)·θ⁰_i/s + σ·θ⁰_i, σ = (L/wavelength − %s)/(%s − %s)\n",
+			shortFloat(float64(sc.OrigCtx)/sc.HighFreqFactor), shortFloat(float64(sc.OrigCtx)/sc.LowFreqFactor), shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor), shortFloat(sc.LowFreqFactor))
+	case ScalingLongRoPE:
+		factor := "unset"
+		if sc.Factor != 0 {
+			factor = shortFloat(sc.Factor)
+		}
+		fmt.Fprintf(b, "scaling: longrope, factor %s, orig-ctx %s: θ_i = θ⁰_i/short_i for positions below %s, θ_i = θ⁰_i/long_i past them\n", factor, l, l)
+	}
+
+	how := ""
+	switch {
+	case sc.AttnFactor != 0:
+		how = "given (-attn-factor)"
+	case sd.typ == ScalingYaRN && sc.MScale != 0 && sc.MScaleAllDim != 0:
+		how = fmt.Sprintf("g(s, mscale %s)/g(s, mscale_all_dim %s), g(s, m) = 0.1·m·ln s + 1", shortFloat(sc.MScale), shortFloat(sc.MScaleAllDim))
+	case sd.typ == ScalingYaRN && sc.Factor > 1:
+		how = "0.1·ln s + 1"
+	case sd.typ == ScalingLongRoPE && sc.Factor > 1:
+		how = "sqrt(1 + ln s/ln L)"
+	case sd.typ == ScalingYaRN || sd.typ == ScalingLongRoPE:
+		how = "1 for s ≤ 1"
+	default:
+		how = "always 1 for scaling " + sd.typ
+	}
+	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.attn), how)
+	b.WriteString("\n")
+}
+
+func explainTable(b *strings.Builder, s Spec, sd *scaled) {
+	sc := &s.Scaling
+	wave := func(t float64) float64 { return 2 * math.Pi / t }
+	if sd.typ == ScalingLongRoPE {
+		fmt.Fprintf(b, "%5s  %16s  %14s  %16s  %14s  %s\n", "i", "θ_i short", "wavelength", "θ_i long", "wavelength", "factors")
+		for i, t := range sd.freqs {
+			fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %16.9e  %14.6g  short %s, long %s\n",
+				i, t, wave(t), sd.long[i], wave(sd.long[i]), shortFloat(sc.ShortFactor[i]), shortFloat(sc.LongFactor[i]))
+		}
+		return
+	}
+	fmt.Fprintf(b, "%5s  %16s  %14s  %12s  %s\n", "i", "θ_i", "wavelength", "θ⁰_i/θ_i", "band")
+	for i, t := range sd.freqs {
+		band := ""
+		switch sd.typ {
+		case ScalingNone:
+			band = "none"
+		case ScalingLinear:
+			band = "linear: θ⁰_i/s"
+		case ScalingNTK:
+			band = "ntk: scaled base"
+		case ScalingYaRN:
+			r := sd.ramp[i]
+			switch r {
+			case 0:
+				band = "yarn r 0: extrapolated (θ⁰_i)"
+			case 1:
+				band = "yarn r 1: interpolated (θ⁰_i/s)"
+			default:
+				band = fmt.Sprintf("yarn r %.6f: ramp", r)
+			}
+		case ScalingLlama3:
+			switch sd.band[i] {
+			case bandHigh:
+				band = "llama3 high: unchanged (θ⁰_i)"
+			case bandLow:
+				band = "llama3 low: θ⁰_i/s"
+			default:
+				band = fmt.Sprintf("llama3 mid: σ %.6f", sd.sigma[i])
+			}
+		}
+		if len(sc.FreqFactors) > 0 {
+			band += ", f_i " + shortFloat(sc.FreqFactors[i])
+		}
+		fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %12.6g  %s\n", i, t, wave(t), sd.theta0[i]/t, band)
+	}
 }

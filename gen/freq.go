@@ -2,26 +2,209 @@ package gen
 
 import "math"
 
-// validateScaling checks s.Scaling against the rest of s.
-func (s Spec) validateScaling() error {
-	switch s.Scaling.Type {
-	case "", "none":
-		return nil
-	}
-	return specErr("scaling", s.Scaling.Type, "scaling must be none (others are not supported yet)")
-}
-
 // Frequencies returns θ_i for i = 0 … RotaryDim/2−1 after scaling, the long
 // set for longrope (nil otherwise), and the attention factor A. It is the
 // only place in ropegen that computes frequencies (ROPE.md §3).
+//
+// The default frequencies are θ_i = Base^(−2i/RotaryDim), computed in that
+// form (Hugging Face writes 1/Base^(2i/RotaryDim), which can differ in the
+// last bit). FreqFactors, when given, divide them first, as ggml's
+// freq_factors do; then the scaling type applies:
+//
+//   - none: θ_i.
+//   - linear: θ_i/s.
+//   - ntk: the default formula with base·s^(R/(R−2)) for base (then
+//     FreqFactors).
+//   - yarn: (θ_i/s)·r_i + θ_i·(1−r_i) with the ramp r_i of ROPE.md §3;
+//     A = AttnFactor, else g(s, MScale)/g(s, MScaleAllDim) when both are
+//     set, else g(s, 1), where g(s, m) = 0.1·m·ln s + 1 for s > 1 and 1
+//     otherwise.
+//   - llama3: θ_i where the wavelength 2π/θ_i is below OrigCtx/HighFreqFactor,
+//     θ_i/s above OrigCtx/LowFreqFactor, and in between
+//     (1−σ)·θ_i/s + σ·θ_i with σ = (OrigCtx/wavelength − LowFreqFactor) /
+//     (HighFreqFactor − LowFreqFactor).
+//   - longrope: θ_i/ShortFactor[i], and long θ_i/LongFactor[i]; A =
+//     AttnFactor, else sqrt(1 + ln s/ln OrigCtx) for s > 1, else 1.
+//
+// A is 1 unless stated. Every formula is evaluated in float64. An invalid
+// spec returns Validate's error.
 func Frequencies(s Spec) (freqs, long []float64, attn float64, err error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, 0, err
 	}
-	r := s.rotary()
-	freqs = make([]float64, r/2)
-	for i := range freqs {
-		freqs[i] = math.Pow(s.Base, -float64(2*i)/float64(r))
+	sd, err := s.scale()
+	if err != nil {
+		return nil, nil, 0, err
 	}
-	return freqs, nil, 1, nil
+	return sd.freqs, sd.long, sd.attn, nil
+}
+
+// llama3 bands of a pair.
+const (
+	bandHigh = iota // wavelength < L/high_freq_factor: unchanged
+	bandMid         // smoothed
+	bandLow         // wavelength > L/low_freq_factor: θ/s
+)
+
+// scaled is ROPE.md §3 evaluated for a spec, with the intermediate values
+// Explain shows.
+type scaled struct {
+	typ     string
+	theta0  []float64 // θ_i before scaling: base^(−2i/R), divided by FreqFactors if given
+	freqs   []float64 // θ_i after scaling
+	long    []float64 // longrope: θ_i with the long factors
+	attn    float64
+	ntkBase float64   // ntk: the scaled base
+	lo, hi  float64   // yarn: the ramp bounds as used (clamped, +0.001 when equal)
+	ramp    []float64 // yarn: r_i
+	band    []int     // llama3: bandHigh, bandMid or bandLow
+	sigma   []float64 // llama3: σ_i (meaningful in the mid band)
+}
+
+// ntkBase is the base of static NTK-aware scaling: base·s^(R/(R−2)).
+func ntkBase(base, factor float64, r int) float64 {
+	return base * math.Pow(factor, float64(r)/float64(r-2))
+}
+
+// defaultFreqs returns base^(−2i/r) for i < r/2, each divided by ff[i] when
+// ff is not empty.
+func defaultFreqs(base float64, r int, ff []float64) []float64 {
+	f := make([]float64, r/2)
+	for i := range f {
+		f[i] = math.Pow(base, -float64(2*i)/float64(r))
+		if len(ff) > 0 {
+			f[i] /= ff[i]
+		}
+	}
+	return f
+}
+
+// yarnMScale is g(s, m) of ROPE.md §3 (Hugging Face's get_mscale).
+func yarnMScale(s, m float64) float64 {
+	if s <= 1 {
+		return 1
+	}
+	return 0.1*m*math.Log(s) + 1
+}
+
+// scale evaluates ROPE.md §3 for s, whose parameters validateScaling has
+// checked. It fails, with a *SpecError, only when a frequency or the
+// attention factor comes out zero, infinite or NaN.
+func (s Spec) scale() (*scaled, error) {
+	sc := &s.Scaling
+	r := s.rotary()
+	half := r / 2
+	out := &scaled{typ: sc.scalingType(), attn: 1}
+	out.theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
+	for i, t := range out.theta0 {
+		if !finitePos(t) {
+			return nil, specErr("freq-factors", sc.FreqFactors[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)
+		}
+	}
+	factor := sc.Factor
+	out.freqs = make([]float64, half)
+	switch out.typ {
+	case ScalingNone:
+		copy(out.freqs, out.theta0)
+	case ScalingLinear:
+		for i, t := range out.theta0 {
+			out.freqs[i] = t / factor
+		}
+	case ScalingNTK:
+		out.ntkBase = ntkBase(s.Base, factor, r)
+		out.freqs = defaultFreqs(out.ntkBase, r, sc.FreqFactors)
+	case ScalingYaRN:
+		s.yarn(out)
+	case ScalingLlama3:
+		llama3(sc, out)
+	case ScalingLongRoPE:
+		out.long = make([]float64, half)
+		for i, t := range out.theta0 {
+			out.freqs[i] = t / sc.ShortFactor[i]
+			out.long[i] = t / sc.LongFactor[i]
+		}
+		switch {
+		case sc.AttnFactor != 0:
+			out.attn = sc.AttnFactor
+		case factor > 1:
+			out.attn = math.Sqrt(1 + math.Log(factor)/math.Log(float64(sc.OrigCtx)))
+		}
+	}
+	for i := range out.freqs {
+		if t := out.freqs[i]; !finitePos(t) {
+			if out.typ == ScalingLongRoPE {
+				return nil, specErr("short-factor", sc.ShortFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)
+			}
+			return nil, specErr("factor", factor, "makes θ_%d = %g; frequencies must stay finite and > 0", i, t)
+		}
+		if out.long != nil && !finitePos(out.long[i]) {
+			return nil, specErr("long-factor", sc.LongFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, out.long[i])
+		}
+	}
+	if !finitePos(out.attn) {
+		return nil, specErr("attn-factor", out.attn, "the attention factor must come out finite and > 0")
+	}
+	return out, nil
+}
+
+// yarn fills in out for YaRN (ROPE.md §3; Hugging Face's
+// _compute_yarn_parameters).
+func (s Spec) yarn(out *scaled) {
+	sc := &s.Scaling
+	r := float64(s.rotary())
+	l := float64(sc.OrigCtx)
+	factor := sc.Factor
+	// cd is the pair index at which a wavelength fits rot times into L.
+	cd := func(rot float64) float64 {
+		return r * math.Log(l/(rot*2*math.Pi)) / (2 * math.Log(s.Base))
+	}
+	fast, slow := sc.betas()
+	lo, hi := cd(fast), cd(slow)
+	if sc.Truncate {
+		lo, hi = math.Floor(lo), math.Ceil(hi)
+	}
+	lo, hi = math.Max(lo, 0), math.Min(hi, r-1)
+	if lo == hi {
+		hi += 0.001
+	}
+	out.lo, out.hi = lo, hi
+	out.ramp = make([]float64, len(out.theta0))
+	for i, t := range out.theta0 {
+		ri := min(max((float64(i)-lo)/(hi-lo), 0), 1)
+		out.ramp[i] = ri
+		out.freqs[i] = (t/factor)*ri + t*(1-ri)
+	}
+	switch {
+	case sc.AttnFactor != 0:
+		out.attn = sc.AttnFactor
+	case sc.MScale != 0 && sc.MScaleAllDim != 0:
+		out.attn = yarnMScale(factor, sc.MScale) / yarnMScale(factor, sc.MScaleAllDim)
+	default:
+		out.attn = yarnMScale(factor, 1)
+	}
+}
+
+// llama3 fills in out for Llama 3.1 scaling (ROPE.md §3; Hugging Face's
+// _compute_llama3_parameters).
+func llama3(sc *Scaling, out *scaled) {
+	l := float64(sc.OrigCtx)
+	lf, hf := sc.LowFreqFactor, sc.HighFreqFactor
+	lowWave, highWave := l/lf, l/hf
+	out.band = make([]int, len(out.theta0))
+	out.sigma = make([]float64, len(out.theta0))
+	for i, t := range out.theta0 {
+		wave := 2 * math.Pi / t
+		switch {
+		case wave < highWave:
+			out.band[i], out.sigma[i] = bandHigh, 1
+			out.freqs[i] = t
+		case wave > lowWave:
+			out.band[i], out.sigma[i] = bandLow, 0
+			out.freqs[i] = t / sc.Factor
+		default:
+			sigma := (l/wave - lf) / (hf - lf)
+			out.band[i], out.sigma[i] = bandMid, sigma
+			out.freqs[i] = (1-sigma)*t/sc.Factor + sigma*t
+		}
+	}
 }
