@@ -1,12 +1,12 @@
 module github.com/ropegen/ropegen
 
-go 1.24.0
+go 1.26.0
 
 require (
 	github.com/dave/jennifer v1.7.1
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/x448/float16 v0.8.4
-	golang.org/x/sys v0.41.0
+	golang.org/x/sys v0.49.0
 	pgregory.net/rapid v1.3.0
 )
 

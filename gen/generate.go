@@ -68,31 +68,32 @@ func Generate(s Spec, o Options) ([]File, error) {
 		return nil, err
 	}
 
-	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == NeoX}
+	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == NeoX, DType: s.DType, OutDType: s.OutDType}
 	out, err := amd64.Generate(k, h, "amd64,!purego")
 	if err := add("rope_amd64.s", outAsm(out), err); err != nil {
 		return nil, err
 	}
 	var stubs []string
-	levels := map[string]*asmLevel{}
-	var order []string
+	var ls []asmLevel
+	for _, l := range out.Levels {
+		al := asmLevel{name: l.Name, features: l.Features}
+		for _, fn := range out.Funcs {
+			if fn.Level != l.Name {
+				continue
+			}
+			switch fn.Kind {
+			case "fwd":
+				al.fwd = fn.Name
+			case "inv":
+				al.inv = fn.Name
+			case "to":
+				al.to = fn.Name
+			}
+		}
+		ls = append(ls, al)
+	}
 	for _, fn := range out.Funcs {
 		stubs = append(stubs, fn.Stub)
-		l := levels[fn.Level]
-		if l == nil {
-			l = &asmLevel{name: fn.Level, feature: cpuFeature[fn.Level]}
-			levels[fn.Level] = l
-			order = append(order, fn.Level)
-		}
-		if fn.Inverse {
-			l.inv = fn.Name
-		} else {
-			l.fwd = fn.Name
-		}
-	}
-	var ls []asmLevel
-	for _, name := range order {
-		ls = append(ls, *levels[name])
 	}
 	amd, err := p.amd64File(h, stubs, ls)
 	if err := add("rope_amd64.go", amd, err); err != nil {
@@ -120,13 +121,6 @@ func outAsm(o *amd64.Output) []byte {
 		return nil
 	}
 	return o.Asm
-}
-
-// cpuFeature maps a dispatch level to the golang.org/x/sys/cpu.X86 field
-// that gates it.
-var cpuFeature = map[string]string{
-	"avx2":   "HasAVX2",
-	"avx512": "HasAVX512F", // the kernels use AVX-512 F instructions only
 }
 
 const verifyPkg = "github.com/ropegen/ropegen/verify"

@@ -32,8 +32,8 @@ type Spec struct {
 	HeadDim   int     // values per head vector; even, MinHeadDim…MaxHeadDim
 	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
 	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
-	DType     string  // element type of x: "f32" (others: see DTypes)
-	OutDType  string  // with a value, also emit ApplyTo/ApplySeqTo storing this type; "" for none
+	DType     string  // element type of x: "f32", "f64", "f16", "bf16"
+	OutDType  string  // "f16" or "bf16" (with DType "f32"): also emit ApplyTo/ApplySeqTo; "" for none
 	Layout    string  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
@@ -77,9 +77,9 @@ var DTypes = []struct {
 	Supported bool
 }{
 	{"f32", true},
-	{"f64", false},
-	{"f16", false},
-	{"bf16", false},
+	{"f64", true},
+	{"f16", true},
+	{"bf16", true},
 }
 
 // SpecError is a validation failure: the field (named as its CLI flag), the
@@ -122,12 +122,15 @@ func (s Spec) Validate() error {
 	if math.IsNaN(s.Base) || math.IsInf(s.Base, 0) || s.Base <= 1 {
 		return specErr("base", s.Base, "base must be finite and > 1")
 	}
-	if err := validateDType("dtype", s.DType, false); err != nil {
+	if err := validateDType("dtype", s.DType); err != nil {
 		return err
 	}
 	if s.OutDType != "" {
-		if err := validateDType("out-dtype", s.OutDType, true); err != nil {
-			return err
+		if s.OutDType != "f16" && s.OutDType != "bf16" {
+			return specErr("out-dtype", s.OutDType, "out dtype must be f16 or bf16 (rotate float32 and narrow)")
+		}
+		if s.DType != "f32" {
+			return specErr("out-dtype", s.OutDType, "-out-dtype needs -dtype f32, not %s", s.DType)
 		}
 	}
 	if s.Layout != Interleaved && s.Layout != NeoX {
@@ -139,16 +142,13 @@ func (s Spec) Validate() error {
 	return s.validateScaling()
 }
 
-func validateDType(field, name string, out bool) error {
+func validateDType(field, name string) error {
 	var names []string
 	for _, d := range DTypes {
 		names = append(names, d.Name)
 		if d.Name == name {
 			if !d.Supported {
-				return specErr(field, name, "dtype %s is not supported yet (supported: f32)", name)
-			}
-			if out {
-				return specErr(field, name, "out dtype %s is not supported yet", name)
+				return specErr(field, name, "dtype %s is not supported yet", name)
 			}
 			return nil
 		}

@@ -2,18 +2,20 @@
 // as a library: one build.Context per package, compiled with pass.Compile and
 // printed with avo's Go assembly printer.
 //
-// The emitter sees only the kernel's geometry (Kernel), never the spec: the
-// frequencies live in the table, and the table row format is the one gen.Plan
-// documents. Per position a row holds C[0:R] then S[0:R] (R = RotaryDim), and
-// for every rotated index j with partner q the forward kernel computes
+// The emitter sees only the kernel's geometry and types (Kernel), never the
+// spec: the frequencies live in the table, and the table row format is the
+// one gen.Plan documents. Per position a row holds C[0:R] then S[0:R]
+// (R = RotaryDim) in the compute type, and for every rotated index j with
+// partner q the forward kernel computes
 //
 //	y_j = fl(fl(x_j·C[j]) + fl(x_q·S[j]))
 //
 // and the inverse the same with a subtraction: two rounded products and one
-// rounded sum, no FMA (ROPE.md §5). The head dimension is known here, so the
-// body over one head is fully unrolled and every tail (R not a multiple of
-// the vector width) is decided at generation time; the only run-time loop is
-// over heads.
+// rounded sum, no FMA (ROPE.md §5). f16 and bf16 values widen exactly to
+// float32 on load and narrow with round-to-nearest-even on store. The head
+// dimension is known here, so the body over one head is fully unrolled and
+// every tail (R not a multiple of the vector width) is decided at generation
+// time; the only run-time loop is over heads.
 package amd64
 
 import (
@@ -30,43 +32,66 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// Kernel is the geometry of one generated kernel.
+// Kernel is the geometry and the types of one generated kernel.
 type Kernel struct {
-	HeadDim   int  // values per head
-	RotaryDim int  // leading values of each head that rotate
-	NeoX      bool // pairs (i, i+R/2) instead of (2i, 2i+1)
+	HeadDim   int    // values per head
+	RotaryDim int    // leading values of each head that rotate
+	NeoX      bool   // pairs (i, i+R/2) instead of (2i, 2i+1)
+	DType     string // element type of x: "f32", "f64", "f16", "bf16"
+	OutDType  string // with a value, also emit "To" kernels narrowing f32 to it
 }
 
 // Func is one assembly function and its Go declaration.
 type Func struct {
-	Name    string // Go name, e.g. "applyAVX2"
-	Stub    string // Go declaration, as avo derives it from the signature
-	Inverse bool   // computes A·R^T·x rather than A·R·x
-	Level   string // dispatch level, e.g. "avx2"
+	Name  string // Go name, e.g. "applyAVX2"
+	Stub  string // Go declaration, as avo derives it from the signature
+	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x) or "to" (forward, narrowed into dst)
+	Level string // dispatch level, e.g. "avx2"
+}
+
+// Level is a dispatch level and the golang.org/x/sys/cpu X86 fields that
+// must all be set for its functions to run.
+type Level struct {
+	Name     string
+	Features []string
 }
 
 // Output is the result of Generate.
 type Output struct {
-	Asm   []byte // the .s file, beginning with the given header
-	Funcs []Func
+	Asm    []byte // the .s file, beginning with the given header
+	Funcs  []Func
+	Levels []Level // best first
 }
 
-// elem is the size in bytes of a float32.
-const elem = 4
-
-// level is one instruction-set level: the widest register, how many vector
-// registers there are, and whether tails use an opmask.
+// level is one instruction-set level.
 type level struct {
 	name   string // dispatch level: "avx512", "avx2"
 	suffix string // function name suffix
-	width  int    // float32 lanes in the widest register
+	bytes  int    // bytes in the widest register
 	regs   int    // vector registers
 	masked bool   // one masked block for the tail (AVX-512) instead of narrower registers
 }
 
 var levels = []level{
-	{name: "avx512", suffix: "AVX512", width: 16, regs: 32, masked: true},
-	{name: "avx2", suffix: "AVX2", width: 8, regs: 16},
+	{name: "avx512", suffix: "AVX512", bytes: 64, regs: 32, masked: true},
+	{name: "avx2", suffix: "AVX2", bytes: 32, regs: 16},
+}
+
+// features are the cpu.X86 fields a level needs for a kernel's types.
+func (l level) features(k Kernel) []string {
+	half := func(d string) bool { return d == "f16" || d == "bf16" }
+	if l.masked {
+		f := []string{"HasAVX512F"}
+		if half(k.DType) {
+			f = append(f, "HasAVX512BW") // masked 16-bit loads (VMOVDQU16)
+		}
+		return f
+	}
+	f := []string{"HasAVX2"}
+	if k.DType == "f16" || k.OutDType == "f16" {
+		f = append(f, "HasF16C")
+	}
+	return f
 }
 
 // Generate emits the kernels for k at every level, best level first.
@@ -76,24 +101,43 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 	if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim {
 		return nil, fmt.Errorf("amd64: bad geometry %+v", k)
 	}
+	x, ok := codecs[k.DType]
+	if !ok {
+		return nil, fmt.Errorf("amd64: unknown dtype %q", k.DType)
+	}
 	c := build.NewContext()
 	c.ConstraintExpr(constraint)
-	sig := fmt.Sprintf("func(x []float32, r *[%d]float32)", 2*k.RotaryDim)
+	tab := x.compute()
+	rowSig := fmt.Sprintf("r *[%d]%s", 2*k.RotaryDim, tab.goType)
 
+	out := &Output{}
 	var funcs []Func
 	for _, l := range levels {
-		for _, inverse := range []bool{false, true} {
-			name, doc := "apply"+l.suffix, "forward (A·R_p·x)"
-			if inverse {
-				name, doc = "applyInverse"+l.suffix, "backward (A·R_pᵀ·x)"
+		out.Levels = append(out.Levels, Level{l.name, l.features(k)})
+		kinds := []string{"fwd", "inv"}
+		if k.OutDType != "" {
+			kinds = append(kinds, "to")
+		}
+		for _, kind := range kinds {
+			var name, doc, sig string
+			switch kind {
+			case "fwd":
+				name, doc = "apply"+l.suffix, "rotates each head of x forward (A·R_p·x)"
+				sig = fmt.Sprintf("func(x []%s, %s)", x.goType, rowSig)
+			case "inv":
+				name, doc = "applyInverse"+l.suffix, "rotates each head of x backward (A·R_pᵀ·x)"
+				sig = fmt.Sprintf("func(x []%s, %s)", x.goType, rowSig)
+			case "to":
+				name, doc = "applyTo"+l.suffix, "rotates each head of src forward into dst, narrowed,"
+				sig = fmt.Sprintf("func(dst []%s, src []%s, %s)", codecs[k.OutDType].goType, x.goType, rowSig)
 			}
 			c.Function(name)
 			c.Attributes(attr.NOSPLIT)
 			c.SignatureExpr(sig)
-			c.Doc(fmt.Sprintf("%s rotates each head of x %s with table row r, using %s.", name, doc, strings.ToUpper(l.name)))
+			c.Doc(fmt.Sprintf("%s %s with table row r, using %s.", name, doc, strings.ToUpper(l.name)))
 			c.Pragma("noescape")
-			emitFunc(c, l, k, inverse)
-			funcs = append(funcs, Func{Name: name, Inverse: inverse, Level: l.name})
+			emitFunc(c, l, k, kind)
+			funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
 		}
 	}
 
@@ -110,7 +154,7 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 	}
 	// avo's first line is its own "Code generated" comment: use ours.
 	_, rest, _ := bytes.Cut(src, []byte("\n"))
-	out := &Output{Asm: append([]byte(header+"\n"), rest...)}
+	out.Asm = append([]byte(header+"\n"), rest...)
 	for i, fn := range f.Functions() {
 		funcs[i].Stub = stub(fn)
 		out.Funcs = append(out.Funcs, funcs[i])
@@ -131,31 +175,28 @@ func stub(fn *ir.Function) string {
 	return b.String()
 }
 
-// block is a run of w consecutive rotated values starting at index j.
-// Interleaved blocks hold whole pairs (w even) and find each partner by
-// swapping adjacent lanes; neox blocks cover j…j+w−1 in the first half and
-// j+R/2… in the second, each the other's partner.
+// block is a run of w consecutive values starting at index j. Interleaved
+// blocks hold whole pairs (w even) and find each partner by swapping adjacent
+// lanes; neox blocks cover j…j+w−1 in the first half and j+R/2… in the
+// second, each the other's partner; copy blocks (the pass-through values of a
+// "to" kernel) are only converted.
 type block struct{ j, w int }
 
-// blocks splits one head's rotary part into runs for level l: full-width
-// runs, then the tail as one masked run (AVX-512) or as narrower registers,
-// widest first (AVX2: 4, 2, 1 values).
-func blocks(l level, k Kernel) []block {
-	span := k.RotaryDim
-	if k.NeoX {
-		span = k.RotaryDim / 2
-	}
+// split cuts span values starting at index start into runs of at most lanes
+// values: full-width runs, then the tail as one masked run or as narrower
+// registers, widest first.
+func split(start, span, lanes int, masked bool) []block {
 	var bs []block
 	for j := 0; j < span; {
-		w := l.width
-		if !l.masked {
+		w := lanes
+		if !masked {
 			for w > span-j {
 				w /= 2
 			}
 		} else if w > span-j {
 			w = span - j
 		}
-		bs = append(bs, block{j, w})
+		bs = append(bs, block{start + j, w})
 		j += w
 	}
 	return bs
@@ -166,9 +207,15 @@ type emitter struct {
 	c       *build.Context
 	l       level
 	k       Kernel
-	inverse bool
-	mask    reg.OpmaskVirtual // AVX-512: lanes of the tail block
-	x, r    operand.Mem
+	kind    string
+	in, out codec // how x (src) is read and y (dst) written
+	tab     codec // the table's values: the compute type
+	lanes   int   // compute values in the widest register
+	masks   map[int]reg.OpmaskVirtual
+	consts  map[uint32]reg.VecVirtual
+	src     operand.Mem // x, or src for "to"
+	dst     operand.Mem // x, or dst for "to"
+	r       operand.Mem
 }
 
 // emitFunc emits a loop over the heads of x. The table row is the same for
@@ -178,25 +225,44 @@ type emitter struct {
 // The neox kernel uses only the first half of the row: C[j+h] = C[j] and
 // S[j+h] = −S[j], and fl(u·(−s)) = −fl(u·s) exactly, so the second half's
 // y_j = fl(x_j·C[j]) ± fl(x_q·S[j]) is computed with the opposite sign.
-func emitFunc(c *build.Context, l level, k Kernel, inverse bool) {
-	e := &emitter{c: c, l: l, k: k, inverse: inverse}
-	e.x = operand.Mem{Base: c.Load(c.Param("x").Base(), c.GP64())}
-	n := c.Load(c.Param("x").Len(), c.GP64())
+func emitFunc(c *build.Context, l level, k Kernel, kind string) {
+	in := codecs[k.DType]
+	e := &emitter{c: c, l: l, k: k, kind: kind, in: in, out: in, tab: in.compute(),
+		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
+	e.lanes = l.bytes / e.tab.size
+	n := c.GP64()
+	if kind == "to" {
+		e.out = codecs[k.OutDType]
+		e.dst = operand.Mem{Base: c.Load(c.Param("dst").Base(), c.GP64())}
+		e.src = operand.Mem{Base: c.Load(c.Param("src").Base(), c.GP64())}
+		c.Load(c.Param("src").Len(), n)
+	} else {
+		e.src = operand.Mem{Base: c.Load(c.Param("x").Base(), c.GP64())}
+		e.dst = e.src
+		c.Load(c.Param("x").Len(), n)
+	}
 	e.r = operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
 
-	bs := blocks(l, k)
-	if l.masked && bs[len(bs)-1].w < l.width {
-		e.mask = c.K()
-		m := c.GP32()
-		c.MOVL(operand.U32(1<<bs[len(bs)-1].w-1), m)
-		c.KMOVW(m, e.mask)
+	span := k.RotaryDim
+	if k.NeoX {
+		span /= 2
 	}
+	bs := split(0, span, e.lanes, l.masked)
+	var copies []block
+	if kind == "to" {
+		copies = split(k.RotaryDim, k.HeadDim-k.RotaryDim, e.lanes, l.masked)
+	}
+	for _, b := range append(append([]block{}, bs...), copies...) {
+		e.mask(b.w) // create masks and constants before the loop
+	}
+	e.in.setup(e)
+	e.out.setup(e)
 	// Preload the table when it fits: 2 registers a block, and at most half
 	// the register file, so the heads' working set keeps the rest.
 	var tab []tableRegs
-	if 2*len(bs) <= l.regs/2 {
+	if 2*len(bs)+len(e.consts) <= l.regs/2 {
 		for _, b := range bs {
-			tab = append(tab, tableRegs{e.load(e.r.Offset(b.j*elem), b.w), e.load(e.sOff(b.j), b.w)})
+			tab = append(tab, tableRegs{e.tload(e.cOff(b.j), b.w), e.tload(e.sOff(b.j), b.w)})
 		}
 	}
 
@@ -210,7 +276,14 @@ func emitFunc(c *build.Context, l level, k Kernel, inverse bool) {
 		}
 		e.block(b, t)
 	}
-	c.ADDQ(operand.U32(k.HeadDim*elem), e.x.Base)
+	for _, b := range copies {
+		c.Commentf("values %d…%d pass through", b.j, b.j+b.w-1)
+		e.store(e.load(e.src.Offset(b.j*e.in.size), b.w), e.dst.Offset(b.j*e.out.size), b.w)
+	}
+	c.ADDQ(operand.U32(k.HeadDim*e.in.size), e.src.Base)
+	if kind == "to" {
+		c.ADDQ(operand.U32(k.HeadDim*e.out.size), e.dst.Base)
+	}
 	c.SUBQ(operand.U32(k.HeadDim), n)
 	c.JNZ(operand.LabelRef("head"))
 	c.Label("done")
@@ -221,80 +294,124 @@ func emitFunc(c *build.Context, l level, k Kernel, inverse bool) {
 // tableRegs holds a block's C and S values in registers.
 type tableRegs struct{ c, s reg.VecVirtual }
 
-func (e *emitter) sOff(j int) operand.Mem { return e.r.Offset((e.k.RotaryDim + j) * elem) }
+func (e *emitter) cOff(j int) operand.Mem { return e.r.Offset(j * e.tab.size) }
+func (e *emitter) sOff(j int) operand.Mem { return e.r.Offset((e.k.RotaryDim + j) * e.tab.size) }
 
-// reg returns a register for w values: ZMM at AVX-512 (tails are masked),
-// else YMM for 8 values and XMM for fewer.
+// reg returns a register for w compute values: ZMM at AVX-512 (tails are
+// masked), else the narrowest that holds them.
 func (e *emitter) reg(w int) reg.VecVirtual {
 	switch {
-	case e.l.width == 16:
+	case e.l.masked:
 		return e.c.ZMM()
-	case w == 8:
+	case w*e.tab.size > 16:
 		return e.c.YMM()
 	}
 	return e.c.XMM()
 }
 
-// load reads exactly w values at m: nothing past a head or a table row is
-// read (masked-off lanes do not fault).
-func (e *emitter) load(m operand.Mem, w int) reg.VecVirtual {
-	d := e.reg(w)
-	switch {
-	case e.l.masked && w < e.l.width:
-		e.c.VMOVUPS_Z(m, e.mask, d)
-	case w >= 4:
-		e.c.VMOVUPS(m, d)
-	case w == 2:
-		e.c.VMOVSD(m, d)
-	default:
-		e.c.VMOVSS(m, d)
+// full reports whether a block of w values fills its register, so that a
+// memory operand of the register's width reads exactly the block.
+func (e *emitter) full(w int) bool {
+	b := w * e.tab.size
+	if e.l.masked {
+		return w == e.lanes
 	}
-	return d
+	return b == 32 || b == 16
 }
 
-// store writes exactly w values of s at m.
-func (e *emitter) store(s reg.VecVirtual, m operand.Mem, w int) {
-	switch {
-	case e.l.masked && w < e.l.width:
-		e.c.VMOVUPS(s, e.mask, m)
-	case w >= 4:
-		e.c.VMOVUPS(s, m)
-	case w == 2:
-		e.c.VMOVSD(s, m)
-	default:
-		e.c.VMOVSS(s, m)
+// mask returns the opmask selecting the low w lanes (AVX-512 tails only).
+func (e *emitter) mask(w int) reg.OpmaskVirtual {
+	if !e.l.masked || w == e.lanes {
+		return nil
 	}
+	if k, ok := e.masks[w]; ok {
+		return k
+	}
+	k := e.c.K()
+	g := e.c.GP32()
+	e.c.MOVL(operand.U32(1<<w-1), g)
+	e.c.KMOVW(g, k)
+	e.masks[w] = k
+	return k
 }
+
+// constant returns a register holding v in every 32-bit lane, made once per
+// function.
+func (e *emitter) constant(v uint32) reg.VecVirtual {
+	if r, ok := e.consts[v]; ok {
+		return r
+	}
+	g := e.c.GP32()
+	e.c.MOVL(operand.U32(v), g)
+	r := e.reg(e.lanes)
+	if e.l.masked {
+		e.c.VPBROADCASTD(g, r)
+	} else {
+		e.c.VMOVD(g, r.AsX())
+		e.c.VPBROADCASTD(r.AsX(), r)
+	}
+	e.consts[v] = r
+	return r
+}
+
+// load reads w values at m and returns them widened to the compute type.
+// Nothing past the run is read (masked-off lanes do not fault).
+func (e *emitter) load(m operand.Mem, w int) reg.VecVirtual { return e.in.load(e, m, w) }
+
+// store narrows w values of v to the output type and writes exactly them.
+func (e *emitter) store(v reg.VecVirtual, m operand.Mem, w int) { e.out.store(e, v, m, w) }
+
+// tload reads w table values at m.
+func (e *emitter) tload(m operand.Mem, w int) reg.VecVirtual { return e.tab.load(e, m, w) }
 
 // operand returns the table values at m for a block of w values: the
-// preloaded register, the memory itself where a full-width read stays in the
-// row, or a fresh exact-width load.
+// preloaded register, the memory itself where a register-wide read stays in
+// the run, or a fresh exact-width load.
 func (e *emitter) operand(pre reg.VecVirtual, m operand.Mem, w int) operand.Op {
 	if pre != nil {
 		return pre
 	}
-	full := w == e.l.width || (!e.l.masked && w == 4)
-	if full {
+	if e.full(w) {
 		return m
 	}
-	return e.load(m, w)
+	return e.tload(m, w)
 }
 
 // mul returns a·t.
 func (e *emitter) mul(a reg.VecVirtual, t operand.Op, w int) reg.VecVirtual {
 	d := e.reg(w)
-	e.c.VMULPS(t, a, d)
+	if e.tab.size == 8 {
+		e.c.VMULPD(t, a, d)
+	} else {
+		e.c.VMULPS(t, a, d)
+	}
 	return d
 }
 
 // sum returns a+b, or a−b when sub.
 func (e *emitter) sum(a, b reg.VecVirtual, sub bool) reg.VecVirtual {
-	if sub {
+	switch {
+	case e.tab.size == 8 && sub:
+		e.c.VSUBPD(b, a, a)
+	case e.tab.size == 8:
+		e.c.VADDPD(b, a, a)
+	case sub:
 		e.c.VSUBPS(b, a, a)
-	} else {
+	default:
 		e.c.VADDPS(b, a, a)
 	}
 	return a
+}
+
+// swap returns a with adjacent lanes exchanged: each value's partner.
+func (e *emitter) swap(a reg.VecVirtual, w int) reg.VecVirtual {
+	q := e.reg(w)
+	if e.tab.size == 8 {
+		e.c.VPERMILPD(operand.U8(0x55), a, q)
+	} else {
+		e.c.VPERMILPS(operand.U8(0xb1), a, q)
+	}
+	return q
 }
 
 func (e *emitter) block(b block, t *tableRegs) {
@@ -302,30 +419,27 @@ func (e *emitter) block(b block, t *tableRegs) {
 	if t != nil {
 		pc, ps = t.c, t.s
 	}
-	x := func(j int) operand.Mem { return e.x.Offset(j * elem) }
+	inverse := e.kind == "inv"
+	src := func(j int) operand.Mem { return e.src.Offset(j * e.in.size) }
+	dst := func(j int) operand.Mem { return e.dst.Offset(j * e.out.size) }
 	if !e.k.NeoX {
 		e.c.Commentf("pairs %d…%d", b.j/2, (b.j+b.w)/2-1)
-		a := e.load(x(b.j), b.w)
-		q := e.reg(b.w)
-		e.c.VPERMILPS(operand.U8(0xb1), a, q) // swap adjacent lanes: each value's partner
-		y := e.sum(e.mul(a, e.operand(pc, e.r.Offset(b.j*elem), b.w), b.w), e.mul(q, e.operand(ps, e.sOff(b.j), b.w), b.w), e.inverse)
-		e.store(y, x(b.j), b.w)
+		a := e.load(src(b.j), b.w)
+		q := e.swap(a, b.w)
+		y := e.sum(e.mul(a, e.operand(pc, e.cOff(b.j), b.w), b.w), e.mul(q, e.operand(ps, e.sOff(b.j), b.w), b.w), inverse)
+		e.store(y, dst(b.j), b.w)
 		return
 	}
 	h := e.k.RotaryDim / 2
 	e.c.Commentf("pairs %d…%d", b.j, b.j+b.w-1)
-	lo := e.load(x(b.j), b.w)
-	hi := e.load(x(b.j+h), b.w)
-	cj := e.operand(pc, e.r.Offset(b.j*elem), b.w)
-	if _, ok := cj.(operand.Mem); ok && t == nil {
-		cj = e.load(e.r.Offset(b.j*elem), b.w) // used twice: load once
+	lo := e.load(src(b.j), b.w)
+	hi := e.load(src(b.j+h), b.w)
+	cj, sj := operand.Op(pc), operand.Op(ps)
+	if t == nil { // used twice: load once
+		cj, sj = e.tload(e.cOff(b.j), b.w), e.tload(e.sOff(b.j), b.w)
 	}
-	sj := e.operand(ps, e.sOff(b.j), b.w)
-	if _, ok := sj.(operand.Mem); ok && t == nil {
-		sj = e.load(e.sOff(b.j), b.w)
-	}
-	ylo := e.sum(e.mul(lo, cj, b.w), e.mul(hi, sj, b.w), e.inverse)
-	yhi := e.sum(e.mul(hi, cj, b.w), e.mul(lo, sj, b.w), !e.inverse)
-	e.store(ylo, x(b.j), b.w)
-	e.store(yhi, x(b.j+h), b.w)
+	ylo := e.sum(e.mul(lo, cj, b.w), e.mul(hi, sj, b.w), inverse)
+	yhi := e.sum(e.mul(hi, cj, b.w), e.mul(lo, sj, b.w), !inverse)
+	e.store(ylo, dst(b.j), b.w)
+	e.store(yhi, dst(b.j+h), b.w)
 }
