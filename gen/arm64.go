@@ -9,12 +9,17 @@ import (
 
 // arm64Files returns rope_arm64.s, the NEON kernels, and rope_arm64.go, their
 // declarations and dispatch, both rendered from package templates with the
-// plan's Kernel.
+// plan's Kernel. Where there are no NEON kernels for the spec (see
+// neonSupported) asm is nil and rope_arm64.go offers no assembly backend.
 func (p *Plan) arm64Files(header string) (asm, goSrc []byte, err error) {
 	k := p.neonKernel(header)
-	asm, err = templates.Execute("rope_arm64.s.tmpl", k)
-	if err != nil {
-		return nil, nil, err
+	if p.neonSupported() {
+		asm, err = templates.Execute("rope_arm64.s.tmpl", k)
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		k.Funcs = nil
 	}
 	src, err := templates.Execute("rope_arm64.go.tmpl", k)
 	if err != nil {
@@ -25,6 +30,13 @@ func (p *Plan) arm64Files(header string) (asm, goSrc []byte, err error) {
 		return nil, nil, fmt.Errorf("rope_arm64.go: %w", err)
 	}
 	return asm, goSrc, nil
+}
+
+// neonSupported reports whether the NEON kernels cover the spec: float32
+// heads rotated in place. Other dtypes, and the narrowing ApplyTo of
+// -out-dtype, use the pure Go kernels on arm64.
+func (p *Plan) neonSupported() bool {
+	return p.Spec.DType == "f32" && p.Spec.OutDType == ""
 }
 
 // NEON register layout (templates.Kernel documents it): working sets of six

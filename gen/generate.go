@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -182,15 +183,112 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		jen.If(jen.Id("last").Op(":=").Id("backends").Index(jen.Len(jen.Id("backends")).Op("-").Lit(1)).Dot("name"), jen.Id("last").Op("!=").Lit("generic")).Block(
 			jen.Id("t").Dot("Errorf").Call(jen.Lit("last backend is %q, want generic"), jen.Id("last")),
 		),
-		jen.If(jen.Id("want").Op(":=").Qual("os", "Getenv").Call(jen.Lit("ROPEGEN_WANT_BACKEND")), jen.Id("want").Op("!=").Lit("").Op("&&").Id("backends").Index(jen.Lit(0)).Dot("name").Op("!=").Id("want")).Block(
+		jen.Id("want").Op(":=").Qual("os", "Getenv").Call(jen.Lit("ROPEGEN_WANT_BACKEND")),
+		jen.If(jen.Id("want").Op("!=").Lit("").Op("&&").Op("!").Id("seen").Index(jen.Id("want"))).Block(
+			jen.Id("t").Dot("Skipf").Call(jen.Lit("SKIPPED: this CPU has no %q backend (ROPEGEN_WANT_BACKEND)"), jen.Id("want")),
+		),
+		jen.If(jen.Id("want").Op("!=").Lit("").Op("&&").Id("backends").Index(jen.Lit(0)).Dot("name").Op("!=").Id("want")).Block(
 			jen.Id("t").Dot("Fatalf").Call(jen.Lit("default backend is %q, want %q (ROPEGEN_WANT_BACKEND)"), jen.Id("backends").Index(jen.Lit(0)).Dot("name"), jen.Id("want")),
 		),
 		jen.Id("t").Dot("Logf").Call(jen.Lit("default backend: %s"), jen.Id("backends").Index(jen.Lit(0)).Dot("name")),
 	)
+	if p.Spec.OutDType != "" {
+		p.narrowTest(f)
+	}
 	f.Line()
 	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")
 	f.Func().Id("BenchmarkRope").Params(jen.Id("b").Op("*").Qual("testing", "B")).Block(
 		jen.Qual(verifyPkg, "Bench").Call(jen.Id("b"), jen.Id("kernel").Call()),
 	)
 	return goFile(f, header, "")
+}
+
+// narrowTest emits TestNarrowExhaustive: ApplyTo at position 0 with every
+// pair's second value +0 stores exactly narrow(x_a) (x·1 − 0·0 = x, −0
+// included), so every backend's narrowing is checked against the pure Go
+// conversion on all 2³² float32 bit patterns.
+func (p *Plan) narrowTest(f *jen.File) {
+	var firsts []string
+	for i := 0; i < p.Half; i++ {
+		a, _ := p.Pair(i)
+		firsts = append(firsts, fmt.Sprint(a))
+	}
+	narrow := p.outDtype().narrow
+	f.Line()
+	f.Id(`// firsts are the first indices of the pairs of a head.
+var firsts = [...]int{` + strings.Join(firsts, ", ") + `}
+
+// TestNarrowExhaustive checks every assembly backend's rotate-and-narrow
+// store against the pure Go ` + narrow + ` on every float32 bit pattern with
+// ROPEGEN_EXHAUSTIVE=1, else on a sample strided across all of them: at
+// position 0 with each pair's second value +0, ApplyTo stores exactly
+// ` + narrow + `(x).
+func TestNarrowExhaustive(t *testing.T) {
+	stride := uint64(1)
+	if os.Getenv("ROPEGEN_EXHAUSTIVE") != "1" {
+		stride = 4099 // a sample across every exponent; make test-exhaustive sets ROPEGEN_EXHAUSTIVE=1
+	}
+	hw := backends[:len(backends)-1] // the last, pure Go, backend narrows with ` + narrow + ` itself
+	if len(hw) == 0 {
+		t.Skip("SKIPPED: no assembly backend in this build: nothing to compare with ` + narrow + `")
+	}
+	const per = len(firsts)
+	const heads = 1 << 20 / per
+	tab := NewTable(1)
+	workers := runtime.GOMAXPROCS(0)
+	bad := make([]atomic.Int64, len(hw))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src := make([]float32, heads*HeadDim)
+			dst := make([]uint16, len(src))
+			want := make([]uint16, len(src))
+			chunk := uint64(heads*per) * stride
+			for start := uint64(w) * chunk; start < 1<<32; start += uint64(workers) * chunk {
+				u := start
+				for h := 0; h < heads; h++ {
+					for _, a := range firsts {
+						f := math.Float32frombits(uint32(u))
+						src[h*HeadDim+a], want[h*HeadDim+a] = f, ` + narrow + `(f)
+						u = (u + stride) & (1<<32 - 1)
+					}
+				}
+				for i, b := range hw {
+					b.to(dst, src, tab.row(0))
+					for h := 0; h < heads; h++ {
+						for _, a := range firsts {
+							got, exp := dst[h*HeadDim+a], want[h*HeadDim+a]
+							if got != exp && !(isNaN16(got) && isNaN16(exp)) && bad[i].Add(1) <= 5 {
+								t.Errorf("%s: narrow(%#08x) = %#04x, want %#04x", b.name, math.Float32bits(src[h*HeadDim+a]), got, exp)
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, b := range hw {
+		if n := bad[i].Load(); n > 0 {
+			t.Errorf("%s: %d mismatches", b.name, n)
+		} else {
+			t.Logf("%s: every float32 tested (stride %d) narrows as ` + narrow + ` does", b.name, stride)
+		}
+	}
+}
+
+// isNaN16 reports whether h is a NaN of the output type.
+func isNaN16(h uint16) bool {
+	return ` + p.nanTest("h") + `
+}`)
+}
+
+// nanTest is a Go expression true when the bits v of the output type are a NaN.
+func (p *Plan) nanTest(v string) string {
+	if p.Spec.OutDType == "bf16" {
+		return v + "&0x7fff > 0x7f80"
+	}
+	return v + "&0x7fff > 0x7c00"
 }

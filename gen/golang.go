@@ -2,8 +2,10 @@ package gen
 
 import (
 	"bytes"
+
 	"fmt"
 	"go/format"
+	"golang.org/x/tools/imports"
 	"strconv"
 	"strings"
 
@@ -25,7 +27,9 @@ func goFile(f *jen.File, header, constraint string) ([]byte, error) {
 		b.WriteString("//go:build " + constraint + "\n\n")
 	}
 	b.Write(body.Bytes())
-	return b.Bytes(), nil
+	// Verbatim code (the conversions, the exhaustive test) names standard
+	// packages jennifer cannot see: let goimports add them (and format).
+	return imports.Process("", b.Bytes(), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: false})
 }
 
 // newGoFile starts a jennifer file of the generated package.
@@ -41,7 +45,6 @@ func float(v float64) jen.Code {
 	}
 	return jen.Op(s)
 }
-
 
 // packageDoc is the generated package's doc comment: spec and error bound.
 func (p *Plan) packageDoc() string {

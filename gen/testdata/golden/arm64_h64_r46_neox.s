@@ -112,7 +112,7 @@ head:
 	VST1.P [V13.S4], 16(R6)
 	VST1.P [V18.S2], 8(R4)
 	VST1.P [V19.S2], 8(R6)
-	// pairs 22…22
+	// pair 22
 	FMOVS.P 4(R3), F10
 	FMOVS.P 4(R5), F11
 	FMULS F9, F11, F13
@@ -236,7 +236,7 @@ head:
 	VST1.P [V13.S4], 16(R6)
 	VST1.P [V18.S2], 8(R4)
 	VST1.P [V19.S2], 8(R6)
-	// pairs 22…22
+	// pair 22
 	FMOVS.P 4(R3), F10
 	FMOVS.P 4(R5), F11
 	FMULS F9, F11, F13

@@ -1,0 +1,259 @@
+package verify
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/x448/float16"
+)
+
+// Benchmark shapes.
+const (
+	benchHeads     = 32   // heads per token
+	benchDecodePos = 1000 // the decode position
+	benchTokens    = 512  // prefill tokens, at positions 0..511
+)
+
+// Bench runs k's benchmarks as sub-benchmarks of b, named for benchstat:
+//
+//	decode/backend=<name>       Table.Apply on 32 heads at one position, per backend
+//	decode/rotate               tableless Rotate on the same input, default backend
+//	decode/baseline=plainloop   the plain Go loop over []float32 cos and sin tables
+//	prefill/backend=<name>      Table.ApplySeq on 512 tokens × 32 heads at 0..511
+//	prefill/baseline=plainloop  the plain loop, token by token
+//
+// SetBytes is the size of x, so benchstat reports throughput. The decode
+// input (32·HeadDim values) stays in L1. The plain loop is the one a Go
+// developer would write: cos[pos*half+i] and sin[pos*half+i] tables (float64
+// for f64), layout-aware, float32(a*c) - float32(b*s); f16 elements go
+// through x448/float16 and bf16 through a bit shift and a rounding add. The
+// buffer is rotated in place over and over; it is restored from a copy every
+// few iterations (every 4096 when A = 1, more often otherwise so that A^n
+// can neither overflow nor reach subnormals), a cost all variants share.
+// Bench leaves Backends[0] active.
+func Bench[T Elem](b *testing.B, k Kernel[T]) {
+	s, err := newSuite(k)
+	if err != nil {
+		b.Fatalf("verify: invalid Kernel: %v", err)
+	}
+	backends := k.Backends
+	restore := func() {}
+	if len(backends) == 0 {
+		backends = []Backend{{Name: "default", Use: restore}}
+	} else {
+		restore = k.Backends[0].Use
+	}
+	restore()
+	defer restore()
+	if err := s.buildTable(); err != nil {
+		b.Fatalf("verify: %v", err)
+	}
+	bl := newBaseline(s, tableRows)
+	every := s.resetEvery()
+	rng := rand.New(rand.NewPCG(7, 11))
+	input := func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = s.c.fromF64((1 + rng.Float64()) * float64(1-2*rng.IntN(2)) / 2)
+		}
+		return x
+	}
+
+	b.Run("decode", func(b *testing.B) {
+		x0 := input(benchHeads * s.hd)
+		for _, be := range backends {
+			b.Run("backend="+be.Name, func(b *testing.B) {
+				be.Use()
+				defer restore()
+				benchLoop(b, x0, every, func(x []T) { s.tab.Apply(x, benchDecodePos) })
+			})
+		}
+		b.Run("rotate", func(b *testing.B) {
+			restore()
+			benchLoop(b, x0, every, func(x []T) { k.Rotate(x, benchDecodePos) })
+		})
+		b.Run("baseline=plainloop", func(b *testing.B) {
+			benchLoop(b, x0, every, func(x []T) { bl.apply(x, benchDecodePos) })
+		})
+	})
+
+	b.Run("prefill", func(b *testing.B) {
+		x0 := input(benchTokens * benchHeads * s.hd)
+		pos := make([]int32, benchTokens)
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+		tok := benchHeads * s.hd
+		for _, be := range backends {
+			b.Run("backend="+be.Name, func(b *testing.B) {
+				be.Use()
+				defer restore()
+				benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, pos) })
+			})
+		}
+		b.Run("baseline=plainloop", func(b *testing.B) {
+			benchLoop(b, x0, every, func(x []T) {
+				for j, p := range pos {
+					bl.apply(x[j*tok:(j+1)*tok], int(p))
+				}
+			})
+		})
+	})
+}
+
+// benchLoop times f on a copy of x0, restoring it every `every` iterations.
+func benchLoop[T Elem](b *testing.B, x0 []T, every int, f func([]T)) {
+	x := slices.Clone(x0)
+	b.SetBytes(int64(len(x)) * int64(sizeOf[T]()))
+	b.ResetTimer()
+	for i := range b.N {
+		if i%every == every-1 {
+			copy(x, x0)
+		}
+		f(x)
+	}
+}
+
+// resetEvery returns how many in-place rotations of inputs near 1 stay
+// within the storage type's comfortable range: every rotation scales the
+// norm by A.
+func (s *suite[T]) resetEvery() int {
+	if s.attn == 1 {
+		return 4096
+	}
+	binades := 60.0
+	switch s.c.kind {
+	case kF16:
+		binades = 8
+	case kF64:
+		binades = 500
+	}
+	return max(1, min(4096, int(binades/math.Abs(math.Log2(s.attn)))))
+}
+
+// baseline is the plain-loop comparison: cos and sin tables indexed
+// [pos*half+i] with A folded in.
+type baseline[T Elem] struct {
+	s            *suite[T]
+	cos32, sin32 []float32
+	cos64, sin64 []float64
+}
+
+func newBaseline[T Elem](s *suite[T], rows int) *baseline[T] {
+	bl := &baseline[T]{s: s}
+	n := rows * s.hf
+	if s.c.kind == kF64 {
+		bl.cos64, bl.sin64 = make([]float64, n), make([]float64, n)
+	} else {
+		bl.cos32, bl.sin32 = make([]float32, n), make([]float32, n)
+	}
+	for p := range rows {
+		for i, th := range s.k.Freqs {
+			sin, cos := math.Sincos(float64(p) * th)
+			if s.c.kind == kF64 {
+				bl.cos64[p*s.hf+i], bl.sin64[p*s.hf+i] = s.attn*cos, s.attn*sin
+			} else {
+				bl.cos32[p*s.hf+i], bl.sin32[p*s.hf+i] = float32(s.attn*cos), float32(s.attn*sin)
+			}
+		}
+	}
+	return bl
+}
+
+// apply runs the plain loop matching the dtype on x at pos.
+func (bl *baseline[T]) apply(x []T, pos int) {
+	s := bl.s
+	neox := s.k.Layout == "neox"
+	p := unsafe.Pointer(unsafe.SliceData(x))
+	switch s.c.kind {
+	case kF32:
+		plainF32(unsafe.Slice((*float32)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
+	case kF64:
+		plainF64(unsafe.Slice((*float64)(p), len(x)), bl.cos64, bl.sin64, pos, s.hd, s.rd, neox)
+	case kF16:
+		plainF16(unsafe.Slice((*uint16)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
+	case kBF16:
+		plainBF16(unsafe.Slice((*uint16)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
+	}
+}
+
+func plainF32(x, cos, sin []float32, pos, hd, rd int, neox bool) {
+	half := rd / 2
+	for h := 0; h+hd <= len(x); h += hd {
+		v := x[h : h+hd]
+		if neox {
+			for i := 0; i < half; i++ {
+				c, s := cos[pos*half+i], sin[pos*half+i]
+				a, b := v[i], v[i+half]
+				v[i] = float32(a*c) - float32(b*s)
+				v[i+half] = float32(b*c) + float32(a*s)
+			}
+		} else {
+			for i := 0; i < half; i++ {
+				c, s := cos[pos*half+i], sin[pos*half+i]
+				a, b := v[2*i], v[2*i+1]
+				v[2*i] = float32(a*c) - float32(b*s)
+				v[2*i+1] = float32(b*c) + float32(a*s)
+			}
+		}
+	}
+}
+
+func plainF64(x, cos, sin []float64, pos, hd, rd int, neox bool) {
+	half := rd / 2
+	for h := 0; h+hd <= len(x); h += hd {
+		v := x[h : h+hd]
+		if neox {
+			for i := 0; i < half; i++ {
+				c, s := cos[pos*half+i], sin[pos*half+i]
+				a, b := v[i], v[i+half]
+				v[i] = float64(a*c) - float64(b*s)
+				v[i+half] = float64(b*c) + float64(a*s)
+			}
+		} else {
+			for i := 0; i < half; i++ {
+				c, s := cos[pos*half+i], sin[pos*half+i]
+				a, b := v[2*i], v[2*i+1]
+				v[2*i] = float64(a*c) - float64(b*s)
+				v[2*i+1] = float64(b*c) + float64(a*s)
+			}
+		}
+	}
+}
+
+func plainF16(x []uint16, cos, sin []float32, pos, hd, rd int, neox bool) {
+	half := rd / 2
+	for h := 0; h+hd <= len(x); h += hd {
+		v := x[h : h+hd]
+		for i := 0; i < half; i++ {
+			ia, ib := 2*i, 2*i+1
+			if neox {
+				ia, ib = i, i+half
+			}
+			c, s := cos[pos*half+i], sin[pos*half+i]
+			a, b := float16.Frombits(v[ia]).Float32(), float16.Frombits(v[ib]).Float32()
+			v[ia] = float16.Fromfloat32(float32(a*c) - float32(b*s)).Bits()
+			v[ib] = float16.Fromfloat32(float32(b*c) + float32(a*s)).Bits()
+		}
+	}
+}
+
+func plainBF16(x []uint16, cos, sin []float32, pos, hd, rd int, neox bool) {
+	half := rd / 2
+	for h := 0; h+hd <= len(x); h += hd {
+		v := x[h : h+hd]
+		for i := 0; i < half; i++ {
+			ia, ib := 2*i, 2*i+1
+			if neox {
+				ia, ib = i, i+half
+			}
+			c, s := cos[pos*half+i], sin[pos*half+i]
+			a, b := bf16ToF32(v[ia]), bf16ToF32(v[ib])
+			v[ia] = f32ToBF16(float32(a*c) - float32(b*s))
+			v[ib] = f32ToBF16(float32(b*c) + float32(a*s))
+		}
+	}
+}
