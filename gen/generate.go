@@ -154,6 +154,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 			jen.Id("Rotate"):        jen.Id("Rotate"),
 			jen.Id("RotateInverse"): jen.Id("RotateInverse"),
 		}),
+		p.verifyTo(),
 		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("backends")).Block(
 			jen.Id("k").Dot("Backends").Op("=").Append(jen.Id("k").Dot("Backends"), jen.Qual(verifyPkg, "Backend").Values(jen.Dict{
 				jen.Id("Name"): jen.Id("b").Dot("name"),
@@ -291,4 +292,21 @@ func (p *Plan) nanTest(v string) string {
 		return v + "&0x7fff > 0x7f80"
 	}
 	return v + "&0x7fff > 0x7c00"
+}
+
+// verifyTo describes ApplyTo and ApplySeqTo to verify, for -out-dtype.
+func (p *Plan) verifyTo() jen.Code {
+	if p.Spec.OutDType == "" {
+		return jen.Null()
+	}
+	T, tab := p.elemType(), jen.Qual(verifyPkg, "Table").Types(jen.Id(p.elemType()))
+	return jen.Id("k").Dot("OutDType").Op(",").Id("k").Dot("ApplyTo").Op(",").Id("k").Dot("ApplySeqTo").Op("=").List(
+		jen.Lit(p.Spec.OutDType),
+		jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("dst").Index().Uint16(), jen.Id("src").Index().Id(T), jen.Id("pos").Int()).Block(
+			jen.Id("t").Assert(jen.Op("*").Id("Table")).Dot("ApplyTo").Call(jen.Id("dst"), jen.Id("src"), jen.Id("pos")),
+		),
+		jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("dst").Index().Uint16(), jen.Id("src").Index().Id(T), jen.Id("pos").Index().Int32()).Block(
+			jen.Id("t").Assert(jen.Op("*").Id("Table")).Dot("ApplySeqTo").Call(jen.Id("dst"), jen.Id("src"), jen.Id("pos")),
+		),
+	)
 }

@@ -105,8 +105,9 @@ type Kernel[T Elem] struct {
 	// Base is the frequency base.
 	Base float64
 	// Scaling is "none" or the name of a scaling scheme. When it is "none"
-	// (or empty) the suite checks Freqs[i] == Base^(-2i/RotaryDim) to 1e-15 relative,
-	// computed independently in extended precision.
+	// (or empty) the suite checks Freqs[i] against Base^(-2i/RotaryDim)
+	// computed independently in extended precision, within the error that
+	// float64 evaluation allows (see checkFreqs).
 	Scaling string
 	// Freqs holds θ_i, len RotaryDim/2: the package's constant. The
 	// reference rotates by float64(p)·Freqs[i].
@@ -119,6 +120,13 @@ type Kernel[T Elem] struct {
 	Rotate func(x []T, pos int)
 	// RotateInverse is the tableless inverse (A·R^T).
 	RotateInverse func(x []T, pos int)
+	// OutDType ("f16" or "bf16"), ApplyTo and ApplySeqTo describe the
+	// rotate-and-narrow forms of a package generated with -out-dtype (ROPE.md
+	// §7); leave them zero otherwise. ApplyTo(tab, dst, src, pos) calls tab's
+	// ApplyTo, ApplySeqTo its ApplySeqTo.
+	OutDType   string
+	ApplyTo    func(tab Table[T], dst []uint16, src []T, pos int)
+	ApplySeqTo func(tab Table[T], dst []uint16, src []T, pos []int32)
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -183,6 +191,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	})
 	t.Run("backends", func(t *testing.T) { checkBackends(t, s, backendHeads(s.hd)) })
 	t.Run("panics", func(t *testing.T) { checkPanics(t, s) })
+	t.Run("to", func(t *testing.T) { checkTo(t, s) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, s) })
 }
 
