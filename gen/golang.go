@@ -32,11 +32,6 @@ func goFile(f *jen.File, header, constraint string) ([]byte, error) {
 	return imports.Process("", b.Bytes(), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: false})
 }
 
-// newGoFile starts a jennifer file of the generated package.
-func newGoFile(p *Plan) *jen.File { return jen.NewFile(p.Spec.Package) }
-
-func jenReturnNil() jen.Code { return jen.Return(jen.Nil()) }
-
 // float renders v as a Go float literal that round-trips exactly.
 func float(v float64) jen.Code {
 	s := strconv.FormatFloat(v, 'g', -1, 64)

@@ -1,0 +1,125 @@
+// Package templates holds the text/template sources from which ropegen
+// writes its arm64 files, and [Kernel], the documented data they execute
+// with: the template contract.
+//
+// The templates are embedded (see [FS] and [Names]) and run with [Execute],
+// which gives them the NEON encoder's functions ([neon.Emitter.FuncMap]:
+// fmul, fadd, fsub, …, each printing one `WORD $0x… // mnemonic` line) plus
+// the helpers listed in [Helpers], and which fails if any encoder call
+// rejected an operand. Everything a template prints is decided by the
+// Kernel: the generator (gen.Plan → Kernel) makes every choice — the block
+// plan, the registers, the byte offsets — and the templates only spell the
+// instructions. See README.md for the walk-through.
+package templates
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/ropegen/ropegen/asm/neon"
+)
+
+// FS holds the templates, one file per generated file, named after it with
+// ".tmpl" appended: "rope_arm64.s.tmpl", "rope_arm64.go.tmpl".
+//
+//go:embed *.tmpl
+var FS embed.FS
+
+// Ext is the extension of every template file.
+const Ext = ".tmpl"
+
+// Names returns the names of the embedded templates, sorted.
+func Names() []string {
+	names, err := fs.Glob(FS, "*"+Ext)
+	if err != nil {
+		panic("templates: " + err.Error()) // the pattern is constant and valid
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source returns the text of the named template, or an error naming the
+// templates there are.
+func Source(name string) (string, error) {
+	b, err := FS.ReadFile(name)
+	if err != nil || path.Ext(name) != Ext {
+		return "", fmt.Errorf("templates: no template %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	return string(b), nil
+}
+
+// Helper is a function a template can call, besides the NEON encoder's.
+type Helper struct {
+	Name        string
+	Description string
+	Func        any
+}
+
+// Helpers lists the functions every template gets in addition to the encoder
+// functions of [neon.Emitter.FuncMap].
+var Helpers = []Helper{
+	{
+		Name:        "vlist",
+		Description: "Go register list: vlist \"S4\" 3 4 and vlist \"S4\" (a []int{3, 4}) are both `[V3.S4, V4.S4]`.",
+		Func:        vlist,
+	},
+	{
+		Name:        "sub",
+		Description: "Integer subtraction: sub a b is a−b.",
+		Func:        func(a, b int) int { return a - b },
+	},
+}
+
+// vlist spells a Go register list; regs are ints or []ints.
+func vlist(arr string, regs ...any) (string, error) {
+	var s []string
+	add := func(r int) { s = append(s, fmt.Sprintf("V%d.%s", r, arr)) }
+	for _, r := range regs {
+		switch r := r.(type) {
+		case int:
+			add(r)
+		case []int:
+			for _, x := range r {
+				add(x)
+			}
+		default:
+			return "", fmt.Errorf("vlist: register %v is a %T, want int or []int", r, r)
+		}
+	}
+	return "[" + strings.Join(s, ", ") + "]", nil
+}
+
+// Execute runs the named template with k and returns its output. It fails
+// if the template does not parse or run, or if any encoder function was
+// given an operand its instruction does not accept (the first such error,
+// e.g. "neon: fmul: operand Vm = 32 out of range (accepted 0..31)"); then no
+// output is returned.
+func Execute(name string, k *Kernel) ([]byte, error) {
+	src, err := Source(name)
+	if err != nil {
+		return nil, err
+	}
+	var e neon.Emitter
+	fm := e.FuncMap()
+	for _, f := range Helpers {
+		fm[f.Name] = f.Func
+	}
+	t, err := template.New(name).Funcs(fm).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("templates: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, k); err != nil {
+		return nil, fmt.Errorf("templates: %w", err)
+	}
+	if err := e.Err(); err != nil {
+		return nil, fmt.Errorf("templates: %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
