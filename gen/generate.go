@@ -197,6 +197,12 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.narrowTest(f)
 	}
 	f.Line()
+	f.Comment("FuzzKernel checks that every backend gives the pure Go bits for the")
+	f.Comment("vectors and positions the fuzzer finds.")
+	f.Func().Id("FuzzKernel").Params(jen.Id("f").Op("*").Qual("testing", "F")).Block(
+		jen.Qual(verifyPkg, "Fuzz").Call(jen.Id("f"), jen.Id("kernel").Call()),
+	)
+	f.Line()
 	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")
 	f.Func().Id("BenchmarkRope").Params(jen.Id("b").Op("*").Qual("testing", "B")).Block(
 		jen.Qual(verifyPkg, "Bench").Call(jen.Id("b"), jen.Id("kernel").Call()),
