@@ -155,6 +155,11 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 			jen.Id("RotateInverse"): jen.Id("RotateInverse"),
 		}),
 		p.verifyTo(),
+		jen.Do(func(st *jen.Statement) {
+			if p.LongFreqs != nil {
+				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
+			}
+		}),
 		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("backends")).Block(
 			jen.Id("k").Dot("Backends").Op("=").Append(jen.Id("k").Dot("Backends"), jen.Qual(verifyPkg, "Backend").Values(jen.Dict{
 				jen.Id("Name"): jen.Id("b").Dot("name"),

@@ -105,6 +105,21 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		}
 		g.Line()
 	})
+	if p.LongFreqs != nil {
+		f.Line()
+		f.Comment("LongFreqs holds θ_i with the long factors (longrope): a Table of more than")
+		f.Comment("OrigCtx positions uses them; a shorter Table, Rotate and RotateInverse use")
+		f.Comment("Freqs.")
+		f.Var().Id("LongFreqs").Op("=").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64().ValuesFunc(func(g *jen.Group) {
+			for _, v := range p.LongFreqs {
+				g.Line().Add(float(v))
+			}
+			g.Line()
+		})
+		f.Line()
+		f.Comment("OrigCtx is the original context length L of the longrope scaling.")
+		f.Const().Id("OrigCtx").Op("=").Lit(p.Spec.Scaling.OrigCtx)
+	}
 	f.Line()
 	f.Comment("rowLen is the number of values in one table row: C[0:RotaryDim], the")
 	f.Comment("cosines, then S[0:RotaryDim], the signed sines (see fillRow).")
@@ -121,6 +136,12 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Line()
 	f.Comment("NewTable returns a table for the positions [0, maxPos). It panics if maxPos")
 	f.Comment("is negative.")
+	if p.LongFreqs != nil {
+		f.Comment("")
+		f.Comment("A table of more than OrigCtx positions uses LongFreqs, the long factors,")
+		f.Comment("for every position, as Hugging Face does for a sequence longer than the")
+		f.Comment("original context; a shorter one uses Freqs.")
+	}
 	f.Func().Id("NewTable").Params(jen.Id("maxPos").Int()).Op("*").Id("Table").Block(
 		jen.If(jen.Id("maxPos").Op("<").Lit(0)).Block(
 			jen.Id("panicf").Call(jen.Lit(pkg+".NewTable: maxPos = %d: want maxPos >= 0"), jen.Id("maxPos")),
@@ -128,8 +149,14 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Id("t").Op(":=").Op("&").Id("Table").Values(jen.Dict{
 			jen.Id("rows"): jen.Make(jen.Index().Id(C), jen.Id("maxPos").Op("*").Id("rowLen")),
 		}),
+		jen.Id("freqs").Op(":=").Op("&").Id("Freqs"),
+		jen.Do(func(st *jen.Statement) {
+			if p.LongFreqs != nil {
+				st.If(jen.Id("maxPos").Op(">").Id("OrigCtx")).Block(jen.Id("freqs").Op("=").Op("&").Id("LongFreqs"))
+			}
+		}),
 		jen.For(jen.Id("pos").Op(":=").Range().Id("maxPos")).Block(
-			jen.Id("fillRow").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos")),
+			jen.Id("fillRow").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs")),
 		),
 		jen.Return(jen.Id("t")),
 	)
@@ -147,8 +174,8 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("(a, b) and c, s = A·cos(pos·θ_i), A·sin(pos·θ_i) computed in float64,")
 	f.Comment("C[a] = C[b] = c, S[a] = −s and S[b] = s, each rounded once.")
 	a, b := p.pairExprs()
-	f.Func().Id("fillRow").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int()).Block(
-		jen.For(jen.List(jen.Id("i"), jen.Id("theta")).Op(":=").Range().Id("Freqs")).Block(
+	f.Func().Id("fillRow").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()).Block(
+		jen.For(jen.List(jen.Id("i"), jen.Id("theta")).Op(":=").Range().Id("freqs")).Block(
 			jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Qual("math", "Sincos").Call(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("theta")),
 			jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
 				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
@@ -207,7 +234,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			),
 			jen.If(jen.Len(jen.Id("x")).Op("==").Lit(0)).Block(jen.Return()),
 			jen.Var().Id("r").Id("row"),
-			jen.Id("fillRow").Call(jen.Op("&").Id("r"), jen.Id("pos")),
+			jen.Id("fillRow").Call(jen.Op("&").Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs")),
 			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Op("&").Id("r")),
 		)
 	}

@@ -103,8 +103,13 @@ func (s *suite[T]) widen(x []T) []float64 {
 // B_j = 4·u·A·(|x_a| + |x_b|) + ulp_S(|y_ref_j|) (0 for indices >=
 // RotaryDim, which must not change at all).
 func (s *suite[T]) refBound(x []T, pos int, inverse bool) (ref, bound []float64) {
+	return s.refBoundFreqs(x, pos, inverse, s.k.Freqs)
+}
+
+// refBoundFreqs is refBound with the frequencies given.
+func (s *suite[T]) refBoundFreqs(x []T, pos int, inverse bool, freqs []float64) (ref, bound []float64) {
 	xf := s.widen(x)
-	ref = Reference(s.hd, s.rd, s.k.Layout, s.k.Freqs, s.attn, pos, inverse, xf)
+	ref = Reference(s.hd, s.rd, s.k.Layout, freqs, s.attn, pos, inverse, xf)
 	bound = make([]float64, len(x))
 	k := 4 * s.c.u * s.attn
 	for h := 0; h < len(x); h += s.hd {
@@ -526,12 +531,16 @@ func checkBigTable[T Elem](t tb, s *suite[T]) {
 		t.Fatalf("NewTable(%d) returned a table of Len %v", rows, lenOf(big))
 	}
 	L := big.Len()
-	t.Logf("table of %d positions", L)
+	long := s.k.LongFreqs != nil && L > s.k.OrigCtx
+	t.Logf("table of %d positions (long factors: %v)", L, long)
 	posGen := rapid.OneOf(rapid.SampledFrom([]int{L - 1, min(131071, L-1), tableRows - 1, tableRows}), rapid.IntRange(0, L-1))
 	rapid.Check(t, func(rt *rapid.T) {
 		p := posGen.Draw(rt, "pos")
 		heads := rapid.IntRange(1, 3).Draw(rt, "heads")
 		x := s.drawSpecials(rt, "x", heads*s.hd, false)
+		if long {
+			x = s.drawNormals(rt, "x", heads*s.hd)
+		}
 		for _, inverse := range []bool{false, true} {
 			yb := slices.Clone(x)
 			rot := eRotate
@@ -540,6 +549,18 @@ func checkBigTable[T Elem](t tb, s *suite[T]) {
 				rot = eRotateInverse
 			} else {
 				big.Apply(yb, p)
+			}
+			if long {
+				// A long table follows the long factors, which Rotate does
+				// not: check it against the float64 reference instead.
+				ref, bound := s.refBoundFreqs(x, p, inverse, s.k.LongFreqs)
+				for i := range yb {
+					if d := math.Abs(s.c.toF64(yb[i]) - ref[i]); !(d <= bound[i]) && !math.IsNaN(ref[i]) {
+						rt.Fatalf("pos %d: long Table(%d) inverse=%v index %d: %s, reference %g: error %g > bound %g",
+							p, L, inverse, i%s.hd, s.c.show(yb[i]), ref[i], d, bound[i])
+					}
+				}
+				continue
 			}
 			yr := s.out(rot, x, p)
 			if i := s.firstDiff(yb, yr); i >= 0 {

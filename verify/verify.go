@@ -112,6 +112,11 @@ type Kernel[T Elem] struct {
 	// Freqs holds θ_i, len RotaryDim/2: the package's constant. The
 	// reference rotates by float64(p)·Freqs[i].
 	Freqs []float64
+	// LongFreqs and OrigCtx describe a longrope package: a table of more
+	// than OrigCtx positions uses LongFreqs, a shorter one (and Rotate)
+	// Freqs. Leave them zero otherwise.
+	LongFreqs []float64
+	OrigCtx   int
 	// AttentionFactor is A, folded into the table.
 	AttentionFactor float64
 	// NewTable builds a table for positions [0, maxPos) (Len() >= maxPos).
@@ -261,6 +266,9 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 	case k.NewTable == nil || k.Rotate == nil || k.RotateInverse == nil:
 		return nil, fmt.Errorf("NewTable, Rotate and RotateInverse must be set")
 	}
+	if k.LongFreqs != nil && (len(k.LongFreqs) != k.RotaryDim/2 || k.OrigCtx <= 0) {
+		return nil, fmt.Errorf("len(LongFreqs) = %d and OrigCtx = %d: want RotaryDim/2 = %d and OrigCtx > 0", len(k.LongFreqs), k.OrigCtx, k.RotaryDim/2)
+	}
 	for i, f := range k.Freqs {
 		if !(f > 0) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("Freqs[%d] = %v must be positive and finite", i, f)
@@ -290,13 +298,17 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 
 // buildTable builds the suite's table of tableRows positions.
 func (s *suite[T]) buildTable() error {
-	s.tab = s.k.NewTable(tableRows)
+	rows := tableRows
+	if s.k.LongFreqs != nil && s.k.OrigCtx < rows {
+		rows = s.k.OrigCtx // keep the main table on the short factors, as Rotate
+	}
+	s.tab = s.k.NewTable(rows)
 	if s.tab == nil {
-		return fmt.Errorf("NewTable(%d) returned nil", tableRows)
+		return fmt.Errorf("NewTable(%d) returned nil", rows)
 	}
 	s.n = s.tab.Len()
-	if s.n < tableRows {
-		return fmt.Errorf("NewTable(%d).Len() = %d, want at least %d", tableRows, s.n, tableRows)
+	if s.n < rows {
+		return fmt.Errorf("NewTable(%d).Len() = %d, want at least %d", rows, s.n, rows)
 	}
 	return nil
 }
