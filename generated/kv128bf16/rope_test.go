@@ -146,6 +146,12 @@ func isNaN16(h uint16) bool {
 	return h&0x7fff > 0x7f80
 }
 
+// FuzzKernel checks that every backend gives the pure Go bits for the
+// vectors and positions the fuzzer finds.
+func FuzzKernel(f *testing.F) {
+	verify.Fuzz(f, kernel())
+}
+
 // BenchmarkRope measures every backend against a plain Go loop.
 func BenchmarkRope(b *testing.B) {
 	verify.Bench(b, kernel())

@@ -136,8 +136,9 @@ func NewTable(maxPos int) *Table {
 		panicf("rope128bf16.NewTable: maxPos = %d: want maxPos >= 0", maxPos)
 	}
 	t := &Table{rows: make([]float32, maxPos*rowLen)}
+	freqs := &Freqs
 	for pos := range maxPos {
-		fillRow(t.row(pos), pos)
+		fillRow(t.row(pos), pos, freqs)
 	}
 	return t
 }
@@ -154,8 +155,8 @@ func (t *Table) row(pos int) *row {
 // fillRow writes the table row of position pos: for pair i with indices
 // (a, b) and c, s = A·cos(pos·θ_i), A·sin(pos·θ_i) computed in float64,
 // C[a] = C[b] = c, S[a] = −s and S[b] = s, each rounded once.
-func fillRow(r *row, pos int) {
-	for i, theta := range Freqs {
+func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+	for i, theta := range freqs {
 		sin, cos := math.Sincos(float64(pos) * theta)
 		c, s := float32(AttentionFactor*cos), float32(AttentionFactor*sin)
 		a, b := 2*i, 2*i+1
@@ -217,7 +218,7 @@ func Rotate(x []uint16, pos int) {
 		return
 	}
 	var r row
-	fillRow(&r, pos)
+	fillRow(&r, pos, &Freqs)
 	active.fwd(x, &r)
 }
 
@@ -232,7 +233,7 @@ func RotateInverse(x []uint16, pos int) {
 		return
 	}
 	var r row
-	fillRow(&r, pos)
+	fillRow(&r, pos, &Freqs)
 	active.inv(x, &r)
 }
 

@@ -68,6 +68,12 @@ func TestDispatch(t *testing.T) {
 	t.Logf("default backend: %s", backends[0].name)
 }
 
+// FuzzKernel checks that every backend gives the pure Go bits for the
+// vectors and positions the fuzzer finds.
+func FuzzKernel(f *testing.F) {
+	verify.Fuzz(f, kernel())
+}
+
 // BenchmarkRope measures every backend against a plain Go loop.
 func BenchmarkRope(b *testing.B) {
 	verify.Bench(b, kernel())
