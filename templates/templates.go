@@ -74,6 +74,11 @@ var Helpers = []Helper{
 		Description: "Integer subtraction: sub a b is a−b.",
 		Func:        func(a, b int) int { return a - b },
 	},
+	{
+		Name:        "fail",
+		Description: "Stops the template with an error: fail \"what\" value, for a Kernel value no branch spells.",
+		Func:        func(msg string, v any) (string, error) { return "", fmt.Errorf("%s %q", msg, fmt.Sprint(v)) },
+	},
 }
 
 // vlist spells a Go register list; regs are ints or []ints.

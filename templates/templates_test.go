@@ -23,24 +23,34 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// kernel is a hand-made two-pair interleaved kernel: one 2-pair block,
-// preloaded.
+// kernel is a hand-made two-pair interleaved float32 kernel: one 2-pair
+// block, preloaded.
 func kernel() *Kernel {
 	b := Block{
-		Pairs: 2, Last: 1, Arr: "2S", GoArr: "S2", XB: 4, XBytes: 16, TBytes: 16,
+		Pairs: 2, Last: 1, Form: "ld2", Arr: "2S", GoArr: "S2", XB: 4, XBytes: 16, YB: 4, YBytes: 16, TBytes: 16,
 		SOff: 20, SLoad: 16, Preloaded: true,
 		A: 10, B: 11, P0: 12, P1: 13, P2: 14, P3: 15, C: 9, S: 22,
+		Loads:  []Access{{Kind: "ld2", Arr: "S2", Ptr: "R3", Post: true, Bytes: 16, Regs: []int{10, 11}}},
+		Stores: []Access{{Kind: "ld2", Arr: "S2", Ptr: "R4", Post: true, Bytes: 16, Regs: []int{12, 13}}},
+	}
+	body := &Body{
+		In: Format{"f32", 4}, Out: Format{"f32", 4}, TableSize: 4, Lanes: 4,
+		Ptrs:       []Ptr{{Reg: "R3", From: "R0"}, {Reg: "R4", From: "R0"}},
+		Blocks:     []Block{b},
+		Groups:     []Group{{First: 0, Last: 1, Blocks: []Block{b}}},
+		MaxPreload: MaxPreload,
+		Preloaded:  1,
+		Preload: []Load{
+			{What: "c", Off: 0, Pairs: 2, Kind: "ld2", Arr: "S2", Regs: []int{9, 10}, Keep: 9},
+			{What: "s", Off: 16, Pairs: 2, Kind: "ld2", Arr: "S2", Regs: []int{21, 22}, Keep: 22},
+		},
 	}
 	return &Kernel{
 		Header: "// header", Package: "p", HeadDim: 4, RotaryDim: 4, Half: 2, Layout: "interleaved", RowLen: 8,
-		HalfBytes: 8,
-		Funcs:     []Func{{Name: "f", Doc: "forward"}, {Name: "g", Inverse: true, Doc: "backward"}},
-		Blocks:    []Block{b},
-		Groups:    []Group{{First: 0, Last: 1, Blocks: []Block{b}}},
-		Preloaded: 1,
-		Preload: []Load{
-			{What: "c", Off: 0, Pairs: 2, GoArr: "S2", Regs: []int{9, 10}, Keep: 9},
-			{What: "s", Off: 16, Pairs: 2, GoArr: "S2", Regs: []int{21, 22}, Keep: 22},
+		DType: "f32",
+		Funcs: []Func{
+			{Name: "f", Kind: "fwd", Doc: "forward", Params: "x []float32, r *[rowLen]float32", AsmParams: "x []float32, r *[8]float32", ArgSize: 32, Body: body},
+			{Name: "g", Kind: "inv", Inverse: true, Doc: "backward", Params: "x []float32, r *[rowLen]float32", AsmParams: "x []float32, r *[8]float32", ArgSize: 32, Body: body},
 		},
 	}
 }
@@ -73,12 +83,22 @@ func TestExecute(t *testing.T) {
 // no output, although text/template itself ran to the end.
 func TestExecuteOperandError(t *testing.T) {
 	k := kernel()
-	k.Blocks[0].S = 32
-	k.Groups[0].Blocks[0].S = 32
+	k.Funcs[0].Body.Blocks[0].S = 32
+	k.Funcs[0].Body.Groups[0].Blocks[0].S = 32
 	out, err := Execute("rope_arm64.s.tmpl", k)
 	var oe *neon.OperandError
 	if out != nil || !errors.As(err, &oe) || oe.Operand != "Vm" || oe.Value != "32" {
 		t.Fatalf("Execute with V32 = %q, %v; want no output and an OperandError for Vm = 32", out, err)
+	}
+}
+
+// A Kernel value no branch of the template spells fails Execute.
+func TestExecuteUnknownKind(t *testing.T) {
+	k := kernel()
+	k.Funcs[0].Body.Groups[0].Blocks[0].Loads[0].Kind = "ld3"
+	out, err := Execute("rope_arm64.s.tmpl", k)
+	if out != nil || err == nil || !strings.Contains(err.Error(), `unknown access kind "ld3"`) {
+		t.Fatalf("Execute with access kind ld3 = %q, %v; want no output and an error naming it", out, err)
 	}
 }
 

@@ -4,8 +4,25 @@
 
 package rope128f16
 
-// archBackends returns no assembly backends: there are no NEON kernels for
-// this package's element types; the pure Go ones run.
+import "golang.org/x/sys/cpu"
+
+// archBackends returns the assembly backends this CPU supports, best first.
+// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
+// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
-	return nil
+	var bs []backend
+	if cpu.ARM64.HasASIMD {
+		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON})
+	}
+	return bs
 }
+
+// applyNEON rotates each head of x forward (A·R_p·x) with table row r, using NEON.
+//
+//go:noescape
+func applyNEON(x []uint16, r *[rowLen]float32)
+
+// applyInverseNEON rotates each head of x backward (A·R_pᵀ·x) with table row r, using NEON.
+//
+//go:noescape
+func applyInverseNEON(x []uint16, r *[rowLen]float32)
