@@ -6,9 +6,9 @@ BENCHCOUNT ?= 6
 # Packages whose tests run a second time under arm64 emulation.
 ARM64_PKGS ?= ./generated/... ./verify/... ./asm/...
 
-.PHONY: test test-exhaustive generate check-generated vet gofmt unit dispatch arm64 downstream bench tools fuzz
+.PHONY: test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 downstream bench tools fuzz
 
-test: tools gofmt vet unit dispatch test-exhaustive arm64 check-generated downstream
+test: tools gofmt vet unit race dispatch test-exhaustive arm64 check-generated downstream
 
 generate:
 	$(GO) generate ./generated/...
@@ -25,8 +25,9 @@ vet:
 	$(GO) vet -tags purego ./...
 	GOARCH=arm64 $(GO) vet ./...
 
+# gen's tests build and test dozens of generated packages: give them time.
 unit:
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 	$(GO) test -tags purego ./generated/...
 
 # The default backend must follow the CPU flags and the purego tag.
@@ -78,5 +79,13 @@ tools:
 bench:
 	$(GO) test -run '^$$' -bench . -count $(BENCHCOUNT) ./generated/rope128
 
+# Many goroutines sharing one Table, under the race detector (which does not
+# see accesses made from assembly).
+race:
+	$(GO) test -race -short -count=1 -run 'TestVerify/concurrent|TestRace' ./generated/... ./verify/...
+
+# Every fuzz target for FUZZTIME each (scripts/fuzz.sh); the seed corpora run
+# in make test.
+FUZZTIME ?= 20s
 fuzz:
-	@echo "no fuzz targets yet"
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

@@ -844,7 +844,8 @@ func checkBackends[T Elem](t tb, s *suite[T], heads int) {
 
 // checkPanics checks that each bad call of ROPE.md §7 panics with a message
 // naming the function (as a whole word: "Apply" does not match
-// "ApplySeq") and the bad value, and that empty and nil slices are a no-op.
+// "ApplySeq"), the bad value and what was expected, and that empty and nil
+// slices are a no-op; checkInputPanics adds the edge cases and the To forms.
 func checkPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	hd, L := s.hd, s.n
@@ -887,8 +888,11 @@ func checkPanics[T Elem](t tb, s *suite[T]) {
 			t.Errorf("%s with %s (%d) panicked with %q, which does not name %s", c.fn, c.what, c.value, msg, c.fn)
 		case !numRE(c.value).MatchString(msg):
 			t.Errorf("%s with %s panicked with %q, which does not contain the bad value %d", c.fn, c.what, msg, c.value)
+		case !expectRE.MatchString(msg):
+			t.Errorf("%s with %s (%d) panicked with %q, which does not say what was expected", c.fn, c.what, c.value, msg)
 		}
 	}
+	checkInputPanics(t, s)
 	noop := []struct {
 		name string
 		call func()
@@ -964,49 +968,109 @@ func checkFreqs[T Elem](t tb, s *suite[T]) {
 
 // ---- concurrency ---------------------------------------------------------------
 
-// checkConcurrent checks that one Table used from several goroutines at once
-// (with Rotate alongside) gives the same bits as serial calls; under -race it
-// also catches writes to a shared table.
+// concurrentWorkers and concurrentIters size checkConcurrent: that many
+// goroutines, each making that many calls, per backend.
+const concurrentWorkers, concurrentIters = 16, 24
+
+// concurrentMaxHeads is the most heads per token checkConcurrent uses:
+// min(9, 8192/HeadDim), at least 1 (2 at HeadDim 4096), so that large heads
+// keep the check under a second.
+func concurrentMaxHeads(hd int) int { return min(9, max(1, 8192/hd)) }
+
+// checkConcurrent checks that one Table used from concurrentWorkers
+// goroutines at once, through every entry point (ApplySeq and
+// ApplyInverseSeq with 1…3 tokens, Rotate and RotateInverse alongside, and
+// ApplyTo and ApplySeqTo when the package has them) with 1…9 heads per
+// token (see concurrentMaxHeads), gives the same bits as serial calls, on every backend in turn
+// (the active backend is process-wide, so backends are not mixed within a
+// round). Under -race it also catches writes to a shared table or other
+// shared state from the Go code (the race detector does not see accesses
+// made by assembly).
 func checkConcurrent[T Elem](t tb, s *suite[T]) {
 	t.Helper()
-	const workers, iters, heads = 4, 16, 4
 	type job struct {
-		e   entry
-		pos int
-		x   []T
-		y   []T
+		f      gform
+		pos    int
+		seq    []int32
+		x      []T
+		y      []T      // serial result (the To forms: x unchanged)
+		dst    []uint16 // serial dst of the To forms
+		tokens int
 	}
-	jobs := make([][]job, workers)
+	backends := s.k.Backends
+	if len(backends) == 0 {
+		backends = []Backend{{Name: "(only)", Use: func() {}}}
+	} else {
+		defer backends[0].Use()
+	}
+	forms := s.forms()
 	r := rand.New(rand.NewPCG(1, 2))
-	for w := range jobs {
-		for range iters {
-			e := []entry{eApply, eApplyInverse, eRotate, eRotateInverse}[r.IntN(4)]
-			x := make([]T, heads*s.hd)
-			for i := range x {
-				x[i] = s.c.fromBits(s.c.f.special(r.Uint64(), false))
-			}
-			p := r.IntN(s.n)
-			jobs[w] = append(jobs[w], job{e, p, x, s.out(e, x, p)})
-		}
-	}
-	var wg sync.WaitGroup
-	bad := make([]string, workers)
-	for w := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, j := range jobs[w] {
-				if y := s.out(j.e, j.x, j.pos); s.firstDiff(y, j.y) >= 0 {
-					bad[w] = fmt.Sprintf("%v at pos %d gave different bits when called concurrently", j.e, j.pos)
-					return
+	calls := 0
+	for _, b := range backends {
+		b.Use()
+		jobs := make([][]job, concurrentWorkers)
+		for w := range jobs {
+			for range concurrentIters {
+				f := forms[r.IntN(len(forms))]
+				j := job{f: f, tokens: 1}
+				heads := 1 + r.IntN(concurrentMaxHeads(s.hd))
+				if f.seq {
+					j.tokens = 1 + r.IntN(3)
+					for range j.tokens {
+						j.seq = append(j.seq, int32(r.IntN(s.n)))
+					}
 				}
+				if f.e.tableless() && !f.to {
+					j.pos = r.IntN(maxRotatePos + 1)
+				} else {
+					j.pos = r.IntN(s.n)
+				}
+				j.x = make([]T, heads*j.tokens*s.hd)
+				for i := range j.x {
+					j.x[i] = s.c.fromBits(s.c.f.special(r.Uint64(), false))
+				}
+				j.y = slices.Clone(j.x)
+				if f.to {
+					j.dst = make([]uint16, len(j.x))
+				}
+				s.invoke(f, j.y, j.pos, j.seq, j.dst)
+				jobs[w] = append(jobs[w], j)
 			}
-		}()
-	}
-	wg.Wait()
-	for _, b := range bad {
-		if b != "" {
-			t.Error(b)
 		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		bad := make([]string, concurrentWorkers)
+		for w := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for _, j := range jobs[w] {
+					y := slices.Clone(j.x)
+					var dst []uint16
+					if j.f.to {
+						dst = make([]uint16, len(y))
+					}
+					s.invoke(j.f, y, j.pos, j.seq, dst)
+					if s.firstDiff(y, j.y) >= 0 || j.f.to && diff16(dst, j.dst, s.k.OutDType) >= 0 {
+						where := fmt.Sprintf("pos %d", j.pos)
+						if j.f.seq {
+							where = fmt.Sprintf("pos %v", j.seq)
+						}
+						bad[w] = fmt.Sprintf("backend %s: %s (%d values) at %s gave different bits when called concurrently", b.Name, j.f.name, len(j.x), where)
+						return
+					}
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, msg := range bad {
+			if msg != "" {
+				t.Error(msg)
+			}
+		}
+		calls += concurrentWorkers * concurrentIters
 	}
+	t.Logf("concurrent: %d calls from %d goroutines sharing one Table (%d backends, %d forms) gave the serial bits", calls, concurrentWorkers, len(backends), len(forms))
 }

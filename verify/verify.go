@@ -11,8 +11,10 @@
 // float64 reference ([Matrix], [Reference]), norm preservation, R_0 = I,
 // inverse∘forward ≈ identity, the relative-position property, Apply =
 // ApplySeq = Rotate bit for bit, ROPE.md §5's canonical arithmetic bit for
-// bit, every backend bit-identical to the pure-Go one, the panics of §7 and
-// concurrent use of a Table.
+// bit, every backend bit-identical to the pure-Go one, the panics of §7,
+// every entry point on memory flush against PROT_NONE guard pages (linux)
+// and concurrent use of a Table. [Fuzz] is the body of a fuzz target that
+// compares the backends on the inputs the fuzzer finds.
 //
 // Random inputs come from pgregory.net/rapid, so a failing case is shrunk and
 // can be replayed with the -rapid.seed or -rapid.failfile flag that the
@@ -196,6 +198,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	})
 	t.Run("backends", func(t *testing.T) { checkBackends(t, s, backendHeads(s.hd)) })
 	t.Run("panics", func(t *testing.T) { checkPanics(t, s) })
+	t.Run("guard", func(t *testing.T) { checkGuard(t, s) })
 	t.Run("to", func(t *testing.T) { checkTo(t, s) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, s) })
 }
