@@ -135,6 +135,9 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 	if sc == "" {
 		sc = "none"
 	}
+	if sc == "none" && len(p.Spec.Scaling.FreqFactors) > 0 {
+		sc = "freq-factors" // Freqs are not Base^(−2i/R): verify must not check them as if they were
+	}
 	kt := jen.Qual(verifyPkg, "Kernel").Types(jen.Id(T))
 	f.Comment("kernel describes this package to package verify, one Backend per")
 	f.Comment("implementation this CPU can run.")

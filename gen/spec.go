@@ -136,8 +136,8 @@ func (s Spec) Validate() error {
 	if s.Layout != Interleaved && s.Layout != NeoX {
 		return specErr("layout", s.Layout, "layout must be %s or %s", Interleaved, NeoX)
 	}
-	if !token.IsIdentifier(s.Package) || s.Package == "_" || token.Lookup(s.Package).IsKeyword() {
-		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword")
+	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
+		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
 	}
 	return s.validateScaling()
 }
