@@ -76,8 +76,10 @@ tools:
 		fi; \
 	fi
 
+# f32 head dim 128 in both layouts, and the f16 and bf16 packages: each
+# against the plain Go loop a developer would write, in the same run.
 bench:
-	$(GO) test -run '^$$' -bench . -count $(BENCHCOUNT) ./generated/rope128
+	$(GO) test -run '^$$' -bench . -count $(BENCHCOUNT) ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16
 
 # Many goroutines sharing one Table, under the race detector (which does not
 # see accesses made from assembly).
