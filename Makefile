@@ -76,10 +76,13 @@ tools:
 		fi; \
 	fi
 
-# f32 head dim 128 in both layouts, and the f16 and bf16 packages: each
-# against the plain Go loop a developer would write, in the same run.
+# Every backend against the baselines (verify.Bench), f32 in both layouts and
+# f16/bf16 storage, one package at a time (-p 1): feed the output to
+# benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
+BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16
+
 bench:
-	$(GO) test -run '^$$' -bench . -count $(BENCHCOUNT) ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16
+	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)
 
 # Many goroutines sharing one Table, under the race detector (which does not
 # see accesses made from assembly).

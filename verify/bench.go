@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/x448/float16"
@@ -15,6 +16,7 @@ const (
 	benchHeads     = 32   // heads per token
 	benchDecodePos = 1000 // the decode position
 	benchTokens    = 512  // prefill tokens, at positions 0..511
+	benchLong      = 4096 // prefill4k tokens
 )
 
 // Bench runs k's benchmarks as sub-benchmarks of b, named for benchstat:
@@ -22,11 +24,26 @@ const (
 //	decode/backend=<name>       Table.Apply on 32 heads at one position, per backend
 //	decode/rotate               tableless Rotate on the same input, default backend
 //	decode/baseline=plainloop   the plain Go loop over []float32 cos and sin tables
+//	decode/baseline=stream      the stream kernel on the same bytes: the memory limit
+//	decode/baseline=stream-avx2 the same at AVX2, where the best level is wider
 //	prefill/backend=<name>      Table.ApplySeq on 512 tokens × 32 heads at 0..511
 //	prefill/baseline=plainloop  the plain loop, token by token
+//	prefill/baseline=stream     the stream kernel on the whole sequence at once
+//	prefill/baseline=stream-avx2
+//	prefill4k/backend=<name>    Table.ApplySeq on 4096 tokens × 32 heads, default backend
+//	prefill4k/parallel=2        ApplySeqParallel with 2 workers, where the table has it
+//	prefill4k/baseline=stream   (and stream-avx2)
 //
-// SetBytes is the size of x, so benchstat reports throughput. The decode
-// input (32·HeadDim values) stays in L1. The plain loop is the one a Go
+// SetBytes is the size of x, so benchstat reports throughput; med-ns/op
+// (see benchLoop) is the median over timed batches, steadier than ns/op on
+// a busy machine. The decode
+// input (32·HeadDim values) stays in L1; the prefill input (HeadDim·64 KiB
+// for f32) does not fit in L2. The stream kernel (stream_amd64.s, pure Go
+// elsewhere) multiplies x by 1 in place, one load, one multiply and one
+// store per register and nothing else, at the best level the CPU has (and
+// again at AVX2): no kernel that rotates x in place can beat it, so the
+// ratio of a backend to it is how far the backend is from the memory
+// system's limit. It depends only on the bytes, so both layouts share it. The plain loop is the one a Go
 // developer would write: cos[pos*half+i] and sin[pos*half+i] tables (float64
 // for f64), layout-aware, float32(a*c) - float32(b*s); f16 elements go
 // through x448/float16 and bf16 through a bit shift and a rounding add. The
@@ -78,6 +95,7 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		b.Run("baseline=plainloop", func(b *testing.B) {
 			benchLoop(b, x0, every, func(x []T) { bl.apply(x, benchDecodePos) })
 		})
+		benchStream(b, x0, every)
 	})
 
 	b.Run("prefill", func(b *testing.B) {
@@ -101,20 +119,85 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 				}
 			})
 		})
+		benchStream(b, x0, every)
+	})
+
+	b.Run("prefill4k", func(b *testing.B) {
+		x0 := input(benchLong * benchHeads * s.hd)
+		pos := make([]int32, benchLong)
+		for i := range pos {
+			pos[i] = int32(i % s.n)
+		}
+		restore()
+		b.Run("backend="+backends[0].Name, func(b *testing.B) {
+			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, pos) })
+		})
+		if pt, ok := s.tab.(interface {
+			ApplySeqParallel(x []T, pos []int32, workers int)
+		}); ok {
+			want, got := slices.Clone(x0), slices.Clone(x0)
+			s.tab.ApplySeq(want, pos)
+			pt.ApplySeqParallel(got, pos, 2)
+			if i := s.firstDiff(got, want); i >= 0 {
+				b.Fatalf("ApplySeqParallel(x, pos, 2) differs from ApplySeq at index %d", i)
+			}
+			b.Run("parallel=2", func(b *testing.B) {
+				benchLoop(b, x0, every, func(x []T) { pt.ApplySeqParallel(x, pos, 2) })
+			})
+		}
+		benchStream(b, x0, every)
 	})
 }
 
+// benchStream runs baseline=stream at the best stream level, and
+// baseline=stream-avx2 when that is wider than AVX2.
+func benchStream[T Elem](b *testing.B, x0 []T, every int) {
+	ks := append(streamKernels(), streamGo)
+	b.Run("baseline=stream", func(b *testing.B) {
+		benchLoop(b, x0, every, func(x []T) { streamRun(ks[0], x) })
+	})
+	for _, sk := range ks[1:] {
+		if sk.name == "avx2" {
+			b.Run("baseline=stream-avx2", func(b *testing.B) {
+				benchLoop(b, x0, every, func(x []T) { streamRun(sk, x) })
+			})
+		}
+	}
+}
+
+// benchBatch is the least time benchLoop's batches take.
+const benchBatch = 20 * time.Microsecond
+
 // benchLoop times f on a copy of x0, restoring it every `every` iterations.
+// Besides ns/op, the mean, it reports med-ns/op: the iterations run in
+// batches of at least benchBatch, each timed, and med-ns/op is the median
+// batch's time per iteration. On a shared machine a preemption or another
+// process's burst lands in a few batches and moves the mean, not the
+// median.
 func benchLoop[T Elem](b *testing.B, x0 []T, every int, f func([]T)) {
 	x := slices.Clone(x0)
 	b.SetBytes(int64(len(x)) * int64(sizeOf[T]()))
+	t0 := time.Now()
+	f(x) // warm up, and size the batches
+	batch := max(1, int(benchBatch/max(time.Since(t0), 1)))
+	copy(x, x0)
+	per := make([]float64, 0, b.N/batch+1)
 	b.ResetTimer()
-	for i := range b.N {
-		if i%every == every-1 {
-			copy(x, x0)
+	for i := 0; i < b.N; {
+		n := min(batch, b.N-i)
+		t := time.Now()
+		for j := i; j < i+n; j++ {
+			if j%every == every-1 {
+				copy(x, x0)
+			}
+			f(x)
 		}
-		f(x)
+		per = append(per, float64(time.Since(t).Nanoseconds())/float64(n))
+		i += n
 	}
+	b.StopTimer()
+	slices.Sort(per)
+	b.ReportMetric(per[len(per)/2], "med-ns/op")
 }
 
 // resetEvery returns how many in-place rotations of inputs near 1 stay
