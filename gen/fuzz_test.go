@@ -347,7 +347,7 @@ func checkAPI(t *testing.T, s Spec, pkg *types.Package, arch string) {
 	}
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
-	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplySeq", "Len"}
+	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplySeq", "ApplySeqParallel", "Len"}
 	if s.OutDType != "" {
 		want = append(want, "ApplySeqTo", "ApplyTo")
 		sort.Strings(want)

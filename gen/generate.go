@@ -156,6 +156,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 			),
 			jen.Id("Rotate"):        jen.Id("Rotate"),
 			jen.Id("RotateInverse"): jen.Id("RotateInverse"),
+			jen.Id("ParallelMin"):   jen.Id("ParallelMin"),
 		}),
 		p.verifyTo(),
 		jen.Do(func(st *jen.Statement) {

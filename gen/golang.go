@@ -69,6 +69,9 @@ func (p *Plan) packageDoc() string {
 	b.WriteString("The inverse (backward) call negates s. Against the exact rotation in float64\n")
 	fmt.Fprintf(&b, "the result satisfies %s,\n", p.errorBound())
 	b.WriteString("at every position below 2²⁴.\n\n")
+	b.WriteString("ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at\n")
+	b.WriteString("least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent\n")
+	b.WriteString("goroutines, with the same bits; shorter ones are rotated serially.\n\n")
 	b.WriteString("Build with -tags purego to use only the pure Go kernels.")
 	return b.String()
 }
@@ -156,7 +159,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			}
 		}),
 		jen.For(jen.Id("pos").Op(":=").Range().Id("maxPos")).Block(
-			jen.Id("fillRow").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs")),
+			jen.Id("fill").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs")),
 		),
 		jen.Return(jen.Id("t")),
 	)
@@ -170,22 +173,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Return(jen.Parens(jen.Op("*").Id("row")).Call(jen.Id("t").Dot("rows").Index(jen.Id("pos").Op("*").Id("rowLen").Op(":")))),
 	)
 	f.Line()
-	f.Comment("fillRow writes the table row of position pos: for pair i with indices")
-	f.Comment("(a, b) and c, s = A·cos(pos·θ_i), A·sin(pos·θ_i) computed in float64,")
-	f.Comment("C[a] = C[b] = c, S[a] = −s and S[b] = s, each rounded once.")
-	a, b := p.pairExprs()
-	f.Func().Id("fillRow").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()).Block(
-		jen.For(jen.List(jen.Id("i"), jen.Id("theta")).Op(":=").Range().Id("freqs")).Block(
-			jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Qual("math", "Sincos").Call(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("theta")),
-			jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
-				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
-				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin")),
-			),
-			jen.List(jen.Id("a"), jen.Id("b")).Op(":=").List(a, b),
-			jen.List(jen.Id("r").Index(jen.Id("a")), jen.Id("r").Index(jen.Id("b"))).Op("=").List(jen.Id("c"), jen.Id("c")),
-			jen.List(jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("a")), jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("b"))).Op("=").List(jen.Op("-").Id("s"), jen.Id("s")),
-		),
-	)
+	p.fillRow(f)
 
 	xT := jen.Id("x").Index().Id(T)
 	type entry struct {
@@ -219,7 +207,24 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 				jen.Id("active").Dot(e.kern).Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
 			),
 		)
+		par := seq + "Parallel"
+		fn = "Table." + par
+		f.Line()
+		f.Comment(par + " is " + seq + " with the tokens split into at most workers runs")
+		f.Comment("of whole tokens, rotated concurrently, one goroutine a run (the last on the")
+		f.Comment("calling goroutine): min(workers, len(pos), ⌊bytes of x / ParallelMin⌋) runs")
+		f.Comment("of ⌈len(pos)/runs⌉ tokens, the last run shorter if need be. So an x of")
+		f.Comment("fewer than 2·ParallelMin bytes, or workers <= 1, is rotated serially.")
+		f.Comment("It gives the bits of " + seq + ".")
+		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(par).Params(xT.Clone(), jen.Id("pos").Index().Int32(), jen.Id("workers").Int()).Block(
+			jen.Id("n").Op(":=").Id("seqLen").Call(jen.Lit(fn), jen.Len(jen.Id("x")), jen.Len(jen.Id("pos"))),
+			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
+				jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos[%d]"), jen.Int().Call(jen.Id("p")), jen.Id("j")),
+			),
+			jen.Id("t").Dot("seqParallel").Call(jen.Id("active").Dot(e.kern), jen.Id("x"), jen.Id("pos"), jen.Id("n"), jen.Id("workers")),
+		)
 	}
+	p.seqParallel(f)
 	for _, e := range []entry{
 		{"Rotate", "fwd", "rotates every head in x in place by position pos without a table, computing cos and sin for this call. It gives the same bits as Table.Apply."},
 		{"RotateInverse", "inv", "is the tableless ApplyInverse. It gives the same bits as Table.ApplyInverse."},
@@ -233,11 +238,20 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 				jen.Id("panicf").Call(jen.Lit(pkg+"."+e.name+": pos = %d: want pos >= 0"), jen.Id("pos")),
 			),
 			jen.If(jen.Len(jen.Id("x")).Op("==").Lit(0)).Block(jen.Return()),
-			jen.Var().Id("r").Id("row"),
-			jen.Id("fillRow").Call(jen.Op("&").Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs")),
-			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Op("&").Id("r")),
+			jen.Id("r").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
+			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs")),
+			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("r")),
+			jen.Id("rowPool").Dot("Put").Call(jen.Id("r")),
 		)
 	}
+
+	f.Line()
+	f.Comment("rowPool holds the rows Rotate and RotateInverse fill: a row on their")
+	f.Comment("stack would move to the heap, as the kernels are called through")
+	f.Comment("function values.")
+	f.Var().Id("rowPool").Op("=").Qual("sync", "Pool").Values(jen.Dict{
+		jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Id("row")))),
+	})
 
 	if p.Spec.OutDType != "" {
 		O := p.outDtype().goType
@@ -315,10 +329,12 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 
 	f.Line()
 	f.Comment("backend is one implementation of the kernels: fwd computes A·R·x and inv")
-	f.Comment("A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r.")
+	f.Comment("A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r;")
+	f.Comment("fill, when set, writes a table row with fillRow's bits.")
 	f.Type().Id("backend").StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Func().Params(xT.Clone(), jen.Id("r").Op("*").Id("row"))
+		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64())
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("src").Index().Id(T), jen.Id("r").Op("*").Id("row")).Comment("rotate src forward into dst, narrowing")
 		}
@@ -331,6 +347,118 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Id("active").Op("=").Id("backends").Index(jen.Lit(0)),
 	)
 	return goFile(f, header, "")
+}
+
+// seqParallel emits ParallelMin and Table.seqParallel, the body of the
+// Parallel forms of ApplySeq and ApplyInverseSeq.
+func (p *Plan) seqParallel(f *jen.File) {
+	T := p.elemType()
+	size := map[string]int{"float32": 4, "float64": 8, "uint16": 2}[T]
+	f.Line()
+	f.Comment("ParallelMin is the number of bytes of x per goroutine from which")
+	f.Comment("ApplySeqParallel and ApplyInverseSeqParallel split x. Measured on a 2-vCPU Xeon")
+	f.Comment("(ropegen's BENCHMARKS.md) with 32 heads of 128 float32 per token, one")
+	f.Comment("goroutine rotates 20–25 GB/s while x fits in the cache (up to 32 MiB")
+	f.Comment("there) and 8–9 GB/s beyond it, where two reach 15–17 GB/s (1.7–1.9×);")
+	f.Comment("splitting an x of 32 MiB or less was 20–50% slower. A machine with a")
+	f.Comment("larger cache would want a larger value.")
+	f.Const().Id("ParallelMin").Op("=").Lit(20).Op("<<").Lit(20)
+	f.Line()
+	f.Comment("seqParallel applies kern to the tokens of x (n values each) at pos, in up")
+	f.Comment("to workers concurrent runs of at least ParallelMin bytes.")
+	run := func(lo, hi string) jen.Code {
+		return jen.For(jen.Id("j").Op(":=").Id(lo), jen.Id("j").Op("<").Id(hi), jen.Id("j").Op("++")).Block(
+			jen.Id("kern").Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("pos").Index(jen.Id("j"))))),
+		)
+	}
+	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("seqParallel").Params(
+		jen.Id("kern").Func().Params(jen.Index().Id(T), jen.Op("*").Id("row")), jen.Id("x").Index().Id(T), jen.Id("pos").Index().Int32(), jen.List(jen.Id("n"), jen.Id("workers")).Int(),
+	).Block(
+		jen.Id("runs").Op(":=").Min(jen.Id("workers"), jen.Len(jen.Id("pos")), jen.Len(jen.Id("x")).Op("*").Lit(size).Op("/").Id("ParallelMin")),
+		jen.Id("per").Op(":=").Len(jen.Id("pos")),
+		jen.If(jen.Id("runs").Op(">").Lit(1)).Block(
+			jen.Id("per").Op("=").Parens(jen.Len(jen.Id("pos")).Op("+").Id("runs").Op("-").Lit(1)).Op("/").Id("runs"),
+		),
+		jen.Var().Id("wg").Qual("sync", "WaitGroup"),
+		jen.For(jen.Id("lo").Op(":=").Lit(0), jen.Id("lo").Op("<").Len(jen.Id("pos")), jen.Id("lo").Op("+=").Id("per")).Block(
+			jen.Id("hi").Op(":=").Min(jen.Id("lo").Op("+").Id("per"), jen.Len(jen.Id("pos"))),
+			jen.If(jen.Id("hi").Op("==").Len(jen.Id("pos"))).Block(
+				run("lo", "hi"),
+				jen.Break(),
+			),
+			jen.Id("wg").Dot("Add").Call(jen.Lit(1)),
+			jen.Go().Func().Params(jen.List(jen.Id("from"), jen.Id("to")).Int()).Block(
+				jen.Defer().Id("wg").Dot("Done").Call(),
+				run("from", "to"),
+			).Call(jen.Id("lo"), jen.Id("hi")),
+		),
+		jen.Id("wg").Dot("Wait").Call(),
+	)
+}
+
+// fillRow emits fill, which writes one table row (see Plan) with the active
+// backend's fill kernel or else with fillRow, the pure Go one; for float32
+// tables also sincos, the float64 sine and cosine fillRow computes them with
+// (gen/sincos.go, copied verbatim), and maxFreq. Rotate fills a row per
+// call, so its cost is Rotate's. float64 tables keep math.Sincos, whose
+// float64 results the verify suite's f64 bounds assume, and have no fill
+// kernels.
+func (p *Plan) fillRow(f *jen.File) {
+	C := p.computeType()
+	a, b := p.pairExprs()
+	freqsT := jen.Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()
+	f.Comment("fill writes the table row of position pos: with the active backend's fill")
+	f.Comment("kernel where it has one (it gives fillRow's bits), else with fillRow.")
+	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsT.Clone())).Block(
+		jen.If(jen.Id("f").Op(":=").Id("active").Dot("fill"), jen.Id("f").Op("!=").Nil()).Block(
+			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs")),
+			jen.Return(),
+		),
+		jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Lit(0)),
+	)
+	f.Line()
+	f.Comment("fillRow writes the values of pairs [from, RotaryDim/2) of the table row of")
+	f.Comment("position pos: for pair i with indices (a, b) and c, s = A·cos(pos·θ_i),")
+	f.Comment("A·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,")
+	f.Comment("each rounded once.")
+	store := []jen.Code{
+		jen.List(jen.Id("a"), jen.Id("b")).Op(":=").List(a, b),
+		jen.List(jen.Id("r").Index(jen.Id("a")), jen.Id("r").Index(jen.Id("b"))).Op("=").List(jen.Id("c"), jen.Id("c")),
+		jen.List(jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("a")), jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("b"))).Op("=").List(jen.Op("-").Id("s"), jen.Id("s")),
+	}
+	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsT.Clone()), jen.Id("from").Int())
+	if C == "float64" {
+		f.Func().Id("fillRow").Add(params).Block(
+			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
+				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Qual("math", "Sincos").Call(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i"))),
+				jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
+					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
+					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin")),
+				),
+			}, store...)...),
+		)
+		return
+	}
+	f.Func().Id("fillRow").Add(params).Block(
+		jen.Var().List(jen.Id("sin"), jen.Id("cos")).Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64(),
+		jen.Id("sincos").Call(jen.Id("sin").Index(jen.Id("from").Op(":")), jen.Id("cos").Index(jen.Id("from").Op(":")), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs").Index(jen.Id("from").Op(":"))),
+		jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
+			jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
+				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos").Index(jen.Id("i"))),
+				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin").Index(jen.Id("i"))),
+			),
+		}, store...)...),
+	)
+	f.Line()
+	maxFreq := 0.0
+	for _, v := range append(append([]float64{}, p.Freqs...), p.LongFreqs...) {
+		maxFreq = max(maxFreq, v)
+	}
+	f.Comment("maxFreq is the largest θ_i (of Freqs and LongFreqs): every angle pos·θ_i")
+	f.Comment("is at most float64(pos)·maxFreq.")
+	f.Const().Id("maxFreq").Op("=").Add(float(maxFreq))
+	f.Line()
+	f.Id(sincosSource())
 }
 
 // backendFields are the fields of a backend literal.
@@ -440,10 +568,21 @@ func (p *Plan) noasmFile(header string) ([]byte, error) {
 }
 
 // amd64File is rope_amd64.go: the assembly declarations (as avo derived them
-// from the signatures it assembled) and their dispatch.
+// from the signatures it assembled) and their dispatch. A level with a fill
+// kernel (float32 tables) gets a fill wrapper that uses it where every angle
+// is below sincosMax and fills the rest of the row with fillRow.
 func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]byte, error) {
 	f := jen.NewFile(p.Spec.Package)
 	f.ImportName(cpuPkg, "cpu")
+	fills := map[string]string{}
+	for _, l := range levels {
+		name := "fill" + strings.ToUpper(l.name)
+		for _, st := range stubs {
+			if strings.Contains(st, "\nfunc "+name+"(") {
+				fills[l.name] = name
+			}
+		}
+	}
 	f.Comment("archBackends returns the assembly backends this CPU supports, best first.")
 	f.Func().Id("archBackends").Params().Index().Id("backend").BlockFunc(func(g *jen.Group) {
 		g.Var().Id("bs").Index().Id("backend")
@@ -455,12 +594,33 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 				}
 				cond.Qual(cpuPkg, "X86").Dot(f)
 			}
+			fields := p.backendFields(l.name, l.fwd, l.inv, l.to)
+			if k := fills[l.name]; k != "" {
+				fields[jen.Id("fill")] = jen.Id(k + "Row")
+			}
 			g.If(cond).Block(
-				jen.Id("bs").Op("=").Append(jen.Id("bs"), jen.Id("backend").Values(p.backendFields(l.name, l.fwd, l.inv, l.to))),
+				jen.Id("bs").Op("=").Append(jen.Id("bs"), jen.Id("backend").Values(fields)),
 			)
 		}
 		g.Return(jen.Id("bs"))
 	})
+	for _, l := range levels {
+		k := fills[l.name]
+		if k == "" {
+			continue
+		}
+		f.Line()
+		f.Comment(k + "Row is fill with " + k + ", for angles below sincosMax.")
+		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()).Block(
+			jen.Id("from").Op(":=").Lit(0),
+			jen.If(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("maxFreq")).Op("<").Id("sincosMax")).Block(
+				jen.Id("from").Op("=").Id(k).Call(jen.Id("r"), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs"), jen.Id("AttentionFactor")),
+			),
+			jen.If(jen.Id("from").Op("<").Id("RotaryDim").Op("/").Lit(2)).Block(
+				jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("from")),
+			),
+		)
+	}
 	src, err := goFile(f, header, "amd64 && !purego")
 	if err != nil {
 		return nil, err

@@ -1074,3 +1074,165 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 	}
 	t.Logf("concurrent: %d calls from %d goroutines sharing one Table (%d backends, %d forms) gave the serial bits", calls, concurrentWorkers, len(backends), len(forms))
 }
+
+// ---- table rows per backend ------------------------------------------------
+
+// checkRows checks that every backend computes the same table rows as the
+// pure-Go reference: the table values, which a backend may compute with its
+// own (vectorized) sincos, must be bit-identical too (ROPE.md §5). It builds
+// a table under each backend and applies it at every one of its positions,
+// and runs Rotate at fixed positions: 0…1023, 2^k−1, 2^k and 2^k+1 up to
+// 2^40 (past the angles a vectorized sincos takes), and 2^24−1. The probe
+// holds, per pair, (1, 0) in the first head and (0, 1) in the second, so the
+// outputs are the table values themselves (narrowed for f16/bf16 storage),
+// and random values in the third.
+func checkRows[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	bs := s.k.Backends
+	if len(bs) < 2 {
+		t.Logf("%d backend(s): nothing to compare", len(bs))
+		return
+	}
+	defer bs[0].Use()
+	rng := rand.New(rand.NewPCG(seed(), 0x726f7773))
+	x0 := make([]T, 3*s.hd)
+	one := s.c.fromF64(1)
+	for i := range s.pa {
+		x0[s.pa[i]] = one
+		x0[s.hd+s.pb[i]] = one
+	}
+	for i := 2 * s.hd; i < len(x0); i++ {
+		x0[i] = s.c.fromF64(rng.Float64()*2 - 1)
+	}
+	rows := min(s.n, tableRows)
+	positions := make([]int, 0, 1024+3*40)
+	for p := range 1024 {
+		positions = append(positions, p)
+	}
+	for k := 10; k <= 40; k++ {
+		positions = append(positions, 1<<k-1, 1<<k, 1<<k+1)
+	}
+	positions = append(positions, maxRotatePos)
+	// outputs returns every probe output under backend b: the table's at
+	// each of its positions, then Rotate's at each fixed one.
+	outputs := func(b Backend) []T {
+		b.Use()
+		tab := s.k.NewTable(rows)
+		var out []T
+		for p := range rows {
+			x := slices.Clone(x0)
+			tab.Apply(x, p)
+			out = append(out, x...)
+		}
+		for _, p := range positions {
+			x := slices.Clone(x0)
+			s.k.Rotate(x, p)
+			out = append(out, x...)
+		}
+		return out
+	}
+	ref := bs[len(bs)-1]
+	want := outputs(ref)
+	n := rows * len(x0)
+	for _, b := range bs[:len(bs)-1] {
+		got := outputs(b)
+		if i := s.firstDiff(got, want); i >= 0 {
+			what := fmt.Sprintf("NewTable(%d) row %d", rows, i/len(x0))
+			if i >= n {
+				what = fmt.Sprintf("Rotate at pos %d", positions[(i-n)/len(x0)])
+			}
+			t.Fatalf("backend %s differs from %s: %s, head %d, index %d: %s gives %s, %s gives %s",
+				b.Name, ref.Name, what, i%len(x0)/s.hd, i%s.hd, b.Name, s.c.show(got[i]), ref.Name, s.c.show(want[i]))
+		}
+		t.Logf("backend %s: %d table rows and Rotate at %d positions bit-identical to %s", b.Name, rows, len(positions), ref.Name)
+	}
+}
+
+// ---- parallel sequences ---------------------------------------------------
+
+// ParallelTable is the method set of a table with the Parallel forms of
+// ApplySeq and ApplyInverseSeq; Run checks them when the table has them.
+type ParallelTable[T Elem] interface {
+	ApplySeqParallel(x []T, pos []int32, workers int)
+	ApplyInverseSeqParallel(x []T, pos []int32, workers int)
+}
+
+// checkParallel checks that the Parallel forms give the bits of the serial
+// ones with 0…4 workers, on sequences from none to past 2·ParallelMin
+// bytes (so that they split in two, and with 4 workers in up to three in
+// the longest), and that a bad position panics, naming the function,
+// before x changes.
+func checkParallel[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	pt, ok := s.tab.(ParallelTable[T])
+	if !ok || s.k.ParallelMin <= 0 {
+		if ok || s.k.ParallelMin > 0 {
+			t.Fatalf("the table has Parallel forms: %v, but Kernel.ParallelMin = %d", ok, s.k.ParallelMin)
+		}
+		t.Logf("the table has no Parallel forms")
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed(), 0x706172))
+	size := int(sizeOf[T]())
+	type shape struct{ tokens, heads int }
+	shapes := []shape{{0, 1}, {1, 1}, {7, 3}}
+	if !testing.Short() {
+		for i, tokens := range []int{33, 3, 257} {
+			bytes := 2*s.k.ParallelMin + 4096
+			if i == 2 {
+				bytes = 3*s.k.ParallelMin + 4096
+			}
+			per := tokens * s.hd * size
+			shapes = append(shapes, shape{tokens, (bytes + per - 1) / per})
+		}
+	}
+	for _, sh := range shapes {
+		x0 := make([]T, sh.tokens*sh.heads*s.hd)
+		for i := range x0 {
+			x0[i] = s.c.fromF64(rng.NormFloat64())
+		}
+		pos := make([]int32, sh.tokens)
+		for i := range pos {
+			pos[i] = int32(rng.IntN(s.n))
+		}
+		for _, inverse := range []bool{false, true} {
+			want := slices.Clone(x0)
+			name := "ApplySeqParallel"
+			if inverse {
+				name = "ApplyInverseSeqParallel"
+				s.tab.ApplyInverseSeq(want, pos)
+			} else {
+				s.tab.ApplySeq(want, pos)
+			}
+			for workers := range 5 {
+				got := slices.Clone(x0)
+				if inverse {
+					pt.ApplyInverseSeqParallel(got, pos, workers)
+				} else {
+					pt.ApplySeqParallel(got, pos, workers)
+				}
+				if i := s.firstDiff(got, want); i >= 0 {
+					t.Fatalf("%s(x, pos, %d) with %d tokens × %d heads (%d bytes): value %d is %s, the serial form gives %s",
+						name, workers, sh.tokens, sh.heads, len(x0)*size, i, s.c.show(got[i]), s.c.show(want[i]))
+				}
+			}
+		}
+		t.Logf("%d tokens × %d heads (%d bytes): both Parallel forms with 0…4 workers give the serial bits", sh.tokens, sh.heads, len(x0)*size)
+	}
+	x := make([]T, 2*s.hd)
+	for i := range x {
+		x[i] = s.c.fromF64(1)
+	}
+	x0 := slices.Clone(x)
+	r := func() (r any) {
+		defer func() { r = recover() }()
+		pt.ApplySeqParallel(x, []int32{0, int32(s.tab.Len())}, 2)
+		return nil
+	}()
+	if msg, _ := r.(string); !regexp.MustCompile(`\bApplySeqParallel\b.*pos\[1\]`).MatchString(msg) {
+		t.Errorf("ApplySeqParallel with pos[1] = Len(): panic %v, want a message naming ApplySeqParallel and pos[1]", r)
+	}
+	if s.firstDiff(x, x0) >= 0 {
+		t.Errorf("ApplySeqParallel changed x before it panicked")
+	}
+}

@@ -127,6 +127,11 @@ type Kernel[T Elem] struct {
 	Rotate func(x []T, pos int)
 	// RotateInverse is the tableless inverse (A·R^T).
 	RotateInverse func(x []T, pos int)
+	// ParallelMin is the package's ParallelMin: the least number of bytes
+	// of x its ApplySeqParallel gives a goroutine. The suite checks the
+	// Parallel forms of the table (ParallelTable) on sequences long enough
+	// to split. Leave it zero when the table has no Parallel forms.
+	ParallelMin int
 	// OutDType ("f16" or "bf16"), ApplyTo and ApplySeqTo describe the
 	// rotate-and-narrow forms of a package generated with -out-dtype (ROPE.md
 	// §7); leave them zero otherwise. ApplyTo(tab, dst, src, pos) calls tab's
@@ -197,6 +202,8 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 		t.Run("rotate", func(t *testing.T) { checkCanonical(t, s, true) })
 	})
 	t.Run("backends", func(t *testing.T) { checkBackends(t, s, backendHeads(s.hd)) })
+	t.Run("rows", func(t *testing.T) { checkRows(t, s) })
+	t.Run("parallel", func(t *testing.T) { checkParallel(t, s) })
 	t.Run("panics", func(t *testing.T) { checkPanics(t, s) })
 	t.Run("guard", func(t *testing.T) { checkGuard(t, s) })
 	t.Run("to", func(t *testing.T) { checkTo(t, s) })

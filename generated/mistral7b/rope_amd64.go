@@ -11,6 +11,7 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
+			fill: fillAVX512Row,
 			fwd:  applyAVX512,
 			inv:  applyInverseAVX512,
 			name: "avx512",
@@ -18,12 +19,35 @@ func archBackends() []backend {
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
+			fill: fillAVX2Row,
 			fwd:  applyAVX2,
 			inv:  applyInverseAVX2,
 			name: "avx2",
 		})
 	}
 	return bs
+}
+
+// fillAVX512Row is fill with fillAVX512, for angles below sincosMax.
+func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+	from := 0
+	if float64(float64(pos)*maxFreq) < sincosMax {
+		from = fillAVX512(r, float64(pos), freqs, AttentionFactor)
+	}
+	if from < RotaryDim/2 {
+		fillRow(r, pos, freqs, from)
+	}
+}
+
+// fillAVX2Row is fill with fillAVX2, for angles below sincosMax.
+func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+	from := 0
+	if float64(float64(pos)*maxFreq) < sincosMax {
+		from = fillAVX2(r, float64(pos), freqs, AttentionFactor)
+	}
+	if from < RotaryDim/2 {
+		fillRow(r, pos, freqs, from)
+	}
 }
 
 // applyAVX512 rotates each head of x forward (A·R_p·x) with table row r, using AVX512.
@@ -36,6 +60,11 @@ func applyAVX512(x []float32, r *[256]float32)
 //go:noescape
 func applyInverseAVX512(x []float32, r *[256]float32)
 
+// fillAVX512 writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+//
+//go:noescape
+func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+
 // applyAVX2 rotates each head of x forward (A·R_p·x) with table row r, using AVX2.
 //
 //go:noescape
@@ -45,3 +74,8 @@ func applyAVX2(x []float32, r *[256]float32)
 //
 //go:noescape
 func applyInverseAVX2(x []float32, r *[256]float32)
+
+// fillAVX2 writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+//
+//go:noescape
+func fillAVX2(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)

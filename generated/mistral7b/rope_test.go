@@ -22,6 +22,7 @@ func kernel() verify.Kernel[float32] {
 		NewTable: func(n int) verify.Table[float32] {
 			return NewTable(n)
 		},
+		ParallelMin:   ParallelMin,
 		RotaryDim:     RotaryDim,
 		Rotate:        Rotate,
 		RotateInverse: RotateInverse,

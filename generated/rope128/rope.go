@@ -25,6 +25,10 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
+least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
+goroutines, with the same bits; shorter ones are rotated serially.
+
 Build with -tags purego to use only the pure Go kernels.
 */
 package rope128
@@ -32,6 +36,7 @@ package rope128
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // HeadDim is the number of values in one head vector.
@@ -138,7 +143,7 @@ func NewTable(maxPos int) *Table {
 	t := &Table{rows: make([]float32, maxPos*rowLen)}
 	freqs := &Freqs
 	for pos := range maxPos {
-		fillRow(t.row(pos), pos, freqs)
+		fill(t.row(pos), pos, freqs)
 	}
 	return t
 }
@@ -152,16 +157,93 @@ func (t *Table) row(pos int) *row {
 	return (*row)(t.rows[pos*rowLen:])
 }
 
-// fillRow writes the table row of position pos: for pair i with indices
-// (a, b) and c, s = A·cos(pos·θ_i), A·sin(pos·θ_i) computed in float64,
-// C[a] = C[b] = c, S[a] = −s and S[b] = s, each rounded once.
-func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64) {
-	for i, theta := range freqs {
-		sin, cos := math.Sincos(float64(pos) * theta)
-		c, s := float32(AttentionFactor*cos), float32(AttentionFactor*sin)
+// fill writes the table row of position pos: with the active backend's fill
+// kernel where it has one (it gives fillRow's bits), else with fillRow.
+func fill(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+	if f := active.fill; f != nil {
+		f(r, pos, freqs)
+		return
+	}
+	fillRow(r, pos, freqs, 0)
+}
+
+// fillRow writes the values of pairs [from, RotaryDim/2) of the table row of
+// position pos: for pair i with indices (a, b) and c, s = A·cos(pos·θ_i),
+// A·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,
+// each rounded once.
+func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, from int) {
+	var sin, cos [RotaryDim / 2]float64
+	sincos(sin[from:], cos[from:], float64(pos), freqs[from:])
+	for i := from; i < len(freqs); i++ {
+		c, s := float32(AttentionFactor*cos[i]), float32(AttentionFactor*sin[i])
 		a, b := 2*i, 2*i+1
 		r[a], r[b] = c, c
 		r[RotaryDim+a], r[RotaryDim+b] = -s, s
+	}
+}
+
+// maxFreq is the largest θ_i (of Freqs and LongFreqs): every angle pos·θ_i
+// is at most float64(pos)·maxFreq.
+const maxFreq = 1.0
+
+// sincosMax is the angle up to which sincos reduces with its own four-part
+// constant: below it k = round(x·2/π) < 2³¹, so k times each 22-bit part of
+// π/2 is exact. Angles p·θ_i with p < 2²⁴ stay below it for θ_i < 200.
+const sincosMax = 0x1p31
+
+// Cody–Waite split of π/2: sincosP1, P2 and P3 carry 22 significant bits
+// each, sincosP4 the next 53; together they are π/2 to within 2⁻¹²².
+const (
+	sincosP1 = 0x1.921fbp+0
+	sincosP2 = 0x1.5110bp-22
+	sincosP3 = 0x1.1846980p-44
+	sincosP4 = 0x1.3198a2e037073p-69
+)
+
+// sincos sets sin[i] and cos[i] to the sine and cosine of the angle
+// φ_i = pos·freqs[i], the product rounded to float64 (ROPE.md §4), for every
+// i < len(freqs). It is as accurate as math.Sincos (within 3 float64 ulps,
+// and accurate next to multiples of π/2 too, where math.Sincos is not) but straight-line and branch-free
+// below sincosMax (math.Sincos beyond it), and it has no fused multiply-add
+// on any architecture: every product is converted explicitly, so it returns
+// the same bits everywhere. φ is reduced to r = φ − k·π/2, |r| <= π/4 (to
+// within rounding), with the four-part constant (each step exact where the
+// difference is small); sin r and cos r are math.Sincos's polynomials
+// (Cephes) on [−π/4, π/4], evaluated by Estrin's scheme; the quadrant k mod 4
+// swaps and negates them with integer operations instead of branches.
+func sincos(sin, cos []float64, pos float64, freqs []float64) {
+	sin, cos = sin[:len(freqs)], cos[:len(freqs)]
+	for i, theta := range freqs {
+		x := float64(pos * theta)
+		if !(x < sincosMax) {
+			sin[i], cos[i] = math.Sincos(x)
+			continue
+		}
+		const magic = 0x1.8p52 // adding it rounds to an integer, kept in the low bits
+		kb := float64(x*(2/math.Pi)) + magic
+		q := math.Float64bits(kb)
+		k := kb - magic
+		r := x - float64(k*sincosP1)
+		r -= float64(k * sincosP2)
+		r -= float64(k * sincosP3)
+		r -= float64(k * sincosP4)
+		z := float64(r * r)
+		z2 := float64(z * z)
+		z4 := float64(z2 * z2)
+		s0 := float64(8.33333333332211858878e-3*z) - 1.66666666666666307295e-1
+		s1 := float64(2.75573136213857245213e-6*z) - 1.98412698295895385996e-4
+		s2 := float64(1.58962301576546568060e-10*z) - 2.50507477628578072866e-8
+		s := r + float64(float64(r*z)*(s0+float64(z2*s1)+float64(z4*s2)))
+		c0 := float64(-1.38888888888730564116e-3*z) + 4.16666666666665929218e-2
+		c1 := float64(-2.75573141792967388112e-7*z) + 2.48015872888517045348e-5
+		c2 := float64(-1.13585365213876817300e-11*z) + 2.08757008419747316778e-9
+		c := (1 - float64(0.5*z)) + float64(z2*(c0+float64(z2*c1)+float64(z4*c2)))
+		// Quadrant q: (sin, cos) = (s, c), (c, −s), (−s, −c), (−c, s).
+		sb, cb := math.Float64bits(s), math.Float64bits(c)
+		swap := (sb ^ cb) & -(q & 1)
+		sb, cb = sb^swap, cb^swap
+		sin[i] = math.Float64frombits(sb ^ (q&2)<<62)
+		cos[i] = math.Float64frombits(cb ^ ((q+1)&2)<<62)
 	}
 }
 
@@ -186,6 +268,20 @@ func (t *Table) ApplySeq(x []float32, pos []int32) {
 	}
 }
 
+// ApplySeqParallel is ApplySeq with the tokens split into at most workers runs
+// of whole tokens, rotated concurrently, one goroutine a run (the last on the
+// calling goroutine): min(workers, len(pos), ⌊bytes of x / ParallelMin⌋) runs
+// of ⌈len(pos)/runs⌉ tokens, the last run shorter if need be. So an x of
+// fewer than 2·ParallelMin bytes, or workers <= 1, is rotated serially.
+// It gives the bits of ApplySeq.
+func (t *Table) ApplySeqParallel(x []float32, pos []int32, workers int) {
+	n := seqLen("Table.ApplySeqParallel", len(x), len(pos))
+	for j, p := range pos {
+		t.checkPos("Table.ApplySeqParallel", "pos[%d]", int(p), j)
+	}
+	t.seqParallel(active.fwd, x, pos, n, workers)
+}
+
 // ApplyInverse applies the transpose, the backward pass: x ← A·R_posᵀ·x. It undoes Apply when A = 1.
 // len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
 func (t *Table) ApplyInverse(x []float32, pos int) {
@@ -207,6 +303,57 @@ func (t *Table) ApplyInverseSeq(x []float32, pos []int32) {
 	}
 }
 
+// ApplyInverseSeqParallel is ApplyInverseSeq with the tokens split into at most workers runs
+// of whole tokens, rotated concurrently, one goroutine a run (the last on the
+// calling goroutine): min(workers, len(pos), ⌊bytes of x / ParallelMin⌋) runs
+// of ⌈len(pos)/runs⌉ tokens, the last run shorter if need be. So an x of
+// fewer than 2·ParallelMin bytes, or workers <= 1, is rotated serially.
+// It gives the bits of ApplyInverseSeq.
+func (t *Table) ApplyInverseSeqParallel(x []float32, pos []int32, workers int) {
+	n := seqLen("Table.ApplyInverseSeqParallel", len(x), len(pos))
+	for j, p := range pos {
+		t.checkPos("Table.ApplyInverseSeqParallel", "pos[%d]", int(p), j)
+	}
+	t.seqParallel(active.inv, x, pos, n, workers)
+}
+
+// ParallelMin is the number of bytes of x per goroutine from which
+// ApplySeqParallel and ApplyInverseSeqParallel split x. Measured on a 2-vCPU Xeon
+// (ropegen's BENCHMARKS.md) with 32 heads of 128 float32 per token, one
+// goroutine rotates 20–25 GB/s while x fits in the cache (up to 32 MiB
+// there) and 8–9 GB/s beyond it, where two reach 15–17 GB/s (1.7–1.9×);
+// splitting an x of 32 MiB or less was 20–50% slower. A machine with a
+// larger cache would want a larger value.
+const ParallelMin = 20 << 20
+
+// seqParallel applies kern to the tokens of x (n values each) at pos, in up
+// to workers concurrent runs of at least ParallelMin bytes.
+func (t *Table) seqParallel(kern func([]float32, *row), x []float32, pos []int32, n, workers int) {
+	runs := min(workers, len(pos), len(x)*4/ParallelMin)
+	per := len(pos)
+	if runs > 1 {
+		per = (len(pos) + runs - 1) / runs
+	}
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(pos); lo += per {
+		hi := min(lo+per, len(pos))
+		if hi == len(pos) {
+			for j := lo; j < hi; j++ {
+				kern(x[j*n:(j+1)*n], t.row(int(pos[j])))
+			}
+			break
+		}
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			for j := from; j < to; j++ {
+				kern(x[j*n:(j+1)*n], t.row(int(pos[j])))
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+}
+
 // Rotate rotates every head in x in place by position pos without a table, computing cos and sin for this call. It gives the same bits as Table.Apply.
 // len(x) must be a multiple of HeadDim and pos >= 0.
 func Rotate(x []float32, pos int) {
@@ -217,9 +364,10 @@ func Rotate(x []float32, pos int) {
 	if len(x) == 0 {
 		return
 	}
-	var r row
-	fillRow(&r, pos, &Freqs)
-	active.fwd(x, &r)
+	r := rowPool.Get().(*row)
+	fill(r, pos, &Freqs)
+	active.fwd(x, r)
+	rowPool.Put(r)
 }
 
 // RotateInverse is the tableless ApplyInverse. It gives the same bits as Table.ApplyInverse.
@@ -232,10 +380,18 @@ func RotateInverse(x []float32, pos int) {
 	if len(x) == 0 {
 		return
 	}
-	var r row
-	fillRow(&r, pos, &Freqs)
-	active.inv(x, &r)
+	r := rowPool.Get().(*row)
+	fill(r, pos, &Freqs)
+	active.inv(x, r)
+	rowPool.Put(r)
 }
+
+// rowPool holds the rows Rotate and RotateInverse fill: a row on their
+// stack would move to the heap, as the kernels are called through
+// function values.
+var rowPool = sync.Pool{New: func() any {
+	return new(row)
+}}
 
 func checkLen(fn string, n int) {
 	if n%HeadDim != 0 {
@@ -271,10 +427,12 @@ func panicf(format string, args ...any) {
 }
 
 // backend is one implementation of the kernels: fwd computes A·R·x and inv
-// A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r.
+// A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r;
+// fill, when set, writes a table row with fillRow's bits.
 type backend struct {
 	name     string
 	fwd, inv func(x []float32, r *row)
+	fill     func(r *row, pos int, freqs *[RotaryDim / 2]float64)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure

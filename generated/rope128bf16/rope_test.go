@@ -22,6 +22,7 @@ func kernel() verify.Kernel[uint16] {
 		NewTable: func(n int) verify.Table[uint16] {
 			return NewTable(n)
 		},
+		ParallelMin:   ParallelMin,
 		RotaryDim:     RotaryDim,
 		Rotate:        Rotate,
 		RotateInverse: RotateInverse,

@@ -25,6 +25,10 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻⁵³·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
+least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
+goroutines, with the same bits; shorter ones are rotated serially.
+
 Build with -tags purego to use only the pure Go kernels.
 */
 package rope128f64
@@ -32,6 +36,7 @@ package rope128f64
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // HeadDim is the number of values in one head vector.
@@ -138,7 +143,7 @@ func NewTable(maxPos int) *Table {
 	t := &Table{rows: make([]float64, maxPos*rowLen)}
 	freqs := &Freqs
 	for pos := range maxPos {
-		fillRow(t.row(pos), pos, freqs)
+		fill(t.row(pos), pos, freqs)
 	}
 	return t
 }
@@ -152,12 +157,23 @@ func (t *Table) row(pos int) *row {
 	return (*row)(t.rows[pos*rowLen:])
 }
 
-// fillRow writes the table row of position pos: for pair i with indices
-// (a, b) and c, s = A·cos(pos·θ_i), A·sin(pos·θ_i) computed in float64,
-// C[a] = C[b] = c, S[a] = −s and S[b] = s, each rounded once.
-func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64) {
-	for i, theta := range freqs {
-		sin, cos := math.Sincos(float64(pos) * theta)
+// fill writes the table row of position pos: with the active backend's fill
+// kernel where it has one (it gives fillRow's bits), else with fillRow.
+func fill(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+	if f := active.fill; f != nil {
+		f(r, pos, freqs)
+		return
+	}
+	fillRow(r, pos, freqs, 0)
+}
+
+// fillRow writes the values of pairs [from, RotaryDim/2) of the table row of
+// position pos: for pair i with indices (a, b) and c, s = A·cos(pos·θ_i),
+// A·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,
+// each rounded once.
+func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, from int) {
+	for i := from; i < len(freqs); i++ {
+		sin, cos := math.Sincos(float64(pos) * freqs[i])
 		c, s := float64(AttentionFactor*cos), float64(AttentionFactor*sin)
 		a, b := 2*i, 2*i+1
 		r[a], r[b] = c, c
@@ -186,6 +202,20 @@ func (t *Table) ApplySeq(x []float64, pos []int32) {
 	}
 }
 
+// ApplySeqParallel is ApplySeq with the tokens split into at most workers runs
+// of whole tokens, rotated concurrently, one goroutine a run (the last on the
+// calling goroutine): min(workers, len(pos), ⌊bytes of x / ParallelMin⌋) runs
+// of ⌈len(pos)/runs⌉ tokens, the last run shorter if need be. So an x of
+// fewer than 2·ParallelMin bytes, or workers <= 1, is rotated serially.
+// It gives the bits of ApplySeq.
+func (t *Table) ApplySeqParallel(x []float64, pos []int32, workers int) {
+	n := seqLen("Table.ApplySeqParallel", len(x), len(pos))
+	for j, p := range pos {
+		t.checkPos("Table.ApplySeqParallel", "pos[%d]", int(p), j)
+	}
+	t.seqParallel(active.fwd, x, pos, n, workers)
+}
+
 // ApplyInverse applies the transpose, the backward pass: x ← A·R_posᵀ·x. It undoes Apply when A = 1.
 // len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
 func (t *Table) ApplyInverse(x []float64, pos int) {
@@ -207,6 +237,57 @@ func (t *Table) ApplyInverseSeq(x []float64, pos []int32) {
 	}
 }
 
+// ApplyInverseSeqParallel is ApplyInverseSeq with the tokens split into at most workers runs
+// of whole tokens, rotated concurrently, one goroutine a run (the last on the
+// calling goroutine): min(workers, len(pos), ⌊bytes of x / ParallelMin⌋) runs
+// of ⌈len(pos)/runs⌉ tokens, the last run shorter if need be. So an x of
+// fewer than 2·ParallelMin bytes, or workers <= 1, is rotated serially.
+// It gives the bits of ApplyInverseSeq.
+func (t *Table) ApplyInverseSeqParallel(x []float64, pos []int32, workers int) {
+	n := seqLen("Table.ApplyInverseSeqParallel", len(x), len(pos))
+	for j, p := range pos {
+		t.checkPos("Table.ApplyInverseSeqParallel", "pos[%d]", int(p), j)
+	}
+	t.seqParallel(active.inv, x, pos, n, workers)
+}
+
+// ParallelMin is the number of bytes of x per goroutine from which
+// ApplySeqParallel and ApplyInverseSeqParallel split x. Measured on a 2-vCPU Xeon
+// (ropegen's BENCHMARKS.md) with 32 heads of 128 float32 per token, one
+// goroutine rotates 20–25 GB/s while x fits in the cache (up to 32 MiB
+// there) and 8–9 GB/s beyond it, where two reach 15–17 GB/s (1.7–1.9×);
+// splitting an x of 32 MiB or less was 20–50% slower. A machine with a
+// larger cache would want a larger value.
+const ParallelMin = 20 << 20
+
+// seqParallel applies kern to the tokens of x (n values each) at pos, in up
+// to workers concurrent runs of at least ParallelMin bytes.
+func (t *Table) seqParallel(kern func([]float64, *row), x []float64, pos []int32, n, workers int) {
+	runs := min(workers, len(pos), len(x)*8/ParallelMin)
+	per := len(pos)
+	if runs > 1 {
+		per = (len(pos) + runs - 1) / runs
+	}
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(pos); lo += per {
+		hi := min(lo+per, len(pos))
+		if hi == len(pos) {
+			for j := lo; j < hi; j++ {
+				kern(x[j*n:(j+1)*n], t.row(int(pos[j])))
+			}
+			break
+		}
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			for j := from; j < to; j++ {
+				kern(x[j*n:(j+1)*n], t.row(int(pos[j])))
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+}
+
 // Rotate rotates every head in x in place by position pos without a table, computing cos and sin for this call. It gives the same bits as Table.Apply.
 // len(x) must be a multiple of HeadDim and pos >= 0.
 func Rotate(x []float64, pos int) {
@@ -217,9 +298,10 @@ func Rotate(x []float64, pos int) {
 	if len(x) == 0 {
 		return
 	}
-	var r row
-	fillRow(&r, pos, &Freqs)
-	active.fwd(x, &r)
+	r := rowPool.Get().(*row)
+	fill(r, pos, &Freqs)
+	active.fwd(x, r)
+	rowPool.Put(r)
 }
 
 // RotateInverse is the tableless ApplyInverse. It gives the same bits as Table.ApplyInverse.
@@ -232,10 +314,18 @@ func RotateInverse(x []float64, pos int) {
 	if len(x) == 0 {
 		return
 	}
-	var r row
-	fillRow(&r, pos, &Freqs)
-	active.inv(x, &r)
+	r := rowPool.Get().(*row)
+	fill(r, pos, &Freqs)
+	active.inv(x, r)
+	rowPool.Put(r)
 }
+
+// rowPool holds the rows Rotate and RotateInverse fill: a row on their
+// stack would move to the heap, as the kernels are called through
+// function values.
+var rowPool = sync.Pool{New: func() any {
+	return new(row)
+}}
 
 func checkLen(fn string, n int) {
 	if n%HeadDim != 0 {
@@ -271,10 +361,12 @@ func panicf(format string, args ...any) {
 }
 
 // backend is one implementation of the kernels: fwd computes A·R·x and inv
-// A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r.
+// A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r;
+// fill, when set, writes a table row with fillRow's bits.
 type backend struct {
 	name     string
 	fwd, inv func(x []float64, r *row)
+	fill     func(r *row, pos int, freqs *[RotaryDim / 2]float64)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure

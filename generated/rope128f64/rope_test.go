@@ -22,6 +22,7 @@ func kernel() verify.Kernel[float64] {
 		NewTable: func(n int) verify.Table[float64] {
 			return NewTable(n)
 		},
+		ParallelMin:   ParallelMin,
 		RotaryDim:     RotaryDim,
 		Rotate:        Rotate,
 		RotateInverse: RotateInverse,

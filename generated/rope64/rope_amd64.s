@@ -4,6 +4,112 @@
 
 #include "textflag.h"
 
+DATA fillconst<>+0(SB)/8, $0x3fe45f306dc9c883
+DATA fillconst<>+8(SB)/8, $0x3fe45f306dc9c883
+DATA fillconst<>+16(SB)/8, $0x3fe45f306dc9c883
+DATA fillconst<>+24(SB)/8, $0x3fe45f306dc9c883
+DATA fillconst<>+32(SB)/8, $0x4338000000000000
+DATA fillconst<>+40(SB)/8, $0x4338000000000000
+DATA fillconst<>+48(SB)/8, $0x4338000000000000
+DATA fillconst<>+56(SB)/8, $0x4338000000000000
+DATA fillconst<>+64(SB)/8, $0x3ff921fb00000000
+DATA fillconst<>+72(SB)/8, $0x3ff921fb00000000
+DATA fillconst<>+80(SB)/8, $0x3ff921fb00000000
+DATA fillconst<>+88(SB)/8, $0x3ff921fb00000000
+DATA fillconst<>+96(SB)/8, $0x3e95110b00000000
+DATA fillconst<>+104(SB)/8, $0x3e95110b00000000
+DATA fillconst<>+112(SB)/8, $0x3e95110b00000000
+DATA fillconst<>+120(SB)/8, $0x3e95110b00000000
+DATA fillconst<>+128(SB)/8, $0x3d31846980000000
+DATA fillconst<>+136(SB)/8, $0x3d31846980000000
+DATA fillconst<>+144(SB)/8, $0x3d31846980000000
+DATA fillconst<>+152(SB)/8, $0x3d31846980000000
+DATA fillconst<>+160(SB)/8, $0x3ba3198a2e037073
+DATA fillconst<>+168(SB)/8, $0x3ba3198a2e037073
+DATA fillconst<>+176(SB)/8, $0x3ba3198a2e037073
+DATA fillconst<>+184(SB)/8, $0x3ba3198a2e037073
+DATA fillconst<>+192(SB)/8, $0x3f8111111110f7d0
+DATA fillconst<>+200(SB)/8, $0x3f8111111110f7d0
+DATA fillconst<>+208(SB)/8, $0x3f8111111110f7d0
+DATA fillconst<>+216(SB)/8, $0x3f8111111110f7d0
+DATA fillconst<>+224(SB)/8, $0x3fc5555555555548
+DATA fillconst<>+232(SB)/8, $0x3fc5555555555548
+DATA fillconst<>+240(SB)/8, $0x3fc5555555555548
+DATA fillconst<>+248(SB)/8, $0x3fc5555555555548
+DATA fillconst<>+256(SB)/8, $0x3ec71de3567d48a1
+DATA fillconst<>+264(SB)/8, $0x3ec71de3567d48a1
+DATA fillconst<>+272(SB)/8, $0x3ec71de3567d48a1
+DATA fillconst<>+280(SB)/8, $0x3ec71de3567d48a1
+DATA fillconst<>+288(SB)/8, $0x3f2a01a019bfdf03
+DATA fillconst<>+296(SB)/8, $0x3f2a01a019bfdf03
+DATA fillconst<>+304(SB)/8, $0x3f2a01a019bfdf03
+DATA fillconst<>+312(SB)/8, $0x3f2a01a019bfdf03
+DATA fillconst<>+320(SB)/8, $0x3de5d8fd1fd19ccd
+DATA fillconst<>+328(SB)/8, $0x3de5d8fd1fd19ccd
+DATA fillconst<>+336(SB)/8, $0x3de5d8fd1fd19ccd
+DATA fillconst<>+344(SB)/8, $0x3de5d8fd1fd19ccd
+DATA fillconst<>+352(SB)/8, $0x3e5ae5e5a9291f5d
+DATA fillconst<>+360(SB)/8, $0x3e5ae5e5a9291f5d
+DATA fillconst<>+368(SB)/8, $0x3e5ae5e5a9291f5d
+DATA fillconst<>+376(SB)/8, $0x3e5ae5e5a9291f5d
+DATA fillconst<>+384(SB)/8, $0xbf56c16c16c14f91
+DATA fillconst<>+392(SB)/8, $0xbf56c16c16c14f91
+DATA fillconst<>+400(SB)/8, $0xbf56c16c16c14f91
+DATA fillconst<>+408(SB)/8, $0xbf56c16c16c14f91
+DATA fillconst<>+416(SB)/8, $0x3fa555555555554b
+DATA fillconst<>+424(SB)/8, $0x3fa555555555554b
+DATA fillconst<>+432(SB)/8, $0x3fa555555555554b
+DATA fillconst<>+440(SB)/8, $0x3fa555555555554b
+DATA fillconst<>+448(SB)/8, $0xbe927e4f7eac4bc6
+DATA fillconst<>+456(SB)/8, $0xbe927e4f7eac4bc6
+DATA fillconst<>+464(SB)/8, $0xbe927e4f7eac4bc6
+DATA fillconst<>+472(SB)/8, $0xbe927e4f7eac4bc6
+DATA fillconst<>+480(SB)/8, $0x3efa01a019c844f5
+DATA fillconst<>+488(SB)/8, $0x3efa01a019c844f5
+DATA fillconst<>+496(SB)/8, $0x3efa01a019c844f5
+DATA fillconst<>+504(SB)/8, $0x3efa01a019c844f5
+DATA fillconst<>+512(SB)/8, $0xbda8fa49a0861a9b
+DATA fillconst<>+520(SB)/8, $0xbda8fa49a0861a9b
+DATA fillconst<>+528(SB)/8, $0xbda8fa49a0861a9b
+DATA fillconst<>+536(SB)/8, $0xbda8fa49a0861a9b
+DATA fillconst<>+544(SB)/8, $0x3e21ee9d7b4e3f05
+DATA fillconst<>+552(SB)/8, $0x3e21ee9d7b4e3f05
+DATA fillconst<>+560(SB)/8, $0x3e21ee9d7b4e3f05
+DATA fillconst<>+568(SB)/8, $0x3e21ee9d7b4e3f05
+DATA fillconst<>+576(SB)/8, $0x3fe0000000000000
+DATA fillconst<>+584(SB)/8, $0x3fe0000000000000
+DATA fillconst<>+592(SB)/8, $0x3fe0000000000000
+DATA fillconst<>+600(SB)/8, $0x3fe0000000000000
+DATA fillconst<>+608(SB)/8, $0x3ff0000000000000
+DATA fillconst<>+616(SB)/8, $0x3ff0000000000000
+DATA fillconst<>+624(SB)/8, $0x3ff0000000000000
+DATA fillconst<>+632(SB)/8, $0x3ff0000000000000
+DATA fillconst<>+640(SB)/8, $0x0000000000000001
+DATA fillconst<>+648(SB)/8, $0x0000000000000001
+DATA fillconst<>+656(SB)/8, $0x0000000000000001
+DATA fillconst<>+664(SB)/8, $0x0000000000000001
+DATA fillconst<>+672(SB)/8, $0x0000000000000002
+DATA fillconst<>+680(SB)/8, $0x0000000000000002
+DATA fillconst<>+688(SB)/8, $0x0000000000000002
+DATA fillconst<>+696(SB)/8, $0x0000000000000002
+DATA fillconst<>+704(SB)/8, $0x0000000080000000
+DATA fillconst<>+712(SB)/8, $0x0000000080000000
+DATA fillconst<>+720(SB)/8, $0x0000000080000000
+DATA fillconst<>+728(SB)/8, $0x0000000080000000
+DATA fillconst<>+736(SB)/8, $0x8000000080000000
+DATA fillconst<>+744(SB)/8, $0x8000000080000000
+DATA fillconst<>+752(SB)/8, $0x8000000080000000
+DATA fillconst<>+760(SB)/8, $0x8000000080000000
+DATA fillconst<>+768(SB)/8, $0x0000000000000000
+DATA fillconst<>+776(SB)/8, $0x0000000100000001
+DATA fillconst<>+784(SB)/8, $0x0000000200000002
+DATA fillconst<>+792(SB)/8, $0x0000000300000003
+DATA fillconst<>+800(SB)/8, $0x0000000400000004
+DATA fillconst<>+808(SB)/8, $0x0000000500000005
+DATA fillconst<>+816(SB)/8, $0x0000000600000006
+DATA fillconst<>+824(SB)/8, $0x0000000700000007
+GLOBL fillconst<>(SB), RODATA|NOPTR, $832
+
 // func applyAVX512(x []float32, r *[128]float32)
 // Requires: AVX, AVX512F
 TEXT ·applyAVX512(SB), NOSPLIT, $0-32
@@ -118,6 +224,101 @@ done:
 	VZEROUPPER
 	RET
 
+// func fillAVX512(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
+// Requires: AVX, AVX512F
+TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+	MOVQ         r+0(FP), AX
+	MOVQ         freqs+16(FP), CX
+	VBROADCASTSD pos+8(FP), Z0
+	VBROADCASTSD attn+24(FP), Z1
+	MOVQ         $0x00000020, DX
+	MOVQ         DX, n+32(FP)
+	MOVQ         $0x00000004, DX
+
+block:
+	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
+	VMOVUPD     (CX), Z2
+	VMULPD      Z0, Z2, Z2
+	VMULPD.BCST fillconst<>+0(SB), Z2, Z6
+	VADDPD.BCST fillconst<>+32(SB), Z6, Z6
+	VSUBPD.BCST fillconst<>+32(SB), Z6, Z7
+	VMULPD.BCST fillconst<>+64(SB), Z7, Z8
+	VSUBPD      Z8, Z2, Z2
+	VMULPD.BCST fillconst<>+96(SB), Z7, Z8
+	VSUBPD      Z8, Z2, Z2
+	VMULPD.BCST fillconst<>+128(SB), Z7, Z8
+	VSUBPD      Z8, Z2, Z2
+	VMULPD.BCST fillconst<>+160(SB), Z7, Z7
+	VSUBPD      Z7, Z2, Z2
+
+	// sin r and cos r: Estrin's scheme in z = r²
+	VMULPD       Z2, Z2, Z7
+	VMULPD       Z7, Z7, Z8
+	VMULPD       Z8, Z8, Z9
+	VMULPD.BCST  fillconst<>+192(SB), Z7, Z10
+	VSUBPD.BCST  fillconst<>+224(SB), Z10, Z10
+	VMULPD.BCST  fillconst<>+256(SB), Z7, Z11
+	VSUBPD.BCST  fillconst<>+288(SB), Z11, Z11
+	VMULPD.BCST  fillconst<>+320(SB), Z7, Z12
+	VSUBPD.BCST  fillconst<>+352(SB), Z12, Z12
+	VMULPD       Z11, Z8, Z11
+	VADDPD       Z11, Z10, Z10
+	VMULPD       Z12, Z9, Z11
+	VADDPD       Z11, Z10, Z10
+	VMULPD       Z7, Z2, Z11
+	VMULPD       Z10, Z11, Z10
+	VADDPD       Z10, Z2, Z2
+	VMULPD.BCST  fillconst<>+384(SB), Z7, Z10
+	VADDPD.BCST  fillconst<>+416(SB), Z10, Z10
+	VMULPD.BCST  fillconst<>+448(SB), Z7, Z11
+	VADDPD.BCST  fillconst<>+480(SB), Z11, Z11
+	VMULPD.BCST  fillconst<>+512(SB), Z7, Z12
+	VADDPD.BCST  fillconst<>+544(SB), Z12, Z12
+	VMULPD       Z11, Z8, Z11
+	VADDPD       Z11, Z10, Z10
+	VMULPD       Z12, Z9, Z9
+	VADDPD       Z9, Z10, Z9
+	VBROADCASTSD fillconst<>+608(SB), Z10
+	VMULPD.BCST  fillconst<>+576(SB), Z7, Z7
+	VSUBPD       Z7, Z10, Z7
+	VMULPD       Z9, Z8, Z8
+	VADDPD       Z8, Z7, Z7
+
+	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
+	VPXORQ      Z3, Z3, Z3
+	VPANDQ.BCST fillconst<>+640(SB), Z6, Z8
+	VPSUBQ      Z8, Z3, Z8
+	VPXORQ      Z7, Z2, Z9
+	VPANDQ      Z8, Z9, Z8
+	VPXORQ      Z8, Z2, Z2
+	VPXORQ      Z8, Z7, Z7
+	VPANDQ.BCST fillconst<>+672(SB), Z6, Z8
+	VPSLLQ      $0x3e, Z8, Z8
+	VPXORQ      Z8, Z2, Z2
+	VPADDQ.BCST fillconst<>+640(SB), Z6, Z6
+	VPANDQ.BCST fillconst<>+672(SB), Z6, Z6
+	VPSLLQ      $0x3e, Z6, Z6
+	VPXORQ      Z6, Z7, Z6
+
+	// attn·cos, attn·sin, rounded to float32
+	VMULPD      Z1, Z6, Z6
+	VCVTPD2PS   Z6, Y4
+	VMULPD      Z1, Z2, Z2
+	VCVTPD2PS   Z2, Y5
+	VMOVDQU32   fillconst<>+768(SB), Z2
+	VPERMPS     Z4, Z2, Z2
+	VMOVDQU32   fillconst<>+768(SB), Z6
+	VPERMPS     Z5, Z6, Z6
+	VPXORQ.BCST fillconst<>+704(SB), Z6, Z6
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     Z6, 256(AX)
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000040, AX
+	DECQ        DX
+	JNZ         block
+	VZEROUPPER
+	RET
+
 // func applyAVX2(x []float32, r *[128]float32)
 // Requires: AVX
 TEXT ·applyAVX2(SB), NOSPLIT, $0-32
@@ -126,6 +327,144 @@ TEXT ·applyAVX2(SB), NOSPLIT, $0-32
 	MOVQ  r+24(FP), DX
 	TESTQ AX, AX
 	JZ    done
+	CMPQ  AX, $0x00000080
+	JB    head
+
+pair:
+	// two heads at a time
+	// pairs 0…3
+	VMOVUPS   (DX), Y0
+	VMOVUPS   256(DX), Y1
+	VMOVUPS   (CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   256(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, (CX)
+	VMOVUPS   Y0, 256(CX)
+
+	// pairs 4…7
+	VMOVUPS   32(DX), Y0
+	VMOVUPS   288(DX), Y1
+	VMOVUPS   32(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   288(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 32(CX)
+	VMOVUPS   Y0, 288(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(DX), Y0
+	VMOVUPS   320(DX), Y1
+	VMOVUPS   64(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   320(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 64(CX)
+	VMOVUPS   Y0, 320(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(DX), Y0
+	VMOVUPS   352(DX), Y1
+	VMOVUPS   96(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   352(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 96(CX)
+	VMOVUPS   Y0, 352(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(DX), Y0
+	VMOVUPS   384(DX), Y1
+	VMOVUPS   128(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   384(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 128(CX)
+	VMOVUPS   Y0, 384(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(DX), Y0
+	VMOVUPS   416(DX), Y1
+	VMOVUPS   160(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   416(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 160(CX)
+	VMOVUPS   Y0, 416(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(DX), Y0
+	VMOVUPS   448(DX), Y1
+	VMOVUPS   192(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   448(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 192(CX)
+	VMOVUPS   Y0, 448(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(DX), Y0
+	VMOVUPS   480(DX), Y1
+	VMOVUPS   224(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VADDPS    Y3, Y2, Y2
+	VMOVUPS   480(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 224(CX)
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      $0x00000200, CX
+	SUBQ      $0x00000080, AX
+	CMPQ      AX, $0x00000080
+	JAE       pair
+	TESTQ     AX, AX
+	JZ        done
 
 head:
 	// pairs 0…3
@@ -207,6 +546,144 @@ TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-32
 	MOVQ  r+24(FP), DX
 	TESTQ AX, AX
 	JZ    done
+	CMPQ  AX, $0x00000080
+	JB    head
+
+pair:
+	// two heads at a time
+	// pairs 0…3
+	VMOVUPS   (DX), Y0
+	VMOVUPS   256(DX), Y1
+	VMOVUPS   (CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   256(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, (CX)
+	VMOVUPS   Y0, 256(CX)
+
+	// pairs 4…7
+	VMOVUPS   32(DX), Y0
+	VMOVUPS   288(DX), Y1
+	VMOVUPS   32(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   288(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 32(CX)
+	VMOVUPS   Y0, 288(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(DX), Y0
+	VMOVUPS   320(DX), Y1
+	VMOVUPS   64(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   320(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 64(CX)
+	VMOVUPS   Y0, 320(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(DX), Y0
+	VMOVUPS   352(DX), Y1
+	VMOVUPS   96(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   352(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 96(CX)
+	VMOVUPS   Y0, 352(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(DX), Y0
+	VMOVUPS   384(DX), Y1
+	VMOVUPS   128(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   384(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 128(CX)
+	VMOVUPS   Y0, 384(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(DX), Y0
+	VMOVUPS   416(DX), Y1
+	VMOVUPS   160(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   416(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 160(CX)
+	VMOVUPS   Y0, 416(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(DX), Y0
+	VMOVUPS   448(DX), Y1
+	VMOVUPS   192(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   448(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 192(CX)
+	VMOVUPS   Y0, 448(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(DX), Y0
+	VMOVUPS   480(DX), Y1
+	VMOVUPS   224(CX), Y2
+	VPERMILPS $0xb1, Y2, Y3
+	VMULPS    Y0, Y2, Y2
+	VMULPS    Y1, Y3, Y3
+	VSUBPS    Y3, Y2, Y2
+	VMOVUPS   480(CX), Y3
+	VPERMILPS $0xb1, Y3, Y4
+	VMULPS    Y0, Y3, Y0
+	VMULPS    Y1, Y4, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y2, 224(CX)
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      $0x00000200, CX
+	SUBQ      $0x00000080, AX
+	CMPQ      AX, $0x00000080
+	JAE       pair
+	TESTQ     AX, AX
+	JZ        done
 
 head:
 	// pairs 0…3
@@ -277,5 +754,100 @@ head:
 	JNZ       head
 
 done:
+	VZEROUPPER
+	RET
+
+// func fillAVX2(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
+// Requires: AVX, AVX2
+TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+	MOVQ         r+0(FP), AX
+	MOVQ         freqs+16(FP), CX
+	VBROADCASTSD pos+8(FP), Y0
+	VBROADCASTSD attn+24(FP), Y1
+	MOVQ         $0x00000020, DX
+	MOVQ         DX, n+32(FP)
+	MOVQ         $0x00000008, DX
+
+block:
+	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
+	VMOVUPD (CX), Y2
+	VMULPD  Y0, Y2, Y2
+	VMULPD  fillconst<>+0(SB), Y2, Y5
+	VADDPD  fillconst<>+32(SB), Y5, Y5
+	VSUBPD  fillconst<>+32(SB), Y5, Y6
+	VMULPD  fillconst<>+64(SB), Y6, Y7
+	VSUBPD  Y7, Y2, Y2
+	VMULPD  fillconst<>+96(SB), Y6, Y7
+	VSUBPD  Y7, Y2, Y2
+	VMULPD  fillconst<>+128(SB), Y6, Y7
+	VSUBPD  Y7, Y2, Y2
+	VMULPD  fillconst<>+160(SB), Y6, Y6
+	VSUBPD  Y6, Y2, Y2
+
+	// sin r and cos r: Estrin's scheme in z = r²
+	VMULPD  Y2, Y2, Y6
+	VMULPD  Y6, Y6, Y7
+	VMULPD  Y7, Y7, Y8
+	VMULPD  fillconst<>+192(SB), Y6, Y9
+	VSUBPD  fillconst<>+224(SB), Y9, Y9
+	VMULPD  fillconst<>+256(SB), Y6, Y10
+	VSUBPD  fillconst<>+288(SB), Y10, Y10
+	VMULPD  fillconst<>+320(SB), Y6, Y11
+	VSUBPD  fillconst<>+352(SB), Y11, Y11
+	VMULPD  Y10, Y7, Y10
+	VADDPD  Y10, Y9, Y9
+	VMULPD  Y11, Y8, Y10
+	VADDPD  Y10, Y9, Y9
+	VMULPD  Y6, Y2, Y10
+	VMULPD  Y9, Y10, Y9
+	VADDPD  Y9, Y2, Y2
+	VMULPD  fillconst<>+384(SB), Y6, Y9
+	VADDPD  fillconst<>+416(SB), Y9, Y9
+	VMULPD  fillconst<>+448(SB), Y6, Y10
+	VADDPD  fillconst<>+480(SB), Y10, Y10
+	VMULPD  fillconst<>+512(SB), Y6, Y11
+	VADDPD  fillconst<>+544(SB), Y11, Y11
+	VMULPD  Y10, Y7, Y10
+	VADDPD  Y10, Y9, Y9
+	VMULPD  Y11, Y8, Y8
+	VADDPD  Y8, Y9, Y8
+	VMOVUPD fillconst<>+608(SB), Y9
+	VMULPD  fillconst<>+576(SB), Y6, Y6
+	VSUBPD  Y6, Y9, Y6
+	VMULPD  Y8, Y7, Y7
+	VADDPD  Y7, Y6, Y6
+
+	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
+	VPXOR  Y7, Y7, Y7
+	VPAND  fillconst<>+640(SB), Y5, Y8
+	VPSUBQ Y8, Y7, Y7
+	VPXOR  Y6, Y2, Y8
+	VPAND  Y7, Y8, Y7
+	VPXOR  Y7, Y2, Y2
+	VPXOR  Y7, Y6, Y6
+	VPAND  fillconst<>+672(SB), Y5, Y7
+	VPSLLQ $0x3e, Y7, Y7
+	VPXOR  Y7, Y2, Y2
+	VPADDQ fillconst<>+640(SB), Y5, Y5
+	VPAND  fillconst<>+672(SB), Y5, Y5
+	VPSLLQ $0x3e, Y5, Y5
+	VPXOR  Y5, Y6, Y5
+
+	// attn·cos, attn·sin, rounded to float32
+	VMULPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X3
+	VMULPD     Y1, Y2, Y2
+	VCVTPD2PSY Y2, X4
+	VMOVDQU    fillconst<>+768(SB), Y2
+	VPERMPS    Y3, Y2, Y2
+	VMOVDQU    fillconst<>+768(SB), Y5
+	VPERMPS    Y4, Y5, Y5
+	VPXOR      fillconst<>+704(SB), Y5, Y5
+	VMOVUPS    Y2, (AX)
+	VMOVUPS    Y5, 256(AX)
+	ADDQ       $0x00000020, CX
+	ADDQ       $0x00000020, AX
+	DECQ       DX
+	JNZ        block
 	VZEROUPPER
 	RET
