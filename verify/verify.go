@@ -11,9 +11,11 @@
 // float64 reference ([Matrix], [Reference]), norm preservation, R_0 = I,
 // inverse∘forward ≈ identity, the relative-position property, Apply =
 // ApplySeq = Rotate bit for bit, ROPE.md §5's canonical arithmetic bit for
-// bit, every backend bit-identical to the pure-Go one, the panics of §7,
-// every entry point on memory flush against PROT_NONE guard pages (linux)
-// and concurrent use of a Table. [Fuzz] is the body of a fuzz target that
+// bit, every backend bit-identical to the pure-Go one (also in the table
+// rows it computes, and in Rotate's), the panics of §7, every entry point on
+// memory flush against PROT_NONE guard pages (linux), concurrent use of a
+// Table, and the Parallel forms of ApplySeq ([ParallelTable]) against the
+// serial ones on sequences long enough to split. [Fuzz] is the body of a fuzz target that
 // compares the backends on the inputs the fuzzer finds.
 //
 // Random inputs come from pgregory.net/rapid, so a failing case is shrunk and
