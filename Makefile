@@ -47,7 +47,12 @@ dispatch:
 arm64:
 	@if command -v qemu-aarch64-static >/dev/null 2>&1; then \
 		echo "== arm64 tests under qemu-aarch64-static"; \
-		GOARCH=arm64 $(GO) test -short -exec qemu-aarch64-static $(ARM64_PKGS); \
+		GOARCH=arm64 $(GO) test -short -exec qemu-aarch64-static $(ARM64_PKGS) || exit 1; \
+		echo "== sincos: the same bits on amd64 and arm64"; \
+		bits=$$(mktemp -u); \
+		ROPEGEN_SINCOS_BITS=$$bits $(GO) test -count=1 -v -run TestSincosAcrossArchs ./gen/ || exit 1; \
+		ROPEGEN_SINCOS_BITS=$$bits GOARCH=arm64 $(GO) test -count=1 -v -exec qemu-aarch64-static -run TestSincosAcrossArchs ./gen/; \
+		rc=$$?; rm -f $$bits; [ $$rc = 0 ] || exit 1; \
 	elif [ "$$ROPEGEN_REQUIRE_ARM64" = 1 ]; then \
 		echo "FAIL: arm64 tests need qemu-aarch64-static (ROPEGEN_REQUIRE_ARM64=1)"; exit 1; \
 	else \

@@ -1,11 +1,16 @@
 package gen
 
 import (
+	"encoding/binary"
+	"errors"
 	"go/scanner"
 	"go/token"
+	"io/fs"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +149,19 @@ func TestSincosUlps(t *testing.T) {
 	}
 }
 
+// sincosSpecs are the specs whose frequencies the sincos tests use.
+func sincosSpecs() map[string]Spec {
+	llama := DefaultSpec()
+	llama.Base = 500000
+	llama.Scaling = Scaling{Type: ScalingLlama3, Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4}
+	yarn := DefaultSpec()
+	yarn.Base = 1000000
+	yarn.Scaling = Scaling{Type: ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
+	phi := DefaultSpec()
+	phi.HeadDim, phi.RotaryDim = 80, 32
+	return map[string]Spec{"default": DefaultSpec(), "llama3": llama, "yarn": yarn, "phi2": phi}
+}
+
 // TestSincosFloat32 is ROPE.md §4 for the float32 tables: over every
 // frequency of a few specs and many positions below 2²⁴ (all of 0…8191, the
 // powers of two and their neighbours, 2²⁴−1, and random ones), the table
@@ -153,15 +171,7 @@ func TestSincosUlps(t *testing.T) {
 // the exact value decides which of the two is correctly rounded, and the
 // count of each is logged.
 func TestSincosFloat32(t *testing.T) {
-	llama := DefaultSpec()
-	llama.Base = 500000
-	llama.Scaling = Scaling{Type: ScalingLlama3, Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4}
-	yarn := DefaultSpec()
-	yarn.Base = 1000000
-	yarn.Scaling = Scaling{Type: ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
-	phi := DefaultSpec()
-	phi.HeadDim, phi.RotaryDim = 80, 32
-	specs := map[string]Spec{"default": DefaultSpec(), "llama3": llama, "yarn": yarn, "phi2": phi}
+	specs := sincosSpecs()
 
 	var pos []int
 	for p := range 8192 {
@@ -281,4 +291,84 @@ func TestFillConstants(t *testing.T) {
 			t.Errorf("amd64.FillConsts has %v; sincos does not", v)
 		}
 	}
+}
+
+// TestSincosAcrossArchs checks that sincos returns the same float64 bits on
+// every architecture: the first run writes the bits of sin and cos for a
+// fixed set of angles to the file $ROPEGEN_SINCOS_BITS, a later run (make
+// arm64 runs it under qemu after an amd64 run) compares its own bits with
+// them. The angles are pos·θ_i for the frequencies of four specs at
+// positions 0…1023, 2^k−1, 2^k, 2^k+1 below 2^24 and random positions below
+// 2^24: angles below sincosMax. (Past it sincos calls math.Sincos, whose
+// bits differ between amd64 and arm64: this test found cos(8589934593·θ_0)
+// one ulp apart for the yarn spec.) The file
+// starts with the θ_i of the run that wrote it, and a comparing run uses
+// those: Frequencies itself uses math.Pow, whose last bit differs between
+// amd64 and arm64.
+func TestSincosAcrossArchs(t *testing.T) {
+	path := os.Getenv("ROPEGEN_SINCOS_BITS")
+	if path == "" {
+		t.Skip("SKIPPED: set ROPEGEN_SINCOS_BITS to a file path (make arm64 does, for amd64 and then arm64)")
+	}
+	var freqs []float64
+	specs := sincosSpecs()
+	for _, name := range []string{"default", "llama3", "yarn", "phi2"} {
+		f, _, _, err := Frequencies(specs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		freqs = append(freqs, f...)
+	}
+	want, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for i := range freqs {
+		if exists && len(want) >= 8*len(freqs) {
+			freqs[i] = math.Float64frombits(binary.LittleEndian.Uint64(want[8*i:]))
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(freqs[i]))
+	}
+	var pos []float64
+	for p := range 1024 {
+		pos = append(pos, float64(p))
+	}
+	for k := 10; k < 24; k++ {
+		pos = append(pos, float64(int64(1)<<k-1), float64(int64(1)<<k), float64(int64(1)<<k+1))
+	}
+	pos = append(pos, 1<<24-1)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 1000 {
+		pos = append(pos, float64(rng.IntN(1<<24)))
+	}
+	s, c := make([]float64, len(freqs)), make([]float64, len(freqs))
+	for _, p := range pos {
+		sincos(s, c, p, freqs)
+		for i := range freqs {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(s[i]))
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(c[i]))
+		}
+	}
+	n := (len(buf) - 8*len(freqs)) / 16
+	if !exists {
+		if err := os.WriteFile(path, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s/%s: wrote the bits of %d sines and cosines to %s", runtime.GOOS, runtime.GOARCH, n, path)
+		return
+	}
+	if len(want) != len(buf) {
+		t.Fatalf("%s holds %d bytes, want %d: written by another version of this test?", path, len(want), len(buf))
+	}
+	for i := 8 * len(freqs); i < len(buf); i += 8 {
+		if g, w := binary.LittleEndian.Uint64(buf[i:]), binary.LittleEndian.Uint64(want[i:]); g != w {
+			n := (i - 8*len(freqs)) / 16
+			p, th := pos[n/len(freqs)], freqs[n%len(freqs)]
+			t.Fatalf("%s: %s(%v·%v) = %v (%#016x), the run that wrote %s got %v (%#016x)", runtime.GOARCH,
+				[2]string{"sin", "cos"}[(i-8*len(freqs))/8%2], p, th, math.Float64frombits(g), g, path, math.Float64frombits(w), w)
+		}
+	}
+	t.Logf("%s/%s: %d sines and cosines bit-identical to those in %s", runtime.GOOS, runtime.GOARCH, n, path)
 }

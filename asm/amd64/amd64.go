@@ -159,16 +159,26 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 		}
 	}
 
+	if err := finish(c, out, funcs, "rope", header); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// finish compiles the functions of c (funcs describes them, in order) and
+// sets out.Asm, under header instead of avo's own first line, and
+// out.Funcs, each with the stub avo derived.
+func finish(c *build.Context, out *Output, funcs []Func, pkg, header string) error {
 	f, err := c.Result()
 	if err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
+		return fmt.Errorf("amd64: %w", err)
 	}
 	if err := pass.Compile.Execute(f); err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
+		return fmt.Errorf("amd64: %w", err)
 	}
-	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: "rope"}).Print(f)
+	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: pkg}).Print(f)
 	if err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
+		return fmt.Errorf("amd64: %w", err)
 	}
 	// avo's first line is its own "Code generated" comment: use ours.
 	_, rest, _ := bytes.Cut(src, []byte("\n"))
@@ -177,7 +187,7 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 		funcs[i].Stub = stub(fn)
 		out.Funcs = append(out.Funcs, funcs[i])
 	}
-	return out, nil
+	return nil
 }
 
 // stub is the Go declaration of fn, with its doc comment and pragmas.

@@ -1,15 +1,12 @@
 package amd64
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
-	"github.com/mmcloughlin/avo/pass"
-	"github.com/mmcloughlin/avo/printer"
 	"github.com/mmcloughlin/avo/reg"
 )
 
@@ -59,22 +56,8 @@ func Stream(pkg, header, constraint string) (*Output, error) {
 			funcs = append(funcs, Func{Name: name, Kind: "stream", Level: l.name})
 		}
 	}
-	f, err := c.Result()
-	if err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
-	}
-	if err := pass.Compile.Execute(f); err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
-	}
-	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: pkg}).Print(f)
-	if err != nil {
-		return nil, fmt.Errorf("amd64: %w", err)
-	}
-	_, rest, _ := bytes.Cut(src, []byte("\n"))
-	out.Asm = append([]byte(header+"\n"), rest...)
-	for i, fn := range f.Functions() {
-		funcs[i].Stub = stub(fn)
-		out.Funcs = append(out.Funcs, funcs[i])
+	if err := finish(c, out, funcs, pkg, header); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
