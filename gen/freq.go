@@ -26,7 +26,9 @@ import "math"
 //   - longrope: θ_i/ShortFactor[i], and long θ_i/LongFactor[i]; A =
 //     AttnFactor, else sqrt(1 + ln s/ln OrigCtx) for s > 1, else 1.
 //
-// A is 1 unless stated. Every formula is evaluated in float64. An invalid
+// A is 1 unless stated. Every formula is evaluated in float64, with powers
+// and logarithms correctly rounded (exactPow, exactLn) and no fused
+// multiply-add, so the results are the same on every machine. An invalid
 // spec returns Validate's error.
 func Frequencies(s Spec) (freqs, long []float64, attn float64, err error) {
 	if err := s.Validate(); err != nil {
@@ -63,7 +65,7 @@ type scaled struct {
 
 // ntkBase is the base of static NTK-aware scaling: base·s^(R/(R−2)).
 func ntkBase(base, factor float64, r int) float64 {
-	return base * math.Pow(factor, float64(r)/float64(r-2))
+	return base * exactPow(factor, float64(r)/float64(r-2))
 }
 
 // defaultFreqs returns base^(−2i/r) for i < r/2, each divided by ff[i] when
@@ -71,7 +73,7 @@ func ntkBase(base, factor float64, r int) float64 {
 func defaultFreqs(base float64, r int, ff []float64) []float64 {
 	f := make([]float64, r/2)
 	for i := range f {
-		f[i] = math.Pow(base, -float64(2*i)/float64(r))
+		f[i] = exactPow(base, -float64(2*i)/float64(r))
 		if len(ff) > 0 {
 			f[i] /= ff[i]
 		}
@@ -84,7 +86,7 @@ func yarnMScale(s, m float64) float64 {
 	if s <= 1 {
 		return 1
 	}
-	return 0.1*m*math.Log(s) + 1
+	return float64(0.1*m*exactLn(s)) + 1
 }
 
 // scale evaluates ROPE.md §3 for s, whose parameters validateScaling has
@@ -127,7 +129,7 @@ func (s Spec) scale() (*scaled, error) {
 		case sc.AttnFactor != 0:
 			out.attn = sc.AttnFactor
 		case factor > 1:
-			out.attn = math.Sqrt(1 + math.Log(factor)/math.Log(float64(sc.OrigCtx)))
+			out.attn = math.Sqrt(1 + exactLn(factor)/exactLn(float64(sc.OrigCtx)))
 		}
 	}
 	for i := range out.freqs {
@@ -156,7 +158,7 @@ func (s Spec) yarn(out *scaled) {
 	factor := sc.Factor
 	// cd is the pair index at which a wavelength fits rot times into L.
 	cd := func(rot float64) float64 {
-		return r * math.Log(l/(rot*2*math.Pi)) / (2 * math.Log(s.Base))
+		return r * exactLn(l/(rot*2*math.Pi)) / (2 * exactLn(s.Base))
 	}
 	fast, slow := sc.betas()
 	lo, hi := cd(fast), cd(slow)
@@ -172,7 +174,7 @@ func (s Spec) yarn(out *scaled) {
 	for i, t := range out.theta0 {
 		ri := min(max((float64(i)-lo)/(hi-lo), 0), 1)
 		out.ramp[i] = ri
-		out.freqs[i] = (t/factor)*ri + t*(1-ri)
+		out.freqs[i] = float64((t/factor)*ri) + float64(t*(1-ri))
 	}
 	switch {
 	case sc.AttnFactor != 0:
@@ -204,7 +206,7 @@ func llama3(sc *Scaling, out *scaled) {
 		default:
 			sigma := (l/wave - lf) / (hf - lf)
 			out.band[i], out.sigma[i] = bandMid, sigma
-			out.freqs[i] = (1-sigma)*t/sc.Factor + sigma*t
+			out.freqs[i] = (1-sigma)*t/sc.Factor + float64(sigma*t)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
@@ -329,7 +330,7 @@ func TestFrequenciesKnownValues(t *testing.T) {
 		t.Fatalf("llama 3.1: long %v attn %v err %v", long, attn, err)
 	}
 	for i, f := range freqs {
-		theta := math.Pow(500000, -float64(2*i)/128)
+		theta := roundedPow(t, 500000, 2*i, 128)
 		switch {
 		case i <= 28 && f != theta:
 			t.Errorf("llama 3.1 θ_%d = %g, want unchanged %g", i, f, theta)
@@ -345,7 +346,7 @@ func TestFrequenciesKnownValues(t *testing.T) {
 		t.Fatalf("gpt-j: long %v attn %v err %v", long, attn, err)
 	}
 	for i, f := range freqs {
-		if want := math.Pow(10000, -float64(2*i)/64); f != want {
+		if want := roundedPow(t, 10000, 2*i, 64); f != want {
 			t.Errorf("gpt-j θ_%d = %v, want %v", i, f, want)
 		}
 	}
@@ -403,7 +404,7 @@ func TestFrequenciesLlama3Edges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theta := func(i int) float64 { return math.Pow(10000, -float64(2*i)/128) }
+	theta := func(i int) float64 { return roundedPow(t, 10000, 2*i, 128) }
 	if freqs[20] != theta(20) {
 		t.Errorf("θ_20 = %v, want unchanged %v", freqs[20], theta(20))
 	}
@@ -602,4 +603,49 @@ func TestFrequenciesFiniteRapid(t *testing.T) {
 		}
 	}
 	t.Logf("valid specs by type: %v", valid)
+}
+
+// roundedPow returns base^(−num/den) correctly rounded to float64, found
+// without logarithms: θ is the correctly rounded value exactly when
+// base^num·(θ − ulp/2)^den < 1 < base^num·(θ + ulp/2)^den, which big.Float
+// evaluates exactly (integer base and powers). It searches the few float64
+// values around math.Pow's result.
+func roundedPow(t *testing.T, base float64, num, den int) float64 {
+	t.Helper()
+	powInto := func(x *big.Float, n int) *big.Float {
+		r := new(big.Float).SetPrec(1 << 14).SetFloat64(1)
+		for range n {
+			r.Mul(r, x)
+		}
+		return r
+	}
+	bp := powInto(new(big.Float).SetPrec(1<<14).SetFloat64(base), num)
+	straddles := func(th float64) bool {
+		ulp := math.Nextafter(th, math.Inf(1)) - th
+		lo := new(big.Float).SetPrec(1 << 14).SetFloat64(th)
+		lo.Sub(lo, new(big.Float).SetFloat64(ulp/2))
+		hi := new(big.Float).SetPrec(1 << 14).SetFloat64(th)
+		hi.Add(hi, new(big.Float).SetFloat64(ulp/2))
+		one := big.NewFloat(1)
+		l, h := powInto(lo, den), powInto(hi, den)
+		l.Mul(l, bp)
+		h.Mul(h, bp)
+		return l.Cmp(one) < 0 && h.Cmp(one) > 0
+	}
+	c := math.Pow(base, -float64(num)/float64(den))
+	for range 8 {
+		if straddles(c) {
+			return c
+		}
+		c = math.Nextafter(c, 0)
+	}
+	c = math.Pow(base, -float64(num)/float64(den))
+	for range 8 {
+		c = math.Nextafter(c, math.Inf(1))
+		if straddles(c) {
+			return c
+		}
+	}
+	t.Fatalf("no float64 within 8 ulps of math.Pow(%v, −%d/%d) is its correct rounding", base, num, den)
+	return 0
 }

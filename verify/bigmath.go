@@ -98,8 +98,10 @@ func bigExp(y *big.Float) *big.Float {
 }
 
 // defaultFreq returns base^(−num/den) rounded to float64, computed as
-// exp(−(num/den)·ln base) in 256-bit arithmetic: independent of math.Pow,
-// which ropegen's generator uses.
+// exp(−(num/den)·ln base) in 256-bit arithmetic, with the exact rational
+// exponent: written apart from ropegen's generator, which rounds the
+// exponent to float64 first and computes the power with its own 160-bit
+// exactPow.
 func defaultFreq(base float64, num, den int) float64 {
 	y := bigLn(base)
 	y.Mul(y, newBig(float64(-num)))

@@ -937,7 +937,7 @@ func numRE(v int) *regexp.Regexp {
 
 // checkFreqs checks, when Scaling is "none" (or empty), Freqs[i] against
 // Base^(-2i/RotaryDim) computed independently (defaultFreq: 256-bit exp and
-// log, not math.Pow). The bound is what float64 evaluation can promise: the
+// log). The bound is what float64 evaluation can promise: the
 // exponent e = −2i/R is itself rounded (relative error ≤ 2⁻⁵³), which moves
 // Base^e by a relative |e·ln Base|·2⁻⁵³, and the power adds a few ulps, so
 //
