@@ -89,6 +89,8 @@ func Generate(s Spec, o Options) ([]File, error) {
 				al.inv = fn.Name
 			case "to":
 				al.to = fn.Name
+			case "fill":
+				al.fill = fn.Name
 			}
 		}
 		ls = append(ls, al)

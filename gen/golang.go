@@ -334,7 +334,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Type().Id("backend").StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Func().Params(xT.Clone(), jen.Id("r").Op("*").Id("row"))
-		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64())
+		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()))
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("src").Index().Id(T), jen.Id("r").Op("*").Id("row")).Comment("rotate src forward into dst, narrowing")
 		}
@@ -406,10 +406,9 @@ func (p *Plan) seqParallel(f *jen.File) {
 func (p *Plan) fillRow(f *jen.File) {
 	C := p.computeType()
 	a, b := p.pairExprs()
-	freqsT := jen.Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()
 	f.Comment("fill writes the table row of position pos: with the active backend's fill")
 	f.Comment("kernel where it has one (it gives fillRow's bits), else with fillRow.")
-	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsT.Clone())).Block(
+	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam())).Block(
 		jen.If(jen.Id("f").Op(":=").Id("active").Dot("fill"), jen.Id("f").Op("!=").Nil()).Block(
 			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs")),
 			jen.Return(),
@@ -426,7 +425,7 @@ func (p *Plan) fillRow(f *jen.File) {
 		jen.List(jen.Id("r").Index(jen.Id("a")), jen.Id("r").Index(jen.Id("b"))).Op("=").List(jen.Id("c"), jen.Id("c")),
 		jen.List(jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("a")), jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("b"))).Op("=").List(jen.Op("-").Id("s"), jen.Id("s")),
 	}
-	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsT.Clone()), jen.Id("from").Int())
+	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("from").Int())
 	if C == "float64" {
 		f.Func().Id("fillRow").Add(params).Block(
 			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
@@ -574,15 +573,6 @@ func (p *Plan) noasmFile(header string) ([]byte, error) {
 func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]byte, error) {
 	f := jen.NewFile(p.Spec.Package)
 	f.ImportName(cpuPkg, "cpu")
-	fills := map[string]string{}
-	for _, l := range levels {
-		name := "fill" + strings.ToUpper(l.name)
-		for _, st := range stubs {
-			if strings.Contains(st, "\nfunc "+name+"(") {
-				fills[l.name] = name
-			}
-		}
-	}
 	f.Comment("archBackends returns the assembly backends this CPU supports, best first.")
 	f.Func().Id("archBackends").Params().Index().Id("backend").BlockFunc(func(g *jen.Group) {
 		g.Var().Id("bs").Index().Id("backend")
@@ -595,8 +585,8 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 				cond.Qual(cpuPkg, "X86").Dot(f)
 			}
 			fields := p.backendFields(l.name, l.fwd, l.inv, l.to)
-			if k := fills[l.name]; k != "" {
-				fields[jen.Id("fill")] = jen.Id(k + "Row")
+			if l.fill != "" {
+				fields[jen.Id("fill")] = jen.Id(l.fill + "Row")
 			}
 			g.If(cond).Block(
 				jen.Id("bs").Op("=").Append(jen.Id("bs"), jen.Id("backend").Values(fields)),
@@ -605,13 +595,13 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 		g.Return(jen.Id("bs"))
 	})
 	for _, l := range levels {
-		k := fills[l.name]
+		k := l.fill
 		if k == "" {
 			continue
 		}
 		f.Line()
 		f.Comment(k + "Row is fill with " + k + ", for angles below sincosMax.")
-		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()).Block(
+		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam())).Block(
 			jen.Id("from").Op(":=").Lit(0),
 			jen.If(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("maxFreq")).Op("<").Id("sincosMax")).Block(
 				jen.Id("from").Op("=").Id(k).Call(jen.Id("r"), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs"), jen.Id("AttentionFactor")),
@@ -635,4 +625,10 @@ type asmLevel struct {
 	name         string   // e.g. "avx2"
 	features     []string // cpu.X86 fields that must all be set, e.g. "HasAVX2"
 	fwd, inv, to string   // function names
+	fill         string   // the fill kernel (float32 tables), or ""
+}
+
+// freqsParam is the type of the freqs parameter of fill and fillRow.
+func freqsParam() *jen.Statement {
+	return jen.Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()
 }

@@ -132,9 +132,7 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		b.Run("backend="+backends[0].Name, func(b *testing.B) {
 			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, pos) })
 		})
-		if pt, ok := s.tab.(interface {
-			ApplySeqParallel(x []T, pos []int32, workers int)
-		}); ok {
+		if pt, ok := s.tab.(ParallelTable[T]); ok {
 			want, got := slices.Clone(x0), slices.Clone(x0)
 			s.tab.ApplySeq(want, pos)
 			pt.ApplySeqParallel(got, pos, 2)
