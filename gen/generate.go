@@ -161,6 +161,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 			jen.Id("ParallelMin"):   jen.Id("ParallelMin"),
 		}),
 		p.verifyTo(),
+		p.verifyStrided(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -207,6 +208,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 	if p.Spec.OutDType != "" {
 		p.narrowTest(f)
 	}
+	p.examples(f)
 	f.Line()
 	f.Comment("FuzzKernel checks that every backend gives the pure Go bits for the")
 	f.Comment("vectors and positions the fuzzer finds.")
@@ -309,6 +311,35 @@ func (p *Plan) nanTest(v string) string {
 		return v + "&0x7fff > 0x7f80"
 	}
 	return v + "&0x7fff > 0x7c00"
+}
+
+// verifyStrided describes the strided entry points to verify.
+func (p *Plan) verifyStrided() jen.Code {
+	T := p.elemType()
+	tab := jen.Qual(verifyPkg, "Table").Types(jen.Id(T))
+	vs := jen.Qual(verifyPkg, "Strides")
+	x, pos := jen.Index().Id(T), jen.Index().Int32()
+	self := jen.Id("t").Assert(jen.Op("*").Id("Table"))
+	conv := func(s string) jen.Code { return jen.Id("Strides").Call(jen.Id(s)) }
+	var fns []jen.Code
+	var fields []jen.Code
+	for _, m := range []string{"ApplyStrided", "ApplyInverseStrided"} {
+		fields = append(fields, jen.Id("k").Dot(m))
+		fns = append(fns, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("x").Add(x.Clone()), jen.Id("s").Add(vs.Clone()), jen.Id("pos").Add(pos.Clone())).Block(
+			self.Clone().Dot(m).Call(jen.Id("x"), conv("s"), jen.Id("pos")),
+		))
+	}
+	fields = append(fields, jen.Id("k").Dot("ApplyQK"))
+	fns = append(fns, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("q").Add(x.Clone()), jen.Id("qs").Add(vs.Clone()), jen.Id("k").Add(x.Clone()), jen.Id("ks").Add(vs.Clone()), jen.Id("pos").Add(pos.Clone())).Block(
+		self.Clone().Dot("ApplyQK").Call(jen.Id("q"), conv("qs"), jen.Id("k"), conv("ks"), jen.Id("pos")),
+	))
+	if p.Spec.OutDType != "" {
+		fields = append(fields, jen.Id("k").Dot("ApplyStridedTo"))
+		fns = append(fns, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("dst").Index().Uint16(), jen.Id("ds").Add(vs.Clone()), jen.Id("src").Add(x.Clone()), jen.Id("ss").Add(vs.Clone()), jen.Id("pos").Add(pos.Clone())).Block(
+			self.Clone().Dot("ApplyStridedTo").Call(jen.Id("dst"), conv("ds"), jen.Id("src"), conv("ss"), jen.Id("pos")),
+		))
+	}
+	return jen.List(fields...).Op("=").List(fns...)
 }
 
 // verifyTo describes ApplyTo and ApplySeqTo to verify, for -out-dtype.

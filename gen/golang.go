@@ -190,7 +190,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(e.name).Params(xT.Clone(), jen.Id("pos").Int()).Block(
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("x"))),
 			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos"), jen.Id("pos")),
-			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
+			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("HeadDim"), jen.Len(jen.Id("x")).Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
 		)
 		seq := e.name + "Seq"
 		fn = "Table." + seq
@@ -204,7 +204,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 				jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos[%d]"), jen.Int().Call(jen.Id("p")), jen.Id("j")),
 			),
 			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
-				jen.Id("active").Dot(e.kern).Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
+				jen.Id("active").Dot(e.kern).Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("HeadDim"), jen.Id("n").Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
 			),
 		)
 		par := seq + "Parallel"
@@ -240,7 +240,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			jen.If(jen.Len(jen.Id("x")).Op("==").Lit(0)).Block(jen.Return()),
 			jen.Id("r").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
 			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs")),
-			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("r")),
+			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("HeadDim"), jen.Len(jen.Id("x")).Op("/").Id("HeadDim"), jen.Id("r")),
 			jen.Id("rowPool").Dot("Put").Call(jen.Id("r")),
 		)
 	}
@@ -266,7 +266,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("src"))),
 			jen.Id("checkDst").Call(jen.Lit(fn), jen.Len(jen.Id("dst")), jen.Len(jen.Id("src"))),
 			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos"), jen.Id("pos")),
-			jen.Id("active").Dot("to").Call(jen.Id("dst"), jen.Id("src"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
+			jen.Id("active").Dot("to").Call(jen.Id("dst"), jen.Id("HeadDim"), jen.Id("src"), jen.Id("HeadDim"), jen.Len(jen.Id("src")).Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
 		)
 		fn = "Table.ApplySeqTo"
 		f.Line()
@@ -281,7 +281,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			),
 			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
 				jen.Id("lo").Op(",").Id("hi").Op(":=").Id("j").Op("*").Id("n").Op(",").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n"),
-				jen.Id("active").Dot("to").Call(jen.Id("dst").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("src").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
+				jen.Id("active").Dot("to").Call(jen.Id("dst").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("HeadDim"), jen.Id("src").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("HeadDim"), jen.Id("n").Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
 			),
 		)
 		f.Line()
@@ -291,6 +291,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			),
 		)
 	}
+	p.stridedAPI(f)
 	conversions(f, map[string]bool{p.dtype().widen: true, p.dtype().narrow: true, p.outDtype().narrow: true})
 
 	f.Line()
@@ -328,15 +329,18 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	)
 
 	f.Line()
-	f.Comment("backend is one implementation of the kernels: fwd computes A·R·x and inv")
-	f.Comment("A·Rᵀ·x for every head of x (len(x) a multiple of HeadDim) with table row r;")
-	f.Comment("fill, when set, writes a table row with fillRow's bits.")
+	f.Comment("backend is one implementation of the kernels. fwd computes A·R·x and inv")
+	f.Comment("A·Rᵀ·x with table row r for n heads of x, head h at x[h·stride:][:HeadDim],")
+	f.Comment("reading and writing only their rotary values; to rotates n heads of src")
+	f.Comment("forward into dst, narrowing (values past RotaryDim narrowed unrotated).")
+	f.Comment("Callers guarantee that the heads lie inside the slices and, for n > 1,")
+	f.Comment("stride >= HeadDim. fill, when set, writes a table row with fillRow's bits.")
 	f.Type().Id("backend").StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
-		g.List(jen.Id("fwd"), jen.Id("inv")).Func().Params(xT.Clone(), jen.Id("r").Op("*").Id("row"))
+		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
 		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()))
 		if p.Spec.OutDType != "" {
-			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("src").Index().Id(T), jen.Id("r").Op("*").Id("row")).Comment("rotate src forward into dst, narrowing")
+			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
 	})
 	f.Line()
@@ -368,11 +372,11 @@ func (p *Plan) seqParallel(f *jen.File) {
 	f.Comment("to workers concurrent runs of at least ParallelMin bytes.")
 	run := func(lo, hi string) jen.Code {
 		return jen.For(jen.Id("j").Op(":=").Id(lo), jen.Id("j").Op("<").Id(hi), jen.Id("j").Op("++")).Block(
-			jen.Id("kern").Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("pos").Index(jen.Id("j"))))),
+			jen.Id("kern").Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("HeadDim"), jen.Id("n").Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("pos").Index(jen.Id("j"))))),
 		)
 	}
 	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("seqParallel").Params(
-		jen.Id("kern").Func().Params(jen.Index().Id(T), jen.Op("*").Id("row")), jen.Id("x").Index().Id(T), jen.Id("pos").Index().Int32(), jen.List(jen.Id("n"), jen.Id("workers")).Int(),
+		jen.Id("kern").Add(p.kernType()), jen.Id("x").Index().Id(T), jen.Id("pos").Index().Int32(), jen.List(jen.Id("n"), jen.Id("workers")).Int(),
 	).Block(
 		jen.Id("runs").Op(":=").Min(jen.Id("workers"), jen.Len(jen.Id("pos")), jen.Len(jen.Id("x")).Op("*").Lit(size).Op("/").Id("ParallelMin")),
 		jen.Id("per").Op(":=").Len(jen.Id("pos")),
@@ -494,13 +498,16 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 		if inverse {
 			name, dir = "applyInverseGeneric", "backward"
 		}
-		f.Comment(fmt.Sprintf("%s rotates each head of x %s with table row r, in pure Go.", name, dir))
+		f.Comment(fmt.Sprintf("%s rotates n heads of x %s with table row r, head h at x[h·stride:], in pure Go.", name, dir))
 		d := p.dtype()
 		body := p.genericBody(inverse, "h", "h", func(v jen.Code) jen.Code { return wrap(d.widen, v) }, func(v jen.Code) jen.Code { return wrap(d.narrow, v) })
-		f.Func().Id(name).Params(jen.Id("x").Index().Id(T), jen.Id("r").Op("*").Id("row")).Block(
+		f.Func().Id(name).Params(jen.Id("x").Index().Id(T), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("r").Op("*").Id("row")).Block(
 			jen.Var().List(jen.Id("a"), jen.Id("b")).Id(C),
-			jen.For(jen.Op(";").Len(jen.Id("x")).Op(">=").Id("HeadDim").Op(";").Id("x").Op("=").Id("x").Index(jen.Id("HeadDim").Op(":"))).Block(
-				append([]jen.Code{jen.Id("h").Op(":=").Parens(jen.Op("*").Index(jen.Id("HeadDim")).Id(T)).Call(jen.Id("x"))}, body...)...,
+			jen.For(jen.Op(";").Id("n").Op(">").Lit(0).Op("&&").Len(jen.Id("x")).Op(">=").Id("HeadDim").Op(";").Id("n").Op("--")).Block(
+				append(append([]jen.Code{jen.Id("h").Op(":=").Parens(jen.Op("*").Index(jen.Id("HeadDim")).Id(T)).Call(jen.Id("x"))}, body...),
+					jen.If(jen.Id("n").Op("==").Lit(1).Op("||").Id("stride").Op("<").Lit(0).Op("||").Id("stride").Op(">").Len(jen.Id("x"))).Block(jen.Break()),
+					jen.Id("x").Op("=").Id("x").Index(jen.Id("stride").Op(":")),
+				)...,
 			),
 		)
 		f.Line()
@@ -509,21 +516,23 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 		O := p.outDtype()
 		{
 			name := "applyToGeneric"
-			f.Comment(name + " rotates each head of src forward with table row r and stores it, narrowed, in dst, in pure Go.")
+			f.Comment(name + " rotates n heads of src forward with table row r and stores them, narrowed, in dst, in pure Go: head h of src at src[h·srcStride:], of dst at dst[h·dstStride:].")
 			body := p.genericBody(false, "s", "d", func(v jen.Code) jen.Code { return v }, func(v jen.Code) jen.Code { return wrap(O.narrow, v) })
 			for j := p.RotaryDim; j < p.HeadDim; j++ {
 				body = append(body, jen.Id("d").Index(jen.Lit(j)).Op("=").Id(O.narrow).Call(jen.Id("s").Index(jen.Lit(j))))
 			}
-			f.Func().Id(name).Params(jen.Id("dst").Index().Id(O.goType), jen.Id("src").Index().Id(T), jen.Id("r").Op("*").Id("row")).Block(
+			f.Func().Id(name).Params(jen.Id("dst").Index().Id(O.goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride"), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row")).Block(
 				jen.Var().List(jen.Id("a"), jen.Id("b")).Id(C),
 				jen.For(
-					jen.Op(";").Len(jen.Id("src")).Op(">=").Id("HeadDim").Op("&&").Len(jen.Id("dst")).Op(">=").Id("HeadDim").Op(";").
-						List(jen.Id("dst"), jen.Id("src")).Op("=").List(jen.Id("dst").Index(jen.Id("HeadDim").Op(":")), jen.Id("src").Index(jen.Id("HeadDim").Op(":"))),
+					jen.Op(";").Id("n").Op(">").Lit(0).Op("&&").Len(jen.Id("src")).Op(">=").Id("HeadDim").Op("&&").Len(jen.Id("dst")).Op(">=").Id("HeadDim").Op(";").Id("n").Op("--"),
 				).Block(
-					append([]jen.Code{
+					append(append([]jen.Code{
 						jen.Id("s").Op(":=").Parens(jen.Op("*").Index(jen.Id("HeadDim")).Id(T)).Call(jen.Id("src")),
 						jen.Id("d").Op(":=").Parens(jen.Op("*").Index(jen.Id("HeadDim")).Id(O.goType)).Call(jen.Id("dst")),
-					}, body...)...,
+					}, body...),
+						jen.If(jen.Id("n").Op("==").Lit(1).Op("||").Id("srcStride").Op("<").Lit(0).Op("||").Id("srcStride").Op(">").Len(jen.Id("src")).Op("||").Id("dstStride").Op("<").Lit(0).Op("||").Id("dstStride").Op(">").Len(jen.Id("dst"))).Block(jen.Break()),
+						jen.List(jen.Id("dst"), jen.Id("src")).Op("=").List(jen.Id("dst").Index(jen.Id("dstStride").Op(":")), jen.Id("src").Index(jen.Id("srcStride").Op(":"))),
+					)...,
 				),
 			)
 			f.Line()
@@ -626,6 +635,11 @@ type asmLevel struct {
 	features     []string // cpu.X86 fields that must all be set, e.g. "HasAVX2"
 	fwd, inv, to string   // function names
 	fill         string   // the fill kernel (float32 tables), or ""
+}
+
+// kernType is the type of a backend's fwd and inv kernels.
+func (p *Plan) kernType() *jen.Statement {
+	return jen.Func().Params(jen.Id("x").Index().Id(p.elemType()), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("r").Op("*").Id("row"))
 }
 
 // freqsParam is the type of the freqs parameter of fill and fillRow.
