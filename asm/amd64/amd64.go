@@ -16,6 +16,15 @@
 // dimension is known here, so the body over one head is fully unrolled and
 // every tail (R not a multiple of the vector width) is decided at generation
 // time; the only run-time loop is over heads.
+//
+// The kernels rotate n heads at a run-time element stride (docs/contract.md):
+//
+//	func applyAVX2(x []T, stride, n int, r *[2R]C)        // fwd; inv alike
+//	func applyToAVX2(dst []O, dstStride int, src []T, srcStride int, n int, r *[2R]C)
+//
+// Head h is x[h·stride:][:HeadDim]. Only the rotary values [0, R) of each
+// head are read and written in place; a "to" kernel writes exactly
+// [0, HeadDim) of each dst head. n = 0 returns at once; len(x) is not read.
 package amd64
 
 import (
@@ -130,14 +139,14 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 			var name, doc, sig string
 			switch kind {
 			case "fwd":
-				name, doc = "apply"+l.suffix, "rotates each head of x forward (A·R_p·x)"
-				sig = fmt.Sprintf("func(x []%s, %s)", x.goType, rowSig)
+				name, doc = "apply"+l.suffix, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
+				sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
 			case "inv":
-				name, doc = "applyInverse"+l.suffix, "rotates each head of x backward (A·R_pᵀ·x)"
-				sig = fmt.Sprintf("func(x []%s, %s)", x.goType, rowSig)
+				name, doc = "applyInverse"+l.suffix, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
+				sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
 			case "to":
-				name, doc = "applyTo"+l.suffix, "rotates each head of src forward into dst, narrowed,"
-				sig = fmt.Sprintf("func(dst []%s, src []%s, %s)", codecs[k.OutDType].goType, x.goType, rowSig)
+				name, doc = "applyTo"+l.suffix, "rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed,"
+				sig = fmt.Sprintf("func(dst []%s, dstStride int, src []%s, srcStride int, n int, %s)", codecs[k.OutDType].goType, x.goType, rowSig)
 			}
 			c.Function(name)
 			c.Attributes(attr.NOSPLIT)
@@ -241,16 +250,42 @@ type emitter struct {
 	lanes   int   // compute values in the widest register
 	masks   map[int]reg.OpmaskVirtual
 	consts  map[uint32]reg.VecVirtual
-	src     operand.Mem // x, or src for "to"
-	dst     operand.Mem // x, or dst for "to"
+	src     operand.Mem   // the current head of x, or of src for "to"
+	dst     operand.Mem   // the current head of x, or of dst for "to"
+	srcStep reg.GPVirtual // bytes from one head of src to the next
+	dstStep reg.GPVirtual // bytes from one head of dst to the next
 	r       operand.Mem
 }
 
-// emitFunc emits a loop over the heads of x. The table row is the same for
-// every head, so where its blocks fit in registers (leaving room for the
-// working set) they are loaded once, before the loop; otherwise, at a level
-// with twoHeads, the loop rotates two heads per iteration and loads each
-// table block once for both (then the odd head, if any, alone).
+// at returns the address of value j of head o (0 or 1) after the current
+// one: the second head of an iteration is addressed as base+step.
+func at(m operand.Mem, step reg.GPVirtual, o, j, size int) operand.Mem {
+	m = m.Offset(j * size)
+	if o > 0 {
+		m.Index, m.Scale = step, 1
+	}
+	return m
+}
+
+func (e *emitter) srcAt(o, j int) operand.Mem { return at(e.src, e.srcStep, o, j, e.in.size) }
+func (e *emitter) dstAt(o, j int) operand.Mem { return at(e.dst, e.dstStep, o, j, e.out.size) }
+
+// toBytes turns the element stride in s into bytes for elements of size
+// bytes.
+func (e *emitter) toBytes(s reg.GPVirtual, size int) {
+	shift := map[int]uint8{2: 1, 4: 2, 8: 3}[size]
+	e.c.SHLQ(operand.U8(shift), s)
+}
+
+// emitFunc emits a loop over the n heads of x, stride values apart (for
+// "to": the heads of src, srcStride apart, into those of dst, dstStride
+// apart). n = 0 returns at once. The table row is the same for every head,
+// so where its blocks fit in registers (leaving room for the working set)
+// they are loaded once, before the loop; otherwise, at a level with
+// twoHeads, the loop rotates two heads per iteration, the second addressed
+// as base+stride, and loads each table block once for both (then the odd
+// head, if any, alone). Per head the instructions are those of a kernel with
+// a fixed stride: only the pointer updates use the run-time stride.
 //
 // The neox kernel uses only the first half of the row: C[j+h] = C[j] and
 // S[j+h] = −S[j], and fl(u·(−s)) = −fl(u·s) exactly, so the second half's
@@ -261,15 +296,23 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
 	e.lanes = l.bytes / e.tab.size
 	n := c.GP64()
+	c.Load(c.Param("n"), n)
+	c.TESTQ(n, n)
+	c.JZ(operand.LabelRef("done"))
 	if kind == "to" {
 		e.out = codecs[k.OutDType]
 		e.dst = operand.Mem{Base: c.Load(c.Param("dst").Base(), c.GP64())}
+		e.dstStep = c.Load(c.Param("dstStride"), c.GP64()).(reg.GPVirtual)
 		e.src = operand.Mem{Base: c.Load(c.Param("src").Base(), c.GP64())}
-		c.Load(c.Param("src").Len(), n)
+		e.srcStep = c.Load(c.Param("srcStride"), c.GP64()).(reg.GPVirtual)
+		e.toBytes(e.dstStep, e.out.size)
+		e.toBytes(e.srcStep, e.in.size)
 	} else {
 		e.src = operand.Mem{Base: c.Load(c.Param("x").Base(), c.GP64())}
 		e.dst = e.src
-		c.Load(c.Param("x").Len(), n)
+		e.srcStep = c.Load(c.Param("stride"), c.GP64()).(reg.GPVirtual)
+		e.dstStep = e.srcStep
+		e.toBytes(e.srcStep, e.in.size)
 	}
 	e.r = operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
 
@@ -296,8 +339,6 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 		}
 	}
 
-	c.TESTQ(n, n)
-	c.JZ(operand.LabelRef("done"))
 	// heads emits the body for h heads at once and advances past them.
 	heads := func(h int) {
 		for i, b := range bs {
@@ -310,22 +351,33 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 		for o := range h {
 			for _, b := range copies {
 				c.Commentf("values %d…%d pass through", b.j, b.j+b.w-1)
-				e.store(e.load(e.src.Offset((o*k.HeadDim+b.j)*e.in.size), b.w), e.dst.Offset((o*k.HeadDim+b.j)*e.out.size), b.w)
+				e.store(e.load(e.srcAt(o, b.j), b.w), e.dstAt(o, b.j), b.w)
 			}
 		}
-		c.ADDQ(operand.U32(h*k.HeadDim*e.in.size), e.src.Base)
-		if kind == "to" {
-			c.ADDQ(operand.U32(h*k.HeadDim*e.out.size), e.dst.Base)
+		advance := func(p operand.Mem, step reg.GPVirtual) {
+			if h == 2 {
+				c.LEAQ(operand.Mem{Base: p.Base, Index: step, Scale: 2}, p.Base)
+			} else {
+				c.ADDQ(step, p.Base)
+			}
 		}
-		c.SUBQ(operand.U32(h*k.HeadDim), n)
+		advance(e.src, e.srcStep)
+		if kind == "to" {
+			advance(e.dst, e.dstStep)
+		}
+		if h == 1 {
+			c.DECQ(n)
+		} else {
+			c.SUBQ(operand.U8(h), n)
+		}
 	}
 	if l.twoHeads {
-		c.CMPQ(n, operand.U32(2*k.HeadDim))
+		c.CMPQ(n, operand.U8(2))
 		c.JB(operand.LabelRef("head"))
 		c.Label("pair")
 		c.Comment("two heads at a time")
 		heads(2)
-		c.CMPQ(n, operand.U32(2*k.HeadDim))
+		c.CMPQ(n, operand.U8(2))
 		c.JAE(operand.LabelRef("pair"))
 		c.TESTQ(n, n)
 		c.JZ(operand.LabelRef("done"))
@@ -470,8 +522,7 @@ func (e *emitter) block(b block, t *tableRegs, h int) {
 		pc, ps = t.c, t.s
 	}
 	inverse := e.kind == "inv"
-	src := func(o, j int) operand.Mem { return e.src.Offset((o*e.k.HeadDim + j) * e.in.size) }
-	dst := func(o, j int) operand.Mem { return e.dst.Offset((o*e.k.HeadDim + j) * e.out.size) }
+	src, dst := e.srcAt, e.dstAt
 	if !e.k.NeoX {
 		e.c.Commentf("pairs %d…%d", b.j/2, (b.j+b.w)/2-1)
 		var cop, sop operand.Op

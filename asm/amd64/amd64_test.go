@@ -89,3 +89,43 @@ func TestLevelsKeepToTheirRegisters(t *testing.T) {
 		}
 	}
 }
+
+// The Go side declares the kernels with these parameter names and types,
+// and the frames are the ones docs/contract.md lays out (argsize 48 and 80).
+func TestStubs(t *testing.T) {
+	out, err := Generate(Kernel{HeadDim: 30, RotaryDim: 22, DType: "bf16"}, "// test", "amd64,!purego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := Generate(Kernel{HeadDim: 30, RotaryDim: 22, DType: "f32", OutDType: "f16"}, "// test", "amd64,!purego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{{
+		"applyAVX512":        "func applyAVX512(x []uint16, stride int, n int, r *[44]float32)\n",
+		"applyInverseAVX2":   "func applyInverseAVX2(x []uint16, stride int, n int, r *[44]float32)\n",
+		"applyInverseAVX512": "func applyInverseAVX512(x []uint16, stride int, n int, r *[44]float32)\n",
+	}, {
+		"applyAVX2":     "func applyAVX2(x []float32, stride int, n int, r *[44]float32)\n",
+		"applyToAVX512": "func applyToAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[44]float32)\n",
+		"applyToAVX2":   "func applyToAVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[44]float32)\n",
+	}}
+	frame := map[string]string{"fwd": "$0-48", "inv": "$0-48", "to": "$0-80"}
+	seen := 0
+	for i, o := range []*Output{out, to} {
+		for _, f := range o.Funcs {
+			if w, ok := want[i][f.Name]; ok {
+				seen++
+				if !strings.HasSuffix(f.Stub, w) {
+					t.Errorf("%s: stub\n%s\nwant it to end with\n%s", f.Name, f.Stub, w)
+				}
+			}
+			if fr, ok := frame[f.Kind]; ok && !strings.Contains(string(o.Asm), "TEXT ·"+f.Name+"(SB), NOSPLIT, "+fr+"\n") {
+				t.Errorf("%s: frame is not %s", f.Name, fr)
+			}
+		}
+	}
+	if seen != len(want[0])+len(want[1]) {
+		t.Errorf("checked %d stubs, want %d", seen, len(want))
+	}
+}
