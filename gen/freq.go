@@ -98,6 +98,9 @@ func (s Spec) scale() (*scaled, error) {
 	half := r / 2
 	out := &scaled{typ: sc.scalingType(), attn: 1}
 	out.theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
+	if s.Axes == AxesVision {
+		out.theta0 = visionFreqs(s.Base, r)
+	}
 	for i, t := range out.theta0 {
 		if !finitePos(t) {
 			return nil, specErr("freq-factors", sc.FreqFactors[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)
@@ -106,7 +109,7 @@ func (s Spec) scale() (*scaled, error) {
 	factor := sc.Factor
 	out.freqs = make([]float64, half)
 	switch out.typ {
-	case ScalingNone:
+	case ScalingNone, ScalingDynamic: // dynamic: the frequencies of a table of at most OrigCtx positions
 		copy(out.freqs, out.theta0)
 	case ScalingLinear:
 		for i, t := range out.theta0 {

@@ -140,6 +140,9 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 	if sc == "none" && len(p.Spec.Scaling.FreqFactors) > 0 {
 		sc = "freq-factors" // Freqs are not Base^(−2i/R): verify must not check them as if they were
 	}
+	if sc == "none" && p.Spec.Axes == AxesVision {
+		sc = "vision" // each half of the pairs restarts the frequencies
+	}
 	kt := jen.Qual(verifyPkg, "Kernel").Types(jen.Id(T))
 	f.Comment("kernel describes this package to package verify, one Backend per")
 	f.Comment("implementation this CPU can run.")
@@ -162,6 +165,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		}),
 		p.verifyTo(),
 		p.verifyStrided(),
+		p.verifyAxes(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -311,6 +315,32 @@ func (p *Plan) nanTest(v string) string {
 		return v + "&0x7fff > 0x7f80"
 	}
 	return v + "&0x7fff > 0x7c00"
+}
+
+// verifyAxes describes a multi-axis package's ApplyAxes and ApplyInverseAxes
+// to verify, and a dynamic NTK package's factor and original context.
+func (p *Plan) verifyAxes() jen.Code {
+	var fields, values []jen.Code
+	if p.dynamic() {
+		fields = append(fields, jen.Id("k").Dot("OrigCtx"), jen.Id("k").Dot("DynamicFactor"))
+		values = append(values, jen.Id("OrigCtx"), jen.Id("dynamicFactor"))
+	}
+	if p.Axes > 1 {
+		T := p.elemType()
+		tab := jen.Qual(verifyPkg, "Table").Types(jen.Id(T))
+		fields = append(fields, jen.Id("k").Dot("Axes"), jen.Id("k").Dot("Axis"))
+		values = append(values, jen.Id("Axes"), jen.Id("Axis").Index(jen.Op(":")))
+		for _, m := range []string{"ApplyAxes", "ApplyInverseAxes"} {
+			fields = append(fields, jen.Id("k").Dot(m))
+			values = append(values, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("x").Index().Id(T), jen.Id("pos").Index().Int32()).Block(
+				jen.Id("t").Assert(jen.Op("*").Id("Table")).Dot(m).Call(jen.Id("x"), jen.Id("pos")),
+			))
+		}
+	}
+	if len(fields) == 0 {
+		return jen.Null()
+	}
+	return jen.List(fields...).Op("=").List(values...)
 }
 
 // verifyStrided describes the strided entry points to verify.

@@ -108,6 +108,18 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		}
 		g.Line()
 	})
+	if p.dynamic() {
+		f.Line()
+		f.Comment("OrigCtx is the original context length L of dynamic NTK scaling: Freqs")
+		f.Comment("serve a Table of at most OrigCtx positions (and Rotate); a longer Table")
+		f.Comment("takes the base Base·((s·n/L) − (s − 1))^(R/(R−2)) for its length n.")
+		f.Const().Id("OrigCtx").Op("=").Lit(p.Spec.Scaling.OrigCtx)
+		f.Line()
+		f.Comment("dynamicFactor is the dynamic NTK factor s.")
+		f.Const().Id("dynamicFactor").Op("=").Add(float(p.Spec.Scaling.Factor))
+		f.Line()
+		f.Id(dynamicSource())
+	}
 	if p.LongFreqs != nil {
 		f.Line()
 		f.Comment("LongFreqs holds θ_i with the long factors (longrope): a Table of more than")
@@ -139,6 +151,12 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Line()
 	f.Comment("NewTable returns a table for the positions [0, maxPos). It panics if maxPos")
 	f.Comment("is negative.")
+	if p.dynamic() {
+		f.Comment("")
+		f.Comment("A table of more than OrigCtx positions uses the dynamic NTK frequencies of")
+		f.Comment("a sequence of maxPos tokens, as Hugging Face computes them for a sequence")
+		f.Comment("of that length; a shorter one uses Freqs.")
+	}
 	if p.LongFreqs != nil {
 		f.Comment("")
 		f.Comment("A table of more than OrigCtx positions uses LongFreqs, the long factors,")
@@ -156,6 +174,12 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.If(jen.Id("maxPos").Op(">").Id("OrigCtx")).Block(jen.Id("freqs").Op("=").Op("&").Id("LongFreqs"))
+			}
+			if p.dynamic() {
+				st.If(jen.Id("maxPos").Op(">").Id("OrigCtx")).Block(
+					jen.Id("freqs").Op("=").New(jen.Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()),
+					jen.Id("dynamicFreqs").Call(jen.Id("freqs").Index(jen.Op(":")), jen.Id("Base"), jen.Id("dynamicFactor"), jen.Id("OrigCtx"), jen.Id("RotaryDim"), jen.Id("maxPos")),
+				)
 			}
 		}),
 		jen.For(jen.Id("pos").Op(":=").Range().Id("maxPos")).Block(
@@ -292,6 +316,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		)
 	}
 	p.stridedAPI(f)
+	p.axesAPI(f)
 	conversions(f, map[string]bool{p.dtype().widen: true, p.dtype().narrow: true, p.outDtype().narrow: true})
 
 	f.Line()
@@ -636,6 +661,10 @@ type asmLevel struct {
 	fwd, inv, to string   // function names
 	fill         string   // the fill kernel (float32 tables), or ""
 }
+
+// dynamic reports whether the plan's tables take their frequencies from
+// their length (dynamic NTK).
+func (p *Plan) dynamic() bool { return p.Spec.Scaling.scalingType() == ScalingDynamic }
 
 // kernType is the type of a backend's fwd and inv kernels.
 func (p *Plan) kernType() *jen.Statement {

@@ -27,6 +27,13 @@ type Plan struct {
 	LongFreqs []float64 // longrope: θ_i with the long factors; nil otherwise
 	Attn      float64   // attention factor A, folded into the table
 	RowLen    int       // values per table row: 2·RotaryDim
+	// Axes is the number of positions a token has: 1 for 1-D RoPE, 2 or 3
+	// for multi-axis RoPE, where pair i turns by the token's position on
+	// axis Axis[i] (nil for 1-D). Every backend runs the same kernels: a
+	// multi-axis token's table row is assembled from the rows of its
+	// positions, C and S of pair i from the row of its axis.
+	Axes int
+	Axis []uint8
 }
 
 // NewPlan validates s and computes its plan.
@@ -36,6 +43,7 @@ func NewPlan(s Spec) (*Plan, error) {
 		return nil, err
 	}
 	r := s.rotary()
+	axis, axes := s.axisOf()
 	return &Plan{
 		Spec:      s,
 		HeadDim:   s.HeadDim,
@@ -45,6 +53,8 @@ func NewPlan(s Spec) (*Plan, error) {
 		LongFreqs: long,
 		Attn:      attn,
 		RowLen:    2 * r,
+		Axes:      axes,
+		Axis:      axis,
 	}, nil
 }
 

@@ -15,11 +15,12 @@ const (
 	ScalingYaRN     = "yarn"     // YaRN ramp between θ_i and θ_i/s, attention factor
 	ScalingLlama3   = "llama3"   // Llama 3.1 wavelength bands
 	ScalingLongRoPE = "longrope" // per-pair short and long factors (Phi-3)
+	ScalingDynamic  = "dynamic"  // Hugging Face's dynamic NTK: the base grows with the table's length
 )
 
 // ScalingTypes lists the scaling types in the order the -scaling flag
 // documents them.
-var ScalingTypes = []string{ScalingNone, ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE}
+var ScalingTypes = []string{ScalingNone, ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}
 
 // Defaults of the YaRN ramp's rotation counts, used when BetaFast or
 // BetaSlow is 0 (as in the YaRN paper and Hugging Face transformers).
@@ -58,9 +59,9 @@ func listValue(l []float64) string { return fmt.Sprintf("%d values", len(l)) }
 // true), so it cannot be told apart from a choice; only yarn reads it.
 var scalingParams = []scalingParam{
 	{"factor", floatParam(func(sc *Scaling) float64 { return sc.Factor }),
-		[]string{ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE}},
+		[]string{ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}},
 	{"orig-ctx", func(sc *Scaling) (string, bool) { return fmt.Sprint(sc.OrigCtx), sc.OrigCtx != 0 },
-		[]string{ScalingYaRN, ScalingLlama3, ScalingLongRoPE}},
+		[]string{ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}},
 	{"beta-fast", floatParam(func(sc *Scaling) float64 { return sc.BetaFast }), []string{ScalingYaRN}},
 	{"beta-slow", floatParam(func(sc *Scaling) float64 { return sc.BetaSlow }), []string{ScalingYaRN}},
 	{"attn-factor", floatParam(func(sc *Scaling) float64 { return sc.AttnFactor }), []string{ScalingYaRN, ScalingLongRoPE}},
@@ -128,6 +129,8 @@ func (s Spec) validateScaling() error {
 		err = checkLlama3(sc)
 	case ScalingLongRoPE:
 		err = checkLongRoPE(sc, half)
+	case ScalingDynamic:
+		err = s.checkDynamic()
 	}
 	if err != nil {
 		return err

@@ -37,6 +37,8 @@ type Spec struct {
 	Layout    string  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
+	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved or AxesVision
+	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width), summing to RotaryDim/2
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (ROPE.md §3).
@@ -139,7 +141,10 @@ func (s Spec) Validate() error {
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
 	}
-	return s.validateScaling()
+	if err := s.validateScaling(); err != nil {
+		return err
+	}
+	return s.validateAxes()
 }
 
 func validateDType(field, name string) error {

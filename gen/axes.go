@@ -1,0 +1,146 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Multi-axis schemes: the values of Spec.Axes (docs/contract.md §9). A
+// multi-axis token has a position on each of several axes (time, height,
+// width) and pair i turns by the position on its axis a_i.
+const (
+	AxesNone        = ""                  // 1-D RoPE: one position per token
+	AxesMRoPE       = "mrope"             // sectioned M-RoPE (Qwen2-VL, Qwen2.5-VL): Sections[0] pairs on axis 0, then Sections[1] on axis 1, …
+	AxesInterleaved = "mrope-interleaved" // interleaved M-RoPE (Qwen3-VL): axes 1 and 2 take every third pair
+	AxesVision      = "vision"            // 2-D vision RoPE (Qwen2-VL's vision encoder, ggml's vision mode): rows, then columns
+)
+
+// AxesSchemes lists the multi-axis schemes as the -axes flag documents them.
+var AxesSchemes = []string{"none", AxesMRoPE, AxesInterleaved, AxesVision}
+
+// validateAxes checks Spec.Axes and Spec.Sections against the rest of s,
+// which is valid.
+func (s Spec) validateAxes() error {
+	half := s.rotary() / 2
+	sum := 0
+	for _, v := range s.Sections {
+		sum += v
+	}
+	switch s.Axes {
+	case AxesNone, "none":
+		if len(s.Sections) > 0 {
+			return specErr("mrope-section", sectionsString(s.Sections), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
+		}
+		return nil
+	case AxesMRoPE, AxesInterleaved:
+		if len(s.Sections) != 3 || sum != half {
+			return specErr("mrope-section", sectionsString(s.Sections), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+		}
+		for _, v := range s.Sections {
+			if v < 0 {
+				return specErr("mrope-section", sectionsString(s.Sections), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+			}
+		}
+	case AxesVision:
+		if len(s.Sections) > 0 {
+			return specErr("mrope-section", sectionsString(s.Sections), "-axes vision splits the pairs in halves and takes no sections")
+		}
+		if half%2 != 0 {
+			return specErr("rotary-dim", s.rotary(), "-axes vision needs RotaryDim/2 even (rows and columns get half the pairs each)")
+		}
+		if t := s.Scaling.scalingType(); t != ScalingNone {
+			return specErr("scaling", t, "-axes vision takes no scaling")
+		}
+	default:
+		return specErr("axes", s.Axes, "axes must be one of %s", strings.Join(AxesSchemes, ", "))
+	}
+	if t := s.Scaling.scalingType(); t == ScalingLongRoPE || t == ScalingDynamic {
+		return specErr("scaling", t, "multi-axis RoPE takes one set of frequencies: not %s", t)
+	}
+	return nil
+}
+
+func sectionsString(v []int) string {
+	if len(v) == 0 {
+		return `""`
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// axisOf returns a_i, the axis of every pair, and the number of axes: nil
+// and 1 for 1-D RoPE.
+func (s Spec) axisOf() (axis []uint8, axes int) {
+	half := s.rotary() / 2
+	switch s.Axes {
+	case AxesMRoPE:
+		axis = make([]uint8, 0, half)
+		for a, n := range s.Sections {
+			for range n {
+				axis = append(axis, uint8(a))
+			}
+		}
+		return axis, 3
+	case AxesInterleaved:
+		// Hugging Face's apply_interleaved_mrope (Qwen3-VL): start from the
+		// time axis, then give axis 1 the pairs 1, 4, … below 3·s_1 and axis
+		// 2 the pairs 2, 5, … below 3·s_2.
+		axis = make([]uint8, half)
+		for i := range axis {
+			switch {
+			case i%3 == 1 && i < 3*s.Sections[1]:
+				axis[i] = 1
+			case i%3 == 2 && i < 3*s.Sections[2]:
+				axis[i] = 2
+			}
+		}
+		return axis, 3
+	case AxesVision:
+		axis = make([]uint8, half)
+		for i := half / 2; i < half; i++ {
+			axis[i] = 1
+		}
+		return axis, 2
+	}
+	return nil, 1
+}
+
+// visionFreqs returns the 2-D vision frequencies: each half of the pairs
+// restarts θ = base^(−2k/H), k = 0 … H/2−1, over H = RotaryDim/2 (Hugging
+// Face's VisionRotaryEmbedding with dim = head_dim/2, whose row and column
+// angles are concatenated).
+func visionFreqs(base float64, r int) []float64 {
+	half := r / 2
+	f := make([]float64, half)
+	for i := range f {
+		f[i] = exactPow(base, -float64(2*(i%(half/2)))/float64(half))
+	}
+	return f
+}
+
+// checkDynamic checks dynamic NTK's parameters: a factor s >= 1 and the
+// original context L, from which NewTable(n) with n > L takes the base
+// base·((s·n/L) − (s − 1))^(R/(R−2)) (Hugging Face's
+// _compute_dynamic_ntk_parameters).
+func (s Spec) checkDynamic() error {
+	sc := &s.Scaling
+	if err := checkFactor(sc, ScalingDynamic); err != nil {
+		return err
+	}
+	if sc.Factor < 1 {
+		return specErr("factor", sc.Factor, "scaling dynamic needs a factor >= 1")
+	}
+	if err := checkOrigCtx(sc, ScalingDynamic); err != nil {
+		return err
+	}
+	if len(sc.FreqFactors) > 0 {
+		return specErr("freq-factors", listValue(sc.FreqFactors), "scaling dynamic takes no per-pair factors")
+	}
+	if s.rotary() < 4 {
+		return specErr("rotary-dim", s.rotary(), "scaling dynamic needs RotaryDim >= 4 (its exponent is R/(R−2))")
+	}
+	return nil
+}

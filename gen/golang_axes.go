@@ -1,0 +1,122 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// axesAPI emits, for a multi-axis plan, Axes and Axis, ApplyAxes and
+// ApplyInverseAxes, and mixRow, which assembles a token's table row from the
+// rows of its positions: the values of pair i from the row of pos[Axis[i]].
+// A token whose positions are all equal uses its row as it is, so it gets
+// exactly the bits of 1-D RoPE at that position.
+func (p *Plan) axesAPI(f *jen.File) {
+	if p.Axes <= 1 {
+		return
+	}
+	T, pkg := p.elemType(), p.Spec.Package
+	id, lit := jen.Id, jen.Lit
+	f.Line()
+	f.Comment("Axes is the number of positions of a token: ApplyAxes takes Axes positions")
+	f.Comment("per token (" + p.axesNames() + ").")
+	f.Const().Id("Axes").Op("=").Lit(p.Axes)
+	f.Line()
+	f.Comment("Axis[i] is the axis whose position turns pair i: pair i of token j turns")
+	f.Comment("by pos[j·Axes + Axis[i]]·Freqs[i].")
+	f.Var().Id("Axis").Op("=").Index(id("RotaryDim").Op("/").Lit(2)).Uint8().ValuesFunc(func(g *jen.Group) {
+		for _, a := range p.Axis {
+			g.Lit(int(a))
+		}
+	})
+	for _, e := range []struct{ name, kern, plain string }{
+		{"ApplyAxes", "fwd", "ApplySeq"},
+		{"ApplyInverseAxes", "inv", "ApplyInverseSeq"},
+	} {
+		fn := "Table." + e.name
+		f.Line()
+		f.Comment(e.name + " is " + e.plain + " for tokens with a position on each axis: token j of x,")
+		f.Comment("len(x)/(len(pos)/Axes) values holding a whole number of heads, has the")
+		f.Comment("positions pos[j·Axes : (j+1)·Axes], and pair i of each of its heads turns by")
+		f.Comment("the position on axis Axis[i]. A token whose positions are all equal gets")
+		f.Comment("exactly the bits " + e.plain + " gives at that position. Every position is")
+		f.Comment("checked before x is touched.")
+		f.Func().Params(id("t").Op("*").Id("Table")).Id(e.name).Params(id("x").Index().Id(T), id("pos").Index().Int32()).Block(
+			jen.If(jen.Len(id("pos")).Op("%").Id("Axes").Op("!=").Lit(0)).Block(
+				id("panicf").Call(lit(pkg+"."+fn+": len(pos) = %d: want a multiple of Axes (%d)"), jen.Len(id("pos")), id("Axes")),
+			),
+			id("n").Op(":=").Id("seqLen").Call(lit(fn), jen.Len(id("x")), jen.Len(id("pos")).Op("/").Id("Axes")),
+			jen.For(jen.List(id("j"), id("p")).Op(":=").Range().Id("pos")).Block(
+				id("t").Dot("checkPos").Call(lit(fn), lit("pos[%d]"), jen.Int().Call(id("p")), id("j")),
+			),
+			id("t").Dot("axes").Call(id("active").Dot(e.kern), id("x"), id("pos"), id("n")),
+		)
+	}
+	f.Line()
+	f.Comment("axes applies kern to the tokens of x (n values each) with the rows their")
+	f.Comment("positions pos (Axes a token) make.")
+	f.Func().Params(id("t").Op("*").Id("Table")).Id("axes").Params(id("kern").Add(p.kernType()), id("x").Index().Id(T), id("pos").Index().Int32(), id("n").Int()).Block(
+		id("mixed").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
+		jen.Var().Id("rows").Index(id("Axes")).Op("*").Id("row"),
+		jen.For(id("j").Op(":=").Lit(0), id("j").Op("<").Len(id("pos")).Op("/").Id("Axes"), id("j").Op("++")).Block(
+			id("p").Op(":=").Id("pos").Index(id("j").Op("*").Id("Axes").Op(":").Parens(id("j").Op("+").Lit(1)).Op("*").Id("Axes")),
+			id("r").Op(":=").Id("t").Dot("row").Call(jen.Int().Call(id("p").Index(lit(0)))),
+			id("same").Op(":=").True(),
+			jen.For(id("a").Op(":=").Lit(1), id("a").Op("<").Id("Axes"), id("a").Op("++")).Block(
+				id("rows").Index(id("a")).Op("=").Id("t").Dot("row").Call(jen.Int().Call(id("p").Index(id("a")))),
+				id("same").Op("=").Id("same").Op("&&").Id("p").Index(id("a")).Op("==").Id("p").Index(lit(0)),
+			),
+			jen.If(jen.Op("!").Id("same")).Block(
+				id("rows").Index(lit(0)).Op("=").Id("r"),
+				id("mixRow").Call(id("mixed"), jen.Op("&").Id("rows")),
+				id("r").Op("=").Id("mixed"),
+			),
+			id("kern").Call(id("x").Index(id("j").Op("*").Id("n").Op(":").Parens(id("j").Op("+").Lit(1)).Op("*").Id("n")), id("HeadDim"), id("n").Op("/").Id("HeadDim"), id("r")),
+		),
+		id("rowPool").Dot("Put").Call(id("mixed")),
+	)
+
+	// Runs of row indices whose pair is on the same axis other than 0.
+	axisOfIndex := make([]int, p.RotaryDim)
+	for i := 0; i < p.Half; i++ {
+		a, b := p.Pair(i)
+		axisOfIndex[a], axisOfIndex[b] = int(p.Axis[i]), int(p.Axis[i])
+	}
+	f.Line()
+	f.Comment("mixRow writes to dst the row of a token with the position rows rows: the")
+	f.Comment("C and S values of pair i from rows[Axis[i]].")
+	f.Func().Id("mixRow").Params(id("dst").Op("*").Id("row"), id("rows").Op("*").Index(id("Axes")).Op("*").Id("row")).BlockFunc(func(g *jen.Group) {
+		g.Op("*").Id("dst").Op("=").Op("*").Id("rows").Index(lit(0))
+		for _, half := range []int{0, p.RotaryDim} {
+			for lo := 0; lo < p.RotaryDim; {
+				a := axisOfIndex[lo]
+				hi := lo + 1
+				for hi < p.RotaryDim && axisOfIndex[hi] == a {
+					hi++
+				}
+				if a != 0 {
+					src := id("rows").Index(lit(a))
+					if hi-lo <= 4 {
+						for j := lo; j < hi; j++ {
+							g.Id("dst").Index(lit(half + j)).Op("=").Add(src.Clone()).Index(lit(half + j))
+						}
+					} else {
+						g.Copy(id("dst").Index(lit(half+lo).Op(":").Lit(half+hi)), src.Clone().Index(lit(half+lo).Op(":").Lit(half+hi)))
+					}
+				}
+				lo = hi
+			}
+		}
+	})
+}
+
+// axesNames says in words what the axes of the plan's scheme are.
+func (p *Plan) axesNames() string {
+	switch p.Spec.Axes {
+	case AxesVision:
+		return "row, column"
+	case AxesInterleaved:
+		return fmt.Sprintf("time, height, width; interleaved M-RoPE, sections %s", sectionsString(p.Spec.Sections))
+	}
+	return fmt.Sprintf("time, height, width; M-RoPE, sections %s", sectionsString(p.Spec.Sections))
+}
