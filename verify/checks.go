@@ -531,8 +531,9 @@ func checkBigTable[T Elem](t tb, s *suite[T]) {
 		t.Fatalf("NewTable(%d) returned a table of Len %v", rows, lenOf(big))
 	}
 	L := big.Len()
-	long := s.k.LongFreqs != nil && L > s.k.OrigCtx
-	t.Logf("table of %d positions (long factors: %v)", L, long)
+	freqs := s.tableFreqs(L)
+	long := !slices.Equal(freqs, s.k.Freqs)
+	t.Logf("table of %d positions (long or dynamic frequencies: %v)", L, long)
 	posGen := rapid.OneOf(rapid.SampledFrom([]int{L - 1, min(131071, L-1), tableRows - 1, tableRows}), rapid.IntRange(0, L-1))
 	rapid.Check(t, func(rt *rapid.T) {
 		p := posGen.Draw(rt, "pos")
@@ -553,7 +554,7 @@ func checkBigTable[T Elem](t tb, s *suite[T]) {
 			if long {
 				// A long table follows the long factors, which Rotate does
 				// not: check it against the float64 reference instead.
-				ref, bound := s.refBoundFreqs(x, p, inverse, s.k.LongFreqs)
+				ref, bound := s.refBoundFreqs(x, p, inverse, freqs)
 				for i := range yb {
 					if d := math.Abs(s.c.toF64(yb[i]) - ref[i]); !(d <= bound[i]) && !math.IsNaN(ref[i]) {
 						rt.Fatalf("pos %d: long Table(%d) inverse=%v index %d: %s, reference %g: error %g > bound %g",

@@ -141,6 +141,18 @@ type Kernel[T Elem] struct {
 	OutDType   string
 	ApplyTo    func(tab Table[T], dst []uint16, src []T, pos int)
 	ApplySeqTo func(tab Table[T], dst []uint16, src []T, pos []int32)
+	// DynamicFactor is the factor s of a dynamic NTK package (with OrigCtx,
+	// its L): a table of n > OrigCtx positions follows DynamicFreqs for n.
+	// Leave it zero otherwise.
+	DynamicFactor float64
+	// Axes, Axis, ApplyAxes and ApplyInverseAxes describe a multi-axis
+	// package (docs/contract.md §9): Axes positions per token, pair i turning
+	// by the position on axis Axis[i]. ApplyAxes(tab, x, pos) calls tab's
+	// ApplyAxes. Leave them zero for a 1-D package.
+	Axes             int
+	Axis             []uint8
+	ApplyAxes        func(tab Table[T], x []T, pos []int32)
+	ApplyInverseAxes func(tab Table[T], x []T, pos []int32)
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -210,6 +222,8 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("guard", func(t *testing.T) { checkGuard(t, s) })
 	t.Run("to", func(t *testing.T) { checkTo(t, s) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, s) })
+	t.Run("axes", func(t *testing.T) { checkAxes(t, s) })
+	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so
@@ -278,6 +292,19 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 	case k.NewTable == nil || k.Rotate == nil || k.RotateInverse == nil:
 		return nil, fmt.Errorf("NewTable, Rotate and RotateInverse must be set")
 	}
+	if k.DynamicFactor != 0 && (!(k.DynamicFactor >= 1) || k.OrigCtx <= 0) {
+		return nil, fmt.Errorf("DynamicFactor = %v and OrigCtx = %d: want DynamicFactor >= 1 and OrigCtx > 0", k.DynamicFactor, k.OrigCtx)
+	}
+	if k.Axes > 1 {
+		if len(k.Axis) != k.RotaryDim/2 || k.ApplyAxes == nil || k.ApplyInverseAxes == nil {
+			return nil, fmt.Errorf("Axes = %d: want len(Axis) = RotaryDim/2 = %d (got %d) and ApplyAxes, ApplyInverseAxes set", k.Axes, k.RotaryDim/2, len(k.Axis))
+		}
+		for i, a := range k.Axis {
+			if int(a) >= k.Axes {
+				return nil, fmt.Errorf("Axis[%d] = %d: want < Axes = %d", i, a, k.Axes)
+			}
+		}
+	}
 	if k.LongFreqs != nil && (len(k.LongFreqs) != k.RotaryDim/2 || k.OrigCtx <= 0) {
 		return nil, fmt.Errorf("len(LongFreqs) = %d and OrigCtx = %d: want RotaryDim/2 = %d and OrigCtx > 0", len(k.LongFreqs), k.OrigCtx, k.RotaryDim/2)
 	}
@@ -311,7 +338,7 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 // buildTable builds the suite's table of tableRows positions.
 func (s *suite[T]) buildTable() error {
 	rows := tableRows
-	if s.k.LongFreqs != nil && s.k.OrigCtx < rows {
+	if (s.k.LongFreqs != nil || s.k.DynamicFactor != 0) && s.k.OrigCtx < rows {
 		rows = s.k.OrigCtx // keep the main table on the short factors, as Rotate
 	}
 	s.tab = s.k.NewTable(rows)
