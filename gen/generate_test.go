@@ -29,6 +29,21 @@ var shapes = []Spec{
 	spec(80, 32, NeoX),
 	spec(30, 22, Interleaved),
 	spec(40, 36, NeoX),
+	axesSpec(spec(128, 0, NeoX), AxesMRoPE, 16, 24, 24),       // Qwen2-VL, Qwen2.5-VL
+	axesSpec(spec(128, 0, NeoX), AxesInterleaved, 24, 20, 20), // Qwen3-VL
+	axesSpec(spec(96, 64, Interleaved), AxesMRoPE, 8, 12, 12), // partial rotary, interleaved pairs
+	axesSpec(spec(80, 0, NeoX), AxesVision),                   // Qwen2-VL's vision encoder
+	dynamicSpec(spec(64, 0, NeoX), 2, 1024),                   // InternLM2-style dynamic NTK
+}
+
+func axesSpec(s Spec, axes string, sections ...int) Spec {
+	s.Axes, s.Sections = axes, sections
+	return s
+}
+
+func dynamicSpec(s Spec, factor float64, origCtx int) Spec {
+	s.Scaling = Scaling{Type: ScalingDynamic, Factor: factor, OrigCtx: origCtx, Truncate: true}
+	return s
 }
 
 func spec(dim, rotary int, layout string) Spec {

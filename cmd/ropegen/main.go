@@ -318,9 +318,9 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("layout", "`name` of the pair layout: "+gen.Interleaved+" (2i, 2i+1) or "+gen.NeoX+" (i, i+rotary-dim/2)", func(s *gen.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *gen.Spec) *string { return &s.Package })
 
-	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3 or longrope", func(s *gen.Spec) *string { return &s.Scaling.Type })
-	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope)", func(s *gen.Spec) *float64 { return &s.Scaling.Factor })
-	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope)", func(s *gen.Spec) *int { return &s.Scaling.OrigCtx })
+	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *gen.Spec) *string { return &s.Scaling.Type })
+	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *gen.Spec) *float64 { return &s.Scaling.Factor })
+	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope, dynamic)", func(s *gen.Spec) *int { return &s.Scaling.OrigCtx })
 	c.floatFlag("beta-fast", "yarn β_fast, a `number`; 0 means 32", func(s *gen.Spec) *float64 { return &s.Scaling.BetaFast })
 	c.floatFlag("beta-slow", "yarn β_slow, a `number`; 0 means 1", func(s *gen.Spec) *float64 { return &s.Scaling.BetaSlow })
 	c.floatFlag("attn-factor", "attention `factor` A (yarn, longrope); 0 means derived from -factor", func(s *gen.Spec) *float64 { return &s.Scaling.AttnFactor })
@@ -332,6 +332,9 @@ func (c *cli) newFlagSet() {
 	c.listFlag("short-factor", "longrope short factors: comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.ShortFactor })
 	c.listFlag("long-factor", "longrope long factors: comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.LongFactor })
 	c.listFlag("freq-factors", "per-pair frequency divisors (ggml freq_factors): comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.FreqFactors })
+
+	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL), mrope-interleaved (Qwen3-VL) or vision (2-D rows and columns)", func(s *gen.Spec) *string { return &s.Axes })
+	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width summing to rotary-dim/2 (with -axes mrope or mrope-interleaved)", func(s *gen.Spec) *[]int { return &s.Sections })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
@@ -359,7 +362,7 @@ func (v *value[T]) String() string {
 		switch z := any(zero).(type) {
 		case string:
 			return strconv.Quote(z)
-		case []float64:
+		case []float64, []int:
 			return ""
 		default:
 			return fmt.Sprint(z)
@@ -421,6 +424,10 @@ func (c *cli) boolFlag(name, usage string, field func(*gen.Spec) *bool) {
 
 func (c *cli) listFlag(name, usage string, field func(*gen.Spec) *[]float64) {
 	bindFlag(c, &value[[]float64]{name: name, field: field, parse: parseList, format: formatList}, usage)
+}
+
+func (c *cli) intListFlag(name, usage string, field func(*gen.Spec) *[]int) {
+	bindFlag(c, &value[[]int]{name: name, field: field, parse: parseIntList, format: formatIntList}, usage)
 }
 
 func (c *cli) optString(name, usage string, p *string) {
@@ -487,6 +494,32 @@ func parseList(s string) ([]float64, string) {
 		list[i] = f
 	}
 	return list, ""
+}
+
+// parseIntList parses a comma-separated list of integers; "" is the empty
+// list.
+func parseIntList(s string) ([]int, string) {
+	if strings.TrimSpace(s) == "" {
+		return nil, ""
+	}
+	elems := strings.Split(s, ",")
+	list := make([]int, len(elems))
+	for i, e := range elems {
+		n, problem := parseInt(strings.TrimSpace(e))
+		if problem != "" {
+			return nil, fmt.Sprintf("element %d, %s: %s; want a comma-separated list of integers", i+1, strconv.Quote(e), problem)
+		}
+		list[i] = n
+	}
+	return list, ""
+}
+
+func formatIntList(l []int) string {
+	s := make([]string, len(l))
+	for i, n := range l {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func formatList(l []float64) string {
