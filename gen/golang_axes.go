@@ -76,7 +76,8 @@ func (p *Plan) axesAPI(f *jen.File) {
 		id("rowPool").Dot("Put").Call(id("mixed")),
 	)
 
-	// Runs of row indices whose pair is on the same axis other than 0.
+	// Runs of row indices whose pairs are on the same axis: one copy each,
+	// element by element for short runs.
 	axisOfIndex := make([]int, p.RotaryDim)
 	for i := 0; i < p.Half; i++ {
 		a, b := p.Pair(i)
@@ -86,7 +87,6 @@ func (p *Plan) axesAPI(f *jen.File) {
 	f.Comment("mixRow writes to dst the row of a token with the position rows rows: the")
 	f.Comment("C and S values of pair i from rows[Axis[i]].")
 	f.Func().Id("mixRow").Params(id("dst").Op("*").Id("row"), id("rows").Op("*").Index(id("Axes")).Op("*").Id("row")).BlockFunc(func(g *jen.Group) {
-		g.Op("*").Id("dst").Op("=").Op("*").Id("rows").Index(lit(0))
 		for _, half := range []int{0, p.RotaryDim} {
 			for lo := 0; lo < p.RotaryDim; {
 				a := axisOfIndex[lo]
@@ -94,15 +94,13 @@ func (p *Plan) axesAPI(f *jen.File) {
 				for hi < p.RotaryDim && axisOfIndex[hi] == a {
 					hi++
 				}
-				if a != 0 {
-					src := id("rows").Index(lit(a))
-					if hi-lo <= 4 {
-						for j := lo; j < hi; j++ {
-							g.Id("dst").Index(lit(half + j)).Op("=").Add(src.Clone()).Index(lit(half + j))
-						}
-					} else {
-						g.Copy(id("dst").Index(lit(half+lo).Op(":").Lit(half+hi)), src.Clone().Index(lit(half+lo).Op(":").Lit(half+hi)))
+				src := id("rows").Index(lit(a))
+				if hi-lo <= 4 {
+					for j := lo; j < hi; j++ {
+						g.Id("dst").Index(lit(half + j)).Op("=").Add(src.Clone()).Index(lit(half + j))
 					}
+				} else {
+					g.Copy(id("dst").Index(lit(half+lo).Op(":").Lit(half+hi)), src.Clone().Index(lit(half+lo).Op(":").Lit(half+hi)))
 				}
 				lo = hi
 			}

@@ -413,3 +413,32 @@ func checkDynamic[T Elem](t tb, s *suite[T]) {
 		t.Logf("NewTable(%d): rotations follow the dynamic NTK frequencies for %d positions", n, n)
 	}
 }
+
+// benchAxes measures ApplyAxes on a prefill of benchTokens image tokens (a
+// 16-wide grid of patches: time fixed, height and width varying, so every
+// token assembles its row) beside ApplySeq on the same bytes, per backend.
+func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
+	x0 := input(benchTokens * benchHeads * s.hd)
+	seq := make([]int32, benchTokens)
+	pos := make([]int32, 0, benchTokens*s.k.Axes)
+	for j := range seq {
+		seq[j] = int32(j)
+		grid := []int32{1, int32(j / 16), int32(j % 16)}
+		if s.k.Axes == 2 {
+			grid = grid[1:]
+		}
+		pos = append(pos, grid...)
+	}
+	for _, be := range backends {
+		b.Run("backend="+be.Name, func(b *testing.B) {
+			be.Use()
+			defer restore()
+			benchLoop(b, x0, every, func(x []T) { s.k.ApplyAxes(s.tab, x, pos) })
+		})
+		b.Run("seq/backend="+be.Name, func(b *testing.B) {
+			be.Use()
+			defer restore()
+			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, seq) })
+		})
+	}
+}

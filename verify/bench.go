@@ -33,6 +33,8 @@ const (
 //	prefill4k/backend=<name>    Table.ApplySeq on 4096 tokens × 32 heads, default backend
 //	prefill4k/parallel=2        ApplySeqParallel with 2 workers, where the table has it
 //	prefill4k/baseline=stream   (and stream-avx2)
+//	axes/backend=<name>         multi-axis packages: ApplyAxes on 512 image tokens × 32 heads
+//	axes/seq/backend=<name>     ApplySeq on the same bytes, for the ratio
 //
 // SetBytes is the size of x, so benchstat reports throughput; med-ns/op
 // (see benchLoop) is the median over timed batches, steadier than ns/op on
@@ -145,6 +147,9 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		}
 		benchStream(b, x0, every)
 	})
+	if k.Axes > 1 {
+		b.Run("axes", func(b *testing.B) { benchAxes(b, s, backends, restore, every, input) })
+	}
 }
 
 // benchStream runs baseline=stream at the best stream level, and
