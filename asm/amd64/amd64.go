@@ -15,7 +15,8 @@
 // float32 on load and narrow with round-to-nearest-even on store. The head
 // dimension is known here, so the body over one head is fully unrolled and
 // every tail (R not a multiple of the vector width) is decided at generation
-// time; the only run-time loop is over heads.
+// time; the only run-time loop is over heads, except in heads longer than
+// unrollMax values, whose full-width blocks loop over chunks.
 //
 // The kernels rotate n heads at a run-time element stride (docs/contract.md):
 //
@@ -341,17 +342,28 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 
 	// heads emits the body for h heads at once and advances past them.
 	heads := func(h int) {
-		for i, b := range bs {
-			var t *tableRegs
-			if tab != nil {
-				t = &tab[i]
+		if tab != nil || !e.loop(bs, fmt.Sprintf("rotate%d", h), true, func(b block) { e.block(b, nil, h) }) {
+			for i, b := range bs {
+				var t *tableRegs
+				if tab != nil {
+					t = &tab[i]
+				}
+				e.block(b, t, h)
 			}
-			e.block(b, t, h)
 		}
-		for o := range h {
-			for _, b := range copies {
-				c.Commentf("values %d…%d pass through", b.j, b.j+b.w-1)
-				e.store(e.load(e.srcAt(o, b.j), b.w), e.dstAt(o, b.j), b.w)
+		pass := func(o int, b block) {
+			c.Commentf("values %d…%d pass through", b.j, b.j+b.w-1)
+			e.store(e.load(e.srcAt(o, b.j), b.w), e.dstAt(o, b.j), b.w)
+		}
+		if !e.loop(copies, fmt.Sprintf("pass%d", h), false, func(b block) {
+			for o := range h {
+				pass(o, b)
+			}
+		}) {
+			for o := range h {
+				for _, b := range copies {
+					pass(o, b)
+				}
 			}
 		}
 		advance := func(p operand.Mem, step reg.GPVirtual) {
@@ -388,6 +400,89 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 	c.Label("done")
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// unrollMax is the longest run of values (the rotary values of a head, or
+// the pass-through values a "to" kernel copies) emitted fully unrolled.
+// Longer runs loop over chunks of loopBlocks full-width blocks: avo's
+// register allocation takes time quadratic in the length of a function
+// (HeadDim 4096, fully unrolled: ~4 s for f32, ~20 s for neox with a bf16
+// "to" kernel), while a loop keeps every function as short as a head of a
+// few hundred values. 256 keeps every head dimension in use (64…256)
+// unrolled, with no loop overhead.
+const unrollMax = 256
+
+// loopBlocks is how many full-width blocks one iteration of a loop over a
+// long run handles: at AVX2 f32, 64 values of each head, so the pointer
+// updates and the branch are a few instructions among ~60 per head.
+const loopBlocks = 8
+
+// loop emits body for the blocks bs, consecutive, in a run-time loop when
+// they span more than unrollMax values: the leading full-width blocks run
+// loopBlocks at a time with src, dst (and, when table, r) moved to the
+// current chunk, so that body sees blocks indexed from the chunk's start;
+// the rest follows unrolled as usual. It reports whether it emitted
+// anything; if not, the caller unrolls bs itself. The loop uses label.
+func (e *emitter) loop(bs []block, label string, table bool, body func(block)) bool {
+	if len(bs) == 0 {
+		return false
+	}
+	values := bs[len(bs)-1].j + bs[len(bs)-1].w - bs[0].j
+	if table && e.k.NeoX {
+		values *= 2 // each block also rotates its partners R/2 on
+	}
+	if values <= unrollMax {
+		return false
+	}
+	full := 0
+	for full < len(bs) && bs[full].w == e.lanes {
+		full++
+	}
+	times := full / loopBlocks
+	if times < 2 {
+		return false
+	}
+	c := e.c
+	start, step := bs[0].j, loopBlocks*e.lanes
+	src, dst, r := e.src, e.dst, e.r
+	move := func(m operand.Mem, size int) operand.Mem {
+		p := c.GP64()
+		if start == 0 {
+			c.MOVQ(m.Base, p)
+		} else {
+			c.LEAQ(m.Offset(start*size), p)
+		}
+		return operand.Mem{Base: p}
+	}
+	e.src = move(src, e.in.size)
+	e.dst = e.src
+	if e.kind == "to" {
+		e.dst = move(dst, e.out.size)
+	}
+	if table {
+		e.r = move(r, e.tab.size)
+	}
+	count := c.GP64()
+	c.MOVQ(operand.U32(times), count)
+	c.Label(label)
+	c.Commentf("values %d…%d, %d at a time: indices from the current %d", start, start+times*step-1, step, step)
+	for i := range loopBlocks {
+		body(block{i * e.lanes, e.lanes})
+	}
+	c.ADDQ(operand.U32(step*e.in.size), e.src.Base)
+	if e.kind == "to" {
+		c.ADDQ(operand.U32(step*e.out.size), e.dst.Base)
+	}
+	if table {
+		c.ADDQ(operand.U32(step*e.tab.size), e.r.Base)
+	}
+	c.DECQ(count)
+	c.JNZ(operand.LabelRef(label))
+	e.src, e.dst, e.r = src, dst, r
+	for _, b := range bs[times*loopBlocks:] {
+		body(b)
+	}
+	return true
 }
 
 // tableRegs holds a block's C and S values in registers.

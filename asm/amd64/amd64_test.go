@@ -129,3 +129,35 @@ func TestStubs(t *testing.T) {
 		t.Errorf("checked %d stubs, want %d", seen, len(want))
 	}
 }
+
+// Heads up to unrollMax values stay fully unrolled; longer ones loop, so
+// that the function (and avo's register allocation, quadratic in its
+// length) stays as short as a head of a few hundred values.
+func TestLongHeadsLoop(t *testing.T) {
+	lines := func(k Kernel) (int, bool) {
+		out, err := Generate(k, "// test", "amd64,!purego")
+		if err != nil {
+			t.Fatalf("%+v: %v", k, err)
+		}
+		return strings.Count(string(out.Asm), "\n"), strings.Contains(string(out.Asm), "\nrotate1:")
+	}
+	for _, k := range []Kernel{
+		{HeadDim: 256, RotaryDim: 256, DType: "f32", OutDType: "bf16"},
+		{HeadDim: 256, RotaryDim: 256, NeoX: true, DType: "f64"},
+	} {
+		if _, looped := lines(k); looped {
+			t.Errorf("%+v: head of %d values loops, want it unrolled", k, k.RotaryDim)
+		}
+	}
+	short, _ := lines(Kernel{HeadDim: 256, RotaryDim: 256, NeoX: true, DType: "f32", OutDType: "bf16"})
+	for _, k := range []Kernel{
+		{HeadDim: 4096, RotaryDim: 4096, NeoX: true, DType: "f32", OutDType: "bf16"},
+		{HeadDim: 4096, RotaryDim: 64, DType: "f32", OutDType: "f16"},
+		{HeadDim: 4096, RotaryDim: 4094, DType: "bf16"},
+		{HeadDim: 4096, RotaryDim: 4096, DType: "f64"},
+	} {
+		if n, looped := lines(k); !looped && k.RotaryDim > unrollMax || n > short {
+			t.Errorf("%+v: %d lines of assembly (looped: %v), want a loop and at most %d lines (HeadDim 256)", k, n, looped, short)
+		}
+	}
+}

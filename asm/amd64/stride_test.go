@@ -15,8 +15,9 @@ import (
 
 // strideKernels covers every kind of loop the emitter writes: the table
 // preloaded or not (AVX-512: R = 130 does not fit), two heads per iteration
-// at AVX2, tails (masked, narrower registers, scalar), partial rotary, both
-// layouts, every dtype and both "to" narrowings.
+// at AVX2, runs looped over chunks (longer than unrollMax), tails (masked,
+// narrower registers, scalar), partial rotary, both layouts, every dtype
+// and both "to" narrowings.
 var strideKernels = []Kernel{
 	{HeadDim: 128, RotaryDim: 128, DType: "f32"},
 	{HeadDim: 80, RotaryDim: 32, NeoX: true, DType: "f32"},
@@ -31,6 +32,13 @@ var strideKernels = []Kernel{
 	{HeadDim: 10, RotaryDim: 10, NeoX: true, DType: "f64"},
 	{HeadDim: 20, RotaryDim: 18, DType: "f64"},
 	{HeadDim: 2, RotaryDim: 2, DType: "f64"},
+	// Longer than unrollMax: loops over chunks, then blocks and tails.
+	{HeadDim: 1040, RotaryDim: 1030, DType: "f32"},
+	{HeadDim: 600, RotaryDim: 520, NeoX: true, DType: "f32", OutDType: "f16"},
+	{HeadDim: 1024, RotaryDim: 64, DType: "f32", OutDType: "bf16"},
+	{HeadDim: 544, RotaryDim: 530, DType: "f16"},
+	{HeadDim: 530, RotaryDim: 524, NeoX: true, DType: "bf16"},
+	{HeadDim: 600, RotaryDim: 582, DType: "f64"},
 }
 
 // TestStrides assembles the kernels of strideKernels into one package in a
