@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -227,94 +226,40 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 	return goFile(f, header, "")
 }
 
-// narrowTest emits TestNarrowExhaustive: ApplyTo at position 0 with every
-// pair's second value +0 stores exactly narrow(x_a) (x·1 − 0·0 = x, −0
-// included), so every backend's narrowing is checked against the pure Go
-// conversion on all 2³² float32 bit patterns.
+// narrowTest emits TestNarrowExhaustive, which hands every assembly
+// backend's rotate-and-narrow kernel to verify.NarrowExhaustive: at position
+// 0 with every pair's second value +0 the kernel stores exactly the narrowed
+// x_a·A, which verify compares with its own conversion on every float32 bit
+// pattern (ROPEGEN_EXHAUSTIVE=1) or a strided sample of them.
 func (p *Plan) narrowTest(f *jen.File) {
-	var firsts []string
+	var firsts []jen.Code
 	for i := 0; i < p.Half; i++ {
 		a, _ := p.Pair(i)
-		firsts = append(firsts, fmt.Sprint(a))
+		firsts = append(firsts, jen.Lit(a))
 	}
-	narrow := p.outDtype().narrow
 	f.Line()
-	f.Id(`// firsts are the first indices of the pairs of a head.
-var firsts = [...]int{` + strings.Join(firsts, ", ") + `}
-
-// TestNarrowExhaustive checks every assembly backend's rotate-and-narrow
-// store against the pure Go ` + narrow + ` on every float32 bit pattern with
-// ROPEGEN_EXHAUSTIVE=1, else on a sample strided across all of them: at
-// position 0 with each pair's second value +0, ApplyTo stores exactly
-// ` + narrow + `(x).
-func TestNarrowExhaustive(t *testing.T) {
-	stride := uint64(1)
-	if os.Getenv("ROPEGEN_EXHAUSTIVE") != "1" {
-		stride = 4099 // a sample across every exponent; make test-exhaustive sets ROPEGEN_EXHAUSTIVE=1
-	}
-	hw := backends[:len(backends)-1] // the last, pure Go, backend narrows with ` + narrow + ` itself
-	if len(hw) == 0 {
-		t.Skip("SKIPPED: no assembly backend in this build: nothing to compare with ` + narrow + `")
-	}
-	const per = len(firsts)
-	const heads = 1 << 20 / per
-	tab := NewTable(1)
-	workers := runtime.GOMAXPROCS(0)
-	bad := make([]atomic.Int64, len(hw))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			src := make([]float32, heads*HeadDim)
-			dst := make([]uint16, len(src))
-			want := make([]uint16, len(src))
-			chunk := uint64(heads*per) * stride
-			for start := uint64(w) * chunk; start < 1<<32; start += uint64(workers) * chunk {
-				u := start
-				for h := 0; h < heads; h++ {
-					for _, a := range firsts {
-						f := math.Float32frombits(uint32(u))
-						src[h*HeadDim+a], want[h*HeadDim+a] = f, ` + narrow + `(f)
-						u = (u + stride) & (1<<32 - 1)
-					}
-				}
-				for i, b := range hw {
-					b.to(dst, src, tab.row(0))
-					for h := 0; h < heads; h++ {
-						for _, a := range firsts {
-							got, exp := dst[h*HeadDim+a], want[h*HeadDim+a]
-							if got != exp && !(isNaN16(got) && isNaN16(exp)) && bad[i].Add(1) <= 5 {
-								t.Errorf("%s: narrow(%#08x) = %#04x, want %#04x", b.name, math.Float32bits(src[h*HeadDim+a]), got, exp)
-							}
-						}
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, b := range hw {
-		if n := bad[i].Load(); n > 0 {
-			t.Errorf("%s: %d mismatches", b.name, n)
-		} else {
-			t.Logf("%s: every float32 tested (stride %d) narrows as ` + narrow + ` does", b.name, stride)
-		}
-	}
-}
-
-// isNaN16 reports whether h is a NaN of the output type.
-func isNaN16(h uint16) bool {
-	return ` + p.nanTest("h") + `
-}`)
-}
-
-// nanTest is a Go expression true when the bits v of the output type are a NaN.
-func (p *Plan) nanTest(v string) string {
-	if p.Spec.OutDType == "bf16" {
-		return v + "&0x7fff > 0x7f80"
-	}
-	return v + "&0x7fff > 0x7c00"
+	f.Comment("TestNarrowExhaustive checks every assembly backend's rotate-and-narrow")
+	f.Comment("store against package verify's own " + p.Spec.OutDType + " rounding, on every float32 bit")
+	f.Comment("pattern with ROPEGEN_EXHAUSTIVE=1, else on a sample strided across them.")
+	f.Func().Id("TestNarrowExhaustive").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.Id("tab").Op(":=").Id("NewTable").Call(jen.Lit(1)),
+		jen.Id("n").Op(":=").Qual(verifyPkg, "Narrowing").Values(jen.Dict{
+			jen.Id("OutDType"):        jen.Lit(p.Spec.OutDType),
+			jen.Id("HeadDim"):         jen.Id("HeadDim"),
+			jen.Id("Firsts"):          jen.Index().Int().Values(firsts...),
+			jen.Id("AttentionFactor"): jen.Id("AttentionFactor"),
+		}),
+		jen.Comment("The last backend, pure Go, is checked against verify's rounding by TestVerify."),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id("backends").Index(jen.Op(":").Len(jen.Id("backends")).Op("-").Lit(1))).Block(
+			jen.Id("n").Dot("Backends").Op("=").Append(jen.Id("n").Dot("Backends"), jen.Qual(verifyPkg, "NarrowBackend").Values(jen.Dict{
+				jen.Id("Name"): jen.Id("b").Dot("name"),
+				jen.Id("To"): jen.Func().Params(jen.Id("dst").Index().Uint16(), jen.Id("src").Index().Float32()).Block(
+					jen.Id("b").Dot("to").Call(jen.Id("dst"), jen.Id("HeadDim"), jen.Id("src"), jen.Id("HeadDim"), jen.Len(jen.Id("src")).Op("/").Id("HeadDim"), jen.Id("tab").Dot("row").Call(jen.Lit(0))),
+				),
+			})),
+		),
+		jen.Qual(verifyPkg, "NarrowExhaustive").Call(jen.Id("t"), jen.Id("n")),
+	)
 }
 
 // verifyAxes describes a multi-axis package's ApplyAxes and ApplyInverseAxes
