@@ -15,8 +15,12 @@
 // rows it computes, and in Rotate's), the panics of §7, every entry point on
 // memory flush against PROT_NONE guard pages (linux), concurrent use of a
 // Table, and the Parallel forms of ApplySeq ([ParallelTable]) against the
-// serial ones on sequences long enough to split. [Fuzz] is the body of a fuzz target that
-// compares the backends on the inputs the fuzzer finds.
+// serial ones on sequences long enough to split, and the strided entry
+// points ([Strides]: ApplyStrided, ApplyInverseStrided, ApplyQK,
+// ApplyStridedTo) against copying each head out and back, with canaries in
+// every element they must not touch, on guard pages and with their panics.
+// [Fuzz] and [FuzzStrided] are the bodies of fuzz targets that compare the
+// backends on the inputs the fuzzer finds.
 //
 // Random inputs come from pgregory.net/rapid, so a failing case is shrunk and
 // can be replayed with the -rapid.seed or -rapid.failfile flag that the
@@ -153,6 +157,16 @@ type Kernel[T Elem] struct {
 	Axis             []uint8
 	ApplyAxes        func(tab Table[T], x []T, pos []int32)
 	ApplyInverseAxes func(tab Table[T], x []T, pos []int32)
+	// ApplyStrided, ApplyInverseStrided, ApplyQK and ApplyStridedTo call
+	// tab's strided entry points (issue 11; see Strides), converting s to
+	// the package's Strides: ApplyStrided(tab, x, s, pos) calls
+	// tab.ApplyStrided(x, pkg.Strides(s), pos). The first three go
+	// together; ApplyStridedTo is set with ApplyTo. When they are nil the
+	// strided checks log that and do nothing; ropegen sets them.
+	ApplyStrided        func(tab Table[T], x []T, s Strides, pos []int32)
+	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
+	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
+	ApplyStridedTo      func(tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32)
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -224,6 +238,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, s) })
 	t.Run("axes", func(t *testing.T) { checkAxes(t, s) })
 	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
+	t.Run("strided", func(t *testing.T) { runStrided(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so
