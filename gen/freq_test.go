@@ -451,7 +451,16 @@ func TestFrequenciesRapid(t *testing.T) {
 		list := func(name string, lo, hi float64) []float64 {
 			return rapid.SliceOfN(rapid.Float64Range(lo, hi), half, half).Draw(t, name)
 		}
-		if rapid.Bool().Draw(t, "freq factors") {
+		if typ == ScalingDynamic {
+			// Frequencies gives a table of at most OrigCtx positions: the
+			// default ones (checkDynamic in verify covers longer tables).
+			p.ropeType = "default"
+			rot = max(rot, 4)
+			s.HeadDim, s.RotaryDim = max(head, rot), rot
+			p.dim = rot
+			sc.Factor = rapid.Float64Range(1, 64).Draw(t, "factor")
+			sc.OrigCtx = rapid.IntRange(1, 1<<20).Draw(t, "orig-ctx")
+		} else if rapid.Bool().Draw(t, "freq factors") {
 			sc.FreqFactors = list("freq-factors", 0.25, 4)
 			p.freqFactors = sc.FreqFactors
 		}

@@ -347,10 +347,16 @@ func checkAPI(t *testing.T, s Spec, pkg *types.Package, arch string) {
 	}
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
-	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplySeq", "ApplySeqParallel", "Len"}
+	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len"}
 	if s.OutDType != "" {
-		want = append(want, "ApplySeqTo", "ApplyTo")
-		sort.Strings(want)
+		want = append(want, "ApplySeqTo", "ApplyStridedTo", "ApplyTo")
+	}
+	if s.Axes != AxesNone {
+		want = append(want, "ApplyAxes", "ApplyInverseAxes")
+	}
+	sort.Strings(want)
+	if (sc.Lookup("Strides") == nil) || (s.Axes != AxesNone) != (sc.Lookup("Axes") != nil) {
+		t.Fatalf("%+v (%s): Strides %v, Axes %v", s, arch, sc.Lookup("Strides"), sc.Lookup("Axes"))
 	}
 	var got []string
 	for i := range ms.Len() {

@@ -36,6 +36,8 @@ func validScaling(typ string) Scaling {
 		sc.Factor, sc.OrigCtx, sc.LowFreqFactor, sc.HighFreqFactor = 8, 8192, 1, 4
 	case ScalingLongRoPE:
 		sc.Factor, sc.OrigCtx, sc.ShortFactor, sc.LongFactor = 32, 4096, filled(64, 1.5), filled(64, 20)
+	case ScalingDynamic:
+		sc.Factor, sc.OrigCtx = 2, 4096
 	}
 	return sc
 }
@@ -46,6 +48,9 @@ func TestValidateScalingValid(t *testing.T) {
 		s.Scaling = validScaling(typ)
 		if err := s.Validate(); err != nil {
 			t.Errorf("%q: %v", typ, err)
+		}
+		if typ == ScalingDynamic {
+			continue // its base depends on the table's length alone: no per-pair factors
 		}
 		s.Scaling.FreqFactors = filled(64, 2)
 		if err := s.Validate(); err != nil {
@@ -94,7 +99,12 @@ func TestValidateScalingErrors(t *testing.T) {
 		{"unknown type", func(s *Spec) { s.Scaling.Type = "foo" }, "scaling", "foo",
 			"-scaling foo: scaling must be one of none, linear, ntk, yarn, llama3, longrope"},
 		{"type case", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Type = "YaRN" }, "scaling", "YaRN", "must be one of"},
-		{"dynamic", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "scaling", "dynamic", "must be one of"},
+		{"dynamic-ntk", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic-ntk", 2 }, "scaling", "dynamic-ntk", "must be one of"},
+		{"dynamic without orig-ctx", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "orig-ctx", "0", "needs the original context length"},
+		{"dynamic below 1", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor, s.Scaling.OrigCtx = "dynamic", 0.5, 4096 }, "factor", "0.5", "factor >= 1"},
+		{"dynamic with freq factors", func(s *Spec) {
+			s.Scaling.Type, s.Scaling.Factor, s.Scaling.OrigCtx, s.Scaling.FreqFactors = "dynamic", 2, 4096, filled(64, 2)
+		}, "freq-factors", "64 values", "takes no per-pair factors"},
 
 		// Parameters the type does not use.
 		{"none with factor", func(s *Spec) { s.Scaling.Factor = 2 }, "factor", "2",
