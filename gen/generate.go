@@ -219,6 +219,13 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		jen.Qual(verifyPkg, "Fuzz").Call(jen.Id("f"), jen.Id("kernel").Call()),
 	)
 	f.Line()
+	f.Comment("FuzzStrided checks the strided entry points on the views, positions and")
+	f.Comment("values the fuzzer finds: every backend against copying each head out and")
+	f.Comment("back, with every element outside the heads left as it was.")
+	f.Func().Id("FuzzStrided").Params(jen.Id("f").Op("*").Qual("testing", "F")).Block(
+		jen.Qual(verifyPkg, "FuzzStrided").Call(jen.Id("f"), jen.Id("kernel").Call()),
+	)
+	f.Line()
 	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")
 	f.Func().Id("BenchmarkRope").Params(jen.Id("b").Op("*").Qual("testing", "B")).Block(
 		jen.Qual(verifyPkg, "Bench").Call(jen.Id("b"), jen.Id("kernel").Call()),
