@@ -29,21 +29,21 @@ func (s Spec) validateAxes() error {
 	switch s.Axes {
 	case AxesNone, "none":
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", sectionsString(s.Sections), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
+			return specErr("mrope-section", shown(sectionsString(s.Sections)), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
 		}
 		return nil
 	case AxesMRoPE, AxesInterleaved:
 		if len(s.Sections) != 3 || sum != half {
-			return specErr("mrope-section", sectionsString(s.Sections), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+			return specErr("mrope-section", shown(sectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
 		}
 		for _, v := range s.Sections {
 			if v < 0 {
-				return specErr("mrope-section", sectionsString(s.Sections), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+				return specErr("mrope-section", shown(sectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
 			}
 		}
 	case AxesVision:
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", sectionsString(s.Sections), "-axes vision splits the pairs in halves and takes no sections")
+			return specErr("mrope-section", shown(sectionsString(s.Sections)), "-axes vision splits the pairs in halves and takes no sections")
 		}
 		if half%2 != 0 {
 			return specErr("rotary-dim", s.rotary(), "-axes vision needs RotaryDim/2 even (rows and columns get half the pairs each)")
@@ -52,7 +52,7 @@ func (s Spec) validateAxes() error {
 			return specErr("scaling", t, "-axes vision takes no scaling")
 		}
 	default:
-		return specErr("axes", s.Axes, "axes must be one of %s", strings.Join(AxesSchemes, ", "))
+		return specErr("axes", s.Axes, "axes must be one of %s", quoteAll(AxesSchemes))
 	}
 	if t := s.Scaling.scalingType(); t == ScalingLongRoPE || t == ScalingDynamic {
 		return specErr("scaling", t, "multi-axis RoPE takes one set of frequencies: not %s", t)

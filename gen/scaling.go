@@ -47,12 +47,12 @@ func floatParam(p func(*Scaling) float64) func(*Scaling) (string, bool) {
 func listParam(p func(*Scaling) []float64) func(*Scaling) (string, bool) {
 	return func(sc *Scaling) (string, bool) {
 		l := p(sc)
-		return listValue(l), len(l) != 0
+		return string(listValue(l)), len(l) != 0
 	}
 }
 
 // listValue is how a SpecError shows a list: by its length.
-func listValue(l []float64) string { return fmt.Sprintf("%d values", len(l)) }
+func listValue(l []float64) shown { return shown(fmt.Sprintf("%d values", len(l))) }
 
 // scalingParams are the Scaling fields other than Type, in flag order.
 // Truncate is missing: its zero value false is not "unset" (DefaultSpec has
@@ -106,11 +106,11 @@ func (s Spec) validateScaling() error {
 	sc := &s.Scaling
 	typ := sc.scalingType()
 	if !uses(ScalingTypes, typ) {
-		return specErr("scaling", sc.Type, "scaling must be one of %s", strings.Join(ScalingTypes, ", "))
+		return specErr("scaling", sc.Type, "scaling must be one of %s", quoteAll(ScalingTypes))
 	}
 	for _, p := range scalingParams {
 		if v, set := p.value(sc); set && !uses(p.users, typ) {
-			return specErr(p.flag, v, "scaling %s does not use -%s (it is for %s)", typ, p.flag, strings.Join(p.users, ", "))
+			return specErr(p.flag, shown(v), "scaling %s does not use -%s (it is for %s)", typ, p.flag, strings.Join(p.users, ", "))
 		}
 	}
 	half := s.rotary() / 2

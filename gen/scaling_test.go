@@ -96,10 +96,10 @@ func TestValidateScalingErrors(t *testing.T) {
 		value string
 		msg   string // the whole Error() when it starts with "-", else a part of it
 	}{
-		{"unknown type", func(s *Spec) { s.Scaling.Type = "foo" }, "scaling", "foo",
-			"-scaling foo: scaling must be one of none, linear, ntk, yarn, llama3, longrope"},
-		{"type case", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Type = "YaRN" }, "scaling", "YaRN", "must be one of"},
-		{"dynamic-ntk", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic-ntk", 2 }, "scaling", "dynamic-ntk", "must be one of"},
+		{"unknown type", func(s *Spec) { s.Scaling.Type = "foo" }, "scaling", `"foo"`,
+			`-scaling "foo": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic"`},
+		{"type case", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Type = "YaRN" }, "scaling", `"YaRN"`, "must be one of"},
+		{"dynamic-ntk", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic-ntk", 2 }, "scaling", `"dynamic-ntk"`, "must be one of"},
 		{"dynamic without orig-ctx", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "orig-ctx", "0", "needs the original context length"},
 		{"dynamic below 1", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor, s.Scaling.OrigCtx = "dynamic", 0.5, 4096 }, "factor", "0.5", "factor >= 1"},
 		{"dynamic with freq factors", func(s *Spec) {
@@ -108,10 +108,10 @@ func TestValidateScalingErrors(t *testing.T) {
 
 		// Parameters the type does not use.
 		{"none with factor", func(s *Spec) { s.Scaling.Factor = 2 }, "factor", "2",
-			"-factor 2: scaling none does not use -factor (it is for linear, ntk, yarn, llama3, longrope)"},
+			"-factor 2: scaling none does not use -factor (it is for linear, ntk, yarn, llama3, longrope, dynamic)"},
 		{"empty type with factor", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "", 2 }, "factor", "2", "scaling none does not use -factor"},
 		{"linear with orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLinear); s.Scaling.OrigCtx = 4096 }, "orig-ctx", "4096",
-			"-orig-ctx 4096: scaling linear does not use -orig-ctx (it is for yarn, llama3, longrope)"},
+			"-orig-ctx 4096: scaling linear does not use -orig-ctx (it is for yarn, llama3, longrope, dynamic)"},
 		{"ntk with attn-factor", func(s *Spec) { s.Scaling = validScaling(ScalingNTK); s.Scaling.AttnFactor = 1.1 }, "attn-factor", "1.1", "scaling ntk does not use -attn-factor (it is for yarn, longrope)"},
 		{"llama3 with attn-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.AttnFactor = 1.1 }, "attn-factor", "1.1", "scaling llama3 does not use -attn-factor"},
 		{"llama3 with beta-fast", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.BetaFast = 32 }, "beta-fast", "32", "scaling llama3 does not use -beta-fast (it is for yarn)"},
@@ -216,8 +216,8 @@ func TestValidateScalingErrors(t *testing.T) {
 		}, "freq-factors", "0", "value 3 of 64"},
 
 		// ntk.
-		{"ntk rotary dim 2", func(s *Spec) { s.Scaling = validScaling(ScalingNTK); s.RotaryDim = 2 }, "scaling", "ntk",
-			"-scaling ntk: ntk needs a rotary dim of at least 4: base·s^(R/(R−2)) with R = 2"},
+		{"ntk rotary dim 2", func(s *Spec) { s.Scaling = validScaling(ScalingNTK); s.RotaryDim = 2 }, "scaling", `"ntk"`,
+			`-scaling "ntk": ntk needs a rotary dim of at least 4: base·s^(R/(R−2)) with R = 2`},
 		{"ntk base below 1", func(s *Spec) { s.Scaling = validScaling(ScalingNTK); s.Scaling.Factor = 1e-9 }, "factor", "1e-09", "ntk base 10000·s^(128/126) ="},
 		{"ntk base overflows", func(s *Spec) { s.Base = 1e300; s.Scaling = validScaling(ScalingNTK); s.Scaling.Factor = 1e10 }, "factor", "1e+10", "= +Inf must be finite and > 1"},
 

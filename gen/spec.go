@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -87,7 +88,10 @@ var DTypes = []struct {
 // SpecError is a validation failure: the field (named as its CLI flag), the
 // value given and what is accepted.
 type SpecError struct {
-	Field    string // flag name without the dash, e.g. "dim"
+	Field string // flag name without the dash, e.g. "dim"
+	// Value is the value given as the message shows it: a string Go-quoted
+	// (so that "neox " shows its space), a number as fmt prints it, a list
+	// by its length or as its elements.
 	Value    string
 	Accepted string
 }
@@ -96,12 +100,32 @@ func (e *SpecError) Error() string {
 	return fmt.Sprintf("-%s %s: %s", e.Field, e.Value, e.Accepted)
 }
 
+// shown is a value already formatted for a SpecError, not quoted again: a
+// number printed by a helper, a list's length, a list's elements.
+type shown string
+
+// specErr returns a *SpecError for field and value: a string value is
+// quoted with %q, a shown one used as it is, any other printed with fmt.
 func specErr(field string, value any, format string, args ...any) error {
-	v := fmt.Sprint(value)
-	if v == "" {
-		v = `""`
+	var v string
+	switch x := value.(type) {
+	case string:
+		v = strconv.Quote(x)
+	case shown:
+		v = string(x)
+	default:
+		v = fmt.Sprint(x)
 	}
 	return &SpecError{Field: field, Value: v, Accepted: fmt.Sprintf(format, args...)}
+}
+
+// quoteAll returns the elements of l Go-quoted and joined by ", ".
+func quoteAll(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // rotary returns the effective rotary dimension.
@@ -129,14 +153,14 @@ func (s Spec) Validate() error {
 	}
 	if s.OutDType != "" {
 		if s.OutDType != "f16" && s.OutDType != "bf16" {
-			return specErr("out-dtype", s.OutDType, "out dtype must be f16 or bf16 (rotate float32 and narrow)")
+			return specErr("out-dtype", s.OutDType, `out dtype must be "f16" or "bf16" (rotate float32 and narrow)`)
 		}
 		if s.DType != "f32" {
-			return specErr("out-dtype", s.OutDType, "-out-dtype needs -dtype f32, not %s", s.DType)
+			return specErr("out-dtype", s.OutDType, `-out-dtype needs -dtype "f32", not %q`, s.DType)
 		}
 	}
 	if s.Layout != Interleaved && s.Layout != NeoX {
-		return specErr("layout", s.Layout, "layout must be %s or %s", Interleaved, NeoX)
+		return specErr("layout", s.Layout, "layout must be %q or %q", Interleaved, NeoX)
 	}
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
@@ -153,10 +177,10 @@ func validateDType(field, name string) error {
 		names = append(names, d.Name)
 		if d.Name == name {
 			if !d.Supported {
-				return specErr(field, name, "dtype %s is not supported yet", name)
+				return specErr(field, name, "dtype %q is not supported yet", name)
 			}
 			return nil
 		}
 	}
-	return specErr(field, name, "dtype must be one of %s", strings.Join(names, ", "))
+	return specErr(field, name, "dtype must be one of %s", quoteAll(names))
 }
