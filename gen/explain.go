@@ -52,16 +52,44 @@ func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
 	} else {
 		fmt.Fprintf(b, "pairs: %d, pair i = %s\n", half, pair)
 	}
-	b.WriteString("θ⁰_i = base^(−2i/rotary-dim)")
+	if s.Axes == AxesVision {
+		fmt.Fprintf(b, "θ⁰_i = base^(−2·(i mod %d)/%d): rows and columns each restart the frequencies\n", half/2, half)
+	} else {
+		b.WriteString("θ⁰_i = base^(−2i/rotary-dim)")
+	}
 	if len(sc.FreqFactors) > 0 {
 		b.WriteString(" / f_i, f_i = -freq-factors[i] (ggml freq_factors)")
 	}
-	b.WriteString("\n")
+	if s.Axes != AxesVision {
+		b.WriteString("\n")
+	}
+	if axis, axes := s.axisOf(); axes > 1 {
+		fmt.Fprintf(b, "axes: %s, %d positions per token; pair i turns by the position on axis a_i: ", s.Axes, axes)
+		for lo := 0; lo < len(axis); {
+			hi := lo
+			for hi+1 < len(axis) && axis[hi+1] == axis[lo] {
+				hi++
+			}
+			if lo > 0 {
+				b.WriteString(", ")
+			}
+			if lo == hi {
+				fmt.Fprintf(b, "%d axis %d", lo, axis[lo])
+			} else {
+				fmt.Fprintf(b, "%d…%d axis %d", lo, hi, axis[lo])
+			}
+			lo = hi + 1
+		}
+		b.WriteString("\n")
+	}
 
 	l := shortFloat(float64(sc.OrigCtx))
 	switch sd.typ {
 	case ScalingNone:
 		b.WriteString("scaling: none: θ_i = θ⁰_i\n")
+	case ScalingDynamic:
+		fmt.Fprintf(b, "scaling: dynamic, factor %s, orig-ctx %s: θ_i = θ⁰_i for tables of at most %s positions; NewTable(n) for n > %s takes the base %s·((%s·n/%s) − %s)^(%d/%d)\n",
+			shortFloat(sc.Factor), l, l, l, shortFloat(s.Base), shortFloat(sc.Factor), l, shortFloat(sc.Factor-1), r, r-2)
 	case ScalingLinear:
 		fmt.Fprintf(b, "scaling: linear, factor %s: θ_i = θ⁰_i/%s\n", shortFloat(sc.Factor), shortFloat(sc.Factor))
 	case ScalingNTK:
@@ -118,6 +146,8 @@ func explainTable(b *strings.Builder, s Spec, sd *scaled) {
 		switch sd.typ {
 		case ScalingNone:
 			band = "none"
+		case ScalingDynamic:
+			band = "dynamic: θ⁰_i up to orig-ctx"
 		case ScalingLinear:
 			band = "linear: θ⁰_i/s"
 		case ScalingNTK:
@@ -144,6 +174,9 @@ func explainTable(b *strings.Builder, s Spec, sd *scaled) {
 		}
 		if len(sc.FreqFactors) > 0 {
 			band += ", f_i " + shortFloat(sc.FreqFactors[i])
+		}
+		if axis, axes := s.axisOf(); axes > 1 {
+			band += fmt.Sprintf(", axis %d", axis[i])
 		}
 		fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %12.6g  %s\n", i, t, wave(t), sd.theta0[i]/t, band)
 	}
