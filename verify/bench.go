@@ -35,8 +35,19 @@ const (
 //	prefill4k/baseline=stream   (and stream-avx2)
 //	axes/backend=<name>         multi-axis packages: ApplyAxes on 512 image tokens × 32 heads
 //	axes/seq/backend=<name>     ApplySeq on the same bytes, for the ratio
+//	decodeqk/backend=<name>     packages with strides: ApplyQK on one fused QKV row of
+//	                            32 q + 8 k + 8 v heads (Llama 3 8B) at one position
+//	decodeqk/baseline=split     Table.Apply on contiguous q (32 heads), then k (8 heads)
+//	decodeqk/baseline=copyloop  each q and k head of the fused row copied out, Apply, copied back
+//	decodeqk/baseline=stream    the stream kernel on the q and k bytes (and stream-avx2)
+//	prefillqk/backend=<name>    ApplyQK on 512 fused QKV rows at 0..511
+//	prefillqk/baseline=split    ApplySeq on contiguous q, then k, of 512 tokens
+//	prefillqk/baseline=stream   (and stream-avx2) on the q and k bytes
+//	headmajor/backend=<name>    ApplyStrided on a head-major [32 heads][512 tokens] buffer
+//	headmajor/baseline=stream   (and stream-avx2)
 //
-// SetBytes is the size of x, so benchstat reports throughput; med-ns/op
+// SetBytes is the size of x (for decodeqk and prefillqk, of the q and k
+// heads the call rotates), so benchstat reports throughput; med-ns/op
 // (see benchLoop) is the median over timed batches, steadier than ns/op on
 // a busy machine. The decode
 // input (32·HeadDim values) stays in L1; the prefill input (HeadDim·64 KiB
@@ -150,6 +161,9 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	if k.Axes > 1 {
 		b.Run("axes", func(b *testing.B) { benchAxes(b, s, backends, restore, every, input) })
 	}
+	if k.ApplyQK != nil && k.ApplyStrided != nil {
+		benchStrided(b, s, backends, restore, every, input)
+	}
 }
 
 // benchStream runs baseline=stream at the best stream level, and
@@ -178,8 +192,14 @@ const benchBatch = 20 * time.Microsecond
 // process's burst lands in a few batches and moves the mean, not the
 // median.
 func benchLoop[T Elem](b *testing.B, x0 []T, every int, f func([]T)) {
+	benchLoopBytes(b, x0, every, int64(len(x0))*int64(sizeOf[T]()), f)
+}
+
+// benchLoopBytes is benchLoop with SetBytes(bytes): for calls that touch
+// only part of x.
+func benchLoopBytes[T Elem](b *testing.B, x0 []T, every int, bytes int64, f func([]T)) {
 	x := slices.Clone(x0)
-	b.SetBytes(int64(len(x)) * int64(sizeOf[T]()))
+	b.SetBytes(bytes)
 	t0 := time.Now()
 	f(x) // warm up, and size the batches
 	batch := max(1, int(benchBatch/max(time.Since(t0), 1)))

@@ -403,3 +403,9 @@ func TestFuzzStridedCatches(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReferenceStrided exercises Bench's strided sub-benchmarks on the
+// strided reference kernel.
+func BenchmarkReferenceStrided(b *testing.B) {
+	Bench(b, withStrided(newRef[float32]("f32", 64, 64, "neox", 1, mutation{}), strideMutation{}))
+}
