@@ -56,10 +56,11 @@
 // reason (permissions, a full disk) or on an internal error. On any failure
 // ropegen prints exactly one line, "ropegen: <message>", to standard error,
 // nothing to standard output, and leaves the output directory as it was. The
-// message names the flag or argument, the value given and what is accepted,
-// for example
+// message names the flag or argument, the value given (Go-quoted when it is
+// a string, so that a stray space shows) and what is accepted, for example
 //
 //	ropegen: -dim 7: head dim must be even, 2…4096
+//	ropegen: -layout "neox ": layout must be "interleaved" or "neox"
 package main
 
 import (
@@ -192,7 +193,7 @@ func parse(args []string) (*cli, error) {
 		return c, badInput("%s", flagError(err))
 	}
 	if c.fs.NArg() > 0 {
-		return c, badInput("unexpected argument %s: ropegen takes flags only (see ropegen -h)", quote(c.fs.Arg(0)))
+		return c, badInput("unexpected argument %q: ropegen takes flags only (see ropegen -h)", c.fs.Arg(0))
 	}
 	if c.opt.out == "" {
 		return c, badInput(`-o "": want a directory path (the default is ".")`)
@@ -234,17 +235,24 @@ func (c *cli) resolve() (gen.Spec, error) {
 	return spec, nil
 }
 
-// configError words err from gen.LoadHFConfig(path) as "-hf-config path: …".
+// configError words err from gen.LoadHFConfig(path) as
+// "-hf-config "path": …", the path Go-quoted.
 func configError(path string, err error) string {
 	msg := err.Error()
+	q := strconv.Quote(path)
 	switch {
-	case strings.HasPrefix(msg, "-hf-config") && strings.Contains(msg, path):
+	case strings.HasPrefix(msg, "-hf-config "+q):
 		return msg
-	case strings.HasPrefix(msg, path+":"):
+	case strings.HasPrefix(msg, q+":"):
 		return "-hf-config " + msg
 	}
-	msg = strings.TrimPrefix(strings.TrimPrefix(msg, "-hf-config"), ":")
-	return fmt.Sprintf("-hf-config %s: %s", path, strings.TrimSpace(msg))
+	for _, p := range []string{"-hf-config " + path + ":", path + ":", "-hf-config:", "-hf-config"} {
+		if rest, ok := strings.CutPrefix(msg, p); ok {
+			msg = rest
+			break
+		}
+	}
+	return fmt.Sprintf("-hf-config %s: %s", q, strings.TrimSpace(msg))
 }
 
 // override copies into dst the spec fields whose flags were set explicitly.
@@ -269,7 +277,7 @@ func (c *cli) attribute(err error) error {
 	if set {
 		return err
 	}
-	return badInput("-hf-config %s: the config gives %v", quote(c.opt.hfConfig), err)
+	return badInput("-hf-config %q: the config gives %v", c.opt.hfConfig, err)
 }
 
 const usageHead = `Usage of ropegen:
@@ -374,7 +382,7 @@ func (v *value[T]) String() string {
 func (v *value[T]) Set(s string) error {
 	x, problem := v.parse(s)
 	if problem != "" {
-		err := badInput("-%s %s: %s", v.name, quote(s), problem)
+		err := badInput("-%s %q: %s", v.name, s, problem)
 		if v.c.setErr == nil {
 			v.c.setErr = err
 		}
@@ -530,15 +538,6 @@ func formatList(l []float64) string {
 	return strings.Join(s, ",")
 }
 
-// quote returns s as typed, or Go-quoted when that is needed to see it: when
-// it is empty or holds spaces or unprintable characters.
-func quote(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r == ' ' || !strconv.IsPrint(r) }) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
 // command is the header's record of args: as typed, joined by spaces. An
 // argument with an unprintable character (a newline would end the header's
 // comment and leak the rest into the code) is Go-quoted.
@@ -572,16 +571,16 @@ func writeFiles(dir string, files []gen.File) (err error) {
 	var missing []string // directories to create, outermost last
 	switch {
 	case err == nil && !info.IsDir():
-		return badInput("-o %s: not a directory", quote(dir))
+		return badInput("-o %q: not a directory", dir)
 	case errors.Is(err, syscall.ENOTDIR):
-		return badInput("-o %s: not a directory (a parent is a file)", quote(dir))
+		return badInput("-o %q: not a directory (a parent is a file)", dir)
 	case errors.Is(err, fs.ErrNotExist):
 		missing, err = missingDirs(dir)
 		if err != nil {
 			return err
 		}
 	case err != nil:
-		return fmt.Errorf("-o %s: %v", quote(dir), err)
+		return fmt.Errorf("-o %q: %v", dir, err)
 	}
 
 	// Check every target before writing anything.
@@ -600,16 +599,16 @@ func writeFiles(dir string, files []gen.File) (err error) {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
 		case err != nil:
-			return fmt.Errorf("-o %s: %v", quote(dir), err)
+			return fmt.Errorf("-o %q: %v", dir, err)
 		case !fi.Mode().IsRegular():
-			return badInput("-o %s: refusing to replace %s: not a regular file", quote(dir), quote(t.path))
+			return badInput("-o %q: refusing to replace %q: not a regular file", dir, t.path)
 		}
 		old, err := os.ReadFile(t.path)
 		if err != nil {
-			return fmt.Errorf("-o %s: %v", quote(dir), err)
+			return fmt.Errorf("-o %q: %v", dir, err)
 		}
 		if !bytes.HasPrefix(old, []byte(gen.HeaderPrefix)) {
-			return badInput("-o %s: refusing to overwrite %s: it lacks the header %s…, so ropegen did not write it", quote(dir), quote(t.path), gen.HeaderPrefix)
+			return badInput("-o %q: refusing to overwrite %q: it lacks the header %s…, so ropegen did not write it", dir, t.path, gen.HeaderPrefix)
 		}
 		t.old, t.mode = old, fi.Mode().Perm()
 	}
@@ -631,9 +630,9 @@ func writeFiles(dir string, files []gen.File) (err error) {
 	if len(missing) > 0 {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			if errors.Is(err, syscall.ENOTDIR) {
-				return badInput("-o %s: cannot create directory: %v", quote(dir), err)
+				return badInput("-o %q: cannot create directory: %v", dir, err)
 			}
-			return fmt.Errorf("-o %s: cannot create directory: %v", quote(dir), err)
+			return fmt.Errorf("-o %q: cannot create directory: %v", dir, err)
 		}
 	}
 	for _, t := range targets {
@@ -644,7 +643,7 @@ func writeFiles(dir string, files []gen.File) (err error) {
 	for i, t := range targets {
 		if err := rename(t.tmp, t.path); err != nil {
 			restore(targets[:i])
-			return fmt.Errorf("writing %s: %v (the files written before it were put back)", quote(t.path), err)
+			return fmt.Errorf("writing %q: %v (the files written before it were put back)", t.path, err)
 		}
 		t.tmp = ""
 	}
@@ -661,10 +660,10 @@ func missingDirs(dir string) ([]string, error) {
 			return missing, nil
 		}
 		if errors.Is(err, syscall.ENOTDIR) {
-			return nil, badInput("-o %s: not a directory (a parent is a file)", quote(dir))
+			return nil, badInput("-o %q: not a directory (a parent is a file)", dir)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("-o %s: %v", quote(dir), err)
+			return nil, fmt.Errorf("-o %q: %v", dir, err)
 		}
 		missing = append(missing, d)
 		if filepath.Dir(d) == d {
@@ -679,7 +678,7 @@ func missingDirs(dir string) ([]string, error) {
 func writeTemp(dir, name string, data []byte, mode fs.FileMode) (path string, err error) {
 	f, err := os.CreateTemp(dir, "."+name+".tmp*")
 	if err != nil {
-		return "", fmt.Errorf("writing %s: %v", quote(filepath.Join(dir, name)), err)
+		return "", fmt.Errorf("writing %q: %v", filepath.Join(dir, name), err)
 	}
 	defer func() {
 		if err != nil {
@@ -688,13 +687,13 @@ func writeTemp(dir, name string, data []byte, mode fs.FileMode) (path string, er
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		return "", fmt.Errorf("writing %s: %v", quote(filepath.Join(dir, name)), err)
+		return "", fmt.Errorf("writing %q: %v", filepath.Join(dir, name), err)
 	}
 	if err := f.Chmod(mode); err != nil {
-		return "", fmt.Errorf("writing %s: %v", quote(filepath.Join(dir, name)), err)
+		return "", fmt.Errorf("writing %q: %v", filepath.Join(dir, name), err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("writing %s: %v", quote(filepath.Join(dir, name)), err)
+		return "", fmt.Errorf("writing %q: %v", filepath.Join(dir, name), err)
 	}
 	return f.Name(), nil
 }
