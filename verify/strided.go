@@ -375,10 +375,8 @@ func (s *suite[T]) view(st Strides, tokens, off, slack, post int) (sview, int) {
 	return sview{s: st, off: off, n: n}, off + n + post
 }
 
-// namedLayouts returns the layouts the bits check always covers, each as a
-// single view (heads, strides, tokens, offset, slack): contiguous, fused
-// QKV rows viewed at q or k, head-major, MLA-like wide heads viewed at
-// their rope part, odd strides, 1 token, 1 head, no tokens, odd offsets.
+// slayout is a single view to test: its strides over tokens tokens, at
+// offset off in its buffer, its slice slack elements longer than the view.
 type slayout struct {
 	name   string
 	s      Strides
@@ -387,6 +385,12 @@ type slayout struct {
 	slack  int
 }
 
+// namedLayouts returns the layouts the bits check always covers:
+// contiguous with 1, 2, 3, 5 and 7 heads, fused QKV rows viewed at q or k
+// (with a row gap, at odd offsets), head-major (exact, with capacity, with
+// a token gap), MLA-like wide heads viewed at their rope part, odd head
+// strides, 1 token (also with Token 1), 1 head (also with Head 1), no
+// tokens.
 func (s *suite[T]) namedLayouts() []slayout {
 	hd := s.hd
 	extra := max(1, hd/2)
