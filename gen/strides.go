@@ -59,7 +59,7 @@ func checkView(fn, what string, s Strides, n, tokens, headDim int) {
 		return
 	}
 	if end, ok := viewEnd(s, tokens, headDim); !ok || end > n {
-		panicView(fn, "%s = %+v with len(pos) = %d: the last head ends at %s, past len = %d", what, s, tokens, endString(end, ok), n)
+		panicView(fn, "%s = %+v with len(pos) = %d: the last head ends at %s, past len = %d: want (len(pos)−1)·%s.Token + (%s.Heads−1)·%s.Head + HeadDim <= len", what, s, tokens, endString(end, ok), n, what, what, what)
 	}
 	if !apart(s, tokens, headDim) {
 		i, j, _ := overlap(heads(s, 0, tokens), headDim)
@@ -85,7 +85,7 @@ func checkApart(fn string, a, b Strides, delta, tokens, headDim int) {
 	}
 	all := append(heads(a, 0, tokens), heads(b, delta, tokens)...)
 	if i, j, found := overlap(all, headDim); found {
-		panicView(fn, "qs = %+v and ks = %+v with k %d elements after q: a q head overlaps a k head (the heads at %d and %d from q, HeadDim = %d)", a, b, delta, i, j, headDim)
+		panicView(fn, "qs = %+v and ks = %+v with k %d elements after q: a q head overlaps a k head (the heads at %d and %d from q, HeadDim = %d): want no head of q to share an element with a head of k", a, b, delta, i, j, headDim)
 	}
 }
 
