@@ -1,0 +1,51 @@
+package gen
+
+import "testing"
+
+// Generator speed (issue 13): ropegen -dim 4096 must finish well under a
+// second. These benchmarks measure it; there is no timed test, as a loaded
+// machine would make one flaky. Run
+//
+//	go test ./gen -run '^$' -bench 'Generate4096|Frequencies4096'
+//
+// and compare with the numbers in the commit that added this file.
+
+func benchGenerate(b *testing.B, s Spec) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Generate(s, Options{Command: "-bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGenerate4096 is `ropegen -dim 4096`.
+func BenchmarkGenerate4096(b *testing.B) { benchGenerate(b, spec(4096, 0, Interleaved)) }
+
+// BenchmarkGenerate4096NeoXBF16 is `ropegen -dim 4096 -layout neox -out-dtype bf16`.
+func BenchmarkGenerate4096NeoXBF16(b *testing.B) {
+	s := spec(4096, 0, NeoX)
+	s.OutDType = "bf16"
+	benchGenerate(b, s)
+}
+
+// BenchmarkGenerate4096F64 is `ropegen -dim 4096 -dtype f64`.
+func BenchmarkGenerate4096F64(b *testing.B) {
+	s := spec(4096, 0, Interleaved)
+	s.DType = "f64"
+	benchGenerate(b, s)
+}
+
+// BenchmarkGenerate128 is `ropegen` with no flags.
+func BenchmarkGenerate128(b *testing.B) { benchGenerate(b, DefaultSpec()) }
+
+// BenchmarkFrequencies4096 is the frequencies of a 4096-wide head: 2048
+// correctly rounded powers.
+func BenchmarkFrequencies4096(b *testing.B) {
+	s := spec(4096, 0, Interleaved)
+	for b.Loop() {
+		if _, _, _, err := Frequencies(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
