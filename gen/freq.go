@@ -72,8 +72,9 @@ func ntkBase(base, factor float64, r int) float64 {
 // ff is not empty.
 func defaultFreqs(base float64, r int, ff []float64) []float64 {
 	f := make([]float64, r/2)
+	pow := exactPowOf(base) // exactPow(base, ·), ln base computed once
 	for i := range f {
-		f[i] = exactPow(base, -float64(2*i)/float64(r))
+		f[i] = pow(-float64(2*i) / float64(r))
 		if len(ff) > 0 {
 			f[i] /= ff[i]
 		}
