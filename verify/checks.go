@@ -555,6 +555,9 @@ func checkBigTable[T Elem](t tb, s *suite[T]) {
 				// A long table follows the long factors, which Rotate does
 				// not: check it against the float64 reference instead.
 				ref, bound := s.refBoundFreqs(x, p, inverse, freqs)
+				if s.k.DynamicFactor != 0 {
+					s.dynamicSlack(bound, x, p, freqs)
+				}
 				for i := range yb {
 					if d := math.Abs(s.c.toF64(yb[i]) - ref[i]); !(d <= bound[i]) && !math.IsNaN(ref[i]) {
 						rt.Fatalf("pos %d: long Table(%d) inverse=%v index %d: %s, reference %g: error %g > bound %g",
