@@ -51,6 +51,9 @@ func (s Spec) validateAxes() error {
 		if t := s.Scaling.scalingType(); t != ScalingNone {
 			return specErr("scaling", t, "-axes vision takes no scaling")
 		}
+		if ff := s.Scaling.FreqFactors; len(ff) > 0 {
+			return specErr("freq-factors", shown(listValue(ff)), "-axes vision takes no per-pair factors")
+		}
 	default:
 		return specErr("axes", s.Axes, "axes must be one of %s", quoteAll(AxesSchemes))
 	}

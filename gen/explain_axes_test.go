@@ -20,3 +20,15 @@ func TestExplainAxesAndDynamic(t *testing.T) {
 		"scaling: dynamic, factor 2, orig-ctx 4096: θ_i = θ⁰_i for tables of at most 4096 positions; NewTable(n) for n > 4096 takes the base 10000·((2·n/4096) − 1)^(128/126)\n",
 		"dynamic: θ⁰_i up to orig-ctx")
 }
+
+// Vision RoPE restarts the frequencies per half: per-pair factors would be
+// ignored, so they are refused.
+func TestVisionRefusesFreqFactors(t *testing.T) {
+	s := DefaultSpec()
+	s.HeadDim, s.Axes = 8, AxesVision
+	s.Scaling.FreqFactors = []float64{1, 2, 3, 4}
+	err := s.Validate()
+	if err == nil || err.Error() != "-freq-factors 4 values: -axes vision takes no per-pair factors" {
+		t.Fatalf("Validate = %v", err)
+	}
+}
