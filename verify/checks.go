@@ -525,7 +525,7 @@ func (s *suite[T]) partnerShow(x []T, i int) string {
 // most 131072 positions), and that both tables agree where they overlap.
 func checkBigTable[T Elem](t tb, s *suite[T]) {
 	t.Helper()
-	rows := min(max((16<<20)/s.rowBytes(), tableRows), 131072)
+	rows := min(max((16<<20)/s.rowBytes(), tableRows+1), 131072) // past tableRows: posGen draws tableRows
 	big := s.k.NewTable(rows)
 	if big == nil || big.Len() < rows {
 		t.Fatalf("NewTable(%d) returned a table of Len %v", rows, lenOf(big))
