@@ -429,9 +429,10 @@ func (p *Plan) seqParallel(f *jen.File) {
 // backend's fill kernel or else with fillRow, the pure Go one; for float32
 // tables also sincos, the float64 sine and cosine fillRow computes them with
 // (gen/sincos.go, copied verbatim), and maxFreq. Rotate fills a row per
-// call, so its cost is Rotate's. float64 tables keep math.Sincos, whose
-// float64 results the verify suite's f64 bounds assume, and have no fill
-// kernels.
+// call, so its cost is Rotate's. float64 tables take sincosDD (copied
+// likewise; sincos uses it past sincosMax): correctly rounded in all but
+// rare cases and the same bits on every architecture, which math.Sincos is
+// not. They have no fill kernels.
 func (p *Plan) fillRow(f *jen.File) {
 	C := p.computeType()
 	a, b := p.pairExprs()
@@ -458,13 +459,15 @@ func (p *Plan) fillRow(f *jen.File) {
 	if C == "float64" {
 		f.Func().Id("fillRow").Add(params).Block(
 			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
-				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Qual("math", "Sincos").Call(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i"))),
+				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Id("sincosDD").Call(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i")))),
 				jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
 					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
 					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin")),
 				),
 			}, store...)...),
 		)
+		f.Line()
+		f.Id(sincosDDSource())
 		return
 	}
 	f.Func().Id("fillRow").Add(params).Block(
@@ -487,6 +490,8 @@ func (p *Plan) fillRow(f *jen.File) {
 	f.Const().Id("maxFreq").Op("=").Add(float(maxFreq))
 	f.Line()
 	f.Id(sincosSource())
+	f.Line()
+	f.Id(sincosDDSource())
 }
 
 // backendFields are the fields of a backend literal.
@@ -507,8 +512,10 @@ func (p *Plan) pairExprs() (a, b jen.Code) {
 }
 
 // genericFile is rope_generic.go: the pure Go kernels, unrolled over the
-// pairs of one head. Each pair is ROPE.md §5 written out; the explicit
-// conversions stop the compiler fusing a product into the sum.
+// pairs of one head (a head of more than genericUnrollMax rotary values
+// loops over blocks of pairs, see genericBody). Each pair is ROPE.md §5
+// written out; the explicit conversions stop the compiler fusing a product
+// into the sum.
 func (p *Plan) genericFile(header string) ([]byte, error) {
 	T, C := p.elemType(), p.computeType()
 	f := jen.NewFile(p.Spec.Package)
@@ -543,8 +550,15 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 			name := "applyToGeneric"
 			f.Comment(name + " rotates n heads of src forward with table row r and stores them, narrowed, in dst, in pure Go: head h of src at src[h·srcStride:], of dst at dst[h·dstStride:].")
 			body := p.genericBody(false, "s", "d", func(v jen.Code) jen.Code { return v }, func(v jen.Code) jen.Code { return wrap(O.narrow, v) })
-			for j := p.RotaryDim; j < p.HeadDim; j++ {
-				body = append(body, jen.Id("d").Index(jen.Lit(j)).Op("=").Id(O.narrow).Call(jen.Id("s").Index(jen.Lit(j))))
+			if p.HeadDim-p.RotaryDim > genericUnrollMax {
+				// Constant bounds on the head arrays: no bounds checks.
+				body = append(body, jen.For(jen.Id("j").Op(":=").Lit(p.RotaryDim), jen.Id("j").Op("<").Lit(p.HeadDim), jen.Id("j").Op("++")).Block(
+					jen.Id("d").Index(jen.Id("j")).Op("=").Id(O.narrow).Call(jen.Id("s").Index(jen.Id("j"))),
+				))
+			} else {
+				for j := p.RotaryDim; j < p.HeadDim; j++ {
+					body = append(body, jen.Id("d").Index(jen.Lit(j)).Op("=").Id(O.narrow).Call(jen.Id("s").Index(jen.Lit(j))))
+				}
 			}
 			f.Func().Id(name).Params(jen.Id("dst").Index().Id(O.goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride"), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row")).Block(
 				jen.Var().List(jen.Id("a"), jen.Id("b")).Id(C),
@@ -566,10 +580,27 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 	return goFile(f, header, "")
 }
 
+// genericUnrollMax is the longest run of values the pure Go kernels write
+// out one statement per pair or value: the rotary values, or a "to"
+// kernel's pass-through values. A longer run loops over blocks of
+// genericBlockPairs pairs. It is asm/amd64's unrollMax: every head dimension
+// in use (64…256) stays fully unrolled, as before, and a 4096-wide head's
+// rope_generic.go is a few hundred lines, not 8,000 (which took jennifer
+// and gofmt half a second to render, and ran no faster).
+const genericUnrollMax = 256
+
+// genericBlockPairs is the number of pairs in one block of a looped kernel.
+const genericBlockPairs = 16
+
 // genericBody is one head's rotation, pair by pair, ROPE.md §5 written out:
 // read values from array in, widened by widen; write to array out through
 // narrow. The explicit conversions of the products stop the compiler fusing
 // them into the sums.
+//
+// For more than genericUnrollMax rotary values the pairs go in blocks of
+// genericBlockPairs, with the per-pair statements written out once in a
+// loop over the blocks (genericLoop), then the remaining pairs one by one.
+// The per-pair arithmetic is the unrolled one, and no index is checked.
 func (p *Plan) genericBody(inverse bool, in, out string, widen, narrow func(jen.Code) jen.Code) []jen.Code {
 	C := p.computeType()
 	minus, plus := "-", "+"
@@ -577,19 +608,81 @@ func (p *Plan) genericBody(inverse bool, in, out string, widen, narrow func(jen.
 		minus, plus = "+", "-"
 	}
 	prod := func(u, v jen.Code) *jen.Statement { return jen.Id(C).Call(jen.Add(u).Op("*").Add(v)) }
-	var body []jen.Code
-	for i := 0; i < p.Half; i++ {
-		a, b := p.Pair(i)
-		c, s := jen.Id("r").Index(jen.Lit(a)), jen.Id("r").Index(jen.Lit(p.RotaryDim+b))
-		body = append(body,
-			jen.List(jen.Id("a"), jen.Id("b")).Op("=").List(widen(jen.Id(in).Index(jen.Lit(a))), widen(jen.Id(in).Index(jen.Lit(b)))),
-			jen.List(jen.Id(out).Index(jen.Lit(a)), jen.Id(out).Index(jen.Lit(b))).Op("=").List(
+	// pair is one pair's two statements: x_a, x_b read from ia, ib, the
+	// results written to oa, ob, with c and s the row's values.
+	pair := func(ia, ib, oa, ob, c, s *jen.Statement) []jen.Code {
+		return []jen.Code{
+			jen.List(jen.Id("a"), jen.Id("b")).Op("=").List(widen(ia), widen(ib)),
+			jen.List(oa, ob).Op("=").List(
 				narrow(prod(jen.Id("a"), c.Clone()).Op(minus).Add(prod(jen.Id("b"), s.Clone()))),
 				narrow(prod(jen.Id("b"), c.Clone()).Op(plus).Add(prod(jen.Id("a"), s.Clone()))),
 			),
-		)
+		}
+	}
+	at := func(arr string, i int) *jen.Statement { return jen.Id(arr).Index(jen.Lit(i)) }
+	var body []jen.Code
+	first := 0
+	if p.RotaryDim > genericUnrollMax {
+		body, first = p.genericLoop(in, out, pair)
+	}
+	for i := first; i < p.Half; i++ {
+		a, b := p.Pair(i)
+		body = append(body, pair(at(in, a), at(in, b), at(out, a), at(out, b), at("r", a), at("r", p.RotaryDim+b))...)
 	}
 	return body
+}
+
+// genericLoop is the loop over blocks of genericBody for a long head, and
+// the number of pairs it rotates. Interleaved, block k is the values
+// [w·k, w·(k+1)) of the head, w = 2·genericBlockPairs, and the same of the
+// row's C and S; neox, block k is the first members [w·k, w·(k+1)) of its
+// pairs, w = genericBlockPairs, and the second members Half further on.
+// Each block is an array pointer, (*[w]T)(h[w*k:]): k ranges over a
+// constant count and every offset is constant, so the compiler proves the
+// conversions and the constant indices into the blocks in bounds.
+func (p *Plan) genericLoop(in, out string, pair func(ia, ib, oa, ob, c, s *jen.Statement) []jen.Code) ([]jen.Code, int) {
+	T, C := p.elemType(), p.computeType()
+	ot := T
+	if in != out {
+		ot = p.outDtype().goType
+	}
+	blocks := p.Half / genericBlockPairs
+	neox := p.Spec.Layout == NeoX
+	w := 2 * genericBlockPairs
+	if neox {
+		w = genericBlockPairs
+	}
+	// block is (*[w]typ)(arr[lo+w*k:]).
+	block := func(typ, arr string, lo int) jen.Code {
+		off := jen.Lit(w).Op("*").Id("k")
+		if lo != 0 {
+			off = jen.Lit(lo).Op("+").Add(off)
+		}
+		return jen.Parens(jen.Op("*").Index(jen.Lit(w)).Id(typ)).Call(jen.Id(arr).Index(off.Op(":")))
+	}
+	el := func(arr string, j int) *jen.Statement { return jen.Id(arr).Index(jen.Lit(j)) }
+	var stmts []jen.Code
+	if neox {
+		stmts = append(stmts, jen.List(jen.Id("cos"), jen.Id("sin")).Op(":=").List(block(C, "r", 0), block(C, "r", p.RotaryDim+p.Half)))
+		stmts = append(stmts, jen.List(jen.Id(in+"a"), jen.Id(in+"b")).Op(":=").List(block(T, in, 0), block(T, in, p.Half)))
+		if in != out {
+			stmts = append(stmts, jen.List(jen.Id(out+"a"), jen.Id(out+"b")).Op(":=").List(block(ot, out, 0), block(ot, out, p.Half)))
+		}
+		for j := range w {
+			stmts = append(stmts, pair(el(in+"a", j), el(in+"b", j), el(out+"a", j), el(out+"b", j), el("cos", j), el("sin", j))...)
+		}
+	} else {
+		stmts = append(stmts, jen.List(jen.Id("cos"), jen.Id("sin")).Op(":=").List(block(C, "r", 0), block(C, "r", p.RotaryDim)))
+		if in != out {
+			stmts = append(stmts, jen.List(jen.Id(in+"v"), jen.Id(out+"v")).Op(":=").List(block(T, in, 0), block(ot, out, 0)))
+		} else {
+			stmts = append(stmts, jen.Id(in+"v").Op(":=").Add(block(T, in, 0)))
+		}
+		for j := 0; j < w; j += 2 {
+			stmts = append(stmts, pair(el(in+"v", j), el(in+"v", j+1), el(out+"v", j), el(out+"v", j+1), el("cos", j), el("sin", j+1))...)
+		}
+	}
+	return []jen.Code{jen.For(jen.Id("k").Op(":=").Range().Lit(blocks)).Block(stmts...)}, blocks * genericBlockPairs
 }
 
 // noasmFile is rope_noasm.go, built exactly where no assembly is.

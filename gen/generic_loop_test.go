@@ -1,0 +1,91 @@
+package gen
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// longSpecs are heads whose pure Go kernels loop over blocks of pairs: full
+// width, a tail of pairs after the last block (neox and interleaved), a
+// "to" kernel whose pass-through values loop too, and every element type.
+// The first four are small enough for TestLongHeadsVerify.
+func longSpecs() []Spec {
+	nx := spec(600, 262, NeoX) // 131 pairs: 8 blocks and 3 more; 338 pass-through values
+	nx.OutDType = "f16"
+	b16 := spec(520, 0, Interleaved) // 260 pairs: 16 blocks and 4 more
+	b16.DType = "bf16"
+	f64 := spec(576, 0, NeoX) // 288 pairs: 18 blocks
+	f64.DType = "f64"
+	h16 := spec(300, 258, Interleaved) // 129 pairs: 8 blocks and 1 more; 42 pass-through values
+	h16.DType = "f16"
+	il := spec(4096, 0, Interleaved)
+	il.OutDType = "bf16"
+	nx64 := spec(4096, 0, NeoX)
+	nx64.DType = "f64"
+	return []Spec{nx, b16, f64, h16, il, nx64}
+}
+
+func genericSource(t *testing.T, s Spec) string {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatalf("NewPlan(%+v): %v", s, err)
+	}
+	src, err := p.genericFile(Header("-test"))
+	if err != nil {
+		t.Fatalf("%+v: rope_generic.go: %v", s, err)
+	}
+	return string(src)
+}
+
+// Heads of up to genericUnrollMax rotary values are unrolled pair by pair,
+// longer ones loop over blocks, so that a 4096-wide head's kernels stay a
+// few hundred lines (8,000 unrolled, which took half a second to render);
+// pass-through runs of more than genericUnrollMax values loop too.
+func TestGenericKernelLoopsLongHeads(t *testing.T) {
+	const unrollMax, blockPairs = 256, 16 // as documented, not genericUnrollMax: a change must show here
+	blockLoop := regexp.MustCompile(`(?m)^\t\tfor k := range \d+ \{$`)
+	passLoop := regexp.MustCompile(`(?m)^\t\tfor j := \d+; j < \d+; j\+\+ \{$`)
+	for _, s := range append(shapes, longSpecs()...) {
+		src := genericSource(t, s)
+		r, kernels := s.rotary(), 2
+		if s.OutDType != "" {
+			kernels = 3
+		}
+		wantBlocks, wantPass := 0, 0
+		if r > unrollMax {
+			wantBlocks = kernels
+		}
+		if s.OutDType != "" && s.HeadDim-r > unrollMax {
+			wantPass = 1
+		}
+		if n := len(blockLoop.FindAllString(src, -1)); n != wantBlocks {
+			t.Errorf("%+v: %d kernels loop over blocks, want %d", s, n, wantBlocks)
+		}
+		if n := len(passLoop.FindAllString(src, -1)); n != wantPass {
+			t.Errorf("%+v: %d pass-through loops, want %d", s, n, wantPass)
+		}
+		// Per kernel: two statements per pair, unrolled or in a block,
+		// plus a fixed frame.
+		perKernel := min(r/2, unrollMax/2) + min(r/2, 2*blockPairs)
+		if lines := strings.Count(src, "\n"); lines > kernels*(2*perKernel+20)+min(s.HeadDim-r, unrollMax) {
+			t.Errorf("%+v: rope_generic.go has %d lines", s, lines)
+		}
+	}
+}
+
+// The looped kernels pass package verify's suite: against the float64
+// rotation, and bit for bit against every assembly backend this machine has
+// (each of which computes every pair as the unrolled pure Go kernel does).
+func TestLongHeadsVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and tests generated packages")
+	}
+	specs := longSpecs()[:4] // 4096-wide heads take minutes
+	dir := writeModule(t, specs, true)
+	out := goCmd(t, dir, nil, "test", "-short", "-v", "-run", "TestVerify", "./...")
+	if n := len(regexp.MustCompile(`(?m)^--- PASS: TestVerify \(`).FindAllString(out, -1)); n != len(specs) {
+		t.Errorf("TestVerify passed in %d packages, want %d:\n%s", n, len(specs), out)
+	}
+}
