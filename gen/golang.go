@@ -429,9 +429,10 @@ func (p *Plan) seqParallel(f *jen.File) {
 // backend's fill kernel or else with fillRow, the pure Go one; for float32
 // tables also sincos, the float64 sine and cosine fillRow computes them with
 // (gen/sincos.go, copied verbatim), and maxFreq. Rotate fills a row per
-// call, so its cost is Rotate's. float64 tables keep math.Sincos, whose
-// float64 results the verify suite's f64 bounds assume, and have no fill
-// kernels.
+// call, so its cost is Rotate's. float64 tables take sincosDD (copied
+// likewise; sincos uses it past sincosMax): correctly rounded in all but
+// rare cases and the same bits on every architecture, which math.Sincos is
+// not. They have no fill kernels.
 func (p *Plan) fillRow(f *jen.File) {
 	C := p.computeType()
 	a, b := p.pairExprs()
@@ -458,13 +459,15 @@ func (p *Plan) fillRow(f *jen.File) {
 	if C == "float64" {
 		f.Func().Id("fillRow").Add(params).Block(
 			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
-				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Qual("math", "Sincos").Call(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i"))),
+				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Id("sincosDD").Call(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i")))),
 				jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
 					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
 					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin")),
 				),
 			}, store...)...),
 		)
+		f.Line()
+		f.Id(sincosDDSource())
 		return
 	}
 	f.Func().Id("fillRow").Add(params).Block(
@@ -487,6 +490,8 @@ func (p *Plan) fillRow(f *jen.File) {
 	f.Const().Id("maxFreq").Op("=").Add(float(maxFreq))
 	f.Line()
 	f.Id(sincosSource())
+	f.Line()
+	f.Id(sincosDDSource())
 }
 
 // backendFields are the fields of a backend literal.
