@@ -31,11 +31,8 @@ import "math"
 // multiply-add, so the results are the same on every machine. An invalid
 // spec returns Validate's error.
 func Frequencies(s Spec) (freqs, long []float64, attn float64, err error) {
-	if err := s.Validate(); err != nil {
-		return nil, nil, 0, err
-	}
-	sd, err := s.scale()
-	if err != nil {
+	var sd *scaled
+	if err := s.validate(&sd); err != nil {
 		return nil, nil, 0, err
 	}
 	return sd.freqs, sd.long, sd.attn, nil

@@ -102,20 +102,21 @@ func finitePos(f float64) bool { return f > 0 && !math.IsInf(f, 1) }
 // parameter is in range; the parameters the type needs are there; and the
 // frequencies and attention factor they give are finite and > 0. It assumes
 // the rest of s is valid. Every failure is a *SpecError naming the flag.
-func (s Spec) validateScaling() error {
+// It returns the frequencies it computed to check them (scale's result).
+func (s Spec) validateScaling() (*scaled, error) {
 	sc := &s.Scaling
 	typ := sc.scalingType()
 	if !uses(ScalingTypes, typ) {
-		return specErr("scaling", sc.Type, "scaling must be one of %s", quoteAll(ScalingTypes))
+		return nil, specErr("scaling", sc.Type, "scaling must be one of %s", quoteAll(ScalingTypes))
 	}
 	for _, p := range scalingParams {
 		if v, set := p.value(sc); set && !uses(p.users, typ) {
-			return specErr(p.flag, shown(v), "scaling %s does not use -%s (it is for %s)", typ, p.flag, strings.Join(p.users, ", "))
+			return nil, specErr(p.flag, shown(v), "scaling %s does not use -%s (it is for %s)", typ, p.flag, strings.Join(p.users, ", "))
 		}
 	}
 	half := s.rotary() / 2
 	if err := checkList("freq-factors", sc.FreqFactors, half, true); err != nil {
-		return err
+		return nil, err
 	}
 	var err error
 	switch typ {
@@ -133,10 +134,9 @@ func (s Spec) validateScaling() error {
 		err = s.checkDynamic()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.scale()
-	return err
+	return s.scale()
 }
 
 // checkFactor checks the factor s that every scaling type but none needs.

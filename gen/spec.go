@@ -138,7 +138,12 @@ func (s Spec) rotary() int {
 
 // Validate reports the first problem with s, as a *SpecError naming the flag,
 // the value and the accepted range.
-func (s Spec) Validate() error {
+func (s Spec) Validate() error { return s.validate(nil) }
+
+// validate is Validate. With sd not nil it also sets *sd to the scaled
+// frequencies it computes to check them, so that Frequencies need not
+// compute them again (2048 correctly rounded powers for a 4096-wide head).
+func (s Spec) validate(sd **scaled) error {
 	if s.HeadDim < MinHeadDim || s.HeadDim > MaxHeadDim || s.HeadDim%2 != 0 {
 		return specErr("dim", s.HeadDim, "head dim must be even, %d…%d", MinHeadDim, MaxHeadDim)
 	}
@@ -165,8 +170,12 @@ func (s Spec) Validate() error {
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
 	}
-	if err := s.validateScaling(); err != nil {
+	out, err := s.validateScaling()
+	if err != nil {
 		return err
+	}
+	if sd != nil {
+		*sd = out
 	}
 	return s.validateAxes()
 }
