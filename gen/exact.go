@@ -39,7 +39,7 @@ func exactPowOf(x float64) func(y float64) float64 {
 	}
 	lnx := bigLogOnce(x)
 	l, nf := exactFloat(0), exactFloat(0)
-	r, sum, t := exactFloat(0), exactFloat(0), exactFloat(0)
+	r, sum, t, u := exactFloat(0), exactFloat(0), exactFloat(0), exactFloat(0)
 	return func(y float64) float64 {
 		if math.IsNaN(y) || math.IsInf(y, 0) {
 			return exactPow(x, y)
@@ -53,8 +53,8 @@ func exactPowOf(x float64) func(y float64) float64 {
 		sum.SetInt64(1)
 		t.SetInt64(1)
 		for n := 1; t.Sign() != 0; n++ {
-			t.Mul(t, r)
-			t.Quo(t, nf.SetInt64(int64(n)))
+			u.Mul(t, r) // t.Mul(t, r), without the copy an aliased product makes
+			t.Quo(u, nf.SetInt64(int64(n)))
 			sum.Add(sum, t)
 			if t.MantExp(nil) < sum.MantExp(nil)-exactPrec-2 {
 				break
