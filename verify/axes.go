@@ -20,6 +20,11 @@ import (
 // MatrixAxes is Matrix for a token with a position on each axis: pair i's
 // block turns by φ = float64(pos[axis[i]])·freqs[i].
 func MatrixAxes(headDim, rotaryDim int, layout string, freqs []float64, axis []uint8, attn float64, pos []int) [][]float64 {
+	return matrixAxes(headDim, rotaryDim, layout, freqs, axis, attn, pos, math.Sincos)
+}
+
+// matrixAxes is MatrixAxes with cos and sin from sincos.
+func matrixAxes(headDim, rotaryDim int, layout string, freqs []float64, axis []uint8, attn float64, pos []int, sincos func(float64) (float64, float64)) [][]float64 {
 	if len(axis) != len(freqs) {
 		panic(fmt.Sprintf("verify.MatrixAxes: len(axis) = %d, len(freqs) = %d", len(axis), len(freqs)))
 	}
@@ -29,7 +34,7 @@ func MatrixAxes(headDim, rotaryDim int, layout string, freqs []float64, axis []u
 		if int(axis[i]) >= len(pos) {
 			panic(fmt.Sprintf("verify.MatrixAxes: axis[%d] = %d, but %d positions", i, axis[i], len(pos)))
 		}
-		sin, cos := math.Sincos(float64(pos[axis[i]]) * th)
+		sin, cos := sincos(float64(pos[axis[i]]) * th)
 		a, b := pa[i], pb[i]
 		m[a][a], m[a][b] = attn*cos, -(attn * sin)
 		m[b][a], m[b][b] = attn*sin, attn*cos
@@ -56,6 +61,17 @@ func DynamicFreqs(base, factor float64, origCtx, rotaryDim, n int) []float64 {
 	return f
 }
 
+// sincos returns the reference's sine and cosine: exactSincos for f64
+// kernels, whose correctly rounded tables leave no room for math.Sincos's
+// error; math.Sincos, far more accurate than the float32 bound needs,
+// otherwise.
+func (s *suite[T]) sincos() func(float64) (float64, float64) {
+	if s.c.kind == kF64 {
+		return exactSincos
+	}
+	return math.Sincos
+}
+
 // tableFreqs returns the frequencies a table of n positions must follow:
 // the long factors or the dynamic frequencies past OrigCtx, else Freqs.
 func (s *suite[T]) tableFreqs(n int) []float64 {
@@ -72,7 +88,7 @@ func (s *suite[T]) tableFreqs(n int) []float64 {
 // one token at positions pos (one per axis), and the accuracy bound of
 // refBound per index.
 func (s *suite[T]) axesRef(x []T, pos []int, inverse bool) (ref, bound []float64) {
-	m := MatrixAxes(s.hd, s.rd, s.k.Layout, s.k.Freqs, s.k.Axis, s.attn, pos)
+	m := matrixAxes(s.hd, s.rd, s.k.Layout, s.k.Freqs, s.k.Axis, s.attn, pos, s.sincos())
 	xf := s.widen(x)
 	ref = make([]float64, len(x))
 	bound = make([]float64, len(x))

@@ -109,7 +109,7 @@ func (s *suite[T]) refBound(x []T, pos int, inverse bool) (ref, bound []float64)
 // refBoundFreqs is refBound with the frequencies given.
 func (s *suite[T]) refBoundFreqs(x []T, pos int, inverse bool, freqs []float64) (ref, bound []float64) {
 	xf := s.widen(x)
-	ref = Reference(s.hd, s.rd, s.k.Layout, freqs, s.attn, pos, inverse, xf)
+	ref = reference(s.hd, s.rd, s.k.Layout, freqs, s.attn, pos, inverse, xf, s.sincos())
 	bound = make([]float64, len(x))
 	k := 4 * s.c.u * s.attn
 	for h := 0; h < len(x); h += s.hd {

@@ -18,6 +18,11 @@ import (
 // which pass through unscaled. The inverse (backward) transform A·R_pos^T is
 // its transpose. Matrix panics on arguments that do not describe a kernel.
 func Matrix(headDim, rotaryDim int, layout string, freqs []float64, attn float64, pos int) [][]float64 {
+	return matrix(headDim, rotaryDim, layout, freqs, attn, pos, math.Sincos)
+}
+
+// matrix is Matrix with cos and sin from sincos.
+func matrix(headDim, rotaryDim int, layout string, freqs []float64, attn float64, pos int, sincos func(float64) (float64, float64)) [][]float64 {
 	if headDim <= 0 || rotaryDim < 0 || rotaryDim%2 != 0 || rotaryDim > headDim ||
 		len(freqs) != rotaryDim/2 || (layout != "interleaved" && layout != "neox") {
 		panic(fmt.Sprintf("verify.Matrix: bad shape headDim=%d rotaryDim=%d layout=%q len(freqs)=%d",
@@ -32,7 +37,7 @@ func Matrix(headDim, rotaryDim int, layout string, freqs []float64, attn float64
 	}
 	pa, pb := pairIndices(rotaryDim, layout)
 	for i, th := range freqs {
-		sin, cos := math.Sincos(float64(pos) * th)
+		sin, cos := sincos(float64(pos) * th)
 		a, b := pa[i], pb[i]
 		m[a][a], m[a][b] = attn*cos, -(attn * sin)
 		m[b][a], m[b][b] = attn*sin, attn*cos
@@ -67,10 +72,15 @@ func MulVec(m [][]float64, x []float64, transpose bool) []float64 {
 // (len(x) must be a multiple of headDim), computed in float64 with the dense
 // Matrix. It is the float64 reference the accuracy checks compare against.
 func Reference(headDim, rotaryDim int, layout string, freqs []float64, attn float64, pos int, inverse bool, x []float64) []float64 {
+	return reference(headDim, rotaryDim, layout, freqs, attn, pos, inverse, x, math.Sincos)
+}
+
+// reference is Reference with cos and sin from sincos.
+func reference(headDim, rotaryDim int, layout string, freqs []float64, attn float64, pos int, inverse bool, x []float64, sincos func(float64) (float64, float64)) []float64 {
 	if len(x)%headDim != 0 {
 		panic(fmt.Sprintf("verify.Reference: len(x) = %d is not a multiple of headDim %d", len(x), headDim))
 	}
-	m := Matrix(headDim, rotaryDim, layout, freqs, attn, pos)
+	m := matrix(headDim, rotaryDim, layout, freqs, attn, pos, sincos)
 	y := make([]float64, 0, len(x))
 	for h := 0; h < len(x); h += headDim {
 		y = append(y, MulVec(m, x[h:h+headDim], inverse)...)
