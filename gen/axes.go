@@ -118,8 +118,9 @@ func (s Spec) axisOf() (axis []uint8, axes int) {
 func visionFreqs(base float64, r int) []float64 {
 	half := r / 2
 	f := make([]float64, half)
+	pow := exactPowOf(base) // exactPow(base, ·), ln base computed once
 	for i := range f {
-		f[i] = exactPow(base, -float64(2*(i%(half/2)))/float64(half))
+		f[i] = pow(-float64(2*(i%(half/2))) / float64(half))
 	}
 	return f
 }

@@ -95,9 +95,10 @@ func (s Spec) scale() (*scaled, error) {
 	r := s.rotary()
 	half := r / 2
 	out := &scaled{typ: sc.scalingType(), attn: 1}
-	out.theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
 	if s.Axes == AxesVision {
 		out.theta0 = visionFreqs(s.Base, r)
+	} else {
+		out.theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
 	}
 	for i, t := range out.theta0 {
 		if !finitePos(t) {
