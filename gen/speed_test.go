@@ -9,10 +9,11 @@ import "testing"
 //
 //	go test ./gen -run '^$' -bench 'Generate4096|Frequencies4096' -benchtime 5x
 //
-// On a 2-vCPU Xeon-class VM: Generate4096 ~0.2 s, NeoXBF16 ~0.3 s, F64
-// ~0.2 s, Frequencies4096 ~15 ms (before issue 13: 0.8 s, 1.0 s, 0.76 s
-// and 0.26 s, with the amd64 emitter already looping). Most of what is
-// left is the arm64 templates, the amd64 emitter and goimports on rope.go.
+// On a shared 2-vCPU VM (AMD Turin-class): Generate4096 ~0.2 s, NeoXBF16
+// ~0.3 s, F64 ~0.2 s, Frequencies4096 ~15 ms (before issue 13: 0.8 s,
+// 1.0 s, 0.76 s and 0.26 s, with the amd64 emitter already looping). Most
+// of what is left is the arm64 templates, the amd64 emitter and goimports
+// on rope.go.
 
 func benchGenerate(b *testing.B, s Spec) {
 	b.ReportAllocs()
