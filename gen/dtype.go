@@ -6,7 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// dtype describes how an element type is stored and computed (ROPE.md §5).
+// dtype describes how an element type is stored and computed (docs/contract.md §5).
 type dtype struct {
 	name    string // flag value: "f32", "f64", "f16", "bf16"
 	goType  string // Go type of the stored elements
@@ -41,7 +41,7 @@ func (p *Plan) unitRoundoff() string {
 	return "2⁻²⁴"
 }
 
-// errorBound is the documented per-pair bound of ROPE.md §6, as text.
+// errorBound is the documented per-pair bound of docs/contract.md §6, as text.
 func (p *Plan) errorBound() string {
 	return fmt.Sprintf("|y − y_ref| ≤ 4·%s·A·(|x_a| + |x_b|)%s per pair", p.unitRoundoff(), p.dtype().ulp)
 }

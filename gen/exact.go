@@ -15,7 +15,7 @@ import (
 // powers and logarithms from exactPow and exactLn, which compute in
 // big.Float, whose integer arithmetic gives the same bits everywhere, and
 // round once. Its own products and sums convert each product explicitly, so
-// that no compiler fuses them (ROPE.md §5's rule, for the generator).
+// that no compiler fuses them (docs/contract.md §5's rule, for the generator).
 
 // Everything from exactPrec on is copied verbatim into dynamic NTK packages
 // (dynamic.go), so it stays as it is; the code just below gives the

@@ -4,7 +4,7 @@ import "math"
 
 // Frequencies returns θ_i for i = 0 … RotaryDim/2−1 after scaling, the long
 // set for longrope (nil otherwise), and the attention factor A. It is the
-// only place in ropegen that computes frequencies (ROPE.md §3).
+// only place in ropegen that computes frequencies (docs/contract.md §3).
 //
 // The default frequencies are θ_i = Base^(−2i/RotaryDim), computed in that
 // form (Hugging Face writes 1/Base^(2i/RotaryDim), which can differ in the
@@ -15,7 +15,7 @@ import "math"
 //   - linear: θ_i/s.
 //   - ntk: the default formula with base·s^(R/(R−2)) for base (then
 //     FreqFactors).
-//   - yarn: (θ_i/s)·r_i + θ_i·(1−r_i) with the ramp r_i of ROPE.md §3;
+//   - yarn: (θ_i/s)·r_i + θ_i·(1−r_i) with the ramp r_i of docs/contract.md §3;
 //     A = AttnFactor, else g(s, MScale)/g(s, MScaleAllDim) when both are
 //     set, else g(s, 1), where g(s, m) = 0.1·m·ln s + 1 for s > 1 and 1
 //     otherwise.
@@ -45,7 +45,7 @@ const (
 	bandLow         // wavelength > L/low_freq_factor: θ/s
 )
 
-// scaled is ROPE.md §3 evaluated for a spec, with the intermediate values
+// scaled is docs/contract.md §3 evaluated for a spec, with the intermediate values
 // Explain shows.
 type scaled struct {
 	typ     string
@@ -79,7 +79,7 @@ func defaultFreqs(base float64, r int, ff []float64) []float64 {
 	return f
 }
 
-// yarnMScale is g(s, m) of ROPE.md §3 (Hugging Face's get_mscale).
+// yarnMScale is g(s, m) of docs/contract.md §3 (Hugging Face's get_mscale).
 func yarnMScale(s, m float64) float64 {
 	if s <= 1 {
 		return 1
@@ -87,7 +87,7 @@ func yarnMScale(s, m float64) float64 {
 	return float64(0.1*m*exactLn(s)) + 1
 }
 
-// scale evaluates ROPE.md §3 for s, whose parameters validateScaling has
+// scale evaluates docs/contract.md §3 for s, whose parameters validateScaling has
 // checked. It fails, with a *SpecError, only when a frequency or the
 // attention factor comes out zero, infinite or NaN.
 func (s Spec) scale() (*scaled, error) {
@@ -151,7 +151,7 @@ func (s Spec) scale() (*scaled, error) {
 	return out, nil
 }
 
-// yarn fills in out for YaRN (ROPE.md §3; Hugging Face's
+// yarn fills in out for YaRN (docs/contract.md §3; Hugging Face's
 // _compute_yarn_parameters).
 func (s Spec) yarn(out *scaled) {
 	sc := &s.Scaling
@@ -188,7 +188,7 @@ func (s Spec) yarn(out *scaled) {
 	}
 }
 
-// llama3 fills in out for Llama 3.1 scaling (ROPE.md §3; Hugging Face's
+// llama3 fills in out for Llama 3.1 scaling (docs/contract.md §3; Hugging Face's
 // _compute_llama3_parameters).
 func llama3(sc *Scaling, out *scaled) {
 	l := float64(sc.OrigCtx)

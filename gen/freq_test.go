@@ -340,7 +340,7 @@ func TestFrequenciesKnownValues(t *testing.T) {
 			t.Errorf("llama 3.1 θ_%d = %g, want strictly between θ/8 and θ = %g", i, f, theta)
 		}
 	}
-	// No scaling: exactly ROPE.md's base^(−2i/R).
+	// No scaling: exactly docs/contract.md's base^(−2i/R).
 	freqs, long, attn, err = Frequencies(load("gpt-j-6b.json"))
 	if err != nil || long != nil || attn != 1 {
 		t.Fatalf("gpt-j: long %v attn %v err %v", long, attn, err)

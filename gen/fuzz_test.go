@@ -184,7 +184,7 @@ var archSuffix = regexp.MustCompile(`_(amd64|arm64|386|arm|riscv64|ppc64le|s390x
 
 // typeCheck checks that each Go file of the package is formatted and has the
 // header, and that the package with its test file type-checks for every
-// target and declares the constants and functions of ROPE.md §7.
+// target and declares the constants and functions of docs/contract.md §7.
 func typeCheck(t *testing.T, s Spec, files []File) {
 	t.Helper()
 	checkMu.Lock()

@@ -513,7 +513,7 @@ func (p *Plan) pairExprs() (a, b jen.Code) {
 
 // genericFile is rope_generic.go: the pure Go kernels, unrolled over the
 // pairs of one head (a head of more than genericUnrollMax rotary values
-// loops over blocks of pairs, see genericBody). Each pair is ROPE.md §5
+// loops over blocks of pairs, see genericBody). Each pair is docs/contract.md §5
 // written out; the explicit conversions stop the compiler fusing a product
 // into the sum.
 func (p *Plan) genericFile(header string) ([]byte, error) {
@@ -592,7 +592,7 @@ const genericUnrollMax = 256
 // genericBlockPairs is the number of pairs in one block of a looped kernel.
 const genericBlockPairs = 16
 
-// genericBody is one head's rotation, pair by pair, ROPE.md §5 written out:
+// genericBody is one head's rotation, pair by pair, docs/contract.md §5 written out:
 // read values from array in, widened by widen; write to array out through
 // narrow. The explicit conversions of the products stop the compiler fusing
 // them into the sums.

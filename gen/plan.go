@@ -14,7 +14,7 @@ package gen
 // so that for every rotated index j with partner q(j) (the other index of its
 // pair) the forward rotation is y_j = fl(fl(x_j·C[j]) + fl(x_q·S[j])) and the
 // inverse y_j = fl(fl(x_j·C[j]) − fl(x_q·S[j])). Negation is exact and
-// rounding symmetric, so this is bit for bit ROPE.md §5's
+// rounding symmetric, so this is bit for bit docs/contract.md §5's
 // y_a = fl(fl(x_a·c) − fl(x_b·s)), y_b = fl(fl(x_b·c) + fl(x_a·s)).
 // SIMD backends load C and S as vectors; the partner is x with adjacent lanes
 // swapped (interleaved) or the other half of the rotary block (neox).

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Scaling types: the values of Scaling.Type (ROPE.md §3). The empty string
+// Scaling types: the values of Scaling.Type (docs/contract.md §3). The empty string
 // means ScalingNone.
 const (
 	ScalingNone     = "none"
@@ -97,7 +97,7 @@ func uses(users []string, typ string) bool {
 // finitePos reports whether f is finite and > 0.
 func finitePos(f float64) bool { return f > 0 && !math.IsInf(f, 1) }
 
-// validateScaling checks s.Scaling against the rest of s (ROPE.md §3): the
+// validateScaling checks s.Scaling against the rest of s (docs/contract.md §3): the
 // type is known; no parameter is set that the type does not use; each
 // parameter is in range; the parameters the type needs are there; and the
 // frequencies and attention factor they give are finite and > 0. It assumes

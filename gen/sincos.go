@@ -61,7 +61,7 @@ const (
 )
 
 // sincos sets sin[i] and cos[i] to the sine and cosine of the angle
-// φ_i = pos·freqs[i], the product rounded to float64 (ROPE.md §4), for every
+// φ_i = pos·freqs[i], the product rounded to float64 (ropegen's docs/contract.md §4), for every
 // i < len(freqs). It is as accurate as math.Sincos (within 3 float64 ulps,
 // and accurate next to multiples of π/2 too, where math.Sincos is not) but straight-line and branch-free
 // below sincosMax (sincosDD beyond it), and it has no fused multiply-add

@@ -227,7 +227,7 @@ func sincosSpecs() map[string]Spec {
 	return map[string]Spec{"default": DefaultSpec(), "llama3": llama, "yarn": yarn, "phi2": phi}
 }
 
-// TestSincosFloat32 is ROPE.md §4 for the float32 tables: over every
+// TestSincosFloat32 is docs/contract.md §4 for the float32 tables: over every
 // frequency of a few specs and many positions below 2²⁴ (all of 0…8191, the
 // powers of two and their neighbours, 2²⁴−1, and random ones), the table
 // values float32(A·cos φ) and float32(A·sin φ) from sincos must equal those

@@ -4,7 +4,7 @@
 // that spec validated and reduced to numbers (frequencies, attention factor,
 // pair indices, table geometry), and every emitter — the jennifer pure-Go
 // emitter here, the avo amd64 emitter and the arm64 templates — reads only the
-// Plan. The contract for what the kernels compute is ROPE.md.
+// Plan. The contract for what the kernels compute is docs/contract.md.
 package gen
 
 import (
@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// Layouts name which two indices of a head form pair i (ROPE.md §2).
+// Layouts name which two indices of a head form pair i (docs/contract.md §2).
 const (
 	Interleaved = "interleaved" // (2i, 2i+1)
 	NeoX        = "neox"        // (i, i+RotaryDim/2)
@@ -42,7 +42,7 @@ type Spec struct {
 	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width), summing to RotaryDim/2
 }
 
-// Scaling selects and parameterises a frequency scaling scheme (ROPE.md §3).
+// Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
 // Fields that a scheme does not use must be left zero.
 type Scaling struct {
 	Type           string    // "none" (or ""), "linear", "ntk", "yarn", "llama3", "longrope"

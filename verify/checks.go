@@ -592,13 +592,13 @@ func lenOf[T Elem](t Table[T]) any {
 	return t.Len()
 }
 
-// ---- canonical arithmetic (ROPE.md §5) ---------------------------------------
+// ---- canonical arithmetic (docs/contract.md §5) ---------------------------------------
 
 // cs is one candidate pair of compute-type table values (c, s) = (A·cos φ,
 // A·sin φ) for one rotation pair.
 type cs struct{ c, s float64 }
 
-// checkCanonical checks ROPE.md §5 bit for bit, on inputs that mix the
+// checkCanonical checks docs/contract.md §5 bit for bit, on inputs that mix the
 // special values: every output pair must be exactly
 // fl(fl(x_a·c) − fl(x_b·s)), fl(fl(x_b·c) + fl(x_a·s)) (inverse: s negated)
 // in the compute type, narrowed with round-to-nearest-even for f16/bf16. A
@@ -640,7 +640,7 @@ func checkCanonical[T Elem](t tb, s *suite[T], tableless bool) {
 						}
 					}
 					if len(kept) == 0 {
-						rt.Fatalf("%v at pos %d, head %d, pair %d (indices %d, %d): x = (%s, %s), c = %v, s = %v: got (%s, %s), ROPE.md §5 gives (%s, %s)",
+						rt.Fatalf("%v at pos %d, head %d, pair %d (indices %d, %d): x = (%s, %s), c = %v, s = %v: got (%s, %s), docs/contract.md §5 gives (%s, %s)",
 							e, p, h, i, s.pa[i], s.pb[i], s.c.show(x[a]), s.c.show(x[b]), cands[i][0].c, cands[i][0].s,
 							s.c.show(y[a]), s.c.show(y[b]), s.c.show(wa), s.c.show(wb))
 					}
@@ -846,7 +846,7 @@ func checkBackends[T Elem](t tb, s *suite[T], heads int) {
 
 // ---- 8. panics -----------------------------------------------------------------
 
-// checkPanics checks that each bad call of ROPE.md §7 panics with a message
+// checkPanics checks that each bad call of docs/contract.md §7 panics with a message
 // naming the function (as a whole word: "Apply" does not match
 // "ApplySeq"), the bad value and what was expected, and that empty and nil
 // slices are a no-op; checkInputPanics adds the edge cases and the To forms.
@@ -1083,7 +1083,7 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 
 // checkRows checks that every backend computes the same table rows as the
 // pure-Go reference: the table values, which a backend may compute with its
-// own (vectorized) sincos, must be bit-identical too (ROPE.md §5). It builds
+// own (vectorized) sincos, must be bit-identical too (docs/contract.md §5). It builds
 // a table under each backend and applies it at every one of its positions,
 // and runs Rotate at fixed positions: 0…1023, 2^k−1, 2^k and 2^k+1 up to
 // 2^40 (past the angles a vectorized sincos takes), and 2^24−1. The probe

@@ -182,7 +182,7 @@ func (c codec[T]) storageULP(v float64) float64 {
 	return math.Ldexp(1, e-mant)
 }
 
-// canon evaluates ROPE.md §5 for one pair in the compute type: forward
+// canon evaluates docs/contract.md §5 for one pair in the compute type: forward
 // y_a = fl(fl(x_a·c) − fl(x_b·s)), y_b = fl(fl(x_b·c) + fl(x_a·s)); inverse
 // with s negated. c and s are compute-type values held in float64. The
 // explicit conversions keep Go from fusing a product into the sum.

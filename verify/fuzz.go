@@ -14,7 +14,7 @@ import (
 //	func FuzzKernel(f *testing.F) { verify.Fuzz(f, kernel()) }
 //
 // Each input is decoded (its byte layout is at fuzzHeader in fuzz.go) into
-// one call: an entry point (the six of ROPE.md §7, plus ApplyTo and
+// one call: an entry point (the six of docs/contract.md §7, plus ApplyTo and
 // ApplySeqTo when k has them), 1…9 heads per token, 1…3 tokens for the Seq
 // forms, the position or positions (any position of the table; any
 // non-negative int for Rotate and RotateInverse, so positions far beyond

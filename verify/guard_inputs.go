@@ -20,7 +20,7 @@ type inputCase struct {
 	after func() string // when set, checked after the panic: "" or what the call changed
 }
 
-// checkInputPanics extends checkPanics with the edge cases of ROPE.md §7
+// checkInputPanics extends checkPanics with the edge cases of docs/contract.md §7
 // that are easy to get wrong: a position exactly Len(), the most negative
 // position, less than one head, ApplySeq and ApplyInverseSeq with no
 // positions but values, NewTable(-1), and every bad length and position of

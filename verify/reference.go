@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Matrix returns the dense headDim×headDim float64 matrix A·R_pos of ROPE.md
+// Matrix returns the dense headDim×headDim float64 matrix A·R_pos of docs/contract.md
 // §1, built independently of any kernel: explicit zeros everywhere except,
 // for each pair i with indices (a, b) of the layout ("interleaved": (2i,
 // 2i+1), "neox": (i, i+rotaryDim/2)), the 2×2 block

@@ -1,5 +1,5 @@
 // Package verify is the property suite every ropegen-generated RoPE package
-// runs from its tests (ROPE.md is the contract it checks).
+// runs from its tests (docs/contract.md is the contract it checks).
 //
 // A generated package describes itself with a [Kernel] and calls [Run] from a
 // test and [Bench] from a benchmark:
@@ -10,7 +10,7 @@
 // Run checks, each as a subtest: the frequencies, accuracy against a dense
 // float64 reference ([Matrix], [Reference]), norm preservation, R_0 = I,
 // inverse∘forward ≈ identity, the relative-position property, Apply =
-// ApplySeq = Rotate bit for bit, ROPE.md §5's canonical arithmetic bit for
+// ApplySeq = Rotate bit for bit, docs/contract.md §5's canonical arithmetic bit for
 // bit, every backend bit-identical to the pure-Go one (also in the table
 // rows it computes, and in Rotate's), the panics of §7, every entry point on
 // memory flush against PROT_NONE guard pages (linux), concurrent use of a
@@ -43,10 +43,11 @@
 // rounding of A·cos and A·sin (u), both rounded products (u·A·(|x_a|+|x_b|)
 // together) and the rounded sum (u·|y| <= u·A·(|x_a|+|x_b|)), 3u plus O(u²),
 // with one u to spare for the float64 reference's own error (about 2^-50
-// relative). For f64 the reference has the kernel's precision: with the
-// table values of math.Sincos that ROPE.md §4 asks for, both sides round two
-// products and a sum of the same operands (2u each), so k = 4 leaves no
-// slack for a table built from a different sin/cos. The ulp term covers the
+// relative). For f64 the reference has the kernel's precision: its cos and
+// sin are correctly rounded (exactSincos), as the tables' are (docs/contract.md
+// §4), so both sides round two products and a sum of the same operands (2u
+// each) and k = 4 leaves slack only for a table value one ulp off. The ulp
+// term covers the
 // final narrowing for f16/bf16 (half an ulp at the float32 result, which is
 // at most one ulp at |y_ref_j| even when the float32 result crosses into the
 // next binade). Indices >= RotaryDim must come back with their bits
@@ -76,7 +77,7 @@ import (
 type Elem interface{ ~float32 | ~float64 | ~uint16 }
 
 // Table is the method set of a generated package's *Table: cos/sin rows for
-// positions [0, Len()) and the four table entry points of ROPE.md §7.
+// positions [0, Len()) and the four table entry points of docs/contract.md §7.
 type Table[T Elem] interface {
 	// Len returns the number of positions the table covers.
 	Len() int
@@ -139,7 +140,7 @@ type Kernel[T Elem] struct {
 	// to split. Leave it zero when the table has no Parallel forms.
 	ParallelMin int
 	// OutDType ("f16" or "bf16"), ApplyTo and ApplySeqTo describe the
-	// rotate-and-narrow forms of a package generated with -out-dtype (ROPE.md
+	// rotate-and-narrow forms of a package generated with -out-dtype (docs/contract.md
 	// §7); leave them zero otherwise. ApplyTo(tab, dst, src, pos) calls tab's
 	// ApplyTo, ApplySeqTo its ApplySeqTo.
 	OutDType   string
@@ -178,7 +179,7 @@ type Kernel[T Elem] struct {
 // tableRows is the number of positions of the table most checks use.
 const tableRows = 4096
 
-// maxRotatePos bounds the positions the tableless checks use: ROPE.md §4
+// maxRotatePos bounds the positions the tableless checks use: docs/contract.md §4
 // promises half-ulp tables below 2^24.
 const maxRotatePos = 1<<24 - 1
 
@@ -417,7 +418,7 @@ func (s *suite[T]) out(e entry, x []T, pos int) []T {
 	return y
 }
 
-// pairIndices returns the pair indices of ROPE.md §2.
+// pairIndices returns the pair indices of docs/contract.md §2.
 func pairIndices(rotaryDim int, layout string) (pa, pb []int) {
 	h := rotaryDim / 2
 	pa, pb = make([]int, h), make([]int, h)

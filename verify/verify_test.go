@@ -17,7 +17,7 @@ import (
 
 // ---- a small, plainly correct kernel ---------------------------------------
 //
-// refKernel follows ROPE.md and gen/plan.go's row format: per position a row
+// refKernel follows docs/contract.md and gen/plan.go's row format: per position a row
 // of 2·RotaryDim compute-type values, C then S, C[a] = C[b] = A·cos φ,
 // S[a] = −A·sin φ, S[b] = A·sin φ, and y_j = fl(fl(x_j·C[j]) ± fl(x_q·S[j])).
 // It narrows f16 with x448/float16 and bf16 with its own nearest-even search,
@@ -521,7 +521,7 @@ func TestMutants(t *testing.T) {
 		expectFail(t, "backends", "differs from generic", func(t tb) { checkBackends(t, s, 20000) })
 		// Either the unit probes or a §5 comparison catch it.
 		expectFail(t, "canonical/table", "pos ", func(t tb) { checkCanonical(t, s, false) })
-		expectFail(t, "canonical/rotate", "ROPE.md §5", func(t tb) { checkCanonical(t, s, true) })
+		expectFail(t, "canonical/rotate", "docs/contract.md §5", func(t tb) { checkCanonical(t, s, true) })
 		// Fusing is more accurate, not less.
 		expectPass(t, "accuracy/table", func(t tb) { checkAccuracy(t, s, false) })
 	})
@@ -564,7 +564,7 @@ func TestMutants(t *testing.T) {
 	t.Run("flush-to-zero", func(t *testing.T) {
 		s := mut(mutation{ftz: true})
 		expectFail(t, "identity", "changed", func(t tb) { checkIdentity(t, s) })
-		expectFail(t, "canonical/table", "ROPE.md §5", func(t tb) { checkCanonical(t, s, false) })
+		expectFail(t, "canonical/table", "docs/contract.md §5", func(t tb) { checkCanonical(t, s, false) })
 	})
 	t.Run("inverse-not-negated", func(t *testing.T) {
 		s := mut(mutation{inverseNoNeg: true})

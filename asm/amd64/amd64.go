@@ -11,7 +11,7 @@
 //	y_j = fl(fl(x_j·C[j]) + fl(x_q·S[j]))
 //
 // and the inverse the same with a subtraction: two rounded products and one
-// rounded sum, no FMA (ROPE.md §5). f16 and bf16 values widen exactly to
+// rounded sum, no FMA (docs/contract.md §5). f16 and bf16 values widen exactly to
 // float32 on load and narrow with round-to-nearest-even on store. The head
 // dimension is known here, so the body over one head is fully unrolled and
 // every tail (R not a multiple of the vector width) is decided at generation

@@ -15,7 +15,7 @@
 // reverse of the Go assembler's native order for three-operand vector
 // instructions (Go writes VZIP1 Vm, Vn, Vd for zip1 vd, vn, vm).
 //
-// The forms cover the canonical RoPE arithmetic of ROPE.md §5: two rounded
+// The forms cover the canonical RoPE arithmetic of docs/contract.md §5: two rounded
 // products (FMUL), one rounded sum (FADD/FSUB), no fused multiply-add, so
 // there is deliberately no FMLA/FMLS here (the Go assembler's VFMLA/VFMLS are
 // fused and must not be used for the rotation). Conversions cover f16

@@ -207,7 +207,7 @@ func runCases(t testing.TB) []runCase {
 	m := must(t)
 	var cs []runCase
 
-	// Canonical RoPE rotation (ROPE.md §5) in f32 and f64:
+	// Canonical RoPE rotation (docs/contract.md §5) in f32 and f64:
 	// ya = fl(fl(xa·c) − fl(xb·s)), yb = fl(fl(xb·c) + fl(xa·s)).
 	rope := func(name string, a Arrangement, lanes int, cmp int, ref func(xa, xb, c, s [16]byte, i int, ya, yb *[16]byte)) runCase {
 		fill := fill32
