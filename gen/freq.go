@@ -22,7 +22,8 @@ import "math"
 //   - llama3: θ_i where the wavelength 2π/θ_i is below OrigCtx/HighFreqFactor,
 //     θ_i/s above OrigCtx/LowFreqFactor, and in between
 //     (1−σ)·θ_i/s + σ·θ_i with σ = (OrigCtx/wavelength − LowFreqFactor) /
-//     (HighFreqFactor − LowFreqFactor).
+//     (HighFreqFactor − LowFreqFactor). With equal factors the middle band
+//     is empty (a wavelength of exactly OrigCtx/LowFreqFactor keeps θ_i).
 //   - longrope: θ_i/ShortFactor[i], and long θ_i/LongFactor[i]; A =
 //     AttnFactor, else sqrt(1 + ln s/ln OrigCtx) for s > 1, else 1.
 //
@@ -205,6 +206,12 @@ func llama3(sc *Scaling, out *scaled) {
 		case wave > lowWave:
 			out.band[i], out.sigma[i] = bandLow, 0
 			out.freqs[i] = t / sc.Factor
+		case hf == lf:
+			// Equal factors (Llama 4): the smooth band is empty. Only a
+			// wavelength of exactly L/lf gets here, where σ would be 0/0
+			// (Hugging Face computes NaN); it keeps θ_i, as the high band.
+			out.band[i], out.sigma[i] = bandHigh, 1
+			out.freqs[i] = t
 		default:
 			sigma := (l/wave - lf) / (hf - lf)
 			out.band[i], out.sigma[i] = bandMid, sigma

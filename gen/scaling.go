@@ -255,8 +255,8 @@ func checkLlama3(sc *Scaling) error {
 			return specErr(p.flag, p.f, "scaling llama3 needs %s: finite, > 0", p.key)
 		}
 	}
-	if sc.LowFreqFactor >= sc.HighFreqFactor {
-		return specErr("low-freq-factor", sc.LowFreqFactor, "must be less than -high-freq-factor (%g)", sc.HighFreqFactor)
+	if sc.LowFreqFactor > sc.HighFreqFactor {
+		return specErr("low-freq-factor", sc.LowFreqFactor, "must be at most -high-freq-factor (%g): equal factors (Llama 4) leave no smoothed band, a lower one smooths between them", sc.HighFreqFactor)
 	}
 	return nil
 }
