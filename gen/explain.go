@@ -31,6 +31,23 @@ func Explain(w io.Writer, s Spec) error {
 	return err
 }
 
+// ExplainNotes is Explain with notes about the model first, one
+// "note: …" line each: what LoadHFConfigWith's HFInfo says of how the
+// kernel sits in the model (which of two RoPEs it is; MLA's rotary part of
+// a wider head). An invalid spec returns Validate's error and writes
+// nothing.
+func ExplainNotes(w io.Writer, s Spec, notes []string) error {
+	var b strings.Builder
+	for _, n := range notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if err := Explain(&b, s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // shortFloat formats f exactly, in the shortest form.
 func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 

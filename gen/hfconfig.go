@@ -30,55 +30,93 @@ func (e *HFConfigError) Error() string {
 	return e.Path + ": " + e.Key + ": " + e.Msg
 }
 
-// LoadHFConfig reads a Hugging Face config.json and returns the spec it
+// HFOptions selects what LoadHFConfigWith reads from a config.
+type HFOptions struct {
+	// Local selects the RoPE of the local (sliding-window) layers of a
+	// model whose layers use two RoPEs (Gemma 3's rope_local_base_freq,
+	// transformers v5's per-layer-type rope_parameters); the default is the
+	// global (full-attention) layers' RoPE.
+	Local bool
+	// Layout, when not empty, is the layout the caller will set (the
+	// -layout flag): a model type missing from ropegen's layout table is
+	// then accepted instead of refused.
+	Layout string
+}
+
+// HFInfo is what LoadHFConfigWith learned about the model besides the
+// spec: its model type and notes on how the kernel sits in the model
+// (which of two RoPEs it is, MLA's rotary part), for -explain.
+type HFInfo struct {
+	ModelType string
+	Notes     []string
+}
+
+// LoadHFConfig is LoadHFConfigWith with the zero HFOptions, without the
+// notes.
+func LoadHFConfig(path string) (Spec, error) {
+	s, _, err := LoadHFConfigWith(path, HFOptions{})
+	return s, err
+}
+
+// LoadHFConfigWith reads a Hugging Face config.json and returns the spec it
 // describes, starting from DefaultSpec. It reads what Hugging Face
-// transformers (v4 and v5) read to build the model's rotary embedding:
+// transformers (v4 and v5) read to build the model's rotary embedding
+// (modeling_rope_utils.py, and the model's own modeling file):
 //
+//   - The text model: a multimodal config's text_config (Llama 4, Gemma 3,
+//     Qwen2.5-VL, Qwen3-VL) when it has one, else the config itself.
 //   - HeadDim: head_dim, else hidden_size/num_attention_heads (GPT-J and
-//     CodeGen: n_embd/n_head), else the model type's default.
+//     CodeGen: n_embd/n_head), else the model type's default. With MLA
+//     (qk_rope_head_dim: DeepSeek-V2/V3, Kimi K2) the kernel is the rotary
+//     part of each head: HeadDim = RotaryDim = qk_rope_head_dim.
 //   - RotaryDim: int(HeadDim·partial_rotary_factor) (also inside v5's
 //     rope_parameters), int(HeadDim·rotary_pct) (GPT-NeoX) or rotary_dim
 //     (GPT-J), else the model type's default (GPT-NeoX 0.25, Phi 0.5,
-//     StableLM 0.25, GPT-J 64); 0 when it is the whole head.
+//     StableLM 0.25, GPT-J 64, GLM 0.5); 0 when it is the whole head.
 //   - Base: rope_theta in the RoPE parameters, else rope_theta, else
-//     rotary_emb_base (GPT-NeoX), else 10000.
-//   - Scaling: rope_scaling, else v5's rope_parameters, by rope_type (or the
-//     older type): default, linear, ntk, yarn, llama3 and longrope (also
-//     the older name su). The original context is the top-level
-//     original_max_position_embeddings (Phi-3), else the one in the RoPE
-//     parameters, else max_position_embeddings; a yarn or longrope factor
-//     that is missing is max_position_embeddings over it, as in
-//     transformers v5. yarn's mscale and mscale_all_dim are kept only as a
-//     pair, since transformers ignores either alone.
-//   - Layout: interleaved for GPT-J, CodeGen, Cohere and GLM, whose
-//     rotations pair adjacent values; neox (rotate_half) for every other
-//     model type.
+//     rotary_emb_base (GPT-NeoX), else the model type's default, else 10000.
+//     With opt.Local, rope_local_base_freq (Gemma 3) or the
+//     sliding_attention parameters.
+//   - Scaling: rope_scaling, else v5's rope_parameters (per layer type:
+//     full_attention, or sliding_attention with opt.Local), by rope_type
+//     (or the older type): default, linear, ntk, dynamic, yarn, llama3 and
+//     longrope (also the older name su). The original context is the
+//     top-level original_max_position_embeddings (Phi-3), else the one in
+//     the RoPE parameters, else max_position_embeddings (dynamic always
+//     takes max_position_embeddings, as transformers does); a yarn or
+//     longrope factor that is missing is max_position_embeddings over it,
+//     as in transformers v5. yarn's mscale and mscale_all_dim are kept only
+//     as a pair, since transformers ignores either alone.
+//   - Axes: mrope_section in the RoPE parameters gives sectioned M-RoPE
+//     (Qwen2-VL, Qwen2.5-VL), with mrope_interleaved true interleaved
+//     M-RoPE (Qwen3-VL).
+//   - Layout: from hfLayouts, the one table of model types ropegen knows.
 //
 // Everything else keeps DefaultSpec's value; the package name stays
 // "rope". Flags given on the command line are meant to override the result
-// field by field, so LoadHFConfig does not validate it: Spec.Validate does.
+// field by field, so LoadHFConfigWith does not validate it: Spec.Validate
+// does.
 //
 // Errors are *HFConfigError naming the path and the key: an unreadable file
 // or malformed JSON, a value of the wrong JSON type, a key in the RoPE
 // parameters that ropegen does not know (rather than ignore one that may
-// change the frequencies), a scaling type it cannot generate (dynamic NTK
-// depends on the sequence length at run time), per-layer-type RoPE
-// parameters, and model types whose rotary embedding is not one of ROPE.md's
-// (DeepSeek's MLA, multimodal and per-layer RoPE).
-func LoadHFConfig(path string) (Spec, error) {
+// change the frequencies), a scaling type it cannot generate, a model type
+// missing from hfLayouts (unless opt.Layout is set) or known not to fit,
+// and opt.Local for a model whose layers all use one RoPE.
+func LoadHFConfigWith(path string, opt HFOptions) (Spec, HFInfo, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return Spec{}, &HFConfigError{Path: path, Msg: "cannot read the config: " + err.Error()}
+		return Spec{}, HFInfo{}, &HFConfigError{Path: path, Msg: "cannot read the config: " + err.Error()}
 	}
 	obj, err := decodeHFConfig(path, data)
 	if err != nil {
-		return Spec{}, err
+		return Spec{}, HFInfo{}, err
 	}
-	return hfSpec(obj)
+	return hfSpec(obj, opt)
 }
 
 // decodeHFConfig parses data as one JSON object, numbers kept as
@@ -259,121 +297,231 @@ func (o hfObj) firstInt(keys ...string) (key string, v int, ok bool, err error) 
 	return keys[0], 0, false, nil
 }
 
-// hfInterleaved are the model types whose Hugging Face implementation
-// rotates adjacent pairs (2i, 2i+1); every other model type uses
-// rotate_half, the neox layout.
-var hfInterleaved = map[string]bool{
-	"gptj":    true, // rotate_every_two
-	"codegen": true, // rotate_every_two
-	"cohere":  true, // rotate_half on x[..., ::2], x[..., 1::2]
-	"cohere2": true,
-	"glm":     true, // cos/sin repeat_interleave'd
-	"glm4":    true,
+// hfLayout is a model type's entry in hfLayouts.
+type hfLayout struct {
+	layout string // Interleaved or NeoX; "" when the model type is refused
+	refuse string // why ropegen cannot read this model type's config, and what to do instead
 }
 
-// hfUnsupported are model types whose rotary embedding ROPE.md does not
-// describe.
-var hfUnsupported = map[string]string{
-	"deepseek_v2": "MLA rotates a separate qk_rope_head_dim part of each head",
-	"deepseek_v3": "MLA rotates a separate qk_rope_head_dim part of each head",
-	"gemma3":      "local and global layers use different bases",
-	"gemma3_text": "local and global layers use different bases",
-	"qwen2_vl":    "multimodal RoPE (mrope_section) rotates by three positions",
-	"qwen2_5_vl":  "multimodal RoPE (mrope_section) rotates by three positions",
-	"chatglm":     "2D RoPE",
-	"llama4":      "layers without RoPE, and the text model's settings are in text_config",
-	"llama4_text": "layers without RoPE",
+// hfLayouts is the one table of model types ropegen reads: which two values
+// of a head each model's reference implementation rotates together (ROPE.md
+// §2). "neox" is Hugging Face's rotate_half, pairing i with i+RotaryDim/2;
+// "interleaved" pairs 2i with 2i+1. Each entry cites the function that
+// decides it (transformers' src/transformers/models/<type>/modeling_<type>.py
+// unless another file is named).
+//
+// A model type that is not in the table is refused, with a message that
+// asks for -layout: guessing rotate_half would silently pair the wrong
+// values of an interleaved model. With HFOptions.Layout set (the -layout
+// flag given) it is read like any other.
+var hfLayouts = map[string]hfLayout{
+	// rotate_half: apply_rotary_pos_emb with rotate_half, cos/sin cat((freqs, freqs)).
+	"llama":         {layout: NeoX}, // LLaMA 1-3, SmolLM2: modeling_llama.rotate_half
+	"mistral":       {layout: NeoX}, // modeling_mistral.rotate_half (Mistral, Mistral-Nemo)
+	"mixtral":       {layout: NeoX}, // modeling_mixtral.rotate_half
+	"qwen2":         {layout: NeoX}, // modeling_qwen2.rotate_half (Qwen2, Qwen2.5)
+	"qwen2_moe":     {layout: NeoX}, // modeling_qwen2_moe.rotate_half
+	"qwen3":         {layout: NeoX}, // modeling_qwen3.rotate_half
+	"qwen3_moe":     {layout: NeoX}, // modeling_qwen3_moe.rotate_half
+	"qwen2_vl":      {layout: NeoX}, // modeling_qwen2_vl.apply_multimodal_rotary_pos_emb: rotate_half
+	"qwen2_5_vl":    {layout: NeoX}, // modeling_qwen2_5_vl.apply_multimodal_rotary_pos_emb: rotate_half
+	"qwen3_vl":      {layout: NeoX}, // modeling_qwen3_vl.apply_rotary_pos_emb: rotate_half (after apply_interleaved_mrope)
+	"qwen3_vl_text": {layout: NeoX}, // as qwen3_vl
+	"phi":           {layout: NeoX}, // modeling_phi.rotate_half, on the first partial_rotary_factor of the head
+	"phi3":          {layout: NeoX}, // modeling_phi3.rotate_half (Phi-3, Phi-3.5, Phi-4)
+	"phimoe":        {layout: NeoX}, // modeling_phimoe.rotate_half
+	"gemma":         {layout: NeoX}, // modeling_gemma.rotate_half
+	"gemma2":        {layout: NeoX}, // modeling_gemma2.rotate_half
+	"gemma3":        {layout: NeoX}, // modeling_gemma3.rotate_half
+	"gemma3_text":   {layout: NeoX}, // as gemma3
+	"gpt_neox":      {layout: NeoX}, // modeling_gpt_neox.rotate_half, on the first rotary_pct of the head
+	"stablelm":      {layout: NeoX}, // modeling_stablelm.rotate_half
+	"starcoder2":    {layout: NeoX}, // modeling_starcoder2.rotate_half
+	"olmo":          {layout: NeoX}, // modeling_olmo.rotate_half
+	"olmo2":         {layout: NeoX}, // modeling_olmo2.rotate_half
+	"granite":       {layout: NeoX}, // modeling_granite.rotate_half
+	"internlm2":     {layout: NeoX}, // remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half
+	"gpt_oss":       {layout: NeoX}, // modeling_gpt_oss._apply_rotary_emb: torch.chunk(x, 2) halves
+	// Adjacent pairs (2i, 2i+1).
+	"gptj":        {layout: Interleaved}, // modeling_gptj.rotate_every_two
+	"codegen":     {layout: Interleaved}, // modeling_codegen.rotate_every_two
+	"cohere":      {layout: Interleaved}, // modeling_cohere.rotate_half: x[..., ::2], x[..., 1::2], cos/sin repeat_interleave
+	"cohere2":     {layout: Interleaved}, // modeling_cohere2.rotate_half, as cohere
+	"glm":         {layout: Interleaved}, // modeling_glm.rotate_half on x[..., 0::2], x[..., 1::2], cos/sin repeat_interleave (GLM-4 -hf checkpoints)
+	"glm4":        {layout: Interleaved}, // modeling_glm4.rotate_half, as glm
+	"llama4":      {layout: Interleaved}, // modeling_llama4.apply_rotary_emb: torch.view_as_complex of x.reshape(..., -1, 2)
+	"llama4_text": {layout: Interleaved}, // as llama4
+	"deepseek_v2": {layout: Interleaved}, // modeling_deepseek_v2.apply_rotary_emb: view_as_complex of (…, -1, 2); MLA
+	"deepseek_v3": {layout: Interleaved}, // modeling_deepseek_v3.apply_rotary_pos_emb_interleave (rope_interleave, default true); MLA
+	"kimi_k2":     {layout: Interleaved}, // remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA
+	// Refused, with what to do instead.
+	"chatglm": {refuse: "the remote-code ChatGLM config (kv_channels, rope_ratio, ChatGLM-6B's 2-D position_encoding_2d) is not read; use the config of the transformers port (THUDM/glm-4-9b-chat-hf, model_type \"glm\") or give the spec with flags (-layout interleaved, -rotary-dim kv_channels/2, -base 10000·rope_ratio)"},
 }
 
 // hfDefaults are the defaults of the transformers config classes for the
-// keys LoadHFConfig reads, where they are not the general ones.
+// keys LoadHFConfigWith reads, where they are not the general ones.
 var hfDefaults = map[string]struct {
 	headDim   int     // 0: hidden_size/num_attention_heads
+	heads     int     // num_attention_heads when absent; 0: none
+	base      float64 // rope_theta when absent; 0: 10000
+	localBase float64 // rope_local_base_freq when absent (two-base models); 0: none
 	rotaryKey string  // the key rotary is the default of
 	rotary    float64 // fraction of the head, or the rotary dim for rotary_dim
 }{
-	"gpt_neox": {rotaryKey: "rotary_pct", rotary: 0.25},
-	"phi":      {rotaryKey: "partial_rotary_factor", rotary: 0.5},
-	"stablelm": {rotaryKey: "partial_rotary_factor", rotary: 0.25},
-	"gptj":     {rotaryKey: "rotary_dim", rotary: 64},
-	"gemma":    {headDim: 256},
-	"gemma2":   {headDim: 256},
+	"gpt_neox":    {rotaryKey: "rotary_pct", rotary: 0.25},             // GPTNeoXConfig
+	"phi":         {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // PhiConfig
+	"stablelm":    {rotaryKey: "partial_rotary_factor", rotary: 0.25},  // StableLmConfig
+	"glm":         {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // GlmConfig
+	"glm4":        {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // Glm4Config
+	"gptj":        {rotaryKey: "rotary_dim", rotary: 64},               // GPTJConfig
+	"gemma":       {headDim: 256},                                      // GemmaConfig
+	"gemma2":      {headDim: 256},                                      // Gemma2Config
+	"gemma3_text": {headDim: 256, heads: 8, base: 1e6, localBase: 1e4}, // Gemma3TextConfig
 }
 
 // hfScalingTypes maps Hugging Face rope_type names to ropegen's.
 var hfScalingTypes = map[string]string{
 	"default":  ScalingNone,
+	"mrope":    ScalingNone, // Qwen2-VL's type for M-RoPE: Qwen2VLConfig turns it into "default"
 	"linear":   ScalingLinear,
 	"ntk":      ScalingNTK,
+	"dynamic":  ScalingDynamic,
 	"yarn":     ScalingYaRN,
 	"llama3":   ScalingLlama3,
 	"longrope": ScalingLongRoPE,
 	"su":       ScalingLongRoPE, // Phi-3's first name for longrope
 }
 
+// hfScalingNames are the rope_type names ropegen reads, for messages.
+var hfScalingNames = []string{"default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"}
+
 // hfScalingKeys are the keys each scaling type reads from the RoPE
-// parameters, besides rope_type, type, rope_theta and partial_rotary_factor.
+// parameters, besides rope_type, type, rope_theta, partial_rotary_factor
+// and the M-RoPE keys.
 var hfScalingKeys = map[string][]string{
 	ScalingNone:     nil,
 	ScalingLinear:   {"factor"},
 	ScalingNTK:      {"factor"},
+	ScalingDynamic:  {"factor"},
 	ScalingYaRN:     {"factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "finetuned"},
 	ScalingLlama3:   {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
 	ScalingLongRoPE: {"factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"},
 }
 
-// hfSpec turns a config's top-level object into a spec.
-func hfSpec(c hfObj) (Spec, error) {
-	spec := DefaultSpec()
+// Layer types of v5's per-layer-type RoPE parameters.
+const (
+	hfGlobalLayers = "full_attention"
+	hfLocalLayers  = "sliding_attention"
+)
 
+// hfSpec turns a config's top-level object into a spec.
+func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
+	spec := DefaultSpec()
+	var info HFInfo
+	fail := func(err error) (Spec, HFInfo, error) { return Spec{}, HFInfo{}, err }
+
+	// The text model: text_config when there is one.
+	c := top
+	tc, tcOK, err := top.obj("text_config")
+	if err != nil {
+		return fail(err)
+	}
+	if tcOK {
+		c = tc
+	}
 	model, ok, err := c.str("model_type")
 	if err != nil {
-		return Spec{}, err
+		return fail(err)
 	}
-	if !ok {
-		return Spec{}, c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout")
-	}
-	if why, bad := hfUnsupported[model]; bad {
-		return Spec{}, c.errf("model_type", "%q is not supported: %s", model, why)
-	}
-	for _, k := range []string{"qk_rope_head_dim", "rope_local_base_freq", "mrope_section"} {
-		if _, ok := c.get(k); ok {
-			return Spec{}, c.errf(k, "not supported: ropegen generates one plain RoPE per spec (model_type %q)", model)
+	if !ok && tcOK {
+		model, ok, err = top.str("model_type")
+		if err != nil {
+			return fail(err)
 		}
 	}
-	spec.Layout = NeoX
-	if hfInterleaved[model] {
-		spec.Layout = Interleaved
+	if !ok {
+		return fail(c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout"))
+	}
+	info.ModelType = model
+	if tcOK {
+		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
+	}
+	entry, known := hfLayouts[model]
+	switch {
+	case known && entry.refuse != "":
+		return fail(c.errf("model_type", "%q is not supported: %s", model, entry.refuse))
+	case !known && opt.Layout == "":
+		return fail(c.errf("model_type", "%q is not in ropegen's table of model types, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, NeoX, Interleaved))
+	case known:
+		spec.Layout = entry.layout
+	default:
+		spec.Layout = opt.Layout
 	}
 	defaults := hfDefaults[model]
 
-	// Head dim.
-	hd, ok, err := c.int("head_dim")
+	// MLA: the kernel is the rotary part of each head.
+	mlaRot, mla, err := c.int("qk_rope_head_dim")
 	if err != nil {
-		return Spec{}, err
+		return fail(err)
 	}
-	if ok && hd < 0 {
-		return Spec{}, c.errf("head_dim", "want a positive integer, got %d", hd)
-	}
-	if !ok || hd == 0 {
-		hd, err = hfHeadDim(c, defaults.headDim)
-		if err != nil {
-			return Spec{}, err
+	if mla {
+		if mlaRot <= 0 {
+			return fail(c.errf("qk_rope_head_dim", "want a positive integer, got %d", mlaRot))
 		}
+		nope, nopeOK, err := c.int("qk_nope_head_dim")
+		if err != nil {
+			return fail(err)
+		}
+		if il, ok, err := c.bool("rope_interleave"); err != nil {
+			return fail(err)
+		} else if ok && !il {
+			// DeepseekV3Attention: apply_rotary_pos_emb (rotate_half)
+			// when rope_interleave is false.
+			spec.Layout = NeoX
+		}
+		spec.HeadDim = mlaRot
+		full := "qk_nope_head_dim + qk_rope_head_dim"
+		if nopeOK {
+			full = fmt.Sprintf("qk_nope_head_dim %d + qk_rope_head_dim %d = %d", nope, mlaRot, nope+mlaRot)
+		}
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale's mscale² is the attention's, not the kernel's", mlaRot, full))
+	} else {
+		hd, ok, err := c.int("head_dim")
+		if err != nil {
+			return fail(err)
+		}
+		if ok && hd < 0 {
+			return fail(c.errf("head_dim", "want a positive integer, got %d", hd))
+		}
+		if !ok || hd == 0 {
+			hd, err = hfHeadDim(c, defaults.headDim, defaults.heads)
+			if err != nil {
+				return fail(err)
+			}
+		}
+		spec.HeadDim = hd
 	}
-	spec.HeadDim = hd
 
 	// The RoPE parameters: rope_scaling wins over rope_parameters, as in
-	// transformers v4 (which knows only rope_scaling) and v5.
+	// transformers v4 (which knows only rope_scaling) and v5
+	// (convert_rope_params_to_dict).
 	rp, rpOK, err := c.obj("rope_scaling")
 	if err != nil {
-		return Spec{}, err
+		return fail(err)
 	}
 	if !rpOK {
 		if rp, rpOK, err = c.obj("rope_parameters"); err != nil {
-			return Spec{}, err
+			return fail(err)
 		}
 	}
+	localBase, localOK, err := c.num("rope_local_base_freq")
+	if err != nil {
+		return fail(err)
+	}
+	if !localOK && defaults.localBase != 0 {
+		localBase, localOK = defaults.localBase, true
+	}
+	perLayer := false
 	if rpOK {
 		var layers []string
 		for k, v := range rp.m {
@@ -383,7 +531,34 @@ func hfSpec(c hfObj) (Spec, error) {
 		}
 		if len(layers) > 0 {
 			sort.Strings(layers)
-			return Spec{}, rp.errf(layers[0], "per-layer-type RoPE parameters (%s) are not supported: ropegen generates one RoPE per spec", strings.Join(layers, ", "))
+			for _, l := range layers {
+				if l != hfGlobalLayers && l != hfLocalLayers {
+					return fail(rp.errf(l, "per-layer-type RoPE parameters for layer type %q are not supported: ropegen reads %q (the default) and %q (with -rope-local)", l, hfGlobalLayers, hfLocalLayers))
+				}
+			}
+			if len(layers) != len(rp.m) {
+				return fail(c.errf(strings.TrimSuffix(strings.TrimPrefix(rp.prefix, c.prefix), "."), "mixes per-layer-type objects (%s) with plain keys: want one or the other", strings.Join(layers, ", ")))
+			}
+			perLayer = true
+			want := hfGlobalLayers
+			if opt.Local {
+				want = hfLocalLayers
+			}
+			sub, ok, err := rp.obj(want)
+			if err != nil {
+				return fail(err)
+			}
+			if !ok {
+				return fail(rp.errf(want, "missing: the config gives RoPE parameters per layer type (%s) but none for %q", strings.Join(layers, ", "), want))
+			}
+			rp = sub
+			if len(layers) == 2 {
+				note := "two RoPEs: this is the global (full-attention) layers', " + strings.TrimSuffix(rp.prefix, ".") + ", written by default; -rope-local writes the local (sliding-window) layers'"
+				if opt.Local {
+					note = "two RoPEs: this is the local (sliding-window) layers', " + strings.TrimSuffix(rp.prefix, ".") + ", written with -rope-local; without it ropegen writes the global (full-attention) layers'"
+				}
+				info.Notes = append(info.Notes, note)
+			}
 		}
 	}
 
@@ -391,7 +566,7 @@ func hfSpec(c hfObj) (Spec, error) {
 	base, baseOK := 0.0, false
 	if rpOK {
 		if base, baseOK, err = rp.num("rope_theta"); err != nil {
-			return Spec{}, err
+			return fail(err)
 		}
 	}
 	for _, k := range []string{"rope_theta", "rotary_emb_base"} {
@@ -399,37 +574,91 @@ func hfSpec(c hfObj) (Spec, error) {
 			break
 		}
 		if base, baseOK, err = c.num(k); err != nil {
-			return Spec{}, err
+			return fail(err)
 		}
+	}
+	if !baseOK && defaults.base != 0 {
+		base, baseOK = defaults.base, true
 	}
 	if baseOK {
 		spec.Base = base
 	}
 
-	// Rotary dim.
-	rot, err := hfRotaryDim(c, rp, rpOK, hd, defaults.rotaryKey, defaults.rotary)
-	if err != nil {
-		return Spec{}, err
-	}
-	if rot != hd {
-		spec.RotaryDim = rot
+	// The local layers of a two-base model (Gemma 3): Gemma3TextModel's
+	// rotary_emb_local, a default RoPE of base rope_local_base_freq.
+	switch {
+	case localOK && !perLayer:
+		if opt.Local {
+			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the local (sliding-window) layers' (base rope_local_base_freq %s, no scaling), written with -rope-local; without it ropegen writes the global layers' (base %s with the config's scaling)", shortFloat(localBase), shortFloat(spec.Base)))
+			spec.Base = localBase
+			rpOK = false
+		} else {
+			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the global (full-attention) layers' (base %s), written by default; -rope-local writes the local (sliding-window) layers' (base rope_local_base_freq %s, no scaling)", shortFloat(spec.Base), shortFloat(localBase)))
+		}
+	case opt.Local && !perLayer:
+		return fail(&HFConfigError{Path: c.path, Msg: fmt.Sprintf("-rope-local: model_type %q uses one RoPE in every layer (no rope_local_base_freq, no per-layer-type rope_parameters); leave out -rope-local", model)})
 	}
 
-	// Scaling.
+	// Rotary dim.
+	if !mla {
+		rot, err := hfRotaryDim(c, rp, rpOK, spec.HeadDim, defaults.rotaryKey, defaults.rotary)
+		if err != nil {
+			return fail(err)
+		}
+		if rot != spec.HeadDim {
+			spec.RotaryDim = rot
+		}
+	}
+
+	// Scaling and axes.
 	if !rpOK {
-		return spec, nil
+		return spec, info, nil
 	}
 	sc, err := hfScaling(c, rp)
 	if err != nil {
-		return Spec{}, err
+		return fail(err)
 	}
 	spec.Scaling = sc
-	return spec, nil
+	if err := hfAxes(rp, &spec); err != nil {
+		return fail(err)
+	}
+	return spec, info, nil
+}
+
+// hfAxes reads M-RoPE's keys from the RoPE parameters rp into s.
+func hfAxes(rp hfObj, s *Spec) error {
+	sec, secOK, err := rp.list("mrope_section")
+	if err != nil {
+		return err
+	}
+	il, ilOK, err := rp.bool("mrope_interleaved")
+	if err != nil {
+		return err
+	}
+	if !secOK {
+		if ilOK && il {
+			return rp.errf("mrope_interleaved", "true, but mrope_section is missing: interleaved M-RoPE needs the pairs per axis")
+		}
+		return nil
+	}
+	s.Sections = make([]int, len(sec))
+	for i, v := range sec {
+		if v != math.Trunc(v) || v < 0 || v > MaxHeadDim {
+			return rp.errf("mrope_section", "element %d: want a count of pairs, got %v", i, v)
+		}
+		s.Sections[i] = int(v)
+	}
+	s.Axes = AxesMRoPE
+	if il {
+		s.Axes = AxesInterleaved
+	}
+	return nil
 }
 
 // hfHeadDim is hidden_size/num_attention_heads (or GPT-2 style names), or
-// def, the model type's default head_dim, when it has one.
-func hfHeadDim(c hfObj, def int) (int, error) {
+// def, the model type's default head_dim, when it has one; defHeads is the
+// model type's default num_attention_heads (0: none).
+func hfHeadDim(c hfObj, def, defHeads int) (int, error) {
 	if def > 0 {
 		return def, nil
 	}
@@ -440,6 +669,9 @@ func hfHeadDim(c hfObj, def int) (int, error) {
 	nk, heads, nOK, err := c.firstInt("num_attention_heads", "n_head", "num_heads")
 	if err != nil {
 		return 0, err
+	}
+	if !nOK && defHeads > 0 {
+		heads, nOK = defHeads, true
 	}
 	switch {
 	case !hOK:
@@ -532,14 +764,12 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 	}
 	typ, known := hfScalingTypes[name]
 	switch {
-	case name == "dynamic":
-		return sc, rp.errf(typeKey, "scaling type %q is not supported: dynamic NTK rescales the base with the sequence length at run time, and a ropegen package's frequencies are fixed (for a table built for length n, use -scaling ntk -factor s·n/L − (s−1), L = max_position_embeddings)", name)
 	case !known:
-		return sc, rp.errf(typeKey, "scaling type %q is not supported (ropegen reads default, linear, ntk, yarn, llama3, longrope)", name)
+		return sc, rp.errf(typeKey, "scaling type %q is not supported (ropegen reads %s); give the spec with flags instead of -hf-config (-dim, -base, -scaling, …)", name, quoteAll(hfScalingNames))
 	}
 	sc.Type = typ
 
-	allowed := map[string]bool{"rope_type": true, "type": true, "rope_theta": true, "partial_rotary_factor": true}
+	allowed := map[string]bool{"rope_type": true, "type": true, "rope_theta": true, "partial_rotary_factor": true, "mrope_section": true, "mrope_interleaved": true}
 	for _, k := range hfScalingKeys[typ] {
 		allowed[k] = true
 	}
@@ -555,9 +785,9 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 		sort.Strings(known)
 		what := "none"
 		if len(known) > 0 {
-			what = strings.Join(known, ", ")
+			what = quoteAll(known)
 		}
-		return sc, rp.errf(unknown[0], "unknown key for rope_type %s (ropegen reads: %s)", name, what)
+		return sc, rp.errf(unknown[0], "unknown key for rope_type %q (ropegen reads: %s); rather than ignore a key that may change the frequencies, ropegen refuses the config: give the spec with flags instead", name, what)
 	}
 
 	// factor, in every type but none.
@@ -576,9 +806,24 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 			return sc, rp.errf("factor", "want a number > 0, got 0")
 		}
 	}
-	if typ == ScalingLinear || typ == ScalingNTK {
+	if typ == ScalingLinear || typ == ScalingNTK || typ == ScalingDynamic {
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type %s needs it", name)
+			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
+		}
+		if typ == ScalingDynamic {
+			// _compute_dynamic_ntk_parameters: L is max_position_embeddings,
+			// even where original_max_position_embeddings is given.
+			maxPos, ok, err := c.int("max_position_embeddings")
+			if err != nil {
+				return sc, err
+			}
+			if !ok {
+				return sc, rp.errf("factor", "rope_type %q needs max_position_embeddings (the context past which the base grows), and the config has none", name)
+			}
+			if maxPos <= 0 {
+				return sc, c.errf("max_position_embeddings", "want a positive integer, got %d", maxPos)
+			}
+			sc.OrigCtx = maxPos
 		}
 		return sc, nil
 	}
@@ -646,7 +891,7 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 		}
 	case ScalingLlama3:
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type llama3 needs it")
+			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
 		}
 		for _, p := range []struct {
 			key string
@@ -660,7 +905,7 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 				return sc, err
 			}
 			if !ok {
-				return sc, rp.errf(p.key, "missing: rope_type llama3 needs it")
+				return sc, rp.errf(p.key, "missing: rope_type %q needs it", name)
 			}
 			*p.dst = v
 		}
@@ -677,7 +922,7 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 				return sc, err
 			}
 			if !ok {
-				return sc, rp.errf(p.key, "missing: rope_type %s needs it", name)
+				return sc, rp.errf(p.key, "missing: rope_type %q needs it", name)
 			}
 			*p.dst = v
 		}
