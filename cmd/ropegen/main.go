@@ -131,6 +131,7 @@ func oneLine(msg string) string {
 type options struct {
 	out      string
 	hfConfig string
+	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config
 	tests    bool
 	explain  bool
 }
@@ -144,6 +145,8 @@ type cli struct {
 	// own "-flag value: accepted" form; the flag package's wrapping of it
 	// is discarded.
 	setErr error
+
+	hfNotes []string // what -hf-config said of the model, for -explain
 }
 
 func ropegen(args []string, stdout, stderr io.Writer) error {
@@ -161,7 +164,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.opt.explain {
 		var buf bytes.Buffer
-		if err := gen.Explain(&buf, spec); err != nil {
+		if err := gen.ExplainNotes(&buf, spec, c.hfNotes); err != nil {
 			return c.attribute(err)
 		}
 		_, err := stdout.Write(buf.Bytes())
@@ -221,11 +224,21 @@ func flagError(err error) string {
 // -hf-config spec with the flags given explicitly. It is validated.
 func (c *cli) resolve() (gen.Spec, error) {
 	spec := c.spec
+	if c.opt.local && c.opt.hfConfig == "" {
+		return gen.Spec{}, badInput("-rope-local: needs -hf-config (it picks the local layers' RoPE of a two-base config)")
+	}
 	if c.opt.hfConfig != "" {
-		loaded, err := gen.LoadHFConfig(c.opt.hfConfig)
+		hopt := gen.HFOptions{Local: c.opt.local}
+		c.fs.Visit(func(f *flag.Flag) {
+			if f.Name == "layout" {
+				hopt.Layout = c.spec.Layout
+			}
+		})
+		loaded, info, err := gen.LoadHFConfigWith(c.opt.hfConfig, hopt)
 		if err != nil {
 			return gen.Spec{}, badInput("%s", configError(c.opt.hfConfig, err))
 		}
+		c.hfNotes = info.Notes
 		c.override(&loaded)
 		spec = loaded
 	}
@@ -347,6 +360,7 @@ func (c *cli) newFlagSet() {
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
+	c.optBool("rope-local", "with -hf-config: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
 	c.optBool("explain", "print the plan to standard output instead of writing files", &c.opt.explain)
 }
 
