@@ -83,10 +83,10 @@ tools:
 		fi; \
 	fi
 
-# Every backend against the baselines (verify.Bench), f32 in both layouts and
-# f16/bf16 storage, one package at a time (-p 1): feed the output to
+# Every backend against the baselines (verify.Bench), f32 in both layouts,
+# f16/bf16 storage and a multi-axis (M-RoPE) package, one package at a time (-p 1): feed the output to
 # benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
-BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16
+BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b
 
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)
