@@ -23,7 +23,9 @@
 // explicitly on the command line then override what the config says, and
 // flags not given leave it alone. -explain prints the plan (per pair the
 // frequency, wavelength and scaling band, and the attention factor) to
-// standard output instead of writing files.
+// standard output instead of writing files; -svg FILE, only with -explain,
+// also draws the plan as an SVG figure into FILE (gen.ExplainSVG), which it
+// replaces only when FILE begins with gen.SVGHeader, as it wrote it.
 //
 // Every file ropegen writes begins with
 //
@@ -134,6 +136,7 @@ type options struct {
 	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config
 	tests    bool
 	explain  bool
+	svg      string // -svg: with -explain, also draw the plan into this SVG file
 }
 
 // cli is a parsed command line.
@@ -166,6 +169,11 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 		var buf bytes.Buffer
 		if err := gen.ExplainNotes(&buf, spec, c.hfNotes); err != nil {
 			return c.attribute(err)
+		}
+		if c.opt.svg != "" {
+			if err := writeSVG(c.opt.svg, spec); err != nil {
+				return err
+			}
 		}
 		_, err := stdout.Write(buf.Bytes())
 		return err
@@ -200,6 +208,14 @@ func parse(args []string) (*cli, error) {
 	}
 	if c.opt.out == "" {
 		return c, badInput(`-o "": want a directory path (the default is ".")`)
+	}
+	svgSet := false
+	c.fs.Visit(func(f *flag.Flag) { svgSet = svgSet || f.Name == "svg" })
+	switch {
+	case svgSet && c.opt.svg == "":
+		return c, badInput(`-svg "": want the path of the SVG file to write`)
+	case svgSet && !c.opt.explain:
+		return c, badInput("-svg %q: only with -explain (the figure draws the plan -explain prints)", c.opt.svg)
 	}
 	return c, nil
 }
@@ -362,6 +378,7 @@ func (c *cli) newFlagSet() {
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
 	c.optBool("rope-local", "with -hf-config: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
 	c.optBool("explain", "print the plan to standard output instead of writing files", &c.opt.explain)
+	c.optString("svg", "with -explain: also draw the plan as an SVG figure into `file` (replaced only if ropegen wrote it)", &c.opt.svg)
 }
 
 // value is a flag.Value of type T stored at p. Set reports errors in
@@ -660,6 +677,53 @@ func writeFiles(dir string, files []gen.File) (err error) {
 			return fmt.Errorf("writing %q: %v (the files written before it were put back)", t.path, err)
 		}
 		t.tmp = ""
+	}
+	return nil
+}
+
+// writeSVG writes the figure of spec (gen.ExplainSVG) to path, the -svg
+// flag's file. Like writeFiles it never replaces a file that ropegen did not
+// write (one that does not begin with gen.SVGHeader) and writes through a
+// temporary file in the same directory, renamed into place, so that path
+// holds either its old contents or the whole figure. The directory must
+// exist.
+func writeSVG(path string, spec gen.Spec) error {
+	var buf bytes.Buffer
+	if err := gen.ExplainSVG(&buf, spec); err != nil {
+		return fmt.Errorf("internal error: drawing the figure: %v", err)
+	}
+	dir := filepath.Dir(path)
+	mode := fs.FileMode(0o644)
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		di, err := os.Stat(dir)
+		if err != nil || !di.IsDir() {
+			return badInput("-svg %q: no directory %q to write it in", path, dir)
+		}
+	case errors.Is(err, syscall.ENOTDIR):
+		return badInput("-svg %q: a parent is not a directory", path)
+	case err != nil:
+		return fmt.Errorf("-svg %q: %v", path, err)
+	case !fi.Mode().IsRegular():
+		return badInput("-svg %q: refusing to replace it: not a regular file", path)
+	default:
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("-svg %q: %v", path, err)
+		}
+		if !bytes.HasPrefix(old, []byte(gen.SVGHeader)) {
+			return badInput("-svg %q: refusing to overwrite it: it does not begin with %s, so ropegen did not write it", path, gen.SVGHeader)
+		}
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := writeTemp(dir, filepath.Base(path), buf.Bytes(), mode)
+	if err != nil {
+		return err
+	}
+	if err := rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %q: %v", path, err)
 	}
 	return nil
 }
