@@ -74,12 +74,13 @@ tools:
 	@need=""; \
 	command -v qemu-aarch64-static >/dev/null 2>&1 || need="$$need qemu-user-static"; \
 	command -v aarch64-linux-gnu-as >/dev/null 2>&1 || need="$$need binutils-aarch64-linux-gnu"; \
+	command -v rsvg-convert >/dev/null 2>&1 || need="$$need librsvg2-bin"; \
 	if [ -n "$$need" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			echo "== installing$$need"; \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
 		else \
-			echo "== not root: cannot install$$need (arm64 tests will be skipped)"; \
+			echo "== not root: cannot install$$need (arm64 tests, or gen's SVG rendering test, will be skipped)"; \
 		fi; \
 	fi
 
