@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"go/format"
+	"math/bits"
 
 	"github.com/ropegen/ropegen/templates"
 )
@@ -89,21 +90,21 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		return k
 	}
 	params := func(rowLen string) string {
-		return fmt.Sprintf("x []%s, r *[%s]%s", d.goType, rowLen, d.compute)
+		return fmt.Sprintf("x []%s, stride, n int, r *[%s]%s", d.goType, rowLen, d.compute)
 	}
 	b := p.neonBody(in, in, false)
 	k.Funcs = []templates.Func{
-		{Name: "applyNEON", Kind: "fwd", Doc: "forward (A·R_p·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 32, Body: b},
-		{Name: "applyInverseNEON", Kind: "inv", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 32, Body: b},
+		{Name: "applyNEON", Kind: "fwd", Doc: "forward (A·R_p·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
+		{Name: "applyInverseNEON", Kind: "inv", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
 	}
 	if out, ok := neonFormats[p.Spec.OutDType]; ok && p.Spec.DType == "f32" {
 		o := p.outDtype()
 		to := func(rowLen string) string {
-			return fmt.Sprintf("dst []%s, src []float32, r *[%s]float32", o.goType, rowLen)
+			return fmt.Sprintf("dst []%s, dstStride int, src []float32, srcStride int, n int, r *[%s]float32", o.goType, rowLen)
 		}
 		k.Funcs = append(k.Funcs, templates.Func{
 			Name: "applyToNEON", Kind: "to", Doc: "forward (A·R_p·x) into dst, narrowed to " + o.about + ",",
-			Params: to("rowLen"), AsmParams: to(fmt.Sprint(p.RowLen)), ArgSize: 56,
+			Params: to("rowLen"), AsmParams: to(fmt.Sprint(p.RowLen)), ArgSize: 80,
 			Body: p.neonBody(in, out, true),
 		})
 	}
@@ -156,33 +157,34 @@ func (p *Plan) neonBody(in, out templates.Format, to bool) *templates.Body {
 	b.MaxPreload = templates.MaxPreload - max(lo, hi)
 
 	// Pointers: loads through R3 (x_a) and R5 (x_b), stores through R4
-	// and R6. Each ends a head where its part of the head ends (the copy
-	// walks the loads' and stores' last pointers over [R, H)); Skip takes
-	// it on to the next head.
+	// and R6. Each walks its part of the head (the copy walks the loads'
+	// and stores' last pointers over [R, H)); its advance register, the
+	// head stride in bytes less that walk, takes it on to the next head.
 	src, dst := "R0", "R0"
 	if to {
 		dst = "R9"
 	}
 	if neox {
 		b.Ptrs = []templates.Ptr{
-			{Reg: "R3", From: src, Skip: (H - h) * in.Size},
-			{Reg: "R4", From: dst, Skip: (H - h) * out.Size},
-			{Reg: "R5", From: src, Off: h * in.Size, Skip: (H - h) * in.Size},
-			{Reg: "R6", From: "R5", Skip: (H - h) * out.Size},
+			{Reg: "R3", From: src, Walk: h * in.Size},
+			{Reg: "R4", From: dst, Walk: h * out.Size},
+			{Reg: "R5", From: src, Off: h * in.Size, Walk: h * in.Size},
+			{Reg: "R6", From: "R5", Walk: h * out.Size},
 		}
 		if to {
-			b.Ptrs[2].Skip = h * in.Size
-			b.Ptrs[3] = templates.Ptr{Reg: "R6", From: dst, Off: h * out.Size, Skip: h * out.Size}
+			b.Ptrs[2].Walk = (H - h) * in.Size
+			b.Ptrs[3] = templates.Ptr{Reg: "R6", From: dst, Off: h * out.Size, Walk: (H - h) * out.Size}
 		}
 	} else {
 		b.Ptrs = []templates.Ptr{
-			{Reg: "R3", From: src, Skip: (H - R) * in.Size},
-			{Reg: "R4", From: dst, Skip: (H - R) * out.Size},
+			{Reg: "R3", From: src, Walk: R * in.Size},
+			{Reg: "R4", From: dst, Walk: R * out.Size},
 		}
 		if to {
-			b.Ptrs[0].Skip, b.Ptrs[1].Skip = 0, 0
+			b.Ptrs[0].Walk, b.Ptrs[1].Walk = H*in.Size, H*out.Size
 		}
 	}
+	b.Advances = neonAdvances(b.Ptrs, to, in, out)
 
 	// The block plan: lanes are pairs.
 	var sizes []int
@@ -347,6 +349,41 @@ func (p *Plan) neonBody(in, out templates.Format, to bool) *templates.Body {
 		b.Copy = neonCopy(b, neox, R, H)
 	}
 	return b
+}
+
+// neonAdvances assigns each pointer its advance register, R12 up, one per
+// distinct (stride argument, element size, walk): in place every pointer
+// walks x with the same stride, and interleaved or neox alike its pointers
+// walk as far, so one register serves them all; ApplyTo's src and dst
+// pointers have a stride each, and neox src and dst pointers walk h and
+// H−h values.
+func neonAdvances(ptrs []templates.Ptr, to bool, in, out templates.Format) []templates.Advance {
+	var advs []templates.Advance
+	region := map[string]bool{} // pointer → it walks dst
+	for i := range ptrs {
+		p := &ptrs[i]
+		isDst := p.From == "R9" || region[p.From]
+		region[p.Reg] = isDst
+		a := templates.Advance{Arg: "stride", ArgOff: 24, Shift: bits.TrailingZeros(uint(in.Size)), Walk: p.Walk}
+		switch {
+		case to && isDst:
+			a.Arg, a.ArgOff, a.Shift = "dstStride", 24, bits.TrailingZeros(uint(out.Size))
+		case to:
+			a.Arg, a.ArgOff = "srcStride", 56
+		}
+		found := false
+		for _, b := range advs {
+			if b.Arg == a.Arg && b.Shift == a.Shift && b.Walk == a.Walk {
+				p.Adv, found = b.Reg, true
+			}
+		}
+		if !found {
+			a.Reg = fmt.Sprintf("R%d", 12+len(advs))
+			p.Adv = a.Reg
+			advs = append(advs, a)
+		}
+	}
+	return advs
 }
 
 // neonNarrow is the narrowing of y into out (its upper half when upper)

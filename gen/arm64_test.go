@@ -122,12 +122,12 @@ func TestARM64Files(t *testing.T) {
 			d := p.dtype()
 			row := fmt.Sprintf("r *[rowLen]%s", d.compute)
 			decls := [][3]string{
-				{"applyNEON", "x []" + d.goType + ", " + row, "32"},
-				{"applyInverseNEON", "x []" + d.goType + ", " + row, "32"},
+				{"applyNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
+				{"applyInverseNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
 			}
 			backend := `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON}`
 			if v.out != "" {
-				decls = append(decls, [3]string{"applyToNEON", "dst []uint16, src []float32, " + row, "56"})
+				decls = append(decls, [3]string{"applyToNEON", "dst []uint16, dstStride int, src []float32, srcStride int, n int, " + row, "80"})
 				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, to: applyToNEON}`
 			}
 			for _, fn := range decls {
@@ -789,10 +789,42 @@ func checkNEONBody(k *templates.Kernel, f templates.Func) error {
 			return fmt.Errorf("value %d loaded %d times, stored %d times, want %d", e, loaded[e], stored[e], want)
 		}
 	}
+	// Each pointer walks Walk bytes over the head, and its advance register
+	// holds its region's stride argument in bytes less that walk: after the
+	// ADD it is at its start plus one stride, in the next head.
+	type arg struct {
+		name string
+		off  int
+	}
+	stride := map[string]arg{"x": {"stride", 24}, "src": {"srcStride", 56}, "dst": {"dstStride", 24}}
+	advs := map[string]templates.Advance{}
+	for i, a := range b.Advances {
+		if a.Reg != fmt.Sprintf("R%d", 12+i) || a.Walk <= 0 {
+			return fmt.Errorf("advance %d: %+v, want register R%d and a positive walk", i, a, 12+i)
+		}
+		advs[a.Reg] = a
+	}
+	used := map[string]bool{}
 	for _, p := range b.Ptrs {
 		q := ptrs[p.Reg]
-		if q.pos+p.Skip != q.start+H*size[q.region] {
-			return fmt.Errorf("pointer %s ends the head at %d + skip %d, want %d", p.Reg, q.pos, p.Skip, q.start+H*size[q.region])
+		if q.pos-q.start != p.Walk {
+			return fmt.Errorf("pointer %s walks %d bytes over a head, Walk says %d", p.Reg, q.pos-q.start, p.Walk)
+		}
+		a, ok := advs[p.Adv]
+		want := stride[q.region]
+		if !ok || a.Arg != want.name || a.ArgOff != want.off || 1<<a.Shift != size[q.region] || a.Walk != p.Walk {
+			return fmt.Errorf("pointer %s (%s, walk %d) advances by %s = %+v, want %s+%d(FP)·%d − %d", p.Reg, q.region, p.Walk, p.Adv, a, want.name, want.off, size[q.region], p.Walk)
+		}
+		used[p.Adv] = true
+	}
+	if len(used) != len(b.Advances) {
+		return fmt.Errorf("advances %+v, pointers use %d of them", b.Advances, len(used))
+	}
+	for i, a := range b.Advances {
+		for _, c := range b.Advances[:i] {
+			if a.Arg == c.Arg && a.Shift == c.Shift && a.Walk == c.Walk {
+				return fmt.Errorf("advances %+v and %+v hold the same value", c, a)
+			}
 		}
 	}
 
@@ -1305,15 +1337,97 @@ func reference(t *testing.T) backend {
 	return ref
 }
 
+// trials is how many random tables and inputs each head count and stride
+// gets.
 func trials() int {
-	n := 24
+	n := 8
 	if HeadDim >= 1024 {
-		n = 6 // thousands of pairs a head already
+		n = 2 // thousands of pairs a head already
 	}
 	if testing.Short() {
-		n /= 4
+		n = 2
 	}
 	return n
+}
+
+// counts are the head counts checked: none, a few, and more than one pass
+// of any unrolling.
+var counts = []int{0, 1, 2, 3, 4, 5, 9}
+
+// strides are the head strides checked with n heads: contiguous, a gap of
+// one value, of three, and a large odd one; and for n ≤ 1, where any
+// stride is valid, 0.
+func strides(n int) []int {
+	s := []int{HeadDim, HeadDim + 1, HeadDim + 3, 3*HeadDim + 5}
+	if n <= 1 {
+		s = append(s, 0)
+	}
+	return s
+}
+
+// viewLen is the length of a view of n heads at stride: exactly up to the
+// end of the last head; HeadDim, a head the kernel must leave alone, for
+// n = 0.
+func viewLen(n, stride int) int {
+	if n == 0 {
+		return HeadDim
+	}
+	return (n-1)*stride + HeadDim
+}
+
+// inHead reports whether element i of a view of n heads at stride is one
+// of the values [0, hi) of a head.
+func inHead(i, n, stride, hi int) bool {
+	if n == 0 {
+		return false
+	}
+	if stride == 0 || n == 1 {
+		return i < hi
+	}
+	return i/stride < n && i%stride < hi
+}
+
+// identical reports whether a and b are the same bits.
+func identical[T any](a, b T) bool {
+	sz := unsafe.Sizeof(a)
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&a)), sz)) == string(unsafe.Slice((*byte)(unsafe.Pointer(&b)), sz))
+}
+
+// pagedHeads maps n heads at a stride of whole pages (returned, in
+// elements) of which only the values [0, hi) are readable and writable,
+// each against a PROT_NONE page: the one after value hi−1 (atEnd) or the
+// one before value 0 (!atEnd); every other byte of the view is PROT_NONE,
+// so that touching anything but those values faults. For n = 0 the view is
+// HeadDim values, none accessible.
+func pagedHeads[T any](t *testing.T, n, hi int, atEnd bool) (x []T, stride int) {
+	t.Helper()
+	sz := int(unsafe.Sizeof(*new(T)))
+	page := syscall.Getpagesize()
+	p := (hi*sz + page - 1) / page // pages of one head's values
+	m := p + 1                     // pages per head: its values and a guard
+	total := 1 + n*m + (HeadDim*sz+page-1)/page + 1
+	mem, err := syscall.Mmap(-1, 0, total*page, syscall.PROT_NONE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	for h := range n {
+		if err := syscall.Mprotect(mem[(1+h*m)*page:(1+h*m+p)*page], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stride = m * page / sz
+	first := page
+	if atEnd {
+		first = (1+p)*page - hi*sz
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&mem[first])), viewLen(n, stride)), stride
+}
+
+// noneRow returns a table row pointer into a PROT_NONE page: a kernel told
+// to rotate no heads must not read the row either.
+func noneRow(t *testing.T) *row {
+	return (*row)(unsafe.Pointer(unsafe.SliceData(guarded[comp](t, 0, true))))
 }
 
 // Check runs checkBackends and, with ApplyTo, checkTo as subtests.
@@ -1325,59 +1439,94 @@ func Check(t *testing.T) {
 }
 
 // checkBackends runs every assembly backend against the pure Go one (the
-// last backend) on random and special inputs and tables, 1…9 heads,
-// forward and inverse, with x and the table row placed against unmapped
-// pages, and requires the same bits (NaN-ness only for NaNs).
+// last backend) on random and special inputs and tables, forward and
+// inverse, for every head count and stride of counts and strides with x
+// and the table row placed against unmapped pages, and requires the same
+// bits (NaN-ness only for NaNs) and every value outside the heads' rotary
+// values exactly as it was; then with every head's rotary values alone
+// mapped (checkPaged).
 func checkBackends(t *testing.T) {
 	ref := reference(t)
 	r := rand.New(rand.NewPCG(uint64(HeadDim), uint64(RotaryDim)))
 	for _, b := range backends[:len(backends)-1] {
+		trial := 0
 		for _, end := range []bool{true, false} {
 			tab := (*row)(guarded[comp](t, rowLen, end))
-			for heads := 1; heads <= 9; heads++ {
-				x := guarded[elem](t, heads*HeadDim, end)
-				want := make([]elem, len(x))
-				for trial := range trials() {
-					fillTable(r, tab, trial)
-					for i := range x {
-						x[i] = drawElem(r)
-					}
-					inverse := trial%2 == 1
-					copy(want, x)
-					if inverse {
-						ref.inv(want, tab)
-						b.inv(x, tab)
-					} else {
-						ref.fwd(want, tab)
-						b.fwd(x, tab)
-					}
-					for i := range x {
-						if !same(x[i], want[i]) {
-							t.Fatalf("%s: heads %d trial %d inverse %v: x[%d] = %v, generic %v",
-								b.name, heads, trial, inverse, i, x[i], want[i])
+			for _, n := range counts {
+				for _, stride := range strides(n) {
+					x := guarded[elem](t, viewLen(n, stride), end)
+					want := make([]elem, len(x))
+					orig := make([]elem, len(x))
+					for range trials() {
+						fillTable(r, tab, trial)
+						for i := range x {
+							x[i] = drawElem(r)
 						}
+						inverse := trial%2 == 1
+						copy(want, x)
+						copy(orig, x)
+						if inverse {
+							ref.inv(want, stride, n, tab)
+							b.inv(x, stride, n, tab)
+						} else {
+							ref.fwd(want, stride, n, tab)
+							b.fwd(x, stride, n, tab)
+						}
+						for i := range x {
+							if !inHead(i, n, stride, RotaryDim) && !identical(x[i], orig[i]) {
+								t.Fatalf("%s: %d heads at stride %d, trial %d inverse %v: x[%d] = %v changed to %v: not a rotary value",
+									b.name, n, stride, trial, inverse, i, orig[i], x[i])
+							}
+							if !same(x[i], want[i]) {
+								t.Fatalf("%s: %d heads at stride %d, trial %d inverse %v: x[%d] = %v, generic %v",
+									b.name, n, stride, trial, inverse, i, x[i], want[i])
+							}
+						}
+						trial++
 					}
 				}
 			}
 		}
-		// No heads, and a short tail the kernel must leave alone (only the
-		// NEON kernels promise to stop, like the pure Go loop, at the last
-		// whole head).
-		b.fwd(nil, (*row)(guarded[comp](t, rowLen, true)))
-		if b.name == "neon" {
-			for _, n := range []int{HeadDim - 1, 2*HeadDim + 1} {
-				x := guarded[elem](t, n, true)
-				for i := range x {
-					x[i] = drawElem(r)
+		checkPaged(t, ref, b, r)
+	}
+}
+
+// checkPaged runs b's forward and inverse kernels on heads of which only
+// the rotary values are mapped, against unmapped pages on either side
+// (pagedHeads), and requires the pure Go kernels' bits: a kernel that reads
+// or writes a pass-through value, a gap or past a head faults.
+func checkPaged(t *testing.T, ref, b backend, r *rand.Rand) {
+	for _, atEnd := range []bool{true, false} {
+		for _, n := range []int{0, 1, 2, 3, 5} {
+			x, stride := pagedHeads[elem](t, n, RotaryDim, atEnd)
+			tab := (*row)(guarded[comp](t, rowLen, atEnd))
+			if n == 0 {
+				tab = noneRow(t)
+			}
+			want := make([]elem, len(x))
+			for trial := range 2 {
+				if n > 0 {
+					fillTable(r, tab, trial)
 				}
-				want := append([]elem(nil), x...)
-				tab := (*row)(guarded[comp](t, rowLen, true))
-				realRow(r, tab)
-				ref.fwd(want, tab)
-				b.fwd(x, tab)
-				for i := range x {
-					if !same(x[i], want[i]) {
-						t.Fatalf("%s: len %d: x[%d] = %v, generic %v", b.name, n, i, x[i], want[i])
+				for h := range n {
+					for i := range RotaryDim {
+						x[h*stride+i] = drawElem(r)
+						want[h*stride+i] = x[h*stride+i]
+					}
+				}
+				if trial == 1 {
+					ref.inv(want, stride, n, tab)
+					b.inv(x, stride, n, tab)
+				} else {
+					ref.fwd(want, stride, n, tab)
+					b.fwd(x, stride, n, tab)
+				}
+				for h := range n {
+					for i := range RotaryDim {
+						if j := h*stride + i; !same(x[j], want[j]) {
+							t.Fatalf("%s: %d paged heads (values at the end of pages: %v) at stride %d, inverse %v: head %d value %d = %v, generic %v",
+								b.name, n, atEnd, stride, trial == 1, h, i, x[j], want[j])
+						}
 					}
 				}
 			}
@@ -1401,61 +1550,103 @@ func isNaNOut(h uint16) bool { return OUTNAN }
 var toCheck = checkTo
 
 // checkTo runs every assembly backend's rotate-and-narrow kernel against
-// the pure Go one on random and special inputs and tables, 1…9 heads, with
-// src, dst and the table row against unmapped pages, and requires the same
-// bits in dst (NaN-ness only for NaNs) and src unchanged; then with src and
-// dst of different lengths, and short tails: only the whole heads of both
-// are written.
+// the pure Go one on random and special inputs and tables, for every head
+// count of counts, each stride of strides for src with dst at the same
+// stride and at the next one, src, dst and the table row against unmapped
+// pages, and requires the same bits in dst (NaN-ness only for NaNs), dst
+// outside the heads exactly as it was and src unchanged; then with the
+// heads of src and dst alone mapped (checkToPaged).
 func checkTo(t *testing.T) {
 	ref := reference(t)
 	r := rand.New(rand.NewPCG(uint64(HeadDim), uint64(RotaryDim)+1))
-	check := func(b backend, src []float32, dst []uint16, tab *row, what string) {
-		t.Helper()
-		for i := range dst {
-			dst[i] = uint16(r.Uint32())
-		}
-		want := append([]uint16(nil), dst...)
-		orig := append([]float32(nil), src...)
-		ref.to(want, src, tab)
-		b.to(dst, src, tab)
-		for i := range dst {
-			if dst[i] != want[i] && !(isNaNOut(dst[i]) && isNaNOut(want[i])) {
-				var x float32
-				if i < len(src) {
-					x = src[i]
-				}
-				t.Fatalf("%s: %s: dst[%d] = %#04x, generic %#04x (src %v = %#08x)", b.name, what, i, dst[i], want[i], x, math.Float32bits(x))
-			}
-		}
-		for i := range src {
-			if math.Float32bits(src[i]) != math.Float32bits(orig[i]) {
-				t.Fatalf("%s: %s: src[%d] changed", b.name, what, i)
-			}
-		}
-	}
 	for _, b := range backends[:len(backends)-1] {
+		trial := 0
 		for _, end := range []bool{true, false} {
 			tab := (*row)(guarded[comp](t, rowLen, end))
-			for heads := 1; heads <= 9; heads++ {
-				src := guarded[float32](t, heads*HeadDim, end)
-				dst := guarded[uint16](t, heads*HeadDim, end)
-				for trial := range trials() {
-					fillTable(r, tab, trial)
-					for i := range src {
-						src[i] = draw32(r)
+			for _, n := range counts {
+				ss := strides(n)
+				for k, srcStride := range ss {
+					for _, dstStride := range []int{srcStride, ss[(k+1)%len(ss)]} {
+						src := guarded[float32](t, viewLen(n, srcStride), end)
+						dst := guarded[uint16](t, viewLen(n, dstStride), !end)
+						for range max(1, trials()/2) {
+							fillTable(r, tab, trial)
+							for i := range src {
+								src[i] = draw32(r)
+							}
+							for i := range dst {
+								dst[i] = uint16(r.Uint32())
+							}
+							orig := append([]float32(nil), src...)
+							before := append([]uint16(nil), dst...)
+							want := append([]uint16(nil), dst...)
+							ref.to(want, dstStride, src, srcStride, n, tab)
+							b.to(dst, dstStride, src, srcStride, n, tab)
+							for i := range dst {
+								if !inHead(i, n, dstStride, HeadDim) && dst[i] != before[i] {
+									t.Fatalf("%s: %d heads, dst stride %d, src stride %d, trial %d: dst[%d] = %#04x changed to %#04x: in no head",
+										b.name, n, dstStride, srcStride, trial, i, before[i], dst[i])
+								}
+								if dst[i] != want[i] && !(isNaNOut(dst[i]) && isNaNOut(want[i])) {
+									t.Fatalf("%s: %d heads, dst stride %d, src stride %d, trial %d: dst[%d] = %#04x, generic %#04x",
+										b.name, n, dstStride, srcStride, trial, i, dst[i], want[i])
+								}
+							}
+							for i := range src {
+								if math.Float32bits(src[i]) != math.Float32bits(orig[i]) {
+									t.Fatalf("%s: %d heads, dst stride %d, src stride %d, trial %d: src[%d] changed",
+										b.name, n, dstStride, srcStride, trial, i)
+								}
+							}
+							trial++
+						}
 					}
-					check(b, src, dst, tab, "heads "+string(rune('0'+heads)))
 				}
 			}
 		}
-		tab := (*row)(guarded[comp](t, rowLen, true))
-		realRow(r, tab)
-		for _, n := range [][2]int{{0, 0}, {HeadDim, 2 * HeadDim}, {3 * HeadDim, HeadDim}, {2*HeadDim + 1, 2*HeadDim + 1}, {HeadDim - 1, HeadDim}, {HeadDim, HeadDim - 1}} {
-			src := guarded[float32](t, n[0], true)
-			for i := range src {
-				src[i] = draw32(r)
+		checkToPaged(t, ref, b, r)
+	}
+}
+
+// checkToPaged runs b's rotate-and-narrow kernel on heads of src and dst
+// of which nothing but the HeadDim values is mapped, against unmapped
+// pages after their ends or before their starts (pagedHeads; src and dst
+// each way), and requires the pure Go kernel's bits in dst and src
+// unchanged.
+func checkToPaged(t *testing.T, ref, b backend, r *rand.Rand) {
+	for k, atEnd := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
+		for _, n := range []int{0, 1, 2, 3, 5} {
+			src, srcStride := pagedHeads[float32](t, n, HeadDim, atEnd[0])
+			dst, dstStride := pagedHeads[uint16](t, n, HeadDim, atEnd[1])
+			tab := (*row)(guarded[comp](t, rowLen, atEnd[0]))
+			if n == 0 {
+				tab = noneRow(t)
+			} else {
+				fillTable(r, tab, k)
 			}
-			check(b, src, guarded[uint16](t, n[1], true), tab, "lengths")
+			want := make([]uint16, len(dst))
+			refSrc := make([]float32, len(src))
+			for h := range n {
+				for i := range HeadDim {
+					src[h*srcStride+i] = draw32(r)
+					refSrc[h*srcStride+i] = src[h*srcStride+i]
+					dst[h*dstStride+i] = uint16(r.Uint32())
+					want[h*dstStride+i] = dst[h*dstStride+i]
+				}
+			}
+			ref.to(want, dstStride, refSrc, srcStride, n, tab)
+			b.to(dst, dstStride, src, srcStride, n, tab)
+			for h := range n {
+				for i := range HeadDim {
+					if j := h*dstStride + i; dst[j] != want[j] && !(isNaNOut(dst[j]) && isNaNOut(want[j])) {
+						t.Fatalf("%s: %d paged heads (at the end of pages: %v) at strides %d, %d: head %d value %d = %#04x, generic %#04x",
+							b.name, n, atEnd, dstStride, srcStride, h, i, dst[j], want[j])
+					}
+					if j := h*srcStride + i; math.Float32bits(src[j]) != math.Float32bits(refSrc[j]) {
+						t.Fatalf("%s: %d paged heads: src head %d value %d changed", b.name, n, h, i)
+					}
+				}
+			}
 		}
 	}
 }

@@ -55,14 +55,33 @@ package templates
 // NeoX (pairs (i, i+RotaryDim/2)): A and B are plain loads of the two
 // halves and C, S plain loads of C[i…] and S[RotaryDim/2+i…]; no shuffles.
 //
+// # Calling convention
+//
+// Every function rotates n heads at a run-time element stride, so that one
+// call serves the strided views of docs/contract.md §8:
+//
+//	fwd, inv: func(x []T, stride, n int, r *[RowLen]C)
+//	          head h is x[h·stride:][:HeadDim], rotated in place
+//	to:       func(dst []O, dstStride int, src []float32, srcStride int, n int, r *[RowLen]float32)
+//	          head h of src[h·srcStride:] rotated into dst[h·dstStride:][:HeadDim]
+//
+// A function returns at once when n ≤ 0. It reads and writes exactly the
+// values [0, RotaryDim) of each head in place ("fwd", "inv"), or reads
+// [0, HeadDim) of each src head and writes [0, HeadDim) of each dst head
+// ("to"); never a gap between heads, never the slices' lengths, which the
+// Go caller has checked. Strides are any value when n = 1 and at least
+// HeadDim otherwise; the base pointers may have any element alignment.
+//
 // # Registers
 //
-// General: R0 x (src for "to"), R1 the values left (min(len(src),
-// len(dst)) for "to"), R2 the row; R3/R4 load/store pointers of the x_a
-// values, R5/R6 of the x_b values (neox only; the interleaved accesses use
-// R3/R4 for both); R7/R8 table pointers; R9 dst for "to"; R10 scratch for
-// the prologue and constants; R11 the copy loop counter. All x pointers
-// walk with post-increment; R27 (REGTMP) is left to the assembler.
+// General: R0 x (src for "to"), R1 the heads left (n, counted down to 0),
+// R2 the row; R3/R4 load/store pointers of the x_a values, R5/R6 of the x_b
+// values (neox only; the interleaved accesses use R3/R4 for both); R7/R8
+// table pointers; R9 dst for "to"; R10 scratch for the constants; R11 the
+// copy loop counter; R12… the per-head advances ([Body.Advances]). All x
+// pointers walk with post-increment over a head, then each moves by its
+// advance register to the same place in the next head; R27 (REGTMP) is left
+// to the assembler.
 //
 // Vector: Blocks alternate between two working sets, V10–V15 and V16–V21
 // (A, B, P0…P3). Preloaded table values live in V0–V9 (c) and V22–V31 (s):
@@ -115,12 +134,15 @@ type Func struct {
 	Inverse bool   // Kind == "inv"
 	Doc     string // what it computes, e.g. "forward (A·R_p·x)"
 	// Params is the Go parameter list, as declared in rope_arm64.go:
-	// "x []float32, r *[rowLen]float32" or, for "to",
-	// "dst []uint16, src []float32, r *[rowLen]float32". AsmParams is the
-	// same with rowLen spelled out, for the comment above the TEXT line.
+	// "x []float32, stride, n int, r *[rowLen]float32" or, for "to",
+	// "dst []uint16, dstStride int, src []float32, srcStride int, n int,
+	// r *[rowLen]float32" (the names are the frame's: the template reads
+	// x_base+0, n+32, r+40, resp. dst_base+0, src_base+32, n+64, r+72, and
+	// Advance.Arg the strides). AsmParams is the same with rowLen spelled
+	// out, for the comment above the TEXT line.
 	Params, AsmParams string
-	// ArgSize is the argument frame size: 32 (a slice and a pointer) or 56
-	// (two slices and a pointer, "to").
+	// ArgSize is the argument frame size: 48 (a slice, two ints and a
+	// pointer) or 80 ("to": two slices, three ints and a pointer).
 	ArgSize int
 	// Body is the function's plan. Forward and inverse share one.
 	Body *Body
@@ -148,9 +170,13 @@ type Body struct {
 	Narrow string
 
 	// Ptrs are the x pointers: each is set before the head loop (Reg =
-	// From + Off) and moved by Skip bytes at the end of every head, after
-	// the blocks' (and the copy's) post-increments, to the next head.
+	// From + Off) and, at the end of every head, after the blocks' (and the
+	// copy's) post-increments have moved it Walk bytes, advanced by its
+	// Adv register to the same place in the next head.
 	Ptrs []Ptr
+	// Advances are the advance registers, set before the head loop from
+	// the stride arguments; several pointers may share one.
+	Advances []Advance
 	// Consts are vector constants set before the head loop, every lane of
 	// the .4S register Reg holding Value.
 	Consts []Const
@@ -205,7 +231,27 @@ type Ptr struct {
 	Reg  string // "R3"…"R6"
 	From string // the register it starts from: R0 (x or src), R9 (dst) or an earlier Ptr
 	Off  int    // bytes added to From; 0 is a MOVD
-	Skip int    // bytes added at the end of each head; 0 is no instruction
+	// Walk is how far the post-increments of one head move Reg, in bytes.
+	Walk int
+	// Adv is the register (an Advance's Reg) added to Reg at the end of
+	// every head: its head stride in bytes less Walk.
+	Adv string
+}
+
+// Advance is a register set before the head loop to a head stride in
+// bytes less the bytes a pointer walks over one head:
+//
+//	Reg = Arg·(1<<Shift) − Walk
+//
+// where Arg is the stride argument, in elements, at ArgOff in the frame.
+// With n = 1 the stride may be anything, and the value (wrapping, never
+// used to address memory) with it.
+type Advance struct {
+	Reg    string // "R12"…"R15"
+	Arg    string // "stride" (fwd, inv), "srcStride" or "dstStride" ("to")
+	ArgOff int    // the argument's frame offset: 24, 56 or 24
+	Shift  int    // log2 of the strided buffer's bytes per element: 1, 2 or 3
+	Walk   int    // the walk of the pointers that use it, > 0
 }
 
 // Const is one vector constant.

@@ -35,7 +35,8 @@ func kernel() *Kernel {
 	}
 	body := &Body{
 		In: Format{"f32", 4}, Out: Format{"f32", 4}, TableSize: 4, Lanes: 4,
-		Ptrs:       []Ptr{{Reg: "R3", From: "R0"}, {Reg: "R4", From: "R0"}},
+		Ptrs:       []Ptr{{Reg: "R3", From: "R0", Walk: 16, Adv: "R12"}, {Reg: "R4", From: "R0", Walk: 16, Adv: "R12"}},
+		Advances:   []Advance{{Reg: "R12", Arg: "stride", ArgOff: 24, Shift: 2, Walk: 16}},
 		Blocks:     []Block{b},
 		Groups:     []Group{{First: 0, Last: 1, Blocks: []Block{b}}},
 		MaxPreload: MaxPreload,
@@ -49,8 +50,8 @@ func kernel() *Kernel {
 		Header: "// header", Package: "p", HeadDim: 4, RotaryDim: 4, Half: 2, Layout: "interleaved", RowLen: 8,
 		DType: "f32",
 		Funcs: []Func{
-			{Name: "f", Kind: "fwd", Doc: "forward", Params: "x []float32, r *[rowLen]float32", AsmParams: "x []float32, r *[8]float32", ArgSize: 32, Body: body},
-			{Name: "g", Kind: "inv", Inverse: true, Doc: "backward", Params: "x []float32, r *[rowLen]float32", AsmParams: "x []float32, r *[8]float32", ArgSize: 32, Body: body},
+			{Name: "f", Kind: "fwd", Doc: "forward", Params: "x []float32, stride, n int, r *[rowLen]float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
+			{Name: "g", Kind: "inv", Inverse: true, Doc: "backward", Params: "x []float32, stride, n int, r *[rowLen]float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
 		},
 	}
 }
@@ -62,7 +63,10 @@ func TestExecute(t *testing.T) {
 	}
 	for _, want := range []string{
 		"// header\n\n//go:build arm64 && !purego\n\n#include \"textflag.h\"\n",
-		"TEXT ·f(SB), NOSPLIT, $0-32\n",
+		"TEXT ·f(SB), NOSPLIT, $0-48\n",
+		"\tMOVD n+32(FP), R1\n\tMOVD r+40(FP), R2\n\tCMP  $0, R1\n\tBLE  done // no heads\n",
+		"\tMOVD stride+24(FP), R12\n\tLSL  $2, R12\n\tSUB  $16, R12 // stride in bytes less the 16 a head walks\n",
+		"\tADD  R12, R3\n\tADD  R12, R4\n\tSUBS $1, R1\n\tBNE  head\n",
 		"\tVLD2 (R7), [V21.S2, V22.S2] // s of block 0 in V22\n",
 		"\tVLD2.P 16(R3), [V10.S2, V11.S2]\n",
 		"\tWORD $0x2e29dd6d // fmul v13.2s, v11.2s, v9.2s\n",
@@ -74,8 +78,17 @@ func TestExecute(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := Execute("rope_arm64.go.tmpl", kernel()); err != nil {
+	src, err := Execute("rope_arm64.go.tmpl", kernel())
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"backend{name: \"neon\", fwd: f, inv: g, }",
+		"//go:noescape\nfunc f(x []float32, stride, n int, r *[rowLen]float32)\n",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("rope_arm64.go lacks %q:\n%s", want, src)
+		}
 	}
 }
 
