@@ -304,7 +304,7 @@ type hfLayout struct {
 }
 
 // hfLayouts is the one table of model types ropegen reads: which two values
-// of a head each model's reference implementation rotates together (ROPE.md
+// of a head each model's reference implementation rotates together (docs/contract.md
 // §2). "neox" is Hugging Face's rotate_half, pairing i with i+RotaryDim/2;
 // "interleaved" pairs 2i with 2i+1. Each entry cites the function that
 // decides it (transformers' src/transformers/models/<type>/modeling_<type>.py

@@ -12,7 +12,7 @@ package templates
 //
 // A table row holds C[0:RotaryDim] then S[0:RotaryDim] of the compute type
 // (gen.Plan): float32, or float64 for f64. For pair i with indices (a, b),
-// C[a] = C[b] = c and S[a] = −s, S[b] = s (= +A·sin), and ROPE.md §5 is
+// C[a] = C[b] = c and S[a] = −s, S[b] = s (= +A·sin), and docs/contract.md §5 is
 //
 //	forward:  y_a = fl(fl(x_a·c) − fl(x_b·s)),  y_b = fl(fl(x_b·c) + fl(x_a·s))
 //	inverse:  y_a = fl(fl(x_a·c) + fl(x_b·s)),  y_b = fl(fl(x_b·c) − fl(x_a·s))
@@ -356,7 +356,7 @@ type Access struct {
 //
 // Op "fcvtn": FCVTN (FCVTN2) Out, Y.
 //
-// Op "bf16": f32tobf16 lane by lane, ROPE.md §5's round to nearest even
+// Op "bf16": f32tobf16 lane by lane, docs/contract.md §5's round to nearest even
 // with the NaN rule, in integer arithmetic with the temporaries T and M:
 //
 //	T = Y & Lsb ≠ 0 ? −1 : 0          CMTST   (−(u>>16 & 1))

@@ -17,7 +17,7 @@
 // it also writes rope_test.go, which runs package verify's property suite and
 // benchmarks against the generated kernels. The package exposes HeadDim,
 // RotaryDim, Base, Freqs, AttentionFactor, a Table with Apply, ApplySeq,
-// ApplyInverse and ApplyInverseSeq, and Rotate; see ROPE.md §7.
+// ApplyInverse and ApplyInverseSeq, and Rotate; see docs/contract.md §7.
 //
 // -hf-config reads the spec from a Hugging Face config.json; flags given
 // explicitly on the command line then override what the config says, and

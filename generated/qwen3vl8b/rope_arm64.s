@@ -9,7 +9,7 @@
 // One head is 16 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
 // The table values of the first 10 block(s) stay in registers across heads
 // (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
 // func applyNEON(x []float32, stride, n int, r *[256]float32)
 TEXT ·applyNEON(SB), NOSPLIT, $0-48

@@ -10,7 +10,7 @@
 // One head is 32 block(s) of pairs, fully unrolled: 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2.
 // The table values of the first 10 block(s) stay in registers across heads
 // (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
 // func applyNEON(x []float64, stride, n int, r *[256]float64)
 TEXT ·applyNEON(SB), NOSPLIT, $0-48

@@ -11,7 +11,7 @@
 // One head is 3 block(s) of pairs, fully unrolled: 4 2 1.
 // The table values of the first 3 block(s) stay in registers across heads
 // (c in V7…V9, s in V22…V24).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
 // func applyNEON(x []uint16, stride, n int, r *[28]float32)
 TEXT ·applyNEON(SB), NOSPLIT, $0-48

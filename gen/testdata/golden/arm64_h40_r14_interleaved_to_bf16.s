@@ -9,7 +9,7 @@
 // One head is 3 block(s) of pairs, fully unrolled: 4 2 1.
 // The table values of the first 3 block(s) stay in registers across heads
 // (c in V7…V9, s in V22…V24).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 // applyToNEON loads float32 and stores bf16, narrowing the values past
 // RotaryDim unrotated.
 

@@ -9,7 +9,7 @@
 // One head is 2 block(s) of pairs, fully unrolled: 4 1.
 // The table values of the first 2 block(s) stay in registers across heads
 // (c in V8…V9, s in V22…V23).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 // applyToNEON loads float32 and stores f16, narrowing the values past
 // RotaryDim unrotated.
 

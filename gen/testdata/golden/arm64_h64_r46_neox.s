@@ -9,7 +9,7 @@
 // One head is 7 block(s) of pairs, fully unrolled: 4 4 4 4 4 2 1.
 // The table values of the first 7 block(s) stay in registers across heads
 // (c in V3…V9, s in V22…V28).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ROPE.md §5).
+// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
 // func applyNEON(x []float32, stride, n int, r *[92]float32)
 TEXT ·applyNEON(SB), NOSPLIT, $0-48
