@@ -115,6 +115,16 @@ func TestExecuteUnknownKind(t *testing.T) {
 	}
 }
 
+// A function kind the template does not know fails Execute.
+func TestExecuteUnknownFuncKind(t *testing.T) {
+	k := kernel()
+	k.Funcs[0].Kind = "both"
+	out, err := Execute("rope_arm64.s.tmpl", k)
+	if out != nil || err == nil || !strings.Contains(err.Error(), `unknown kind "both"`) {
+		t.Fatalf("Execute with function kind both = %q, %v; want no output and an error naming it", out, err)
+	}
+}
+
 func TestVlist(t *testing.T) {
 	for _, c := range []struct {
 		regs []any
