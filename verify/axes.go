@@ -133,6 +133,7 @@ func checkAxes[T Elem](t tb, s *suite[T]) {
 	checkAxesRelative(t, s)
 	checkAxesBackends(t, s)
 	checkAxesPanics(t, s)
+	checkAxesGuard(t, s)
 }
 
 // checkAxesText: a token whose axes all hold one position gets exactly the
@@ -475,4 +476,64 @@ func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, seq) })
 		})
 	}
+}
+
+// checkAxesGuard runs ApplyAxes and ApplyInverseAxes on every backend with x
+// flush against a PROT_NONE page, at its end and at its start, so that a
+// read or write past either edge faults; the accessible bytes around x hold
+// a canary that must come back unchanged.
+func checkAxesGuard[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	if !guardSupported {
+		t.Logf("guard pages are only implemented on linux: multi-axis guard check not run")
+		return
+	}
+	backends := s.k.Backends
+	if len(backends) == 0 {
+		backends = []Backend{{Name: "(only)", Use: func() {}}}
+	} else {
+		defer backends[0].Use()
+	}
+	rng := rand.New(rand.NewPCG(seed(), 0x67756172)) // "guar"
+	const maxTokens, maxHeads = 3, 3
+	calls := 0
+	for _, atEnd := range []bool{true, false} {
+		xg, err := newGuarded[T](maxTokens*maxHeads*s.hd, atEnd)
+		if err != nil {
+			t.Fatalf("axes guard: %v", err)
+		}
+		defer xg.free()
+		for _, b := range backends {
+			b.Use()
+			for tokens := 1; tokens <= maxTokens; tokens++ {
+				for heads := 1; heads <= maxHeads; heads++ {
+					n := tokens * heads * s.hd
+					pos := s.axesPos(rng, tokens)
+					for _, inverse := range []bool{false, true} {
+						xg.reset(maxTokens * maxHeads * s.hd) // the canary everywhere
+						x := xg.slice(n)
+						for i := range x {
+							x[i] = s.c.fromF64(rng.Float64() + 0.5)
+						}
+						f := s.k.ApplyAxes
+						if inverse {
+							f = s.k.ApplyInverseAxes
+						}
+						addr, faulted, msg, panicked := faultCall(func() { f(s.tab, x, pos) })
+						calls++
+						switch {
+						case faulted:
+							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads at %v touched %s", b.Name, inverse, tokens, heads, pos, xg.where(addr, n))
+						case panicked:
+							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads at %v panicked: %s", b.Name, inverse, tokens, heads, pos, msg)
+						}
+						if c := xg.checkCanary(n); c != "" {
+							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads: %s", b.Name, inverse, tokens, heads, c)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d multi-axis calls flush against guard pages, on %d backend(s)", calls, len(backends))
 }
