@@ -27,7 +27,7 @@ func goFile(f *jen.File, header, constraint string) ([]byte, error) {
 		b.WriteString("//go:build " + constraint + "\n\n")
 	}
 	b.Write(body.Bytes())
-	// Verbatim code (the conversions, the exhaustive test) names standard
+	// Verbatim code (the conversions, sincos, sincosDD, the view checks) names standard
 	// packages jennifer cannot see: let goimports add them (and format).
 	return imports.Process("", b.Bytes(), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: false})
 }
