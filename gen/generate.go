@@ -91,6 +91,10 @@ func Generate(s Spec, o Options) ([]File, error) {
 				al.fwd = fn.Name
 			case "inv":
 				al.inv = fn.Name
+			case "fwdrows":
+				al.fwdRows = fn.Name
+			case "invrows":
+				al.invRows = fn.Name
 			case "to":
 				al.to = fn.Name
 			case "fill":

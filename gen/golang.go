@@ -213,7 +213,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Comment("len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().")
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(e.name).Params(xT.Clone(), jen.Id("pos").Int()).Block(
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("x"))),
-			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos"), jen.Id("pos")),
+			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Id("pos")),
 			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("HeadDim"), jen.Len(jen.Id("x")).Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
 		)
 		seq := e.name + "Seq"
@@ -224,9 +224,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Comment("Every position is checked before x is touched.")
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(seq).Params(xT.Clone(), jen.Id("pos").Index().Int32()).Block(
 			jen.Id("n").Op(":=").Id("seqLen").Call(jen.Lit(fn), jen.Len(jen.Id("x")), jen.Len(jen.Id("pos"))),
-			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
-				jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos[%d]"), jen.Int().Call(jen.Id("p")), jen.Id("j")),
-			),
+			jen.Id("t").Dot("checkSeq").Call(jen.Lit(fn), jen.Id("pos")),
 			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
 				jen.Id("active").Dot(e.kern).Call(jen.Id("x").Index(jen.Id("j").Op("*").Id("n").Op(":").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n")), jen.Id("HeadDim"), jen.Id("n").Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
 			),
@@ -242,9 +240,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Comment("It gives the bits of " + seq + ".")
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(par).Params(xT.Clone(), jen.Id("pos").Index().Int32(), jen.Id("workers").Int()).Block(
 			jen.Id("n").Op(":=").Id("seqLen").Call(jen.Lit(fn), jen.Len(jen.Id("x")), jen.Len(jen.Id("pos"))),
-			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
-				jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos[%d]"), jen.Int().Call(jen.Id("p")), jen.Id("j")),
-			),
+			jen.Id("t").Dot("checkSeq").Call(jen.Lit(fn), jen.Id("pos")),
 			jen.Id("t").Dot("seqParallel").Call(jen.Id("active").Dot(e.kern), jen.Id("x"), jen.Id("pos"), jen.Id("n"), jen.Id("workers")),
 		)
 	}
@@ -289,7 +285,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("ApplyTo").Params(jen.Id("dst").Index().Id(O), jen.Id("src").Index().Id(T), jen.Id("pos").Int()).Block(
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("src"))),
 			jen.Id("checkDst").Call(jen.Lit(fn), jen.Len(jen.Id("dst")), jen.Len(jen.Id("src"))),
-			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos"), jen.Id("pos")),
+			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Id("pos")),
 			jen.Id("active").Dot("to").Call(jen.Id("dst"), jen.Id("HeadDim"), jen.Id("src"), jen.Id("HeadDim"), jen.Len(jen.Id("src")).Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Id("pos"))),
 		)
 		fn = "Table.ApplySeqTo"
@@ -300,9 +296,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("ApplySeqTo").Params(jen.Id("dst").Index().Id(O), jen.Id("src").Index().Id(T), jen.Id("pos").Index().Int32()).Block(
 			jen.Id("n").Op(":=").Id("seqLen").Call(jen.Lit(fn), jen.Len(jen.Id("src")), jen.Len(jen.Id("pos"))),
 			jen.Id("checkDst").Call(jen.Lit(fn), jen.Len(jen.Id("dst")), jen.Len(jen.Id("src"))),
-			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
-				jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Lit("pos[%d]"), jen.Int().Call(jen.Id("p")), jen.Id("j")),
-			),
+			jen.Id("t").Dot("checkSeq").Call(jen.Lit(fn), jen.Id("pos")),
 			jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
 				jen.Id("lo").Op(",").Id("hi").Op(":=").Id("j").Op("*").Id("n").Op(",").Parens(jen.Id("j").Op("+").Lit(1)).Op("*").Id("n"),
 				jen.Id("active").Dot("to").Call(jen.Id("dst").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("HeadDim"), jen.Id("src").Index(jen.Id("lo").Op(":").Id("hi")), jen.Id("HeadDim"), jen.Id("n").Op("/").Id("HeadDim"), jen.Id("t").Dot("row").Call(jen.Int().Call(jen.Id("p")))),
@@ -341,12 +335,27 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Return(jen.Id("n").Op("/").Id("tokens")),
 	)
 	f.Line()
-	f.Comment("checkPos panics unless 0 <= pos < t.Len(); what names the argument, its")
-	f.Comment("format verbs filled from args.")
-	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("checkPos").Params(jen.Id("fn"), jen.Id("what").String(), jen.Id("pos").Int(), jen.Id("args").Op("...").Any()).Block(
+	f.Comment("checkPos panics unless 0 <= pos < t.Len().")
+	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("checkPos").Params(jen.Id("fn").String(), jen.Id("pos").Int()).Block(
 		jen.If(jen.Id("pos").Op("<").Lit(0).Op("||").Id("pos").Op(">=").Id("t").Dot("Len").Call()).Block(
-			jen.Id("panicf").Call(jen.Lit(pkg+".%s: %s = %d: want 0 <= pos < %d (Table.Len)"), jen.Id("fn"), jen.Qual("fmt", "Sprintf").Call(jen.Id("what"), jen.Id("args").Op("...")), jen.Id("pos"), jen.Id("t").Dot("Len").Call()),
+			jen.Id("panicf").Call(jen.Lit(pkg+".%s: pos = %d: want 0 <= pos < %d (Table.Len)"), jen.Id("fn"), jen.Id("pos"), jen.Id("t").Dot("Len").Call()),
 		),
+	)
+	f.Line()
+	f.Comment("checkSeq panics unless 0 <= pos[j] < t.Len() for every j, naming the")
+	f.Comment("first j that is not. The loop only compares: formatting a message, or")
+	f.Comment("boxing j for one, happens in panicSeq, on the way to the panic.")
+	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("checkSeq").Params(jen.Id("fn").String(), jen.Id("pos").Index().Int32()).Block(
+		jen.Id("n").Op(":=").Uint().Call(jen.Id("t").Dot("Len").Call()),
+		jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
+			jen.If(jen.Uint().Call(jen.Int().Call(jen.Id("p"))).Op(">=").Id("n")).Block(
+				jen.Id("panicSeq").Call(jen.Id("fn"), jen.Id("j"), jen.Int().Call(jen.Id("p")), jen.Int().Call(jen.Id("n"))),
+			),
+		),
+	)
+	f.Line()
+	f.Func().Id("panicSeq").Params(jen.Id("fn").String(), jen.List(jen.Id("j"), jen.Id("p"), jen.Id("n")).Int()).Block(
+		jen.Id("panicf").Call(jen.Lit(pkg+".%s: pos[%d] = %d: want 0 <= pos < %d (Table.Len)"), jen.Id("fn"), jen.Id("j"), jen.Id("p"), jen.Id("n")),
 	)
 	f.Line()
 	f.Func().Id("panicf").Params(jen.Id("format").String(), jen.Id("args").Op("...").Any()).Block(
@@ -360,9 +369,13 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("forward into dst, narrowing (values past RotaryDim narrowed unrotated).")
 	f.Comment("Callers guarantee that the heads lie inside the slices and, for n > 1,")
 	f.Comment("stride >= HeadDim. fill, when set, writes a table row with fillRow's bits.")
+	f.Comment("fwdRows and invRows, when set, are fwd and inv with a row per head: head h")
+	f.Comment("turns by rows[h·rowLen:][:rowLen] (one head walked along consecutive")
+	f.Comment("positions of a head-major view).")
 	f.Type().Id("backend").StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
+		g.List(jen.Id("fwdRows"), jen.Id("invRows")).Add(p.rowsKernType())
 		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()))
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
@@ -712,6 +725,9 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 				cond.Qual(cpuPkg, "X86").Dot(f)
 			}
 			fields := p.backendFields(l.name, l.fwd, l.inv, l.to)
+			if l.fwdRows != "" {
+				fields[jen.Id("fwdRows")], fields[jen.Id("invRows")] = jen.Id(l.fwdRows), jen.Id(l.invRows)
+			}
 			if l.fill != "" {
 				fields[jen.Id("fill")] = jen.Id(l.fill + "Row")
 			}
@@ -752,6 +768,8 @@ type asmLevel struct {
 	name         string   // e.g. "avx2"
 	features     []string // cpu.X86 fields that must all be set, e.g. "HasAVX2"
 	fwd, inv, to string   // function names
+	fwdRows      string   // fwd with a table row per head, or ""
+	invRows      string   // inv likewise
 	fill         string   // the fill kernel (float32 tables), or ""
 }
 
@@ -762,6 +780,11 @@ func (p *Plan) dynamic() bool { return p.Spec.Scaling.scalingType() == ScalingDy
 // kernType is the type of a backend's fwd and inv kernels.
 func (p *Plan) kernType() *jen.Statement {
 	return jen.Func().Params(jen.Id("x").Index().Id(p.elemType()), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("r").Op("*").Id("row"))
+}
+
+// rowsKernType is the type of a backend's fwdRows and invRows kernels.
+func (p *Plan) rowsKernType() *jen.Statement {
+	return jen.Func().Params(jen.Id("x").Index().Id(p.elemType()), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("rows").Index().Id(p.computeType()))
 }
 
 // freqsParam is the type of the freqs parameter of fill and fillRow.

@@ -46,9 +46,7 @@ func (p *Plan) axesAPI(f *jen.File) {
 				id("panicf").Call(lit(pkg+"."+fn+": len(pos) = %d: want a multiple of Axes (%d)"), jen.Len(id("pos")), id("Axes")),
 			),
 			id("n").Op(":=").Id("seqLen").Call(lit(fn), jen.Len(id("x")), jen.Len(id("pos")).Op("/").Id("Axes")),
-			jen.For(jen.List(id("j"), id("p")).Op(":=").Range().Id("pos")).Block(
-				id("t").Dot("checkPos").Call(lit(fn), lit("pos[%d]"), jen.Int().Call(id("p")), id("j")),
-			),
+			id("t").Dot("checkSeq").Call(lit(fn), id("pos")),
 			id("t").Dot("axes").Call(id("active").Dot(e.kern), id("x"), id("pos"), id("n")),
 		)
 	}

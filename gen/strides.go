@@ -68,6 +68,39 @@ func checkView(fn, what string, s Strides, n, tokens, headDim int) {
 	}
 }
 
+// smallView reports whether the view s certainly passes checkView: at least
+// one token, a token-major view (heads apart, a token's heads before the
+// next token's) of fields small enough for the products below not to
+// overflow, its last head ending at or before n. It is cheap enough for the
+// compiler to inline, so a decode step skips checkView's call; any view it
+// does not vouch for goes through checkView.
+func smallView(s Strides, n, tokens, headDim int) bool {
+	return s.Heads|s.Head|s.Token|tokens|headDim < 1<<(bits.UintSize/2-2) &&
+		tokens > 0 && s.Heads > 0 && s.Head >= headDim && headDim > 0 &&
+		s.Token >= (s.Heads-1)*s.Head+headDim &&
+		headDim+(s.Heads-1)*s.Head+(tokens-1)*s.Token <= n
+}
+
+// adjacent reports whether ApplyQK's views are one: k's element 0 is q's
+// element qs.Heads·qs.Head (k's heads continue q's, as in a fused QKV row
+// [q heads][k heads][v heads]), both have the same Head and Token, and
+// smallView vouches for q's view, k's view and m, q's view with k's heads
+// added, all inside q. Rotating m then rotates exactly the heads of both,
+// after the same checks.
+func adjacent[E any](q []E, qs Strides, k []E, ks Strides, tokens, headDim int) (m Strides, ok bool) {
+	if qs.Head != ks.Head || qs.Token != ks.Token || len(k) == 0 ||
+		!smallView(qs, len(q), tokens, headDim) || !smallView(ks, len(k), tokens, headDim) {
+		return m, false
+	}
+	var z E
+	pq, pk := uintptr(unsafe.Pointer(unsafe.SliceData(q))), uintptr(unsafe.Pointer(unsafe.SliceData(k)))
+	if pk-pq != uintptr(qs.Heads*qs.Head)*unsafe.Sizeof(z) {
+		return m, false
+	}
+	m = Strides{Heads: qs.Heads + ks.Heads, Head: qs.Head, Token: qs.Token}
+	return m, smallView(m, len(q), tokens, headDim)
+}
+
 // checkApart panics if a head of the view a overlaps a head of the view b,
 // whose element 0 lies delta elements after a's element 0 (views in one
 // buffer: ApplyQK's q and k).

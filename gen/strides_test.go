@@ -134,3 +134,91 @@ func TestSharedOffset(t *testing.T) {
 		}
 	}
 }
+
+// smallView must vouch only for views checkView accepts, and for every
+// small token-major view that fits.
+func TestSmallViewImpliesCheckView(t *testing.T) {
+	const n = 40
+	vouched := 0
+	for headDim := 1; headDim <= 4; headDim++ {
+		for heads := 0; heads <= 4; heads++ {
+			for head := -1; head <= 12; head++ {
+				for token := -1; token <= 16; token++ {
+					for tokens := 0; tokens <= 4; tokens++ {
+						s := Strides{heads, head, token}
+						if !smallView(s, n, tokens, headDim) {
+							continue
+						}
+						vouched++
+						if msg := panics(func() { checkView("p.F", "s", s, n, tokens, headDim) }); msg != "" {
+							t.Fatalf("smallView(%+v, n %d, tokens %d, HeadDim %d) vouched for a view checkView rejects: %s", s, n, tokens, headDim, msg)
+						}
+					}
+				}
+			}
+		}
+	}
+	if vouched == 0 {
+		t.Fatal("smallView vouched for no view")
+	}
+	if smallView(Strides{32, 128, 6144}, 6144, 1, 128) != true {
+		t.Error("smallView does not vouch for a decode step's fused QKV query view")
+	}
+	if smallView(Strides{1 << 40, 128, 6144}, 1<<62, 1, 128) {
+		t.Error("smallView vouched for a view with a field past 2^30")
+	}
+}
+
+// adjacent merges q's and k's views exactly when k's heads continue q's in
+// q's memory: its merged view's heads are the heads of both, by brute force.
+func TestAdjacent(t *testing.T) {
+	const hd = 4
+	x := make([]float32, 3*48)
+	type tc struct {
+		name   string
+		q      []float32
+		qs     Strides
+		k      []float32
+		ks     Strides
+		tokens int
+		want   bool
+	}
+	fused := func(hq, hk int) (Strides, Strides) {
+		row := (hq + 2*hk) * hd
+		return Strides{hq, hd, row}, Strides{hk, hd, row}
+	}
+	qs, ks := fused(6, 3) // 6 q, 3 k, 3 v heads: 48 values a token
+	cases := []tc{
+		{"fused QKV", x, qs, x[6*hd:], ks, 3, true},
+		{"k one head later", x, qs, x[7*hd:], ks, 3, false},
+		{"k before q's end", x, qs, x[5*hd:], ks, 3, false},
+		{"two buffers", x[:3*48], qs, make([]float32, 3*48), ks, 3, false},
+		{"k of another Head", x, qs, x[6*hd:], Strides{3, hd + 1, 48}, 2, false},
+		{"k of another Token", x, qs, x[6*hd:], Strides{3, hd, 40}, 2, false},
+		{"q too short for k", x[:6*hd], Strides{6, hd, 48}, x[6*hd:], ks, 1, false},
+		{"merged view past a token", x, Strides{6, hd, 24}, x[6*hd:], Strides{3, hd, 24}, 2, false},
+		{"no tokens", x, qs, x[6*hd:], ks, 0, false},
+	}
+	for _, c := range cases {
+		m, ok := adjacent(c.q, c.qs, c.k, c.ks, c.tokens, hd)
+		if ok != c.want {
+			t.Errorf("%s: adjacent = %v, want %v", c.name, ok, c.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		// The merged view must cover exactly the heads of q's and k's views.
+		d := len(c.q) - len(c.k)
+		a, b := make([]int, len(c.q)), make([]int, len(c.q))
+		bruteMark(a, m, 0, c.tokens, hd)
+		bruteMark(b, c.qs, 0, c.tokens, hd)
+		bruteMark(b, c.ks, d, c.tokens, hd)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Errorf("%s: element %d: merged view covers it %d times, q's and k's %d", c.name, i, a[i], b[i])
+				break
+			}
+		}
+	}
+}

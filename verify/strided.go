@@ -388,7 +388,8 @@ type slayout struct {
 // namedLayouts returns the layouts the bits check always covers:
 // contiguous with 1, 2, 3, 5 and 7 heads, fused QKV rows viewed at q or k
 // (with a row gap, at odd offsets), head-major (exact, with capacity, with
-// a token gap), MLA-like wide heads viewed at their rope part, odd head
+// a token gap, 40 and 70 tokens: longer than a generated package's runMax
+// for every head of 32 values or more), MLA-like wide heads viewed at their rope part, odd head
 // strides, 1 token (also with Token 1), 1 head (also with Head 1), no
 // tokens.
 func (s *suite[T]) namedLayouts() []slayout {
@@ -408,6 +409,9 @@ func (s *suite[T]) namedLayouts() []slayout {
 		slayout{"head-major exact", Strides{3, 4 * hd, hd}, 4, 0, 0},
 		slayout{"head-major with capacity", Strides{3, 6*hd + 1, hd}, 4, 0, 2*hd + 1},
 		slayout{"head-major with a token gap", Strides{2, 3 * (hd + 2), hd + 2}, 3, 3, 2},
+		slayout{"head-major, 70 tokens", Strides{3, 70*hd + 5, hd}, 70, 1, 3},
+		slayout{"head-major, 40 tokens with a gap", Strides{2, 40*(hd+1) + 2, hd + 1}, 40, 0, 1},
+		slayout{"1 head, 70 tokens", Strides{1, hd, hd}, 70, 2, 0},
 		slayout{"MLA rope part at the end of a wide head", Strides{3, hd + extra, 3 * (hd + extra)}, 2, extra, 0},
 		slayout{"MLA rope part at the start of a wide head", Strides{5, hd + extra, 5 * (hd + extra)}, 2, 0, extra},
 		slayout{"odd head stride HeadDim+1", Strides{3, hd + 1, 3 * (hd + 1)}, 3, 1, 0},
@@ -448,8 +452,14 @@ func (s *suite[T]) randomLayout(r *rand.Rand) slayout {
 	return slayout{name, st, tokens, r.IntN(8), r.IntN(6)}
 }
 
-// positions draws n positions of the table, its edges often.
+// positions draws n positions of the table, its edges often; every other
+// time as a run of consecutive positions (a prefill's), broken now and then
+// and restarted when it reaches the table's end: the runs a head-major walk
+// takes head by head (runMax in a generated package) and their ends.
 func (s *suite[T]) positions(r *rand.Rand, n int) []int32 {
+	if r.IntN(2) == 0 {
+		return s.run(r, n, true)
+	}
 	pos := make([]int32, n)
 	for j := range pos {
 		switch r.IntN(4) {
@@ -458,6 +468,25 @@ func (s *suite[T]) positions(r *rand.Rand, n int) []int32 {
 		default:
 			pos[j] = int32(r.IntN(s.n))
 		}
+	}
+	return pos
+}
+
+// run returns n positions counting up from a random one: with breaks,
+// broken with probability 1/16 per token and where the table ends;
+// without, unbroken if the table has n positions.
+func (s *suite[T]) run(r *rand.Rand, n int, breaks bool) []int32 {
+	pos := make([]int32, n)
+	p := r.IntN(s.n)
+	if !breaks {
+		p = r.IntN(max(1, s.n-n+1))
+	}
+	for j := range pos {
+		if p >= s.n || breaks && r.IntN(16) == 0 {
+			p = []int{0, s.n - 2, r.IntN(s.n)}[r.IntN(3)]
+		}
+		pos[j] = int32(p)
+		p++
 	}
 	return pos
 }
@@ -646,6 +675,10 @@ func checkStridedBits[T Elem](t tb, s *suite[T], random int) {
 	var calls []*scall
 	for i, l := range layouts {
 		pos := s.positions(r, l.tokens)
+		if l.tokens >= 40 && i < named {
+			// One unbroken run, to reach the walk's split at runMax.
+			pos = s.run(r, l.tokens, false)
+		}
 		calls = append(calls, s.singleCall(opFwd, l, pos), s.singleCall(opInv, l, pos))
 		lk := layouts[r.IntN(len(layouts))]
 		if i < named {

@@ -47,6 +47,16 @@ func (s *suite[T]) guardCalls(r *rand.Rand) []*scall {
 			cs = append(cs, &scall{op: opTo, name: l.name + " into contiguous", pos: pos, a: v, b: d, na: n, nb: nd})
 		}
 	}
+	// Consecutive positions: head-major views and single heads are then
+	// walked head by head along the run, with a table row per token.
+	for _, l := range []slayout{
+		{"head-major, consecutive positions", Strides{2, 5*hd + 1, hd}, 5, 0, 0},
+		{"1 head, consecutive positions", Strides{1, hd, hd}, 5, 0, 0},
+	} {
+		pos := s.run(r, l.tokens, false)
+		v, n := s.view(l.s, l.tokens, 0, 0, 0)
+		cs = append(cs, &scall{op: opFwd, name: l.name, pos: pos, a: v, na: n}, &scall{op: opInv, name: l.name, pos: pos, a: v, na: n})
+	}
 	for _, hk := range []int{1, 2} {
 		const hq, tokens = 3, 2
 		row := (hq + hk) * hd

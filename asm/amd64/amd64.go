@@ -132,7 +132,7 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 	}
 	for _, l := range levels {
 		out.Levels = append(out.Levels, Level{l.name, l.features(k)})
-		kinds := []string{"fwd", "inv"}
+		kinds := []string{"fwd", "inv", "fwdrows", "invrows"}
 		if k.OutDType != "" {
 			kinds = append(kinds, "to")
 		}
@@ -145,6 +145,12 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 			case "inv":
 				name, doc = "applyInverse"+l.suffix, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
 				sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
+			case "fwdrows":
+				name, doc = "applyRows"+l.suffix, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
+				sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
+			case "invrows":
+				name, doc = "applyInverseRows"+l.suffix, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
+				sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
 			case "to":
 				name, doc = "applyTo"+l.suffix, "rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed,"
 				sig = fmt.Sprintf("func(dst []%s, dstStride int, src []%s, srcStride int, n int, %s)", codecs[k.OutDType].goType, x.goType, rowSig)
@@ -152,7 +158,11 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 			c.Function(name)
 			c.Attributes(attr.NOSPLIT)
 			c.SignatureExpr(sig)
-			c.Doc(fmt.Sprintf("%s %s with table row r, using %s.", name, doc, strings.ToUpper(l.name)))
+			with := "table row r"
+			if strings.HasSuffix(kind, "rows") {
+				with = fmt.Sprintf("head h's own table row, rows[h·%d:][:%d]", 2*k.RotaryDim, 2*k.RotaryDim)
+			}
+			c.Doc(fmt.Sprintf("%s %s with %s, using %s.", name, doc, with, strings.ToUpper(l.name)))
 			c.Pragma("noescape")
 			emitFunc(c, l, k, kind)
 			funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
@@ -307,7 +317,16 @@ func (e *emitter) toBytes(s reg.GPVirtual, size int) {
 // The neox kernel uses only the first half of the row: C[j+h] = C[j] and
 // S[j+h] = −S[j], and fl(u·(−s)) = −fl(u·s) exactly, so the second half's
 // y_j = fl(x_j·C[j]) ± fl(x_q·S[j]) is computed with the opposite sign.
+//
+// The rows kinds ("fwdrows", "invrows") are fwd and inv with a table row
+// per head, rows[h·2R:][:2R] for head h: the table pointer advances with
+// the head pointer, so nothing is preloaded and each head is rotated alone.
 func emitFunc(c *build.Context, l level, k Kernel, kind string) {
+	rows := strings.HasSuffix(kind, "rows")
+	kind = strings.TrimSuffix(kind, "rows")
+	if rows {
+		l.twoHeads = false
+	}
 	in := codecs[k.DType]
 	e := &emitter{c: c, l: l, k: k, kind: kind, in: in, out: in, tab: in.compute(),
 		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
@@ -331,7 +350,11 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 		e.dstStep = e.srcStep
 		e.toBytes(e.srcStep, e.in.size)
 	}
-	e.r = operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
+	if rows {
+		e.r = operand.Mem{Base: c.Load(c.Param("rows").Base(), c.GP64())}
+	} else {
+		e.r = operand.Mem{Base: c.Load(c.Param("r"), c.GP64())}
+	}
 
 	span := k.RotaryDim
 	if k.NeoX {
@@ -350,7 +373,7 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 	// Preload the table when it fits: 2 registers a block, and at most half
 	// the register file, so the heads' working set keeps the rest.
 	var tab []tableRegs
-	if 2*len(bs)+len(e.consts) <= l.regs/2 {
+	if !rows && 2*len(bs)+len(e.consts) <= l.regs/2 {
 		for _, b := range bs {
 			tab = append(tab, tableRegs{e.tload(e.cOff(b.j), b.w), e.tload(e.sOff(b.j), b.w)})
 		}
@@ -403,6 +426,9 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 		}
 		e.src2, e.dst2 = operand.Mem{}, operand.Mem{}
 		advance(e.src, e.srcStep)
+		if rows {
+			c.ADDQ(operand.U32(2*k.RotaryDim*e.tab.size), e.r.Base)
+		}
 		if kind == "to" {
 			advance(e.dst, e.dstStep)
 		}
