@@ -469,7 +469,7 @@ var sincosDDTable = [51][4]float64{
 // len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
 func (t *Table) Apply(x []float32, pos int) {
 	checkLen("Table.Apply", len(x))
-	t.checkPos("Table.Apply", "pos", pos)
+	t.checkPos("Table.Apply", pos)
 	active.fwd(x, HeadDim, len(x)/HeadDim, t.row(pos))
 }
 
@@ -478,9 +478,7 @@ func (t *Table) Apply(x []float32, pos int) {
 // Every position is checked before x is touched.
 func (t *Table) ApplySeq(x []float32, pos []int32) {
 	n := seqLen("Table.ApplySeq", len(x), len(pos))
-	for j, p := range pos {
-		t.checkPos("Table.ApplySeq", "pos[%d]", int(p), j)
-	}
+	t.checkSeq("Table.ApplySeq", pos)
 	for j, p := range pos {
 		active.fwd(x[j*n:(j+1)*n], HeadDim, n/HeadDim, t.row(int(p)))
 	}
@@ -494,9 +492,7 @@ func (t *Table) ApplySeq(x []float32, pos []int32) {
 // It gives the bits of ApplySeq.
 func (t *Table) ApplySeqParallel(x []float32, pos []int32, workers int) {
 	n := seqLen("Table.ApplySeqParallel", len(x), len(pos))
-	for j, p := range pos {
-		t.checkPos("Table.ApplySeqParallel", "pos[%d]", int(p), j)
-	}
+	t.checkSeq("Table.ApplySeqParallel", pos)
 	t.seqParallel(active.fwd, x, pos, n, workers)
 }
 
@@ -504,7 +500,7 @@ func (t *Table) ApplySeqParallel(x []float32, pos []int32, workers int) {
 // len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
 func (t *Table) ApplyInverse(x []float32, pos int) {
 	checkLen("Table.ApplyInverse", len(x))
-	t.checkPos("Table.ApplyInverse", "pos", pos)
+	t.checkPos("Table.ApplyInverse", pos)
 	active.inv(x, HeadDim, len(x)/HeadDim, t.row(pos))
 }
 
@@ -513,9 +509,7 @@ func (t *Table) ApplyInverse(x []float32, pos int) {
 // Every position is checked before x is touched.
 func (t *Table) ApplyInverseSeq(x []float32, pos []int32) {
 	n := seqLen("Table.ApplyInverseSeq", len(x), len(pos))
-	for j, p := range pos {
-		t.checkPos("Table.ApplyInverseSeq", "pos[%d]", int(p), j)
-	}
+	t.checkSeq("Table.ApplyInverseSeq", pos)
 	for j, p := range pos {
 		active.inv(x[j*n:(j+1)*n], HeadDim, n/HeadDim, t.row(int(p)))
 	}
@@ -529,9 +523,7 @@ func (t *Table) ApplyInverseSeq(x []float32, pos []int32) {
 // It gives the bits of ApplyInverseSeq.
 func (t *Table) ApplyInverseSeqParallel(x []float32, pos []int32, workers int) {
 	n := seqLen("Table.ApplyInverseSeqParallel", len(x), len(pos))
-	for j, p := range pos {
-		t.checkPos("Table.ApplyInverseSeqParallel", "pos[%d]", int(p), j)
-	}
+	t.checkSeq("Table.ApplyInverseSeqParallel", pos)
 	t.seqParallel(active.inv, x, pos, n, workers)
 }
 
@@ -619,13 +611,11 @@ var rowPool = sync.Pool{New: func() any {
 // A field of s that is not positive, heads that overlap, a view that reaches
 // past len(x) and a position outside the table panic before x is touched.
 func (t *Table) ApplyStrided(x []float32, s Strides, pos []int32) {
-	checkView("deepseekv3.Table.ApplyStrided", "s", s, len(x), len(pos), HeadDim)
-	for j, p := range pos {
-		t.checkPos("Table.ApplyStrided", "pos[%d]", int(p), j)
+	if !smallView(s, len(x), len(pos), HeadDim) {
+		checkView("deepseekv3.Table.ApplyStrided", "s", s, len(x), len(pos), HeadDim)
 	}
-	for j, p := range pos {
-		active.fwd(x[j*s.Token:], s.Head, s.Heads, t.row(int(p)))
-	}
+	t.checkSeq("Table.ApplyStrided", pos)
+	t.strided(active.fwd, active.fwdRows, x, s, pos)
 }
 
 // ApplyInverseStrided is ApplyInverse for heads inside a larger buffer (x ← A·R_posᵀ·x): for every
@@ -636,14 +626,49 @@ func (t *Table) ApplyStrided(x []float32, s Strides, pos []int32) {
 // A field of s that is not positive, heads that overlap, a view that reaches
 // past len(x) and a position outside the table panic before x is touched.
 func (t *Table) ApplyInverseStrided(x []float32, s Strides, pos []int32) {
-	checkView("deepseekv3.Table.ApplyInverseStrided", "s", s, len(x), len(pos), HeadDim)
-	for j, p := range pos {
-		t.checkPos("Table.ApplyInverseStrided", "pos[%d]", int(p), j)
+	if !smallView(s, len(x), len(pos), HeadDim) {
+		checkView("deepseekv3.Table.ApplyInverseStrided", "s", s, len(x), len(pos), HeadDim)
 	}
-	for j, p := range pos {
-		active.inv(x[j*s.Token:], s.Head, s.Heads, t.row(int(p)))
+	t.checkSeq("Table.ApplyInverseStrided", pos)
+	t.strided(active.inv, active.invRows, x, s, pos)
+}
+
+// strided applies kern to the view s of x, token by token: one call per
+// token over its s.Heads heads. With rows (a backend's fwdRows or invRows) and
+// a view that keeps a head's tokens closer together than a token's heads (a
+// head-major cache: s.Token < s.Head), or of one head, it walks head by head
+// instead along every run of consecutive positions, up to runMax tokens, each
+// token with its own table row: each call then streams through one head's
+// consecutive tokens rather than touching every head, s.Head apart, for one
+// token. Heads are disjoint, so the order changes no bit.
+func (t *Table) strided(kern func(x []float32, stride, n int, r *row), rows func(x []float32, stride, n int, rows []float32), x []float32, s Strides, pos []int32) {
+	if rows == nil || s.Heads > 1 && s.Token >= s.Head {
+		for j, p := range pos {
+			kern(x[j*s.Token:], s.Head, s.Heads, t.row(int(p)))
+		}
+		return
+	}
+	for j := 0; j < len(pos); {
+		p := int(pos[j])
+		m := 1
+		for j+m < len(pos) && m < runMax && int(pos[j+m]) == p+m {
+			m++
+		}
+		if m == 1 {
+			kern(x[j*s.Token:], s.Head, s.Heads, t.row(p))
+		} else {
+			rs := t.rows[p*rowLen : (p+m)*rowLen]
+			for h := range s.Heads {
+				rows(x[j*s.Token+h*s.Head:], s.Token, m, rs)
+			}
+		}
+		j += m
 	}
 }
+
+// runMax is the most tokens strided walks a head along in one call: their
+// table rows, read again for every head, stay in the L1 cache.
+const runMax = 24
 
 // ApplyQK rotates the queries and the keys of a step in one pass over the
 // table rows: for every token j, the qs.Heads heads of q and the ks.Heads heads
@@ -654,13 +679,29 @@ func (t *Table) ApplyInverseStrided(x []float32, s Strides, pos []int32) {
 // as no head of q overlaps a head of k; that, and everything ApplyStrided
 // checks, panics before anything is touched.
 func (t *Table) ApplyQK(q []float32, qs Strides, k []float32, ks Strides, pos []int32) {
-	checkView("deepseekv3.Table.ApplyQK", "qs", qs, len(q), len(pos), HeadDim)
-	checkView("deepseekv3.Table.ApplyQK", "ks", ks, len(k), len(pos), HeadDim)
+	// A fused QKV row: k's heads continue q's, so they are one view.
+	if m, ok := adjacent(q, qs, k, ks, len(pos), HeadDim); ok {
+		t.checkSeq("Table.ApplyQK", pos)
+		for j, p := range pos {
+			active.fwd(q[j*m.Token:], m.Head, m.Heads, t.row(int(p)))
+		}
+		return
+	}
+	if !smallView(qs, len(q), len(pos), HeadDim) {
+		checkView("deepseekv3.Table.ApplyQK", "qs", qs, len(q), len(pos), HeadDim)
+	}
+	if !smallView(ks, len(k), len(pos), HeadDim) {
+		checkView("deepseekv3.Table.ApplyQK", "ks", ks, len(k), len(pos), HeadDim)
+	}
 	if d, ok := sharedOffset("deepseekv3.Table.ApplyQK", q, k); ok {
 		checkApart("deepseekv3.Table.ApplyQK", qs, ks, d, len(pos), HeadDim)
 	}
-	for j, p := range pos {
-		t.checkPos("Table.ApplyQK", "pos[%d]", int(p), j)
+	t.checkSeq("Table.ApplyQK", pos)
+	if active.fwdRows != nil && (qs.Token < qs.Head || ks.Token < ks.Head) {
+		// Head-major views: each walked head by head.
+		t.strided(active.fwd, active.fwdRows, q, qs, pos)
+		t.strided(active.fwd, active.fwdRows, k, ks, pos)
+		return
 	}
 	for j, p := range pos {
 		r := t.row(int(p))
@@ -705,6 +746,39 @@ func checkView(fn, what string, s Strides, n, tokens, headDim int) {
 		i, j, _ := overlap(heads(s, 0, tokens), headDim)
 		panicView(fn, "%s = %+v with len(pos) = %d: heads overlap (the heads at %d and %d, HeadDim = %d): want disjoint heads, e.g. %s.Head >= HeadDim and %s.Token >= (%s.Heads−1)·%s.Head + HeadDim", what, s, tokens, i, j, headDim, what, what, what, what)
 	}
+}
+
+// smallView reports whether the view s certainly passes checkView: at least
+// one token, a token-major view (heads apart, a token's heads before the
+// next token's) of fields small enough for the products below not to
+// overflow, its last head ending at or before n. It is cheap enough for the
+// compiler to inline, so a decode step skips checkView's call; any view it
+// does not vouch for goes through checkView.
+func smallView(s Strides, n, tokens, headDim int) bool {
+	return s.Heads|s.Head|s.Token|tokens|headDim < 1<<(bits.UintSize/2-2) &&
+		tokens > 0 && s.Heads > 0 && s.Head >= headDim && headDim > 0 &&
+		s.Token >= (s.Heads-1)*s.Head+headDim &&
+		headDim+(s.Heads-1)*s.Head+(tokens-1)*s.Token <= n
+}
+
+// adjacent reports whether ApplyQK's views are one: k's element 0 is q's
+// element qs.Heads·qs.Head (k's heads continue q's, as in a fused QKV row
+// [q heads][k heads][v heads]), both have the same Head and Token, and
+// smallView vouches for q's view, k's view and m, q's view with k's heads
+// added, all inside q. Rotating m then rotates exactly the heads of both,
+// after the same checks.
+func adjacent[E any](q []E, qs Strides, k []E, ks Strides, tokens, headDim int) (m Strides, ok bool) {
+	if qs.Head != ks.Head || qs.Token != ks.Token || len(k) == 0 ||
+		!smallView(qs, len(q), tokens, headDim) || !smallView(ks, len(k), tokens, headDim) {
+		return m, false
+	}
+	var z E
+	pq, pk := uintptr(unsafe.Pointer(unsafe.SliceData(q))), uintptr(unsafe.Pointer(unsafe.SliceData(k)))
+	if pk-pq != uintptr(qs.Heads*qs.Head)*unsafe.Sizeof(z) {
+		return m, false
+	}
+	m = Strides{Heads: qs.Heads + ks.Heads, Head: qs.Head, Token: qs.Token}
+	return m, smallView(m, len(q), tokens, headDim)
 }
 
 // checkApart panics if a head of the view a overlaps a head of the view b,
@@ -849,12 +923,27 @@ func seqLen(fn string, n, tokens int) int {
 	return n / tokens
 }
 
-// checkPos panics unless 0 <= pos < t.Len(); what names the argument, its
-// format verbs filled from args.
-func (t *Table) checkPos(fn, what string, pos int, args ...any) {
+// checkPos panics unless 0 <= pos < t.Len().
+func (t *Table) checkPos(fn string, pos int) {
 	if pos < 0 || pos >= t.Len() {
-		panicf("deepseekv3.%s: %s = %d: want 0 <= pos < %d (Table.Len)", fn, fmt.Sprintf(what, args...), pos, t.Len())
+		panicf("deepseekv3.%s: pos = %d: want 0 <= pos < %d (Table.Len)", fn, pos, t.Len())
 	}
+}
+
+// checkSeq panics unless 0 <= pos[j] < t.Len() for every j, naming the
+// first j that is not. The loop only compares: formatting a message, or
+// boxing j for one, happens in panicSeq, on the way to the panic.
+func (t *Table) checkSeq(fn string, pos []int32) {
+	n := uint(t.Len())
+	for j, p := range pos {
+		if uint(int(p)) >= n {
+			panicSeq(fn, j, int(p), int(n))
+		}
+	}
+}
+
+func panicSeq(fn string, j, p, n int) {
+	panicf("deepseekv3.%s: pos[%d] = %d: want 0 <= pos < %d (Table.Len)", fn, j, p, n)
 }
 
 func panicf(format string, args ...any) {
@@ -867,10 +956,14 @@ func panicf(format string, args ...any) {
 // forward into dst, narrowing (values past RotaryDim narrowed unrotated).
 // Callers guarantee that the heads lie inside the slices and, for n > 1,
 // stride >= HeadDim. fill, when set, writes a table row with fillRow's bits.
+// fwdRows and invRows, when set, are fwd and inv with a row per head: head h
+// turns by rows[h·rowLen:][:rowLen] (one head walked along consecutive
+// positions of a head-major view).
 type backend struct {
-	name     string
-	fwd, inv func(x []float32, stride, n int, r *row)
-	fill     func(r *row, pos int, freqs *[RotaryDim / 2]float64)
+	name             string
+	fwd, inv         func(x []float32, stride, n int, r *row)
+	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
+	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure

@@ -229,6 +229,110 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS   (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    256(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (CX)
+
+	// pairs 8…15
+	VMOVUPS   64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    320(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(CX)
+
+	// pairs 16…23
+	VMOVUPS   128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    384(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(CX)
+
+	// pairs 24…31
+	VMOVUPS   192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    448(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS   (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    256(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (CX)
+
+	// pairs 8…15
+	VMOVUPS   64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    320(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(CX)
+
+	// pairs 16…23
+	VMOVUPS   128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    384(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(CX)
+
+	// pairs 24…31
+	VMOVUPS   192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    448(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -763,6 +867,174 @@ head:
 	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 224(CX)
 	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VMOVUPS   (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    256(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+
+	// pairs 4…7
+	VMOVUPS   32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    288(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    320(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    352(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    384(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    416(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    448(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    480(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VMOVUPS   (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    256(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+
+	// pairs 4…7
+	VMOVUPS   32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    288(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    320(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    352(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    384(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    416(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    448(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    480(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000200, BX
 	DECQ      AX
 	JNZ       head
 

@@ -12,18 +12,22 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fill: fillAVX512Row,
-			fwd:  applyAVX512,
-			inv:  applyInverseAVX512,
-			name: "avx512",
+			fill:    fillAVX512Row,
+			fwd:     applyAVX512,
+			fwdRows: applyRowsAVX512,
+			inv:     applyInverseAVX512,
+			invRows: applyInverseRowsAVX512,
+			name:    "avx512",
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
-			fill: fillAVX2Row,
-			fwd:  applyAVX2,
-			inv:  applyInverseAVX2,
-			name: "avx2",
+			fill:    fillAVX2Row,
+			fwd:     applyAVX2,
+			fwdRows: applyRowsAVX2,
+			inv:     applyInverseAVX2,
+			invRows: applyInverseRowsAVX2,
+			name:    "avx2",
 		})
 	}
 	return bs
@@ -61,6 +65,16 @@ func applyAVX512(x []float32, stride int, n int, r *[128]float32)
 //go:noescape
 func applyInverseAVX512(x []float32, stride int, n int, r *[128]float32)
 
+// applyRowsAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+//
+//go:noescape
+func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+
+// applyInverseRowsAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+//
+//go:noescape
+func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+
 // fillAVX512 writes the table values of pairs [0, n) of row r, n = 32, using AVX512: fillRow's bits.
 //
 //go:noescape
@@ -75,6 +89,16 @@ func applyAVX2(x []float32, stride int, n int, r *[128]float32)
 //
 //go:noescape
 func applyInverseAVX2(x []float32, stride int, n int, r *[128]float32)
+
+// applyRowsAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+//
+//go:noescape
+func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+
+// applyInverseRowsAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+//
+//go:noescape
+func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
 
 // fillAVX2 writes the table values of pairs [0, n) of row r, n = 32, using AVX2: fillRow's bits.
 //

@@ -205,6 +205,102 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…15
+	VMOVUPS (BX), Z0
+	VMOVUPS 256(BX), Z1
+	VMOVUPS (CX), Z2
+	VMOVUPS 128(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VSUBPS  Z1, Z0, Z0
+	VMOVUPS Z4, (CX)
+	VMOVUPS Z0, 128(CX)
+
+	// pairs 16…31
+	VMOVUPS 64(BX), Z0
+	VMOVUPS 320(BX), Z1
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 192(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VSUBPS  Z1, Z0, Z0
+	VMOVUPS Z4, 64(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000200, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…15
+	VMOVUPS (BX), Z0
+	VMOVUPS 256(BX), Z1
+	VMOVUPS (CX), Z2
+	VMOVUPS 128(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z4, (CX)
+	VMOVUPS Z0, 128(CX)
+
+	// pairs 16…31
+	VMOVUPS 64(BX), Z0
+	VMOVUPS 320(BX), Z1
+	VMOVUPS 64(CX), Z2
+	VMOVUPS 192(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z4, 64(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000200, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -641,6 +737,158 @@ head:
 	VMOVUPS Y10, 96(CX)
 	VMOVUPS Y9, 224(CX)
 	ADDQ    DX, CX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 256(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 128(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 128(CX)
+
+	// pairs 8…15
+	VMOVUPS 32(BX), Y0
+	VMOVUPS 288(BX), Y1
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 160(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 160(CX)
+
+	// pairs 16…23
+	VMOVUPS 64(BX), Y0
+	VMOVUPS 320(BX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 192(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 192(CX)
+
+	// pairs 24…31
+	VMOVUPS 96(BX), Y0
+	VMOVUPS 352(BX), Y1
+	VMOVUPS 96(CX), Y2
+	VMOVUPS 224(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 224(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000200, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 256(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 128(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 128(CX)
+
+	// pairs 8…15
+	VMOVUPS 32(BX), Y0
+	VMOVUPS 288(BX), Y1
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 160(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 160(CX)
+
+	// pairs 16…23
+	VMOVUPS 64(BX), Y0
+	VMOVUPS 320(BX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 192(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 192(CX)
+
+	// pairs 24…31
+	VMOVUPS 96(BX), Y0
+	VMOVUPS 352(BX), Y1
+	VMOVUPS 96(CX), Y2
+	VMOVUPS 224(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 224(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000200, BX
 	DECQ    AX
 	JNZ     head
 

@@ -309,6 +309,174 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS   (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    512(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (CX)
+
+	// pairs 8…15
+	VMOVUPS   64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    576(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(CX)
+
+	// pairs 16…23
+	VMOVUPS   128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    640(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(CX)
+
+	// pairs 24…31
+	VMOVUPS   192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    704(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(CX)
+
+	// pairs 32…39
+	VMOVUPS   256(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(BX), Z0, Z0
+	VMULPS    768(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 256(CX)
+
+	// pairs 40…47
+	VMOVUPS   320(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(BX), Z0, Z0
+	VMULPS    832(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 320(CX)
+
+	// pairs 48…55
+	VMOVUPS   384(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(BX), Z0, Z0
+	VMULPS    896(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 384(CX)
+
+	// pairs 56…63
+	VMOVUPS   448(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(BX), Z0, Z0
+	VMULPS    960(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 448(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS   (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    512(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (CX)
+
+	// pairs 8…15
+	VMOVUPS   64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    576(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(CX)
+
+	// pairs 16…23
+	VMOVUPS   128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    640(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(CX)
+
+	// pairs 24…31
+	VMOVUPS   192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    704(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(CX)
+
+	// pairs 32…39
+	VMOVUPS   256(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(BX), Z0, Z0
+	VMULPS    768(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 256(CX)
+
+	// pairs 40…47
+	VMOVUPS   320(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(BX), Z0, Z0
+	VMULPS    832(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 320(CX)
+
+	// pairs 48…55
+	VMOVUPS   384(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(BX), Z0, Z0
+	VMULPS    896(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 384(CX)
+
+	// pairs 56…63
+	VMOVUPS   448(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(BX), Z0, Z0
+	VMULPS    960(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 448(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
 // func applyToAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
 // Requires: AVX, AVX512F
 TEXT ·applyToAVX512(SB), NOSPLIT, $0-80
@@ -1376,6 +1544,302 @@ head:
 	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 480(CX)
 	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VMOVUPS   (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    512(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+
+	// pairs 4…7
+	VMOVUPS   32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    544(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    576(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    608(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    640(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    672(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    704(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    736(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+
+	// pairs 32…35
+	VMOVUPS   256(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(BX), Y0, Y0
+	VMULPS    768(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+
+	// pairs 36…39
+	VMOVUPS   288(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(BX), Y0, Y0
+	VMULPS    800(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+
+	// pairs 40…43
+	VMOVUPS   320(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(BX), Y0, Y0
+	VMULPS    832(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+
+	// pairs 44…47
+	VMOVUPS   352(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(BX), Y0, Y0
+	VMULPS    864(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+
+	// pairs 48…51
+	VMOVUPS   384(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(BX), Y0, Y0
+	VMULPS    896(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+
+	// pairs 52…55
+	VMOVUPS   416(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(BX), Y0, Y0
+	VMULPS    928(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+
+	// pairs 56…59
+	VMOVUPS   448(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(BX), Y0, Y0
+	VMULPS    960(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+
+	// pairs 60…63
+	VMOVUPS   480(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(BX), Y0, Y0
+	VMULPS    992(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VMOVUPS   (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    512(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+
+	// pairs 4…7
+	VMOVUPS   32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    544(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+
+	// pairs 8…11
+	VMOVUPS   64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    576(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+
+	// pairs 12…15
+	VMOVUPS   96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    608(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+
+	// pairs 16…19
+	VMOVUPS   128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    640(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+
+	// pairs 20…23
+	VMOVUPS   160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    672(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+
+	// pairs 24…27
+	VMOVUPS   192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    704(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+
+	// pairs 28…31
+	VMOVUPS   224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    736(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+
+	// pairs 32…35
+	VMOVUPS   256(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(BX), Y0, Y0
+	VMULPS    768(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+
+	// pairs 36…39
+	VMOVUPS   288(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(BX), Y0, Y0
+	VMULPS    800(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+
+	// pairs 40…43
+	VMOVUPS   320(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(BX), Y0, Y0
+	VMULPS    832(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+
+	// pairs 44…47
+	VMOVUPS   352(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(BX), Y0, Y0
+	VMULPS    864(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+
+	// pairs 48…51
+	VMOVUPS   384(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(BX), Y0, Y0
+	VMULPS    896(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+
+	// pairs 52…55
+	VMOVUPS   416(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(BX), Y0, Y0
+	VMULPS    928(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+
+	// pairs 56…59
+	VMOVUPS   448(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(BX), Y0, Y0
+	VMULPS    960(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+
+	// pairs 60…63
+	VMOVUPS   480(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(BX), Y0, Y0
+	VMULPS    992(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
 	DECQ      AX
 	JNZ       head
 

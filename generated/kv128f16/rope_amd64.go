@@ -12,20 +12,24 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fill: fillAVX512Row,
-			fwd:  applyAVX512,
-			inv:  applyInverseAVX512,
-			name: "avx512",
-			to:   applyToAVX512,
+			fill:    fillAVX512Row,
+			fwd:     applyAVX512,
+			fwdRows: applyRowsAVX512,
+			inv:     applyInverseAVX512,
+			invRows: applyInverseRowsAVX512,
+			name:    "avx512",
+			to:      applyToAVX512,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasF16C {
 		bs = append(bs, backend{
-			fill: fillAVX2Row,
-			fwd:  applyAVX2,
-			inv:  applyInverseAVX2,
-			name: "avx2",
-			to:   applyToAVX2,
+			fill:    fillAVX2Row,
+			fwd:     applyAVX2,
+			fwdRows: applyRowsAVX2,
+			inv:     applyInverseAVX2,
+			invRows: applyInverseRowsAVX2,
+			name:    "avx2",
+			to:      applyToAVX2,
 		})
 	}
 	return bs
@@ -63,6 +67,16 @@ func applyAVX512(x []float32, stride int, n int, r *[256]float32)
 //go:noescape
 func applyInverseAVX512(x []float32, stride int, n int, r *[256]float32)
 
+// applyRowsAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+//
+//go:noescape
+func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+
+// applyInverseRowsAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+//
+//go:noescape
+func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+
 // applyToAVX512 rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed, with table row r, using AVX512.
 //
 //go:noescape
@@ -82,6 +96,16 @@ func applyAVX2(x []float32, stride int, n int, r *[256]float32)
 //
 //go:noescape
 func applyInverseAVX2(x []float32, stride int, n int, r *[256]float32)
+
+// applyRowsAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+
+// applyInverseRowsAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
 
 // applyToAVX2 rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed, with table row r, using AVX2.
 //

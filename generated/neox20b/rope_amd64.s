@@ -181,6 +181,78 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+	MOVL  $0x00000fff, SI
+	KMOVW SI, K1
+
+head:
+	// pairs 0…11
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z 96(BX), K1, Z1
+	VMOVUPS.Z (CX), K1, Z2
+	VMOVUPS.Z 48(CX), K1, Z3
+	VMULPS    Z0, Z2, Z4
+	VMULPS    Z1, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMULPS    Z0, Z3, Z0
+	VMULPS    Z1, Z2, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z4, K1, (CX)
+	VMOVUPS   Z0, K1, 48(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+	MOVL  $0x00000fff, SI
+	KMOVW SI, K1
+
+head:
+	// pairs 0…11
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z 96(BX), K1, Z1
+	VMOVUPS.Z (CX), K1, Z2
+	VMOVUPS.Z 48(CX), K1, Z3
+	VMULPS    Z0, Z2, Z4
+	VMULPS    Z1, Z3, Z5
+	VSUBPS    Z5, Z4, Z4
+	VMULPS    Z0, Z3, Z0
+	VMULPS    Z1, Z2, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z4, K1, (CX)
+	VMOVUPS   Z0, K1, 48(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[48]float32, pos float64, freqs *[12]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -473,6 +545,102 @@ head:
 	VMOVUPS X6, 32(CX)
 	VMOVUPS X5, 80(CX)
 	ADDQ    DX, CX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 96(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 48(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 48(CX)
+
+	// pairs 8…11
+	VMOVUPS 32(BX), X0
+	VMOVUPS 128(BX), X1
+	VMOVUPS 32(CX), X2
+	VMOVUPS 80(CX), X3
+	VMULPS  X0, X2, X4
+	VMULPS  X1, X3, X5
+	VADDPS  X5, X4, X4
+	VMULPS  X0, X3, X0
+	VMULPS  X1, X2, X1
+	VSUBPS  X1, X0, X0
+	VMOVUPS X4, 32(CX)
+	VMOVUPS X0, 80(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x000000c0, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 96(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 48(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 48(CX)
+
+	// pairs 8…11
+	VMOVUPS 32(BX), X0
+	VMOVUPS 128(BX), X1
+	VMOVUPS 32(CX), X2
+	VMOVUPS 80(CX), X3
+	VMULPS  X0, X2, X4
+	VMULPS  X1, X3, X5
+	VSUBPS  X5, X4, X4
+	VMULPS  X0, X3, X0
+	VMULPS  X1, X2, X1
+	VADDPS  X1, X0, X0
+	VMOVUPS X4, 32(CX)
+	VMOVUPS X0, 80(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x000000c0, BX
 	DECQ    AX
 	JNZ     head
 

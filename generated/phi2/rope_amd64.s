@@ -177,6 +177,74 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…15
+	VMOVUPS (BX), Z0
+	VMOVUPS 128(BX), Z1
+	VMOVUPS (CX), Z2
+	VMOVUPS 64(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VSUBPS  Z1, Z0, Z0
+	VMOVUPS Z4, (CX)
+	VMOVUPS Z0, 64(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000100, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…15
+	VMOVUPS (BX), Z0
+	VMOVUPS 128(BX), Z1
+	VMOVUPS (CX), Z2
+	VMOVUPS 64(CX), Z3
+	VMULPS  Z0, Z2, Z4
+	VMULPS  Z1, Z3, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z0, Z3, Z0
+	VMULPS  Z1, Z2, Z1
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS Z4, (CX)
+	VMOVUPS Z0, 64(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000100, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[64]float32, pos float64, freqs *[16]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -469,6 +537,102 @@ head:
 	VMOVUPS Y6, 32(CX)
 	VMOVUPS Y5, 96(CX)
 	ADDQ    DX, CX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 128(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 64(CX)
+
+	// pairs 8…15
+	VMOVUPS 32(BX), Y0
+	VMOVUPS 160(BX), Y1
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 96(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000100, BX
+	DECQ    AX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VMOVUPS (BX), Y0
+	VMOVUPS 128(BX), Y1
+	VMOVUPS (CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 64(CX)
+
+	// pairs 8…15
+	VMOVUPS 32(BX), Y0
+	VMOVUPS 160(BX), Y1
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 96(CX), Y3
+	VMULPS  Y0, Y2, Y4
+	VMULPS  Y1, Y3, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y0, Y3, Y0
+	VMULPS  Y1, Y2, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    DX, CX
+	ADDQ    $0x00000100, BX
 	DECQ    AX
 	JNZ     head
 

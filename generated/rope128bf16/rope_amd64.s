@@ -417,6 +417,314 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ         n+32(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         x_base+0(FP), CX
+	MOVQ         stride+24(FP), DX
+	SHLQ         $0x01, DX
+	MOVQ         rows_base+40(FP), BX
+	MOVL         $0x00000001, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
+
+head:
+	// pairs 0…7
+	VPMOVZXWD (CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    (BX), Z3, Z3
+	VMULPS    512(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, (CX)
+
+	// pairs 8…15
+	VPMOVZXWD 32(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    64(BX), Z3, Z3
+	VMULPS    576(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 32(CX)
+
+	// pairs 16…23
+	VPMOVZXWD 64(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    128(BX), Z3, Z3
+	VMULPS    640(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 64(CX)
+
+	// pairs 24…31
+	VPMOVZXWD 96(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    192(BX), Z3, Z3
+	VMULPS    704(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 96(CX)
+
+	// pairs 32…39
+	VPMOVZXWD 128(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    256(BX), Z3, Z3
+	VMULPS    768(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 128(CX)
+
+	// pairs 40…47
+	VPMOVZXWD 160(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    320(BX), Z3, Z3
+	VMULPS    832(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 160(CX)
+
+	// pairs 48…55
+	VPMOVZXWD 192(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    384(BX), Z3, Z3
+	VMULPS    896(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 192(CX)
+
+	// pairs 56…63
+	VPMOVZXWD 224(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    448(BX), Z3, Z3
+	VMULPS    960(BX), Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ         n+32(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         x_base+0(FP), CX
+	MOVQ         stride+24(FP), DX
+	SHLQ         $0x01, DX
+	MOVQ         rows_base+40(FP), BX
+	MOVL         $0x00000001, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x00007fff, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x00000040, SI
+	VPBROADCASTD SI, Z2
+
+head:
+	// pairs 0…7
+	VPMOVZXWD (CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    (BX), Z3, Z3
+	VMULPS    512(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, (CX)
+
+	// pairs 8…15
+	VPMOVZXWD 32(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    64(BX), Z3, Z3
+	VMULPS    576(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 32(CX)
+
+	// pairs 16…23
+	VPMOVZXWD 64(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    128(BX), Z3, Z3
+	VMULPS    640(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 64(CX)
+
+	// pairs 24…31
+	VPMOVZXWD 96(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    192(BX), Z3, Z3
+	VMULPS    704(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 96(CX)
+
+	// pairs 32…39
+	VPMOVZXWD 128(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    256(BX), Z3, Z3
+	VMULPS    768(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 128(CX)
+
+	// pairs 40…47
+	VPMOVZXWD 160(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    320(BX), Z3, Z3
+	VMULPS    832(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 160(CX)
+
+	// pairs 48…55
+	VPMOVZXWD 192(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    384(BX), Z3, Z3
+	VMULPS    896(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 192(CX)
+
+	// pairs 56…63
+	VPMOVZXWD 224(CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPERMILPS $0xb1, Z3, Z4
+	VMULPS    448(BX), Z3, Z3
+	VMULPS    960(BX), Z4, Z4
+	VSUBPS    Z4, Z3, Z3
+	VPSRLD    $0x10, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VPANDD    Z0, Z4, Z5
+	VPADDD    Z3, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPSRLD    $0x10, Z5, Z5
+	VPORD     Z2, Z4, K1, Z5
+	VPMOVDW   Z5, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -2409,6 +2717,672 @@ head:
 	VPACKUSDW    X3, X5, X3
 	VMOVDQU      X3, 240(CX)
 	ADDQ         DX, CX
+	DECQ         AX
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX2
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ         n+32(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         x_base+0(FP), CX
+	MOVQ         stride+24(FP), DX
+	SHLQ         $0x01, DX
+	MOVQ         rows_base+40(FP), BX
+	MOVL         $0x00000001, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+
+head:
+	// pairs 0…3
+	VPMOVZXWD    (CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       (BX), Y3, Y3
+	VMULPS       512(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, (CX)
+
+	// pairs 4…7
+	VPMOVZXWD    16(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       32(BX), Y3, Y3
+	VMULPS       544(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 16(CX)
+
+	// pairs 8…11
+	VPMOVZXWD    32(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       64(BX), Y3, Y3
+	VMULPS       576(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 32(CX)
+
+	// pairs 12…15
+	VPMOVZXWD    48(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       96(BX), Y3, Y3
+	VMULPS       608(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 48(CX)
+
+	// pairs 16…19
+	VPMOVZXWD    64(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       128(BX), Y3, Y3
+	VMULPS       640(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 64(CX)
+
+	// pairs 20…23
+	VPMOVZXWD    80(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       160(BX), Y3, Y3
+	VMULPS       672(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 80(CX)
+
+	// pairs 24…27
+	VPMOVZXWD    96(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       192(BX), Y3, Y3
+	VMULPS       704(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 96(CX)
+
+	// pairs 28…31
+	VPMOVZXWD    112(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       224(BX), Y3, Y3
+	VMULPS       736(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 112(CX)
+
+	// pairs 32…35
+	VPMOVZXWD    128(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       256(BX), Y3, Y3
+	VMULPS       768(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 128(CX)
+
+	// pairs 36…39
+	VPMOVZXWD    144(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       288(BX), Y3, Y3
+	VMULPS       800(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 144(CX)
+
+	// pairs 40…43
+	VPMOVZXWD    160(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       320(BX), Y3, Y3
+	VMULPS       832(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 160(CX)
+
+	// pairs 44…47
+	VPMOVZXWD    176(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       352(BX), Y3, Y3
+	VMULPS       864(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 176(CX)
+
+	// pairs 48…51
+	VPMOVZXWD    192(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       384(BX), Y3, Y3
+	VMULPS       896(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 192(CX)
+
+	// pairs 52…55
+	VPMOVZXWD    208(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       416(BX), Y3, Y3
+	VMULPS       928(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 208(CX)
+
+	// pairs 56…59
+	VPMOVZXWD    224(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       448(BX), Y3, Y3
+	VMULPS       960(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 224(CX)
+
+	// pairs 60…63
+	VPMOVZXWD    240(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       480(BX), Y3, Y3
+	VMULPS       992(BX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 240(CX)
+	ADDQ         DX, CX
+	ADDQ         $0x00000400, BX
+	DECQ         AX
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX2
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ         n+32(FP), AX
+	TESTQ        AX, AX
+	JZ           done
+	MOVQ         x_base+0(FP), CX
+	MOVQ         stride+24(FP), DX
+	SHLQ         $0x01, DX
+	MOVQ         rows_base+40(FP), BX
+	MOVL         $0x00000001, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000040, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+
+head:
+	// pairs 0…3
+	VPMOVZXWD    (CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       (BX), Y3, Y3
+	VMULPS       512(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, (CX)
+
+	// pairs 4…7
+	VPMOVZXWD    16(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       32(BX), Y3, Y3
+	VMULPS       544(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 16(CX)
+
+	// pairs 8…11
+	VPMOVZXWD    32(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       64(BX), Y3, Y3
+	VMULPS       576(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 32(CX)
+
+	// pairs 12…15
+	VPMOVZXWD    48(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       96(BX), Y3, Y3
+	VMULPS       608(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 48(CX)
+
+	// pairs 16…19
+	VPMOVZXWD    64(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       128(BX), Y3, Y3
+	VMULPS       640(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 64(CX)
+
+	// pairs 20…23
+	VPMOVZXWD    80(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       160(BX), Y3, Y3
+	VMULPS       672(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 80(CX)
+
+	// pairs 24…27
+	VPMOVZXWD    96(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       192(BX), Y3, Y3
+	VMULPS       704(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 96(CX)
+
+	// pairs 28…31
+	VPMOVZXWD    112(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       224(BX), Y3, Y3
+	VMULPS       736(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 112(CX)
+
+	// pairs 32…35
+	VPMOVZXWD    128(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       256(BX), Y3, Y3
+	VMULPS       768(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 128(CX)
+
+	// pairs 36…39
+	VPMOVZXWD    144(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       288(BX), Y3, Y3
+	VMULPS       800(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 144(CX)
+
+	// pairs 40…43
+	VPMOVZXWD    160(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       320(BX), Y3, Y3
+	VMULPS       832(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 160(CX)
+
+	// pairs 44…47
+	VPMOVZXWD    176(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       352(BX), Y3, Y3
+	VMULPS       864(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 176(CX)
+
+	// pairs 48…51
+	VPMOVZXWD    192(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       384(BX), Y3, Y3
+	VMULPS       896(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 192(CX)
+
+	// pairs 52…55
+	VPMOVZXWD    208(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       416(BX), Y3, Y3
+	VMULPS       928(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 208(CX)
+
+	// pairs 56…59
+	VPMOVZXWD    224(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       448(BX), Y3, Y3
+	VMULPS       960(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 224(CX)
+
+	// pairs 60…63
+	VPMOVZXWD    240(CX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       480(BX), Y3, Y3
+	VMULPS       992(BX), Y4, Y4
+	VSUBPS       Y4, Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y3, Y5, Y5
+	VPADDD       Y1, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VPOR         Y2, Y4, Y3
+	VBLENDVPS    Y6, Y3, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X3
+	VMOVDQU      X3, 240(CX)
+	ADDQ         DX, CX
+	ADDQ         $0x00000400, BX
 	DECQ         AX
 	JNZ          head
 

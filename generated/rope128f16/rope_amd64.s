@@ -309,6 +309,174 @@ done:
 	VZEROUPPER
 	RET
 
+// func applyRowsAVX512(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x01, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VCVTPH2PS (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    512(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+
+	// pairs 8…15
+	VCVTPH2PS 32(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    576(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+
+	// pairs 16…23
+	VCVTPH2PS 64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    640(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+
+	// pairs 24…31
+	VCVTPH2PS 96(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    704(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+
+	// pairs 32…39
+	VCVTPH2PS 128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(BX), Z0, Z0
+	VMULPS    768(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+
+	// pairs 40…47
+	VCVTPH2PS 160(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(BX), Z0, Z0
+	VMULPS    832(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+
+	// pairs 48…55
+	VCVTPH2PS 192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(BX), Z0, Z0
+	VMULPS    896(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 192(CX)
+
+	// pairs 56…63
+	VCVTPH2PS 224(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(BX), Z0, Z0
+	VMULPS    960(BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX512(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x01, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…7
+	VCVTPH2PS (CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (BX), Z0, Z0
+	VMULPS    512(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+
+	// pairs 8…15
+	VCVTPH2PS 32(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(BX), Z0, Z0
+	VMULPS    576(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+
+	// pairs 16…23
+	VCVTPH2PS 64(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(BX), Z0, Z0
+	VMULPS    640(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+
+	// pairs 24…31
+	VCVTPH2PS 96(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(BX), Z0, Z0
+	VMULPS    704(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+
+	// pairs 32…39
+	VCVTPH2PS 128(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(BX), Z0, Z0
+	VMULPS    768(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+
+	// pairs 40…47
+	VCVTPH2PS 160(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(BX), Z0, Z0
+	VMULPS    832(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+
+	// pairs 48…55
+	VCVTPH2PS 192(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(BX), Z0, Z0
+	VMULPS    896(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 192(CX)
+
+	// pairs 56…63
+	VCVTPH2PS 224(CX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(BX), Z0, Z0
+	VMULPS    960(BX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VCVTPS2PH $0x00, Z0, 224(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
 // func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
 // Requires: AVX, AVX512F
 TEXT ·fillAVX512(SB), NOSPLIT, $0-40
@@ -1227,6 +1395,302 @@ head:
 	VSUBPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 240(CX)
 	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyRowsAVX2(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, F16C
+TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x01, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VCVTPH2PS (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    512(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+
+	// pairs 4…7
+	VCVTPH2PS 16(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    544(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+
+	// pairs 8…11
+	VCVTPH2PS 32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    576(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+
+	// pairs 12…15
+	VCVTPH2PS 48(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    608(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+
+	// pairs 16…19
+	VCVTPH2PS 64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    640(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+
+	// pairs 20…23
+	VCVTPH2PS 80(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    672(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+
+	// pairs 24…27
+	VCVTPH2PS 96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    704(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+
+	// pairs 28…31
+	VCVTPH2PS 112(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    736(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+
+	// pairs 32…35
+	VCVTPH2PS 128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(BX), Y0, Y0
+	VMULPS    768(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+
+	// pairs 36…39
+	VCVTPH2PS 144(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(BX), Y0, Y0
+	VMULPS    800(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+
+	// pairs 40…43
+	VCVTPH2PS 160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(BX), Y0, Y0
+	VMULPS    832(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+
+	// pairs 44…47
+	VCVTPH2PS 176(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(BX), Y0, Y0
+	VMULPS    864(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+
+	// pairs 48…51
+	VCVTPH2PS 192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(BX), Y0, Y0
+	VMULPS    896(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+
+	// pairs 52…55
+	VCVTPH2PS 208(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(BX), Y0, Y0
+	VMULPS    928(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+
+	// pairs 56…59
+	VCVTPH2PS 224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(BX), Y0, Y0
+	VMULPS    960(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+
+	// pairs 60…63
+	VCVTPH2PS 240(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(BX), Y0, Y0
+	VMULPS    992(BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
+	DECQ      AX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func applyInverseRowsAVX2(x []uint16, stride int, n int, rows []float32)
+// Requires: AVX, F16C
+TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ  n+32(FP), AX
+	TESTQ AX, AX
+	JZ    done
+	MOVQ  x_base+0(FP), CX
+	MOVQ  stride+24(FP), DX
+	SHLQ  $0x01, DX
+	MOVQ  rows_base+40(FP), BX
+
+head:
+	// pairs 0…3
+	VCVTPH2PS (CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (BX), Y0, Y0
+	VMULPS    512(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+
+	// pairs 4…7
+	VCVTPH2PS 16(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(BX), Y0, Y0
+	VMULPS    544(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+
+	// pairs 8…11
+	VCVTPH2PS 32(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(BX), Y0, Y0
+	VMULPS    576(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+
+	// pairs 12…15
+	VCVTPH2PS 48(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(BX), Y0, Y0
+	VMULPS    608(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+
+	// pairs 16…19
+	VCVTPH2PS 64(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(BX), Y0, Y0
+	VMULPS    640(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+
+	// pairs 20…23
+	VCVTPH2PS 80(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(BX), Y0, Y0
+	VMULPS    672(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+
+	// pairs 24…27
+	VCVTPH2PS 96(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(BX), Y0, Y0
+	VMULPS    704(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+
+	// pairs 28…31
+	VCVTPH2PS 112(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(BX), Y0, Y0
+	VMULPS    736(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+
+	// pairs 32…35
+	VCVTPH2PS 128(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(BX), Y0, Y0
+	VMULPS    768(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+
+	// pairs 36…39
+	VCVTPH2PS 144(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(BX), Y0, Y0
+	VMULPS    800(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+
+	// pairs 40…43
+	VCVTPH2PS 160(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(BX), Y0, Y0
+	VMULPS    832(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+
+	// pairs 44…47
+	VCVTPH2PS 176(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(BX), Y0, Y0
+	VMULPS    864(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+
+	// pairs 48…51
+	VCVTPH2PS 192(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(BX), Y0, Y0
+	VMULPS    896(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+
+	// pairs 52…55
+	VCVTPH2PS 208(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(BX), Y0, Y0
+	VMULPS    928(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+
+	// pairs 56…59
+	VCVTPH2PS 224(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(BX), Y0, Y0
+	VMULPS    960(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+
+	// pairs 60…63
+	VCVTPH2PS 240(CX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(BX), Y0, Y0
+	VMULPS    992(BX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, CX
+	ADDQ      $0x00000400, BX
 	DECQ      AX
 	JNZ       head
 

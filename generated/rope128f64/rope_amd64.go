@@ -12,16 +12,20 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fwd:  applyAVX512,
-			inv:  applyInverseAVX512,
-			name: "avx512",
+			fwd:     applyAVX512,
+			fwdRows: applyRowsAVX512,
+			inv:     applyInverseAVX512,
+			invRows: applyInverseRowsAVX512,
+			name:    "avx512",
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
-			fwd:  applyAVX2,
-			inv:  applyInverseAVX2,
-			name: "avx2",
+			fwd:     applyAVX2,
+			fwdRows: applyRowsAVX2,
+			inv:     applyInverseAVX2,
+			invRows: applyInverseRowsAVX2,
+			name:    "avx2",
 		})
 	}
 	return bs
@@ -37,6 +41,16 @@ func applyAVX512(x []float64, stride int, n int, r *[256]float64)
 //go:noescape
 func applyInverseAVX512(x []float64, stride int, n int, r *[256]float64)
 
+// applyRowsAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+//
+//go:noescape
+func applyRowsAVX512(x []float64, stride int, n int, rows []float64)
+
+// applyInverseRowsAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+//
+//go:noescape
+func applyInverseRowsAVX512(x []float64, stride int, n int, rows []float64)
+
 // applyAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r, using AVX2.
 //
 //go:noescape
@@ -46,3 +60,13 @@ func applyAVX2(x []float64, stride int, n int, r *[256]float64)
 //
 //go:noescape
 func applyInverseAVX2(x []float64, stride int, n int, r *[256]float64)
+
+// applyRowsAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyRowsAVX2(x []float64, stride int, n int, rows []float64)
+
+// applyInverseRowsAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyInverseRowsAVX2(x []float64, stride int, n int, rows []float64)
