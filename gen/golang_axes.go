@@ -52,21 +52,32 @@ func (p *Plan) axesAPI(f *jen.File) {
 	}
 	f.Line()
 	f.Comment("axes applies kern to the tokens of x (n values each) with the rows their")
-	f.Comment("positions pos (Axes a token) make.")
+	f.Comment("positions pos (Axes a token) make. A token whose positions are all equal")
+	f.Comment("uses its table row as is; any other gets mixed, the row of pairs taken")
+	f.Comment("from the rows of their axes' positions, where only the axes whose")
+	f.Comment("position differs from the last mixed token's are copied again (an image")
+	f.Comment("row's patches share their time and height).")
 	f.Func().Params(id("t").Op("*").Id("Table")).Id("axes").Params(id("kern").Add(p.kernType()), id("x").Index().Id(T), id("pos").Index().Int32(), id("n").Int()).Block(
 		id("mixed").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
-		jen.Var().Id("rows").Index(id("Axes")).Op("*").Id("row"),
+		jen.Comment("have[a] is the position whose axis-a values mixed holds; −1: none."),
+		jen.Var().Id("have").Index(id("Axes")).Int32(),
+		jen.For(id("a").Op(":=").Range().Id("have")).Block(
+			id("have").Index(id("a")).Op("=").Lit(-1),
+		),
 		jen.For(id("j").Op(":=").Lit(0), id("j").Op("<").Len(id("pos")).Op("/").Id("Axes"), id("j").Op("++")).Block(
 			id("p").Op(":=").Id("pos").Index(id("j").Op("*").Id("Axes").Op(":").Parens(id("j").Op("+").Lit(1)).Op("*").Id("Axes")),
 			id("r").Op(":=").Id("t").Dot("row").Call(jen.Int().Call(id("p").Index(lit(0)))),
 			id("same").Op(":=").True(),
 			jen.For(id("a").Op(":=").Lit(1), id("a").Op("<").Id("Axes"), id("a").Op("++")).Block(
-				id("rows").Index(id("a")).Op("=").Id("t").Dot("row").Call(jen.Int().Call(id("p").Index(id("a")))),
 				id("same").Op("=").Id("same").Op("&&").Id("p").Index(id("a")).Op("==").Id("p").Index(lit(0)),
 			),
 			jen.If(jen.Op("!").Id("same")).Block(
-				id("rows").Index(lit(0)).Op("=").Id("r"),
-				id("mixRow").Call(id("mixed"), jen.Op("&").Id("rows")),
+				jen.For(id("a").Op(":=").Range().Id("have")).Block(
+					jen.If(id("p").Index(id("a")).Op("!=").Id("have").Index(id("a"))).Block(
+						id("mixAxis").Call(id("mixed"), id("a"), id("t").Dot("row").Call(jen.Int().Call(id("p").Index(id("a"))))),
+						id("have").Index(id("a")).Op("=").Id("p").Index(id("a")),
+					),
+				),
 				id("r").Op("=").Id("mixed"),
 			),
 			id("kern").Call(id("x").Index(id("j").Op("*").Id("n").Op(":").Parens(id("j").Op("+").Lit(1)).Op("*").Id("n")), id("HeadDim"), id("n").Op("/").Id("HeadDim"), id("r")),
@@ -74,36 +85,47 @@ func (p *Plan) axesAPI(f *jen.File) {
 		id("rowPool").Dot("Put").Call(id("mixed")),
 	)
 
-	// Runs of row indices whose pairs are on the same axis: one copy each,
-	// element by element for short runs.
+	// Runs of row indices whose pairs are on the same axis: one array
+	// assignment each (inline moves, no call), element by element for
+	// short runs.
 	axisOfIndex := make([]int, p.RotaryDim)
 	for i := 0; i < p.Half; i++ {
 		a, b := p.Pair(i)
 		axisOfIndex[a], axisOfIndex[b] = int(p.Axis[i]), int(p.Axis[i])
 	}
 	f.Line()
-	f.Comment("mixRow writes to dst the row of a token with the position rows rows: the")
-	f.Comment("C and S values of pair i from rows[Axis[i]].")
-	f.Func().Id("mixRow").Params(id("dst").Op("*").Id("row"), id("rows").Op("*").Index(id("Axes")).Op("*").Id("row")).BlockFunc(func(g *jen.Group) {
-		for _, half := range []int{0, p.RotaryDim} {
-			for lo := 0; lo < p.RotaryDim; {
-				a := axisOfIndex[lo]
-				hi := lo + 1
-				for hi < p.RotaryDim && axisOfIndex[hi] == a {
-					hi++
-				}
-				src := id("rows").Index(lit(a))
-				if hi-lo <= 4 {
-					for j := lo; j < hi; j++ {
-						g.Id("dst").Index(lit(half + j)).Op("=").Add(src.Clone()).Index(lit(half + j))
+	f.Comment("mixAxis copies to dst, from src (the row of a position), the C and S values")
+	f.Comment("of the pairs i with Axis[i] = a.")
+	f.Func().Id("mixAxis").Params(id("dst").Op("*").Id("row"), id("a").Int(), id("src").Op("*").Id("row")).Block(
+		jen.Switch(id("a")).BlockFunc(func(sw *jen.Group) {
+			for axis := 0; axis < p.Axes; axis++ {
+				sw.Case(lit(axis)).BlockFunc(func(g *jen.Group) {
+					for _, half := range []int{0, p.RotaryDim} {
+						for lo := 0; lo < p.RotaryDim; {
+							a := axisOfIndex[lo]
+							hi := lo + 1
+							for hi < p.RotaryDim && axisOfIndex[hi] == a {
+								hi++
+							}
+							if a == axis {
+								if hi-lo <= 4 {
+									for j := lo; j < hi; j++ {
+										g.Id("dst").Index(lit(half + j)).Op("=").Id("src").Index(lit(half + j))
+									}
+								} else {
+									arr := func(v string) *jen.Statement {
+										return jen.Parens(jen.Op("*").Index(lit(hi - lo)).Id(p.computeType())).Call(id(v).Index(lit(half + lo).Op(":").Lit(half + hi)))
+									}
+									g.Op("*").Add(arr("dst")).Op("=").Op("*").Add(arr("src"))
+								}
+							}
+							lo = hi
+						}
 					}
-				} else {
-					g.Copy(id("dst").Index(lit(half+lo).Op(":").Lit(half+hi)), src.Clone().Index(lit(half+lo).Op(":").Lit(half+hi)))
-				}
-				lo = hi
+				})
 			}
-		}
-	})
+		}),
+	)
 }
 
 // axesNames says in words what the axes of the plan's scheme are.

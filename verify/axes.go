@@ -106,14 +106,21 @@ func (s *suite[T]) axesRef(x []T, pos []int, inverse bool) (ref, bound []float64
 }
 
 // axesPos draws positions for tokens tokens: each token's axes all equal one
-// time in four (a text token), else independent.
+// time in four (a text token), else independent; and half the time after
+// the first token, each axis keeps the previous token's position with
+// probability 1/2 (patches of an image row share time and height), so that
+// ApplyAxes's reuse of the axes it has mixed is exercised.
 func (s *suite[T]) axesPos(rng *rand.Rand, tokens int) []int32 {
 	pos := make([]int32, tokens*s.k.Axes)
 	for j := range tokens {
 		p := int32(rng.IntN(s.n))
+		keep := j > 0 && rng.IntN(2) == 0
 		for a := range s.k.Axes {
 			if rng.IntN(4) != 0 {
 				p = int32(rng.IntN(s.n))
+			}
+			if keep && rng.IntN(2) == 0 {
+				p = pos[(j-1)*s.k.Axes+a]
 			}
 			pos[j*s.k.Axes+a] = p
 		}
@@ -300,9 +307,8 @@ func toInt32(p []int) []int32 {
 func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	bs := s.k.Backends
-	if len(bs) < 2 {
-		t.Logf("%d backend(s): nothing to compare", len(bs))
-		return
+	if len(bs) == 0 {
+		bs = []Backend{{Name: "default", Use: func() {}}}
 	}
 	defer bs[0].Use()
 	sd := seed()
@@ -331,13 +337,28 @@ func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 			return y
 		}
 		want := run(ref)
+		// Each token as if alone: what ApplyAxes carries from one token to
+		// the next (the axes it has mixed) must not change a bit.
+		n := heads * s.hd
+		for j := range tokens {
+			y := slices.Clone(x[j*n : (j+1)*n])
+			p := pos[j*s.k.Axes : (j+1)*s.k.Axes]
+			if inverse {
+				s.k.ApplyInverseAxes(s.tab, y, p)
+			} else {
+				s.k.ApplyAxes(s.tab, y, p)
+			}
+			if i := s.firstDiff(want[j*n:(j+1)*n], y); i >= 0 {
+				t.Fatalf("seed %d: %s: ApplyAxes(inverse=%v) positions %v: token %d, index %d differs from ApplyAxes on that token alone (positions %v)", sd, ref.Name, inverse, pos, j, i, p)
+			}
+		}
 		for _, b := range bs[:len(bs)-1] {
 			if i := s.firstDiff(run(b), want); i >= 0 {
 				t.Fatalf("seed %d: backend %s differs from %s: ApplyAxes(inverse=%v) positions %v, index %d", sd, b.Name, ref.Name, inverse, pos, i)
 			}
 		}
 	}
-	t.Logf("seed %d: %d multi-axis calls bit-identical across %d backends", sd, calls, len(bs))
+	t.Logf("seed %d: %d multi-axis calls bit-identical across %d backends and to each token rotated alone", sd, calls, len(bs))
 }
 
 // checkAxesPanics: a len(pos) that is not a multiple of Axes, a length of x
@@ -451,7 +472,10 @@ func checkDynamic[T Elem](t tb, s *suite[T]) {
 
 // benchAxes measures ApplyAxes on a prefill of benchTokens image tokens (a
 // 16-wide grid of patches: time fixed, height and width varying, so every
-// token assembles its row) beside ApplySeq on the same bytes, per backend.
+// token assembles its row, along an image row only the width's part anew)
+// beside ApplySeq on the same bytes, per backend; and, as axes/worst, on
+// tokens whose every axis moves from one token to the next, so that every
+// token's row is assembled whole.
 func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
 	x0 := input(benchTokens * benchHeads * s.hd)
 	seq := make([]int32, benchTokens)
@@ -464,11 +488,22 @@ func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 		}
 		pos = append(pos, grid...)
 	}
+	worst := make([]int32, 0, benchTokens*s.k.Axes)
+	for j := range benchTokens {
+		for a := range s.k.Axes {
+			worst = append(worst, int32(j+a))
+		}
+	}
 	for _, be := range backends {
 		b.Run("backend="+be.Name, func(b *testing.B) {
 			be.Use()
 			defer restore()
 			benchLoop(b, x0, every, func(x []T) { s.k.ApplyAxes(s.tab, x, pos) })
+		})
+		b.Run("worst/backend="+be.Name, func(b *testing.B) {
+			be.Use()
+			defer restore()
+			benchLoop(b, x0, every, func(x []T) { s.k.ApplyAxes(s.tab, x, worst) })
 		})
 		b.Run("seq/backend="+be.Name, func(b *testing.B) {
 			be.Use()

@@ -34,6 +34,7 @@ const (
 //	prefill4k/parallel=2        ApplySeqParallel with 2 workers, where the table has it
 //	prefill4k/baseline=stream   (and stream-avx2)
 //	axes/backend=<name>         multi-axis packages: ApplyAxes on 512 image tokens × 32 heads
+//	axes/worst/backend=<name>   ApplyAxes with every axis moving every token
 //	axes/seq/backend=<name>     ApplySeq on the same bytes, for the ratio
 //	decodeqk/backend=<name>     packages with strides: ApplyQK on one fused QKV row of
 //	                            32 q + 8 k + 8 v heads (Llama 3 8B) at one position
