@@ -973,21 +973,32 @@ func (t *Table) ApplyInverseAxes(x []float32, pos []int32) {
 }
 
 // axes applies kern to the tokens of x (n values each) with the rows their
-// positions pos (Axes a token) make.
+// positions pos (Axes a token) make. A token whose positions are all equal
+// uses its table row as is; any other gets mixed, the row of pairs taken
+// from the rows of their axes' positions, where only the axes whose
+// position differs from the last mixed token's are copied again (an image
+// row's patches share their time and height).
 func (t *Table) axes(kern func(x []float32, stride, n int, r *row), x []float32, pos []int32, n int) {
 	mixed := rowPool.Get().(*row)
-	var rows [Axes]*row
+	// have[a] is the position whose axis-a values mixed holds; −1: none.
+	var have [Axes]int32
+	for a := range have {
+		have[a] = -1
+	}
 	for j := 0; j < len(pos)/Axes; j++ {
 		p := pos[j*Axes : (j+1)*Axes]
 		r := t.row(int(p[0]))
 		same := true
 		for a := 1; a < Axes; a++ {
-			rows[a] = t.row(int(p[a]))
 			same = same && p[a] == p[0]
 		}
 		if !same {
-			rows[0] = r
-			mixRow(mixed, &rows)
+			for a := range have {
+				if p[a] != have[a] {
+					mixAxis(mixed, a, t.row(int(p[a])))
+					have[a] = p[a]
+				}
+			}
 			r = mixed
 		}
 		kern(x[j*n:(j+1)*n], HeadDim, n/HeadDim, r)
@@ -995,21 +1006,26 @@ func (t *Table) axes(kern func(x []float32, stride, n int, r *row), x []float32,
 	rowPool.Put(mixed)
 }
 
-// mixRow writes to dst the row of a token with the position rows rows: the
-// C and S values of pair i from rows[Axis[i]].
-func mixRow(dst *row, rows *[Axes]*row) {
-	copy(dst[0:16], rows[0][0:16])
-	copy(dst[16:40], rows[1][16:40])
-	copy(dst[40:64], rows[2][40:64])
-	copy(dst[64:80], rows[0][64:80])
-	copy(dst[80:104], rows[1][80:104])
-	copy(dst[104:128], rows[2][104:128])
-	copy(dst[128:144], rows[0][128:144])
-	copy(dst[144:168], rows[1][144:168])
-	copy(dst[168:192], rows[2][168:192])
-	copy(dst[192:208], rows[0][192:208])
-	copy(dst[208:232], rows[1][208:232])
-	copy(dst[232:256], rows[2][232:256])
+// mixAxis copies to dst, from src (the row of a position), the C and S values
+// of the pairs i with Axis[i] = a.
+func mixAxis(dst *row, a int, src *row) {
+	switch a {
+	case 0:
+		*(*[16]float32)(dst[0:16]) = *(*[16]float32)(src[0:16])
+		*(*[16]float32)(dst[64:80]) = *(*[16]float32)(src[64:80])
+		*(*[16]float32)(dst[128:144]) = *(*[16]float32)(src[128:144])
+		*(*[16]float32)(dst[192:208]) = *(*[16]float32)(src[192:208])
+	case 1:
+		*(*[24]float32)(dst[16:40]) = *(*[24]float32)(src[16:40])
+		*(*[24]float32)(dst[80:104]) = *(*[24]float32)(src[80:104])
+		*(*[24]float32)(dst[144:168]) = *(*[24]float32)(src[144:168])
+		*(*[24]float32)(dst[208:232]) = *(*[24]float32)(src[208:232])
+	case 2:
+		*(*[24]float32)(dst[40:64]) = *(*[24]float32)(src[40:64])
+		*(*[24]float32)(dst[104:128]) = *(*[24]float32)(src[104:128])
+		*(*[24]float32)(dst[168:192]) = *(*[24]float32)(src[168:192])
+		*(*[24]float32)(dst[232:256]) = *(*[24]float32)(src[232:256])
+	}
 }
 
 func checkLen(fn string, n int) {
