@@ -21,9 +21,12 @@
 // The kernels rotate n heads at a run-time element stride (docs/contract.md):
 //
 //	func applyAVX2(x []T, stride, n int, r *[2R]C)        // fwd; inv alike
+//	func applyRowsAVX2(x []T, stride, n int, rows []C)    // a row per head; inv alike
 //	func applyToAVX2(dst []O, dstStride int, src []T, srcStride int, n int, r *[2R]C)
 //
-// Head h is x[h·stride:][:HeadDim]. Only the rotary values [0, R) of each
+// Head h is x[h·stride:][:HeadDim]; a rows kernel turns it by the table row
+// rows[h·2R:][:2R] (one head of a head-major view along consecutive
+// positions; len(rows) is not read). Only the rotary values [0, R) of each
 // head are read and written in place; a "to" kernel writes exactly
 // [0, HeadDim) of each dst head. n = 0 returns at once; len(x) is not read.
 package amd64
@@ -55,7 +58,7 @@ type Kernel struct {
 type Func struct {
 	Name  string // Go name, e.g. "applyAVX2"
 	Stub  string // Go declaration, as avo derives it from the signature
-	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "to" (forward, narrowed into dst), "fill" (table values) or "stream"
+	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values) or "stream"
 	Level string // dispatch level, e.g. "avx2"
 }
 

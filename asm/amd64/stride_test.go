@@ -43,7 +43,8 @@ var strideKernels = []Kernel{
 
 // TestStrides assembles the kernels of strideKernels into one package in a
 // temporary module, vets its frames (asmdecl) and runs strideHarness there
-// at every level this CPU supports: n = 0…5 heads at strides HeadDim,
+// at every level this CPU supports, the rows kernels (a table row per head)
+// too: n = 0…5 heads at strides HeadDim,
 // HeadDim+1, HeadDim+3, 3·HeadDim+5, 192 and a large odd stride, from
 // unaligned bases. Each rotated head must hold the bits of a scalar
 // reference (f32, f64) or of the same kernel run on that head alone in a
@@ -88,9 +89,13 @@ func TestStrides(t *testing.T) {
 			x := codecs[k.DType].goType
 			fmt.Fprintf(&reg, "\tkernels = append(kernels, kernel{name: %q, level: %q, headDim: %d, rotaryDim: %d, neox: %v, dtype: %q, out: %q,\n",
 				fmt.Sprintf("%sk%d", l.Name, i), l.Name, k.HeadDim, k.RotaryDim, k.NeoX, k.DType, k.OutDType)
-			for _, kind := range []string{"fwd", "inv"} {
+			for _, kind := range []string{"fwd", "inv", "fwdrows", "invrows"} {
+				field, arg := kind, row
+				if strings.HasSuffix(kind, "rows") {
+					field, arg = strings.TrimSuffix(kind, "rows")+"Rows", "r"
+				}
 				fmt.Fprintf(&reg, "\t\t%s%s: func(x []%s, stride, n int, r []%s) { %s(x, stride, n, %s) },\n",
-					kind, strings.ToUpper(k.DType[:1])+k.DType[1:], x, codecs[k.DType].compute().goType, fn[kind], row)
+					field, strings.ToUpper(k.DType[:1])+k.DType[1:], x, codecs[k.DType].compute().goType, fn[kind], arg)
 			}
 			if k.OutDType != "" {
 				fmt.Fprintf(&reg, "\t\tto: func(dst []uint16, dstStride int, src []float32, srcStride int, n int, r []float32) { %s(dst, dstStride, src, srcStride, n, %s) },\n", fn["to"], row)
@@ -150,6 +155,11 @@ type kernel struct {
 	fwdF64, invF64          func(x []float64, stride, n int, r []float64)
 	fwdF16, invF16          func(x []uint16, stride, n int, r []float32)
 	fwdBf16, invBf16        func(x []uint16, stride, n int, r []float32)
+	// The rows kernels: r holds n rows, head h turns by r[h·2R:][:2R].
+	fwdRowsF32, invRowsF32   func(x []float32, stride, n int, r []float32)
+	fwdRowsF64, invRowsF64   func(x []float64, stride, n int, r []float64)
+	fwdRowsF16, invRowsF16   func(x []uint16, stride, n int, r []float32)
+	fwdRowsBf16, invRowsBf16 func(x []uint16, stride, n int, r []float32)
 	to                      func(dst []uint16, dstStride int, src []float32, srcStride int, n int, r []float32)
 }
 
@@ -225,8 +235,9 @@ func value[T elem](rng *rand.Rand, dtype string) T {
 
 // checkInPlace runs fn on n heads stride apart at each offset and checks
 // every value of the buffer: the rotary values of each head against want,
-// the others unchanged.
-func checkInPlace[T elem, C float32 | float64](t *testing.T, k kernel, fn func([]T, int, int, []C), want func(head []T, r []C) []T) {
+// the others unchanged. With rows, fn is a rows kernel: it gets n table
+// rows, one per head, each different.
+func checkInPlace[T elem, C float32 | float64](t *testing.T, k kernel, rows bool, fn func([]T, int, int, []C), want func(head []T, r []C) []T) {
 	rng := rand.New(rand.NewPCG(uint64(k.headDim), uint64(k.rotaryDim)))
 	for _, stride := range strides(k) {
 		for n := range 6 {
@@ -235,6 +246,14 @@ func checkInPlace[T elem, C float32 | float64](t *testing.T, k kernel, fn func([
 					continue
 				}
 				r := table[C](rng, k)
+				rowOf := func(int) []C { return r }
+				if rows {
+					r = nil
+					for range n {
+						r = append(r, table[C](rng, k)...)
+					}
+					rowOf = func(h int) []C { return r[h*2*k.rotaryDim : (h+1)*2*k.rotaryDim] }
+				}
 				need := 0
 				if n > 0 {
 					need = (n-1)*stride + k.headDim
@@ -247,12 +266,12 @@ func checkInPlace[T elem, C float32 | float64](t *testing.T, k kernel, fn func([
 				exp := append([]T(nil), buf...)
 				for h := range n {
 					base := off + h*stride
-					copy(exp[base:base+k.rotaryDim], want(old[base:base+k.headDim:base+k.headDim], r)[:k.rotaryDim])
+					copy(exp[base:base+k.rotaryDim], want(old[base:base+k.headDim:base+k.headDim], rowOf(h))[:k.rotaryDim])
 				}
 				fn(buf[off:off+need], stride, n, r)
 				for i, v := range buf {
 					if e := exp[i]; !same(v, e) {
-						t.Fatalf("%s: stride %d, n %d, offset %d: buf[%d] = %v, want %v", k.name, stride, n, off, i, v, e)
+						t.Fatalf("%s (rows %v): stride %d, n %d, offset %d: buf[%d] = %v, want %v", k.name, rows, stride, n, off, i, v, e)
 					}
 				}
 			}
@@ -327,19 +346,29 @@ func TestStrides(t *testing.T) {
 			continue
 		}
 		ran++
+		// The rows kernels must give, head by head, the reference's bits
+		// (f32, f64) or the one-row kernel's on that head alone with its row.
 		switch k.dtype {
 		case "f32":
-			checkInPlace(t, k, k.fwdF32, func(h, r []float32) []float32 { return reference(k, h, r, false) })
-			checkInPlace(t, k, k.invF32, func(h, r []float32) []float32 { return reference(k, h, r, true) })
+			checkInPlace(t, k, false, k.fwdF32, func(h, r []float32) []float32 { return reference(k, h, r, false) })
+			checkInPlace(t, k, false, k.invF32, func(h, r []float32) []float32 { return reference(k, h, r, true) })
+			checkInPlace(t, k, true, k.fwdRowsF32, func(h, r []float32) []float32 { return reference(k, h, r, false) })
+			checkInPlace(t, k, true, k.invRowsF32, func(h, r []float32) []float32 { return reference(k, h, r, true) })
 		case "f64":
-			checkInPlace(t, k, k.fwdF64, func(h, r []float64) []float64 { return reference(k, h, r, false) })
-			checkInPlace(t, k, k.invF64, func(h, r []float64) []float64 { return reference(k, h, r, true) })
+			checkInPlace(t, k, false, k.fwdF64, func(h, r []float64) []float64 { return reference(k, h, r, false) })
+			checkInPlace(t, k, false, k.invF64, func(h, r []float64) []float64 { return reference(k, h, r, true) })
+			checkInPlace(t, k, true, k.fwdRowsF64, func(h, r []float64) []float64 { return reference(k, h, r, false) })
+			checkInPlace(t, k, true, k.invRowsF64, func(h, r []float64) []float64 { return reference(k, h, r, true) })
 		case "f16":
-			checkInPlace(t, k, k.fwdF16, alone(k.fwdF16))
-			checkInPlace(t, k, k.invF16, alone(k.invF16))
+			checkInPlace(t, k, false, k.fwdF16, alone(k.fwdF16))
+			checkInPlace(t, k, false, k.invF16, alone(k.invF16))
+			checkInPlace(t, k, true, k.fwdRowsF16, alone(k.fwdF16))
+			checkInPlace(t, k, true, k.invRowsF16, alone(k.invF16))
 		case "bf16":
-			checkInPlace(t, k, k.fwdBf16, alone(k.fwdBf16))
-			checkInPlace(t, k, k.invBf16, alone(k.invBf16))
+			checkInPlace(t, k, false, k.fwdBf16, alone(k.fwdBf16))
+			checkInPlace(t, k, false, k.invBf16, alone(k.invBf16))
+			checkInPlace(t, k, true, k.fwdRowsBf16, alone(k.fwdBf16))
+			checkInPlace(t, k, true, k.invRowsBf16, alone(k.invBf16))
 		}
 		if k.to != nil {
 			checkTo(t, k)
