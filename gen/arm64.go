@@ -92,10 +92,15 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 	params := func(rowLen string) string {
 		return fmt.Sprintf("x []%s, stride, n int, r *[%s]%s", d.goType, rowLen, d.compute)
 	}
-	b := p.neonBody(in, in, false)
+	b := p.neonBody(in, in, false, false)
+	rows := fmt.Sprintf("x []%s, stride, n int, rows []%s", d.goType, d.compute)
+	rb := p.neonBody(in, in, false, true)
+	rowBytes := p.RowLen * rb.TableSize
 	k.Funcs = []templates.Func{
 		{Name: "applyNEON", Kind: "fwd", Doc: "forward (A·R_p·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
 		{Name: "applyInverseNEON", Kind: "inv", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
+		{Name: "applyRowsNEON", Kind: "fwdRows", Doc: "forward (A·R_p·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
+		{Name: "applyInverseRowsNEON", Kind: "invRows", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
 	}
 	if out, ok := neonFormats[p.Spec.OutDType]; ok && p.Spec.DType == "f32" {
 		o := p.outDtype()
@@ -105,7 +110,7 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		k.Funcs = append(k.Funcs, templates.Func{
 			Name: "applyToNEON", Kind: "to", Doc: "forward (A·R_p·x) into dst, narrowed to " + o.about + ",",
 			Params: to("rowLen"), AsmParams: to(fmt.Sprint(p.RowLen)), ArgSize: 80,
-			Body: p.neonBody(in, out, true),
+			Body: p.neonBody(in, out, true, false),
 		})
 	}
 	return k
@@ -113,8 +118,8 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 
 // neonBody plans one function that loads in and stores out; to says it is
 // ApplyTo's kernel (src and dst apart, the values past RotaryDim narrowed
-// too).
-func (p *Plan) neonBody(in, out templates.Format, to bool) *templates.Body {
+// too); rows, that each head has its own table row (nothing preloaded).
+func (p *Plan) neonBody(in, out templates.Format, to, rows bool) *templates.Body {
 	neox := p.Spec.Layout == NeoX
 	tsize, lanes, fp := 4, 4, "S"
 	if in.Name == "f64" {
@@ -155,6 +160,9 @@ func (p *Plan) neonBody(in, out templates.Format, to bool) *templates.Body {
 		}
 	}
 	b.MaxPreload = templates.MaxPreload - max(lo, hi)
+	if rows {
+		b.MaxPreload = 0 // the row changes every head
+	}
 
 	// Pointers: loads through R3 (x_a) and R5 (x_b), stores through R4
 	// and R6. Each walks its part of the head (the copy walks the loads'

@@ -121,14 +121,17 @@ func TestARM64Files(t *testing.T) {
 			}
 			d := p.dtype()
 			row := fmt.Sprintf("r *[rowLen]%s", d.compute)
+			rows := "rows []" + d.compute
 			decls := [][3]string{
 				{"applyNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
 				{"applyInverseNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
+				{"applyRowsNEON", "x []" + d.goType + ", stride, n int, " + rows, "64"},
+				{"applyInverseRowsNEON", "x []" + d.goType + ", stride, n int, " + rows, "64"},
 			}
-			backend := `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON}`
+			backend := `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON}`
 			if v.out != "" {
 				decls = append(decls, [3]string{"applyToNEON", "dst []uint16, dstStride int, src []float32, srcStride int, n int, " + row, "80"})
-				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, to: applyToNEON}`
+				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON}`
 			}
 			for _, fn := range decls {
 				if !strings.Contains(string(asm), "TEXT ·"+fn[0]+"(SB), NOSPLIT, $0-"+fn[2]+"\n") {
@@ -222,7 +225,7 @@ func TestNEONKernelPlan(t *testing.T) {
 
 // checkNEONKernel checks the functions of k and their bodies.
 func checkNEONKernel(k *templates.Kernel) error {
-	want := []string{"fwd", "inv"}
+	want := []string{"fwd", "inv", "fwdRows", "invRows"}
 	if k.OutDType != "" {
 		want = append(want, "to")
 	}
@@ -230,14 +233,21 @@ func checkNEONKernel(k *templates.Kernel) error {
 		return fmt.Errorf("%d functions, want %v", len(k.Funcs), want)
 	}
 	for i, f := range k.Funcs {
-		if f.Kind != want[i] || f.Inverse != (f.Kind == "inv") || f.Body == nil {
+		if f.Kind != want[i] || f.Inverse != (f.Kind == "inv" || f.Kind == "invRows") || f.Body == nil {
 			return fmt.Errorf("function %d: %+v, want kind %s", i, f, want[i])
+		}
+		rows := strings.HasSuffix(f.Kind, "Rows")
+		if rows != (f.RowBytes == k.RowLen*f.Body.TableSize) || !rows && f.RowBytes != 0 {
+			return fmt.Errorf("function %d (%s): RowBytes %d with rows of %d values of %d bytes", i, f.Kind, f.RowBytes, k.RowLen, f.Body.TableSize)
+		}
+		if rows && (f.Body.Preloaded != 0 || f.ArgSize != 64) {
+			return fmt.Errorf("function %d (%s): %d blocks preloaded, ArgSize %d: want none (the row changes every head) and 64", i, f.Kind, f.Body.Preloaded, f.ArgSize)
 		}
 		if err := checkNEONBody(k, f); err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
-	if k.Funcs[0].Body != k.Funcs[1].Body {
+	if k.Funcs[0].Body != k.Funcs[1].Body || k.Funcs[2].Body != k.Funcs[3].Body {
 		return fmt.Errorf("forward and inverse have different bodies")
 	}
 	return nil
@@ -341,7 +351,11 @@ func checkNEONBody(k *templates.Kernel, f templates.Func) error {
 		}
 		consts[c.Reg] = true
 	}
-	if b.MaxPreload != templates.MaxPreload-max(lo, hi) || lo+hi != len(consts) || (lo > 0 && lo >= 10) || hi >= 10 {
+	maxPreload := templates.MaxPreload - max(lo, hi)
+	if strings.HasSuffix(f.Kind, "Rows") {
+		maxPreload = 0
+	}
+	if b.MaxPreload != maxPreload || lo+hi != len(consts) || (lo > 0 && lo >= 10) || hi >= 10 {
 		return fmt.Errorf("MaxPreload %d with %d constants below and %d above", b.MaxPreload, lo, hi)
 	}
 	if b.Narrow == "bf16" {

@@ -129,10 +129,14 @@ const MaxPreload = 10
 type Func struct {
 	Name string // Go name, e.g. "applyNEON"
 	// Kind is "fwd" (A·R_p·x in place), "inv" (A·R_pᵀ·x in place: FADD
-	// for y_a, FSUB for y_b) or "to" (forward from src into dst, narrowed).
-	Kind    string
-	Inverse bool   // Kind == "inv"
-	Doc     string // what it computes, e.g. "forward (A·R_p·x)"
+	// for y_a, FSUB for y_b), "fwdRows" and "invRows" (the same with a
+	// table row per head: Params ends "rows []C" and the frame has
+	// rows_base+40; after each head R2 moves RowBytes on) or "to" (forward
+	// from src into dst, narrowed). It names the backend field too.
+	Kind     string
+	Inverse  bool   // Kind == "inv" or "invRows"
+	RowBytes int    // the rows kinds: bytes of one table row; else 0
+	Doc      string // what it computes, e.g. "forward (A·R_p·x)"
 	// Params is the Go parameter list, as declared in rope_arm64.go:
 	// "x []float32, stride, n int, r *[rowLen]float32" or, for "to",
 	// "dst []uint16, dstStride int, src []float32, srcStride int, n int,
@@ -142,7 +146,8 @@ type Func struct {
 	// out, for the comment above the TEXT line.
 	Params, AsmParams string
 	// ArgSize is the argument frame size: 48 (a slice, two ints and a
-	// pointer) or 80 ("to": two slices, three ints and a pointer).
+	// pointer), 64 (rows: two slices and two ints) or 80 ("to": two
+	// slices, three ints and a pointer).
 	ArgSize int
 	// Body is the function's plan. Forward and inverse share one.
 	Body *Body

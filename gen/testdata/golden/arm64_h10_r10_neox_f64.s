@@ -147,3 +147,137 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []float64, stride, n int, rows []float64)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $3, R12
+	SUB  $40, R12 // stride in bytes less the 40 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $40, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $120, R2, R8
+	// pairs 0…3
+	VLD1.P 16(R3), [V10.D2]
+	VLD1.P 16(R5), [V11.D2]
+	VLD1.P 16(R7), [V12.D2]
+	VLD1.P 16(R8), [V15.D2]
+	VLD1.P 16(R3), [V16.D2]
+	VLD1.P 16(R5), [V17.D2]
+	VLD1.P 16(R7), [V18.D2]
+	VLD1.P 16(R8), [V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST1.P [V12.D2], 16(R4)
+	VST1.P [V13.D2], 16(R6)
+	VST1.P [V18.D2], 16(R4)
+	VST1.P [V19.D2], 16(R6)
+	// pair 4
+	FMOVD.P 8(R3), F10
+	FMOVD.P 8(R5), F11
+	FMOVD 32(R2), F12
+	FMOVD 152(R2), F15
+	FMULD F12, F11, F13
+	FMULD F12, F10, F12
+	FMULD F15, F11, F14
+	FMULD F15, F10, F15
+	FSUBD F14, F12, F12
+	FADDD F15, F13, F13
+	FMOVD.P F12, 8(R4)
+	FMOVD.P F13, 8(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $160, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float64, stride, n int, rows []float64)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $3, R12
+	SUB  $40, R12 // stride in bytes less the 40 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $40, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $120, R2, R8
+	// pairs 0…3
+	VLD1.P 16(R3), [V10.D2]
+	VLD1.P 16(R5), [V11.D2]
+	VLD1.P 16(R7), [V12.D2]
+	VLD1.P 16(R8), [V15.D2]
+	VLD1.P 16(R3), [V16.D2]
+	VLD1.P 16(R5), [V17.D2]
+	VLD1.P 16(R7), [V18.D2]
+	VLD1.P 16(R8), [V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST1.P [V12.D2], 16(R4)
+	VST1.P [V13.D2], 16(R6)
+	VST1.P [V18.D2], 16(R4)
+	VST1.P [V19.D2], 16(R6)
+	// pair 4
+	FMOVD.P 8(R3), F10
+	FMOVD.P 8(R5), F11
+	FMOVD 32(R2), F12
+	FMOVD 152(R2), F15
+	FMULD F12, F11, F13
+	FMULD F12, F10, F12
+	FMULD F15, F11, F14
+	FMULD F15, F10, F15
+	FADDD F14, F12, F12
+	FSUBD F15, F13, F13
+	FMOVD.P F12, 8(R4)
+	FMOVD.P F13, 8(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $160, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET

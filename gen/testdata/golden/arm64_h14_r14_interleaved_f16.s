@@ -140,3 +140,125 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []uint16, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $1, R12
+	SUB  $28, R12 // stride in bytes less the 28 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $56, R2, R8
+	// pairs 0…5
+	VLD2.P 16(R3), [V10.H4, V11.H4]
+	VLD2.P 32(R7), [V12.S4, V13.S4]
+	VLD2.P 32(R8), [V14.S4, V15.S4]
+	VLD1.P 8(R3), [V16.H4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VREV64 V16.S4, V17.S4
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
+	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
+	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
+	VST2.P [V12.H4, V13.H4], 16(R4)
+	VST1.P [V18.H4], 8(R4)
+	// pair 6
+	FMOVS.P 4(R3), F10
+	VLD1.P 8(R7), [V12.S2]
+	VLD1.P 8(R8), [V15.S2]
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	VREV64 V10.S2, V11.S2
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x0e2ed58c // fadd v12.2s, v12.2s, v14.2s
+	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
+	FMOVS.P F12, 4(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []uint16, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $1, R12
+	SUB  $28, R12 // stride in bytes less the 28 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $56, R2, R8
+	// pairs 0…5
+	VLD2.P 16(R3), [V10.H4, V11.H4]
+	VLD2.P 32(R7), [V12.S4, V13.S4]
+	VLD2.P 32(R8), [V14.S4, V15.S4]
+	VLD1.P 8(R3), [V16.H4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VREV64 V16.S4, V17.S4
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
+	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
+	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
+	VST2.P [V12.H4, V13.H4], 16(R4)
+	VST1.P [V18.H4], 8(R4)
+	// pair 6
+	FMOVS.P 4(R3), F10
+	VLD1.P 8(R7), [V12.S2]
+	VLD1.P 8(R8), [V15.S2]
+	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
+	VREV64 V10.S2, V11.S2
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x0eaed58c // fsub v12.2s, v12.2s, v14.2s
+	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
+	FMOVS.P F12, 4(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET

@@ -240,3 +240,229 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []uint16, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVW $0x10000, R10
+	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
+	MOVW $0x7fff, R10
+	VDUP R10, V31.S4 // bf16 rounding: the bias
+	MOVD stride+24(FP), R12
+	LSL  $1, R12
+	SUB  $14, R12 // stride in bytes less the 14 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $14, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $84, R2, R8
+	// pairs 0…5
+	VLD1.P 8(R3), [V10.H4]
+	VLD1.P 8(R5), [V11.H4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	FMOVS.P 4(R3), F16
+	FMOVS.P 4(R5), F17
+	VLD1.P 8(R7), [V18.S2]
+	VLD1.P 8(R8), [V21.S2]
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x2e32de33 // fmul v19.2s, v17.2s, v18.2s
+	WORD $0x2e32de12 // fmul v18.2s, v16.2s, v18.2s
+	WORD $0x2e35de34 // fmul v20.2s, v17.2s, v21.2s
+	WORD $0x2e35de15 // fmul v21.2s, v16.2s, v21.2s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x0eb4d652 // fsub v18.2s, v18.2s, v20.2s
+	WORD $0x0e35d673 // fadd v19.2s, v19.2s, v21.2s
+	VCMTST V0.S4, V12.S4, V14.S4
+	VCMTST V0.S4, V13.S4, V10.S4
+	VCMTST V0.S4, V18.S4, V20.S4
+	VCMTST V0.S4, V19.S4, V16.S4
+	VSUB V14.S4, V31.S4, V14.S4
+	VSUB V10.S4, V31.S4, V10.S4
+	VSUB V20.S4, V31.S4, V20.S4
+	VSUB V16.S4, V31.S4, V16.S4
+	VADD V12.S4, V14.S4, V14.S4
+	VADD V13.S4, V10.S4, V10.S4
+	VADD V18.S4, V20.S4, V20.S4
+	VADD V19.S4, V16.S4, V16.S4
+	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
+	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
+	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
+	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
+	VBIF V15.B16, V12.B16, V14.B16
+	VBIF V11.B16, V13.B16, V10.B16
+	VBIF V21.B16, V18.B16, V20.B16
+	VBIF V17.B16, V19.B16, V16.B16
+	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
+	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
+	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
+	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
+	VST1.P [V12.H4], 8(R4)
+	VST1.P [V13.H4], 8(R6)
+	FMOVS.P F18, 4(R4)
+	FMOVS.P F19, 4(R6)
+	// pair 6
+	VLD1.P 2(R3), V10.H[0]
+	VLD1.P 2(R5), V11.H[0]
+	FMOVS 24(R2), F12
+	FMOVS 108(R2), F15
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x2e2cdd6d // fmul v13.2s, v11.2s, v12.2s
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x2e2fdd4f // fmul v15.2s, v10.2s, v15.2s
+	WORD $0x0eaed58c // fsub v12.2s, v12.2s, v14.2s
+	WORD $0x0e2fd5ad // fadd v13.2s, v13.2s, v15.2s
+	VCMTST V0.S4, V12.S4, V14.S4
+	VCMTST V0.S4, V13.S4, V10.S4
+	VSUB V14.S4, V31.S4, V14.S4
+	VSUB V10.S4, V31.S4, V10.S4
+	VADD V12.S4, V14.S4, V14.S4
+	VADD V13.S4, V10.S4, V10.S4
+	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
+	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
+	VBIF V15.B16, V12.B16, V14.B16
+	VBIF V11.B16, V13.B16, V10.B16
+	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
+	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
+	VST1.P V12.H[0], 2(R4)
+	VST1.P V13.H[0], 2(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []uint16, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVW $0x10000, R10
+	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
+	MOVW $0x7fff, R10
+	VDUP R10, V31.S4 // bf16 rounding: the bias
+	MOVD stride+24(FP), R12
+	LSL  $1, R12
+	SUB  $14, R12 // stride in bytes less the 14 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $14, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $84, R2, R8
+	// pairs 0…5
+	VLD1.P 8(R3), [V10.H4]
+	VLD1.P 8(R5), [V11.H4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	FMOVS.P 4(R3), F16
+	FMOVS.P 4(R5), F17
+	VLD1.P 8(R7), [V18.S2]
+	VLD1.P 8(R8), [V21.S2]
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x2e32de33 // fmul v19.2s, v17.2s, v18.2s
+	WORD $0x2e32de12 // fmul v18.2s, v16.2s, v18.2s
+	WORD $0x2e35de34 // fmul v20.2s, v17.2s, v21.2s
+	WORD $0x2e35de15 // fmul v21.2s, v16.2s, v21.2s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x0e34d652 // fadd v18.2s, v18.2s, v20.2s
+	WORD $0x0eb5d673 // fsub v19.2s, v19.2s, v21.2s
+	VCMTST V0.S4, V12.S4, V14.S4
+	VCMTST V0.S4, V13.S4, V10.S4
+	VCMTST V0.S4, V18.S4, V20.S4
+	VCMTST V0.S4, V19.S4, V16.S4
+	VSUB V14.S4, V31.S4, V14.S4
+	VSUB V10.S4, V31.S4, V10.S4
+	VSUB V20.S4, V31.S4, V20.S4
+	VSUB V16.S4, V31.S4, V16.S4
+	VADD V12.S4, V14.S4, V14.S4
+	VADD V13.S4, V10.S4, V10.S4
+	VADD V18.S4, V20.S4, V20.S4
+	VADD V19.S4, V16.S4, V16.S4
+	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
+	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
+	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
+	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
+	VBIF V15.B16, V12.B16, V14.B16
+	VBIF V11.B16, V13.B16, V10.B16
+	VBIF V21.B16, V18.B16, V20.B16
+	VBIF V17.B16, V19.B16, V16.B16
+	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
+	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
+	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
+	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
+	VST1.P [V12.H4], 8(R4)
+	VST1.P [V13.H4], 8(R6)
+	FMOVS.P F18, 4(R4)
+	FMOVS.P F19, 4(R6)
+	// pair 6
+	VLD1.P 2(R3), V10.H[0]
+	VLD1.P 2(R5), V11.H[0]
+	FMOVS 24(R2), F12
+	FMOVS 108(R2), F15
+	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
+	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x2e2cdd6d // fmul v13.2s, v11.2s, v12.2s
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x2e2fdd4f // fmul v15.2s, v10.2s, v15.2s
+	WORD $0x0e2ed58c // fadd v12.2s, v12.2s, v14.2s
+	WORD $0x0eafd5ad // fsub v13.2s, v13.2s, v15.2s
+	VCMTST V0.S4, V12.S4, V14.S4
+	VCMTST V0.S4, V13.S4, V10.S4
+	VSUB V14.S4, V31.S4, V14.S4
+	VSUB V10.S4, V31.S4, V10.S4
+	VADD V12.S4, V14.S4, V14.S4
+	VADD V13.S4, V10.S4, V10.S4
+	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
+	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
+	VBIF V15.B16, V12.B16, V14.B16
+	VBIF V11.B16, V13.B16, V10.B16
+	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
+	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
+	VST1.P V12.H[0], 2(R4)
+	VST1.P V13.H[0], 2(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET

@@ -129,6 +129,120 @@ head:
 done:
 	RET
 
+// func applyRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $56, R12 // stride in bytes less the 56 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $56, R2, R8
+	// pairs 0…5
+	VLD2.P 32(R3), [V10.S4, V11.S4]
+	VLD2.P 32(R7), [V12.S4, V13.S4]
+	VLD2.P 32(R8), [V14.S4, V15.S4]
+	VLD2.P 16(R3), [V16.S2, V17.S2]
+	VLD2.P 16(R7), [V18.S2, V19.S2]
+	VLD2.P 16(R8), [V20.S2, V21.S2]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x2e32de33 // fmul v19.2s, v17.2s, v18.2s
+	WORD $0x2e32de12 // fmul v18.2s, v16.2s, v18.2s
+	WORD $0x2e35de34 // fmul v20.2s, v17.2s, v21.2s
+	WORD $0x2e35de15 // fmul v21.2s, v16.2s, v21.2s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x0eb4d652 // fsub v18.2s, v18.2s, v20.2s
+	WORD $0x0e35d673 // fadd v19.2s, v19.2s, v21.2s
+	VST2.P [V12.S4, V13.S4], 32(R4)
+	VST2.P [V18.S2, V19.S2], 16(R4)
+	// pair 6
+	FLDPS.P 8(R3), (F10, F11)
+	FMOVS 48(R2), F12
+	FMOVS 108(R2), F15
+	FMULS F12, F11, F13
+	FMULS F12, F10, F12
+	FMULS F15, F11, F14
+	FMULS F15, F10, F15
+	FSUBS F14, F12, F12
+	FADDS F15, F13, F13
+	FSTPS.P (F12, F13), 8(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $56, R12 // stride in bytes less the 56 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $56, R2, R8
+	// pairs 0…5
+	VLD2.P 32(R3), [V10.S4, V11.S4]
+	VLD2.P 32(R7), [V12.S4, V13.S4]
+	VLD2.P 32(R8), [V14.S4, V15.S4]
+	VLD2.P 16(R3), [V16.S2, V17.S2]
+	VLD2.P 16(R7), [V18.S2, V19.S2]
+	VLD2.P 16(R8), [V20.S2, V21.S2]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x2e32de33 // fmul v19.2s, v17.2s, v18.2s
+	WORD $0x2e32de12 // fmul v18.2s, v16.2s, v18.2s
+	WORD $0x2e35de34 // fmul v20.2s, v17.2s, v21.2s
+	WORD $0x2e35de15 // fmul v21.2s, v16.2s, v21.2s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x0e34d652 // fadd v18.2s, v18.2s, v20.2s
+	WORD $0x0eb5d673 // fsub v19.2s, v19.2s, v21.2s
+	VST2.P [V12.S4, V13.S4], 32(R4)
+	VST2.P [V18.S2, V19.S2], 16(R4)
+	// pair 6
+	FLDPS.P 8(R3), (F10, F11)
+	FMOVS 48(R2), F12
+	FMOVS 108(R2), F15
+	FMULS F12, F11, F13
+	FMULS F12, F10, F12
+	FMULS F15, F11, F14
+	FMULS F15, F10, F15
+	FADDS F14, F12, F12
+	FSUBS F15, F13, F13
+	FSTPS.P (F12, F13), 8(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $112, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
 // func applyToNEON(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[28]float32)
 TEXT ·applyToNEON(SB), NOSPLIT, $0-80
 	MOVD dst_base+0(FP), R9

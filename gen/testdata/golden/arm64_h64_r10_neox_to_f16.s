@@ -119,6 +119,114 @@ head:
 done:
 	RET
 
+// func applyRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $20, R12 // stride in bytes less the 20 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $20, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $60, R2, R8
+	// pairs 0…4
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	FMOVS.P 4(R3), F16
+	FMOVS.P 4(R5), F17
+	FMOVS 16(R2), F18
+	FMOVS 76(R2), F21
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	FMULS F18, F17, F19
+	FMULS F18, F16, F18
+	FMULS F21, F17, F20
+	FMULS F21, F16, F21
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	FSUBS F20, F18, F18
+	FADDS F21, F19, F19
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	FMOVS.P F18, 4(R4)
+	FMOVS.P F19, 4(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $80, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $20, R12 // stride in bytes less the 20 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $20, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $60, R2, R8
+	// pairs 0…4
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	FMOVS.P 4(R3), F16
+	FMOVS.P 4(R5), F17
+	FMOVS 16(R2), F18
+	FMOVS 76(R2), F21
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	FMULS F18, F17, F19
+	FMULS F18, F16, F18
+	FMULS F21, F17, F20
+	FMULS F21, F16, F21
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	FADDS F20, F18, F18
+	FSUBS F21, F19, F19
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	FMOVS.P F18, 4(R4)
+	FMOVS.P F19, 4(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $80, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
 // func applyToNEON(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[20]float32)
 TEXT ·applyToNEON(SB), NOSPLIT, $0-80
 	MOVD dst_base+0(FP), R9

@@ -100,3 +100,95 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $24, R12 // stride in bytes less the 24 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $24, R2, R8
+	// pairs 0…2
+	VLD2.P 16(R3), [V10.S2, V11.S2]
+	VLD2.P 16(R7), [V12.S2, V13.S2]
+	VLD2.P 16(R8), [V14.S2, V15.S2]
+	FLDPS.P 8(R3), (F16, F17)
+	FMOVS 16(R2), F18
+	FMOVS 44(R2), F21
+	WORD $0x2e2cdd6d // fmul v13.2s, v11.2s, v12.2s
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x2e2fdd4f // fmul v15.2s, v10.2s, v15.2s
+	FMULS F18, F17, F19
+	FMULS F18, F16, F18
+	FMULS F21, F17, F20
+	FMULS F21, F16, F21
+	WORD $0x0eaed58c // fsub v12.2s, v12.2s, v14.2s
+	WORD $0x0e2fd5ad // fadd v13.2s, v13.2s, v15.2s
+	FSUBS F20, F18, F18
+	FADDS F21, F19, F19
+	VST2.P [V12.S2, V13.S2], 16(R4)
+	FSTPS.P (F18, F19), 8(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $48, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $24, R12 // stride in bytes less the 24 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $24, R2, R8
+	// pairs 0…2
+	VLD2.P 16(R3), [V10.S2, V11.S2]
+	VLD2.P 16(R7), [V12.S2, V13.S2]
+	VLD2.P 16(R8), [V14.S2, V15.S2]
+	FLDPS.P 8(R3), (F16, F17)
+	FMOVS 16(R2), F18
+	FMOVS 44(R2), F21
+	WORD $0x2e2cdd6d // fmul v13.2s, v11.2s, v12.2s
+	WORD $0x2e2cdd4c // fmul v12.2s, v10.2s, v12.2s
+	WORD $0x2e2fdd6e // fmul v14.2s, v11.2s, v15.2s
+	WORD $0x2e2fdd4f // fmul v15.2s, v10.2s, v15.2s
+	FMULS F18, F17, F19
+	FMULS F18, F16, F18
+	FMULS F21, F17, F20
+	FMULS F21, F16, F21
+	WORD $0x0e2ed58c // fadd v12.2s, v12.2s, v14.2s
+	WORD $0x0eafd5ad // fsub v13.2s, v13.2s, v15.2s
+	FADDS F20, F18, F18
+	FSUBS F21, F19, F19
+	VST2.P [V12.S2, V13.S2], 16(R4)
+	FSTPS.P (F18, F19), 8(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $48, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
