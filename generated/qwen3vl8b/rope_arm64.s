@@ -506,3 +506,461 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $256, R12 // stride in bytes less the 256 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $256, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $768, R2, R8
+	// pairs 0…7
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 8…15
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 16…23
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 24…31
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 32…39
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 40…47
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 48…55
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 56…63
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
+	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $1024, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $2, R12
+	SUB  $256, R12 // stride in bytes less the 256 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+	ADD  $256, R0, R5
+	MOVD R5, R6
+
+head:
+	MOVD R2, R7
+	ADD  $768, R2, R8
+	// pairs 0…7
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 8…15
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 16…23
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 24…31
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 32…39
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 40…47
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 48…55
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	// pairs 56…63
+	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R7), [V12.S4]
+	VLD1.P 16(R8), [V15.S4]
+	VLD1.P 16(R3), [V16.S4]
+	VLD1.P 16(R5), [V17.S4]
+	VLD1.P 16(R7), [V18.S4]
+	VLD1.P 16(R8), [V21.S4]
+	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
+	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
+	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
+	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
+	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
+	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
+	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
+	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
+	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
+	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
+	VST1.P [V12.S4], 16(R4)
+	VST1.P [V13.S4], 16(R6)
+	VST1.P [V18.S4], 16(R4)
+	VST1.P [V19.S4], 16(R6)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  R12, R5
+	ADD  R12, R6
+	ADD  $1024, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET

@@ -13,7 +13,7 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON})
+		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
 	}
 	return bs
 }
@@ -33,3 +33,15 @@ func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
 //
 //go:noescape
 func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+
+// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+//
+//go:noescape
+func applyRowsNEON(x []float32, stride, n int, rows []float32)
+
+// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+//
+//go:noescape
+func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)

@@ -771,3 +771,725 @@ head:
 
 done:
 	RET
+
+// func applyRowsNEON(x []float64, stride, n int, rows []float64)
+TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $3, R12
+	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $1024, R2, R8
+	// pairs 0…3
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 4…7
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 8…11
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 12…15
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 16…19
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 20…23
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 24…27
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 28…31
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 32…35
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 36…39
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 40…43
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 44…47
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 48…51
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 52…55
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 56…59
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 60…63
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
+	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
+	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
+	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $2048, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
+
+// func applyInverseRowsNEON(x []float64, stride, n int, rows []float64)
+TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD rows_base+40(FP), R2
+	CMP  $0, R1
+	BLE  done // no heads
+	MOVD stride+24(FP), R12
+	LSL  $3, R12
+	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
+	MOVD R0, R3
+	MOVD R0, R4
+
+head:
+	MOVD R2, R7
+	ADD  $1024, R2, R8
+	// pairs 0…3
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 4…7
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 8…11
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 12…15
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 16…19
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 20…23
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 24…27
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 28…31
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 32…35
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 36…39
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 40…43
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 44…47
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 48…51
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 52…55
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 56…59
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	// pairs 60…63
+	VLD2.P 32(R3), [V10.D2, V11.D2]
+	VLD2.P 32(R7), [V12.D2, V13.D2]
+	VLD2.P 32(R8), [V14.D2, V15.D2]
+	VLD2.P 32(R3), [V16.D2, V17.D2]
+	VLD2.P 32(R7), [V18.D2, V19.D2]
+	VLD2.P 32(R8), [V20.D2, V21.D2]
+	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
+	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
+	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
+	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
+	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
+	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
+	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
+	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
+	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
+	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
+	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
+	VST2.P [V12.D2, V13.D2], 32(R4)
+	VST2.P [V18.D2, V19.D2], 32(R4)
+	ADD  R12, R3
+	ADD  R12, R4
+	ADD  $2048, R2 // the next head's table row
+	SUBS $1, R1
+	BNE  head
+
+done:
+	RET
