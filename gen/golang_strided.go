@@ -91,14 +91,15 @@ func (p *Plan) stridedAPI(f *jen.File) {
 
 	fn := "Table.ApplyQK"
 	f.Line()
-	f.Comment("ApplyQK rotates the queries and the keys of a step in one pass over the")
-	f.Comment("table rows: for every token j, the qs.Heads heads of q and the ks.Heads heads")
-	f.Comment("of k (grouped-query attention: the counts may differ) by position pos[j], as")
-	f.Comment("ApplyStrided(q, qs, pos) and ApplyStrided(k, ks, pos) would, with the same")
-	f.Comment("bits. q and k may be two buffers or views of one (a fused QKV projection:")
-	f.Comment("q = x, k = x[Hq·HeadDim:], both with Token = (Hq+2·Hkv)·HeadDim), as long")
-	f.Comment("as no head of q overlaps a head of k; that, and everything ApplyStrided")
-	f.Comment("checks, panics before anything is touched.")
+	f.Comment("ApplyQK rotates the queries and the keys of a step in one call: for every")
+	f.Comment("token j, the qs.Heads heads of q and the ks.Heads heads of k (grouped-query")
+	f.Comment("attention: the counts may differ) by position pos[j], as ApplyStrided(q, qs,")
+	f.Comment("pos) and ApplyStrided(k, ks, pos) would, with the same bits; token-major")
+	f.Comment("views in one pass over the table rows, and a fused row whose k heads follow")
+	f.Comment("its q heads in one kernel call per token. q and k may be two buffers or")
+	f.Comment("views of one (a fused QKV projection: q = x, k = x[Hq·HeadDim:], both with")
+	f.Comment("Token = (Hq+2·Hkv)·HeadDim), as long as no head of q overlaps a head of k;")
+	f.Comment("that, and everything ApplyStrided checks, panics before anything is touched.")
 	method("ApplyQK", id("q").Index().Id(T), id("qs").Id("Strides"), id("k").Index().Id(T), id("ks").Id("Strides"), posP.Clone()).Block(
 		jen.Comment("A fused QKV row: k's heads continue q's, so they are one view."),
 		jen.If(jen.List(id("m"), id("ok")).Op(":=").Id("adjacent").Call(id("q"), id("qs"), id("k"), id("ks"), jen.Len(id("pos")), id("HeadDim")), id("ok")).Block(

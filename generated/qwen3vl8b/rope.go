@@ -702,14 +702,15 @@ func (t *Table) strided(kern func(x []float32, stride, n int, r *row), rows func
 // table rows, read again for every head, stay in the L1 cache.
 const runMax = 12
 
-// ApplyQK rotates the queries and the keys of a step in one pass over the
-// table rows: for every token j, the qs.Heads heads of q and the ks.Heads heads
-// of k (grouped-query attention: the counts may differ) by position pos[j], as
-// ApplyStrided(q, qs, pos) and ApplyStrided(k, ks, pos) would, with the same
-// bits. q and k may be two buffers or views of one (a fused QKV projection:
-// q = x, k = x[Hq·HeadDim:], both with Token = (Hq+2·Hkv)·HeadDim), as long
-// as no head of q overlaps a head of k; that, and everything ApplyStrided
-// checks, panics before anything is touched.
+// ApplyQK rotates the queries and the keys of a step in one call: for every
+// token j, the qs.Heads heads of q and the ks.Heads heads of k (grouped-query
+// attention: the counts may differ) by position pos[j], as ApplyStrided(q, qs,
+// pos) and ApplyStrided(k, ks, pos) would, with the same bits; token-major
+// views in one pass over the table rows, and a fused row whose k heads follow
+// its q heads in one kernel call per token. q and k may be two buffers or
+// views of one (a fused QKV projection: q = x, k = x[Hq·HeadDim:], both with
+// Token = (Hq+2·Hkv)·HeadDim), as long as no head of q overlaps a head of k;
+// that, and everything ApplyStrided checks, panics before anything is touched.
 func (t *Table) ApplyQK(q []float32, qs Strides, k []float32, ks Strides, pos []int32) {
 	// A fused QKV row: k's heads continue q's, so they are one view.
 	if m, ok := adjacent(q, qs, k, ks, len(pos), HeadDim); ok {
