@@ -446,6 +446,13 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	if tcOK {
 		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
 	}
+	if model == "llama4" || model == "llama4_text" {
+		note, err := llama4NoPE(c)
+		if err != nil {
+			return fail(err)
+		}
+		info.Notes = append(info.Notes, note)
+	}
 	entry, known := hfLayouts[model]
 	switch {
 	case known && entry.refuse != "":
@@ -957,4 +964,45 @@ func hfOrigCtx(c, rp hfObj) (int, string, error) {
 		return 0, "", c.errf("max_position_embeddings", "want a positive integer, got %d", v)
 	}
 	return v, "max_position_embeddings", nil
+}
+
+// llama4NoPE says which layers of a Llama 4 model use no position
+// embedding (iRoPE), as Hugging Face's Llama4TextConfig decides: from
+// no_rope_layers, one entry per layer, 1 for RoPE and 0 for none; without
+// it, a NoPE layer every no_rope_layer_interval layers (4 by default): layer
+// i has RoPE unless (i+1) mod the interval is 0.
+func llama4NoPE(c hfObj) (string, error) {
+	const others = "this package is for the others (with attn_temperature_tuning, Hugging Face scales a NoPE layer's queries by a temperature that grows with the position: no rotation)"
+	layers, ok, err := c.list("no_rope_layers")
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		var nope []string
+		for i, v := range layers {
+			switch v {
+			case 0:
+				nope = append(nope, strconv.Itoa(i))
+			case 1:
+			default:
+				return "", c.errf("no_rope_layers", "entry %d is %v: want 1 (a RoPE layer) or 0 (a NoPE layer)", i, v)
+			}
+		}
+		if len(nope) == 0 {
+			return fmt.Sprintf("Llama 4: no_rope_layers gives all %d layers RoPE", len(layers)), nil
+		}
+		return fmt.Sprintf("Llama 4 (iRoPE): layers %s of %d use no position embedding (no_rope_layers); %s", strings.Join(nope, ", "), len(layers), others), nil
+	}
+	every, ok, err := c.int("no_rope_layer_interval")
+	if err != nil {
+		return "", err
+	}
+	from := "no_rope_layer_interval"
+	if !ok {
+		every, from = 4, "Llama4TextConfig's default no_rope_layer_interval"
+	}
+	if every <= 0 {
+		return "", c.errf("no_rope_layer_interval", "want a positive integer, got %d", every)
+	}
+	return fmt.Sprintf("Llama 4 (iRoPE): every layer i with (i+1) mod %d = 0 (layers %d, %d, %d, …; %s %d) uses no position embedding; %s", every, every-1, 2*every-1, 3*every-1, from, every, others), nil
 }

@@ -41,7 +41,7 @@ var realCases = []realCase{
 		rope: hfRope{ropeType: "llama3", factor: 32, lowFreq: 1, highFreq: 4, origMax: 8192}},
 	// Llama 4: equal low and high factors, complex (interleaved) rotation.
 	{file: "llama-4-scout-17b-16e-instruct.json", headDim: 128, rotary: 128, base: 500000, layout: Interleaved,
-		rope: hfRope{ropeType: "llama3", factor: 16, lowFreq: 1, highFreq: 1, origMax: 8192}, notes: []string{"text_config"}},
+		rope: hfRope{ropeType: "llama3", factor: 16, lowFreq: 1, highFreq: 1, origMax: 8192}, notes: []string{"text_config", "(i+1) mod 4 = 0 (layers 3, 7, 11, …; Llama4TextConfig's default"}},
 	{file: "qwen3-0.6b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfRope{ropeType: "default"}},
 	{file: "qwen2.5-vl-7b-instruct.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfRope{ropeType: "default"},
 		mrope: "sections", sections: []int{16, 24, 24}},

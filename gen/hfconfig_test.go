@@ -309,3 +309,43 @@ func TestLoadHFConfigLeavesRangesToValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Llama 4's NoPE layers: -explain's note names them from no_rope_layers,
+// else from no_rope_layer_interval (4 when absent, as Llama4TextConfig);
+// a malformed entry is refused naming the key.
+func TestLlama4NoPENote(t *testing.T) {
+	cfg := func(extra string) string {
+		c := `{"model_type": "llama4_text", "head_dim": 128, "hidden_size": 5120, "num_attention_heads": 40, "rope_theta": 500000.0`
+		if extra != "" {
+			c += ", " + extra
+		}
+		return c + "}"
+	}
+	for _, c := range []struct{ extra, want string }{
+		{"", "(i+1) mod 4 = 0 (layers 3, 7, 11, …; Llama4TextConfig's default no_rope_layer_interval 4)"},
+		{`"no_rope_layer_interval": 3`, "(i+1) mod 3 = 0 (layers 2, 5, 8, …; no_rope_layer_interval 3)"},
+		{`"no_rope_layers": [1, 1, 0, 1, 1, 0]`, "layers 2, 5 of 6 use no position embedding (no_rope_layers)"},
+		{`"no_rope_layers": [1, 1]`, "no_rope_layers gives all 2 layers RoPE"},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(cfg(c.extra)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, info, err := LoadHFConfigWith(path, HFOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.extra, err)
+		}
+		if notes := strings.Join(info.Notes, "\n"); !strings.Contains(notes, c.want) {
+			t.Errorf("%s: notes %q do not say %q", c.extra, info.Notes, c.want)
+		}
+	}
+	for _, c := range []struct{ extra, want string }{
+		{`"no_rope_layers": [1, 2]`, "no_rope_layers: entry 1 is 2: want 1 (a RoPE layer) or 0 (a NoPE layer)"},
+		{`"no_rope_layer_interval": 0`, "no_rope_layer_interval: want a positive integer, got 0"},
+	} {
+		_, _, err := loadInline(t, cfg(c.extra))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.extra, err, c.want)
+		}
+	}
+}
