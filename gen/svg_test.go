@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -499,4 +500,60 @@ func pixelCounts(img image.Image) (white, curve int) {
 		}
 	}
 	return white, curve
+}
+
+// Multi-axis specs mark each pair's axis along the bottom of panel 1: a
+// strip whose runs cover the pairs of one axis each, as Hugging Face's
+// M-RoPE formulas (hfAxis) assign them.
+func TestExplainSVGAxes(t *testing.T) {
+	for _, c := range []struct {
+		file, mrope string
+		sections    []int
+	}{
+		{"qwen2.5-vl-7b-instruct.json", "sections", []int{16, 24, 24}},
+		{"qwen3-vl-8b-instruct.json", "interleaved", []int{24, 20, 20}},
+	} {
+		els := parseSVG(t, svgText(t, svgConfig(t, c.file)))
+		px := func(i float64) float64 { return p1Left + i*(p1Right-p1Left)/63 }
+		covered := make([]int, 64) // pair → axis by the strip, −1: none
+		for i := range covered {
+			covered[i] = -1
+		}
+		strips := 0
+		for _, e := range els {
+			if e.name != "rect" || e.attr["y"] != strconv.Itoa(p1Bottom-axisStripHeight) || e.attr["height"] != strconv.Itoa(axisStripHeight) {
+				continue
+			}
+			strips++
+			a := slices.Index(axisFills[:], e.attr["fill"])
+			if a < 0 {
+				t.Fatalf("%s: strip with fill %q", c.file, e.attr["fill"])
+			}
+			x0, x1 := attrFloat(t, e, "x"), attrFloat(t, e, "x")+attrFloat(t, e, "width")
+			for i := range covered {
+				// Strips meet half a pair from the pairs' centres.
+				if x0-0.01 <= px(float64(i)) && px(float64(i)) <= x1+0.01 {
+					if covered[i] >= 0 {
+						t.Fatalf("%s: pair %d under two strips", c.file, i)
+					}
+					covered[i] = a
+				}
+			}
+		}
+		if strips == 0 {
+			t.Fatalf("%s: no axis strip", c.file)
+		}
+		for i, a := range covered {
+			if w := hfAxis(c.mrope, c.sections, i); a != int(w) {
+				t.Errorf("%s: pair %d marked on axis %d, Hugging Face puts it on %d", c.file, i, a, w)
+			}
+		}
+		wantTexts(t, c.file, svgTexts(els), "pairs on axis 0 (time)", "pairs on axis 2 (width)")
+	}
+	// 1-D RoPE has no strip.
+	for _, e := range parseSVG(t, svgText(t, DefaultSpec())) {
+		if e.name == "rect" && e.attr["height"] == strconv.Itoa(axisStripHeight) {
+			t.Fatalf("default spec: an axis strip %v", e.attr)
+		}
+	}
 }
