@@ -367,6 +367,8 @@ var hfDefaults = map[string]struct {
 	localBase float64 // rope_local_base_freq when absent (two-base models); 0: none
 	rotaryKey string  // the key rotary is the default of
 	rotary    float64 // fraction of the head, or the rotary dim for rotary_dim
+	nopeEvery int     // no_rope_layer_interval when absent (iRoPE); 0: none
+	class     string  // the config class, where a note names its default
 }{
 	"gpt_neox":    {rotaryKey: "rotary_pct", rotary: 0.25},             // GPTNeoXConfig
 	"phi":         {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // PhiConfig
@@ -377,6 +379,8 @@ var hfDefaults = map[string]struct {
 	"gemma":       {headDim: 256},                                      // GemmaConfig
 	"gemma2":      {headDim: 256},                                      // Gemma2Config
 	"gemma3_text": {headDim: 256, heads: 8, base: 1e6, localBase: 1e4}, // Gemma3TextConfig
+	"llama4":      {nopeEvery: 4, class: "Llama4TextConfig"},           // its text_config's
+	"llama4_text": {nopeEvery: 4, class: "Llama4TextConfig"},           // Llama4TextConfig
 }
 
 // hfScalingTypes maps Hugging Face rope_type names to ropegen's.
@@ -446,13 +450,6 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	if tcOK {
 		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
 	}
-	if model == "llama4" || model == "llama4_text" {
-		note, err := llama4NoPE(c)
-		if err != nil {
-			return fail(err)
-		}
-		info.Notes = append(info.Notes, note)
-	}
 	entry, known := hfLayouts[model]
 	switch {
 	case known && entry.refuse != "":
@@ -465,6 +462,11 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		spec.Layout = opt.Layout
 	}
 	defaults := hfDefaults[model]
+	if note, err := hfNoPE(c, defaults.nopeEvery, defaults.class); err != nil {
+		return fail(err)
+	} else if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
 
 	// MLA: the kernel is the rotary part of each head.
 	mlaRot, mla, err := c.int("qk_rope_head_dim")
@@ -966,12 +968,14 @@ func hfOrigCtx(c, rp hfObj) (int, string, error) {
 	return v, "max_position_embeddings", nil
 }
 
-// llama4NoPE says which layers of a Llama 4 model use no position
-// embedding (iRoPE), as Hugging Face's Llama4TextConfig decides: from
-// no_rope_layers, one entry per layer, 1 for RoPE and 0 for none; without
-// it, a NoPE layer every no_rope_layer_interval layers (4 by default): layer
-// i has RoPE unless (i+1) mod the interval is 0.
-func llama4NoPE(c hfObj) (string, error) {
+// hfNoPE says which layers use no position embedding (iRoPE: Llama 4,
+// SmolLM3), as transformers decides: from no_rope_layers, one entry per
+// layer, 1 for RoPE and 0 for none; without it, a NoPE layer every
+// no_rope_layer_interval layers, or every `every` layers (the model type's
+// default, from its config class, named in the note; 0: none): layer i has
+// RoPE unless (i+1) mod the interval is 0. It returns "" for a model with
+// RoPE in every layer.
+func hfNoPE(c hfObj, every int, class string) (string, error) {
 	const others = "this package is for the others (with attn_temperature_tuning, Hugging Face scales a NoPE layer's queries by a temperature that grows with the position: no rotation)"
 	layers, ok, err := c.list("no_rope_layers")
 	if err != nil {
@@ -989,20 +993,22 @@ func llama4NoPE(c hfObj) (string, error) {
 			}
 		}
 		if len(nope) == 0 {
-			return fmt.Sprintf("Llama 4: no_rope_layers gives all %d layers RoPE", len(layers)), nil
+			return fmt.Sprintf("NoPE layers: no_rope_layers gives all %d layers RoPE", len(layers)), nil
 		}
-		return fmt.Sprintf("Llama 4 (iRoPE): layers %s of %d use no position embedding (no_rope_layers); %s", strings.Join(nope, ", "), len(layers), others), nil
+		return fmt.Sprintf("NoPE layers (iRoPE): layers %s of %d use no position embedding (no_rope_layers); %s", strings.Join(nope, ", "), len(layers), others), nil
 	}
-	every, ok, err := c.int("no_rope_layer_interval")
+	n, ok, err := c.int("no_rope_layer_interval")
 	if err != nil {
 		return "", err
 	}
 	from := "no_rope_layer_interval"
-	if !ok {
-		every, from = 4, "Llama4TextConfig's default no_rope_layer_interval"
+	switch {
+	case ok && n <= 0:
+		return "", c.errf("no_rope_layer_interval", "want a positive integer, got %d", n)
+	case !ok && every == 0:
+		return "", nil
+	case !ok:
+		n, from = every, class+"'s default no_rope_layer_interval"
 	}
-	if every <= 0 {
-		return "", c.errf("no_rope_layer_interval", "want a positive integer, got %d", every)
-	}
-	return fmt.Sprintf("Llama 4 (iRoPE): every layer i with (i+1) mod %d = 0 (layers %d, %d, %d, …; %s %d) uses no position embedding; %s", every, every-1, 2*every-1, 3*every-1, from, every, others), nil
+	return fmt.Sprintf("NoPE layers (iRoPE): every layer i with (i+1) mod %d = 0 (layers %d, %d, %d, …; %s %d) uses no position embedding; %s", n, n-1, 2*n-1, 3*n-1, from, n, others), nil
 }
