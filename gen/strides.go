@@ -113,11 +113,7 @@ func checkApart(fn string, a, b Strides, delta, tokens, headDim int) {
 	// stride, [r, r+fb); disjoint there means disjoint everywhere.
 	if a.Token == b.Token && tokenMajor(a, headDim) && tokenMajor(b, headDim) {
 		fa, fb := (a.Heads-1)*a.Head+headDim, (b.Heads-1)*b.Head+headDim
-		r := delta
-		if r < 0 || r >= a.Token {
-			r = ((delta % a.Token) + a.Token) % a.Token
-		}
-		if r >= fa && r+fb <= a.Token {
+		if r := ((delta % a.Token) + a.Token) % a.Token; r >= fa && r+fb <= a.Token {
 			return
 		}
 	}
@@ -152,12 +148,6 @@ func sharedOffset[E any](fn string, a, b []E) (int, bool) {
 // false if that does not fit in an int.
 func viewEnd(s Strides, tokens, headDim int) (int, bool) {
 	const maxInt = int(^uint(0) >> 1)
-	if s.Heads|s.Head|s.Token|tokens|headDim < 1<<(bits.UintSize/2-2) {
-		// Every factor below 2^30 (2^14 for a 32-bit int): the sum of
-		// the products fits an int without the divisions of the general
-		// case (a decode step's checks are a noticeable part of its time).
-		return headDim + (s.Heads-1)*s.Head + (tokens-1)*s.Token, true
-	}
 	end := headDim
 	for _, t := range [2][2]int{{s.Heads - 1, s.Head}, {tokens - 1, s.Token}} {
 		if t[0] > 0 && t[1] > (maxInt-end)/t[0] {
