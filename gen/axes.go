@@ -74,6 +74,14 @@ func sectionsString(v []int) string {
 	return strings.Join(s, ",")
 }
 
+// axisNames names the axes of s's scheme, axis 0 first.
+func (s Spec) axisNames() []string {
+	if s.Axes == AxesVision {
+		return []string{"row", "column"}
+	}
+	return []string{"time", "height", "width"}
+}
+
 // axisOf returns a_i, the axis of every pair, and the number of axes: nil
 // and 1 for 1-D RoPE.
 func (s Spec) axisOf() (axis []uint8, axes int) {

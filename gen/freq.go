@@ -88,6 +88,12 @@ func yarnMScale(s, m float64) float64 {
 	return float64(0.1*m*exactLn(s)) + 1
 }
 
+// longropeAttn is longrope's attention factor for the factor s > 1:
+// sqrt(1 + ln s/ln L) (Hugging Face's _compute_longrope_parameters).
+func longropeAttn(s float64, origCtx int) float64 {
+	return math.Sqrt(1 + exactLn(s)/exactLn(float64(origCtx)))
+}
+
 // scale evaluates docs/contract.md §3 for s, whose parameters validateScaling has
 // checked. It fails, with a *SpecError, only when a frequency or the
 // attention factor comes out zero, infinite or NaN.
@@ -132,7 +138,7 @@ func (s Spec) scale() (*scaled, error) {
 		case sc.AttnFactor != 0:
 			out.attn = sc.AttnFactor
 		case factor > 1:
-			out.attn = math.Sqrt(1 + exactLn(factor)/exactLn(float64(sc.OrigCtx)))
+			out.attn = longropeAttn(factor, sc.OrigCtx)
 		}
 	}
 	for i := range out.freqs {

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -130,11 +131,12 @@ func (p *Plan) axesAPI(f *jen.File) {
 
 // axesNames says in words what the axes of the plan's scheme are.
 func (p *Plan) axesNames() string {
+	names := strings.Join(p.Spec.axisNames(), ", ")
 	switch p.Spec.Axes {
 	case AxesVision:
-		return "row, column"
+		return names
 	case AxesInterleaved:
-		return fmt.Sprintf("time, height, width; interleaved M-RoPE, sections %s", sectionsString(p.Spec.Sections))
+		return fmt.Sprintf("%s; interleaved M-RoPE, sections %s", names, sectionsString(p.Spec.Sections))
 	}
-	return fmt.Sprintf("time, height, width; M-RoPE, sections %s", sectionsString(p.Spec.Sections))
+	return fmt.Sprintf("%s; M-RoPE, sections %s", names, sectionsString(p.Spec.Sections))
 }

@@ -525,10 +525,7 @@ func (f *figure) axisStrip(x scale) []legendEntry {
 	if axes < 2 {
 		return nil
 	}
-	names := []string{"time", "height", "width"}
-	if f.s.Axes == AxesVision {
-		names = []string{"row", "column"}
-	}
+	names := f.s.axisNames()
 	starts, ends, classes := runs(len(axis), func(i int) int { return int(axis[i]) })
 	for k := range starts {
 		x0 := max(x.px(float64(starts[k])-0.5), p1Left)
@@ -564,12 +561,11 @@ func (f *figure) attention() {
 		a = func(s float64) float64 { return yarnMScale(s, 1) }
 		formula = "0.1·ln s + 1 (YaRN)"
 	case sd.typ == ScalingLongRoPE && s > 1:
-		lnL := exactLn(float64(sc.OrigCtx))
 		a = func(s float64) float64 {
 			if s <= 1 {
 				return 1
 			}
-			return math.Sqrt(1 + exactLn(s)/lnL)
+			return longropeAttn(s, sc.OrigCtx)
 		}
 		formula = "sqrt(1 + ln s/ln L) (longrope)"
 	case sd.typ == ScalingYaRN || sd.typ == ScalingLongRoPE:
