@@ -62,6 +62,8 @@ package templates
 //
 //	fwd, inv: func(x []T, stride, n int, r *[RowLen]C)
 //	          head h is x[h·stride:][:HeadDim], rotated in place
+//	fwdRows, invRows: func(x []T, stride, n int, rows []C)
+//	          as fwd, inv, head h with its own row rows[h·RowLen:][:RowLen]
 //	to:       func(dst []O, dstStride int, src []float32, srcStride int, n int, r *[RowLen]float32)
 //	          head h of src[h·srcStride:] rotated into dst[h·dstStride:][:HeadDim]
 //

@@ -47,8 +47,7 @@
 // sin are correctly rounded (exactSincos), as the tables' are (docs/contract.md
 // §4), so both sides round two products and a sum of the same operands (2u
 // each) and k = 4 leaves slack only for a table value one ulp off. The ulp
-// term covers the
-// final narrowing for f16/bf16 (half an ulp at the float32 result, which is
+// term covers the final narrowing for f16/bf16 (half an ulp at the float32 result, which is
 // at most one ulp at |y_ref_j| even when the float32 result crosses into the
 // next binade). Indices >= RotaryDim must come back with their bits
 // unchanged.
