@@ -5,6 +5,7 @@ import (
 	"go/format"
 	"math/bits"
 
+	"github.com/ropegen/ropegen/spec"
 	"github.com/ropegen/ropegen/templates"
 )
 
@@ -78,7 +79,7 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		HeadDim:   p.HeadDim,
 		RotaryDim: p.RotaryDim,
 		Half:      p.Half,
-		NeoX:      p.Spec.Layout == NeoX,
+		NeoX:      p.Spec.Layout == spec.NeoX,
 		Layout:    p.Spec.Layout,
 		RowLen:    p.RowLen,
 		DType:     p.Spec.DType,
@@ -120,7 +121,7 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 // ApplyTo's kernel (src and dst apart, the values past RotaryDim narrowed
 // too); rows, that each head has its own table row (nothing preloaded).
 func (p *Plan) neonBody(in, out templates.Format, to, rows bool) *templates.Body {
-	neox := p.Spec.Layout == NeoX
+	neox := p.Spec.Layout == spec.NeoX
 	tsize, lanes, fp := 4, 4, "S"
 	if in.Name == "f64" {
 		tsize, lanes, fp = 8, 2, "D"

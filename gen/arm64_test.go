@@ -14,13 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ropegen/ropegen/spec"
 	"github.com/ropegen/ropegen/templates"
 )
 
 var golden = flag.Bool("golden", false, "rewrite testdata/golden/*.s with the generator's output")
 
-func neonSpec(dim, rotary int, layout string) Spec {
-	s := DefaultSpec()
+func neonSpec(dim, rotary int, layout string) spec.Spec {
+	s := spec.DefaultSpec()
 	s.HeadDim, s.RotaryDim, s.Layout = dim, rotary, layout
 	return s
 }
@@ -34,20 +35,20 @@ func neonSpec(dim, rotary int, layout string) Spec {
 // without a loop (40/14) and to f16 with a copy loop (64/10 neox).
 var neonGolden = []struct {
 	file string
-	spec Spec
+	spec spec.Spec
 }{
-	{"arm64_h6_r6_interleaved.s", neonSpec(6, 6, Interleaved)},
-	{"arm64_h64_r46_neox.s", neonSpec(64, 46, NeoX)},
-	{"arm64_h128_r128_interleaved.s", neonSpec(128, 0, Interleaved)},
-	{"arm64_h10_r10_neox_f64.s", neonSpecD(10, 10, NeoX, "f64", "")},
-	{"arm64_h14_r14_interleaved_f16.s", neonSpecD(14, 14, Interleaved, "f16", "")},
-	{"arm64_h14_r14_neox_bf16.s", neonSpecD(14, 14, NeoX, "bf16", "")},
-	{"arm64_h40_r14_interleaved_to_bf16.s", neonSpecD(40, 14, Interleaved, "f32", "bf16")},
-	{"arm64_h64_r10_neox_to_f16.s", neonSpecD(64, 10, NeoX, "f32", "f16")},
+	{"arm64_h6_r6_interleaved.s", neonSpec(6, 6, spec.Interleaved)},
+	{"arm64_h64_r46_neox.s", neonSpec(64, 46, spec.NeoX)},
+	{"arm64_h128_r128_interleaved.s", neonSpec(128, 0, spec.Interleaved)},
+	{"arm64_h10_r10_neox_f64.s", neonSpecD(10, 10, spec.NeoX, "f64", "")},
+	{"arm64_h14_r14_interleaved_f16.s", neonSpecD(14, 14, spec.Interleaved, "f16", "")},
+	{"arm64_h14_r14_neox_bf16.s", neonSpecD(14, 14, spec.NeoX, "bf16", "")},
+	{"arm64_h40_r14_interleaved_to_bf16.s", neonSpecD(40, 14, spec.Interleaved, "f32", "bf16")},
+	{"arm64_h64_r10_neox_to_f16.s", neonSpecD(64, 10, spec.NeoX, "f32", "f16")},
 }
 
 // neonSpecD is neonSpec with a dtype and an out-dtype.
-func neonSpecD(dim, rotary int, layout, dtype, out string) Spec {
+func neonSpecD(dim, rotary int, layout, dtype, out string) spec.Spec {
 	s := neonSpec(dim, rotary, layout)
 	s.DType, s.OutDType = dtype, out
 	return s
@@ -104,7 +105,7 @@ func TestARM64Golden(t *testing.T) {
 func TestARM64Files(t *testing.T) {
 	header := Header("-dim 64")
 	for _, v := range neonVariants {
-		for _, s := range []Spec{neonSpec(2, 0, Interleaved), neonSpec(64, 0, NeoX), neonSpec(4096, 4094, Interleaved), neonSpec(40, 14, NeoX)} {
+		for _, s := range []spec.Spec{neonSpec(2, 0, spec.Interleaved), neonSpec(64, 0, spec.NeoX), neonSpec(4096, 4094, spec.Interleaved), neonSpec(40, 14, spec.NeoX)} {
 			s.DType, s.OutDType = v.dtype, v.out
 			name := fmt.Sprintf("%s→%q %d/%d %s", v.dtype, v.out, s.HeadDim, s.RotaryDim, s.Layout)
 			p, err := NewPlan(s)
@@ -156,7 +157,7 @@ func TestARM64Files(t *testing.T) {
 // A Kernel without functions (no NEON kernels for the spec) gives a
 // rope_arm64.go that offers no assembly backend.
 func TestARM64NoKernels(t *testing.T) {
-	p, err := NewPlan(neonSpec(64, 0, NeoX))
+	p, err := NewPlan(neonSpec(64, 0, spec.NeoX))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestNEONKernelPlan(t *testing.T) {
 			gs = all
 		}
 		for _, g := range gs {
-			for _, layout := range []string{Interleaved, NeoX} {
+			for _, layout := range []string{spec.Interleaved, spec.NeoX} {
 				s := neonSpec(g.dim, g.rotary, layout)
 				s.DType, s.OutDType = v.dtype, v.out
 				p, err := NewPlan(s)
@@ -950,7 +951,7 @@ func sorted(v []int) []int {
 // preloaded or not, and pass-through copies of every shape (2, 4, 8, a
 // loop, a loop and leftovers). TestNEONKernelPlan checks the plans of every
 // other geometry.
-func neonKernelSpecs(short bool) []Spec {
+func neonKernelSpecs(short bool) []spec.Spec {
 	f32 := [][2]int{
 		{2, 0}, {6, 0}, {6, 4}, {6, 2},
 		{64, 0}, {64, 14}, {64, 10},
@@ -970,14 +971,14 @@ func neonKernelSpecs(short bool) []Spec {
 		f32 = [][2]int{{2, 0}, {6, 0}, {64, 14}, {128, 0}, {128, 94}, {4096, 4094}}
 		others = [][2]int{{6, 2}, {64, 14}, {128, 94}, {4096, 2}}
 	}
-	var specs []Spec
+	var specs []spec.Spec
 	for _, v := range neonVariants {
 		dims := others
 		if v.dtype == "f32" && v.out == "" {
 			dims = f32
 		}
 		for _, d := range dims {
-			for _, layout := range []string{Interleaved, NeoX} {
+			for _, layout := range []string{spec.Interleaved, spec.NeoX} {
 				s := neonSpec(d[0], d[1], layout)
 				s.DType, s.OutDType = v.dtype, v.out
 				specs = append(specs, s)
@@ -990,10 +991,10 @@ func neonKernelSpecs(short bool) []Spec {
 // neonExhaustiveSpecs are the packages whose generated rope_test.go
 // TestNarrowExhaustive (on a strided sample) runs under qemu: ApplyTo to
 // each out dtype.
-func neonExhaustiveSpecs() []Spec {
-	a, b := neonSpec(128, 0, Interleaved), neonSpec(64, 46, NeoX)
+func neonExhaustiveSpecs() []spec.Spec {
+	a, b := neonSpec(128, 0, spec.Interleaved), neonSpec(64, 46, spec.NeoX)
 	a.OutDType, b.OutDType = "f16", "bf16"
-	return []Spec{a, b}
+	return []spec.Spec{a, b}
 }
 
 // TestARM64Kernels generates packages for neonKernelSpecs inside this
@@ -1036,7 +1037,7 @@ func TestARM64Kernels(t *testing.T) {
 	rel := "internal/" + filepath.Base(dir)
 	// write generates s as package name in dir, with extra files, and
 	// returns its relative import path.
-	write := func(s Spec, name string, tests bool, extra ...File) string {
+	write := func(s spec.Spec, name string, tests bool, extra ...File) string {
 		t.Helper()
 		s.Package = name
 		files, err := Generate(s, Options{Command: "-test", Tests: tests})
@@ -1106,9 +1107,9 @@ func TestARM64Kernels(t *testing.T) {
 }
 
 // neonInternalTestFor is neonInternalTest for package name of spec s.
-func neonInternalTestFor(s Spec, name string) string {
+func neonInternalTestFor(s spec.Spec, name string) string {
 	pair := "2 * i, 2*i + 1"
-	if s.Layout == NeoX {
+	if s.Layout == spec.NeoX {
 		pair = "i, i + RotaryDim/2"
 	}
 	d := dtypes[s.DType]

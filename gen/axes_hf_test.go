@@ -10,6 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/internal/hfref"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // Issue 12: proof that multi-axis (M-RoPE, interleaved M-RoPE, 2-D vision)
@@ -18,7 +22,7 @@ import (
 //
 // The expected angles come from Hugging Face's own code, transcribed below
 // into float64 Go without calling anything of gen's (not axisOf,
-// visionFreqs, dynamicFreqs or Frequencies): the per-column argument `emb`
+// visionFreqs, dynamicFreqs or spec.Frequencies): the per-column argument `emb`
 // of cos and sin that transformers builds for one token, and its
 // q·cos + rotate_half(q)·sin. The functions read were, in
 // huggingface/transformers:
@@ -72,11 +76,11 @@ const hfSinCosErr = 4 * hfU
 // to dynamic NTK).
 type hfEmbFunc func(pos []int, n int) []float64
 
-// hfAxesModel is one published configuration: the gen.Spec that should
+// hfAxesModel is one published configuration: the spec.Spec that should
 // reproduce it, its number of positions per token and Hugging Face's emb.
 type hfAxesModel struct {
 	name   string
-	spec   Spec
+	spec   spec.Spec
 	axes   int   // positions per token: 3 (t, h, w), 2 (row, column), 1 (text)
 	tables []int // table sizes the package test builds
 	emb    hfEmbFunc
@@ -96,7 +100,7 @@ type hfAxesModel struct {
 func hfDynamicInvFreq(base, factor float64, maxPos, dim, n int) []float64 {
 	seqLen := max(n, maxPos)
 	base = base * math.Pow(factor*float64(seqLen)/float64(maxPos)-(factor-1), float64(dim)/float64(dim-2))
-	return hfDefaultInvFreq(base, dim, nil)
+	return hfref.DefaultInvFreq(base, dim, nil)
 }
 
 // hfFreqs is the forward pass's freqs for one position axis:
@@ -169,7 +173,7 @@ func hfInterleavedEmb(inv []float64, section []int) hfEmbFunc {
 // (row, column) and flattens: rotary_pos_emb = cat(row·inv, col·inv); the
 // forward pass takes emb = cat(rotary_pos_emb, rotary_pos_emb).
 func hfVisionEmb(theta float64, headDim int) hfEmbFunc {
-	inv := hfDefaultInvFreq(theta, headDim/2, nil)
+	inv := hfref.DefaultInvFreq(theta, headDim/2, nil)
 	return func(pos []int, _ int) []float64 {
 		rpe := hfCat(hfFreqs(inv, pos[0]), hfFreqs(inv, pos[1]))
 		return hfCat(rpe, rpe)
@@ -215,31 +219,31 @@ func hfApplyRotary(q, cos, sin []float64) []float64 {
 // max_position_embeddings 32768), with a test-only copy at L = 1024 whose
 // longer tables stay small. All rotate_half models: neox.
 func hfAxesModels() []hfAxesModel {
-	neox := func(dim int, base float64) Spec {
-		s := DefaultSpec()
-		s.HeadDim, s.Base, s.Layout = dim, base, NeoX
+	neox := func(dim int, base float64) spec.Spec {
+		s := spec.DefaultSpec()
+		s.HeadDim, s.Base, s.Layout = dim, base, spec.NeoX
 		return s
 	}
-	mrope := func(base float64, axes string, section ...int) Spec {
+	mrope := func(base float64, axes string, section ...int) spec.Spec {
 		s := neox(128, base)
 		s.Axes, s.Sections = axes, section
 		return s
 	}
 	vision := neox(80, 10000)
-	vision.Axes = AxesVision
-	dynamic := func(l int) Spec {
+	vision.Axes = spec.AxesVision
+	dynamic := func(l int) spec.Spec {
 		s := neox(128, 1e6)
-		s.Scaling = Scaling{Type: ScalingDynamic, Factor: 2, OrigCtx: l, Truncate: true}
+		s.Scaling = spec.Scaling{Type: spec.ScalingDynamic, Factor: 2, OrigCtx: l, Truncate: true}
 		return s
 	}
 	const L = 32768
 	return []hfAxesModel{
-		{name: "Qwen2-VL-7B", spec: mrope(1e6, AxesMRoPE, 16, 24, 24), axes: 3, tables: []int{100, 32768},
-			emb: hfMRoPEEmb(hfDefaultInvFreq(1e6, 128, nil), []int{16, 24, 24})},
-		{name: "Qwen2.5-VL-7B", spec: mrope(1e6, AxesMRoPE, 16, 24, 24), axes: 3, tables: []int{37, 4096},
-			emb: hfMRoPEEmb(hfDefaultInvFreq(1e6, 128, nil), []int{16, 24, 24})},
-		{name: "Qwen3-VL-8B", spec: mrope(5e6, AxesInterleaved, 24, 20, 20), axes: 3, tables: []int{100, 32768},
-			emb: hfInterleavedEmb(hfDefaultInvFreq(5e6, 128, nil), []int{24, 20, 20})},
+		{name: "Qwen2-VL-7B", spec: mrope(1e6, spec.AxesMRoPE, 16, 24, 24), axes: 3, tables: []int{100, 32768},
+			emb: hfMRoPEEmb(hfref.DefaultInvFreq(1e6, 128, nil), []int{16, 24, 24})},
+		{name: "Qwen2.5-VL-7B", spec: mrope(1e6, spec.AxesMRoPE, 16, 24, 24), axes: 3, tables: []int{37, 4096},
+			emb: hfMRoPEEmb(hfref.DefaultInvFreq(1e6, 128, nil), []int{16, 24, 24})},
+		{name: "Qwen3-VL-8B", spec: mrope(5e6, spec.AxesInterleaved, 24, 20, 20), axes: 3, tables: []int{100, 32768},
+			emb: hfInterleavedEmb(hfref.DefaultInvFreq(5e6, 128, nil), []int{24, 20, 20})},
 		{name: "Qwen2-VL vision encoder", spec: vision, axes: 2, tables: []int{16, 1024},
 			emb: hfVisionEmb(10000, 80)},
 		{name: "InternLM2.5-7B dynamic NTK", spec: dynamic(L), axes: 1, tables: []int{4096, L + 1},
@@ -346,7 +350,7 @@ func TestAxesHFAngles(t *testing.T) {
 					freqs := p.Freqs
 					if n > m.origCtx {
 						freqs = make([]float64, p.Half)
-						dynamicFreqs(freqs, p.Spec.Base, p.Spec.Scaling.Factor, p.Spec.Scaling.OrigCtx, p.RotaryDim, n)
+						exact.DynamicFreqs(freqs, p.Spec.Base, p.Spec.Scaling.Factor, p.Spec.Scaling.OrigCtx, p.RotaryDim, n)
 					}
 					for _, pos := range []int{0, n / 2, n - 1} {
 						check([]int{pos}, n, freqs)
@@ -484,7 +488,7 @@ func TestAxesHFPackages(t *testing.T) {
 		t.Skip("builds generated packages")
 	}
 	models := hfAxesModels()
-	specs := make([]Spec, len(models))
+	specs := make([]spec.Spec, len(models))
 	for i, m := range models {
 		specs[i] = m.spec
 	}

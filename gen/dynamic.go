@@ -1,27 +1,16 @@
 package gen
 
 import (
-	_ "embed"
 	"strings"
+
+	"github.com/ropegen/ropegen/internal/exact"
 )
 
-// Dynamic NTK decides its base from the length of the table, so a package
-// generated with -scaling dynamic computes frequencies when NewTable is
-// called. It runs exactly the code gen runs: dynamicFreqs below and
-// exactPow (exact.go), copied verbatim into the package, so that its tables
-// are the same on every machine.
-
-//go:embed dynamic.go
-var dynamicFile string
-
-//go:embed exact.go
-var exactFile string
-
-// dynamicSource returns the source a dynamic package needs: dynamicFreqs
-// and exact.go's correctly rounded powers.
-func dynamicSource() string {
-	return verbatim(dynamicFile, "\n// dynamicFreqs sets") + "\n\n" + verbatim(exactFile, "\n// exactPrec is")
-}
+// dynamicSource returns the source a dynamic NTK package needs to compute
+// its frequencies when NewTable is called: internal/exact's dynamicFreqs
+// and correctly rounded powers, copied verbatim, so that the package's
+// tables are the ones ropegen computes, on every machine.
+func dynamicSource() string { return exact.Source() }
 
 // verbatim returns src from the line that begins with marker (a newline,
 // then the line) to its end.
@@ -31,17 +20,4 @@ func verbatim(src, marker string) string {
 		panic("gen: verbatim source: marker " + marker[1:] + " not found")
 	}
 	return strings.TrimSpace(src[i:])
-}
-
-// dynamicFreqs sets f to the frequencies of dynamic NTK for a table of n
-// positions, n > origCtx: θ_i = b^(−2i/r) with the base
-// b = base·((factor·n/origCtx) − (factor − 1))^(r/(r−2)), as Hugging Face's
-// _compute_dynamic_ntk_parameters computes it for a sequence of n tokens;
-// every step rounded to float64 in that order, powers correctly rounded.
-func dynamicFreqs(f []float64, base, factor float64, origCtx, r, n int) {
-	t := float64(float64(factor*float64(n))/float64(origCtx)) - (factor - 1)
-	b := float64(base * exactPow(t, float64(r)/float64(r-2)))
-	for i := range f {
-		f[i] = exactPow(b, -float64(2*i)/float64(r))
-	}
 }

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ropegen/ropegen/spec"
 )
 
 // ---- the fuzzed arguments ----------------------------------------------------------
@@ -74,17 +76,17 @@ func list(code int, v, step float64, half int) []float64 {
 	return l
 }
 
-// spec is the Spec that a describes.
-func (a specArgs) spec() Spec {
+// spec is the spec.Spec that a describes.
+func (a specArgs) spec() spec.Spec {
 	r := a.Rotary
 	if r == 0 {
 		r = a.Dim
 	}
-	half := max(0, min(r, MaxHeadDim)/2)
-	return Spec{
+	half := max(0, min(r, spec.MaxHeadDim)/2)
+	return spec.Spec{
 		HeadDim: a.Dim, RotaryDim: a.Rotary, Base: a.Base,
 		DType: a.DType, OutDType: a.OutDType, Layout: a.Layout, Package: a.Pkg,
-		Scaling: Scaling{
+		Scaling: spec.Scaling{
 			Type: a.Scaling, Factor: a.Factor, OrigCtx: a.OrigCtx,
 			BetaFast: a.BetaFast, BetaSlow: a.BetaSlow, AttnFactor: a.Attn,
 			MScale: a.MScale, MScaleAllDim: a.MScaleAll, Truncate: a.Truncate,
@@ -96,7 +98,7 @@ func (a specArgs) spec() Spec {
 	}
 }
 
-// flagNames are the CLI flags a SpecError may name (cmd/ropegen's spec flags).
+// flagNames are the CLI flags a spec.SpecError may name (cmd/ropegen's spec flags).
 var flagNames = map[string]bool{
 	"dim": true, "rotary-dim": true, "base": true, "dtype": true, "out-dtype": true,
 	"layout": true, "pkg": true, "scaling": true, "factor": true, "orig-ctx": true,
@@ -108,8 +110,8 @@ var flagNames = map[string]bool{
 // ---- FuzzSpec ------------------------------------------------------------------------
 
 // FuzzSpec fuzzes every Spec field: each spec either fails Validate with a
-// *SpecError that names a flag (and then Generate and Explain fail too), or
-// Explain and Generate succeed and the files are gofmt'd, carry the header,
+// *spec.SpecError that names a flag (and then Generate and spec.Explain fail too), or
+// spec.Explain and Generate succeed and the files are gofmt'd, carry the header,
 // parse, and type-check for linux/amd64, linux/arm64, purego and 386 (no
 // assembly), rope_test.go included, with the constants and methods the spec
 // asks for.
@@ -140,16 +142,16 @@ const fuzzGenMaxDim = 256
 
 // checkSpec checks one spec as FuzzSpec describes and reports whether it is
 // valid.
-func checkSpec(t *testing.T, s Spec) bool {
+func checkSpec(t *testing.T, s spec.Spec) bool {
 	t.Helper()
 	err := s.Validate()
 	if err != nil {
-		var se *SpecError
+		var se *spec.SpecError
 		if !errors.As(err, &se) {
-			t.Fatalf("Validate(%+v) = %v (%T), want a *SpecError", s, err, err)
+			t.Fatalf("Validate(%+v) = %v (%T), want a *spec.SpecError", s, err, err)
 		}
 		if !flagNames[se.Field] {
-			t.Fatalf("Validate(%+v): SpecError names %q, not one of ropegen's flags", s, se.Field)
+			t.Fatalf("Validate(%+v): spec.SpecError names %q, not one of ropegen's flags", s, se.Field)
 		}
 		if msg := err.Error(); !strings.HasPrefix(msg, "-"+se.Field+" ") {
 			t.Fatalf("Validate(%+v): message %q does not begin with -%s", s, msg, se.Field)
@@ -157,12 +159,12 @@ func checkSpec(t *testing.T, s Spec) bool {
 		if _, gerr := Generate(s, Options{Command: "-fuzz"}); gerr == nil || !errors.As(gerr, &se) {
 			t.Fatalf("Validate(%+v) = %v but Generate gives %v", s, err, gerr)
 		}
-		if eerr := Explain(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
-			t.Fatalf("Validate(%+v) = %v but Explain gives %v", s, err, eerr)
+		if eerr := spec.Explain(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
+			t.Fatalf("Validate(%+v) = %v but spec.Explain gives %v", s, err, eerr)
 		}
 		return false
 	}
-	if err := Explain(io.Discard, s); err != nil {
+	if err := spec.Explain(io.Discard, s); err != nil {
 		t.Fatalf("Validate(%+v) = nil but Explain: %v", s, err)
 	}
 	files, err := Generate(s, Options{Command: "-fuzz", Tests: true})
@@ -185,7 +187,7 @@ var archSuffix = regexp.MustCompile(`_(amd64|arm64|386|arm|riscv64|ppc64le|s390x
 // typeCheck checks that each Go file of the package is formatted and has the
 // header, and that the package with its test file type-checks for every
 // target and declares the constants and functions of docs/contract.md §7.
-func typeCheck(t *testing.T, s Spec, files []File) {
+func typeCheck(t *testing.T, s spec.Spec, files []File) {
 	t.Helper()
 	checkMu.Lock()
 	defer checkMu.Unlock()
@@ -315,7 +317,7 @@ func (c *cachedImporter) ImportFrom(path, dir string, mode types.ImportMode) (*t
 }
 
 // checkAPI checks the package's constants and entry points against s.
-func checkAPI(t *testing.T, s Spec, pkg *types.Package, arch string) {
+func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	t.Helper()
 	sc := pkg.Scope()
 	intConst := func(name string) int64 {
@@ -332,8 +334,8 @@ func checkAPI(t *testing.T, s Spec, pkg *types.Package, arch string) {
 	if hd := intConst("HeadDim"); hd != int64(s.HeadDim) {
 		t.Fatalf("%+v (%s): HeadDim = %d", s, arch, hd)
 	}
-	if rd := intConst("RotaryDim"); rd != int64(s.rotary()) {
-		t.Fatalf("%+v (%s): RotaryDim = %d, want %d", s, arch, rd, s.rotary())
+	if rd := intConst("RotaryDim"); rd != int64(s.Rotary()) {
+		t.Fatalf("%+v (%s): RotaryDim = %d, want %d", s, arch, rd, s.Rotary())
 	}
 	if c, ok := sc.Lookup("Base").(*types.Const); !ok {
 		t.Fatalf("%+v (%s): no constant Base", s, arch)
@@ -351,11 +353,11 @@ func checkAPI(t *testing.T, s Spec, pkg *types.Package, arch string) {
 	if s.OutDType != "" {
 		want = append(want, "ApplySeqTo", "ApplyStridedTo", "ApplyTo")
 	}
-	if s.Axes != AxesNone {
+	if s.Axes != spec.AxesNone {
 		want = append(want, "ApplyAxes", "ApplyInverseAxes")
 	}
 	sort.Strings(want)
-	if (sc.Lookup("Strides") == nil) || (s.Axes != AxesNone) != (sc.Lookup("Axes") != nil) {
+	if (sc.Lookup("Strides") == nil) || (s.Axes != spec.AxesNone) != (sc.Lookup("Axes") != nil) {
 		t.Fatalf("%+v (%s): Strides %v, Axes %v", s, arch, sc.Lookup("Strides"), sc.Lookup("Axes"))
 	}
 	var got []string
@@ -375,7 +377,7 @@ var updateCorpus = flag.Bool("fuzzcorpus", false, "rewrite testdata/fuzz/FuzzSpe
 
 // seedArgs is the default spec as specArgs, for the seeds to modify.
 func seedArgs(mod func(*specArgs)) specArgs {
-	a := specArgs{Dim: 128, Base: 10000, DType: "f32", Layout: Interleaved, Pkg: "rope", Scaling: "none", Truncate: true, Step: 0.5}
+	a := specArgs{Dim: 128, Base: 10000, DType: "f32", Layout: spec.Interleaved, Pkg: "rope", Scaling: "none", Truncate: true, Step: 0.5}
 	mod(&a)
 	return a
 }
@@ -390,28 +392,28 @@ var fuzzSeeds = []struct {
 }{
 	{"default", true, seedArgs(func(a *specArgs) {})},
 	{"f64", true, seedArgs(func(a *specArgs) { a.DType = "f64"; a.Dim = 64 })},
-	{"f16-neox", true, seedArgs(func(a *specArgs) { a.DType = "f16"; a.Layout = NeoX })},
+	{"f16-neox", true, seedArgs(func(a *specArgs) { a.DType = "f16"; a.Layout = spec.NeoX })},
 	{"bf16-partial", true, seedArgs(func(a *specArgs) { a.DType = "bf16"; a.Dim, a.Rotary = 96, 64 })},
-	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = NeoX })},
+	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = spec.NeoX })},
 	{"out-bf16", true, seedArgs(func(a *specArgs) { a.OutDType = "bf16"; a.Dim, a.Rotary = 40, 36 })},
 	{"dim2", true, seedArgs(func(a *specArgs) { a.Dim = 2 })},
-	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = NeoX; a.DType = "f16" })},
-	{"dim4096", true, seedArgs(func(a *specArgs) { a.Dim = 4096; a.Rotary = 64; a.Layout = NeoX })},
+	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = spec.NeoX; a.DType = "f16" })},
+	{"dim4096", true, seedArgs(func(a *specArgs) { a.Dim = 4096; a.Rotary = 64; a.Layout = spec.NeoX })},
 	{"rotary2-of-6", true, seedArgs(func(a *specArgs) { a.Dim, a.Rotary = 6, 2; a.DType = "bf16" })},
 	{"rotary22-of-30", true, seedArgs(func(a *specArgs) { a.Dim, a.Rotary = 30, 22 })},
 	{"linear", true, seedArgs(func(a *specArgs) { a.Scaling = "linear"; a.Factor = 4; a.Dim = 64 })},
-	{"ntk", true, seedArgs(func(a *specArgs) { a.Scaling = "ntk"; a.Factor = 8; a.Dim = 80; a.Layout = NeoX })},
+	{"ntk", true, seedArgs(func(a *specArgs) { a.Scaling = "ntk"; a.Factor = 8; a.Dim = 80; a.Layout = spec.NeoX })},
 	{"yarn", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.Base, a.Layout = "yarn", 4, 32768, 128, 1e6, NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.Base, a.Layout = "yarn", 4, 32768, 128, 1e6, spec.NeoX
 	})},
 	{"yarn-mscale", true, seedArgs(func(a *specArgs) {
 		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.MScale, a.MScaleAll, a.Truncate, a.DType = "yarn", 40, 4096, 64, 0.707, 0.707, false, "f64"
 	})},
 	{"llama3", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Low, a.High, a.Base, a.Layout = "llama3", 8, 8192, 1, 4, 500000, NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Low, a.High, a.Base, a.Layout = "llama3", 8, 8192, 1, 4, 500000, spec.NeoX
 	})},
 	{"longrope", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.ShortN, a.ShortV, a.LongN, a.LongV, a.Layout = "longrope", 32, 4096, 48, 1, 1, 1, 1.5, NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.ShortN, a.ShortV, a.LongN, a.LongV, a.Layout = "longrope", 32, 4096, 48, 1, 1, 1, 1.5, spec.NeoX
 	})},
 	{"freq-factors", true, seedArgs(func(a *specArgs) { a.FFN, a.FFV, a.Dim, a.DType = 1, 1, 32, "f16" })},
 	{"pkg-unicode", true, seedArgs(func(a *specArgs) { a.Pkg = "π"; a.Dim = 8 })},
@@ -506,7 +508,7 @@ func TestFuzzSpecCorpus(t *testing.T) {
 	for _, e := range ents {
 		files[e.Name()] = true
 	}
-	var build []Spec
+	var build []spec.Spec
 	for _, seed := range fuzzSeeds {
 		name := "seed-" + seed.name
 		data, err := os.ReadFile(filepath.Join(corpusDir, name))
@@ -538,7 +540,7 @@ func TestFuzzSpecCorpus(t *testing.T) {
 // buildSpecs writes the packages of specs into a module (26 to a module:
 // writeModule names them pa…pz), then vets them for amd64, arm64 and
 // purego and runs their verify suite with -short.
-func buildSpecs(t *testing.T, specs []Spec) {
+func buildSpecs(t *testing.T, specs []spec.Spec) {
 	t.Helper()
 	for len(specs) > 0 {
 		n := min(len(specs), 26)

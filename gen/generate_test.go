@@ -13,46 +13,48 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/spec"
 )
 
 // shapes are specs the generator tests cover: every layout, partial rotary,
 // tails at every width, the smallest head.
-var shapes = []Spec{
-	spec(128, 0, Interleaved),
-	spec(128, 0, NeoX),
-	spec(64, 0, Interleaved),
-	spec(96, 0, NeoX),
-	spec(256, 0, Interleaved),
-	spec(2, 0, Interleaved),
-	spec(2, 0, NeoX),
-	spec(6, 0, NeoX),
-	spec(80, 32, NeoX),
-	spec(30, 22, Interleaved),
-	spec(40, 36, NeoX),
-	axesSpec(spec(128, 0, NeoX), AxesMRoPE, 16, 24, 24),       // Qwen2-VL, Qwen2.5-VL
-	axesSpec(spec(128, 0, NeoX), AxesInterleaved, 24, 20, 20), // Qwen3-VL
-	axesSpec(spec(96, 64, Interleaved), AxesMRoPE, 8, 12, 12), // partial rotary, interleaved pairs
-	axesSpec(spec(80, 0, NeoX), AxesVision),                   // Qwen2-VL's vision encoder
-	dynamicSpec(spec(64, 0, NeoX), 2, 1024),                   // InternLM2-style dynamic NTK
+var shapes = []spec.Spec{
+	specOf(128, 0, spec.Interleaved),
+	specOf(128, 0, spec.NeoX),
+	specOf(64, 0, spec.Interleaved),
+	specOf(96, 0, spec.NeoX),
+	specOf(256, 0, spec.Interleaved),
+	specOf(2, 0, spec.Interleaved),
+	specOf(2, 0, spec.NeoX),
+	specOf(6, 0, spec.NeoX),
+	specOf(80, 32, spec.NeoX),
+	specOf(30, 22, spec.Interleaved),
+	specOf(40, 36, spec.NeoX),
+	axesSpec(specOf(128, 0, spec.NeoX), spec.AxesMRoPE, 16, 24, 24),       // Qwen2-VL, Qwen2.5-VL
+	axesSpec(specOf(128, 0, spec.NeoX), spec.AxesInterleaved, 24, 20, 20), // Qwen3-VL
+	axesSpec(specOf(96, 64, spec.Interleaved), spec.AxesMRoPE, 8, 12, 12), // partial rotary, interleaved pairs
+	axesSpec(specOf(80, 0, spec.NeoX), spec.AxesVision),                   // Qwen2-VL's vision encoder
+	dynamicSpec(specOf(64, 0, spec.NeoX), 2, 1024),                        // InternLM2-style dynamic NTK
 }
 
-func axesSpec(s Spec, axes string, sections ...int) Spec {
+func axesSpec(s spec.Spec, axes string, sections ...int) spec.Spec {
 	s.Axes, s.Sections = axes, sections
 	return s
 }
 
-func dynamicSpec(s Spec, factor float64, origCtx int) Spec {
-	s.Scaling = Scaling{Type: ScalingDynamic, Factor: factor, OrigCtx: origCtx, Truncate: true}
+func dynamicSpec(s spec.Spec, factor float64, origCtx int) spec.Spec {
+	s.Scaling = spec.Scaling{Type: spec.ScalingDynamic, Factor: factor, OrigCtx: origCtx, Truncate: true}
 	return s
 }
 
-func spec(dim, rotary int, layout string) Spec {
-	s := DefaultSpec()
+func specOf(dim, rotary int, layout string) spec.Spec {
+	s := spec.DefaultSpec()
 	s.HeadDim, s.RotaryDim, s.Layout = dim, rotary, layout
 	return s
 }
 
-func generate(t *testing.T, s Spec, tests bool) []File {
+func generate(t *testing.T, s spec.Spec, tests bool) []File {
 	t.Helper()
 	files, err := Generate(s, Options{Command: "-test", Tests: tests})
 	if err != nil {
@@ -175,7 +177,7 @@ func moduleRoot(t *testing.T) string {
 
 // writeModule writes the packages for specs, each in its own directory, into
 // a fresh module that requires this checkout, and returns its directory.
-func writeModule(t *testing.T, specs []Spec, tests bool) string {
+func writeModule(t *testing.T, specs []spec.Spec, tests bool) string {
 	t.Helper()
 	root := moduleRoot(t)
 	dir := t.TempDir()
@@ -222,7 +224,7 @@ func TestNoBoundsChecksInGenericKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds generated packages")
 	}
-	dir := writeModule(t, append([]Spec{spec(128, 0, Interleaved), spec(96, 64, NeoX), spec(6, 0, NeoX)}, longSpecs()...), false)
+	dir := writeModule(t, append([]spec.Spec{specOf(128, 0, spec.Interleaved), specOf(96, 64, spec.NeoX), specOf(6, 0, spec.NeoX)}, longSpecs()...), false)
 	out := goCmd(t, dir, nil, "build", "-gcflags=-d=ssa/check_bce/debug=1", "./...")
 	if strings.Contains(out, "rope_generic.go") {
 		t.Errorf("bounds checks in the generic kernel:\n%s", out)

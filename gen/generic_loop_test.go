@@ -4,29 +4,31 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/spec"
 )
 
 // longSpecs are heads whose pure Go kernels loop over blocks of pairs: full
 // width, a tail of pairs after the last block (neox and interleaved), a
 // "to" kernel whose pass-through values loop too, and every element type.
 // The first four are small enough for TestLongHeadsVerify.
-func longSpecs() []Spec {
-	nx := spec(600, 262, NeoX) // 131 pairs: 8 blocks and 3 more; 338 pass-through values
+func longSpecs() []spec.Spec {
+	nx := specOf(600, 262, spec.NeoX) // 131 pairs: 8 blocks and 3 more; 338 pass-through values
 	nx.OutDType = "f16"
-	b16 := spec(520, 0, Interleaved) // 260 pairs: 16 blocks and 4 more
+	b16 := specOf(520, 0, spec.Interleaved) // 260 pairs: 16 blocks and 4 more
 	b16.DType = "bf16"
-	f64 := spec(576, 0, NeoX) // 288 pairs: 18 blocks
+	f64 := specOf(576, 0, spec.NeoX) // 288 pairs: 18 blocks
 	f64.DType = "f64"
-	h16 := spec(300, 258, Interleaved) // 129 pairs: 8 blocks and 1 more; 42 pass-through values
+	h16 := specOf(300, 258, spec.Interleaved) // 129 pairs: 8 blocks and 1 more; 42 pass-through values
 	h16.DType = "f16"
-	il := spec(4096, 0, Interleaved)
+	il := specOf(4096, 0, spec.Interleaved)
 	il.OutDType = "bf16"
-	nx64 := spec(4096, 0, NeoX)
+	nx64 := specOf(4096, 0, spec.NeoX)
 	nx64.DType = "f64"
-	return []Spec{nx, b16, f64, h16, il, nx64}
+	return []spec.Spec{nx, b16, f64, h16, il, nx64}
 }
 
-func genericSource(t *testing.T, s Spec) string {
+func genericSource(t *testing.T, s spec.Spec) string {
 	t.Helper()
 	p, err := NewPlan(s)
 	if err != nil {
@@ -49,7 +51,7 @@ func TestGenericKernelLoopsLongHeads(t *testing.T) {
 	passLoop := regexp.MustCompile(`(?m)^\t\tfor j := \d+; j < \d+; j\+\+ \{$`)
 	for _, s := range append(shapes, longSpecs()...) {
 		src := genericSource(t, s)
-		r, kernels := s.rotary(), 2
+		r, kernels := s.Rotary(), 2
 		if s.OutDType != "" {
 			kernels = 3
 		}

@@ -5,11 +5,13 @@ import (
 
 	"fmt"
 	"go/format"
-	"golang.org/x/tools/imports"
 	"strconv"
 	"strings"
 
+	"golang.org/x/tools/imports"
+
 	"github.com/dave/jennifer/jen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 const cpuPkg = "golang.org/x/sys/cpu"
@@ -77,7 +79,7 @@ func (p *Plan) packageDoc() string {
 }
 
 func (p *Plan) pairFormula() string {
-	if p.Spec.Layout == NeoX {
+	if p.Spec.Layout == spec.NeoX {
 		return "(i, i+RotaryDim/2)"
 	}
 	return "(2i, 2i+1)"
@@ -147,6 +149,8 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("after NewTable and safe for concurrent use.")
 	f.Type().Id("Table").Struct(
 		jen.Id("rows").Index().Id(C).Comment("Len() rows of rowLen values"),
+		jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64().Comment("the θ_i the rows were filled with"),
+		jen.Id("attn").Float64().Comment("the attention factor A folded into them"),
 	)
 	f.Line()
 	f.Comment("NewTable returns a table for the positions [0, maxPos). It panics if maxPos")
@@ -169,6 +173,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		),
 		jen.Id("t").Op(":=").Op("&").Id("Table").Values(jen.Dict{
 			jen.Id("rows"): jen.Make(jen.Index().Id(C), jen.Id("maxPos").Op("*").Id("rowLen")),
+			jen.Id("attn"): jen.Id("AttentionFactor"),
 		}),
 		jen.Id("freqs").Op(":=").Op("&").Id("Freqs"),
 		jen.Do(func(st *jen.Statement) {
@@ -182,8 +187,9 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 				)
 			}
 		}),
+		jen.Id("t").Dot("freqs").Op("=").Id("freqs"),
 		jen.For(jen.Id("pos").Op(":=").Range().Id("maxPos")).Block(
-			jen.Id("fill").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs")),
+			jen.Id("fill").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs"), jen.Id("t").Dot("attn")),
 		),
 		jen.Return(jen.Id("t")),
 	)
@@ -259,7 +265,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			),
 			jen.If(jen.Len(jen.Id("x")).Op("==").Lit(0)).Block(jen.Return()),
 			jen.Id("r").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
-			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs")),
+			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs"), jen.Id("AttentionFactor")),
 			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("HeadDim"), jen.Len(jen.Id("x")).Op("/").Id("HeadDim"), jen.Id("r")),
 			jen.Id("rowPool").Dot("Put").Call(jen.Id("r")),
 		)
@@ -376,7 +382,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
 		g.List(jen.Id("fwdRows"), jen.Id("invRows")).Add(p.rowsKernType())
-		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()))
+		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64())
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
@@ -449,33 +455,34 @@ func (p *Plan) seqParallel(f *jen.File) {
 func (p *Plan) fillRow(f *jen.File) {
 	C := p.computeType()
 	a, b := p.pairExprs()
-	f.Comment("fill writes the table row of position pos: with the active backend's fill")
-	f.Comment("kernel where it has one (it gives fillRow's bits), else with fillRow.")
-	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam())).Block(
+	f.Comment("fill writes the table row of position pos for the frequencies freqs and")
+	f.Comment("the attention factor attn: with the active backend's fill kernel where it")
+	f.Comment("has one (it gives fillRow's bits), else with fillRow.")
+	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64()).Block(
 		jen.If(jen.Id("f").Op(":=").Id("active").Dot("fill"), jen.Id("f").Op("!=").Nil()).Block(
-			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs")),
+			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn")),
 			jen.Return(),
 		),
-		jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Lit(0)),
+		jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn"), jen.Lit(0)),
 	)
 	f.Line()
 	f.Comment("fillRow writes the values of pairs [from, RotaryDim/2) of the table row of")
-	f.Comment("position pos: for pair i with indices (a, b) and c, s = A·cos(pos·θ_i),")
-	f.Comment("A·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,")
+	f.Comment("position pos: for pair i with indices (a, b) and c, s = attn·cos(pos·θ_i),")
+	f.Comment("attn·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,")
 	f.Comment("each rounded once.")
 	store := []jen.Code{
 		jen.List(jen.Id("a"), jen.Id("b")).Op(":=").List(a, b),
 		jen.List(jen.Id("r").Index(jen.Id("a")), jen.Id("r").Index(jen.Id("b"))).Op("=").List(jen.Id("c"), jen.Id("c")),
 		jen.List(jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("a")), jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("b"))).Op("=").List(jen.Op("-").Id("s"), jen.Id("s")),
 	}
-	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("from").Int())
+	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64(), jen.Id("from").Int())
 	if C == "float64" {
 		f.Func().Id("fillRow").Add(params).Block(
 			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
 				jen.List(jen.Id("sin"), jen.Id("cos")).Op(":=").Id("sincosDD").Call(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("freqs").Index(jen.Id("i")))),
 				jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
-					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos")),
-					jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin")),
+					jen.Id(C).Call(jen.Id("attn").Op("*").Id("cos")),
+					jen.Id(C).Call(jen.Id("attn").Op("*").Id("sin")),
 				),
 			}, store...)...),
 		)
@@ -488,8 +495,8 @@ func (p *Plan) fillRow(f *jen.File) {
 		jen.Id("sincos").Call(jen.Id("sin").Index(jen.Id("from").Op(":")), jen.Id("cos").Index(jen.Id("from").Op(":")), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs").Index(jen.Id("from").Op(":"))),
 		jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
 			jen.List(jen.Id("c"), jen.Id("s")).Op(":=").List(
-				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("cos").Index(jen.Id("i"))),
-				jen.Id(C).Call(jen.Id("AttentionFactor").Op("*").Id("sin").Index(jen.Id("i"))),
+				jen.Id(C).Call(jen.Id("attn").Op("*").Id("cos").Index(jen.Id("i"))),
+				jen.Id(C).Call(jen.Id("attn").Op("*").Id("sin").Index(jen.Id("i"))),
 			),
 		}, store...)...),
 	)
@@ -518,7 +525,7 @@ func (p *Plan) backendFields(name, fwd, inv, to string) jen.Dict {
 
 // pairExprs are Go expressions for the indices (a, b) of pair i.
 func (p *Plan) pairExprs() (a, b jen.Code) {
-	if p.Spec.Layout == NeoX {
+	if p.Spec.Layout == spec.NeoX {
 		return jen.Id("i"), jen.Id("i").Op("+").Id("RotaryDim").Op("/").Lit(2)
 	}
 	return jen.Lit(2).Op("*").Id("i"), jen.Lit(2).Op("*").Id("i").Op("+").Lit(1)
@@ -646,7 +653,7 @@ func (p *Plan) genericBody(inverse bool, in, out string, widen, narrow func(jen.
 }
 
 // genericLoop is the loop over blocks of genericBody for a long head, and
-// the number of pairs it rotates. Interleaved, block k is the values
+// the number of pairs it rotates. spec.Interleaved, block k is the values
 // [w·k, w·(k+1)) of the head, w = 2·genericBlockPairs, and the same of the
 // row's C and S; neox, block k is the first members [w·k, w·(k+1)) of its
 // pairs, w = genericBlockPairs, and the second members Half further on.
@@ -660,7 +667,7 @@ func (p *Plan) genericLoop(in, out string, pair func(ia, ib, oa, ob, c, s *jen.S
 		ot = p.outDtype().goType
 	}
 	blocks := p.Half / genericBlockPairs
-	neox := p.Spec.Layout == NeoX
+	neox := p.Spec.Layout == spec.NeoX
 	w := 2 * genericBlockPairs
 	if neox {
 		w = genericBlockPairs
@@ -744,13 +751,13 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 		}
 		f.Line()
 		f.Comment(k + "Row is fill with " + k + ", for angles below sincosMax.")
-		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam())).Block(
+		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64()).Block(
 			jen.Id("from").Op(":=").Lit(0),
 			jen.If(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("maxFreq")).Op("<").Id("sincosMax")).Block(
-				jen.Id("from").Op("=").Id(k).Call(jen.Id("r"), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs"), jen.Id("AttentionFactor")),
+				jen.Id("from").Op("=").Id(k).Call(jen.Id("r"), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs"), jen.Id("attn")),
 			),
 			jen.If(jen.Id("from").Op("<").Id("RotaryDim").Op("/").Lit(2)).Block(
-				jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("from")),
+				jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn"), jen.Id("from")),
 			),
 		)
 	}
@@ -775,7 +782,7 @@ type asmLevel struct {
 
 // dynamic reports whether the plan's tables take their frequencies from
 // their length (dynamic NTK).
-func (p *Plan) dynamic() bool { return p.Spec.Scaling.scalingType() == ScalingDynamic }
+func (p *Plan) dynamic() bool { return p.Spec.Scaling.Kind() == spec.ScalingDynamic }
 
 // kernType is the type of a backend's fwd and inv kernels.
 func (p *Plan) kernType() *jen.Statement {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // axesAPI emits, for a multi-axis plan, Axes and Axis, ApplyAxes and
@@ -131,12 +132,12 @@ func (p *Plan) axesAPI(f *jen.File) {
 
 // axesNames says in words what the axes of the plan's scheme are.
 func (p *Plan) axesNames() string {
-	names := strings.Join(p.Spec.axisNames(), ", ")
+	names := strings.Join(p.Spec.AxisNames(), ", ")
 	switch p.Spec.Axes {
-	case AxesVision:
+	case spec.AxesVision:
 		return names
-	case AxesInterleaved:
-		return fmt.Sprintf("%s; interleaved M-RoPE, sections %s", names, sectionsString(p.Spec.Sections))
+	case spec.AxesInterleaved:
+		return fmt.Sprintf("%s; interleaved M-RoPE, sections %s", names, spec.SectionsString(p.Spec.Sections))
 	}
-	return fmt.Sprintf("%s; M-RoPE, sections %s", names, sectionsString(p.Spec.Sections))
+	return fmt.Sprintf("%s; M-RoPE, sections %s", names, spec.SectionsString(p.Spec.Sections))
 }

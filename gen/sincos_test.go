@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ropegen/ropegen/asm/amd64"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // bigPi is π to 125 decimal places (about 415 bits): TestMachinPi checks
@@ -215,16 +216,16 @@ func TestSincosUlps(t *testing.T) {
 }
 
 // sincosSpecs are the specs whose frequencies the sincos tests use.
-func sincosSpecs() map[string]Spec {
-	llama := DefaultSpec()
+func sincosSpecs() map[string]spec.Spec {
+	llama := spec.DefaultSpec()
 	llama.Base = 500000
-	llama.Scaling = Scaling{Type: ScalingLlama3, Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4}
-	yarn := DefaultSpec()
+	llama.Scaling = spec.Scaling{Type: spec.ScalingLlama3, Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4}
+	yarn := spec.DefaultSpec()
 	yarn.Base = 1000000
-	yarn.Scaling = Scaling{Type: ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
-	phi := DefaultSpec()
+	yarn.Scaling = spec.Scaling{Type: spec.ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
+	phi := spec.DefaultSpec()
 	phi.HeadDim, phi.RotaryDim = 80, 32
-	return map[string]Spec{"default": DefaultSpec(), "llama3": llama, "yarn": yarn, "phi2": phi}
+	return map[string]spec.Spec{"default": spec.DefaultSpec(), "llama3": llama, "yarn": yarn, "phi2": phi}
 }
 
 // TestSincosFloat32 is docs/contract.md §4 for the float32 tables: over every
@@ -262,7 +263,7 @@ func TestSincosFloat32(t *testing.T) {
 
 	for _, name := range []string{"default", "llama3", "yarn", "phi2"} {
 		s := specs[name]
-		freqs, _, attn, err := Frequencies(s)
+		freqs, _, attn, err := spec.Frequencies(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +371,7 @@ func TestFillConstants(t *testing.T) {
 // spec) and for sincosDD; then, for sincosDD, random float64s of every
 // binade and the values nearest to multiples of π/2 (hardAngles). The file
 // starts with the θ_i of the run that wrote it: a comparing run checks its
-// own Frequencies against them (they once came from math.Pow and differed
+// own spec.Frequencies against them (they once came from math.Pow and differed
 // in the last bit), then uses the file's, so that a difference there does
 // not hide one in sincos.
 func TestSincosAcrossArchs(t *testing.T) {
@@ -381,7 +382,7 @@ func TestSincosAcrossArchs(t *testing.T) {
 	var freqs []float64
 	specs := sincosSpecs()
 	for _, name := range []string{"default", "llama3", "yarn", "phi2"} {
-		f, _, _, err := Frequencies(specs[name])
+		f, _, _, err := spec.Frequencies(specs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -651,7 +652,7 @@ func TestSincosDDUlps(t *testing.T) {
 	}
 	specs := sincosSpecs()
 	for _, name := range []string{"default", "llama3", "yarn", "phi2"} {
-		freqs, _, _, err := Frequencies(specs[name])
+		freqs, _, _, err := spec.Frequencies(specs[name])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,10 @@
 package gen
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ropegen/ropegen/spec"
+)
 
 // Generator speed (issue 13): ropegen -dim 4096 must finish well under a
 // second. These benchmarks measure it; there is no timed test, as a loaded
@@ -15,7 +19,7 @@ import "testing"
 // of what is left is the arm64 templates, the amd64 emitter and goimports
 // on rope.go.
 
-func benchGenerate(b *testing.B, s Spec) {
+func benchGenerate(b *testing.B, s spec.Spec) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Generate(s, Options{Command: "-bench"}); err != nil {
@@ -25,31 +29,31 @@ func benchGenerate(b *testing.B, s Spec) {
 }
 
 // BenchmarkGenerate4096 is `ropegen -dim 4096`.
-func BenchmarkGenerate4096(b *testing.B) { benchGenerate(b, spec(4096, 0, Interleaved)) }
+func BenchmarkGenerate4096(b *testing.B) { benchGenerate(b, specOf(4096, 0, spec.Interleaved)) }
 
 // BenchmarkGenerate4096NeoXBF16 is `ropegen -dim 4096 -layout neox -out-dtype bf16`.
 func BenchmarkGenerate4096NeoXBF16(b *testing.B) {
-	s := spec(4096, 0, NeoX)
+	s := specOf(4096, 0, spec.NeoX)
 	s.OutDType = "bf16"
 	benchGenerate(b, s)
 }
 
 // BenchmarkGenerate4096F64 is `ropegen -dim 4096 -dtype f64`.
 func BenchmarkGenerate4096F64(b *testing.B) {
-	s := spec(4096, 0, Interleaved)
+	s := specOf(4096, 0, spec.Interleaved)
 	s.DType = "f64"
 	benchGenerate(b, s)
 }
 
 // BenchmarkGenerate128 is `ropegen` with no flags.
-func BenchmarkGenerate128(b *testing.B) { benchGenerate(b, DefaultSpec()) }
+func BenchmarkGenerate128(b *testing.B) { benchGenerate(b, spec.DefaultSpec()) }
 
 // BenchmarkFrequencies4096 is the frequencies of a 4096-wide head: 2048
 // correctly rounded powers.
 func BenchmarkFrequencies4096(b *testing.B) {
-	s := spec(4096, 0, Interleaved)
+	s := specOf(4096, 0, spec.Interleaved)
 	for b.Loop() {
-		if _, _, _, err := Frequencies(s); err != nil {
+		if _, _, _, err := spec.Frequencies(s); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,11 +17,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/internal/hfref"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // svgText renders the figure of s twice, checks that the bytes are equal,
 // and returns them.
-func svgText(t *testing.T, s Spec) string {
+func svgText(t *testing.T, s spec.Spec) string {
 	t.Helper()
 	var a, b bytes.Buffer
 	if err := ExplainSVG(&a, s); err != nil {
@@ -133,9 +136,9 @@ var panelTitles = []string{
 	"3. Long-range decay bound (RoFormer §3.4.3)",
 }
 
-func svgConfig(t *testing.T, name string) Spec {
+func svgConfig(t *testing.T, name string) spec.Spec {
 	t.Helper()
-	s, err := LoadHFConfig(filepath.Join("testdata", "hf", name))
+	s, err := spec.LoadHFConfig(filepath.Join(hfTestdata, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,30 +148,31 @@ func svgConfig(t *testing.T, name string) Spec {
 // Every kind of spec gives a deterministic, well-formed figure with the
 // three panels.
 func TestExplainSVGWellFormed(t *testing.T) {
-	specs := map[string]Spec{}
-	for _, c := range hfCases(t) {
-		specs[c.file] = svgConfig(t, c.file)
+	specs := map[string]spec.Spec{}
+	configs, err := filepath.Glob(filepath.Join(hfTestdata, "*.json"))
+	if err != nil || len(configs) == 0 {
+		t.Fatalf("configs in %s: %v, %v", hfTestdata, configs, err)
 	}
-	for _, f := range []string{"deepseek-v3.json", "internlm2.5-7b-chat.json", "gemma-3-4b-it.json", "qwen2.5-vl-7b-instruct.json", "llama-4-scout-17b-16e-instruct.json"} {
-		specs[f] = svgConfig(t, f)
+	for _, f := range configs {
+		specs[filepath.Base(f)] = svgConfig(t, filepath.Base(f))
 	}
-	d2 := DefaultSpec()
+	d2 := spec.DefaultSpec()
 	d2.HeadDim = 2
 	specs["dim 2"] = d2
-	ntk := DefaultSpec()
-	ntk.HeadDim, ntk.Scaling = 256, validScaling(ScalingNTK)
+	ntk := spec.DefaultSpec()
+	ntk.HeadDim, ntk.Scaling = 256, spec.Scaling{Type: spec.ScalingNTK, Factor: 4, Truncate: true}
 	specs["ntk"] = ntk
-	lin := DefaultSpec()
-	lin.Scaling = validScaling(ScalingLinear)
+	lin := spec.DefaultSpec()
+	lin.Scaling = spec.Scaling{Type: spec.ScalingLinear, Factor: 4, Truncate: true}
 	specs["linear"] = lin
-	vis := DefaultSpec()
-	vis.HeadDim, vis.Axes = 64, AxesVision
+	vis := spec.DefaultSpec()
+	vis.HeadDim, vis.Axes = 64, spec.AxesVision
 	specs["vision"] = vis
-	ms := DefaultSpec()
-	ms.Scaling = validScaling(ScalingYaRN)
+	ms := spec.DefaultSpec()
+	ms.Scaling = spec.Scaling{Type: spec.ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
 	ms.Scaling.MScale, ms.Scaling.MScaleAllDim = 0.5, 1
 	specs["mscale"] = ms
-	ff := DefaultSpec()
+	ff := spec.DefaultSpec()
 	ff.HeadDim = 8
 	ff.Scaling.FreqFactors = []float64{1, 4, 1, 8}
 	specs["freq-factors"] = ff
@@ -185,20 +189,20 @@ func TestExplainSVGWellFormed(t *testing.T) {
 }
 
 func TestExplainSVGInvalid(t *testing.T) {
-	s := DefaultSpec()
+	s := spec.DefaultSpec()
 	s.HeadDim = 7
 	var b bytes.Buffer
 	err := ExplainSVG(&b, s)
-	var se *SpecError
+	var se *spec.SpecError
 	if !errors.As(err, &se) || se.Field != "dim" {
-		t.Errorf("ExplainSVG(dim 7) = %v, want a SpecError for -dim", err)
+		t.Errorf("ExplainSVG(dim 7) = %v, want a spec.SpecError for -dim", err)
 	}
 	if b.Len() != 0 {
 		t.Errorf("ExplainSVG(dim 7) wrote %d bytes", b.Len())
 	}
 }
 
-// The scheme's parts are marked where Explain puts them.
+// The scheme's parts are marked where spec.Explain puts them.
 func TestExplainSVGSchemes(t *testing.T) {
 	// Llama 3.1: pairs 0…28 high, 29…34 mid, 35…63 low (TestExplainLlama3).
 	els := parseSVG(t, svgText(t, svgConfig(t, "llama-3.1-8b.json")))
@@ -239,7 +243,7 @@ func TestExplainSVGSchemes(t *testing.T) {
 		"A = 1.1902380714238083", "A = sqrt(1 + ln s/ln L) (longrope)")
 
 	// The default spec: one curve, RoFormer's range.
-	texts = svgTexts(parseSVG(t, svgText(t, DefaultSpec())))
+	texts = svgTexts(parseSVG(t, svgText(t, spec.DefaultSpec())))
 	wantTexts(t, "default", texts, "RoPE plan: dim 128, rotary-dim 128, base 10000, layout interleaved",
 		"scaling: none", "θ_i = θ⁰_i (no scaling)", "against the relative distance m = 0…256, as RoFormer's Figure 2",
 		"At m = 0 every S_j = j: the bound is (d/2 + 1)/2 = 32.5.")
@@ -283,7 +287,7 @@ func roformerBound(theta []float64, m int) float64 {
 // (d/2+1)/2 = 32.5, matches the definition at every distance 0…256, and
 // decays.
 func TestDecayBoundRoFormer(t *testing.T) {
-	freqs, _, _, err := Frequencies(DefaultSpec())
+	freqs, _, _, err := spec.Frequencies(spec.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +330,7 @@ func TestDecayBoundRoFormer(t *testing.T) {
 // Over L = 8192 each pixel column of panel 3 holds the least and greatest
 // bound over its distances, every one of them evaluated.
 func TestDecayEnvelopeColumns(t *testing.T) {
-	freqs, _, _, err := Frequencies(svgConfig(t, "llama-3.1-8b.json"))
+	freqs, _, _, err := spec.Frequencies(svgConfig(t, "llama-3.1-8b.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +390,7 @@ func TestDecayEnvelopeStride(t *testing.T) {
 // read back from the pixels: y = bottom − v·(bottom − top)/40 (the axis
 // runs 0…40).
 func TestExplainSVGPlotsDecay(t *testing.T) {
-	els := parseSVG(t, svgText(t, DefaultSpec()))
+	els := parseSVG(t, svgText(t, spec.DefaultSpec()))
 	top := false
 	for _, e := range els {
 		if e.name == "text" && e.chars == "40" && e.attr["x"] == strconv.Itoa(p3Left-6) && e.attr["y"] == strconv.Itoa(p23Top+4) {
@@ -445,8 +449,8 @@ func rsvgConvert(t *testing.T) string {
 func TestExplainSVGRenders(t *testing.T) {
 	rsvg := rsvgConvert(t)
 	dir := t.TempDir()
-	for name, s := range map[string]Spec{
-		"default": DefaultSpec(),
+	for name, s := range map[string]spec.Spec{
+		"default": spec.DefaultSpec(),
 		"llama3":  svgConfig(t, "llama-3.1-8b.json"),
 		"yarn":    svgConfig(t, "qwen2.5-7b-instruct-yarn.json"),
 	} {
@@ -544,14 +548,14 @@ func TestExplainSVGAxes(t *testing.T) {
 			t.Fatalf("%s: no axis strip", c.file)
 		}
 		for i, a := range covered {
-			if w := hfAxis(c.mrope, c.sections, i); a != int(w) {
+			if w := hfref.Axis(c.mrope, c.sections, i); a != int(w) {
 				t.Errorf("%s: pair %d marked on axis %d, Hugging Face puts it on %d", c.file, i, a, w)
 			}
 		}
 		wantTexts(t, c.file, svgTexts(els), "pairs on axis 0 (time)", "pairs on axis 2 (width)")
 	}
 	// 1-D RoPE has no strip.
-	for _, e := range parseSVG(t, svgText(t, DefaultSpec())) {
+	for _, e := range parseSVG(t, svgText(t, spec.DefaultSpec())) {
 		if e.name == "rect" && e.attr["height"] == strconv.Itoa(axisStripHeight) {
 			t.Fatalf("default spec: an axis strip %v", e.attr)
 		}

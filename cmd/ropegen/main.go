@@ -80,6 +80,7 @@ import (
 	"syscall"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 func main() {
@@ -112,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ropegen: %s\n", oneLine(err.Error()))
 	var ie *inputError
-	var se *gen.SpecError
+	var se *spec.SpecError
 	if errors.As(err, &ie) || errors.As(err, &se) {
 		return exitUsage
 	}
@@ -142,7 +143,7 @@ type options struct {
 // cli is a parsed command line.
 type cli struct {
 	fs   *flag.FlagSet
-	spec gen.Spec // DefaultSpec with the flags applied
+	spec spec.Spec // DefaultSpec with the flags applied
 	opt  options
 	// setErr is the first error a flag value's Set reported, in ropegen's
 	// own "-flag value: accepted" form; the flag package's wrapping of it
@@ -161,26 +162,26 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	spec, err := c.resolve()
+	s, err := c.resolve()
 	if err != nil {
 		return err
 	}
 	if c.opt.explain {
 		var buf bytes.Buffer
-		if err := gen.ExplainNotes(&buf, spec, c.hfNotes); err != nil {
+		if err := spec.ExplainNotes(&buf, s, c.hfNotes); err != nil {
 			return c.attribute(err)
 		}
 		if c.opt.svg != "" {
-			if err := writeSVG(c.opt.svg, spec); err != nil {
+			if err := writeSVG(c.opt.svg, s); err != nil {
 				return err
 			}
 		}
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	files, err := gen.Generate(spec, gen.Options{Command: command(args), Tests: c.opt.tests})
+	files, err := gen.Generate(s, gen.Options{Command: command(args), Tests: c.opt.tests})
 	if err != nil {
-		var se *gen.SpecError
+		var se *spec.SpecError
 		if errors.As(err, &se) {
 			return c.attribute(err)
 		}
@@ -192,7 +193,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 // parse parses args into a cli. With flag.ErrHelp the returned cli can print
 // the usage.
 func parse(args []string) (*cli, error) {
-	c := &cli{spec: gen.DefaultSpec(), opt: options{out: "."}}
+	c := &cli{spec: spec.DefaultSpec(), opt: options{out: "."}}
 	c.newFlagSet()
 	err := c.fs.Parse(args)
 	switch {
@@ -238,33 +239,33 @@ func flagError(err error) string {
 
 // resolve returns the spec to generate: DefaultSpec with the flags, or the
 // -hf-config spec with the flags given explicitly. It is validated.
-func (c *cli) resolve() (gen.Spec, error) {
-	spec := c.spec
+func (c *cli) resolve() (spec.Spec, error) {
+	s := c.spec
 	if c.opt.local && c.opt.hfConfig == "" {
-		return gen.Spec{}, badInput("-rope-local: needs -hf-config (it picks the local layers' RoPE of a two-base config)")
+		return spec.Spec{}, badInput("-rope-local: needs -hf-config (it picks the local layers' RoPE of a two-base config)")
 	}
 	if c.opt.hfConfig != "" {
-		hopt := gen.HFOptions{Local: c.opt.local}
+		hopt := spec.HFOptions{Local: c.opt.local}
 		c.fs.Visit(func(f *flag.Flag) {
 			if f.Name == "layout" {
 				hopt.Layout = c.spec.Layout
 			}
 		})
-		loaded, info, err := gen.LoadHFConfigWith(c.opt.hfConfig, hopt)
+		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, hopt)
 		if err != nil {
-			return gen.Spec{}, badInput("%s", configError(c.opt.hfConfig, err))
+			return spec.Spec{}, badInput("%s", configError(c.opt.hfConfig, err))
 		}
 		c.hfNotes = info.Notes
 		c.override(&loaded)
-		spec = loaded
+		s = loaded
 	}
-	if err := spec.Validate(); err != nil {
-		return gen.Spec{}, c.attribute(err)
+	if err := s.Validate(); err != nil {
+		return spec.Spec{}, c.attribute(err)
 	}
-	return spec, nil
+	return s, nil
 }
 
-// configError words err from gen.LoadHFConfig(path) as
+// configError words err from spec.LoadHFConfig(path) as
 // "-hf-config "path": …", the path Go-quoted.
 func configError(path string, err error) string {
 	msg := err.Error()
@@ -285,7 +286,7 @@ func configError(path string, err error) string {
 }
 
 // override copies into dst the spec fields whose flags were set explicitly.
-func (c *cli) override(dst *gen.Spec) {
+func (c *cli) override(dst *spec.Spec) {
 	c.fs.Visit(func(f *flag.Flag) {
 		if v, ok := f.Value.(specFlag); ok {
 			v.copyTo(dst)
@@ -294,10 +295,10 @@ func (c *cli) override(dst *gen.Spec) {
 }
 
 // attribute makes err, from validating the resolved spec, say where a bad
-// value came from: a *gen.SpecError names a flag, which is right when the
+// value came from: a *spec.SpecError names a flag, which is right when the
 // flag was given; when the value came from -hf-config, say so.
 func (c *cli) attribute(err error) error {
-	var se *gen.SpecError
+	var se *spec.SpecError
 	if c.opt.hfConfig == "" || !errors.As(err, &se) {
 		return err
 	}
@@ -340,38 +341,38 @@ func (c *cli) newFlagSet() {
 	c.fs = fs
 
 	var dtypes []string
-	for _, d := range gen.DTypes {
+	for _, d := range spec.DTypes {
 		if d.Supported {
 			dtypes = append(dtypes, d.Name)
 		}
 	}
 	dt := strings.Join(dtypes, ", ")
 
-	c.intFlag("dim", "values per head vector, `n`: even, 2…4096", func(s *gen.Spec) *int { return &s.HeadDim })
-	c.intFlag("rotary-dim", "rotate only the first `n` values of each head: even, ≤ -dim; 0 means -dim", func(s *gen.Spec) *int { return &s.RotaryDim })
-	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *gen.Spec) *float64 { return &s.Base })
-	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *gen.Spec) *string { return &s.DType })
-	c.stringFlag("out-dtype", "also emit ApplyTo/ApplySeqTo storing this element `type`; empty for none", func(s *gen.Spec) *string { return &s.OutDType })
-	c.stringFlag("layout", "`name` of the pair layout: "+gen.Interleaved+" (2i, 2i+1) or "+gen.NeoX+" (i, i+rotary-dim/2)", func(s *gen.Spec) *string { return &s.Layout })
-	c.stringFlag("pkg", "Go package `name` of the output", func(s *gen.Spec) *string { return &s.Package })
+	c.intFlag("dim", "values per head vector, `n`: even, 2…4096", func(s *spec.Spec) *int { return &s.HeadDim })
+	c.intFlag("rotary-dim", "rotate only the first `n` values of each head: even, ≤ -dim; 0 means -dim", func(s *spec.Spec) *int { return &s.RotaryDim })
+	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *spec.Spec) *float64 { return &s.Base })
+	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *spec.Spec) *string { return &s.DType })
+	c.stringFlag("out-dtype", "also emit ApplyTo/ApplySeqTo storing this element `type`; empty for none", func(s *spec.Spec) *string { return &s.OutDType })
+	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
+	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 
-	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *gen.Spec) *string { return &s.Scaling.Type })
-	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *gen.Spec) *float64 { return &s.Scaling.Factor })
-	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope, dynamic)", func(s *gen.Spec) *int { return &s.Scaling.OrigCtx })
-	c.floatFlag("beta-fast", "yarn β_fast, a `number`; 0 means 32", func(s *gen.Spec) *float64 { return &s.Scaling.BetaFast })
-	c.floatFlag("beta-slow", "yarn β_slow, a `number`; 0 means 1", func(s *gen.Spec) *float64 { return &s.Scaling.BetaSlow })
-	c.floatFlag("attn-factor", "attention `factor` A (yarn, longrope); 0 means derived from -factor", func(s *gen.Spec) *float64 { return &s.Scaling.AttnFactor })
-	c.floatFlag("mscale", "yarn mscale (DeepSeek), a `number`; 0 means unset", func(s *gen.Spec) *float64 { return &s.Scaling.MScale })
-	c.floatFlag("mscale-all-dim", "yarn mscale_all_dim (DeepSeek), a `number`; 0 means unset", func(s *gen.Spec) *float64 { return &s.Scaling.MScaleAllDim })
-	c.boolFlag("truncate", "yarn: floor/ceil the ramp bounds (-truncate=false for unrounded)", func(s *gen.Spec) *bool { return &s.Scaling.Truncate })
-	c.floatFlag("low-freq-factor", "llama3 low_freq_factor, a `number`", func(s *gen.Spec) *float64 { return &s.Scaling.LowFreqFactor })
-	c.floatFlag("high-freq-factor", "llama3 high_freq_factor, a `number`", func(s *gen.Spec) *float64 { return &s.Scaling.HighFreqFactor })
-	c.listFlag("short-factor", "longrope short factors: comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.ShortFactor })
-	c.listFlag("long-factor", "longrope long factors: comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.LongFactor })
-	c.listFlag("freq-factors", "per-pair frequency divisors (ggml freq_factors): comma-separated `list` of rotary-dim/2 numbers", func(s *gen.Spec) *[]float64 { return &s.Scaling.FreqFactors })
+	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *spec.Spec) *string { return &s.Scaling.Type })
+	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })
+	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *int { return &s.Scaling.OrigCtx })
+	c.floatFlag("beta-fast", "yarn β_fast, a `number`; 0 means 32", func(s *spec.Spec) *float64 { return &s.Scaling.BetaFast })
+	c.floatFlag("beta-slow", "yarn β_slow, a `number`; 0 means 1", func(s *spec.Spec) *float64 { return &s.Scaling.BetaSlow })
+	c.floatFlag("attn-factor", "attention `factor` A (yarn, longrope); 0 means derived from -factor", func(s *spec.Spec) *float64 { return &s.Scaling.AttnFactor })
+	c.floatFlag("mscale", "yarn mscale (DeepSeek), a `number`; 0 means unset", func(s *spec.Spec) *float64 { return &s.Scaling.MScale })
+	c.floatFlag("mscale-all-dim", "yarn mscale_all_dim (DeepSeek), a `number`; 0 means unset", func(s *spec.Spec) *float64 { return &s.Scaling.MScaleAllDim })
+	c.boolFlag("truncate", "yarn: floor/ceil the ramp bounds (-truncate=false for unrounded)", func(s *spec.Spec) *bool { return &s.Scaling.Truncate })
+	c.floatFlag("low-freq-factor", "llama3 low_freq_factor, a `number`", func(s *spec.Spec) *float64 { return &s.Scaling.LowFreqFactor })
+	c.floatFlag("high-freq-factor", "llama3 high_freq_factor, a `number`", func(s *spec.Spec) *float64 { return &s.Scaling.HighFreqFactor })
+	c.listFlag("short-factor", "longrope short factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.ShortFactor })
+	c.listFlag("long-factor", "longrope long factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.LongFactor })
+	c.listFlag("freq-factors", "per-pair frequency divisors (ggml freq_factors): comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.FreqFactors })
 
-	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL), mrope-interleaved (Qwen3-VL) or vision (2-D rows and columns)", func(s *gen.Spec) *string { return &s.Axes })
-	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width summing to rotary-dim/2 (with -axes mrope or mrope-interleaved)", func(s *gen.Spec) *[]int { return &s.Sections })
+	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL), mrope-interleaved (Qwen3-VL) or vision (2-D rows and columns)", func(s *spec.Spec) *string { return &s.Axes })
+	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width summing to rotary-dim/2 (with -axes mrope or mrope-interleaved)", func(s *spec.Spec) *[]int { return &s.Sections })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
@@ -387,7 +388,7 @@ type value[T any] struct {
 	c      *cli
 	name   string
 	p      *T
-	field  func(*gen.Spec) *T // the spec field p is, for -hf-config overrides; nil if none
+	field  func(*spec.Spec) *T // the spec field p is, for -hf-config overrides; nil if none
 	parse  func(string) (T, string)
 	format func(T) string
 	isBool bool
@@ -427,10 +428,10 @@ func (v *value[T]) IsBoolFlag() bool { return v.isBool }
 
 func (v *value[T]) Get() any { return *v.p }
 
-// specFlag is a flag bound to a field of gen.Spec.
-type specFlag interface{ copyTo(dst *gen.Spec) }
+// specFlag is a flag bound to a field of spec.Spec.
+type specFlag interface{ copyTo(dst *spec.Spec) }
 
-func (v *value[T]) copyTo(dst *gen.Spec) {
+func (v *value[T]) copyTo(dst *spec.Spec) {
 	if v.field != nil {
 		*v.field(dst) = *v.p
 	}
@@ -445,27 +446,27 @@ func bindFlag[T any](c *cli, v *value[T], usage string) {
 	c.fs.Var(v, v.name, usage)
 }
 
-func (c *cli) intFlag(name, usage string, field func(*gen.Spec) *int) {
+func (c *cli) intFlag(name, usage string, field func(*spec.Spec) *int) {
 	bindFlag(c, &value[int]{name: name, field: field, parse: parseInt, format: strconv.Itoa}, usage)
 }
 
-func (c *cli) floatFlag(name, usage string, field func(*gen.Spec) *float64) {
+func (c *cli) floatFlag(name, usage string, field func(*spec.Spec) *float64) {
 	bindFlag(c, &value[float64]{name: name, field: field, parse: parseFloat, format: formatFloat}, usage)
 }
 
-func (c *cli) stringFlag(name, usage string, field func(*gen.Spec) *string) {
+func (c *cli) stringFlag(name, usage string, field func(*spec.Spec) *string) {
 	bindFlag(c, &value[string]{name: name, field: field, parse: parseString, format: strconv.Quote}, usage)
 }
 
-func (c *cli) boolFlag(name, usage string, field func(*gen.Spec) *bool) {
+func (c *cli) boolFlag(name, usage string, field func(*spec.Spec) *bool) {
 	bindFlag(c, &value[bool]{name: name, field: field, parse: parseBool, format: strconv.FormatBool, isBool: true}, usage)
 }
 
-func (c *cli) listFlag(name, usage string, field func(*gen.Spec) *[]float64) {
+func (c *cli) listFlag(name, usage string, field func(*spec.Spec) *[]float64) {
 	bindFlag(c, &value[[]float64]{name: name, field: field, parse: parseList, format: formatList}, usage)
 }
 
-func (c *cli) intListFlag(name, usage string, field func(*gen.Spec) *[]int) {
+func (c *cli) intListFlag(name, usage string, field func(*spec.Spec) *[]int) {
 	bindFlag(c, &value[[]int]{name: name, field: field, parse: parseIntList, format: formatIntList}, usage)
 }
 
@@ -687,9 +688,9 @@ func writeFiles(dir string, files []gen.File) (err error) {
 // temporary file in the same directory, renamed into place, so that path
 // holds either its old contents or the whole figure. The directory must
 // exist.
-func writeSVG(path string, spec gen.Spec) error {
+func writeSVG(path string, s spec.Spec) error {
 	var buf bytes.Buffer
-	if err := gen.ExplainSVG(&buf, spec); err != nil {
+	if err := gen.ExplainSVG(&buf, s); err != nil {
 		return fmt.Errorf("internal error: drawing the figure: %v", err)
 	}
 	dir := filepath.Dir(path)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // ropegenRun runs ropegen with args and returns the exit status and what it
@@ -280,15 +281,15 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !specEqual(c.spec, gen.DefaultSpec()) {
-		t.Errorf("no flags: spec %+v, want gen.DefaultSpec() %+v", c.spec, gen.DefaultSpec())
+	if !specEqual(c.spec, spec.DefaultSpec()) {
+		t.Errorf("no flags: spec %+v, want spec.DefaultSpec() %+v", c.spec, spec.DefaultSpec())
 	}
 	if c.opt != (options{out: "."}) {
 		t.Errorf("no flags: options %+v", c.opt)
 	}
 }
 
-func specEqual(a, b gen.Spec) bool { return reflect.DeepEqual(a, b) }
+func specEqual(a, b spec.Spec) bool { return reflect.DeepEqual(a, b) }
 
 // TestFlagsMapOntoSpec: every flag lands in its field.
 func TestFlagsMapOntoSpec(t *testing.T) {
@@ -299,9 +300,9 @@ func TestFlagsMapOntoSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := gen.Spec{
+	want := spec.Spec{
 		HeadDim: 64, RotaryDim: 32, Base: 500000, DType: "f64", OutDType: "f16", Layout: "neox", Package: "kern",
-		Scaling: gen.Scaling{
+		Scaling: spec.Scaling{
 			Type: "yarn", Factor: 4, OrigCtx: 8192, BetaFast: 16, BetaSlow: 2, AttnFactor: 1.5, MScale: 0.7, MScaleAllDim: 0.8,
 			Truncate: false, LowFreqFactor: 1, HighFreqFactor: 4,
 			ShortFactor: []float64{1, 2}, LongFactor: []float64{3, 4.5}, FreqFactors: []float64{1, 2},
@@ -318,9 +319,9 @@ func TestFlagsMapOntoSpec(t *testing.T) {
 // TestOverride: with -hf-config only the flags given replace the config's
 // values.
 func TestOverride(t *testing.T) {
-	loaded := gen.Spec{
-		HeadDim: 64, Base: 500000, DType: "f32", Layout: gen.NeoX, Package: "rope",
-		Scaling: gen.Scaling{Type: "llama3", Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4, Truncate: false},
+	loaded := spec.Spec{
+		HeadDim: 64, Base: 500000, DType: "f32", Layout: spec.NeoX, Package: "rope",
+		Scaling: spec.Scaling{Type: "llama3", Factor: 8, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 4, Truncate: false},
 	}
 	c, err := parse(strings.Fields("-base 20000 -pkg llama -factor 16 -o x -tests"))
 	if err != nil {
@@ -343,7 +344,7 @@ func TestOverride(t *testing.T) {
 	got = loaded
 	c.override(&got)
 	want = loaded
-	want.HeadDim, want.Layout, want.Scaling.Truncate, want.RotaryDim = 128, gen.Interleaved, true, 0
+	want.HeadDim, want.Layout, want.Scaling.Truncate, want.RotaryDim = 128, spec.Interleaved, true, 0
 	if !specEqual(got, want) {
 		t.Errorf("override with defaults\n got %+v\nwant %+v", got, want)
 	}
@@ -639,7 +640,7 @@ func TestUnwritable(t *testing.T) {
 }
 
 // TestExplain: -explain prints the plan and writes nothing. Needs
-// gen.Explain.
+// spec.Explain.
 func TestExplain(t *testing.T) {
 	root, out := fixture(t)
 	before := snapshot(t, root)
@@ -681,7 +682,7 @@ const llamaConfig = `{
 }`
 
 // TestHFConfig: the config gives the spec; flags given override it, flags
-// not given do not. Needs gen.LoadHFConfig and the generator.
+// not given do not. Needs spec.LoadHFConfig and the generator.
 func TestHFConfig(t *testing.T) {
 	root := t.TempDir()
 	cfg := filepath.Join(root, "config.json")

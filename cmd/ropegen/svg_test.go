@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // The figures in docs/figures are what ropegen draws today, with the
@@ -61,7 +62,7 @@ func TestSVGWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want bytes.Buffer
-		s := gen.DefaultSpec()
+		s := spec.DefaultSpec()
 		s.HeadDim = 64
 		if err := gen.ExplainSVG(&want, s); err != nil {
 			t.Fatal(err)

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/spec"
 )
 
 func main() {
-	s := gen.DefaultSpec()
+	s := spec.DefaultSpec()
 	fmt.Sscan(os.Args[2], &s.HeadDim)
 	fmt.Sscan(os.Args[3], &s.RotaryDim)
 	s.Layout = os.Args[4]

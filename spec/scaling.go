@@ -1,4 +1,4 @@
-package gen
+package spec
 
 import (
 	"fmt"
@@ -74,8 +74,8 @@ var scalingParams = []scalingParam{
 	{"freq-factors", listParam(func(sc *Scaling) []float64 { return sc.FreqFactors }), nil},
 }
 
-// scalingType returns the canonical type name of sc ("" becomes "none").
-func (sc *Scaling) scalingType() string {
+// Kind returns the canonical type name of sc ("" becomes "none").
+func (sc *Scaling) Kind() string {
 	if sc.Type == "" {
 		return ScalingNone
 	}
@@ -103,9 +103,9 @@ func finitePos(f float64) bool { return f > 0 && !math.IsInf(f, 1) }
 // frequencies and attention factor they give are finite and > 0. It assumes
 // the rest of s is valid. Every failure is a *SpecError naming the flag.
 // It returns the frequencies it computed to check them (scale's result).
-func (s Spec) validateScaling() (*scaled, error) {
+func (s Spec) validateScaling() (*Scaled, error) {
 	sc := &s.Scaling
-	typ := sc.scalingType()
+	typ := sc.Kind()
 	if !uses(ScalingTypes, typ) {
 		return nil, specErr("scaling", sc.Type, "scaling must be one of %s", quoteAll(ScalingTypes))
 	}
@@ -114,7 +114,7 @@ func (s Spec) validateScaling() (*scaled, error) {
 			return nil, specErr(p.flag, shown(v), "scaling %s does not use -%s (it is for %s)", typ, p.flag, strings.Join(p.users, ", "))
 		}
 	}
-	half := s.rotary() / 2
+	half := s.Rotary() / 2
 	if err := checkList("freq-factors", sc.FreqFactors, half, true); err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (s Spec) checkNTK() error {
 	if err := checkFactor(sc, ScalingNTK); err != nil {
 		return err
 	}
-	r := s.rotary()
+	r := s.Rotary()
 	if r < 4 {
 		return specErr("scaling", sc.Type, "ntk needs a rotary dim of at least 4: base·s^(R/(R−2)) with R = %d", r)
 	}
@@ -220,7 +220,7 @@ func checkYaRN(sc *Scaling) error {
 			return err
 		}
 	}
-	if bf, bs := sc.betas(); bf < bs {
+	if bf, bs := sc.Betas(); bf < bs {
 		if sc.BetaFast == 0 {
 			return specErr("beta-slow", bs, "β_slow must be ≤ β_fast (%g, the default)", bf)
 		}
@@ -288,8 +288,8 @@ func checkLongRoPE(sc *Scaling, half int) error {
 	return nil
 }
 
-// betas returns β_fast and β_slow with their defaults applied.
-func (sc *Scaling) betas() (fast, slow float64) {
+// Betas returns β_fast and β_slow with their defaults applied.
+func (sc *Scaling) Betas() (fast, slow float64) {
 	fast, slow = sc.BetaFast, sc.BetaSlow
 	if fast == 0 {
 		fast = DefaultBetaFast

@@ -1,6 +1,10 @@
-package gen
+package spec
 
-import "math"
+import (
+	"math"
+
+	"github.com/ropegen/ropegen/internal/exact"
+)
 
 // Frequencies returns θ_i for i = 0 … RotaryDim/2−1 after scaling, the long
 // set for longrope (nil otherwise), and the attention factor A. It is the
@@ -32,45 +36,55 @@ import "math"
 // multiply-add, so the results are the same on every machine. An invalid
 // spec returns Validate's error.
 func Frequencies(s Spec) (freqs, long []float64, attn float64, err error) {
-	var sd *scaled
+	var sd *Scaled
 	if err := s.validate(&sd); err != nil {
 		return nil, nil, 0, err
 	}
-	return sd.freqs, sd.long, sd.attn, nil
+	return sd.Freqs, sd.Long, sd.Attn, nil
 }
 
-// llama3 bands of a pair.
+// Scale validates s and returns its frequencies with the intermediate values
+// of its scaling scheme. An invalid spec returns Validate's error.
+func Scale(s Spec) (*Scaled, error) {
+	var sd *Scaled
+	if err := s.validate(&sd); err != nil {
+		return nil, err
+	}
+	return sd, nil
+}
+
+// The llama3 bands of a pair (Scaled.Band).
 const (
-	bandHigh = iota // wavelength < L/high_freq_factor: unchanged
-	bandMid         // smoothed
-	bandLow         // wavelength > L/low_freq_factor: θ/s
+	BandHigh = iota // wavelength < L/high_freq_factor: unchanged
+	BandMid         // smoothed
+	BandLow         // wavelength > L/low_freq_factor: θ/s
 )
 
-// scaled is docs/contract.md §3 evaluated for a spec, with the intermediate values
-// Explain shows.
-type scaled struct {
-	typ     string
-	theta0  []float64 // θ_i before scaling: base^(−2i/R), divided by FreqFactors if given
-	freqs   []float64 // θ_i after scaling
-	long    []float64 // longrope: θ_i with the long factors
-	attn    float64
-	ntkBase float64   // ntk: the scaled base
-	lo, hi  float64   // yarn: the ramp bounds as used (clamped, +0.001 when equal)
-	ramp    []float64 // yarn: r_i
-	band    []int     // llama3: bandHigh, bandMid or bandLow
-	sigma   []float64 // llama3: σ_i (meaningful in the mid band)
+// Scaled is docs/contract.md §3 evaluated for a spec, with the intermediate
+// values Explain shows and ropegen's figures draw.
+type Scaled struct {
+	Type    string    // the scaling type (Scaling.Kind)
+	Attn    float64   // the attention factor A
+	Theta0  []float64 // θ_i before scaling: base^(−2i/R), divided by FreqFactors if given
+	Freqs   []float64 // θ_i after scaling
+	Long    []float64 // longrope: θ_i with the long factors
+	NTKBase float64   // ntk: the scaled base
+	Lo, Hi  float64   // yarn: the ramp bounds as used (clamped, +0.001 when equal)
+	Ramp    []float64 // yarn: r_i
+	Band    []int     // llama3: BandHigh, BandMid or BandLow
+	Sigma   []float64 // llama3: σ_i (meaningful in the mid band)
 }
 
 // ntkBase is the base of static NTK-aware scaling: base·s^(R/(R−2)).
 func ntkBase(base, factor float64, r int) float64 {
-	return base * exactPow(factor, float64(r)/float64(r-2))
+	return base * exact.Pow(factor, float64(r)/float64(r-2))
 }
 
 // defaultFreqs returns base^(−2i/r) for i < r/2, each divided by ff[i] when
 // ff is not empty.
 func defaultFreqs(base float64, r int, ff []float64) []float64 {
 	f := make([]float64, r/2)
-	pow := exactPowOf(base) // exactPow(base, ·), ln base computed once
+	pow := exact.PowOf(base) // exactPow(base, ·), ln base computed once
 	for i := range f {
 		f[i] = pow(-float64(2*i) / float64(r))
 		if len(ff) > 0 {
@@ -80,96 +94,96 @@ func defaultFreqs(base float64, r int, ff []float64) []float64 {
 	return f
 }
 
-// yarnMScale is g(s, m) of docs/contract.md §3 (Hugging Face's get_mscale).
-func yarnMScale(s, m float64) float64 {
+// YaRNMScale is g(s, m) of docs/contract.md §3 (Hugging Face's get_mscale).
+func YaRNMScale(s, m float64) float64 {
 	if s <= 1 {
 		return 1
 	}
-	return float64(0.1*m*exactLn(s)) + 1
+	return float64(0.1*m*exact.Ln(s)) + 1
 }
 
-// longropeAttn is longrope's attention factor for the factor s > 1:
+// LongRoPEAttn is longrope's attention factor for the factor s > 1:
 // sqrt(1 + ln s/ln L) (Hugging Face's _compute_longrope_parameters).
-func longropeAttn(s float64, origCtx int) float64 {
-	return math.Sqrt(1 + exactLn(s)/exactLn(float64(origCtx)))
+func LongRoPEAttn(s float64, origCtx int) float64 {
+	return math.Sqrt(1 + exact.Ln(s)/exact.Ln(float64(origCtx)))
 }
 
 // scale evaluates docs/contract.md §3 for s, whose parameters validateScaling has
 // checked. It fails, with a *SpecError, only when a frequency or the
 // attention factor comes out zero, infinite or NaN.
-func (s Spec) scale() (*scaled, error) {
+func (s Spec) scale() (*Scaled, error) {
 	sc := &s.Scaling
-	r := s.rotary()
+	r := s.Rotary()
 	half := r / 2
-	out := &scaled{typ: sc.scalingType(), attn: 1}
+	out := &Scaled{Type: sc.Kind(), Attn: 1}
 	if s.Axes == AxesVision {
-		out.theta0 = visionFreqs(s.Base, r)
+		out.Theta0 = visionFreqs(s.Base, r)
 	} else {
-		out.theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
+		out.Theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
 	}
-	for i, t := range out.theta0 {
+	for i, t := range out.Theta0 {
 		if !finitePos(t) {
 			return nil, specErr("freq-factors", sc.FreqFactors[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)
 		}
 	}
 	factor := sc.Factor
-	out.freqs = make([]float64, half)
-	switch out.typ {
+	out.Freqs = make([]float64, half)
+	switch out.Type {
 	case ScalingNone, ScalingDynamic: // dynamic: the frequencies of a table of at most OrigCtx positions
-		copy(out.freqs, out.theta0)
+		copy(out.Freqs, out.Theta0)
 	case ScalingLinear:
-		for i, t := range out.theta0 {
-			out.freqs[i] = t / factor
+		for i, t := range out.Theta0 {
+			out.Freqs[i] = t / factor
 		}
 	case ScalingNTK:
-		out.ntkBase = ntkBase(s.Base, factor, r)
-		out.freqs = defaultFreqs(out.ntkBase, r, sc.FreqFactors)
+		out.NTKBase = ntkBase(s.Base, factor, r)
+		out.Freqs = defaultFreqs(out.NTKBase, r, sc.FreqFactors)
 	case ScalingYaRN:
 		s.yarn(out)
 	case ScalingLlama3:
 		llama3(sc, out)
 	case ScalingLongRoPE:
-		out.long = make([]float64, half)
-		for i, t := range out.theta0 {
-			out.freqs[i] = t / sc.ShortFactor[i]
-			out.long[i] = t / sc.LongFactor[i]
+		out.Long = make([]float64, half)
+		for i, t := range out.Theta0 {
+			out.Freqs[i] = t / sc.ShortFactor[i]
+			out.Long[i] = t / sc.LongFactor[i]
 		}
 		switch {
 		case sc.AttnFactor != 0:
-			out.attn = sc.AttnFactor
+			out.Attn = sc.AttnFactor
 		case factor > 1:
-			out.attn = longropeAttn(factor, sc.OrigCtx)
+			out.Attn = LongRoPEAttn(factor, sc.OrigCtx)
 		}
 	}
-	for i := range out.freqs {
-		if t := out.freqs[i]; !finitePos(t) {
-			if out.typ == ScalingLongRoPE {
+	for i := range out.Freqs {
+		if t := out.Freqs[i]; !finitePos(t) {
+			if out.Type == ScalingLongRoPE {
 				return nil, specErr("short-factor", sc.ShortFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)
 			}
 			return nil, specErr("factor", factor, "makes θ_%d = %g; frequencies must stay finite and > 0", i, t)
 		}
-		if out.long != nil && !finitePos(out.long[i]) {
-			return nil, specErr("long-factor", sc.LongFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, out.long[i])
+		if out.Long != nil && !finitePos(out.Long[i]) {
+			return nil, specErr("long-factor", sc.LongFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, out.Long[i])
 		}
 	}
-	if !finitePos(out.attn) {
-		return nil, specErr("attn-factor", out.attn, "the attention factor must come out finite and > 0")
+	if !finitePos(out.Attn) {
+		return nil, specErr("attn-factor", out.Attn, "the attention factor must come out finite and > 0")
 	}
 	return out, nil
 }
 
 // yarn fills in out for YaRN (docs/contract.md §3; Hugging Face's
 // _compute_yarn_parameters).
-func (s Spec) yarn(out *scaled) {
+func (s Spec) yarn(out *Scaled) {
 	sc := &s.Scaling
-	r := float64(s.rotary())
+	r := float64(s.Rotary())
 	l := float64(sc.OrigCtx)
 	factor := sc.Factor
 	// cd is the pair index at which a wavelength fits rot times into L.
 	cd := func(rot float64) float64 {
-		return r * exactLn(l/(rot*2*math.Pi)) / (2 * exactLn(s.Base))
+		return r * exact.Ln(l/(rot*2*math.Pi)) / (2 * exact.Ln(s.Base))
 	}
-	fast, slow := sc.betas()
+	fast, slow := sc.Betas()
 	lo, hi := cd(fast), cd(slow)
 	if sc.Truncate {
 		lo, hi = math.Floor(lo), math.Ceil(hi)
@@ -178,50 +192,50 @@ func (s Spec) yarn(out *scaled) {
 	if lo == hi {
 		hi += 0.001
 	}
-	out.lo, out.hi = lo, hi
-	out.ramp = make([]float64, len(out.theta0))
-	for i, t := range out.theta0 {
+	out.Lo, out.Hi = lo, hi
+	out.Ramp = make([]float64, len(out.Theta0))
+	for i, t := range out.Theta0 {
 		ri := min(max((float64(i)-lo)/(hi-lo), 0), 1)
-		out.ramp[i] = ri
-		out.freqs[i] = float64((t/factor)*ri) + float64(t*(1-ri))
+		out.Ramp[i] = ri
+		out.Freqs[i] = float64((t/factor)*ri) + float64(t*(1-ri))
 	}
 	switch {
 	case sc.AttnFactor != 0:
-		out.attn = sc.AttnFactor
+		out.Attn = sc.AttnFactor
 	case sc.MScale != 0 && sc.MScaleAllDim != 0:
-		out.attn = yarnMScale(factor, sc.MScale) / yarnMScale(factor, sc.MScaleAllDim)
+		out.Attn = YaRNMScale(factor, sc.MScale) / YaRNMScale(factor, sc.MScaleAllDim)
 	default:
-		out.attn = yarnMScale(factor, 1)
+		out.Attn = YaRNMScale(factor, 1)
 	}
 }
 
 // llama3 fills in out for Llama 3.1 scaling (docs/contract.md §3; Hugging Face's
 // _compute_llama3_parameters).
-func llama3(sc *Scaling, out *scaled) {
+func llama3(sc *Scaling, out *Scaled) {
 	l := float64(sc.OrigCtx)
 	lf, hf := sc.LowFreqFactor, sc.HighFreqFactor
 	lowWave, highWave := l/lf, l/hf
-	out.band = make([]int, len(out.theta0))
-	out.sigma = make([]float64, len(out.theta0))
-	for i, t := range out.theta0 {
+	out.Band = make([]int, len(out.Theta0))
+	out.Sigma = make([]float64, len(out.Theta0))
+	for i, t := range out.Theta0 {
 		wave := 2 * math.Pi / t
 		switch {
 		case wave < highWave:
-			out.band[i], out.sigma[i] = bandHigh, 1
-			out.freqs[i] = t
+			out.Band[i], out.Sigma[i] = BandHigh, 1
+			out.Freqs[i] = t
 		case wave > lowWave:
-			out.band[i], out.sigma[i] = bandLow, 0
-			out.freqs[i] = t / sc.Factor
+			out.Band[i], out.Sigma[i] = BandLow, 0
+			out.Freqs[i] = t / sc.Factor
 		case hf == lf:
 			// Equal factors (Llama 4): the smooth band is empty. Only a
 			// wavelength of exactly L/lf gets here, where σ would be 0/0
 			// (Hugging Face computes NaN); it keeps θ_i, as the high band.
-			out.band[i], out.sigma[i] = bandHigh, 1
-			out.freqs[i] = t
+			out.Band[i], out.Sigma[i] = BandHigh, 1
+			out.Freqs[i] = t
 		default:
 			sigma := (l/wave - lf) / (hf - lf)
-			out.band[i], out.sigma[i] = bandMid, sigma
-			out.freqs[i] = (1-sigma)*t/sc.Factor + float64(sigma*t)
+			out.Band[i], out.Sigma[i] = BandMid, sigma
+			out.Freqs[i] = (1-sigma)*t/sc.Factor + float64(sigma*t)
 		}
 	}
 }

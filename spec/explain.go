@@ -1,4 +1,4 @@
-package gen
+package spec
 
 import (
 	"fmt"
@@ -51,9 +51,9 @@ func ExplainNotes(w io.Writer, s Spec, notes []string) error {
 // shortFloat formats f exactly, in the shortest form.
 func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
+func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 	sc := &s.Scaling
-	r := s.rotary()
+	r := s.Rotary()
 	half := r / 2
 	pair := "(2i, 2i+1)"
 	if s.Layout == NeoX {
@@ -80,7 +80,7 @@ func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
 	if s.Axes != AxesVision {
 		b.WriteString("\n")
 	}
-	if axis, axes := s.axisOf(); axes > 1 {
+	if axis, axes := s.AxisMap(); axes > 1 {
 		fmt.Fprintf(b, "axes: %s, %d positions per token; pair i turns by the position on axis a_i: ", s.Axes, axes)
 		for lo := 0; lo < len(axis); {
 			hi := lo
@@ -101,7 +101,7 @@ func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
 	}
 
 	l := shortFloat(float64(sc.OrigCtx))
-	switch sd.typ {
+	switch sd.Type {
 	case ScalingNone:
 		b.WriteString("scaling: none: θ_i = θ⁰_i\n")
 	case ScalingDynamic:
@@ -110,11 +110,11 @@ func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
 	case ScalingLinear:
 		fmt.Fprintf(b, "scaling: linear, factor %s: θ_i = θ⁰_i/%s\n", shortFloat(sc.Factor), shortFloat(sc.Factor))
 	case ScalingNTK:
-		fmt.Fprintf(b, "scaling: ntk, factor %s: base %s·%s^(%d/%d) = %s\n", shortFloat(sc.Factor), shortFloat(s.Base), shortFloat(sc.Factor), r, r-2, shortFloat(sd.ntkBase))
+		fmt.Fprintf(b, "scaling: ntk, factor %s: base %s·%s^(%d/%d) = %s\n", shortFloat(sc.Factor), shortFloat(s.Base), shortFloat(sc.Factor), r, r-2, shortFloat(sd.NTKBase))
 	case ScalingYaRN:
-		fast, slow := sc.betas()
+		fast, slow := sc.Betas()
 		fmt.Fprintf(b, "scaling: yarn, factor %s, orig-ctx %s, beta-fast %s, beta-slow %s, truncate %t\n", shortFloat(sc.Factor), l, shortFloat(fast), shortFloat(slow), sc.Truncate)
-		fmt.Fprintf(b, "yarn ramp: lo %s, hi %s; r_i = clamp((i − lo)/(hi − lo), 0, 1); θ_i = (θ⁰_i/s)·r_i + θ⁰_i·(1 − r_i): r 0 extrapolates (θ⁰_i), r 1 interpolates (θ⁰_i/s)\n", shortFloat(sd.lo), shortFloat(sd.hi))
+		fmt.Fprintf(b, "yarn ramp: lo %s, hi %s; r_i = clamp((i − lo)/(hi − lo), 0, 1); θ_i = (θ⁰_i/s)·r_i + θ⁰_i·(1 − r_i): r 0 extrapolates (θ⁰_i), r 1 interpolates (θ⁰_i/s)\n", shortFloat(sd.Lo), shortFloat(sd.Hi))
 	case ScalingLlama3:
 		fmt.Fprintf(b, "scaling: llama3, factor %s, orig-ctx %s, low-freq-factor %s, high-freq-factor %s\n", shortFloat(sc.Factor), l, shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor))
 		fmt.Fprintf(b, "llama3 bands: high (θ⁰_i) where wavelength < L/high-freq-factor = %s; low (θ⁰_i/s) where wavelength > L/low-freq-factor = %s; mid between: (1 − σ)·θ⁰_i/s + σ·θ⁰_i, σ = (L/wavelength − %s)/(%s − %s)\n",
@@ -131,36 +131,36 @@ func explainHeader(b *strings.Builder, s Spec, sd *scaled) {
 	switch {
 	case sc.AttnFactor != 0:
 		how = "given (-attn-factor)"
-	case sd.typ == ScalingYaRN && sc.MScale != 0 && sc.MScaleAllDim != 0:
+	case sd.Type == ScalingYaRN && sc.MScale != 0 && sc.MScaleAllDim != 0:
 		how = fmt.Sprintf("g(s, mscale %s)/g(s, mscale_all_dim %s), g(s, m) = 0.1·m·ln s + 1", shortFloat(sc.MScale), shortFloat(sc.MScaleAllDim))
-	case sd.typ == ScalingYaRN && sc.Factor > 1:
+	case sd.Type == ScalingYaRN && sc.Factor > 1:
 		how = "0.1·ln s + 1"
-	case sd.typ == ScalingLongRoPE && sc.Factor > 1:
+	case sd.Type == ScalingLongRoPE && sc.Factor > 1:
 		how = "sqrt(1 + ln s/ln L)"
-	case sd.typ == ScalingYaRN || sd.typ == ScalingLongRoPE:
+	case sd.Type == ScalingYaRN || sd.Type == ScalingLongRoPE:
 		how = "1 for s ≤ 1"
 	default:
-		how = "always 1 for scaling " + sd.typ
+		how = "always 1 for scaling " + sd.Type
 	}
-	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.attn), how)
+	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.Attn), how)
 	b.WriteString("\n")
 }
 
-func explainTable(b *strings.Builder, s Spec, sd *scaled) {
+func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
 	sc := &s.Scaling
 	wave := func(t float64) float64 { return 2 * math.Pi / t }
-	if sd.typ == ScalingLongRoPE {
+	if sd.Type == ScalingLongRoPE {
 		fmt.Fprintf(b, "%5s  %16s  %14s  %16s  %14s  %s\n", "i", "θ_i short", "wavelength", "θ_i long", "wavelength", "factors")
-		for i, t := range sd.freqs {
+		for i, t := range sd.Freqs {
 			fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %16.9e  %14.6g  short %s, long %s\n",
-				i, t, wave(t), sd.long[i], wave(sd.long[i]), shortFloat(sc.ShortFactor[i]), shortFloat(sc.LongFactor[i]))
+				i, t, wave(t), sd.Long[i], wave(sd.Long[i]), shortFloat(sc.ShortFactor[i]), shortFloat(sc.LongFactor[i]))
 		}
 		return
 	}
 	fmt.Fprintf(b, "%5s  %16s  %14s  %12s  %s\n", "i", "θ_i", "wavelength", "θ⁰_i/θ_i", "band")
-	for i, t := range sd.freqs {
+	for i, t := range sd.Freqs {
 		band := ""
-		switch sd.typ {
+		switch sd.Type {
 		case ScalingNone:
 			band = "none"
 		case ScalingDynamic:
@@ -170,7 +170,7 @@ func explainTable(b *strings.Builder, s Spec, sd *scaled) {
 		case ScalingNTK:
 			band = "ntk: scaled base"
 		case ScalingYaRN:
-			r := sd.ramp[i]
+			r := sd.Ramp[i]
 			switch r {
 			case 0:
 				band = "yarn r 0: extrapolated (θ⁰_i)"
@@ -180,21 +180,24 @@ func explainTable(b *strings.Builder, s Spec, sd *scaled) {
 				band = fmt.Sprintf("yarn r %.6f: ramp", r)
 			}
 		case ScalingLlama3:
-			switch sd.band[i] {
-			case bandHigh:
+			switch sd.Band[i] {
+			case BandHigh:
 				band = "llama3 high: unchanged (θ⁰_i)"
-			case bandLow:
+			case BandLow:
 				band = "llama3 low: θ⁰_i/s"
 			default:
-				band = fmt.Sprintf("llama3 mid: σ %.6f", sd.sigma[i])
+				band = fmt.Sprintf("llama3 mid: σ %.6f", sd.Sigma[i])
 			}
 		}
 		if len(sc.FreqFactors) > 0 {
 			band += ", f_i " + shortFloat(sc.FreqFactors[i])
 		}
-		if axis, axes := s.axisOf(); axes > 1 {
+		if axis, axes := s.AxisMap(); axes > 1 {
 			band += fmt.Sprintf(", axis %d", axis[i])
 		}
-		fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %12.6g  %s\n", i, t, wave(t), sd.theta0[i]/t, band)
+		fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %12.6g  %s\n", i, t, wave(t), sd.Theta0[i]/t, band)
 	}
 }
+
+// wave is the wavelength 2π/θ in tokens.
+func wave(theta float64) float64 { return 2 * math.Pi / theta }

@@ -1,4 +1,4 @@
-package gen
+package spec
 
 import (
 	"errors"
@@ -31,18 +31,18 @@ func TestLoadHFConfigTestdata(t *testing.T) {
 			}
 			r := c.rope
 			sc := &want.Scaling
-			switch r.ropeType {
+			switch r.RopeType {
 			case "default":
 			case "llama3":
-				sc.Type, sc.Factor, sc.OrigCtx, sc.LowFreqFactor, sc.HighFreqFactor = ScalingLlama3, r.factor, r.origMax, r.lowFreq, r.highFreq
+				sc.Type, sc.Factor, sc.OrigCtx, sc.LowFreqFactor, sc.HighFreqFactor = ScalingLlama3, r.Factor, r.OrigMax, r.LowFreq, r.HighFreq
 			case "yarn":
-				sc.Type, sc.Factor, sc.OrigCtx, sc.Truncate = ScalingYaRN, r.factor, r.origMax, r.truncate
-				sc.BetaFast, sc.BetaSlow = r.betaFast, r.betaSlow
+				sc.Type, sc.Factor, sc.OrigCtx, sc.Truncate = ScalingYaRN, r.Factor, r.OrigMax, r.Truncate
+				sc.BetaFast, sc.BetaSlow = r.BetaFast, r.BetaSlow
 			case "longrope":
-				sc.Type, sc.Factor, sc.OrigCtx = ScalingLongRoPE, float64(r.maxPos)/float64(r.origMax), r.origMax
-				sc.ShortFactor, sc.LongFactor = r.short, r.long
+				sc.Type, sc.Factor, sc.OrigCtx = ScalingLongRoPE, float64(r.MaxPos)/float64(r.OrigMax), r.OrigMax
+				sc.ShortFactor, sc.LongFactor = r.Short, r.Long
 			default:
-				t.Fatalf("no expectation for %s", r.ropeType)
+				t.Fatalf("no expectation for %s", r.RopeType)
 			}
 			if !reflect.DeepEqual(s, want) {
 				t.Errorf("LoadHFConfig(%s) =\n\t%+v\nwant\n\t%+v", path, s, want)

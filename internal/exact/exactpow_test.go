@@ -1,4 +1,4 @@
-package gen
+package exact
 
 import (
 	"math"
@@ -82,4 +82,10 @@ func TestExactPowOfMatchesExactPow(t *testing.T) {
 		checkPowOf(t, x, []float64{0, -0.5, 0.5, 2, -3})
 	}
 	checkPowOf(t, 10000, []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.25})
+}
+
+// ntkBase is static NTK's scaled base, base·s^(r/(r−2)), as package spec
+// computes it.
+func ntkBase(base, factor float64, r int) float64 {
+	return base * exactPow(factor, float64(r)/float64(r-2))
 }

@@ -1,8 +1,10 @@
-package gen
+package spec
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ropegen/ropegen/internal/exact"
 )
 
 // Multi-axis schemes: the values of Spec.Axes (docs/contract.md §9). A
@@ -21,7 +23,7 @@ var AxesSchemes = []string{"none", AxesMRoPE, AxesInterleaved, AxesVision}
 // validateAxes checks Spec.Axes and Spec.Sections against the rest of s,
 // which is valid.
 func (s Spec) validateAxes() error {
-	half := s.rotary() / 2
+	half := s.Rotary() / 2
 	sum := 0
 	for _, v := range s.Sections {
 		sum += v
@@ -29,26 +31,26 @@ func (s Spec) validateAxes() error {
 	switch s.Axes {
 	case AxesNone, "none":
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", shown(sectionsString(s.Sections)), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
 		}
 		return nil
 	case AxesMRoPE, AxesInterleaved:
 		if len(s.Sections) != 3 || sum != half {
-			return specErr("mrope-section", shown(sectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
 		}
 		for _, v := range s.Sections {
 			if v < 0 {
-				return specErr("mrope-section", shown(sectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+				return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
 			}
 		}
 	case AxesVision:
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", shown(sectionsString(s.Sections)), "-axes vision splits the pairs in halves and takes no sections")
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "-axes vision splits the pairs in halves and takes no sections")
 		}
 		if half%2 != 0 {
-			return specErr("rotary-dim", s.rotary(), "-axes vision needs RotaryDim/2 even (rows and columns get half the pairs each)")
+			return specErr("rotary-dim", s.Rotary(), "-axes vision needs RotaryDim/2 even (rows and columns get half the pairs each)")
 		}
-		if t := s.Scaling.scalingType(); t != ScalingNone {
+		if t := s.Scaling.Kind(); t != ScalingNone {
 			return specErr("scaling", t, "-axes vision takes no scaling")
 		}
 		if ff := s.Scaling.FreqFactors; len(ff) > 0 {
@@ -57,13 +59,13 @@ func (s Spec) validateAxes() error {
 	default:
 		return specErr("axes", s.Axes, "axes must be one of %s", quoteAll(AxesSchemes))
 	}
-	if t := s.Scaling.scalingType(); t == ScalingLongRoPE || t == ScalingDynamic {
+	if t := s.Scaling.Kind(); t == ScalingLongRoPE || t == ScalingDynamic {
 		return specErr("scaling", t, "multi-axis RoPE takes one set of frequencies: not %s", t)
 	}
 	return nil
 }
 
-func sectionsString(v []int) string {
+func SectionsString(v []int) string {
 	if len(v) == 0 {
 		return `""`
 	}
@@ -74,18 +76,18 @@ func sectionsString(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// axisNames names the axes of s's scheme, axis 0 first.
-func (s Spec) axisNames() []string {
+// AxisNames names the axes of s's scheme, axis 0 first.
+func (s Spec) AxisNames() []string {
 	if s.Axes == AxesVision {
 		return []string{"row", "column"}
 	}
 	return []string{"time", "height", "width"}
 }
 
-// axisOf returns a_i, the axis of every pair, and the number of axes: nil
+// AxisMap returns a_i, the axis of every pair, and the number of axes: nil
 // and 1 for 1-D RoPE.
-func (s Spec) axisOf() (axis []uint8, axes int) {
-	half := s.rotary() / 2
+func (s Spec) AxisMap() (axis []uint8, axes int) {
+	half := s.Rotary() / 2
 	switch s.Axes {
 	case AxesMRoPE:
 		axis = make([]uint8, 0, half)
@@ -126,7 +128,7 @@ func (s Spec) axisOf() (axis []uint8, axes int) {
 func visionFreqs(base float64, r int) []float64 {
 	half := r / 2
 	f := make([]float64, half)
-	pow := exactPowOf(base) // exactPow(base, ·), ln base computed once
+	pow := exact.PowOf(base) // exactPow(base, ·), ln base computed once
 	for i := range f {
 		f[i] = pow(-float64(2*(i%(half/2))) / float64(half))
 	}
@@ -151,8 +153,8 @@ func (s Spec) checkDynamic() error {
 	if len(sc.FreqFactors) > 0 {
 		return specErr("freq-factors", listValue(sc.FreqFactors), "scaling dynamic takes no per-pair factors")
 	}
-	if s.rotary() < 4 {
-		return specErr("rotary-dim", s.rotary(), "scaling dynamic needs RotaryDim >= 4 (its exponent is R/(R−2))")
+	if s.Rotary() < 4 {
+		return specErr("rotary-dim", s.Rotary(), "scaling dynamic needs RotaryDim >= 4 (its exponent is R/(R−2))")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package gen
+package spec
 
 import (
 	"encoding/json"
@@ -9,188 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ropegen/ropegen/internal/hfref"
 	"pgregory.net/rapid"
 )
-
-// hfRope is a RoPE configuration in Hugging Face's own terms, the input of
-// the reference implementation below. Zero values mean "None" where
-// transformers treats a key as optional.
-type hfRope struct {
-	dim          int     // rotary dim: int(head_dim * partial_rotary_factor)
-	base         float64 // rope_theta
-	ropeType     string  // "default", "linear", "ntk", "yarn", "llama3", "longrope"
-	factor       float64
-	maxPos       int // max_position_embeddings (longrope and yarn factor when missing)
-	origMax      int // original_max_position_embeddings
-	attnFactor   float64
-	betaFast     float64
-	betaSlow     float64
-	mscale       float64
-	mscaleAllDim float64
-	truncate     bool
-	lowFreq      float64
-	highFreq     float64
-	short, long  []float64
-	freqFactors  []float64 // ggml's freq_factors: θ_i/f_i, before the scaling
-}
-
-// The reference: transformers' modeling_rope_utils, transcribed line by line
-// into float64 Go (torch's float32 tensors become float64), so that it
-// shares no code with freq.go. freq_factors follow ggml: they divide the
-// default inverse frequencies.
-
-func hfArange(dim int) []float64 { // torch.arange(0, dim, 2)
-	a := make([]float64, 0, dim/2)
-	for j := 0; j < dim; j += 2 {
-		a = append(a, float64(j))
-	}
-	return a
-}
-
-// hfDefaultInvFreq is _compute_default_rope_parameters:
-// inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim)).
-func hfDefaultInvFreq(base float64, dim int, ff []float64) []float64 {
-	ar := hfArange(dim)
-	inv := make([]float64, len(ar))
-	for j, a := range ar {
-		inv[j] = 1.0 / math.Pow(base, a/float64(dim))
-		if ff != nil {
-			inv[j] /= ff[j]
-		}
-	}
-	return inv
-}
-
-func hfGetMScale(scale, mscale float64) float64 {
-	if scale <= 1 {
-		return 1.0
-	}
-	return 0.1*mscale*math.Log(scale) + 1.0
-}
-
-func hfReference(p hfRope) (inv, long []float64, attn float64) {
-	dim, base := p.dim, p.base
-	switch p.ropeType {
-	case "default":
-		return hfDefaultInvFreq(base, dim, p.freqFactors), nil, 1
-	case "linear":
-		inv = hfDefaultInvFreq(base, dim, p.freqFactors)
-		for j := range inv {
-			inv[j] /= p.factor
-		}
-		return inv, nil, 1
-	case "ntk":
-		base = base * math.Pow(p.factor, float64(dim)/float64(dim-2))
-		return hfDefaultInvFreq(base, dim, p.freqFactors), nil, 1
-	case "yarn":
-		factor := p.factor
-		orig := p.origMax
-		if factor == 0 {
-			factor = float64(p.maxPos) / float64(orig)
-		}
-		attn = p.attnFactor
-		if attn == 0 {
-			if p.mscale != 0 && p.mscaleAllDim != 0 {
-				attn = hfGetMScale(factor, p.mscale) / hfGetMScale(factor, p.mscaleAllDim)
-			} else {
-				attn = hfGetMScale(factor, 1)
-			}
-		}
-		betaFast, betaSlow := p.betaFast, p.betaSlow
-		if betaFast == 0 {
-			betaFast = 32
-		}
-		if betaSlow == 0 {
-			betaSlow = 1
-		}
-		findCorrectionDim := func(numRotations float64, dim int, base float64, maxPos int) float64 {
-			return (float64(dim) * math.Log(float64(maxPos)/(numRotations*2*math.Pi))) / (2 * math.Log(base))
-		}
-		findCorrectionRange := func(lowRot, highRot float64, dim int, base float64, maxPos int, truncate bool) (float64, float64) {
-			low := findCorrectionDim(lowRot, dim, base, maxPos)
-			high := findCorrectionDim(highRot, dim, base, maxPos)
-			if truncate {
-				low = math.Floor(low)
-				high = math.Ceil(high)
-			}
-			return math.Max(low, 0), math.Min(high, float64(dim-1))
-		}
-		linearRampFactor := func(lo, hi float64, n int) []float64 {
-			if lo == hi {
-				hi += 0.001
-			}
-			ramp := make([]float64, n)
-			for j := range ramp {
-				ramp[j] = math.Min(math.Max((float64(j)-lo)/(hi-lo), 0), 1)
-			}
-			return ramp
-		}
-		ar := hfArange(dim)
-		low, high := findCorrectionRange(betaFast, betaSlow, dim, base, orig, p.truncate)
-		ramp := linearRampFactor(low, high, dim/2)
-		inv = make([]float64, len(ar))
-		for j, a := range ar {
-			posFreq := math.Pow(base, a/float64(dim))
-			extrapolation := 1.0 / posFreq
-			interpolation := 1.0 / (factor * posFreq)
-			if p.freqFactors != nil {
-				extrapolation /= p.freqFactors[j]
-				interpolation /= p.freqFactors[j]
-			}
-			extrapolationFactor := 1 - ramp[j]
-			inv[j] = interpolation*(1-extrapolationFactor) + extrapolation*extrapolationFactor
-		}
-		return inv, nil, attn
-	case "llama3":
-		inv = hfDefaultInvFreq(base, dim, p.freqFactors)
-		oldContextLen := float64(p.origMax)
-		lowFreqWavelen := oldContextLen / p.lowFreq
-		highFreqWavelen := oldContextLen / p.highFreq
-		out := make([]float64, len(inv))
-		for j, f := range inv {
-			wavelen := 2 * math.Pi / f
-			llama := f
-			if wavelen > lowFreqWavelen { // torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
-				llama = f / p.factor
-			}
-			smoothFactor := (oldContextLen/wavelen - p.lowFreq) / (p.highFreq - p.lowFreq)
-			smoothed := (1-smoothFactor)*llama/p.factor + smoothFactor*llama
-			isMedium := !(wavelen < highFreqWavelen) && !(wavelen > lowFreqWavelen)
-			if isMedium {
-				llama = smoothed
-			}
-			out[j] = llama
-		}
-		return out, nil, 1
-	case "longrope":
-		factor := p.factor
-		if factor == 0 {
-			factor = float64(p.maxPos) / float64(p.origMax)
-		}
-		attn = p.attnFactor
-		if attn == 0 {
-			if factor <= 1.0 {
-				attn = 1.0
-			} else {
-				attn = math.Sqrt(1 + math.Log(factor)/math.Log(float64(p.origMax)))
-			}
-		}
-		ar := hfArange(dim)
-		inv = make([]float64, len(ar))
-		long = make([]float64, len(ar))
-		for j, a := range ar {
-			shape := a / float64(dim)
-			inv[j] = 1.0 / (p.short[j] * math.Pow(base, shape))
-			long[j] = 1.0 / (p.long[j] * math.Pow(base, shape))
-			if p.freqFactors != nil {
-				inv[j] /= p.freqFactors[j]
-				long[j] /= p.freqFactors[j]
-			}
-		}
-		return inv, long, attn
-	}
-	panic("hfReference: unknown rope type " + p.ropeType)
-}
 
 // relClose reports whether got is within tol of want, relatively.
 func relClose(got, want, tol float64) bool {
@@ -218,13 +39,13 @@ func compareFreqs(t fataler, name string, got, want []float64) {
 }
 
 // checkAgainstHF compares Frequencies(s) with the reference for p.
-func checkAgainstHF(t fataler, s Spec, p hfRope) {
+func checkAgainstHF(t fataler, s Spec, p hfref.Rope) {
 	t.Helper()
 	freqs, long, attn, err := Frequencies(s)
 	if err != nil {
 		t.Fatalf("Frequencies(%+v): %v", s, err)
 	}
-	wantInv, wantLong, wantAttn := hfReference(p)
+	wantInv, wantLong, wantAttn := hfref.Reference(p)
 	compareFreqs(t, "freqs", freqs, wantInv)
 	if (long == nil) != (wantLong == nil) {
 		t.Fatalf("long = %v, want nil: %v", long, wantLong == nil)
@@ -250,7 +71,7 @@ type hfCase struct {
 	rotary  int // effective rotary dim
 	base    float64
 	layout  string
-	rope    hfRope // dim and base are filled in from above
+	rope    hfref.Rope // dim and base are filled in from above
 }
 
 func hfCases(t testing.TB) []hfCase {
@@ -270,17 +91,17 @@ func hfCases(t testing.TB) []hfCase {
 	}
 	return []hfCase{
 		{"llama-3.1-8b.json", 128, 128, 500000, NeoX,
-			hfRope{ropeType: "llama3", factor: 8, lowFreq: 1, highFreq: 4, origMax: 8192}},
+			hfref.Rope{RopeType: "llama3", Factor: 8, LowFreq: 1, HighFreq: 4, OrigMax: 8192}},
 		{"qwen2.5-7b-instruct-yarn.json", 128, 128, 1e6, NeoX,
-			hfRope{ropeType: "yarn", factor: 4, origMax: 32768, truncate: true}},
-		{"phi-2.json", 80, 32, 10000, NeoX, hfRope{ropeType: "default"}},
-		{"mistral-7b-v0.3.json", 128, 128, 1e6, NeoX, hfRope{ropeType: "default"}},
-		{"gpt-j-6b.json", 256, 64, 10000, Interleaved, hfRope{ropeType: "default"}},
-		{"gpt-neox-20b.json", 96, 24, 10000, NeoX, hfRope{ropeType: "default"}},
+			hfref.Rope{RopeType: "yarn", Factor: 4, OrigMax: 32768, Truncate: true}},
+		{"phi-2.json", 80, 32, 10000, NeoX, hfref.Rope{RopeType: "default"}},
+		{"mistral-7b-v0.3.json", 128, 128, 1e6, NeoX, hfref.Rope{RopeType: "default"}},
+		{"gpt-j-6b.json", 256, 64, 10000, Interleaved, hfref.Rope{RopeType: "default"}},
+		{"gpt-neox-20b.json", 96, 24, 10000, NeoX, hfref.Rope{RopeType: "default"}},
 		{"phi-3-mini-128k-instruct.json", 96, 96, 10000, NeoX,
-			hfRope{ropeType: "longrope", maxPos: 131072, origMax: 4096, short: phi3.RopeScaling.Short, long: phi3.RopeScaling.Long}},
+			hfref.Rope{RopeType: "longrope", MaxPos: 131072, OrigMax: 4096, Short: phi3.RopeScaling.Short, Long: phi3.RopeScaling.Long}},
 		{"gpt-oss-20b-v5.json", 64, 64, 150000, NeoX,
-			hfRope{ropeType: "yarn", factor: 32, origMax: 4096, betaFast: 32, betaSlow: 1, truncate: false}},
+			hfref.Rope{RopeType: "yarn", Factor: 32, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, Truncate: false}},
 	}
 }
 
@@ -292,7 +113,7 @@ func TestFrequenciesHFConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := c.rope
-			p.dim, p.base = c.rotary, c.base
+			p.Dim, p.Base = c.rotary, c.base
 			checkAgainstHF(t, s, p)
 		})
 	}
@@ -371,20 +192,20 @@ func TestFrequenciesYaRNEdges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := DefaultSpec()
 			s.Scaling = Scaling{Type: ScalingYaRN, Factor: 8, OrigCtx: c.orig, BetaFast: c.fast, BetaSlow: c.slow, Truncate: c.truncate}
-			checkAgainstHF(t, s, hfRope{dim: 128, base: 10000, ropeType: "yarn", factor: 8, origMax: c.orig,
-				betaFast: c.fast, betaSlow: c.slow, truncate: c.truncate})
+			checkAgainstHF(t, s, hfref.Rope{Dim: 128, Base: 10000, RopeType: "yarn", Factor: 8, OrigMax: c.orig,
+				BetaFast: c.fast, BetaSlow: c.slow, Truncate: c.truncate})
 			sd, err := s.scale()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.lo >= 0 && (sd.lo != c.lo || sd.hi != c.hi) {
-				t.Errorf("ramp bounds %v, %v; want %v, %v", sd.lo, sd.hi, c.lo, c.hi)
+			if c.lo >= 0 && (sd.Lo != c.lo || sd.Hi != c.hi) {
+				t.Errorf("ramp bounds %v, %v; want %v, %v", sd.Lo, sd.Hi, c.lo, c.hi)
 			}
-			if c.lo < 0 && c.fast == c.slow && sd.hi-sd.lo != 0.001 && !relClose(sd.hi-sd.lo, 0.001, 1e-9) {
-				t.Errorf("ramp bounds %v, %v; want 0.001 apart", sd.lo, sd.hi)
+			if c.lo < 0 && c.fast == c.slow && sd.Hi-sd.Lo != 0.001 && !relClose(sd.Hi-sd.Lo, 0.001, 1e-9) {
+				t.Errorf("ramp bounds %v, %v; want 0.001 apart", sd.Lo, sd.Hi)
 			}
-			if c.lo < 0 && c.fast != c.slow && !(sd.lo > sd.hi) {
-				t.Errorf("ramp bounds %v, %v; want lo > hi", sd.lo, sd.hi)
+			if c.lo < 0 && c.fast != c.slow && !(sd.Lo > sd.Hi) {
+				t.Errorf("ramp bounds %v, %v; want lo > hi", sd.Lo, sd.Hi)
 			}
 		})
 	}
@@ -421,10 +242,10 @@ func TestFrequenciesLlama3Edges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sd.band[20] != bandHigh || sd.band[21] != bandMid || sd.band[39] != bandMid || sd.band[40] != bandLow {
-		t.Errorf("bands %v", sd.band)
+	if sd.Band[20] != BandHigh || sd.Band[21] != BandMid || sd.Band[39] != BandMid || sd.Band[40] != BandLow {
+		t.Errorf("bands %v", sd.Band)
 	}
-	checkAgainstHF(t, s, hfRope{dim: 128, base: 10000, ropeType: "llama3", factor: 8, origMax: l, lowFreq: lf, highFreq: hf})
+	checkAgainstHF(t, s, hfref.Rope{Dim: 128, Base: 10000, RopeType: "llama3", Factor: 8, OrigMax: l, LowFreq: lf, HighFreq: hf})
 }
 
 // TestFrequenciesRapid compares every scaling type with the reference on
@@ -441,9 +262,9 @@ func TestFrequenciesRapid(t *testing.T) {
 		base := rapid.Float64Range(1.5, 1e7).Draw(t, "base")
 		s := DefaultSpec()
 		s.HeadDim, s.RotaryDim, s.Base = head, rot, base
-		p := hfRope{dim: rot, base: base, ropeType: typ}
+		p := hfref.Rope{Dim: rot, Base: base, RopeType: typ}
 		if typ == ScalingNone {
-			p.ropeType = "default"
+			p.RopeType = "default"
 		}
 		sc := &s.Scaling
 		sc.Type = typ
@@ -454,20 +275,20 @@ func TestFrequenciesRapid(t *testing.T) {
 		if typ == ScalingDynamic {
 			// Frequencies gives a table of at most OrigCtx positions: the
 			// default ones (checkDynamic in verify covers longer tables).
-			p.ropeType = "default"
+			p.RopeType = "default"
 			rot = max(rot, 4)
 			s.HeadDim, s.RotaryDim = max(head, rot), rot
-			p.dim = rot
+			p.Dim = rot
 			sc.Factor = rapid.Float64Range(1, 64).Draw(t, "factor")
 			sc.OrigCtx = rapid.IntRange(1, 1<<20).Draw(t, "orig-ctx")
 		} else if rapid.Bool().Draw(t, "freq factors") {
 			sc.FreqFactors = list("freq-factors", 0.25, 4)
-			p.freqFactors = sc.FreqFactors
+			p.FreqFactors = sc.FreqFactors
 		}
 		switch typ {
 		case ScalingLinear, ScalingNTK:
 			sc.Factor = rapid.Float64Range(1, 64).Draw(t, "factor")
-			p.factor = sc.Factor
+			p.Factor = sc.Factor
 		case ScalingYaRN:
 			sc.Factor = rapid.Float64Range(0.5, 64).Draw(t, "factor")
 			sc.OrigCtx = rapid.IntRange(1, 1<<20).Draw(t, "orig-ctx")
@@ -483,15 +304,15 @@ func TestFrequenciesRapid(t *testing.T) {
 				sc.MScale = rapid.Float64Range(0.1, 2).Draw(t, "mscale")
 				sc.MScaleAllDim = rapid.Float64Range(0.1, 2).Draw(t, "mscale-all-dim")
 			}
-			p.factor, p.origMax, p.truncate = sc.Factor, sc.OrigCtx, sc.Truncate
-			p.betaFast, p.betaSlow, p.attnFactor = sc.BetaFast, sc.BetaSlow, sc.AttnFactor
-			p.mscale, p.mscaleAllDim = sc.MScale, sc.MScaleAllDim
+			p.Factor, p.OrigMax, p.Truncate = sc.Factor, sc.OrigCtx, sc.Truncate
+			p.BetaFast, p.BetaSlow, p.AttnFactor = sc.BetaFast, sc.BetaSlow, sc.AttnFactor
+			p.MScale, p.MScaleAllDim = sc.MScale, sc.MScaleAllDim
 		case ScalingLlama3:
 			sc.Factor = rapid.Float64Range(1, 64).Draw(t, "factor")
 			sc.OrigCtx = rapid.IntRange(1, 1<<20).Draw(t, "orig-ctx")
 			sc.LowFreqFactor = rapid.Float64Range(0.25, 8).Draw(t, "low-freq-factor")
 			sc.HighFreqFactor = sc.LowFreqFactor + rapid.Float64Range(0.01, 16).Draw(t, "high - low")
-			p.factor, p.origMax, p.lowFreq, p.highFreq = sc.Factor, sc.OrigCtx, sc.LowFreqFactor, sc.HighFreqFactor
+			p.Factor, p.OrigMax, p.LowFreq, p.HighFreq = sc.Factor, sc.OrigCtx, sc.LowFreqFactor, sc.HighFreqFactor
 		case ScalingLongRoPE:
 			sc.ShortFactor = list("short-factor", 1, 8)
 			sc.LongFactor = list("long-factor", 1, 128)
@@ -501,9 +322,9 @@ func TestFrequenciesRapid(t *testing.T) {
 			} else {
 				sc.Factor = rapid.Float64Range(0.5, 64).Draw(t, "factor")
 			}
-			p.short, p.long, p.origMax, p.factor, p.attnFactor = sc.ShortFactor, sc.LongFactor, sc.OrigCtx, sc.Factor, sc.AttnFactor
-			if p.factor == 0 {
-				p.factor = 1 // unused: the attention factor is given
+			p.Short, p.Long, p.OrigMax, p.Factor, p.AttnFactor = sc.ShortFactor, sc.LongFactor, sc.OrigCtx, sc.Factor, sc.AttnFactor
+			if p.Factor == 0 {
+				p.Factor = 1 // unused: the attention factor is given
 			}
 		}
 		checkAgainstHF(t, s, p)
@@ -528,10 +349,10 @@ func TestFrequenciesFiniteRapid(t *testing.T) {
 		s.HeadDim = 2 * rapid.IntRange(1, 64).Draw(t, "head pairs")
 		s.RotaryDim = 2 * rapid.IntRange(0, s.HeadDim/2).Draw(t, "rotary pairs")
 		s.Base = rapid.OneOf(rapid.Float64Range(1.0001, 1e6), rapid.Float64Range(1.0001, 1e6), rapid.Float64Range(1.0001, math.MaxFloat64)).Draw(t, "base")
-		half := s.rotary() / 2
+		half := s.Rotary() / 2
 		sc := &s.Scaling
 		sc.Type = rapid.SampledFrom(append([]string{""}, ScalingTypes...)).Draw(t, "type")
-		typ := sc.scalingType()
+		typ := sc.Kind()
 		// Set the parameters the type uses, mostly, and now and then one
 		// it does not.
 		set := func(flag string) bool {

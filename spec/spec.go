@@ -1,11 +1,15 @@
-// Package gen turns a RoPE specification into a self-contained Go package.
+// Package spec is the math of a RoPE specification, with nothing but the
+// standard library: what a spec is (Spec), its validation, the frequencies
+// and attention factor of every scaling scheme (Frequencies, Scale,
+// Resolve), the pair layouts and multi-axis maps, and the readers that turn
+// a model's Hugging Face config.json (LoadHFConfig) or GGUF file into a
+// Spec. ropegen's generator (package gen) computes every number it bakes
+// into a package here; an engine that loads models at run time calls the
+// same code to fill a generated package's Params, and gets the same bits.
 //
-// The flow is Spec → Plan → files: Spec is what the user asked for, Plan is
-// that spec validated and reduced to numbers (frequencies, attention factor,
-// pair indices, table geometry), and every emitter — the jennifer pure-Go
-// emitter here, the avo amd64 emitter and the arm64 templates — reads only the
-// Plan. The contract for what the kernels compute is docs/contract.md.
-package gen
+// What the numbers mean is docs/contract.md: §2 the layouts, §3 the
+// frequencies and scaling, §9 the multi-axis schemes.
+package spec
 
 import (
 	"fmt"
@@ -128,8 +132,8 @@ func quoteAll(l []string) string {
 	return strings.Join(q, ", ")
 }
 
-// rotary returns the effective rotary dimension.
-func (s Spec) rotary() int {
+// Rotary returns the effective Rotary dimension.
+func (s Spec) Rotary() int {
 	if s.RotaryDim == 0 {
 		return s.HeadDim
 	}
@@ -143,7 +147,7 @@ func (s Spec) Validate() error { return s.validate(nil) }
 // validate is Validate. With sd not nil it also sets *sd to the scaled
 // frequencies it computes to check them, so that Frequencies need not
 // compute them again (2048 correctly rounded powers for a 4096-wide head).
-func (s Spec) validate(sd **scaled) error {
+func (s Spec) validate(sd **Scaled) error {
 	if s.HeadDim < MinHeadDim || s.HeadDim > MaxHeadDim || s.HeadDim%2 != 0 {
 		return specErr("dim", s.HeadDim, "head dim must be even, %d…%d", MinHeadDim, MaxHeadDim)
 	}

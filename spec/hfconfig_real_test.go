@@ -1,7 +1,6 @@
-package gen
+package spec
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/internal/hfref"
 )
 
 // realCase is a published config in testdata/hf with what Hugging Face
@@ -23,8 +25,8 @@ type realCase struct {
 	headDim int
 	rotary  int
 	base    float64
-	layout  string // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
-	rope    hfRope // dim and base are filled in from above
+	layout  string     // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
+	rope    hfref.Rope // dim and base are filled in from above
 	// M-RoPE: "" for 1-D, else "sections" (Qwen2.5-VL's
 	// apply_multimodal_rotary_pos_emb) or "interleaved" (Qwen3-VL's
 	// apply_interleaved_mrope).
@@ -38,103 +40,42 @@ type realCase struct {
 // does not already cover. Their sources are in testdata/hf/README.md.
 var realCases = []realCase{
 	{file: "llama-3.2-1b.json", headDim: 64, rotary: 64, base: 500000, layout: NeoX,
-		rope: hfRope{ropeType: "llama3", factor: 32, lowFreq: 1, highFreq: 4, origMax: 8192}},
+		rope: hfref.Rope{RopeType: "llama3", Factor: 32, LowFreq: 1, HighFreq: 4, OrigMax: 8192}},
 	// Llama 4: equal low and high factors, complex (interleaved) rotation.
 	{file: "llama-4-scout-17b-16e-instruct.json", headDim: 128, rotary: 128, base: 500000, layout: Interleaved,
-		rope: hfRope{ropeType: "llama3", factor: 16, lowFreq: 1, highFreq: 1, origMax: 8192}, notes: []string{"text_config", "(i+1) mod 4 = 0 (layers 3, 7, 11, …; Llama4TextConfig's default"}},
-	{file: "qwen3-0.6b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfRope{ropeType: "default"}},
-	{file: "qwen2.5-vl-7b-instruct.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfRope{ropeType: "default"},
+		rope: hfref.Rope{RopeType: "llama3", Factor: 16, LowFreq: 1, HighFreq: 1, OrigMax: 8192}, notes: []string{"text_config", "(i+1) mod 4 = 0 (layers 3, 7, 11, …; Llama4TextConfig's default"}},
+	{file: "qwen3-0.6b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen2.5-vl-7b-instruct.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
 		mrope: "sections", sections: []int{16, 24, 24}},
-	{file: "qwen3-vl-8b-instruct.json", headDim: 128, rotary: 128, base: 5e6, layout: NeoX, rope: hfRope{ropeType: "default"},
+	{file: "qwen3-vl-8b-instruct.json", headDim: 128, rotary: 128, base: 5e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
 		mrope: "interleaved", sections: []int{24, 20, 20}, notes: []string{"text_config"}},
-	{file: "mistral-nemo-instruct-2407.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfRope{ropeType: "default"}},
-	{file: "phi-4.json", headDim: 128, rotary: 128, base: 250000, layout: NeoX, rope: hfRope{ropeType: "default"}},
-	{file: "gemma-2-9b.json", headDim: 256, rotary: 256, base: 10000, layout: NeoX, rope: hfRope{ropeType: "default"}},
+	{file: "mistral-nemo-instruct-2407.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "phi-4.json", headDim: 128, rotary: 128, base: 250000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "gemma-2-9b.json", headDim: 256, rotary: 256, base: 10000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
 	// Gemma 3: Gemma3TextConfig's defaults (head_dim 256, rope_theta 1e6,
 	// rope_local_base_freq 1e4); global layers linear ×8, local default.
 	{file: "gemma-3-4b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX,
-		rope: hfRope{ropeType: "linear", factor: 8}, notes: []string{"global", "-rope-local"}},
+		rope: hfref.Rope{RopeType: "linear", Factor: 8}, notes: []string{"global", "-rope-local"}},
 	{file: "gemma-3-4b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX,
-		rope: hfRope{ropeType: "default"}, notes: []string{"local (sliding-window)", "without it"}},
+		rope: hfref.Rope{RopeType: "default"}, notes: []string{"local (sliding-window)", "without it"}},
 	// MLA: the rotary part, qk_rope_head_dim values, interleaved.
 	{file: "deepseek-v3.json", headDim: 64, rotary: 64, base: 10000, layout: Interleaved,
-		rope:  hfRope{ropeType: "yarn", factor: 40, origMax: 4096, betaFast: 32, betaSlow: 1, mscale: 1, mscaleAllDim: 1, truncate: true},
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
 		notes: []string{"MLA", "LAST qk_rope_head_dim = 64", "128 + qk_rope_head_dim 64 = 192"}},
 	{file: "deepseek-v2-lite.json", headDim: 64, rotary: 64, base: 10000, layout: Interleaved,
-		rope:  hfRope{ropeType: "yarn", factor: 40, origMax: 4096, betaFast: 32, betaSlow: 1, mscale: 0.707, mscaleAllDim: 0.707, truncate: true},
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 0.707, MScaleAllDim: 0.707, Truncate: true},
 		notes: []string{"MLA"}},
 	{file: "kimi-k2-instruct-0905.json", headDim: 64, rotary: 64, base: 50000, layout: Interleaved,
-		rope:  hfRope{ropeType: "yarn", factor: 64, origMax: 4096, betaFast: 1, betaSlow: 1, mscale: 1, mscaleAllDim: 1, truncate: true},
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 64, OrigMax: 4096, BetaFast: 1, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
 		notes: []string{"MLA"}},
 	{file: "internlm2.5-7b-chat.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
-		rope: hfRope{ropeType: "default", factor: 2, maxPos: 32768}, dynamic: true},
+		rope: hfref.Rope{RopeType: "default", Factor: 2, MaxPos: 32768}, dynamic: true},
 	// GLM: partial_rotary_factor 0.5, interleaved on the first half.
-	{file: "glm-4-9b-chat-hf.json", headDim: 128, rotary: 64, base: 10000, layout: Interleaved, rope: hfRope{ropeType: "default"}},
-	{file: "c4ai-command-r-v01.json", headDim: 128, rotary: 128, base: 8e6, layout: Interleaved, rope: hfRope{ropeType: "default"}},
-	{file: "olmo-2-1124-7b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfRope{ropeType: "default"}},
-	{file: "smollm2-1.7b.json", headDim: 64, rotary: 64, base: 130000, layout: NeoX, rope: hfRope{ropeType: "default"}},
+	{file: "glm-4-9b-chat-hf.json", headDim: 128, rotary: 64, base: 10000, layout: Interleaved, rope: hfref.Rope{RopeType: "default"}},
+	{file: "c4ai-command-r-v01.json", headDim: 128, rotary: 128, base: 8e6, layout: Interleaved, rope: hfref.Rope{RopeType: "default"}},
+	{file: "olmo-2-1124-7b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "smollm2-1.7b.json", headDim: 64, rotary: 64, base: 130000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
 }
-
-// hfDynamicNTKInvFreq is _compute_dynamic_ntk_parameters for a sequence of n
-// tokens: base·((factor·n/L) − (factor − 1))^(dim/(dim−2)) for n > L, then
-// the default inverse frequencies.
-func hfDynamicNTKInvFreq(base float64, dim int, factor float64, l, n int) []float64 {
-	seq := max(n, l)
-	base = base * math.Pow((factor*float64(seq)/float64(l))-(factor-1), float64(dim)/float64(dim-2))
-	return hfDefaultInvFreq(base, dim, nil)
-}
-
-// hfPairs is the pairing of the family's rotation: rotate_half pairs i
-// with i+R/2 (cos/sin cat((freqs, freqs))); rotate_every_two, complex
-// multiplication of (x[2i], x[2i+1]) and Cohere's/GLM's x[..., ::2] pair
-// neighbours.
-func hfPairs(layout string, rot int) [][2]int {
-	p := make([][2]int, rot/2)
-	for i := range p {
-		if layout == NeoX {
-			p[i] = [2]int{i, i + rot/2}
-		} else {
-			p[i] = [2]int{2 * i, 2*i + 1}
-		}
-	}
-	return p
-}
-
-// hfAxis is the axis of pair i: Qwen2.5-VL's apply_multimodal_rotary_pos_emb
-// splits cos/sin (cat((freqs, freqs))) into mrope_section·2 chunks and
-// takes chunk k from axis k mod 3; Qwen3-VL's apply_interleaved_mrope starts
-// from the time axis and gives axis d (1, 2) the indices d, d+3, … below
-// 3·mrope_section[d].
-func hfAxis(kind string, sections []int, i int) uint8 {
-	switch kind {
-	case "sections":
-		end := 0
-		for k, s := range sections {
-			end += s
-			if i < end {
-				return uint8(k)
-			}
-		}
-		panic("pair past the sections")
-	case "interleaved":
-		for _, d := range []int{1, 2} {
-			if i%3 == d && i < 3*sections[d] {
-				return uint8(d)
-			}
-		}
-		return 0
-	}
-	panic("no M-RoPE")
-}
-
-// angleTol is the relative tolerance on an angle p·θ_i. Both sides compute
-// θ_i in float64 (gen with correctly rounded powers, the reference with
-// math.Pow and the formula as transformers writes it: 1/base^(2i/R),
-// products and quotients in its order), which differ by a few ulps, 2^−52
-// each, amplified at most by the exponent ln(base)·2i/R < 20 of the power:
-// well under 1e-12. The product by an integer position adds one rounding on
-// each side.
-const angleTol = 1e-12
 
 func TestHFConfigsReal(t *testing.T) {
 	for _, c := range realCases {
@@ -147,9 +88,9 @@ func TestHFConfigsReal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := NewPlan(s)
+			p, err := Resolve(s)
 			if err != nil {
-				t.Fatalf("NewPlan: %v", err)
+				t.Fatalf("Resolve: %v", err)
 			}
 			if p.HeadDim != c.headDim || p.RotaryDim != c.rotary {
 				t.Fatalf("head dim %d, rotary dim %d; want %d, %d", p.HeadDim, p.RotaryDim, c.headDim, c.rotary)
@@ -157,30 +98,30 @@ func TestHFConfigsReal(t *testing.T) {
 			if s.Base != c.base {
 				t.Errorf("base %v, want %v", s.Base, c.base)
 			}
-			for i, want := range hfPairs(c.layout, c.rotary) {
+			for i, want := range hfref.Pairs(c.layout, c.rotary) {
 				if a, b := p.Pair(i); a != want[0] || b != want[1] {
 					t.Fatalf("pair %d is (%d, %d), want (%d, %d) (%s)", i, a, b, want[0], want[1], c.layout)
 				}
 			}
 			r := c.rope
-			r.dim, r.base = c.rotary, c.base
+			r.Dim, r.Base = c.rotary, c.base
 			var want []float64
 			wantAttn := 1.0
 			if c.dynamic {
-				if s.Scaling.Type != ScalingDynamic || s.Scaling.Factor != r.factor || s.Scaling.OrigCtx != r.maxPos {
-					t.Fatalf("scaling %+v, want dynamic factor %v, L %d", s.Scaling, r.factor, r.maxPos)
+				if s.Scaling.Type != ScalingDynamic || s.Scaling.Factor != r.Factor || s.Scaling.OrigCtx != r.MaxPos {
+					t.Fatalf("scaling %+v, want dynamic factor %v, L %d", s.Scaling, r.Factor, r.MaxPos)
 				}
 				// A table of at most L positions: the default frequencies;
 				// longer ones: the base for their length.
-				want = hfDynamicNTKInvFreq(r.base, r.dim, r.factor, r.maxPos, r.maxPos)
-				for _, n := range []int{r.maxPos + 1, 2 * r.maxPos, 1 << 20} {
-					got := make([]float64, r.dim/2)
-					dynamicFreqs(got, s.Base, s.Scaling.Factor, s.Scaling.OrigCtx, p.RotaryDim, n)
-					compareFreqs(t, fmt.Sprintf("dynamic n=%d", n), got, hfDynamicNTKInvFreq(r.base, r.dim, r.factor, r.maxPos, n))
+				want = hfref.DynamicNTKInvFreq(r.Base, r.Dim, r.Factor, r.MaxPos, r.MaxPos)
+				for _, n := range []int{r.MaxPos + 1, 2 * r.MaxPos, 1 << 20} {
+					got := make([]float64, r.Dim/2)
+					exact.DynamicFreqs(got, s.Base, s.Scaling.Factor, s.Scaling.OrigCtx, p.RotaryDim, n)
+					compareFreqs(t, fmt.Sprintf("dynamic n=%d", n), got, hfref.DynamicNTKInvFreq(r.Base, r.Dim, r.Factor, r.MaxPos, n))
 				}
 			} else {
 				var long []float64
-				want, long, wantAttn = hfReference(r)
+				want, long, wantAttn = hfref.Reference(r)
 				if long != nil {
 					t.Fatal("no longrope config here")
 				}
@@ -192,7 +133,7 @@ func TestHFConfigsReal(t *testing.T) {
 			for _, pos := range []float64{1, 7, 4095, 131071, 1 << 23} {
 				for i, th := range want {
 					got, exp := pos*p.Freqs[i], pos*th
-					if !relClose(got, exp, angleTol) {
+					if !relClose(got, exp, hfref.AngleTol) {
 						t.Fatalf("position %v pair %d: angle %.17g, Hugging Face %.17g", pos, i, got, exp)
 					}
 				}
@@ -202,11 +143,11 @@ func TestHFConfigsReal(t *testing.T) {
 					t.Errorf("axes %d %v, want 1-D", p.Axes, p.Axis)
 				}
 			} else {
-				if p.Axes != 3 || len(p.Axis) != p.Half {
-					t.Fatalf("axes %d, %d axis entries; want 3, %d", p.Axes, len(p.Axis), p.Half)
+				if p.Axes != 3 || len(p.Axis) != p.Half() {
+					t.Fatalf("axes %d, %d axis entries; want 3, %d", p.Axes, len(p.Axis), p.Half())
 				}
 				for i, a := range p.Axis {
-					if w := hfAxis(c.mrope, c.sections, i); a != w {
+					if w := hfref.Axis(c.mrope, c.sections, i); a != w {
 						t.Fatalf("pair %d on axis %d, Hugging Face %d", i, a, w)
 					}
 				}
@@ -393,7 +334,7 @@ func TestLlama3EqualFactors(t *testing.T) {
 	if divided == 0 || divided == len(freqs) {
 		t.Errorf("%d of %d pairs divided: want both bands", divided, len(freqs))
 	}
-	checkAgainstHF(t, s, hfRope{dim: 128, base: 500000, ropeType: "llama3", factor: 16, origMax: 8192, lowFreq: 1, highFreq: 1})
+	checkAgainstHF(t, s, hfref.Rope{Dim: 128, Base: 500000, RopeType: "llama3", Factor: 16, OrigMax: 8192, LowFreq: 1, HighFreq: 1})
 	// Crossed factors are still refused.
 	s.Scaling.LowFreqFactor = 2
 	var se *SpecError
@@ -447,104 +388,9 @@ func TestHFPerLayerTypes(t *testing.T) {
 	}
 }
 
-// For a few configs the generated package itself: cos and sin of every
-// pair at several positions, from a table and from Rotate, against
-// Hugging Face's angle.
-func TestHFConfigsGenerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds generated packages")
-	}
-	type pkgCase struct {
-		file  string
-		local bool
-	}
-	cases := []pkgCase{{"llama-3.1-8b.json", false}, {"deepseek-v3.json", false}, {"gemma-3-4b-it.json", true}}
-	var specs []Spec
-	var wants [][]float64
-	var attns []float64
-	var pairs [][][2]int
-	for _, c := range cases {
-		s, _, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), HFOptions{Local: c.local})
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, s)
-	}
-	// The expectations, by hand as above.
-	wantLlama, _, _ := hfReference(hfRope{dim: 128, base: 500000, ropeType: "llama3", factor: 8, lowFreq: 1, highFreq: 4, origMax: 8192})
-	wantDS, _, attnDS := hfReference(hfRope{dim: 64, base: 10000, ropeType: "yarn", factor: 40, origMax: 4096, betaFast: 32, betaSlow: 1, mscale: 1, mscaleAllDim: 1, truncate: true})
-	wantGemma, _, _ := hfReference(hfRope{dim: 256, base: 1e4, ropeType: "default"})
-	wants = [][]float64{wantLlama, wantDS, wantGemma}
-	attns = []float64{1, attnDS}
-	attns = append(attns, 1)
-	pairs = [][][2]int{hfPairs(NeoX, 128), hfPairs(Interleaved, 64), hfPairs(NeoX, 256)}
-
-	dir := writeModule(t, specs, false)
-	must(t, os.Mkdir(filepath.Join(dir, "probe"), 0o755))
-	var src strings.Builder
-	src.WriteString("package main\n\nimport (\n\t\"encoding/json\"\n\t\"os\"\n")
-	for i := range specs {
-		fmt.Fprintf(&src, "\t\"example.com/gentest/p%c\"\n", 'a'+i)
-	}
-	src.WriteString(")\n\n// unit returns the rotated unit vector e_j of a head of n values at pos.\n")
-	src.WriteString("func main() {\n\tout := map[string]map[string][]float32{}\n")
-	for i := range specs {
-		p := fmt.Sprintf("p%c", 'a'+i)
-		fmt.Fprintf(&src, `	{
-		m := map[string][]float32{}
-		tab := %[1]s.NewTable(5000)
-		one := %[1]s.NewTable(1)
-		for _, pos := range []int{0, 1, 7, 4095, 4999, 131071} {
-			for j := 0; j < %[1]s.HeadDim; j++ {
-				x := make([]float32, %[1]s.HeadDim)
-				x[j] = 1
-				switch {
-				case pos == 131071:
-					%[1]s.Rotate(x, pos)
-				case pos == 0:
-					one.Apply(x, pos)
-				default:
-					tab.Apply(x, pos)
-				}
-				m[string(rune('0'+j%%10))+"/"+itoa(pos)+"/"+itoa(j)] = x
-			}
-		}
-		out[%[2]q] = m
-	}
-`, p, p)
-	}
-	src.WriteString("\tjson.NewEncoder(os.Stdout).Encode(out)\n}\n\nfunc itoa(n int) string {\n\tif n == 0 {\n\t\treturn \"0\"\n\t}\n\ts := \"\"\n\tfor ; n > 0; n /= 10 {\n\t\ts = string(rune('0'+n%10)) + s\n\t}\n\treturn s\n}\n")
-	must(t, os.WriteFile(filepath.Join(dir, "probe", "main.go"), []byte(src.String()), 0o644))
-	out := goCmd(t, dir, nil, "run", "./probe")
-	var got map[string]map[string][]float32
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("probe output: %v", err)
-	}
-	// A float32 table value is A·cos φ rounded once (half an ulp, 2^−24
-	// relative), and e_a·c is exact; the angle itself agrees with Hugging
-	// Face's to angleTol·φ (φ ≤ 131071·θ_0 here, θ_0 = 1).
-	for k, c := range cases {
-		m := got[fmt.Sprintf("p%c", 'a'+k)]
-		for _, pos := range []int{0, 1, 7, 4095, 4999, 131071} {
-			for i, pr := range pairs[k] {
-				phi := float64(pos) * wants[k][i]
-				cs, sn := attns[k]*math.Cos(phi), attns[k]*math.Sin(phi)
-				tol := attns[k]*(math.Pow(2, -24)) + attns[k]*angleTol*math.Abs(phi)
-				key := func(j int) string { return fmt.Sprintf("%c/%d/%d", '0'+j%10, pos, j) }
-				ya, yb := m[key(pr[0])], m[key(pr[1])]
-				if ya == nil || yb == nil {
-					t.Fatalf("%s: no output for position %d pair %d", c.file, pos, i)
-				}
-				// e_a turns into (cos, sin) on (a, b); e_b into (−sin, cos).
-				checks := []struct {
-					got, want float64
-				}{{float64(ya[pr[0]]), cs}, {float64(ya[pr[1]]), sn}, {float64(yb[pr[0]]), -sn}, {float64(yb[pr[1]]), cs}}
-				for _, ch := range checks {
-					if math.Abs(ch.got-ch.want) > tol {
-						t.Fatalf("%s position %d pair %d (%d, %d): %v, Hugging Face %v (tol %g)", c.file, pos, i, pr[0], pr[1], ch.got, ch.want, tol)
-					}
-				}
-			}
-		}
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

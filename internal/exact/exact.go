@@ -1,4 +1,4 @@
-package gen
+package exact
 
 import (
 	"math"
