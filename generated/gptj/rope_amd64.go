@@ -34,24 +34,24 @@ func archBackends() []backend {
 }
 
 // fillAVX512Row is fill with fillAVX512, for angles below sincosMax.
-func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
 	from := 0
 	if float64(float64(pos)*maxFreq) < sincosMax {
-		from = fillAVX512(r, float64(pos), freqs, AttentionFactor)
+		from = fillAVX512(r, float64(pos), freqs, attn)
 	}
 	if from < RotaryDim/2 {
-		fillRow(r, pos, freqs, from)
+		fillRow(r, pos, freqs, attn, from)
 	}
 }
 
 // fillAVX2Row is fill with fillAVX2, for angles below sincosMax.
-func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
 	from := 0
 	if float64(float64(pos)*maxFreq) < sincosMax {
-		from = fillAVX2(r, float64(pos), freqs, AttentionFactor)
+		from = fillAVX2(r, float64(pos), freqs, attn)
 	}
 	if from < RotaryDim/2 {
-		fillRow(r, pos, freqs, from)
+		fillRow(r, pos, freqs, attn, from)
 	}
 }
 

@@ -104,7 +104,9 @@ type row = [rowLen]float32
 // Table holds cos and sin for the positions [0, Len()). It is read-only
 // after NewTable and safe for concurrent use.
 type Table struct {
-	rows []float32 // Len() rows of rowLen values
+	rows  []float32               // Len() rows of rowLen values
+	freqs *[RotaryDim / 2]float64 // the θ_i the rows were filled with
+	attn  float64                 // the attention factor A folded into them
 }
 
 // NewTable returns a table for the positions [0, maxPos). It panics if maxPos
@@ -113,10 +115,14 @@ func NewTable(maxPos int) *Table {
 	if maxPos < 0 {
 		panicf("rope64.NewTable: maxPos = %d: want maxPos >= 0", maxPos)
 	}
-	t := &Table{rows: make([]float32, maxPos*rowLen)}
+	t := &Table{
+		attn: AttentionFactor,
+		rows: make([]float32, maxPos*rowLen),
+	}
 	freqs := &Freqs
+	t.freqs = freqs
 	for pos := range maxPos {
-		fill(t.row(pos), pos, freqs)
+		fill(t.row(pos), pos, freqs, t.attn)
 	}
 	return t
 }
@@ -130,25 +136,26 @@ func (t *Table) row(pos int) *row {
 	return (*row)(t.rows[pos*rowLen:])
 }
 
-// fill writes the table row of position pos: with the active backend's fill
-// kernel where it has one (it gives fillRow's bits), else with fillRow.
-func fill(r *row, pos int, freqs *[RotaryDim / 2]float64) {
+// fill writes the table row of position pos for the frequencies freqs and
+// the attention factor attn: with the active backend's fill kernel where it
+// has one (it gives fillRow's bits), else with fillRow.
+func fill(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
 	if f := active.fill; f != nil {
-		f(r, pos, freqs)
+		f(r, pos, freqs, attn)
 		return
 	}
-	fillRow(r, pos, freqs, 0)
+	fillRow(r, pos, freqs, attn, 0)
 }
 
 // fillRow writes the values of pairs [from, RotaryDim/2) of the table row of
-// position pos: for pair i with indices (a, b) and c, s = A·cos(pos·θ_i),
-// A·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,
+// position pos: for pair i with indices (a, b) and c, s = attn·cos(pos·θ_i),
+// attn·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,
 // each rounded once.
-func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, from int) {
+func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64, from int) {
 	var sin, cos [RotaryDim / 2]float64
 	sincos(sin[from:], cos[from:], float64(pos), freqs[from:])
 	for i := from; i < len(freqs); i++ {
-		c, s := float32(AttentionFactor*cos[i]), float32(AttentionFactor*sin[i])
+		c, s := float32(attn*cos[i]), float32(attn*sin[i])
 		a, b := 2*i, 2*i+1
 		r[a], r[b] = c, c
 		r[RotaryDim+a], r[RotaryDim+b] = -s, s
@@ -575,7 +582,7 @@ func Rotate(x []float32, pos int) {
 		return
 	}
 	r := rowPool.Get().(*row)
-	fill(r, pos, &Freqs)
+	fill(r, pos, &Freqs, AttentionFactor)
 	active.fwd(x, HeadDim, len(x)/HeadDim, r)
 	rowPool.Put(r)
 }
@@ -591,7 +598,7 @@ func RotateInverse(x []float32, pos int) {
 		return
 	}
 	r := rowPool.Get().(*row)
-	fill(r, pos, &Freqs)
+	fill(r, pos, &Freqs, AttentionFactor)
 	active.inv(x, HeadDim, len(x)/HeadDim, r)
 	rowPool.Put(r)
 }
@@ -954,7 +961,7 @@ type backend struct {
 	name             string
 	fwd, inv         func(x []float32, stride, n int, r *row)
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
-	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64)
+	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure
