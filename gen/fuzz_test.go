@@ -342,14 +342,14 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	} else if b, _ := constant.Float64Val(c.Val()); b != s.Base {
 		t.Fatalf("%+v (%s): Base = %v, want %v", s, arch, c.Val(), s.Base)
 	}
-	for _, name := range []string{"NewTable", "Rotate", "RotateInverse", "Table", "Freqs", "AttentionFactor"} {
+	for _, name := range []string{"NewTable", "Rotate", "RotateInverse", "Table", "Freqs", "AttentionFactor", "Params", "DefaultParams", "TableParams", "NewTableParams", "NewTableRange", "Batch", "NewBatch"} {
 		if sc.Lookup(name) == nil {
 			t.Fatalf("%+v (%s): no %s", s, arch, name)
 		}
 	}
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
-	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len"}
+	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Params", "Start"}
 	if s.OutDType != "" {
 		want = append(want, "ApplySeqTo", "ApplyStridedTo", "ApplyTo")
 	}

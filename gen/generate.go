@@ -183,6 +183,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.verifyTo(),
 		p.verifyStrided(),
 		p.verifyAxes(),
+		p.verifyParams(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -196,6 +197,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		),
 		jen.Return(jen.Id("k")),
 	)
+	p.paramsOfFunc(f)
 	f.Line()
 	f.Comment("TestVerify runs package verify's property suite: accuracy against a dense")
 	f.Comment("float64 rotation, the rotation identities, and bit-identical backends.")

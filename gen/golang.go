@@ -102,6 +102,12 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("AttentionFactor is the factor A folded into the table: a forward call")
 	f.Comment("computes A·R_p·x and an inverse call A·R_pᵀ·x.")
 	f.Const().Id("AttentionFactor").Op("=").Add(float(p.Attn))
+	if n := p.Spec.MaxPositions; n > 0 {
+		f.Comment("MaxPositions is the model's context length (its config's")
+		f.Comment("max_position_embeddings): the positions it was trained for. It bounds")
+		f.Comment("nothing here; size tables with it, or use NewTableRange for a window.")
+		f.Const().Id("MaxPositions").Op("=").Lit(n)
+	}
 	f.Line()
 	f.Comment("Freqs holds θ_i, the angle per position of pair i, after scaling.")
 	f.Var().Id("Freqs").Op("=").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64().ValuesFunc(func(g *jen.Group) {
@@ -145,63 +151,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("row is one position's table row.")
 	f.Type().Id("row").Op("=").Index(jen.Id("rowLen")).Id(C)
 
-	f.Comment("Table holds cos and sin for the positions [0, Len()). It is read-only")
-	f.Comment("after NewTable and safe for concurrent use.")
-	f.Type().Id("Table").Struct(
-		jen.Id("rows").Index().Id(C).Comment("Len() rows of rowLen values"),
-		jen.Id("freqs").Op("*").Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64().Comment("the θ_i the rows were filled with"),
-		jen.Id("attn").Float64().Comment("the attention factor A folded into them"),
-	)
-	f.Line()
-	f.Comment("NewTable returns a table for the positions [0, maxPos). It panics if maxPos")
-	f.Comment("is negative.")
-	if p.dynamic() {
-		f.Comment("")
-		f.Comment("A table of more than OrigCtx positions uses the dynamic NTK frequencies of")
-		f.Comment("a sequence of maxPos tokens, as Hugging Face computes them for a sequence")
-		f.Comment("of that length; a shorter one uses Freqs.")
-	}
-	if p.LongFreqs != nil {
-		f.Comment("")
-		f.Comment("A table of more than OrigCtx positions uses LongFreqs, the long factors,")
-		f.Comment("for every position, as Hugging Face does for a sequence longer than the")
-		f.Comment("original context; a shorter one uses Freqs.")
-	}
-	f.Func().Id("NewTable").Params(jen.Id("maxPos").Int()).Op("*").Id("Table").Block(
-		jen.If(jen.Id("maxPos").Op("<").Lit(0)).Block(
-			jen.Id("panicf").Call(jen.Lit(pkg+".NewTable: maxPos = %d: want maxPos >= 0"), jen.Id("maxPos")),
-		),
-		jen.Id("t").Op(":=").Op("&").Id("Table").Values(jen.Dict{
-			jen.Id("rows"): jen.Make(jen.Index().Id(C), jen.Id("maxPos").Op("*").Id("rowLen")),
-			jen.Id("attn"): jen.Id("AttentionFactor"),
-		}),
-		jen.Id("freqs").Op(":=").Op("&").Id("Freqs"),
-		jen.Do(func(st *jen.Statement) {
-			if p.LongFreqs != nil {
-				st.If(jen.Id("maxPos").Op(">").Id("OrigCtx")).Block(jen.Id("freqs").Op("=").Op("&").Id("LongFreqs"))
-			}
-			if p.dynamic() {
-				st.If(jen.Id("maxPos").Op(">").Id("OrigCtx")).Block(
-					jen.Id("freqs").Op("=").New(jen.Index(jen.Id("RotaryDim").Op("/").Lit(2)).Float64()),
-					jen.Id("dynamicFreqs").Call(jen.Id("freqs").Index(jen.Op(":")), jen.Id("Base"), jen.Id("dynamicFactor"), jen.Id("OrigCtx"), jen.Id("RotaryDim"), jen.Id("maxPos")),
-				)
-			}
-		}),
-		jen.Id("t").Dot("freqs").Op("=").Id("freqs"),
-		jen.For(jen.Id("pos").Op(":=").Range().Id("maxPos")).Block(
-			jen.Id("fill").Call(jen.Id("t").Dot("row").Call(jen.Id("pos")), jen.Id("pos"), jen.Id("freqs"), jen.Id("t").Dot("attn")),
-		),
-		jen.Return(jen.Id("t")),
-	)
-	f.Line()
-	f.Comment("Len returns the number of positions the table covers.")
-	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("Len").Params().Int().Block(
-		jen.Return(jen.Len(jen.Id("t").Dot("rows")).Op("/").Id("rowLen")),
-	)
-	f.Line()
-	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("row").Params(jen.Id("pos").Int()).Op("*").Id("row").Block(
-		jen.Return(jen.Parens(jen.Op("*").Id("row")).Call(jen.Id("t").Dot("rows").Index(jen.Id("pos").Op("*").Id("rowLen").Op(":")))),
-	)
+	p.tableAPI(f)
 	f.Line()
 	p.fillRow(f)
 
@@ -216,7 +166,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		fn := "Table." + e.name
 		f.Line()
 		f.Comment(e.name + " " + e.doc)
-		f.Comment("len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().")
+		f.Comment("len(x) must be a multiple of HeadDim and t.Start() <= pos < t.Start()+t.Len().")
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id(e.name).Params(xT.Clone(), jen.Id("pos").Int()).Block(
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("x"))),
 			jen.Id("t").Dot("checkPos").Call(jen.Lit(fn), jen.Id("pos")),
@@ -265,7 +215,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 			),
 			jen.If(jen.Len(jen.Id("x")).Op("==").Lit(0)).Block(jen.Return()),
 			jen.Id("r").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
-			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs"), jen.Id("AttentionFactor")),
+			jen.Id("fill").Call(jen.Id("r"), jen.Id("pos"), jen.Op("&").Id("Freqs"), jen.Id("AttentionFactor"), jen.Id("defaultMaxFreq")),
 			jen.Id("active").Dot(e.kern).Call(jen.Id("x"), jen.Id("HeadDim"), jen.Len(jen.Id("x")).Op("/").Id("HeadDim"), jen.Id("r")),
 			jen.Id("rowPool").Dot("Put").Call(jen.Id("r")),
 		)
@@ -287,7 +237,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		f.Comment("stores the result in dst narrowed to " + p.outDtype().about + " with")
 		f.Comment("round-to-nearest-even, in one pass: for writing rotated keys straight into")
 		f.Comment("a half-precision KV cache. Values past RotaryDim are narrowed unrotated.")
-		f.Comment("len(dst) must equal len(src), a multiple of HeadDim, and 0 <= pos < t.Len().")
+		f.Comment("len(dst) must equal len(src), a multiple of HeadDim, and t.Start() <= pos < t.Start()+t.Len().")
 		f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("ApplyTo").Params(jen.Id("dst").Index().Id(O), jen.Id("src").Index().Id(T), jen.Id("pos").Int()).Block(
 			jen.Id("checkLen").Call(jen.Lit(fn), jen.Len(jen.Id("src"))),
 			jen.Id("checkDst").Call(jen.Lit(fn), jen.Len(jen.Id("dst")), jen.Len(jen.Id("src"))),
@@ -341,29 +291,6 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Return(jen.Id("n").Op("/").Id("tokens")),
 	)
 	f.Line()
-	f.Comment("checkPos panics unless 0 <= pos < t.Len().")
-	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("checkPos").Params(jen.Id("fn").String(), jen.Id("pos").Int()).Block(
-		jen.If(jen.Id("pos").Op("<").Lit(0).Op("||").Id("pos").Op(">=").Id("t").Dot("Len").Call()).Block(
-			jen.Id("panicf").Call(jen.Lit(pkg+".%s: pos = %d: want 0 <= pos < %d (Table.Len)"), jen.Id("fn"), jen.Id("pos"), jen.Id("t").Dot("Len").Call()),
-		),
-	)
-	f.Line()
-	f.Comment("checkSeq panics unless 0 <= pos[j] < t.Len() for every j, naming the")
-	f.Comment("first j that is not. The loop only compares: formatting a message, or")
-	f.Comment("boxing j for one, happens in panicSeq, on the way to the panic.")
-	f.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("checkSeq").Params(jen.Id("fn").String(), jen.Id("pos").Index().Int32()).Block(
-		jen.Id("n").Op(":=").Uint().Call(jen.Id("t").Dot("Len").Call()),
-		jen.For(jen.List(jen.Id("j"), jen.Id("p")).Op(":=").Range().Id("pos")).Block(
-			jen.If(jen.Uint().Call(jen.Int().Call(jen.Id("p"))).Op(">=").Id("n")).Block(
-				jen.Id("panicSeq").Call(jen.Id("fn"), jen.Id("j"), jen.Int().Call(jen.Id("p")), jen.Int().Call(jen.Id("n"))),
-			),
-		),
-	)
-	f.Line()
-	f.Func().Id("panicSeq").Params(jen.Id("fn").String(), jen.List(jen.Id("j"), jen.Id("p"), jen.Id("n")).Int()).Block(
-		jen.Id("panicf").Call(jen.Lit(pkg+".%s: pos[%d] = %d: want 0 <= pos < %d (Table.Len)"), jen.Id("fn"), jen.Id("j"), jen.Id("p"), jen.Id("n")),
-	)
-	f.Line()
 	f.Func().Id("panicf").Params(jen.Id("format").String(), jen.Id("args").Op("...").Any()).Block(
 		jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Id("format"), jen.Id("args").Op("..."))),
 	)
@@ -382,7 +309,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
 		g.List(jen.Id("fwdRows"), jen.Id("invRows")).Add(p.rowsKernType())
-		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64())
+		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.List(jen.Id("attn"), jen.Id("maxFreq")).Float64())
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
@@ -447,7 +374,7 @@ func (p *Plan) seqParallel(f *jen.File) {
 // fillRow emits fill, which writes one table row (see Plan) with the active
 // backend's fill kernel or else with fillRow, the pure Go one; for float32
 // tables also sincos, the float64 sine and cosine fillRow computes them with
-// (gen/sincos.go, copied verbatim), and maxFreq. Rotate fills a row per
+// (gen/sincos.go, copied verbatim), and defaultMaxFreq. Rotate fills a row per
 // call, so its cost is Rotate's. float64 tables take sincosDD (copied
 // likewise; sincos uses it past sincosMax): correctly rounded in all but
 // rare cases and the same bits on every architecture, which math.Sincos is
@@ -455,12 +382,13 @@ func (p *Plan) seqParallel(f *jen.File) {
 func (p *Plan) fillRow(f *jen.File) {
 	C := p.computeType()
 	a, b := p.pairExprs()
-	f.Comment("fill writes the table row of position pos for the frequencies freqs and")
-	f.Comment("the attention factor attn: with the active backend's fill kernel where it")
-	f.Comment("has one (it gives fillRow's bits), else with fillRow.")
-	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64()).Block(
+	f.Comment("fill writes the table row of position pos for the frequencies freqs, whose")
+	f.Comment("largest is maxFreq, and the attention factor attn: with the active")
+	f.Comment("backend's fill kernel where it has one (it gives fillRow's bits), else with")
+	f.Comment("fillRow.")
+	f.Func().Id("fill").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.List(jen.Id("attn"), jen.Id("maxFreq")).Float64()).Block(
 		jen.If(jen.Id("f").Op(":=").Id("active").Dot("fill"), jen.Id("f").Op("!=").Nil()).Block(
-			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn")),
+			jen.Id("f").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn"), jen.Id("maxFreq")),
 			jen.Return(),
 		),
 		jen.Id("fillRow").Call(jen.Id("r"), jen.Id("pos"), jen.Id("freqs"), jen.Id("attn"), jen.Lit(0)),
@@ -476,6 +404,14 @@ func (p *Plan) fillRow(f *jen.File) {
 		jen.List(jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("a")), jen.Id("r").Index(jen.Id("RotaryDim").Op("+").Id("b"))).Op("=").List(jen.Op("-").Id("s"), jen.Id("s")),
 	}
 	params := jen.Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64(), jen.Id("from").Int())
+	maxFreq := 0.0
+	for _, v := range p.Freqs {
+		maxFreq = max(maxFreq, v)
+	}
+	f.Comment("defaultMaxFreq is the largest θ_i of Freqs: every angle pos·θ_i Rotate")
+	f.Comment("computes is at most float64(pos)·defaultMaxFreq.")
+	f.Const().Id("defaultMaxFreq").Op("=").Add(float(maxFreq))
+	f.Line()
 	if C == "float64" {
 		f.Func().Id("fillRow").Add(params).Block(
 			jen.For(jen.Id("i").Op(":=").Id("from"), jen.Id("i").Op("<").Len(jen.Id("freqs")), jen.Id("i").Op("++")).Block(append([]jen.Code{
@@ -500,14 +436,6 @@ func (p *Plan) fillRow(f *jen.File) {
 			),
 		}, store...)...),
 	)
-	f.Line()
-	maxFreq := 0.0
-	for _, v := range append(append([]float64{}, p.Freqs...), p.LongFreqs...) {
-		maxFreq = max(maxFreq, v)
-	}
-	f.Comment("maxFreq is the largest θ_i (of Freqs and LongFreqs): every angle pos·θ_i")
-	f.Comment("is at most float64(pos)·maxFreq.")
-	f.Const().Id("maxFreq").Op("=").Add(float(maxFreq))
 	f.Line()
 	f.Id(sincosSource())
 	f.Line()
@@ -751,7 +679,7 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 		}
 		f.Line()
 		f.Comment(k + "Row is fill with " + k + ", for angles below sincosMax.")
-		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64()).Block(
+		f.Func().Id(k+"Row").Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.List(jen.Id("attn"), jen.Id("maxFreq")).Float64()).Block(
 			jen.Id("from").Op(":=").Lit(0),
 			jen.If(jen.Float64().Parens(jen.Float64().Parens(jen.Id("pos")).Op("*").Id("maxFreq")).Op("<").Id("sincosMax")).Block(
 				jen.Id("from").Op("=").Id(k).Call(jen.Id("r"), jen.Float64().Parens(jen.Id("pos")), jen.Id("freqs"), jen.Id("attn")),

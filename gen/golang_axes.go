@@ -76,7 +76,7 @@ func (p *Plan) axesAPI(f *jen.File) {
 			jen.If(jen.Op("!").Id("same")).Block(
 				jen.For(id("a").Op(":=").Range().Id("have")).Block(
 					jen.If(id("p").Index(id("a")).Op("!=").Id("have").Index(id("a"))).Block(
-						id("mixAxis").Call(id("mixed"), id("a"), id("t").Dot("row").Call(jen.Int().Call(id("p").Index(id("a"))))),
+						id("t").Dot("mixAxis").Call(id("mixed"), id("a"), id("t").Dot("row").Call(jen.Int().Call(id("p").Index(id("a"))))),
 						id("have").Index(id("a")).Op("=").Id("p").Index(id("a")),
 					),
 				),

@@ -76,7 +76,7 @@ func (p *Plan) stridedAPI(f *jen.File) {
 			jen.If(id("m").Op("==").Lit(1)).Block(
 				id("kern").Call(at("x", "s"), id("s").Dot("Head"), id("s").Dot("Heads"), id("t").Dot("row").Call(id("p"))),
 			).Else().Block(
-				id("rs").Op(":=").Id("t").Dot("rows").Index(id("p").Op("*").Id("rowLen").Op(":").Parens(id("p").Op("+").Id("m")).Op("*").Id("rowLen")),
+				id("rs").Op(":=").Id("t").Dot("rowsAt").Call(id("p"), id("m")),
 				jen.For(id("h").Op(":=").Range().Id("s").Dot("Heads")).Block(
 					id("rows").Call(id("x").Index(id("j").Op("*").Id("s").Dot("Token").Op("+").Id("h").Op("*").Id("s").Dot("Head").Op(":")), id("s").Dot("Token"), id("m"), id("rs")),
 				),

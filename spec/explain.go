@@ -63,6 +63,9 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 	if s.OutDType != "" {
 		fmt.Fprintf(b, ", out-dtype %s", s.OutDType)
 	}
+	if s.MaxPositions > 0 {
+		fmt.Fprintf(b, ", max-positions %d", s.MaxPositions)
+	}
 	fmt.Fprintf(b, ", pkg %s\n", s.Package)
 	if r < s.HeadDim {
 		fmt.Fprintf(b, "pairs: %d, pair i = %s; values %d…%d pass through unrotated\n", half, pair, r, s.HeadDim-1)

@@ -95,7 +95,7 @@ func TestExplainMatchesFrequencies(t *testing.T) {
 func TestExplainLlama3(t *testing.T) {
 	_, text := explainConfig(t, "llama-3.1-8b.json")
 	wantContains(t, "llama 3.1", text,
-		"spec: dim 128, rotary-dim 128, base 500000, layout neox, dtype f32, pkg rope\n",
+		"spec: dim 128, rotary-dim 128, base 500000, layout neox, dtype f32, max-positions 131072, pkg rope\n",
 		"pairs: 64, pair i = (i, i+64)\n",
 		"scaling: llama3, factor 8, orig-ctx 8192, low-freq-factor 1, high-freq-factor 4\n",
 		"where wavelength < L/high-freq-factor = 2048",

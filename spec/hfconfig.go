@@ -447,6 +447,11 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		return fail(c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout"))
 	}
 	info.ModelType = model
+	if n, ok, err := c.int("max_position_embeddings"); err != nil {
+		return fail(err)
+	} else if ok && n > 0 {
+		spec.MaxPositions = n
+	}
 	if tcOK {
 		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
 	}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ func TestLoadHFConfigTestdata(t *testing.T) {
 			}
 			want := DefaultSpec()
 			want.HeadDim, want.Base, want.Layout = c.headDim, c.base, c.layout
+			want.MaxPositions = rawMaxPositions(t, path)
 			if c.rotary != c.headDim {
 				want.RotaryDim = c.rotary
 			}
@@ -58,6 +60,29 @@ func TestLoadHFConfigTestdata(t *testing.T) {
 	if len(sc.ShortFactor) != 48 || len(sc.LongFactor) != 48 || sc.ShortFactor[0] != 1.05 || sc.LongFactor[47] != 64.81001281738281 || sc.ShortFactor[47] != 2.9499999999999975 {
 		t.Errorf("phi-3 factor lists: %v %v", sc.ShortFactor, sc.LongFactor)
 	}
+}
+
+// rawMaxPositions reads max_position_embeddings straight from the JSON at
+// path: text_config's when there is one, else the top level's (0 if none).
+func rawMaxPositions(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Max  int `json:"max_position_embeddings"`
+		Text *struct {
+			Max int `json:"max_position_embeddings"`
+		} `json:"text_config"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Text != nil && cfg.Text.Max != 0 {
+		return cfg.Text.Max
+	}
+	return cfg.Max
 }
 
 // loadInline writes config to a file and loads it.
@@ -186,11 +211,12 @@ func TestLoadHFConfigVariants(t *testing.T) {
 	base.HeadDim, base.Base, base.Layout = 128, 500000, NeoX
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _, err := loadInline(t, tt.config)
+			s, path, err := loadInline(t, tt.config)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := base
+			want.MaxPositions = rawMaxPositions(t, path)
 			tt.want(&want)
 			if !reflect.DeepEqual(s, want) {
 				t.Errorf("got\n\t%+v\nwant\n\t%+v", s, want)

@@ -142,7 +142,7 @@ func (s Spec) validateScaling() (*Scaled, error) {
 // checkFactor checks the factor s that every scaling type but none needs.
 func checkFactor(sc *Scaling, typ string) error {
 	if sc.Factor == 0 {
-		return specErr("factor", sc.Factor, "scaling %s needs a factor: finite, > 0", typ)
+		return specErr("scaling", typ, "needs -factor, the scaling factor s: finite, > 0")
 	}
 	if !finitePos(sc.Factor) {
 		return specErr("factor", sc.Factor, "factor must be finite and > 0")
@@ -152,8 +152,11 @@ func checkFactor(sc *Scaling, typ string) error {
 
 // checkOrigCtx checks the original context length L.
 func checkOrigCtx(sc *Scaling, typ string) error {
-	if sc.OrigCtx <= 0 {
-		return specErr("orig-ctx", sc.OrigCtx, "scaling %s needs the original context length: > 0", typ)
+	if sc.OrigCtx == 0 {
+		return specErr("scaling", typ, "needs -orig-ctx, the original context length L: > 0")
+	}
+	if sc.OrigCtx < 0 {
+		return specErr("orig-ctx", sc.OrigCtx, "the original context length must be > 0")
 	}
 	return nil
 }
@@ -251,6 +254,9 @@ func checkLlama3(sc *Scaling) error {
 		{"low-freq-factor", "low_freq_factor", sc.LowFreqFactor},
 		{"high-freq-factor", "high_freq_factor", sc.HighFreqFactor},
 	} {
+		if p.f == 0 {
+			return specErr("scaling", ScalingLlama3, "needs -%s (%s): finite, > 0", p.flag, p.key)
+		}
 		if !finitePos(p.f) {
 			return specErr(p.flag, p.f, "scaling llama3 needs %s: finite, > 0", p.key)
 		}

@@ -100,7 +100,7 @@ func TestValidateScalingErrors(t *testing.T) {
 			`-scaling "foo": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic"`},
 		{"type case", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Type = "YaRN" }, "scaling", `"YaRN"`, "must be one of"},
 		{"dynamic-ntk", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic-ntk", 2 }, "scaling", `"dynamic-ntk"`, "must be one of"},
-		{"dynamic without orig-ctx", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "orig-ctx", "0", "needs the original context length"},
+		{"dynamic without orig-ctx", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "scaling", `"dynamic"`, "needs -orig-ctx, the original context length"},
 		{"dynamic below 1", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor, s.Scaling.OrigCtx = "dynamic", 0.5, 4096 }, "factor", "0.5", "factor >= 1"},
 		{"dynamic with freq factors", func(s *Spec) {
 			s.Scaling.Type, s.Scaling.Factor, s.Scaling.OrigCtx, s.Scaling.FreqFactors = "dynamic", 2, 4096, filled(64, 2)
@@ -125,11 +125,11 @@ func TestValidateScalingErrors(t *testing.T) {
 		{"none with NaN factor", func(s *Spec) { s.Scaling.Factor = nan }, "factor", "NaN", "scaling none does not use -factor"},
 
 		// The factor.
-		{"linear without factor", func(s *Spec) { s.Scaling.Type = ScalingLinear }, "factor", "0",
-			"-factor 0: scaling linear needs a factor: finite, > 0"},
-		{"ntk without factor", func(s *Spec) { s.Scaling.Type = ScalingNTK }, "factor", "0", "scaling ntk needs a factor"},
-		{"yarn without factor", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Factor = 0 }, "factor", "0", "scaling yarn needs a factor"},
-		{"llama3 without factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.Factor = 0 }, "factor", "0", "scaling llama3 needs a factor"},
+		{"linear without factor", func(s *Spec) { s.Scaling.Type = ScalingLinear }, "scaling", `"linear"`,
+			`-scaling "linear": needs -factor, the scaling factor s: finite, > 0`},
+		{"ntk without factor", func(s *Spec) { s.Scaling.Type = ScalingNTK }, "scaling", `"ntk"`, "needs -factor"},
+		{"yarn without factor", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Factor = 0 }, "scaling", `"yarn"`, "needs -factor"},
+		{"llama3 without factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.Factor = 0 }, "scaling", `"llama3"`, "needs -factor"},
 		{"negative factor", func(s *Spec) { s.Scaling = validScaling(ScalingLinear); s.Scaling.Factor = -2 }, "factor", "-2",
 			"-factor -2: factor must be finite and > 0"},
 		{"NaN factor", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Factor = nan }, "factor", "NaN", "factor must be finite and > 0"},
@@ -139,10 +139,10 @@ func TestValidateScalingErrors(t *testing.T) {
 			"scaling longrope needs a factor (extended / original context, for the attention factor) or -attn-factor"},
 
 		// The original context.
-		{"yarn without orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.OrigCtx = 0 }, "orig-ctx", "0",
-			"-orig-ctx 0: scaling yarn needs the original context length: > 0"},
-		{"llama3 negative orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.OrigCtx = -8192 }, "orig-ctx", "-8192", "scaling llama3 needs the original context length"},
-		{"longrope without orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLongRoPE); s.Scaling.OrigCtx = 0 }, "orig-ctx", "0", "scaling longrope needs the original context length"},
+		{"yarn without orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.OrigCtx = 0 }, "scaling", `"yarn"`,
+			`-scaling "yarn": needs -orig-ctx, the original context length L: > 0`},
+		{"llama3 negative orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.OrigCtx = -8192 }, "orig-ctx", "-8192", "the original context length must be > 0"},
+		{"longrope without orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLongRoPE); s.Scaling.OrigCtx = 0 }, "scaling", `"longrope"`, "needs -orig-ctx"},
 		{"longrope L = 1", func(s *Spec) { s.Scaling = validScaling(ScalingLongRoPE); s.Scaling.OrigCtx = 1 }, "orig-ctx", "1",
 			"longrope's attention factor sqrt(1 + ln s/ln L) needs L ≥ 2 (or give -attn-factor)"},
 
@@ -170,9 +170,9 @@ func TestValidateScalingErrors(t *testing.T) {
 		{"mscale-all-dim alone", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.MScaleAllDim = 1 }, "mscale-all-dim", "1", "needs -mscale too"},
 
 		// llama3.
-		{"llama3 without low-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.LowFreqFactor = 0 }, "low-freq-factor", "0",
-			"-low-freq-factor 0: scaling llama3 needs low_freq_factor: finite, > 0"},
-		{"llama3 without high-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.HighFreqFactor = 0 }, "high-freq-factor", "0", "scaling llama3 needs high_freq_factor"},
+		{"llama3 without low-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.LowFreqFactor = 0 }, "scaling", `"llama3"`,
+			`-scaling "llama3": needs -low-freq-factor (low_freq_factor): finite, > 0`},
+		{"llama3 without high-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.HighFreqFactor = 0 }, "scaling", `"llama3"`, "needs -high-freq-factor (high_freq_factor)"},
 		{"llama3 negative low-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.LowFreqFactor = -1 }, "low-freq-factor", "-1", "needs low_freq_factor: finite, > 0"},
 		{"llama3 NaN high-freq-factor", func(s *Spec) { s.Scaling = validScaling(ScalingLlama3); s.Scaling.HighFreqFactor = nan }, "high-freq-factor", "NaN", "finite, > 0"},
 		{"llama3 low > high", func(s *Spec) {

@@ -44,6 +44,10 @@ type Spec struct {
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
 	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved or AxesVision
 	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width), summing to RotaryDim/2
+	// MaxPositions is the model's context length, its config's
+	// max_position_embeddings (0: not known). It changes no frequency; a
+	// generated package exports it, so that an engine can size its tables.
+	MaxPositions int
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -173,6 +177,9 @@ func (s Spec) validate(sd **Scaled) error {
 	}
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
+	}
+	if s.MaxPositions < 0 {
+		return specErr("max-positions", s.MaxPositions, "the context length must be >= 0 (0: not known)")
 	}
 	out, err := s.validateScaling()
 	if err != nil {

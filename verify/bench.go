@@ -165,6 +165,48 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	if k.ApplyQK != nil && k.ApplyStrided != nil {
 		benchStrided(b, s, backends, restore, every, input)
 	}
+	if s.paramsOK() {
+		benchTables(b, s, restore)
+	}
+}
+
+// benchTables times building tables (docs/contract.md §12), with the
+// default backend:
+//
+//	table/new=131072          NewTable(131072): a 128Ki-position context from 0
+//	table/range=512@1000000   NewTableRange of 512 rows at a start of 10⁶
+//	table/batch=64            Batch.Set of 64 scattered positions (a decode step)
+func benchTables[T Elem](b *testing.B, s *suite[T], restore func()) {
+	restore()
+	k := &s.k
+	b.Run("table", func(b *testing.B) {
+		b.Run("new=131072", func(b *testing.B) {
+			b.SetBytes(int64(131072 * s.rowBytes()))
+			for b.Loop() {
+				k.NewTable(131072)
+			}
+		})
+		b.Run("range=512@1000000", func(b *testing.B) {
+			b.SetBytes(int64(512 * s.rowBytes()))
+			for b.Loop() {
+				k.NewTableRange(k.Freqs, k.AttentionFactor, k.Axis, 1_000_000, 512)
+			}
+		})
+		if k.NewBatch != nil {
+			b.Run("batch=64", func(b *testing.B) {
+				bt := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, 64)
+				rng := rand.New(rand.NewPCG(3, 5))
+				pos := make([]int32, 64)
+				for i := range pos {
+					pos[i] = int32(rng.IntN(1 << 20))
+				}
+				b.SetBytes(int64(64 * s.rowBytes()))
+				for b.Loop() {
+					bt.Set(pos)
+				}
+			})
+		}
+	})
 }
 
 // benchStream runs baseline=stream at the best stream level, and

@@ -34,8 +34,8 @@ func withTo(k Kernel[float32], out string) Kernel[float32] {
 	k.OutDType = out
 	k.ApplyTo = func(tab Table[float32], dst []uint16, src []float32, pos int) {
 		check("ApplyTo", len(dst), len(src))
-		if pos < 0 || pos >= tab.Len() {
-			panic(fmt.Sprintf("refrope: ApplyTo: pos = %d: want 0 <= pos < %d", pos, tab.Len()))
+		if lo := startOf(tab); pos < lo || pos >= lo+tab.Len() {
+			panic(fmt.Sprintf("refrope: ApplyTo: pos = %d: want %d <= pos < %d", pos, lo, lo+tab.Len()))
 		}
 		y := slices.Clone(src)
 		tab.Apply(y, pos)
@@ -49,8 +49,8 @@ func withTo(k Kernel[float32], out string) Kernel[float32] {
 		}
 		check("ApplySeqTo", len(dst), len(src))
 		for j, p := range pos {
-			if p < 0 || int(p) >= tab.Len() {
-				panic(fmt.Sprintf("refrope: ApplySeqTo: pos[%d] = %d: want 0 <= pos < %d", j, p, tab.Len()))
+			if lo := startOf(tab); int(p) < lo || int(p) >= lo+tab.Len() {
+				panic(fmt.Sprintf("refrope: ApplySeqTo: pos[%d] = %d: want %d <= pos < %d", j, p, lo, lo+tab.Len()))
 			}
 		}
 		y := slices.Clone(src)

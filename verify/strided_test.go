@@ -116,9 +116,12 @@ func (r *strideRef[T]) checkView(fn, name string, s Strides, n, tokens int) {
 }
 
 func (r *strideRef[T]) checkPos(fn string, tab Table[T], pos []int32) {
+	if t, ok := tab.(*refTable[T]); ok && t == nil {
+		r.fail(fn, "nil table")
+	}
 	for j, p := range pos {
-		if p < 0 || int(p) >= tab.Len() {
-			r.fail(fn, "pos[%d] = %d: want 0 <= pos < %d", j, p, tab.Len())
+		if lo := startOf(tab); int(p) < lo || int(p) >= lo+tab.Len() {
+			r.fail(fn, "pos[%d] = %d: want %d <= pos < %d", j, p, lo, lo+tab.Len())
 		}
 	}
 }
@@ -157,10 +160,13 @@ func (r *strideRef[T]) rotate(tab Table[T], x []T, s Strides, pos []int32, inver
 
 func (r *strideRef[T]) strided(name string, tab Table[T], x []T, s Strides, pos []int32, inverse bool) {
 	r.checkView(name, "s", s, len(x), len(pos))
+	if t, ok := tab.(*refTable[T]); ok && t == nil {
+		r.fail(name, "nil table")
+	}
 	if r.m.eager {
 		for j, p := range pos {
-			if p < 0 || int(p) >= tab.Len() {
-				r.fail(name, "pos[%d] = %d: want 0 <= pos < %d", j, p, tab.Len())
+			if lo := startOf(tab); int(p) < lo || int(p) >= lo+tab.Len() {
+				r.fail(name, "pos[%d] = %d: want %d <= pos < %d", j, p, lo, lo+tab.Len())
 			}
 			r.rotate(tab, x[j*s.Token:], Strides{s.Heads, s.Head, 1}, pos[j:j+1], inverse)
 		}

@@ -167,6 +167,23 @@ type Kernel[T Elem] struct {
 	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
 	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
 	ApplyStridedTo      func(tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32)
+	// NewTableParams, NewTableRange and TableParams describe the run-time
+	// parameters of docs/contract.md §12: a table built from freqs
+	// (RotaryDim/2 values), attn and, in a multi-axis package, axis
+	// (RotaryDim/2 values; nil in a 1-D one), for the positions [0, maxPos)
+	// or [start, start+n); TableParams(n) returns the frequencies and the
+	// factor NewTable(n) builds with. NilTable is a nil *Table of the
+	// package, whose methods must panic with a message. NewBatch builds a
+	// Batch for capacity tokens; BatchApplyQK and BatchApplyStrided call its
+	// ApplyQK and ApplyStrided, converting the Strides. ropegen sets them
+	// all.
+	NewTableParams    func(freqs []float64, attn float64, axis []uint8, maxPos int) Table[T]
+	NewTableRange     func(freqs []float64, attn float64, axis []uint8, start, n int) Table[T]
+	TableParams       func(n int) (freqs []float64, attn float64)
+	NilTable          Table[T]
+	NewBatch          func(freqs []float64, attn float64, axis []uint8, capacity int) Batch[T]
+	BatchApplyQK      func(b Batch[T], q []T, qs Strides, k []T, ks Strides)
+	BatchApplyStrided func(b Batch[T], x []T, s Strides)
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -239,6 +256,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("axes", func(t *testing.T) { checkAxes(t, s) })
 	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
 	t.Run("strided", func(t *testing.T) { runStrided(t, s) })
+	t.Run("params", func(t *testing.T) { runParams(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so

@@ -36,6 +36,9 @@ type mutation struct {
 	panicEmpty   bool    // panics on empty x
 	freqsF32     bool    // Freqs computed in float32
 	racy         bool    // Table.Apply corrupts its output when another call overlaps it
+	rangeNoStart bool    // a range table reads row pos instead of pos−start (past its end: the last)
+	paramsAttn   bool    // NewTableParams and NewTableRange ignore attn (use the kernel's)
+	batchPos0    bool    // Batch.Set fills the row of the first position for every token
 }
 
 type refKernel[T Elem] struct {
@@ -72,6 +75,17 @@ func newRef[T Elem](dt string, hd, rd int, layout string, attn float64, m mutati
 		NewTable:      func(n int) Table[T] { return k.newTable(n) },
 		Rotate:        func(x []T, pos int) { k.rotate("Rotate", x, pos, false) },
 		RotateInverse: func(x []T, pos int) { k.rotate("RotateInverse", x, pos, true) },
+		NewTableParams: func(freqs []float64, attn float64, _ []uint8, n int) Table[T] {
+			return k.newTableRange("NewTableParams", freqs, attn, 0, n)
+		},
+		NewTableRange: func(freqs []float64, attn float64, _ []uint8, start, n int) Table[T] {
+			return k.newTableRange("NewTableRange", freqs, attn, start, n)
+		},
+		TableParams: func(int) ([]float64, float64) { return k.freqs, k.attn },
+		NilTable:    (*refTable[T])(nil),
+		NewBatch: func(freqs []float64, attn float64, _ []uint8, capacity int) Batch[T] {
+			return &refBatch[T]{t: k.newTableRange("NewBatch", freqs, attn, 0, 0), capacity: capacity}
+		},
 	}
 	for _, name := range backends {
 		use := func() { k.fused, k.ulp = name == "fma" && m.fma, name == "ulp" }
@@ -95,14 +109,17 @@ func (k *refKernel[T]) round(v float64) float64 {
 	return float64(float32(v))
 }
 
-func (k *refKernel[T]) fillRow(r []float64, pos int) {
-	for i, th := range k.freqs {
+func (k *refKernel[T]) fillRow(r []float64, pos int) { k.fillRowWith(r, pos, k.freqs, k.attn) }
+
+// fillRowWith is fillRow with the frequencies and the factor given.
+func (k *refKernel[T]) fillRowWith(r []float64, pos int, freqs []float64, attn float64) {
+	for i, th := range freqs {
 		p := float64(pos)
 		if k.m.nonlinear {
 			p += p * p / 1e4
 		}
 		sin, cos := math.Sincos(p * th)
-		c, s := k.round(k.attn*cos), k.round(k.attn*sin)
+		c, s := k.round(attn*cos), k.round(attn*sin)
 		if k.m.flipSin {
 			s = -s
 		}
@@ -116,6 +133,7 @@ type refTable[T Elem] struct {
 	k        *refKernel[T]
 	rows     []float64
 	n        int
+	start    int          // the first position (NewTableRange)
 	inflight atomic.Int32 // calls in progress, for mutation.racy
 }
 
@@ -144,12 +162,88 @@ func (k *refKernel[T]) newTable(n int) *refTable[T] {
 	return t
 }
 
-func (t *refTable[T]) Len() int { return t.n }
+func (t *refTable[T]) Len() int {
+	if t == nil {
+		panic("refrope: Len: nil table")
+	}
+	return t.n
+}
+
+func (t *refTable[T]) Start() int { return t.start }
 
 func (t *refTable[T]) row(pos int) []float64 {
-	pos += t.k.m.posOffset
+	pos += t.k.m.posOffset - t.start
+	if t.k.m.rangeNoStart {
+		pos = min(pos+t.start, t.n-1)
+	}
 	return t.rows[pos*2*t.k.rd : (pos+1)*2*t.k.rd]
 }
+
+// newTableRange is NewTableParams (start 0) and NewTableRange.
+func (k *refKernel[T]) newTableRange(fn string, freqs []float64, attn float64, start, n int) *refTable[T] {
+	if !k.m.noChecks {
+		for i, f := range freqs {
+			if !(f >= 0) || math.IsInf(f, 1) || n > 0 && math.IsInf(float64(start+n-1)*f, 0) {
+				panic(fmt.Sprintf("refrope: %s: Freqs[%d] = %v: want finite and >= 0, every angle finite", fn, i, f))
+			}
+		}
+		if !(attn > 0) || math.IsInf(attn, 1) {
+			panic(fmt.Sprintf("refrope: %s: Attn = %v: want finite and > 0", fn, attn))
+		}
+		if start < 0 || n < 0 || start > math.MaxInt-n {
+			panic(fmt.Sprintf("refrope: %s: start = %d, n = %d (maxPos = %d): want both >= 0", fn, start, n, n))
+		}
+	}
+	if k.m.paramsAttn {
+		attn = k.attn
+	}
+	t := &refTable[T]{k: k, rows: make([]float64, (n+k.m.posOffset)*2*k.rd), n: n, start: start}
+	for p := range n + k.m.posOffset {
+		k.fillRowWith(t.rows[p*2*k.rd:(p+1)*2*k.rd], start+p, freqs, attn)
+	}
+	return t
+}
+
+// refBatch is a Batch over a refTable whose row j is token j's.
+type refBatch[T Elem] struct {
+	t        *refTable[T]
+	capacity int
+	pos      []int32
+	freqs    []float64
+}
+
+func (b *refBatch[T]) Set(pos []int32) {
+	if len(pos) > b.capacity {
+		panic(fmt.Sprintf("refrope: Batch.Set: len(pos) = %d: want at most %d", len(pos), b.capacity))
+	}
+	for j, p := range pos {
+		if p < 0 {
+			panic(fmt.Sprintf("refrope: Batch.Set: pos[%d] = %d: want >= 0", j, p))
+		}
+	}
+	k := b.t.k
+	b.pos = append(b.pos[:0], pos...)
+	b.t.n, b.t.rows = len(pos), make([]float64, len(pos)*2*k.rd)
+	for j, p := range pos {
+		if k.m.batchPos0 {
+			p = pos[0]
+		}
+		k.fillRow(b.t.rows[j*2*k.rd:(j+1)*2*k.rd], int(p))
+	}
+}
+
+func (b *refBatch[T]) Len() int { return len(b.pos) }
+
+func (b *refBatch[T]) tokens() []int32 {
+	idx := make([]int32, len(b.pos))
+	for j := range idx {
+		idx[j] = int32(j)
+	}
+	return idx
+}
+
+func (b *refBatch[T]) ApplySeq(x []T)        { b.t.ApplySeq(x, b.tokens()) }
+func (b *refBatch[T]) ApplyInverseSeq(x []T) { b.t.ApplyInverseSeq(x, b.tokens()) }
 
 func (t *refTable[T]) Apply(x []T, pos int)        { t.one("Apply", x, pos, false) }
 func (t *refTable[T]) ApplyInverse(x []T, pos int) { t.one("ApplyInverse", x, pos, true) }
@@ -159,13 +253,16 @@ func (t *refTable[T]) ApplyInverseSeq(x []T, pos []int32) {
 }
 
 func (t *refTable[T]) one(name string, x []T, pos int, inverse bool) {
+	if t == nil {
+		panic("refrope: " + name + ": nil table")
+	}
 	k := t.k
 	if !k.m.noChecks {
 		if len(x)%k.hd != 0 {
 			panic(fmt.Sprintf("refrope: %s: len(x) = %d is not a multiple of HeadDim %d", name, len(x), k.hd))
 		}
-		if pos < 0 || pos >= t.n {
-			panic(fmt.Sprintf("refrope: %s: pos %d out of range [0, %d)", name, pos, t.n))
+		if pos < t.start || pos >= t.start+t.n {
+			panic(fmt.Sprintf("refrope: %s: pos %d out of range [%d, %d)", name, pos, t.start, t.start+t.n))
 		}
 	}
 	if len(x) == 0 {
@@ -181,6 +278,9 @@ func (t *refTable[T]) one(name string, x []T, pos int, inverse bool) {
 }
 
 func (t *refTable[T]) seq(name string, x []T, pos []int32, inverse bool) {
+	if t == nil {
+		panic("refrope: " + name + ": nil table")
+	}
 	k := t.k
 	if len(x) == 0 && len(pos) == 0 {
 		if k.m.panicEmpty {
@@ -193,8 +293,8 @@ func (t *refTable[T]) seq(name string, x []T, pos []int32, inverse bool) {
 			panic(fmt.Sprintf("refrope: %s: len(x) = %d is not a multiple of len(pos)·HeadDim = %d", name, len(x), len(pos)*k.hd))
 		}
 		for j, p := range pos {
-			if p < 0 || int(p) >= t.n {
-				panic(fmt.Sprintf("refrope: %s: pos[%d] = %d out of range [0, %d)", name, j, p, t.n))
+			if int(p) < t.start || int(p) >= t.start+t.n {
+				panic(fmt.Sprintf("refrope: %s: pos[%d] = %d out of range [%d, %d)", name, j, p, t.start, t.start+t.n))
 			}
 		}
 	}
@@ -591,6 +691,25 @@ func TestMutants(t *testing.T) {
 	t.Run("racy-table", func(t *testing.T) {
 		s := mut(mutation{racy: true})
 		expectFail(t, "concurrent", "called concurrently", func(t tb) { checkConcurrent(t, s) })
+	})
+	t.Run("range-ignores-start", func(t *testing.T) {
+		s := mut(mutation{rangeNoStart: true})
+		expectFail(t, "params/range", "differ", func(t tb) { checkParamsRange(t, s) })
+		expectFail(t, "params/far", "Rotate", func(t tb) { checkParamsFar(t, s) })
+		expectPass(t, "params/default", func(t tb) { checkParamsDefault(t, s) })
+	})
+	t.Run("params-ignore-attn", func(t *testing.T) {
+		s := mut(mutation{paramsAttn: true})
+		expectFail(t, "params/custom", "bound", func(t tb) { checkParamsCustom(t, s) })
+		expectPass(t, "params/default", func(t tb) { checkParamsDefault(t, s) })
+	})
+	t.Run("batch-one-position", func(t *testing.T) {
+		s := mut(mutation{batchPos0: true})
+		expectFail(t, "params/batch", "differs from Rotate", func(t tb) { checkBatch(t, s) })
+	})
+	t.Run("params-unchecked", func(t *testing.T) {
+		s := mut(mutation{noChecks: true})
+		expectFail(t, "params/panics", "no panic", func(t tb) { checkParamsPanics(t, s) })
 	})
 	t.Run("correct", func(t *testing.T) {
 		s := mut(mutation{})

@@ -46,9 +46,13 @@
 //     putting back can leave a complete, newer generated file), and a
 //     directory ropegen created is removed again;
 //   - the output directory is created if missing;
-//   - files that an earlier run wrote but this run does not produce (say
-//     rope_test.go from an earlier -tests run) are left alone: ropegen only
-//     ever touches the files it is writing. Delete them by hand if unwanted.
+//   - a Go (.go or .s) file that an earlier run wrote (it begins with the
+//     header) but this run does not produce, say rope_test.go from an
+//     earlier -tests run, is removed once the new files are in place, so the
+//     directory holds exactly the package this run describes;
+//   - ropegen refuses an output directory holding a .go file of another
+//     package (its package clause names neither -pkg nor -pkg_test): the
+//     generated files would not build beside it;
 //
 // Exit status: 0 on success and for -h/-help (the usage goes to standard
 // error, as the flag package and stringer do); 2 for any bad input — an
@@ -70,6 +74,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"os"
@@ -187,7 +193,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("internal error: generating: %v", err)
 	}
-	return writeFiles(c.opt.out, files)
+	return writeFiles(c.opt.out, s.Package, files)
 }
 
 // parse parses args into a cli. With flag.ErrHelp the returned cli can print
@@ -286,7 +292,16 @@ func configError(path string, err error) string {
 }
 
 // override copies into dst the spec fields whose flags were set explicitly.
+// A -scaling given explicitly replaces the config's scheme with its
+// parameters (all but -freq-factors, which are not a scheme's): the
+// config's factor or low_freq_factor belong to the config's scheme, and the
+// new scheme's come from the flags.
 func (c *cli) override(dst *spec.Spec) {
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == "scaling" {
+			dst.Scaling = spec.Scaling{Truncate: true, FreqFactors: dst.Scaling.FreqFactors}
+		}
+	})
 	c.fs.Visit(func(f *flag.Flag) {
 		if v, ok := f.Value.(specFlag); ok {
 			v.copyTo(dst)
@@ -355,6 +370,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("out-dtype", "also emit ApplyTo/ApplySeqTo storing this element `type`; empty for none", func(s *spec.Spec) *string { return &s.OutDType })
 	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
+	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
 
 	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *spec.Spec) *string { return &s.Scaling.Type })
 	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })
@@ -598,7 +614,7 @@ type target struct {
 
 // writeFiles writes files into dir, all or none. It refuses, before writing
 // anything, to replace a file that does not begin with gen.HeaderPrefix.
-func writeFiles(dir string, files []gen.File) (err error) {
+func writeFiles(dir, pkg string, files []gen.File) (err error) {
 	info, err := os.Stat(dir)
 	var missing []string // directories to create, outermost last
 	switch {
@@ -615,7 +631,13 @@ func writeFiles(dir string, files []gen.File) (err error) {
 		return fmt.Errorf("-o %q: %v", dir, err)
 	}
 
-	// Check every target before writing anything.
+	// Check the directory and every target before writing anything.
+	var stale []string // files an earlier run wrote that this one does not
+	if len(missing) == 0 {
+		if stale, err = checkDir(dir, pkg, files); err != nil {
+			return err
+		}
+	}
 	targets := make([]*target, len(files))
 	for i, f := range files {
 		if f.Name == "" || f.Name != filepath.Base(f.Name) || f.Name[0] == '.' {
@@ -679,7 +701,49 @@ func writeFiles(dir string, files []gen.File) (err error) {
 		}
 		t.tmp = ""
 	}
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %q, which an earlier run wrote and this one does not: %v (the new files are in place)", p, err)
+		}
+	}
 	return nil
+}
+
+// checkDir checks the existing directory dir before ropegen writes package
+// pkg's files into it: every .go file there must belong to pkg (or pkg_test),
+// and it returns the .go and .s files an earlier run of ropegen wrote (they
+// begin with the header) that files does not replace, to remove afterwards.
+func checkDir(dir, pkg string, files []gen.File) (stale []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("-o %q: %v", dir, err)
+	}
+	writing := map[string]bool{}
+	for _, f := range files {
+		writing[f.Name] = true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		ext := filepath.Ext(name)
+		if !e.Type().IsRegular() || ext != ".go" && ext != ".s" {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("-o %q: %v", dir, err)
+		}
+		if ext == ".go" {
+			af, err := parser.ParseFile(token.NewFileSet(), path, data, parser.PackageClauseOnly)
+			if err == nil && af.Name.Name != pkg && af.Name.Name != pkg+"_test" {
+				return nil, badInput("-o %q: it holds %s of package %s; ropegen writes package %s (-pkg) and will not mix them: choose another -o, or -pkg %s", dir, name, af.Name.Name, pkg, af.Name.Name)
+			}
+		}
+		if !writing[name] && bytes.HasPrefix(data, []byte(gen.HeaderPrefix)) {
+			stale = append(stale, path)
+		}
+	}
+	return stale, nil
 }
 
 // writeSVG writes the figure of spec (gen.ExplainSVG) to path, the -svg

@@ -1,0 +1,595 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Batch is the method set of a generated package's *Batch (docs/contract.md
+// §12): the table rows of one step of batched decoding, token j at the
+// position Set gave it.
+type Batch[T Elem] interface {
+	Set(pos []int32)
+	Len() int
+	ApplySeq(x []T)
+	ApplyInverseSeq(x []T)
+}
+
+// starter is the Start method of a generated *Table: its first position.
+type starter interface{ Start() int }
+
+// startOf returns tab's first position (0 for a table without Start).
+func startOf[T Elem](tab Table[T]) int {
+	if s, ok := tab.(starter); ok {
+		return s.Start()
+	}
+	return 0
+}
+
+// paramsOK reports whether the kernel describes its run-time parameters.
+func (s *suite[T]) paramsOK() bool {
+	k := &s.k
+	return k.NewTableParams != nil && k.NewTableRange != nil && k.TableParams != nil
+}
+
+// runParams runs the run-time parameter checks (docs/contract.md §12), each
+// as a subtest.
+func runParams[T Elem](t *testing.T, s *suite[T]) {
+	t.Helper()
+	if !s.paramsOK() {
+		t.Errorf("the kernel describes no run-time parameters (NewTableParams, NewTableRange, TableParams): ropegen sets them")
+		return
+	}
+	for _, c := range []struct {
+		name string
+		f    func(tb, *suite[T])
+	}{
+		{"default", checkParamsDefault[T]},
+		{"range", checkParamsRange[T]},
+		{"far", checkParamsFar[T]},
+		{"custom", checkParamsCustom[T]},
+		{"panics", checkParamsPanics[T]},
+		{"batch", checkBatch[T]},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.f(t, s) })
+	}
+}
+
+// restore makes the default backend active again.
+func (s *suite[T]) restore() {
+	if len(s.k.Backends) > 0 {
+		s.k.Backends[0].Use()
+	}
+}
+
+// paramsOf returns what TableParams(n) gives, with the kernel's axis map.
+func (s *suite[T]) paramsOf(n int) (freqs []float64, attn float64, axis []uint8) {
+	freqs, attn = s.k.TableParams(n)
+	return freqs, attn, s.k.Axis
+}
+
+// tablesAgree compares tables a and b, which must hold the same rows at the
+// positions pos (absolute, sorted or not), through every entry point the
+// kernel has, on every backend: a special-mix input turned at each position
+// by Apply and ApplyInverse, and by the sequence, strided, QK, multi-axis and
+// To forms at those positions (head-major views walk runs of consecutive
+// positions, the rows kernels). It returns a description of the first
+// difference, or "".
+func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) string {
+	bs := s.backendsOrOnly()
+	hd := s.hd
+	draw := func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+		}
+		return x
+	}
+	type form struct {
+		name string
+		n    int // elements of x
+		call func(tab Table[T], x []T)
+	}
+	tokens := len(pos)
+	heads := 3
+	var forms []form
+	for _, p := range pos[:min(len(pos), 8)] {
+		p := int(p)
+		forms = append(forms,
+			form{"Apply", 2 * hd, func(tab Table[T], x []T) { tab.Apply(x, p) }},
+			form{"ApplyInverse", 2 * hd, func(tab Table[T], x []T) { tab.ApplyInverse(x, p) }})
+	}
+	forms = append(forms,
+		form{"ApplySeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplySeq(x, pos) }},
+		form{"ApplyInverseSeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplyInverseSeq(x, pos) }})
+	if s.k.ApplyStrided != nil {
+		// Token-major with a gap, head-major (runs of consecutive
+		// positions go to the rows kernels), and QK on a fused row.
+		tm := Strides{Heads: heads, Head: hd + 2, Token: heads*(hd+2) + 1}
+		hm := Strides{Heads: heads, Head: tokens*hd + 3, Token: hd}
+		nt, nh := extent(tm, tokens, hd), extent(hm, tokens, hd)
+		forms = append(forms,
+			form{"ApplyStrided token-major", nt, func(tab Table[T], x []T) { s.k.ApplyStrided(tab, x, tm, pos) }},
+			form{"ApplyStrided head-major", nh, func(tab Table[T], x []T) { s.k.ApplyStrided(tab, x, hm, pos) }},
+			form{"ApplyInverseStrided head-major", nh, func(tab Table[T], x []T) { s.k.ApplyInverseStrided(tab, x, hm, pos) }})
+		row := (4 + 2*2) * hd
+		qs := Strides{Heads: 4, Head: hd, Token: row}
+		ks := Strides{Heads: 2, Head: hd, Token: row}
+		forms = append(forms,
+			form{"ApplyQK fused", tokens * row, func(tab Table[T], x []T) { s.k.ApplyQK(tab, x, qs, x[4*hd:], ks, pos) }},
+			form{"ApplyQK head-major", 2 * nh, func(tab Table[T], x []T) { s.k.ApplyQK(tab, x[:nh], hm, x[nh:], hm, pos) }})
+	}
+	if s.k.Axes > 1 {
+		ap := make([]int32, tokens*s.k.Axes)
+		for j := range tokens {
+			for ax := range s.k.Axes {
+				ap[j*s.k.Axes+ax] = pos[rng.IntN(tokens)]
+			}
+			if j%3 == 0 { // a text token
+				for ax := range s.k.Axes {
+					ap[j*s.k.Axes+ax] = pos[j]
+				}
+			}
+		}
+		forms = append(forms,
+			form{"ApplyAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.ApplyAxes(tab, x, ap) }},
+			form{"ApplyInverseAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.ApplyInverseAxes(tab, x, ap) }})
+	}
+	for _, f := range forms {
+		x := draw(f.n)
+		var ref []T
+		for i, be := range bs {
+			be.Use()
+			ya, yb := slices.Clone(x), slices.Clone(x)
+			f.call(a, ya)
+			f.call(b, yb)
+			if i := s.firstDiff(ya, yb); i >= 0 {
+				return fmt.Sprintf("%s (backend %s) at positions %v: index %d: %s vs %s", f.name, be.Name, short(pos), i, s.c.show(ya[i]), s.c.show(yb[i]))
+			}
+			if i == 0 {
+				ref = ya
+			} else if j := s.firstDiff(ya, ref); j >= 0 {
+				return fmt.Sprintf("%s: backend %s differs from %s at index %d", f.name, be.Name, bs[0].Name, j)
+			}
+		}
+	}
+	if s.k.ApplyTo != nil {
+		for _, be := range bs {
+			be.Use()
+			src := draw(tokens * heads * hd)
+			da, db := make([]uint16, len(src)), make([]uint16, len(src))
+			s.k.ApplySeqTo(a, da, src, pos)
+			s.k.ApplySeqTo(b, db, src, pos)
+			if i := diff16(da, db, s.k.OutDType); i >= 0 {
+				return fmt.Sprintf("ApplySeqTo (backend %s): index %d: %#04x vs %#04x", be.Name, i, da[i], db[i])
+			}
+			s.k.ApplyTo(a, da[:hd], src[:hd], int(pos[0]))
+			s.k.ApplyTo(b, db[:hd], src[:hd], int(pos[0]))
+			if i := diff16(da, db, s.k.OutDType); i >= 0 {
+				return fmt.Sprintf("ApplyTo (backend %s): index %d", be.Name, i)
+			}
+			if s.k.ApplyStridedTo != nil {
+				ss := Strides{Heads: heads, Head: hd, Token: heads * hd}
+				ds := Strides{Heads: heads, Head: tokens * hd, Token: hd}
+				s.k.ApplyStridedTo(a, da, ds, src, ss, pos)
+				s.k.ApplyStridedTo(b, db, ds, src, ss, pos)
+				if i := diff16(da, db, s.k.OutDType); i >= 0 {
+					return fmt.Sprintf("ApplyStridedTo (backend %s): index %d", be.Name, i)
+				}
+			}
+		}
+	}
+	s.restore()
+	return ""
+}
+
+// short shows at most 12 positions.
+func short(pos []int32) []int32 {
+	if len(pos) > 12 {
+		return pos[:12]
+	}
+	return pos
+}
+
+// rangePositions draws n positions in [start, start+m): runs of consecutive
+// positions longer than any walk's run (so the rows kernels see them), then
+// scattered ones, the range's first and last included.
+func rangePositions(rng *rand.Rand, start, m, n int) []int32 {
+	pos := make([]int32, 0, n)
+	run := min(m, 20)
+	first := start + rng.IntN(m-run+1)
+	for i := range run {
+		pos = append(pos, int32(first+i))
+	}
+	pos = append(pos, int32(start), int32(start+m-1))
+	for len(pos) < n {
+		pos = append(pos, int32(start+rng.IntN(m)))
+	}
+	return pos
+}
+
+// checkParamsDefault: NewTableParams(TableParams(n), n) is NewTable(n), bit
+// for bit through every entry point, for n below and (longrope, dynamic NTK)
+// above OrigCtx.
+func checkParamsDefault[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed(), 12))
+	ns := []int{1, 97}
+	if s.k.OrigCtx > 0 {
+		ns = append(ns, min(s.k.OrigCtx, tableRows), s.k.OrigCtx+1)
+	}
+	for _, n := range ns {
+		if n > 1<<17 {
+			continue // a table past 128Ki positions is too big to build twice here
+		}
+		f, a, ax := s.paramsOf(n)
+		tp := s.k.NewTableParams(f, a, ax, n)
+		tn := s.k.NewTable(n)
+		if tp.Len() != n || startOf(tp) != 0 {
+			t.Fatalf("NewTableParams(TableParams(%d), %d): Len %d, Start %d", n, n, tp.Len(), startOf(tp))
+		}
+		if d := s.tablesAgree(tp, tn, rangePositions(rng, 0, n, 40), rng); d != "" {
+			t.Fatalf("NewTableParams(TableParams(%d), %d) and NewTable(%d) differ: %s", n, n, n, d)
+		}
+	}
+	if f, a, _ := s.paramsOf(1); !slices.Equal(f, s.k.Freqs) || a != s.k.AttentionFactor {
+		t.Fatalf("TableParams(1) = %v, A %v: want the package's Freqs and AttentionFactor", short32(f), a)
+	}
+}
+
+// short32 shows at most 4 frequencies.
+func short32(f []float64) []float64 { return f[:min(len(f), 4)] }
+
+// checkParamsRange: a range table answers every entry point with a full
+// table's bits at the same absolute positions, for ranges from position 0
+// to a few thousand, and panics just outside its range.
+func checkParamsRange[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed(), 13))
+	for _, c := range []struct{ start, n int }{{0, 5}, {1, 1}, {7, 33}, {1000, 64}, {tableRows - 40, 40}} {
+		full := c.start + c.n
+		f, a, ax := s.paramsOf(full)
+		r := s.k.NewTableRange(f, a, ax, c.start, c.n)
+		if r.Len() != c.n || startOf(r) != c.start {
+			t.Fatalf("NewTableRange(…, %d, %d): Len %d, Start %d", c.start, c.n, r.Len(), startOf(r))
+		}
+		b := s.k.NewTable(full)
+		if d := s.tablesAgree(r, b, rangePositions(rng, c.start, c.n, 48), rng); d != "" {
+			t.Fatalf("NewTableRange(…, %d, %d) and NewTable(%d) differ: %s", c.start, c.n, full, d)
+		}
+		x := make([]T, s.hd)
+		for _, p := range []int{c.start - 1, c.start + c.n} {
+			if p < 0 {
+				continue
+			}
+			msg, ok := catch(func() { r.Apply(x, p) })
+			if !ok || !wordRE("Apply").MatchString(msg) || !numRE(p).MatchString(msg) || !numRE(c.start).MatchString(msg) {
+				t.Fatalf("range [%d, %d): Apply at %d: panic %v %q, want one naming Apply, %d and the range", c.start, c.start+c.n, p, ok, msg, p)
+			}
+			msg, ok = catch(func() { r.ApplySeq(append(x, x...), []int32{int32(c.start), int32(p)}) })
+			if !ok || !wordRE("ApplySeq").MatchString(msg) || !strings.Contains(msg, "pos[1]") || !numRE(p).MatchString(msg) {
+				t.Fatalf("range [%d, %d): ApplySeq at %d: panic %v %q, want one naming pos[1] = %d", c.start, c.start+c.n, p, ok, msg, p)
+			}
+		}
+	}
+}
+
+// checkParamsFar: a range table far out (10⁶, and past 2³⁰) gives Rotate's
+// bits, which are a full table's (consistency/bigtable), through Apply,
+// ApplyInverse, ApplySeq and the head-major strided walk, on every backend.
+func checkParamsFar[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed(), 14))
+	bs := s.backendsOrOnly()
+	defer s.restore()
+	for _, start := range []int{1_000_000, 1<<30 + 12345} {
+		n := 64
+		r := s.k.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.Axis, start, n)
+		pos := rangePositions(rng, start, n, 40)
+		for _, be := range bs {
+			be.Use()
+			for _, p := range pos {
+				x := make([]T, 2*s.hd)
+				for i := range x {
+					x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+				}
+				for _, inverse := range []bool{false, true} {
+					yt, yr := slices.Clone(x), slices.Clone(x)
+					if inverse {
+						r.ApplyInverse(yt, int(p))
+						s.k.RotateInverse(yr, int(p))
+					} else {
+						r.Apply(yt, int(p))
+						s.k.Rotate(yr, int(p))
+					}
+					if i := s.firstDiff(yt, yr); i >= 0 {
+						t.Fatalf("backend %s: range table at %d, inverse %v: index %d: %s, Rotate %s", be.Name, p, inverse, i, s.c.show(yt[i]), s.c.show(yr[i]))
+					}
+				}
+			}
+			if s.k.ApplyStrided == nil {
+				continue
+			}
+			// Head-major, consecutive positions: the rows kernels.
+			hm := Strides{Heads: 2, Head: len(pos)*s.hd + 1, Token: s.hd}
+			x := make([]T, extent(hm, len(pos), s.hd))
+			for i := range x {
+				x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+			}
+			y := slices.Clone(x)
+			s.k.ApplyStrided(r, y, hm, pos)
+			for j, p := range pos {
+				for h := range hm.Heads {
+					at := j*hm.Token + h*hm.Head
+					want := slices.Clone(x[at : at+s.hd])
+					s.k.Rotate(want, int(p))
+					if i := s.firstDiff(y[at:at+s.hd], want); i >= 0 {
+						t.Fatalf("backend %s: head-major ApplyStrided on a range table at %d (token %d, head %d): index %d differs from Rotate", be.Name, p, j, h, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkParamsCustom: a table from other params (random frequencies, factor
+// and, multi-axis, axis map) is accurate against the float64 reference for
+// those params, and every backend gives the same bits.
+func checkParamsCustom[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed(), 15))
+	defer s.restore()
+	for round := range 6 {
+		freqs := make([]float64, s.hf)
+		for i := range freqs {
+			switch {
+			case round == 0:
+				freqs[i] = 0 // no rotation at all
+			case i%7 == 3:
+				freqs[i] = rng.Float64() * 1e-6
+			default:
+				freqs[i] = rng.Float64() * 1.5
+			}
+		}
+		attn := 1.0
+		if round > 1 {
+			attn = 0.5 + rng.Float64()
+		}
+		var axis []uint8
+		if s.k.Axes > 1 {
+			axis = make([]uint8, s.hf)
+			for i := range axis {
+				axis[i] = uint8(rng.IntN(s.k.Axes))
+			}
+		}
+		start, n := rng.IntN(1<<20), 50
+		tab := s.k.NewTableRange(freqs, attn, axis, start, n)
+		cs := *s
+		cs.k.Freqs, cs.k.AttentionFactor, cs.k.Axis, cs.attn = freqs, attn, axis, attn
+		for _, be := range s.backendsOrOnly() {
+			be.Use()
+			for range 8 {
+				p := start + rng.IntN(n)
+				x := make([]T, 2*s.hd)
+				for i := range x {
+					x[i] = cs.normal(rng.Uint64())
+				}
+				for _, inverse := range []bool{false, true} {
+					y := slices.Clone(x)
+					if inverse {
+						tab.ApplyInverse(y, p)
+					} else {
+						tab.Apply(y, p)
+					}
+					ref, bound := cs.refBoundFreqs(x, p, inverse, freqs)
+					for i := range y {
+						if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
+							t.Fatalf("backend %s, custom params (round %d, A %v) at %d, inverse %v: index %d: %s, reference %g, error %g > bound %g",
+								be.Name, round, attn, p, inverse, i%s.hd, cs.c.show(y[i]), ref[i], d, bound[i])
+						}
+					}
+				}
+			}
+			if s.k.Axes > 1 {
+				// A token on several axes, against the reference built
+				// with the custom map.
+				for range 8 {
+					ps := make([]int, s.k.Axes)
+					ap := make([]int32, s.k.Axes)
+					for a := range ps {
+						ps[a] = start + rng.IntN(n)
+						ap[a] = int32(ps[a])
+					}
+					x := make([]T, s.hd)
+					for i := range x {
+						x[i] = cs.normal(rng.Uint64())
+					}
+					y := slices.Clone(x)
+					s.k.ApplyAxes(tab, y, ap)
+					ref, bound := cs.axesRef(x, ps, false)
+					for i := range y {
+						if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
+							t.Fatalf("backend %s, custom axis map %v at %v: index %d: %s, reference %g, error %g > bound %g",
+								be.Name, axis, ps, i, cs.c.show(y[i]), ref[i], d, bound[i])
+						}
+					}
+				}
+			}
+		}
+		// Every backend the same bits, through every entry point: a range
+		// table of these params nearer 0 against a full one.
+		start = rng.IntN(2000)
+		tab = s.k.NewTableRange(freqs, attn, axis, start, n)
+		twin := s.k.NewTableParams(freqs, attn, axis, start+n)
+		if d := s.tablesAgree(tab, twin, rangePositions(rng, start, n, 30), rng); d != "" {
+			t.Fatalf("custom params (round %d): range table and NewTableParams differ: %s", round, d)
+		}
+	}
+}
+
+// checkParamsPanics: invalid params, ranges and a nil table panic, naming
+// the function and the value.
+func checkParamsPanics[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	k := &s.k
+	good := slices.Clone(k.Freqs)
+	with := func(i int, v float64) []float64 { f := slices.Clone(good); f[i] = v; return f }
+	type pcase struct {
+		name  string
+		call  func()
+		words []string
+	}
+	last := s.hf - 1
+	cases := []pcase{
+		{"NaN θ", func() { k.NewTableParams(with(last, math.NaN()), 1, k.Axis, 4) }, []string{"NewTableParams", fmt.Sprintf("Freqs[%d]", last), "NaN"}},
+		{"negative θ", func() { k.NewTableParams(with(0, -0.5), 1, k.Axis, 4) }, []string{"NewTableParams", "Freqs[0]", "-0.5"}},
+		{"infinite θ", func() { k.NewTableRange(with(0, math.Inf(1)), 1, k.Axis, 0, 4) }, []string{"NewTableRange", "Freqs[0]", "+Inf"}},
+		{"overflowing angle", func() { k.NewTableRange(with(0, 1e300), 1, k.Axis, 1<<30, 2) }, []string{"NewTableRange", "Freqs[0]", "1e+300"}},
+		{"zero A", func() { k.NewTableParams(good, 0, k.Axis, 4) }, []string{"NewTableParams", "Attn", "0"}},
+		{"NaN A", func() { k.NewTableRange(good, math.NaN(), k.Axis, 3, 4) }, []string{"NewTableRange", "Attn", "NaN"}},
+		{"negative maxPos", func() { k.NewTableParams(good, 1, k.Axis, -1) }, []string{"NewTableParams", "maxPos", "-1"}},
+		{"negative start", func() { k.NewTableRange(good, 1, k.Axis, -2, 4) }, []string{"NewTableRange", "start", "-2"}},
+		{"negative n", func() { k.NewTableRange(good, 1, k.Axis, 2, -4) }, []string{"NewTableRange", "-4"}},
+		{"overflowing range", func() { k.NewTableRange(good, 1, k.Axis, math.MaxInt-1, 4) }, []string{"NewTableRange", "start"}},
+	}
+	if k.Axes > 1 {
+		bad := slices.Clone(k.Axis)
+		bad[2] = uint8(k.Axes)
+		cases = append(cases, pcase{"axis out of range", func() { k.NewTableParams(good, 1, bad, 4) }, []string{"NewTableParams", "Axis[2]", "want < Axes"}})
+	}
+	if k.NilTable != nil {
+		x := make([]T, s.hd)
+		cases = append(cases,
+			pcase{"nil Apply", func() { k.NilTable.Apply(x, 0) }, []string{"Apply", "nil"}},
+			pcase{"nil ApplySeq", func() { k.NilTable.ApplySeq(x, []int32{0}) }, []string{"ApplySeq", "nil"}},
+			pcase{"nil Len", func() { k.NilTable.Len() }, []string{"Len", "nil"}})
+		if k.ApplyStrided != nil {
+			cases = append(cases, pcase{"nil ApplyStrided", func() {
+				k.ApplyStrided(k.NilTable, x, Strides{Heads: 1, Head: s.hd, Token: s.hd}, []int32{0})
+			}, []string{"ApplyStrided", "nil"}})
+		}
+	} else {
+		t.Errorf("the kernel has no NilTable: a nil *Table's panic is unchecked")
+	}
+	for _, c := range cases {
+		msg, ok := catch(c.call)
+		if !ok {
+			t.Errorf("%s: no panic", c.name)
+			continue
+		}
+		for _, w := range c.words {
+			if !strings.Contains(msg, w) || strings.Contains(w, "Apply") && !wordRE(w).MatchString(msg) {
+				t.Errorf("%s: panic %q does not say %q", c.name, msg, w)
+			}
+		}
+	}
+}
+
+// checkBatch: a Batch's rows are Rotate's at the positions Set gives, through
+// ApplySeq, ApplyInverseSeq and (when described) ApplyQK and ApplyStrided,
+// on every backend, across Sets of different lengths; Set panics on too many
+// tokens or a negative position.
+func checkBatch[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	k := &s.k
+	if k.NewBatch == nil {
+		t.Errorf("the kernel describes no NewBatch")
+		return
+	}
+	defer s.restore()
+	rng := rand.New(rand.NewPCG(seed(), 16))
+	b := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, 9)
+	for _, be := range s.backendsOrOnly() {
+		be.Use()
+		for _, n := range []int{3, 9, 1, 0, 7} {
+			pos := make([]int32, n)
+			for j := range pos {
+				pos[j] = int32(rng.IntN(1 << 30))
+				if j%3 == 1 {
+					pos[j] = int32(rng.IntN(64))
+				}
+			}
+			b.Set(pos)
+			if b.Len() != n {
+				t.Fatalf("Batch.Set(%d positions): Len %d", n, b.Len())
+			}
+			heads := 2
+			x := make([]T, n*heads*s.hd)
+			for i := range x {
+				x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+			}
+			want := func(inverse bool) []T {
+				w := slices.Clone(x)
+				for j, p := range pos {
+					tok := w[j*heads*s.hd : (j+1)*heads*s.hd]
+					if inverse {
+						k.RotateInverse(tok, int(p))
+					} else {
+						k.Rotate(tok, int(p))
+					}
+				}
+				return w
+			}
+			for _, inverse := range []bool{false, true} {
+				y := slices.Clone(x)
+				if inverse {
+					b.ApplyInverseSeq(y)
+				} else {
+					b.ApplySeq(y)
+				}
+				if i := s.firstDiff(y, want(inverse)); i >= 0 {
+					t.Fatalf("backend %s: Batch at %v, inverse %v: index %d differs from Rotate", be.Name, short(pos), inverse, i)
+				}
+			}
+			if k.BatchApplyQK != nil && n > 0 {
+				// A fused row: 2 q heads then 2 k heads per token, same bits
+				// as Rotate on each.
+				row := 4 * s.hd
+				q := make([]T, n*row)
+				for i := range q {
+					q[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+				}
+				w := slices.Clone(q)
+				for j, p := range pos {
+					k.Rotate(w[j*row:(j+1)*row], int(p))
+				}
+				y := slices.Clone(q)
+				qs := Strides{Heads: 2, Head: s.hd, Token: row}
+				k.BatchApplyQK(b, y, qs, y[2*s.hd:], qs)
+				if i := s.firstDiff(y, w); i >= 0 {
+					t.Fatalf("backend %s: Batch.ApplyQK at %v: index %d differs from Rotate", be.Name, short(pos), i)
+				}
+				if k.BatchApplyStrided != nil {
+					y = slices.Clone(q)
+					k.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
+					if i := s.firstDiff(y, w); i >= 0 {
+						t.Fatalf("backend %s: Batch.ApplyStrided at %v: index %d differs from Rotate", be.Name, short(pos), i)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		pos   []int32
+		words []string
+	}{
+		{"too many", make([]int32, 10), []string{"Set", "len(pos) = 10", "9"}},
+		{"negative", []int32{0, -3}, []string{"Set", "pos[1] = -3"}},
+	} {
+		msg, ok := catch(func() { b.Set(c.pos) })
+		if !ok {
+			t.Errorf("Batch.Set %s: no panic", c.name)
+			continue
+		}
+		for _, w := range c.words {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Batch.Set %s: panic %q does not say %q", c.name, msg, w)
+			}
+		}
+	}
+}
