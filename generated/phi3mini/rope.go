@@ -35,6 +35,7 @@ Build with -tags purego to use only the pure Go kernels.
 package phi3mini
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -57,6 +58,11 @@ const Base = 10000.0
 // AttentionFactor is the factor A folded into the table: a forward call
 // computes A·R_p·x and an inverse call A·R_pᵀ·x.
 const AttentionFactor = 1.1902380714238083
+
+// MaxPositions is the model's context length (its config's
+// max_position_embeddings): the positions it was trained for. It bounds
+// nothing here; size tables with it, or use NewTableRange for a window.
+const MaxPositions = 131072
 
 // Freqs holds θ_i, the angle per position of pair i, after scaling.
 var Freqs = [RotaryDim / 2]float64{
@@ -174,16 +180,71 @@ const rowLen = 2 * RotaryDim
 // row is one position's table row.
 type row = [rowLen]float32
 
-// Table holds cos and sin for the positions [0, Len()). It is read-only
-// after NewTable and safe for concurrent use.
-type Table struct {
-	rows  []float32               // Len() rows of rowLen values
-	freqs *[RotaryDim / 2]float64 // the θ_i the rows were filled with
-	attn  float64                 // the attention factor A folded into them
+// Params are the numbers a Table is built from, beyond the shape the kernels
+// are specialised for (HeadDim, RotaryDim, the pair layout, the types
+// ): the frequencies and the attention factor. An engine that loads
+// models at run time fills them for
+// each model, for example from the Params of ropegen's spec package, which
+// computes the numbers DefaultParams holds; a table built from DefaultParams
+// is exactly NewTable's.
+type Params struct {
+	Freqs [RotaryDim / 2]float64 // θ_i: pair i turns by pos·θ_i
+	Attn  float64                // the attention factor A, folded into cos and sin
 }
 
-// NewTable returns a table for the positions [0, maxPos). It panics if maxPos
-// is negative.
+// DefaultParams are this package's spec: Freqs and AttentionFactor.
+var DefaultParams = Params{
+	Attn:  AttentionFactor,
+	Freqs: Freqs,
+}
+
+// Validate reports whether p can build a table: every θ_i finite and >= 0 (the
+// sines and cosines are computed for angles pos·θ_i >= 0, by the functions that
+// cover every finite angle with the same bits on every machine), and A finite
+// and > 0.
+func (p *Params) Validate() error {
+	if msg := p.check(); msg != "" {
+		return errors.New("phi3mini.Params: " + msg)
+	}
+	return nil
+}
+
+// check is Validate's message, without the package: "" for valid params.
+func (p *Params) check() string {
+	for i, v := range p.Freqs {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return fmt.Sprintf("Freqs[%d] = %v: want finite and >= 0", i, v)
+		}
+	}
+	if !(p.Attn > 0) || math.IsInf(p.Attn, 1) {
+		return fmt.Sprintf("Attn = %v: want finite and > 0", p.Attn)
+	}
+	return ""
+}
+
+// TableParams returns the params NewTable(n) builds a table of n positions
+// from: DefaultParams, with LongFreqs for Freqs when n > OrigCtx (longrope).
+func TableParams(n int) Params {
+	p := DefaultParams
+	if n > OrigCtx {
+		p.Freqs = LongFreqs
+	}
+	return p
+}
+
+// Table holds cos and sin for the positions [Start(), Start()+Len()), from its
+// Params. It is read-only after it is built and safe for concurrent use.
+// Its methods take absolute positions; a position outside the table, or a
+// nil *Table, panics with a message.
+type Table struct {
+	rows    []float32 // Len() rows of rowLen values: row k is position start+k
+	start   int       // the first position
+	p       Params    // what the rows were filled from
+	maxFreq float64   // the largest of p.Freqs: every angle is at most pos·maxFreq
+}
+
+// NewTable returns a table for the positions [0, maxPos), from
+// TableParams(maxPos). It panics if maxPos is negative.
 //
 // A table of more than OrigCtx positions uses LongFreqs, the long factors,
 // for every position, as Hugging Face does for a sequence longer than the
@@ -192,36 +253,232 @@ func NewTable(maxPos int) *Table {
 	if maxPos < 0 {
 		panicf("phi3mini.NewTable: maxPos = %d: want maxPos >= 0", maxPos)
 	}
+	p := TableParams(maxPos)
+	return newTable("NewTable", &p, 0, maxPos)
+}
+
+// NewTableParams returns a table for the positions [0, maxPos) from p:
+// NewTableParams(TableParams(n), n) is NewTable(n), bit for bit. It panics if
+// maxPos is negative or p is not valid (Params.Validate).
+func NewTableParams(p Params, maxPos int) *Table {
+	if maxPos < 0 {
+		panicf("phi3mini.NewTableParams: maxPos = %d: want maxPos >= 0", maxPos)
+	}
+	return newTable("NewTableParams", &p, 0, maxPos)
+}
+
+// NewTableRange returns a table for the positions [start, start+n) only, from
+// p: every entry point takes absolute positions in that range and gives the
+// bits a table from 0 would give there, so a window of a long context needs
+// rows for the window only (a full table holds rowLen values per position).
+// It panics if start or n is negative, start+n overflows, or p is not valid.
+func NewTableRange(p Params, start, n int) *Table {
+	// start+n < 0: the sum overflows (Go's ints wrap).
+	if start < 0 || n < 0 || start+n < 0 {
+		panicf("phi3mini.NewTableRange: start = %d, n = %d: want start >= 0, n >= 0 and start+n without overflow", start, n)
+	}
+	return newTable("NewTableRange", &p, start, n)
+}
+
+// newTable builds the table of positions [start, start+n) from p, checked
+// first: fn names the caller in a panic.
+func newTable(fn string, p *Params, start, n int) *Table {
+	if msg := p.check(); msg != "" {
+		panicf("phi3mini.%s: p.%s", fn, msg)
+	}
 	t := &Table{
-		attn: AttentionFactor,
-		rows: make([]float32, maxPos*rowLen),
+		p:     *p,
+		rows:  make([]float32, n*rowLen),
+		start: start,
 	}
-	freqs := &Freqs
-	if maxPos > OrigCtx {
-		freqs = &LongFreqs
+	for i, v := range p.Freqs {
+		if v > t.maxFreq {
+			t.maxFreq = v
+		}
+		// Every angle must be finite (and so has a sine and a cosine).
+		if n > 0 && math.IsInf(float64(float64(start+n-1)*v), 0) {
+			panicf("phi3mini.%s: p.Freqs[%d] = %v: the angle at position %d overflows; want (start+n−1)·θ_i finite", fn, i, v, start+n-1)
+		}
 	}
-	t.freqs = freqs
-	for pos := range maxPos {
-		fill(t.row(pos), pos, freqs, t.attn)
+	for k := range n {
+		pos := start + k
+		t.fill(t.row(pos), pos)
 	}
 	return t
 }
 
+// fill writes the row of position pos from the table's params.
+func (t *Table) fill(r *row, pos int) {
+	fill(r, pos, &t.p.Freqs, t.p.Attn, t.maxFreq)
+}
+
 // Len returns the number of positions the table covers.
 func (t *Table) Len() int {
+	t.checkNil("Table.Len")
 	return len(t.rows) / rowLen
 }
 
-func (t *Table) row(pos int) *row {
-	return (*row)(t.rows[pos*rowLen:])
+// Start returns the first position the table covers: 0 but for NewTableRange.
+func (t *Table) Start() int {
+	t.checkNil("Table.Start")
+	return t.start
 }
 
-// fill writes the table row of position pos for the frequencies freqs and
-// the attention factor attn: with the active backend's fill kernel where it
-// has one (it gives fillRow's bits), else with fillRow.
-func fill(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
+// Params returns the params the table was built from.
+func (t *Table) Params() Params {
+	t.checkNil("Table.Params")
+	return t.p
+}
+
+// row returns the row of position pos, Start() <= pos < Start()+Len().
+func (t *Table) row(pos int) *row {
+	return (*row)(t.rows[(pos-t.start)*rowLen:])
+}
+
+// rowsAt returns the rows of the m positions from pos on, consecutive.
+func (t *Table) rowsAt(pos, m int) []float32 {
+	k := pos - t.start
+	return t.rows[k*rowLen : (k+m)*rowLen]
+}
+
+// checkNil panics, naming fn, if t is nil.
+func (t *Table) checkNil(fn string) {
+	if t == nil {
+		panicf("phi3mini.%s: t = nil: want a table from NewTable, NewTableParams or NewTableRange", fn)
+	}
+}
+
+// checkPos panics unless t covers pos.
+func (t *Table) checkPos(fn string, pos int) {
+	t.checkNil(fn)
+	if uint(pos-t.start) >= uint(len(t.rows)/rowLen) {
+		panicf("phi3mini.%s: pos = %d: want %d <= pos < %d (the table's positions)", fn, pos, t.start, t.start+len(t.rows)/rowLen)
+	}
+}
+
+// checkSeq panics unless t covers pos[j] for every j, naming the first j
+// it does not. The loop only compares: formatting a message, or boxing j
+// for one, happens in panicSeq, on the way to the panic.
+func (t *Table) checkSeq(fn string, pos []int32) {
+	t.checkNil(fn)
+	s, n := t.start, uint(len(t.rows)/rowLen)
+	for j, p := range pos {
+		if uint(int(p)-s) >= n {
+			panicSeq(fn, j, int(p), s, s+int(n))
+		}
+	}
+}
+
+func panicSeq(fn string, j, p, lo, hi int) {
+	panicf("phi3mini.%s: pos[%d] = %d: want %d <= pos < %d (the table's positions)", fn, j, p, lo, hi)
+}
+
+// Batch holds the table rows of one step of batched decoding, where each
+// token sits at its own position, as the sequences of a batch do: Set fills
+// one row per token, for any positions, and the methods turn token j of their
+// input by the position Set gave it. A table would need a row for every
+// position up to the largest; a Batch holds one per token, filled once a step
+// and used by every layer's calls. Its rows have Rotate's bits, which are
+// Table.Apply's. Set must not run concurrently with anything else on the
+// Batch; the other methods may. A bad view or length panics as the Table
+// method of the same name does, and names it.
+type Batch struct {
+	t   Table   // row j is token j's: its methods get the positions idx
+	pos []int32 // the positions Set was given
+	idx []int32 // 0, 1, …, capacity−1
+}
+
+// NewBatch returns a Batch for up to capacity tokens a step, with params p. It
+// panics if capacity is negative or p is not valid (Params.Validate).
+func NewBatch(p Params, capacity int) *Batch {
+	if capacity < 0 {
+		panicf("phi3mini.NewBatch: capacity = %d: want capacity >= 0", capacity)
+	}
+	if msg := p.check(); msg != "" {
+		panicf("phi3mini.NewBatch: p.%s", msg)
+	}
+	b := &Batch{
+		idx: make([]int32, capacity),
+		pos: make([]int32, 0, capacity),
+	}
+	b.t.p = p
+	b.t.rows = make([]float32, 0, capacity*rowLen)
+	for i := range b.idx {
+		b.idx[i] = int32(i)
+	}
+	for _, v := range p.Freqs {
+		b.t.maxFreq = max(b.t.maxFreq, v)
+	}
+	return b
+}
+
+// Set fills the rows of the tokens of the next calls: token j at position
+// pos[j]. It panics, before changing anything, if len(pos) is more than the
+// capacity, a position is negative, or an angle pos[j]·θ_i overflows.
+func (b *Batch) Set(pos []int32) {
+	if len(pos) > len(b.idx) {
+		panicf("phi3mini.Batch.Set: len(pos) = %d: want at most the capacity, %d", len(pos), len(b.idx))
+	}
+	for j, p := range pos {
+		if p < 0 || math.IsInf(float64(float64(p)*b.t.maxFreq), 0) {
+			panicf("phi3mini.Batch.Set: pos[%d] = %d: want pos >= 0 with every angle pos·θ_i finite", j, p)
+		}
+	}
+	b.t.rows = b.t.rows[:len(pos)*rowLen]
+	b.pos = append(b.pos[:0], pos...)
+	for j, p := range pos {
+		b.t.fill(b.t.row(j), int(p))
+	}
+}
+
+// Len returns the number of tokens of the step: len(pos) of the last Set.
+func (b *Batch) Len() int {
+	return len(b.pos)
+}
+
+// Pos returns the positions of the step, as Set was given them; the slice
+// belongs to the Batch.
+func (b *Batch) Pos() []int32 {
+	return b.pos
+}
+
+// tokens are the positions b's table methods take: 0…Len()−1, row j token j's.
+func (b *Batch) tokens() []int32 {
+	return b.idx[:len(b.pos)]
+}
+
+// ApplySeq rotates token j of x, len(x)/Len() values, by the position of token j.
+func (b *Batch) ApplySeq(x []float32) {
+	b.t.ApplySeq(x, b.tokens())
+}
+
+// ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ).
+func (b *Batch) ApplyInverseSeq(x []float32) {
+	b.t.ApplyInverseSeq(x, b.tokens())
+}
+
+// ApplyStrided rotates the heads of token j of the view s of x by the position of token j, as Table.ApplyStrided does.
+func (b *Batch) ApplyStrided(x []float32, s Strides) {
+	b.t.ApplyStrided(x, s, b.tokens())
+}
+
+// ApplyInverseStrided is ApplyStrided's backward pass.
+func (b *Batch) ApplyInverseStrided(x []float32, s Strides) {
+	b.t.ApplyInverseStrided(x, s, b.tokens())
+}
+
+// ApplyQK rotates the queries and keys of token j, as Table.ApplyQK does, by the position of token j.
+func (b *Batch) ApplyQK(q []float32, qs Strides, k []float32, ks Strides) {
+	b.t.ApplyQK(q, qs, k, ks, b.tokens())
+}
+
+// fill writes the table row of position pos for the frequencies freqs, whose
+// largest is maxFreq, and the attention factor attn: with the active
+// backend's fill kernel where it has one (it gives fillRow's bits), else with
+// fillRow.
+func fill(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64) {
 	if f := active.fill; f != nil {
-		f(r, pos, freqs, attn)
+		f(r, pos, freqs, attn, maxFreq)
 		return
 	}
 	fillRow(r, pos, freqs, attn, 0)
@@ -231,6 +488,10 @@ func fill(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
 // position pos: for pair i with indices (a, b) and c, s = attn·cos(pos·θ_i),
 // attn·sin(pos·θ_i) computed in float64, C[a] = C[b] = c, S[a] = −s and S[b] = s,
 // each rounded once.
+// defaultMaxFreq is the largest θ_i of Freqs: every angle pos·θ_i Rotate
+// computes is at most float64(pos)·defaultMaxFreq.
+const defaultMaxFreq = 0.9523809523809523
+
 func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64, from int) {
 	var sin, cos [RotaryDim / 2]float64
 	sincos(sin[from:], cos[from:], float64(pos), freqs[from:])
@@ -241,10 +502,6 @@ func fillRow(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64, from 
 		r[RotaryDim+a], r[RotaryDim+b] = -s, s
 	}
 }
-
-// maxFreq is the largest θ_i (of Freqs and LongFreqs): every angle pos·θ_i
-// is at most float64(pos)·maxFreq.
-const maxFreq = 0.970873813375653
 
 // sincosMax is the angle up to which sincos reduces with its own four-part
 // constant: below it k = round(x·2/π) < 2³¹, so k times each 22-bit part of
@@ -553,7 +810,7 @@ var sincosDDTable = [51][4]float64{
 }
 
 // Apply rotates every head in x in place by position pos: x ← A·R_pos·x.
-// len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
+// len(x) must be a multiple of HeadDim and t.Start() <= pos < t.Start()+t.Len().
 func (t *Table) Apply(x []float32, pos int) {
 	checkLen("Table.Apply", len(x))
 	t.checkPos("Table.Apply", pos)
@@ -584,7 +841,7 @@ func (t *Table) ApplySeqParallel(x []float32, pos []int32, workers int) {
 }
 
 // ApplyInverse applies the transpose, the backward pass: x ← A·R_posᵀ·x. It undoes Apply when A = 1.
-// len(x) must be a multiple of HeadDim and 0 <= pos < t.Len().
+// len(x) must be a multiple of HeadDim and t.Start() <= pos < t.Start()+t.Len().
 func (t *Table) ApplyInverse(x []float32, pos int) {
 	checkLen("Table.ApplyInverse", len(x))
 	t.checkPos("Table.ApplyInverse", pos)
@@ -662,7 +919,7 @@ func Rotate(x []float32, pos int) {
 		return
 	}
 	r := rowPool.Get().(*row)
-	fill(r, pos, &Freqs, AttentionFactor)
+	fill(r, pos, &Freqs, AttentionFactor, defaultMaxFreq)
 	active.fwd(x, HeadDim, len(x)/HeadDim, r)
 	rowPool.Put(r)
 }
@@ -678,7 +935,7 @@ func RotateInverse(x []float32, pos int) {
 		return
 	}
 	r := rowPool.Get().(*row)
-	fill(r, pos, &Freqs, AttentionFactor)
+	fill(r, pos, &Freqs, AttentionFactor, defaultMaxFreq)
 	active.inv(x, HeadDim, len(x)/HeadDim, r)
 	rowPool.Put(r)
 }
@@ -744,7 +1001,7 @@ func (t *Table) strided(kern func(x []float32, stride, n int, r *row), rows func
 		if m == 1 {
 			kern(x[j*s.Token:], s.Head, s.Heads, t.row(p))
 		} else {
-			rs := t.rows[p*rowLen : (p+m)*rowLen]
+			rs := t.rowsAt(p, m)
 			for h := range s.Heads {
 				rows(x[j*s.Token+h*s.Head:], s.Token, m, rs)
 			}
@@ -1001,29 +1258,6 @@ func seqLen(fn string, n, tokens int) int {
 	return n / tokens
 }
 
-// checkPos panics unless 0 <= pos < t.Len().
-func (t *Table) checkPos(fn string, pos int) {
-	if pos < 0 || pos >= t.Len() {
-		panicf("phi3mini.%s: pos = %d: want 0 <= pos < %d (Table.Len)", fn, pos, t.Len())
-	}
-}
-
-// checkSeq panics unless 0 <= pos[j] < t.Len() for every j, naming the
-// first j that is not. The loop only compares: formatting a message, or
-// boxing j for one, happens in panicSeq, on the way to the panic.
-func (t *Table) checkSeq(fn string, pos []int32) {
-	n := uint(t.Len())
-	for j, p := range pos {
-		if uint(int(p)) >= n {
-			panicSeq(fn, j, int(p), int(n))
-		}
-	}
-}
-
-func panicSeq(fn string, j, p, n int) {
-	panicf("phi3mini.%s: pos[%d] = %d: want 0 <= pos < %d (Table.Len)", fn, j, p, n)
-}
-
 func panicf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
@@ -1041,7 +1275,7 @@ type backend struct {
 	name             string
 	fwd, inv         func(x []float32, stride, n int, r *row)
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
-	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64)
+	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure

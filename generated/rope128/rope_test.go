@@ -38,6 +38,28 @@ func kernel() verify.Kernel[float32] {
 	}, func(t verify.Table[float32], q []float32, qs verify.Strides, k []float32, ks verify.Strides, pos []int32) {
 		t.(*Table).ApplyQK(q, Strides(qs), k, Strides(ks), pos)
 	}
+	{
+		k.NewTableParams = func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[float32] {
+			return NewTableParams(paramsOf(freqs, attn, axis), n)
+		}
+		k.NewTableRange = func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[float32] {
+			return NewTableRange(paramsOf(freqs, attn, axis), start, n)
+		}
+		k.TableParams = func(n int) ([]float64, float64) {
+			p := TableParams(n)
+			return p.Freqs[:], p.Attn
+		}
+		k.NilTable = (*Table)(nil)
+		k.NewBatch = func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[float32] {
+			return NewBatch(paramsOf(freqs, attn, axis), capacity)
+		}
+		k.BatchApplyQK = func(b verify.Batch[float32], q []float32, qs verify.Strides, kk []float32, ks verify.Strides) {
+			b.(*Batch).ApplyQK(q, Strides(qs), kk, Strides(ks))
+		}
+		k.BatchApplyStrided = func(b verify.Batch[float32], x []float32, s verify.Strides) {
+			b.(*Batch).ApplyStrided(x, Strides(s))
+		}
+	}
 	for _, b := range backends {
 		k.Backends = append(k.Backends, verify.Backend{
 			Name: b.name,
@@ -47,6 +69,14 @@ func kernel() verify.Kernel[float32] {
 		})
 	}
 	return k
+}
+
+// paramsOf returns the Params of freqs, attn and (multi-axis) axis, as verify
+// describes them.
+func paramsOf(freqs []float64, attn float64, axis []uint8) Params {
+	p := Params{Attn: attn}
+	copy(p.Freqs[:], freqs)
+	return p
 }
 
 // TestVerify runs package verify's property suite: accuracy against a dense

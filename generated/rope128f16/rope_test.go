@@ -38,6 +38,28 @@ func kernel() verify.Kernel[uint16] {
 	}, func(t verify.Table[uint16], q []uint16, qs verify.Strides, k []uint16, ks verify.Strides, pos []int32) {
 		t.(*Table).ApplyQK(q, Strides(qs), k, Strides(ks), pos)
 	}
+	{
+		k.NewTableParams = func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[uint16] {
+			return NewTableParams(paramsOf(freqs, attn, axis), n)
+		}
+		k.NewTableRange = func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[uint16] {
+			return NewTableRange(paramsOf(freqs, attn, axis), start, n)
+		}
+		k.TableParams = func(n int) ([]float64, float64) {
+			p := TableParams(n)
+			return p.Freqs[:], p.Attn
+		}
+		k.NilTable = (*Table)(nil)
+		k.NewBatch = func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[uint16] {
+			return NewBatch(paramsOf(freqs, attn, axis), capacity)
+		}
+		k.BatchApplyQK = func(b verify.Batch[uint16], q []uint16, qs verify.Strides, kk []uint16, ks verify.Strides) {
+			b.(*Batch).ApplyQK(q, Strides(qs), kk, Strides(ks))
+		}
+		k.BatchApplyStrided = func(b verify.Batch[uint16], x []uint16, s verify.Strides) {
+			b.(*Batch).ApplyStrided(x, Strides(s))
+		}
+	}
 	for _, b := range backends {
 		k.Backends = append(k.Backends, verify.Backend{
 			Name: b.name,
@@ -47,6 +69,14 @@ func kernel() verify.Kernel[uint16] {
 		})
 	}
 	return k
+}
+
+// paramsOf returns the Params of freqs, attn and (multi-axis) axis, as verify
+// describes them.
+func paramsOf(freqs []float64, attn float64, axis []uint8) Params {
+	p := Params{Attn: attn}
+	copy(p.Freqs[:], freqs)
+	return p
 }
 
 // TestVerify runs package verify's property suite: accuracy against a dense

@@ -34,7 +34,7 @@ func archBackends() []backend {
 }
 
 // fillAVX512Row is fill with fillAVX512, for angles below sincosMax.
-func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
+func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64) {
 	from := 0
 	if float64(float64(pos)*maxFreq) < sincosMax {
 		from = fillAVX512(r, float64(pos), freqs, attn)
@@ -45,7 +45,7 @@ func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64)
 }
 
 // fillAVX2Row is fill with fillAVX2, for angles below sincosMax.
-func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64) {
+func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64) {
 	from := 0
 	if float64(float64(pos)*maxFreq) < sincosMax {
 		from = fillAVX2(r, float64(pos), freqs, attn)
