@@ -450,19 +450,9 @@ func checkDynamic[T Elem](t tb, s *suite[T]) {
 			p := rapid.OneOf(rapid.SampledFrom([]int{0, 1, n - 1}), rapid.IntRange(0, n-1)).Draw(rt, "pos")
 			x := s.drawNormals(rt, "x", s.hd)
 			for _, inverse := range []bool{false, true} {
-				y := slices.Clone(x)
-				if inverse {
-					tab.ApplyInverse(y, p)
-				} else {
-					tab.Apply(y, p)
-				}
-				ref, bound := s.refBoundFreqs(x, p, inverse, freqs)
-				s.dynamicSlack(bound, x, p, freqs)
-				for j := range y {
-					if d := math.Abs(s.c.toF64(y[j]) - ref[j]); !(d <= bound[j]) {
-						rt.Fatalf("NewTable(%d) (dynamic, L = %d) inverse=%v at pos %d, index %d: %s, reference %.17g: error %.3g > bound %.3g",
-							n, L, inverse, p, j, s.c.show(y[j]), ref[j], d, bound[j])
-					}
+				slack := func(bound []float64) { s.dynamicSlack(bound, x, p, freqs) }
+				if msg := s.offReference(tab, x, p, inverse, freqs, slack); msg != "" {
+					rt.Fatalf("NewTable(%d) (dynamic, L = %d): %s", n, L, msg)
 				}
 			}
 		})

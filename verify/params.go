@@ -379,18 +379,8 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 					x[i] = cs.normal(rng.Uint64())
 				}
 				for _, inverse := range []bool{false, true} {
-					y := slices.Clone(x)
-					if inverse {
-						tab.ApplyInverse(y, p)
-					} else {
-						tab.Apply(y, p)
-					}
-					ref, bound := cs.refBoundFreqs(x, p, inverse, freqs)
-					for i := range y {
-						if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
-							t.Fatalf("backend %s, custom params (round %d, A %v) at %d, inverse %v: index %d: %s, reference %g, error %g > bound %g",
-								be.Name, round, attn, p, inverse, i%s.hd, cs.c.show(y[i]), ref[i], d, bound[i])
-						}
+					if msg := cs.offReference(tab, x, p, inverse, freqs, nil); msg != "" {
+						t.Fatalf("backend %s, custom params (round %d, A %v): %s", be.Name, round, attn, msg)
 					}
 				}
 			}
@@ -592,4 +582,28 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 			}
 		}
 	}
+}
+
+// offReference turns x by tab at p (inverse: ApplyInverse) and compares it
+// with the float64 reference for freqs and s's attention factor, the bound
+// widened by slack when it is not nil; it returns the first index out of
+// bounds, described, or "".
+func (s *suite[T]) offReference(tab Table[T], x []T, p int, inverse bool, freqs []float64, slack func(bound []float64)) string {
+	y := slices.Clone(x)
+	if inverse {
+		tab.ApplyInverse(y, p)
+	} else {
+		tab.Apply(y, p)
+	}
+	ref, bound := s.refBoundFreqs(x, p, inverse, freqs)
+	if slack != nil {
+		slack(bound)
+	}
+	for j := range y {
+		if d := math.Abs(s.c.toF64(y[j]) - ref[j]); !(d <= bound[j]) {
+			return fmt.Sprintf("inverse=%v at pos %d, index %d: %s, reference %.17g: error %.3g > bound %.3g",
+				inverse, p, j%s.hd, s.c.show(y[j]), ref[j], d, bound[j])
+		}
+	}
+	return ""
 }
