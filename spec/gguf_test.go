@@ -274,6 +274,7 @@ func TestGGUFMalformed(t *testing.T) {
 		{"key length 0", withKV(gw.U32("llama.attention.key_length", 0)).Bytes(), GGUFOptions{}, "llama.attention.key_length", "", true, "uint32 0: want a positive integer, at most 4096"},
 		{"key length string", withKV(gw.Str("llama.attention.key_length", "128")).Bytes(), GGUFOptions{}, "llama.attention.key_length", "", true, `the string "128": want a positive integer`},
 		{"no head count", without(smallGGUF(), "llama.attention.head_count").Bytes(), GGUFOptions{}, "llama.attention.head_count", "", false, "missing, and so is attention.key_length"},
+		{"long head count", withKV(gw.I32s("llama.attention.head_count", make([]int32, 20000)...)).Bytes(), GGUFOptions{}, "llama.attention.head_count", "", true, "an array of 20000 values: ropegen reads at most 16384"},
 		{"empty head count", withKV(gw.I32s("llama.attention.head_count")).Bytes(), GGUFOptions{}, "llama.attention.head_count", "", true, "an empty array"},
 		{"head count divides", withKV(gw.I32s("llama.attention.head_count", 60)).Bytes(), GGUFOptions{}, "llama.embedding_length", "", true, "4096 is not a multiple of attention.head_count 60"},
 		{"huge head", withKV(gw.U32("llama.embedding_length", 1<<20), gw.I32s("llama.attention.head_count", 2)).Bytes(), GGUFOptions{}, "llama.embedding_length", "", true, "gives a head dim of 524288 (over attention.head_count): ropegen generates at most 4096"},
@@ -342,6 +343,7 @@ func TestGGUFBoundedAllocations(t *testing.T) {
 		"string length":  patch(t, small, "general.name", 16, le64b(huge)),
 		"array length":   patch(t, small, "tokenizer.ggml.tokens", 29, le64b(huge)),
 		"int array":      patch(t, small, "llama.attention.head_count", 34, le64b(1<<40)),
+		"long int array": withKV(gw.I32s("llama.attention.head_count", make([]int32, 100000)...)).Bytes(),
 		"name length":    patch(t, small, "token_embd.weight", -8, le64b(huge)),
 		"dims":           patch(t, small, "token_embd.weight", 17, le32(1<<31)),
 	} {
