@@ -74,6 +74,14 @@ const (
 
 var ggufTypeNames = [...]string{"uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array", "uint64", "int64", "float64"}
 
+// ggufValueWhat describes a value of each type, for messages.
+var ggufValueWhat = func() (w [len(ggufTypeNames)]string) {
+	for i, n := range ggufTypeNames {
+		w[i] = "a " + n + " value"
+	}
+	return w
+}()
+
 func ggufTypeName(t uint32) string {
 	if t < uint32(len(ggufTypeNames)) {
 		return ggufTypeNames[t]
@@ -246,13 +254,13 @@ func (g *ggufReader) str(max int, key, what string) (string, error) {
 	return string(b), nil
 }
 
-// skipStr skips a gguf_string of any length.
-func (g *ggufReader) skipStr(key, what string) error {
-	n, err := g.u64(key, "the length of "+what)
+// skipStr skips a gguf_string value of any length.
+func (g *ggufReader) skipStr(key string) error {
+	n, err := g.u64(key, "the length of a string value")
 	if err != nil {
 		return err
 	}
-	return g.skip(n, key, what)
+	return g.skip(n, key, "a string value")
 }
 
 // ggufHeader is a GGUF file's fixed header.
@@ -330,11 +338,11 @@ func (g *ggufReader) entry(i uint64) (key string, typ uint32, err error) {
 // skipValue skips a value of type typ.
 func (g *ggufReader) skipValue(typ uint32, key string, depth int) error {
 	if n := ggufScalarSize(typ); n > 0 {
-		return g.skip(uint64(n), key, "its "+ggufTypeName(typ)+" value")
+		return g.skip(uint64(n), key, ggufValueWhat[typ])
 	}
 	switch typ {
 	case ggufString:
-		return g.skipStr(key, "its string value")
+		return g.skipStr(key)
 	case ggufArray:
 		at := g.off
 		elem, err := g.u32(key, "its array element type")
@@ -468,7 +476,7 @@ func (g *ggufReader) skipValueAfterHeader(elem uint32, n uint64, key string) err
 // (exactly, for every float32 and for integers up to 2^53), v.int its
 // value as an integer type; big reports a uint64 above math.MaxInt64.
 func (g *ggufReader) scalar(typ uint32, key string) (v ggufValue, big bool, err error) {
-	b, err := g.bytes(int(ggufScalarSize(typ)), key, "its "+ggufTypeName(typ)+" value")
+	b, err := g.bytes(int(ggufScalarSize(typ)), key, ggufValueWhat[typ])
 	if err != nil {
 		return v, false, err
 	}

@@ -216,7 +216,7 @@ func TestGGUFMalformed(t *testing.T) {
 		{"tensor count", patch(t, small, "GGUF", 8, le64b(big)), GGUFOptions{}, "", "", true, "4611686018427387904 tensors cannot fit in the"},
 		{"key length", patch(t, small, "general.architecture", -8, le64b(big)), GGUFOptions{}, "", "", true, "inside the key of metadata entry 0: 4611686018427387904 bytes needed"},
 		{"key too long", (&gw.File{KV: []gw.KV{gw.U32(strings.Repeat("k", 70000), 1)}}).Bytes(), GGUFOptions{}, "", "", true, "the key of metadata entry 0 is 70000 bytes long: want at most 65535"},
-		{"string length", patch(t, small, "general.name", 16, le64b(big)), GGUFOptions{}, "general.name", "", true, "inside its string value: 4611686018427387904 bytes needed"},
+		{"string length", patch(t, small, "general.name", 16, le64b(big)), GGUFOptions{}, "general.name", "", true, "inside a string value: 4611686018427387904 bytes needed"},
 		{"array length", patch(t, small, "tokenizer.ggml.tokens", 29, le64b(big)), GGUFOptions{}, "tokenizer.ggml.tokens", "", true, "an array of 4611686018427387904 string values cannot fit in the"},
 		{"array of u64s", patch(t, small, "test.nested", 62, le64b(big)), GGUFOptions{}, "test.nested", "", true, "an array of 4611686018427387904 float64 values cannot fit in the"},
 		{"value type", patch(t, small, "general.name", 12, le32(13)), GGUFOptions{}, "general.name", "", true, "value type 13 is not a GGUF value type (0…12)"},
@@ -551,4 +551,28 @@ func FuzzReadGGUF(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkReadGGUF reads a file with a tokenizer of Llama 3's size
+// (128256 tokens and 280147 merges, which the reader skips twice) and
+// Llama 3.1's rope_freqs.
+func BenchmarkReadGGUF(b *testing.B) {
+	f := smallGGUF()
+	tokens := gw.ArrayValue{Elem: gw.String}
+	for i := range 128256 {
+		tokens.Items = append(tokens.Items, strings.Repeat("t", i%12+1))
+	}
+	merges := gw.ArrayValue{Elem: gw.String}
+	for i := range 280147 {
+		merges.Items = append(merges.Items, strings.Repeat("m", i%9+3))
+	}
+	f.KV = append(f.KV, gw.Arr("tokenizer.ggml.vocab", tokens), gw.Arr("tokenizer.ggml.merges", merges))
+	data := f.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := readBytes(data, GGUFOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
