@@ -335,7 +335,7 @@ func (g *ggufReader) entry(i uint64) (key string, typ uint32, err error) {
 	return key, typ, err
 }
 
-// skipValue skips a value of type typ.
+// skipValue skips a value of type typ, nested depth arrays deep.
 func (g *ggufReader) skipValue(typ uint32, key string, depth int) error {
 	if n := ggufScalarSize(typ); n > 0 {
 		return g.skip(uint64(n), key, ggufValueWhat[typ])
@@ -353,39 +353,42 @@ func (g *ggufReader) skipValue(typ uint32, key string, depth int) error {
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return nil
-		}
-		if sz := ggufScalarSize(elem); sz > 0 {
-			hi, lo := bits.Mul64(n, uint64(sz))
-			if hi != 0 {
-				return g.errf(at, key, "an array of %d %s values cannot fit in the %d bytes left", n, ggufTypeName(elem), g.left())
-			}
-			return g.skip(lo, key, fmt.Sprintf("its array of %d %s values", n, ggufTypeName(elem)))
-		}
-		var min uint64
-		switch elem {
-		case ggufString:
-			min = 8
-		case ggufArray:
-			if depth >= ggufMaxArrayDepth {
-				return g.errf(at, key, "arrays nested deeper than %d", ggufMaxArrayDepth)
-			}
-			min = 12
-		default:
-			return g.errf(at, key, "array element type %d is not a GGUF value type (0…12)", elem)
-		}
-		if n > uint64(g.left())/min {
-			return g.errf(at, key, "an array of %d %s values cannot fit in the %d bytes left (each takes at least %d)", n, ggufTypeName(elem), g.left(), min)
-		}
-		for range n {
-			if err := g.skipValue(elem, key, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+		return g.skipElems(elem, n, key, at, depth)
 	}
 	return g.errf(g.off-4, key, "value type %d is not a GGUF value type (0…12)", typ)
+}
+
+// skipElems skips the n elements of type elem of the array at offset at,
+// whose element type and length have been read.
+func (g *ggufReader) skipElems(elem uint32, n uint64, key string, at int64, depth int) error {
+	if sz := ggufScalarSize(elem); sz > 0 {
+		hi, lo := bits.Mul64(n, uint64(sz))
+		if hi != 0 || lo > uint64(g.left()) {
+			return g.errf(at, key, "an array of %d %s values cannot fit in the %d bytes left", n, ggufTypeName(elem), g.left())
+		}
+		return g.skip(lo, key, "an array")
+	}
+	var min uint64
+	switch elem {
+	case ggufString:
+		min = 8
+	case ggufArray:
+		if depth >= ggufMaxArrayDepth {
+			return g.errf(at, key, "arrays nested deeper than %d", ggufMaxArrayDepth)
+		}
+		min = 12
+	default:
+		return g.errf(at, key, "array element type %d is not a GGUF value type (0…12)", elem)
+	}
+	if n > uint64(g.left())/min {
+		return g.errf(at, key, "an array of %d %s values cannot fit in the %d bytes left (each takes at least %d)", n, ggufTypeName(elem), g.left(), min)
+	}
+	for range n {
+		if err := g.skipValue(elem, key, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // value reads a value of type typ for the mapping: numbers, bools, short
@@ -409,13 +412,13 @@ func (g *ggufReader) value(key string, typ uint32) (ggufValue, error) {
 		}
 		sz := ggufScalarSize(elem)
 		if sz == 0 || elem == ggufF32 || elem == ggufF64 || elem == ggufBool {
-			if err := g.skipValueAfterHeader(elem, n, key); err != nil {
+			if err := g.skipElems(elem, n, key, v.off, 1); err != nil {
 				return v, err
 			}
 			return v, g.errf(v.off, key, "an array of %s: want a number or an array of integers", ggufTypeName(elem))
 		}
 		if n > ggufMaxIntArray {
-			if err := g.skipValueAfterHeader(elem, n, key); err != nil {
+			if err := g.skipElems(elem, n, key, v.off, 1); err != nil {
 				return v, err
 			}
 			return v, g.errf(v.off, key, "an array of %d values: ropegen reads at most %d", n, ggufMaxIntArray)
@@ -442,34 +445,6 @@ func (g *ggufReader) value(key string, typ uint32) (ggufValue, error) {
 	x, big, err := g.scalar(typ, key)
 	x.key, x.off, x.typ, x.big = key, v.off, typ, big
 	return x, err
-}
-
-// skipValueAfterHeader skips the n elements of an array whose element type
-// and length were read.
-func (g *ggufReader) skipValueAfterHeader(elem uint32, n uint64, key string) error {
-	if sz := ggufScalarSize(elem); sz > 0 {
-		hi, lo := bits.Mul64(n, uint64(sz))
-		if hi != 0 {
-			return g.errf(g.off, key, "an array of %d %s values cannot fit in the %d bytes left", n, ggufTypeName(elem), g.left())
-		}
-		return g.skip(lo, key, fmt.Sprintf("its array of %d %s values", n, ggufTypeName(elem)))
-	}
-	if elem != ggufString && elem != ggufArray {
-		return g.errf(g.off-12, key, "array element type %d is not a GGUF value type (0…12)", elem)
-	}
-	min := uint64(8)
-	if elem == ggufArray {
-		min = 12
-	}
-	if n > uint64(g.left())/min {
-		return g.errf(g.off, key, "an array of %d %s values cannot fit in the %d bytes left", n, ggufTypeName(elem), g.left())
-	}
-	for range n {
-		if err := g.skipValue(elem, key, 1); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // scalar reads a fixed-size value: v.num holds its value as a float64
