@@ -45,7 +45,8 @@ import (
 //     LLAMA_ROPE_TYPE_NORM pairs (2i, 2i+1), interleaved; NEOX pairs
 //     (i, i+R/2), neox; MROPE and IMROPE are neox with
 //     rope.dimension_sections (time, height, width, and a fourth that must
-//     be 0), sectioned (AxesMRoPE) or interleaved (AxesInterleaved).
+//     be 0), sectioned (AxesMRoPE) or interleaved (AxesInterleaved). An
+//     architecture llama.cpp runs with no RoPE (NONE) is refused.
 //
 // A key under "<arch>.rope." that ropegen does not know is refused, rather
 // than ignored where it may change the frequencies, and so is a value it
@@ -81,11 +82,12 @@ const (
 	ggufNeoX   = "neox"   // pairs (i, i+R/2)
 	ggufMRoPE  = "mrope"  // neox, sectioned multi-axis
 	ggufIMRoPE = "imrope" // neox, interleaved multi-axis
+	ggufNone   = "none"   // no RoPE
 )
 
 // ggufArch is an architecture's entry in ggufArchs.
 type ggufArch struct {
-	rope string // ggufNorm, ggufNeoX, ggufMRoPE or ggufIMRoPE
+	rope string // ggufNorm, ggufNeoX, ggufMRoPE, ggufIMRoPE, or ggufNone for a refusal
 	// permuted: Hugging Face's checkpoint rotates halves (rotate_half) and
 	// convert_hf_to_gguf.py permutes the Q and K weights into adjacent
 	// pairs (LlamaModel.permute), so the file is NORM where the config is
@@ -150,6 +152,11 @@ var ggufArchs = map[string]ggufArch{
 	"seed_oss":   {rope: ggufNeoX},
 	"gpt-oss": {rope: ggufNeoX, unrounded: true,
 		note: "gpt-oss: the YaRN ramp bounds are left unrounded, as in the model's reference code and Hugging Face's config (truncate false); ggml's ggml_rope_yarn_corr_dims rounds them"},
+	// LLAMA_ROPE_TYPE_NONE: no RoPE; refused.
+	"gpt2": {rope: ggufNone}, "gptj": {rope: ggufNone}, "mpt": {rope: ggufNone}, "refact": {rope: ggufNone},
+	"bloom": {rope: ggufNone}, "jais": {rope: ggufNone}, "t5": {rope: ggufNone}, "t5encoder": {rope: ggufNone},
+	"mamba": {rope: ggufNone}, "mamba2": {rope: ggufNone}, "jamba": {rope: ggufNone},
+	"rwkv6": {rope: ggufNone}, "rwkv7": {rope: ggufNone},
 	// LLAMA_ROPE_TYPE_MROPE and IMROPE: neox with rope.dimension_sections.
 	"qwen2vl":    {rope: ggufMRoPE}, // Qwen2-VL and Qwen2.5-VL text models
 	"qwen3vl":    {rope: ggufIMRoPE},
@@ -242,6 +249,8 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 	switch {
 	case !known && opt.Layout == "":
 		return fail(g.errf(-1, "general.architecture", "%q is not in ropegen's table of llama.cpp architectures, so the pair layout is unknown: give -layout %s if llama.cpp runs it with LLAMA_ROPE_TYPE_NORM (pairs (2i, 2i+1)), -layout %s if with LLAMA_ROPE_TYPE_NEOX (pairs (i, i+R/2))", f.arch, Interleaved, NeoX))
+	case arch.rope == ggufNone:
+		return fail(g.errf(-1, "general.architecture", "%q: llama.cpp runs it with no RoPE (LLAMA_ROPE_TYPE_NONE): there is no rotation to generate", f.arch))
 	case !known:
 		arch = ggufArch{rope: ggufNorm}
 		if opt.Layout == NeoX {

@@ -397,6 +397,8 @@ func TestGGUFArchTable(t *testing.T) {
 		"gptneox": "neox", "starcoder2": "neox", "olmo2": "neox", "olmoe": "neox", "exaone": "neox", "nemotron": "neox",
 		"falcon": "neox", "dbrx": "neox", "seed_oss": "neox", "gpt-oss": "neox",
 		"qwen2vl": "mrope", "qwen3vl": "imrope", "qwen3vlmoe": "imrope",
+		"gpt2": "none", "gptj": "none", "mpt": "none", "refact": "none", "bloom": "none", "jais": "none", "t5": "none",
+		"t5encoder": "none", "mamba": "none", "mamba2": "none", "jamba": "none", "rwkv6": "none", "rwkv7": "none",
 	}
 	for arch, e := range ggufArchs {
 		w, ok := want[arch]
@@ -408,6 +410,15 @@ func TestGGUFArchTable(t *testing.T) {
 		switch w {
 		case "mrope", "imrope":
 			f.KV = append(f.KV, gw.I32s(arch+".rope.dimension_sections", 8, 12, 12, 0))
+		}
+		if w == "none" {
+			// No RoPE: refused, whatever the layout given.
+			_, _, err := readBytes(f.Bytes(), GGUFOptions{Layout: NeoX})
+			var ge *GGUFError
+			if !errors.As(err, &ge) || ge.Key != "general.architecture" || !strings.Contains(ge.Msg, "llama.cpp runs it with no RoPE (LLAMA_ROPE_TYPE_NONE)") {
+				t.Errorf("%s: %v, want a refusal: no RoPE", arch, err)
+			}
+			continue
 		}
 		s, info, err := readBytes(f.Bytes(), GGUFOptions{})
 		if err != nil {
