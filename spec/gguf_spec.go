@@ -153,7 +153,7 @@ var ggufArchs = map[string]ggufArch{
 	"gpt-oss": {rope: ggufNeoX, unrounded: true,
 		note: "gpt-oss: the YaRN ramp bounds are left unrounded, as in the model's reference code and Hugging Face's config (truncate false); ggml's ggml_rope_yarn_corr_dims rounds them"},
 	// LLAMA_ROPE_TYPE_NONE: no RoPE; refused.
-	"gpt2": {rope: ggufNone}, "gptj": {rope: ggufNone}, "mpt": {rope: ggufNone}, "refact": {rope: ggufNone},
+	"gpt2": {rope: ggufNone}, "mpt": {rope: ggufNone}, "refact": {rope: ggufNone},
 	"bloom": {rope: ggufNone}, "jais": {rope: ggufNone}, "t5": {rope: ggufNone}, "t5encoder": {rope: ggufNone},
 	"mamba": {rope: ggufNone}, "mamba2": {rope: ggufNone}, "jamba": {rope: ggufNone},
 	"rwkv6": {rope: ggufNone}, "rwkv7": {rope: ggufNone},

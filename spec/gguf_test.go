@@ -397,7 +397,7 @@ func TestGGUFArchTable(t *testing.T) {
 		"gptneox": "neox", "starcoder2": "neox", "olmo2": "neox", "olmoe": "neox", "exaone": "neox", "nemotron": "neox",
 		"falcon": "neox", "dbrx": "neox", "seed_oss": "neox", "gpt-oss": "neox",
 		"qwen2vl": "mrope", "qwen3vl": "imrope", "qwen3vlmoe": "imrope",
-		"gpt2": "none", "gptj": "none", "mpt": "none", "refact": "none", "bloom": "none", "jais": "none", "t5": "none",
+		"gpt2": "none", "mpt": "none", "refact": "none", "bloom": "none", "jais": "none", "t5": "none",
 		"t5encoder": "none", "mamba": "none", "mamba2": "none", "jamba": "none", "rwkv6": "none", "rwkv7": "none",
 	}
 	for arch, e := range ggufArchs {
