@@ -2,8 +2,8 @@
 // standard library: what a spec is (Spec), its validation, the frequencies
 // and attention factor of every scaling scheme (Frequencies, Scale,
 // Resolve), the pair layouts and multi-axis maps, and the readers that turn
-// a model's Hugging Face config.json (LoadHFConfig) or GGUF file into a
-// Spec. ropegen's generator (package gen) computes every number it bakes
+// a model's Hugging Face config.json (LoadHFConfig) or GGUF file (LoadGGUF,
+// ReadGGUF) into a Spec. ropegen's generator (package gen) computes every number it bakes
 // into a package here; an engine that loads models at run time calls the
 // same code to fill a generated package's Params, and gets the same bits.
 //

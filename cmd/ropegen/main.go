@@ -19,9 +19,10 @@
 // RotaryDim, Base, Freqs, AttentionFactor, a Table with Apply, ApplySeq,
 // ApplyInverse and ApplyInverseSeq, and Rotate; see docs/contract.md §7.
 //
-// -hf-config reads the spec from a Hugging Face config.json; flags given
-// explicitly on the command line then override what the config says, and
-// flags not given leave it alone. -explain prints the plan (per pair the
+// -hf-config reads the spec from a Hugging Face config.json, -gguf from a
+// GGUF model file (its metadata and RoPE factor tensors, as llama.cpp reads
+// them; spec.LoadGGUFWith); flags given explicitly on the command line then
+// override what the file says, and flags not given leave it alone. -explain prints the plan (per pair the
 // frequency, wavelength and scaling band, and the attention factor) to
 // standard output instead of writing files; -svg FILE, only with -explain,
 // also draws the plan as an SVG figure into FILE (gen.ExplainSVG), which it
@@ -57,13 +58,14 @@
 // Exit status: 0 on success and for -h/-help (the usage goes to standard
 // error, as the flag package and stringer do); 2 for any bad input — an
 // unknown flag, a malformed or out-of-range value, a positional argument, an
-// unreadable or malformed -hf-config, an -o that is not a directory, or a
-// target file that ropegen did not write; 1 when writing fails for another
-// reason (permissions, a full disk) or on an internal error. On any failure
-// ropegen prints exactly one line, "ropegen: <message>", to standard error,
-// nothing to standard output, and leaves the output directory as it was. The
-// message names the flag or argument, the value given (Go-quoted when it is
-// a string, so that a stray space shows) and what is accepted, for example
+// unreadable or malformed -hf-config or -gguf, an -o that is not a
+// directory, or a target file that ropegen did not write; 1 when writing
+// fails for another reason (permissions, a full disk) or on an internal
+// error. On any failure ropegen prints exactly one line, "ropegen:
+// <message>", to standard error, nothing to standard output, and leaves the
+// output directory as it was. The message names the flag or argument, the
+// value given (Go-quoted when it is a string, so that a stray space shows)
+// and what is accepted, for example
 //
 //	ropegen: -dim 7: head dim must be even, 2…4096
 //	ropegen: -layout "neox ": layout must be "interleaved" or "neox"
@@ -140,7 +142,8 @@ func oneLine(msg string) string {
 type options struct {
 	out      string
 	hfConfig string
-	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config
+	gguf     string
+	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config or -gguf
 	tests    bool
 	explain  bool
 	svg      string // -svg: with -explain, also draw the plan into this SVG file
@@ -156,7 +159,7 @@ type cli struct {
 	// is discarded.
 	setErr error
 
-	hfNotes []string // what -hf-config said of the model, for -explain
+	notes []string // what -hf-config or -gguf said of the model, for -explain
 }
 
 func ropegen(args []string, stdout, stderr io.Writer) error {
@@ -174,7 +177,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.opt.explain {
 		var buf bytes.Buffer
-		if err := spec.ExplainNotes(&buf, s, c.hfNotes); err != nil {
+		if err := spec.ExplainNotes(&buf, s, c.notes); err != nil {
 			return c.attribute(err)
 		}
 		if c.opt.svg != "" {
@@ -244,24 +247,36 @@ func flagError(err error) string {
 }
 
 // resolve returns the spec to generate: DefaultSpec with the flags, or the
-// -hf-config spec with the flags given explicitly. It is validated.
+// -hf-config or -gguf spec with the flags given explicitly. It is validated.
 func (c *cli) resolve() (spec.Spec, error) {
 	s := c.spec
-	if c.opt.local && c.opt.hfConfig == "" {
-		return spec.Spec{}, badInput("-rope-local: needs -hf-config (it picks the local layers' RoPE of a two-base config)")
+	if c.opt.hfConfig != "" && c.opt.gguf != "" {
+		return spec.Spec{}, badInput("-gguf %q and -hf-config %q: give one of them, not both", c.opt.gguf, c.opt.hfConfig)
 	}
-	if c.opt.hfConfig != "" {
-		hopt := spec.HFOptions{Local: c.opt.local}
-		c.fs.Visit(func(f *flag.Flag) {
-			if f.Name == "layout" {
-				hopt.Layout = c.spec.Layout
-			}
-		})
-		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, hopt)
-		if err != nil {
-			return spec.Spec{}, badInput("%s", configError(c.opt.hfConfig, err))
+	if c.opt.local && c.opt.hfConfig == "" && c.opt.gguf == "" {
+		return spec.Spec{}, badInput("-rope-local: needs -hf-config or -gguf (it picks the local layers' RoPE of a two-base model)")
+	}
+	layout := ""
+	c.fs.Visit(func(f *flag.Flag) {
+		if f.Name == "layout" {
+			layout = c.spec.Layout
 		}
-		c.hfNotes = info.Notes
+	})
+	switch {
+	case c.opt.hfConfig != "":
+		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, spec.HFOptions{Local: c.opt.local, Layout: layout})
+		if err != nil {
+			return spec.Spec{}, badInput("%s", sourceError("-hf-config", c.opt.hfConfig, err))
+		}
+		c.notes = info.Notes
+		c.override(&loaded)
+		s = loaded
+	case c.opt.gguf != "":
+		loaded, info, err := spec.LoadGGUFWith(c.opt.gguf, spec.GGUFOptions{Local: c.opt.local, Layout: layout})
+		if err != nil {
+			return spec.Spec{}, badInput("%s", sourceError("-gguf", c.opt.gguf, err))
+		}
+		c.notes = info.Notes
 		c.override(&loaded)
 		s = loaded
 	}
@@ -273,22 +288,26 @@ func (c *cli) resolve() (spec.Spec, error) {
 
 // configError words err from spec.LoadHFConfig(path) as
 // "-hf-config "path": …", the path Go-quoted.
-func configError(path string, err error) string {
+func configError(path string, err error) string { return sourceError("-hf-config", path, err) }
+
+// sourceError words err from reading path for flag (-hf-config, -gguf) as
+// "flag "path": …", the path Go-quoted.
+func sourceError(flag, path string, err error) string {
 	msg := err.Error()
 	q := strconv.Quote(path)
 	switch {
-	case strings.HasPrefix(msg, "-hf-config "+q):
+	case strings.HasPrefix(msg, flag+" "+q):
 		return msg
 	case strings.HasPrefix(msg, q+":"):
-		return "-hf-config " + msg
+		return flag + " " + msg
 	}
-	for _, p := range []string{"-hf-config " + path + ":", path + ":", "-hf-config:", "-hf-config"} {
+	for _, p := range []string{flag + " " + path + ":", path + ":", flag + ":", flag} {
 		if rest, ok := strings.CutPrefix(msg, p); ok {
 			msg = rest
 			break
 		}
 	}
-	return fmt.Sprintf("-hf-config %s: %s", q, strings.TrimSpace(msg))
+	return fmt.Sprintf("%s %s: %s", flag, q, strings.TrimSpace(msg))
 }
 
 // override copies into dst the spec fields whose flags were set explicitly.
@@ -311,10 +330,10 @@ func (c *cli) override(dst *spec.Spec) {
 
 // attribute makes err, from validating the resolved spec, say where a bad
 // value came from: a *spec.SpecError names a flag, which is right when the
-// flag was given; when the value came from -hf-config, say so.
+// flag was given; when the value came from -hf-config or -gguf, say so.
 func (c *cli) attribute(err error) error {
 	var se *spec.SpecError
-	if c.opt.hfConfig == "" || !errors.As(err, &se) {
+	if (c.opt.hfConfig == "" && c.opt.gguf == "") || !errors.As(err, &se) {
 		return err
 	}
 	set := false
@@ -322,16 +341,20 @@ func (c *cli) attribute(err error) error {
 	if set {
 		return err
 	}
+	if c.opt.gguf != "" {
+		return badInput("-gguf %q: the file gives %v", c.opt.gguf, err)
+	}
 	return badInput("-hf-config %q: the config gives %v", c.opt.hfConfig, err)
 }
 
 const usageHead = `Usage of ropegen:
 	ropegen [flags]
 	ropegen -hf-config config.json [flags]
+	ropegen -gguf model.gguf [flags]
 Writes a Go package of RoPE kernels for the spec the flags describe into the
 directory -o (rope.go and its kernels; rope_test.go too with -tests), or
-prints the plan with -explain. With -hf-config, flags given override the
-config. A file that does not begin with the ropegen header is never
+prints the plan with -explain. With -hf-config or -gguf, flags given
+override the file. A file that does not begin with the ropegen header is never
 overwritten.
 Exit status: 0 ok, 2 bad input (nothing written), 1 write failure.
 For more information, see:
@@ -393,7 +416,8 @@ func (c *cli) newFlagSet() {
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
-	c.optBool("rope-local", "with -hf-config: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
+	c.optString("gguf", "read the spec from a GGUF model file at `path` (its RoPE metadata and factor tensors, as llama.cpp reads them); flags given override it", &c.opt.gguf)
+	c.optBool("rope-local", "with -hf-config or -gguf: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
 	c.optBool("explain", "print the plan to standard output instead of writing files", &c.opt.explain)
 	c.optString("svg", "with -explain: also draw the plan as an SVG figure into `file` (replaced only if ropegen wrote it)", &c.opt.svg)
 }
@@ -404,7 +428,7 @@ type value[T any] struct {
 	c      *cli
 	name   string
 	p      *T
-	field  func(*spec.Spec) *T // the spec field p is, for -hf-config overrides; nil if none
+	field  func(*spec.Spec) *T // the spec field p is, for -hf-config and -gguf overrides; nil if none
 	parse  func(string) (T, string)
 	format func(T) string
 	isBool bool

@@ -245,7 +245,7 @@ func TestHelp(t *testing.T) {
 			"-layout", `(default "interleaved")`,
 			"-pkg", `(default "rope")`,
 			"-o directory", `(default ".")`,
-			"-tests", "-explain", "-hf-config",
+			"-tests", "-explain", "-hf-config", "-gguf path",
 			"-scaling", `(default "none")`,
 			"-factor", "-orig-ctx", "-beta-fast", "-beta-slow", "-attn-factor",
 			"-mscale", "-mscale-all-dim", "-truncate", "(default true)",

@@ -1,0 +1,658 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// GGUFOptions selects what LoadGGUFWith and ReadGGUF read from a file.
+//
+// The Spec comes from the file's metadata as llama.cpp reads it
+// (src/llama-model.cpp, llama_model::load_hparams, and llama-context.cpp
+// for the YaRN attention factor), under the prefix "<arch>." of the
+// general.architecture key; every float32 in the file is taken as it is
+// stored, widened exactly to float64:
+//
+//   - HeadDim: attention.key_length, else embedding_length divided by
+//     attention.head_count (of layer 0 when it is a per-layer array).
+//     RotaryDim: rope.dimension_count when it differs from the head dim.
+//     For MLA (deepseek2) the kernel is the rotary part of each head:
+//     HeadDim = RotaryDim = rope.dimension_count.
+//   - Base: rope.freq_base, else 10000 (llama.cpp's default).
+//   - Scaling: rope.scaling.type, "linear" when absent as in llama.cpp;
+//     its factor rope.scaling.factor (or the older rope.scale_linear), no
+//     scaling when absent or 1. "yarn" reads
+//     rope.scaling.original_context_length (else context_length),
+//     rope.scaling.yarn_beta_fast and yarn_beta_slow (else 32 and 1), and the
+//     attention factor from rope.scaling.yarn_attn_factor (the converter's
+//     copy of Hugging Face's attention_factor), else from
+//     rope.scaling.yarn_log_multiplier (DeepSeek: 0.1·mscale_all_dim, which
+//     llama.cpp divides by 0.1), else 0.1·ln s + 1. llama.cpp multiplies
+//     every attention factor by rope.scaling.attn_factor, and so does
+//     ropegen. yarn's ramp bounds are rounded as ggml rounds them, except
+//     for gpt-oss (see ggufArchs).
+//   - The tensor rope_freqs.weight (Llama 3.1's llama3 scaling as
+//     convert_hf_to_gguf.py stores it: RotaryDim/2 float32 factors) becomes
+//     Scaling.FreqFactors, by which ggml divides θ_i. The tensors
+//     rope_factors_short.weight and rope_factors_long.weight (Phi-3) make
+//     the scaling longrope, with rope.scaling.original_context_length and
+//     the attention factor rope.scaling.attn_factor (else 1).
+//   - Layout and axes: from llama.cpp's rope type for the architecture
+//     (llama_model_rope_type; ggufArchs is ropegen's copy):
+//     LLAMA_ROPE_TYPE_NORM pairs (2i, 2i+1), interleaved; NEOX pairs
+//     (i, i+R/2), neox; MROPE and IMROPE are neox with
+//     rope.dimension_sections (time, height, width, and a fourth that must
+//     be 0), sectioned (AxesMRoPE) or interleaved (AxesInterleaved). An
+//     architecture llama.cpp runs with no RoPE (NONE) is refused.
+//
+// A key under "<arch>.rope." that ropegen does not know is refused, rather
+// than ignored where it may change the frequencies, and so is a value it
+// cannot represent. Like LoadHFConfigWith, the result is not validated:
+// Spec.Validate (or Resolve) does.
+type GGUFOptions struct {
+	// Local selects the RoPE of the local (sliding-window) layers of an
+	// architecture whose layers use two RoPEs (gemma3: base
+	// rope.freq_base_swa, else llama.cpp's 10000, and no scaling); the
+	// default is the global layers' RoPE.
+	Local bool
+	// Layout, when not empty, is the layout the caller will set (the
+	// -layout flag): an architecture missing from ropegen's table is then
+	// read (as llama.cpp's NORM for Interleaved, NEOX for NeoX) instead of
+	// refused.
+	Layout string
+}
+
+// GGUFInfo is what LoadGGUFWith learned about the model besides the spec.
+type GGUFInfo struct {
+	Arch          string // general.architecture
+	Version       uint32 // the GGUF version, 2 or 3
+	RopeType      string // llama.cpp's rope type for Arch: "norm", "neox", "mrope" or "imrope"
+	ContextLength int    // <arch>.context_length, the context the model was trained for; 0 when absent
+	// Notes say how the kernel sits in the model (which pairs, which of two
+	// RoPEs, MLA's rotary part, where the factors came from), for -explain.
+	Notes []string
+}
+
+// llama.cpp's rope types (include/llama.h, LLAMA_ROPE_TYPE_*).
+const (
+	ggufNorm   = "norm"   // pairs (2i, 2i+1)
+	ggufNeoX   = "neox"   // pairs (i, i+R/2)
+	ggufMRoPE  = "mrope"  // neox, sectioned multi-axis
+	ggufIMRoPE = "imrope" // neox, interleaved multi-axis
+	ggufNone   = "none"   // no RoPE
+)
+
+// ggufArch is an architecture's entry in ggufArchs.
+type ggufArch struct {
+	rope string // ggufNorm, ggufNeoX, ggufMRoPE, ggufIMRoPE, or ggufNone for a refusal
+	// permuted: Hugging Face's checkpoint rotates halves (rotate_half) and
+	// convert_hf_to_gguf.py permutes the Q and K weights into adjacent
+	// pairs (LlamaModel.permute), so the file is NORM where the config is
+	// neox.
+	permuted bool
+	mla      bool // the kernel is the rotary part of each head (rope.dimension_count)
+	// logMulTenth: rope.scaling.yarn_log_multiplier holds 0.1·mscale_all_dim
+	// and mscale equals mscale_all_dim (llama.cpp's
+	// [TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]); other architectures store
+	// mscale_all_dim itself, with mscale 1.
+	logMulTenth bool
+	local       float64 // the local layers' base when rope.freq_base_swa is absent; 0: one RoPE
+	unrounded   bool    // yarn's ramp bounds are not rounded (the model's reference; ggml rounds them)
+	note        string  // said of every file of the architecture
+}
+
+// ggufArchs is ropegen's table of GGUF architectures: llama.cpp's rope
+// type for each (src/llama-model.cpp, llama_model_rope_type), for the
+// architectures whose RoPE keys ropegen reads as described at GGUFOptions.
+// An architecture that is not here is refused unless the caller gives the
+// layout (GGUFOptions.Layout).
+var ggufArchs = map[string]ggufArch{
+	// LLAMA_ROPE_TYPE_NORM: adjacent pairs.
+	"llama":      {rope: ggufNorm, permuted: true}, // LLaMA, Mistral, Llama 3.x; convert_hf_to_gguf.py LlamaModel permutes q/k
+	"deci":       {rope: ggufNorm, permuted: true}, // DeciModel permutes as LlamaModel
+	"granite":    {rope: ggufNorm, permuted: true}, // GraniteModel is a LlamaModel
+	"granitemoe": {rope: ggufNorm, permuted: true},
+	"smollm3": {rope: ggufNorm, permuted: true,
+		note: "NoPE layers: llama.cpp gives every fourth layer (n_no_rope_layer_step 4) no position embedding; this kernel is for the others"},
+	"arcee":     {rope: ggufNorm, permuted: true},
+	"internlm2": {rope: ggufNorm, permuted: true}, // InternLM2Model permutes q/k
+	"olmo":      {rope: ggufNorm, permuted: true}, // OlmoModel permutes q/k
+	"llama4": {rope: ggufNorm, // Llama4Model: undo_permute = False; Hugging Face's Llama 4 is interleaved too
+		note: "NoPE layers (iRoPE): llama.cpp gives every fourth layer no position embedding (n_no_rope_layer_step 4, unless attention.sliding_window is 0); this kernel is for the others"},
+	"command-r": {rope: ggufNorm}, // Cohere: interleaved in Hugging Face too
+	"cohere2": {rope: ggufNorm,
+		note: "Cohere 2: llama.cpp rotates only in the sliding-window layers; the global layers use no position embedding"},
+	"glm4":      {rope: ggufNorm},                               // GLM-4: interleaved on the rotary part in Hugging Face too
+	"deepseek":  {rope: ggufNorm},                               // DeepSeek (v1)
+	"deepseek2": {rope: ggufNorm, mla: true, logMulTenth: true}, // DeepSeek-V2/V3, Kimi K2: MLA, interleaved in Hugging Face too
+	// LLAMA_ROPE_TYPE_NEOX: pairs (i, i+R/2), as Hugging Face's rotate_half.
+	"qwen":       {rope: ggufNeoX},
+	"qwen2":      {rope: ggufNeoX},
+	"qwen2moe":   {rope: ggufNeoX},
+	"qwen3":      {rope: ggufNeoX},
+	"qwen3moe":   {rope: ggufNeoX},
+	"phi2":       {rope: ggufNeoX},
+	"phi3":       {rope: ggufNeoX},
+	"phimoe":     {rope: ggufNeoX},
+	"gemma":      {rope: ggufNeoX},
+	"gemma2":     {rope: ggufNeoX},
+	"gemma3":     {rope: ggufNeoX, local: 10000}, // llama_model::load_hparams: rope_freq_base_train_swa = 10000, scale 1
+	"stablelm":   {rope: ggufNeoX},
+	"gptneox":    {rope: ggufNeoX},
+	"starcoder2": {rope: ggufNeoX},
+	"olmo2":      {rope: ggufNeoX},
+	"olmoe":      {rope: ggufNeoX},
+	"exaone":     {rope: ggufNeoX},
+	"nemotron":   {rope: ggufNeoX},
+	"falcon":     {rope: ggufNeoX},
+	"dbrx":       {rope: ggufNeoX},
+	"seed_oss":   {rope: ggufNeoX},
+	"gpt-oss": {rope: ggufNeoX, unrounded: true,
+		note: "gpt-oss: the YaRN ramp bounds are left unrounded, as in the model's reference code and Hugging Face's config (truncate false); ggml's ggml_rope_yarn_corr_dims rounds them"},
+	// LLAMA_ROPE_TYPE_NONE: no RoPE; refused.
+	"gpt2": {rope: ggufNone}, "mpt": {rope: ggufNone}, "refact": {rope: ggufNone},
+	"bloom": {rope: ggufNone}, "jais": {rope: ggufNone}, "t5": {rope: ggufNone}, "t5encoder": {rope: ggufNone},
+	"mamba": {rope: ggufNone}, "mamba2": {rope: ggufNone}, "jamba": {rope: ggufNone},
+	"rwkv6": {rope: ggufNone}, "rwkv7": {rope: ggufNone},
+	// LLAMA_ROPE_TYPE_MROPE and IMROPE: neox with rope.dimension_sections.
+	"qwen2vl":    {rope: ggufMRoPE}, // Qwen2-VL and Qwen2.5-VL text models
+	"qwen3vl":    {rope: ggufIMRoPE},
+	"qwen3vlmoe": {rope: ggufIMRoPE},
+}
+
+// ggufKeys are the keys under "<arch>." that the mapping reads; any other
+// key under "<arch>.rope." is refused.
+var ggufKeys = map[string]bool{
+	"context_length": true, "embedding_length": true,
+	"attention.head_count": true, "attention.key_length": true,
+	"rope.dimension_count": true, "rope.dimension_count_swa": true, "rope.dimension_sections": true,
+	"rope.freq_base": true, "rope.freq_base_swa": true, "rope.scale_linear": true,
+	"rope.scaling.type": true, "rope.scaling.factor": true, "rope.scaling.attn_factor": true,
+	"rope.scaling.original_context_length": true, "rope.scaling.finetuned": true,
+	"rope.scaling.yarn_log_multiplier": true, "rope.scaling.yarn_ext_factor": true,
+	"rope.scaling.yarn_attn_factor": true, "rope.scaling.yarn_beta_fast": true, "rope.scaling.yarn_beta_slow": true,
+}
+
+func ggufKeyRead(suffix string) bool { return ggufKeys[suffix] }
+
+// ggufMap is the state of mapping one file.
+type ggufMap struct {
+	g      *ggufReader
+	f      *ggufFile
+	prefix string
+}
+
+func (m *ggufMap) errf(suffix, format string, args ...any) error {
+	off := int64(-1)
+	if v, ok := m.f.kv[suffix]; ok {
+		off = v.off
+	}
+	return m.g.errf(off, m.prefix+suffix, format, args...)
+}
+
+// num returns the number at suffix: any integer or float type.
+func (m *ggufMap) num(suffix string) (float64, bool, error) {
+	v, ok := m.f.kv[suffix]
+	if !ok {
+		return 0, false, nil
+	}
+	if v.typ == ggufString || v.typ == ggufArray || v.typ == ggufBool {
+		return 0, true, m.errf(suffix, "%s: want a number", v.show())
+	}
+	return v.num, true, nil
+}
+
+// float returns the number at suffix, which must be finite and > 0.
+func (m *ggufMap) float(suffix string) (float64, bool, error) {
+	f, ok, err := m.num(suffix)
+	if ok && err == nil && !finitePos(f) {
+		err = m.errf(suffix, "%s: want a finite number > 0", m.f.kv[suffix].show())
+	}
+	return f, ok, err
+}
+
+// count returns the positive integer at suffix, at most max; an array
+// gives its first element (layer 0, as llama.cpp's n_head()).
+func (m *ggufMap) count(suffix string, max int) (int, bool, error) {
+	v, ok := m.f.kv[suffix]
+	if !ok {
+		return 0, false, nil
+	}
+	x := v.int
+	switch {
+	case v.typ == ggufArray && len(v.ints) > 0:
+		x = v.ints[0]
+	case v.typ == ggufArray:
+		return 0, true, m.errf(suffix, "an empty array: want a positive integer")
+	case !v.isInt():
+		return 0, true, m.errf(suffix, "%s: want a positive integer", v.show())
+	}
+	if v.big || x <= 0 || x > int64(max) {
+		return 0, true, m.errf(suffix, "%s: want a positive integer, at most %d", v.show(), max)
+	}
+	return int(x), true, nil
+}
+
+// ggufSpec turns a parsed file into a spec, reading the factor tensors it
+// needs.
+func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, error) {
+	fail := func(err error) (Spec, GGUFInfo, error) { return Spec{}, GGUFInfo{}, err }
+	m := &ggufMap{g: g, f: f, prefix: f.arch + "."}
+	spec := DefaultSpec()
+	info := GGUFInfo{Arch: f.arch, Version: f.version}
+
+	// The architecture's rope type and layout.
+	arch, known := ggufArchs[f.arch]
+	switch {
+	case !known && opt.Layout == "":
+		return fail(g.errf(-1, "general.architecture", "%q is not in ropegen's table of llama.cpp architectures, so the pair layout is unknown: give -layout %s if llama.cpp runs it with LLAMA_ROPE_TYPE_NORM (pairs (2i, 2i+1)), -layout %s if with LLAMA_ROPE_TYPE_NEOX (pairs (i, i+R/2))", f.arch, Interleaved, NeoX))
+	case arch.rope == ggufNone:
+		return fail(g.errf(-1, "general.architecture", "%q: llama.cpp runs it with no RoPE (LLAMA_ROPE_TYPE_NONE): there is no rotation to generate", f.arch))
+	case !known:
+		arch = ggufArch{rope: ggufNorm}
+		if opt.Layout == NeoX {
+			arch.rope = ggufNeoX
+		}
+	}
+	info.RopeType = arch.rope
+	spec.Layout = NeoX
+	if arch.rope == ggufNorm {
+		spec.Layout = Interleaved
+	}
+	switch {
+	case !known:
+		info.Notes = append(info.Notes, fmt.Sprintf("general.architecture %q is not in ropegen's table: read with the layout given (-layout %s)", f.arch, opt.Layout))
+	case arch.permuted:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM, and convert_hf_to_gguf.py permuted the Q and K weights of the Hugging Face checkpoint (rotate_half, pairs (i, i+R/2)) into that order; rotate this file's heads interleaved", f.arch))
+	case arch.rope == ggufNorm:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM", f.arch))
+	default:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (i, i+R/2): llama.cpp runs %q with LLAMA_ROPE_TYPE_%s", f.arch, strings.ToUpper(arch.rope)))
+	}
+	if arch.note != "" {
+		info.Notes = append(info.Notes, arch.note)
+	}
+	if len(f.unknown) > 0 {
+		u := f.unknown[0]
+		var names []string
+		for k := range ggufKeys {
+			if strings.HasPrefix(k, "rope.") {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		return fail(g.errf(u.off, u.key, "a RoPE key ropegen does not know (it reads %s); rather than ignore a key that may change the frequencies, ropegen refuses the file: give the spec with flags instead", strings.Join(names, ", ")))
+	}
+	if ctx, ok, err := m.count("context_length", math.MaxInt32); err != nil {
+		return fail(err)
+	} else if ok {
+		info.ContextLength = ctx
+	}
+
+	// Head and rotary dims.
+	headDim, hdKey := 0, "attention.key_length"
+	if !arch.mla {
+		hd, hdOK, err := m.count(hdKey, MaxHeadDim)
+		if err != nil {
+			return fail(err)
+		}
+		headDim = hd
+		if !hdOK {
+			embd, eOK, err := m.count("embedding_length", math.MaxInt32)
+			if err != nil {
+				return fail(err)
+			}
+			heads, nOK, err := m.count("attention.head_count", math.MaxInt32)
+			if err != nil {
+				return fail(err)
+			}
+			switch {
+			case !eOK:
+				return fail(m.errf("embedding_length", "missing, and so is attention.key_length: ropegen needs the head dim"))
+			case !nOK:
+				return fail(m.errf("attention.head_count", "missing, and so is attention.key_length: ropegen needs the head dim"))
+			case embd%heads != 0:
+				return fail(m.errf("embedding_length", "%d is not a multiple of attention.head_count %d, and attention.key_length is absent", embd, heads))
+			}
+			headDim, hdKey = embd/heads, "embedding_length"
+		}
+	}
+	rot, rotOK, err := m.count("rope.dimension_count", MaxHeadDim)
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case arch.mla:
+		if !rotOK {
+			return fail(m.errf("rope.dimension_count", "missing: MLA (%s) rotates the rope.dimension_count values of each head that carry the position", f.arch))
+		}
+		spec.HeadDim = rot
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's", rot))
+	case headDim > MaxHeadDim:
+		return fail(m.errf(hdKey, "gives a head dim of %d (over attention.head_count): ropegen generates at most %d", headDim, MaxHeadDim))
+	default:
+		spec.HeadDim = headDim
+		if rotOK && rot > headDim {
+			return fail(m.errf("rope.dimension_count", "%d exceeds the head dim %d (%s)", rot, headDim, hdKey))
+		}
+		if rotOK && rot != headDim {
+			spec.RotaryDim = rot
+		}
+	}
+
+	// Base.
+	if b, ok, err := m.num("rope.freq_base"); err != nil {
+		return fail(err)
+	} else if ok {
+		spec.Base = b
+	}
+
+	// Scaling.
+	if err := m.scaling(&spec, &info, arch); err != nil {
+		return fail(err)
+	}
+
+	// The local layers of a two-RoPE architecture.
+	baseSWA, swaOK, err := m.float("rope.freq_base_swa")
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case opt.Local && arch.local == 0:
+		return fail(g.errf(-1, "", "-rope-local: llama.cpp gives every layer of %q one RoPE (ropegen knows a second, sliding-window RoPE only for gemma3); leave out -rope-local", f.arch))
+	case arch.local != 0:
+		local, from := arch.local, fmt.Sprintf("llama.cpp's %s for %s", shortFloat(arch.local), f.arch)
+		if swaOK {
+			local, from = baseSWA, m.prefix+"rope.freq_base_swa"
+		}
+		if opt.Local {
+			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the local (sliding-window) layers' (base %s from %s, no scaling), written with -rope-local; without it ropegen writes the global layers' (base %s with the file's scaling)", shortFloat(local), from, shortFloat(spec.Base)))
+			spec.Base = local
+			spec.Scaling = Scaling{Type: ScalingNone, Truncate: true}
+			if r, ok, err := m.count("rope.dimension_count_swa", MaxHeadDim); err != nil {
+				return fail(err)
+			} else if ok {
+				spec.RotaryDim = r
+				if r == spec.HeadDim {
+					spec.RotaryDim = 0
+				}
+			}
+		} else {
+			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the global (full-attention) layers' (base %s), written by default; -rope-local writes the local (sliding-window) layers' (base %s from %s, no scaling)", shortFloat(spec.Base), shortFloat(local), from))
+		}
+	}
+
+	// Axes.
+	if err := m.axes(&spec, &info, arch); err != nil {
+		return fail(err)
+	}
+	return spec, info, nil
+}
+
+// scaling reads the scaling keys and the factor tensors into s.
+func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
+	typ, typeKey := "linear", "rope.scaling.type"
+	if v, ok := m.f.kv[typeKey]; ok {
+		if v.typ != ggufString {
+			return m.errf(typeKey, "%s: want a string", v.show())
+		}
+		typ = v.str
+	}
+	// The factor s: rope.scaling.factor, else the older rope.scale_linear;
+	// 0 is none, as llama.cpp's ropescale == 0.
+	factor, factorOK := 0.0, false
+	for _, k := range []string{"rope.scaling.factor", "rope.scale_linear"} {
+		f, ok, err := m.num(k)
+		switch {
+		case err != nil:
+			return err
+		case ok && f != 0 && !finitePos(f):
+			return m.errf(k, "%s: want a finite number > 0 (or 0 for none)", m.f.kv[k].show())
+		case ok && f != 0 && !factorOK:
+			factor, factorOK = f, true
+		}
+	}
+	attnK, attnKOK, err := m.float("rope.scaling.attn_factor")
+	if err != nil {
+		return err
+	}
+	if ext, ok, err := m.num("rope.scaling.yarn_ext_factor"); err != nil {
+		return err
+	} else if ok && ext != 1 && typ == "yarn" {
+		return m.errf("rope.scaling.yarn_ext_factor", "%s: ropegen's YaRN mixes with the full ramp (ext_factor 1)", shortFloat(ext))
+	}
+	origCtx := func() (int, error) {
+		if L, ok, err := m.count("rope.scaling.original_context_length", math.MaxInt32); err != nil || ok {
+			return L, err
+		}
+		if L, ok, err := m.count("context_length", math.MaxInt32); err != nil || ok {
+			return L, err
+		}
+		return 0, m.errf("rope.scaling.original_context_length", "missing, and so is context_length: scaling %s needs the original context length", typ)
+	}
+	sc := Scaling{Type: ScalingNone, Truncate: true}
+	switch typ {
+	case "none":
+	case "linear":
+		if factorOK && factor != 1 {
+			sc.Type, sc.Factor = ScalingLinear, factor
+		}
+	case "yarn":
+		sc.Type, sc.Factor = ScalingYaRN, 1 // llama.cpp: no factor is freq_scale 1
+		if factorOK {
+			sc.Factor = factor
+		}
+		if sc.OrigCtx, err = origCtx(); err != nil {
+			return err
+		}
+		if sc.BetaFast, _, err = m.float("rope.scaling.yarn_beta_fast"); err != nil {
+			return err
+		}
+		if sc.BetaSlow, _, err = m.float("rope.scaling.yarn_beta_slow"); err != nil {
+			return err
+		}
+		sc.Truncate = !arch.unrounded
+		attn, attnOK, err := m.float("rope.scaling.yarn_attn_factor")
+		if err != nil {
+			return err
+		}
+		logMul, logMulOK, err := m.num("rope.scaling.yarn_log_multiplier")
+		if err != nil {
+			return err
+		}
+		switch {
+		case attnOK:
+			sc.AttnFactor = attn
+		case logMulOK && logMul != 0:
+			// llama-context.cpp: A = g(s, mscale)/g(s, mscale_all_dim),
+			// mscale_all_dim from the key (divided by 0.1 for deepseek2,
+			// whose converter multiplied it by 0.1) and mscale 1, or
+			// mscale_all_dim itself for deepseek2.
+			mad := logMul
+			if arch.logMulTenth {
+				mad = logMul / 0.1
+			}
+			if !finitePos(mad) {
+				return m.errf("rope.scaling.yarn_log_multiplier", "%s: want a finite number > 0 (or 0 for none)", shortFloat(logMul))
+			}
+			sc.MScale, sc.MScaleAllDim = 1, mad
+			if arch.logMulTenth {
+				sc.MScale = mad
+			}
+		}
+		if attnKOK && attnK != 1 {
+			// llama.cpp: yarn_attn_factor *= rope_attn_factor.
+			base := YaRNMScale(sc.Factor, 1)
+			switch {
+			case sc.AttnFactor != 0:
+				base = sc.AttnFactor
+			case sc.MScale != 0:
+				base = YaRNMScale(sc.Factor, sc.MScale) / YaRNMScale(sc.Factor, sc.MScaleAllDim)
+			}
+			sc.AttnFactor, sc.MScale, sc.MScaleAllDim = base*attnK, 0, 0
+		}
+	case "longrope":
+		// The factors come from the tensors below.
+	default:
+		return m.errf(typeKey, "%q: llama.cpp knows \"none\", \"linear\", \"yarn\" and \"longrope\"", typ)
+	}
+	// The factor tensors.
+	half := s.Rotary() / 2
+	read := func(name string) ([]float64, bool, error) {
+		t, ok := m.f.tensors[name]
+		if !ok {
+			return nil, false, nil
+		}
+		n := uint64(1)
+		for _, d := range t.dims {
+			n *= d // parse bounded the product
+		}
+		if len(t.dims) == 0 || t.dims[0] != n {
+			return nil, true, m.g.tensorErr(t.infoAt, name, "shape %v: want one dimension of RotaryDim/2 = %d values", t.dims, half)
+		}
+		if n != uint64(half) {
+			return nil, true, m.g.tensorErr(t.infoAt, name, "%d values: want RotaryDim/2 = %d (rope.dimension_count/2)", n, half)
+		}
+		vals, err := m.g.float32s(m.f, t, half)
+		if err != nil {
+			return nil, true, err
+		}
+		for i, v := range vals {
+			if !finitePos(v) {
+				return nil, true, m.g.tensorErr(t.infoAt, name, "value %d is %v: want a finite number > 0", i, v)
+			}
+		}
+		return vals, true, nil
+	}
+	freqs, freqsOK, err := read("rope_freqs.weight")
+	if err != nil {
+		return err
+	}
+	short, shortOK, err := read("rope_factors_short.weight")
+	if err != nil {
+		return err
+	}
+	long, longOK, err := read("rope_factors_long.weight")
+	if err != nil {
+		return err
+	}
+	switch {
+	case shortOK != longOK:
+		missing := "rope_factors_long.weight"
+		if longOK {
+			missing = "rope_factors_short.weight"
+		}
+		return m.g.tensorErr(-1, missing, "missing: longrope needs both rope_factors_short.weight and rope_factors_long.weight")
+	case shortOK && freqsOK:
+		return m.g.tensorErr(m.f.tensors["rope_freqs.weight"].infoAt, "rope_freqs.weight", "given with longrope's rope_factors_short/long.weight: ropegen reads one set of per-pair factors")
+	case shortOK && sc.Type != ScalingNone:
+		return m.g.tensorErr(m.f.tensors["rope_factors_short.weight"].infoAt, "rope_factors_short.weight", "with rope.scaling.type %q: ropegen reads longrope's factors only without another scaling", typ)
+	case shortOK:
+		L, err := origCtx()
+		if err != nil {
+			return err
+		}
+		sc = Scaling{Type: ScalingLongRoPE, OrigCtx: L, ShortFactor: short, LongFactor: long, AttnFactor: 1, Truncate: true}
+		if attnKOK {
+			sc.AttnFactor = attnK
+		}
+		if info.ContextLength > L {
+			sc.Factor = float64(info.ContextLength) / float64(L)
+		}
+		from := "rope.scaling.attn_factor"
+		if !attnKOK {
+			from = "1: the file has no rope.scaling.attn_factor"
+		}
+		info.Notes = append(info.Notes, fmt.Sprintf("longrope: the short and long factors are the float32 tensors rope_factors_short.weight and rope_factors_long.weight (as convert_hf_to_gguf.py stores Phi-3's short_factor and long_factor); llama.cpp uses the long ones when the context passes %d; the attention factor %s is %s", L, shortFloat(sc.AttnFactor), from))
+	case typ == "longrope":
+		return m.errf(typeKey, "\"longrope\", but the file has no rope_factors_short.weight and rope_factors_long.weight tensors")
+	case attnKOK && attnK != 1 && sc.Type != ScalingYaRN:
+		return m.errf("rope.scaling.attn_factor", "%s with scaling %s: ropegen's %s RoPE has no attention factor; give the spec with flags", shortFloat(attnK), sc.Kind(), sc.Kind())
+	}
+	if freqsOK {
+		sc.FreqFactors = freqs
+		info.Notes = append(info.Notes, "per-pair factors: the float32 tensor rope_freqs.weight (llama3 scaling as convert_hf_to_gguf.py stores it for Llama 3.1), by which ggml divides θ_i")
+	}
+	s.Scaling = sc
+	return nil
+}
+
+// axes reads rope.dimension_sections for the multi-axis rope types.
+func (m *ggufMap) axes(s *Spec, info *GGUFInfo, arch ggufArch) error {
+	const key = "rope.dimension_sections"
+	v, ok := m.f.kv[key]
+	if arch.rope != ggufMRoPE && arch.rope != ggufIMRoPE {
+		if ok {
+			return m.errf(key, "given for %q, whose llama.cpp rope type is %s: ropegen reads sections only for M-RoPE (qwen2vl, qwen3vl, qwen3vlmoe)", m.f.arch, strings.ToUpper(arch.rope))
+		}
+		return nil
+	}
+	if !ok {
+		return m.errf(key, "missing: llama.cpp's %s needs the pairs per axis", strings.ToUpper(arch.rope))
+	}
+	var sec []int64
+	switch {
+	case v.typ == ggufArray:
+		sec = v.ints
+	case v.isInt():
+		sec = []int64{v.int}
+	default:
+		return m.errf(key, "%s: want an array of up to 4 pair counts", v.show())
+	}
+	if len(sec) > 4 {
+		return m.errf(key, "%d values: want up to 4 (time, height, width, extra)", len(sec))
+	}
+	for len(sec) < 4 {
+		sec = append(sec, 0)
+	}
+	half := int64(s.Rotary() / 2)
+	for i, x := range sec {
+		if x < 0 || x > half {
+			return m.errf(key, "value %d is %d: want a count of pairs, 0…%d", i, x, half)
+		}
+	}
+	if sec[3] != 0 {
+		return m.errf(key, "%v: the fourth axis has %d pairs; ropegen's M-RoPE has three axes (time, height, width)", sec, sec[3])
+	}
+	if sum := sec[0] + sec[1] + sec[2]; sum != half {
+		return m.errf(key, "%v sum to %d pairs: want RotaryDim/2 = %d", sec, sum, half)
+	}
+	s.Sections = []int{int(sec[0]), int(sec[1]), int(sec[2])}
+	s.Axes = AxesMRoPE
+	if arch.rope == ggufIMRoPE {
+		s.Axes = AxesInterleaved
+		if fourth := imropeFourth(s.Sections, int(half)); slices.Contains(fourth, true) {
+			info.Notes = append(info.Notes, fmt.Sprintf("interleaved M-RoPE: pairs %s turn by the time position, as in Hugging Face's apply_interleaved_mrope; ggml's IMROPE turns them by a fourth position, which llama.cpp sets to 0 for text tokens", listPairs(fourth)))
+		}
+	}
+	return nil
+}
+
+// imropeFourth returns the pairs that ggml's IMROPE rotates by its fourth
+// position (ggml-cpu ops.cpp, the is_imrope branch of the M-RoPE cache)
+// with sections sec over half pairs: those not in the height or width
+// slices (1, 4, … below 3·sec[1]; 2, 5, … below 3·sec[2]) and not a time
+// pair (0, 3, … below 3·sec[0]).
+func imropeFourth(sec []int, half int) []bool {
+	out := make([]bool, half)
+	sum := sec[0] + sec[1] + sec[2]
+	for i := range out {
+		k := i % sum
+		out[i] = !(k%3 == 1 && k < 3*sec[1] || k%3 == 2 && k < 3*sec[2] || k%3 == 0 && k < 3*sec[0])
+	}
+	return out
+}
+
+// listPairs names the true entries of l, "61, 62".
+func listPairs(l []bool) string {
+	var s []string
+	for i, b := range l {
+		if b {
+			s = append(s, fmt.Sprint(i))
+		}
+	}
+	return strings.Join(s, ", ")
+}
