@@ -70,7 +70,7 @@ type GGUFInfo struct {
 	Arch          string // general.architecture
 	Version       uint32 // the GGUF version, 2 or 3
 	RopeType      string // llama.cpp's rope type for Arch: "norm", "neox", "mrope" or "imrope"
-	ContextLength int    // <arch>.context_length, the context the model was trained for; 0 when absent
+	ContextLength int    // <arch>.context_length, the context the model was trained for (also Spec.MaxPositions); 0 when absent
 	// Notes say how the kernel sits in the model (which pairs, which of two
 	// RoPEs, MLA's rotary part, where the factors came from), for -explain.
 	Notes []string
@@ -290,6 +290,7 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 		return fail(err)
 	} else if ok {
 		info.ContextLength = ctx
+		spec.MaxPositions = ctx // as -hf-config's max_position_embeddings
 	}
 
 	// Head and rotary dims.

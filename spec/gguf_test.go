@@ -73,7 +73,7 @@ func TestGGUFSmall(t *testing.T) {
 			t.Fatalf("factor %d = %v, want %v", i, f, 1+float64(i)/8)
 		}
 	}
-	if info.ContextLength != 131072 || info.RopeType != "norm" || info.Version != 3 {
+	if info.ContextLength != 131072 || s.MaxPositions != 131072 || info.RopeType != "norm" || info.Version != 3 {
 		t.Errorf("info %+v", info)
 	}
 	if err := s.Validate(); err != nil {
