@@ -55,9 +55,10 @@ var realCases = []realCase{
 	// Gemma 3: Gemma3TextConfig's defaults (head_dim 256, rope_theta 1e6,
 	// rope_local_base_freq 1e4); global layers linear ×8, local default.
 	{file: "gemma-3-4b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX,
-		rope: hfref.Rope{RopeType: "linear", Factor: 8}, notes: []string{"global", "-rope-local"}},
+		rope:  hfref.Rope{RopeType: "linear", Factor: 8},
+		notes: []string{"layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — -layer-type sliding_attention writes its package"}},
 	{file: "gemma-3-4b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX,
-		rope: hfref.Rope{RopeType: "default"}, notes: []string{"local (sliding-window)", "without it"}},
+		rope: hfref.Rope{RopeType: "default"}, notes: []string{"sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "linear factor 8 — -layer-type full_attention writes its package"}},
 	// MLA: the rotary part, qk_rope_head_dim values, interleaved.
 	{file: "deepseek-v3.json", headDim: 64, rotary: 64, base: 10000, layout: Interleaved,
 		rope:  hfref.Rope{RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
@@ -207,46 +208,95 @@ func TestHFConfigsAllChecked(t *testing.T) {
 	}
 }
 
-// The layout table: one expectation per entry, written from the model's
-// reference code (see the comments on hfLayouts) independently of it.
+// The layout table: expectations written from each model's reference code
+// (the function named in the comment), independently of the generated
+// table, for the model types ropegen's tests and presets use, and for
+// every type whose pairing is not rotate_half.
 func TestHFLayoutsTable(t *testing.T) {
 	want := map[string]string{
+		// rotate_half (x[..., : d//2], x[..., d//2 :]).
 		"llama": NeoX, "mistral": NeoX, "mixtral": NeoX, "qwen2": NeoX, "qwen2_moe": NeoX, "qwen3": NeoX, "qwen3_moe": NeoX,
 		"qwen2_vl": NeoX, "qwen2_5_vl": NeoX, "qwen3_vl": NeoX, "qwen3_vl_text": NeoX, "phi": NeoX, "phi3": NeoX, "phimoe": NeoX,
-		"gemma": NeoX, "gemma2": NeoX, "gemma3": NeoX, "gemma3_text": NeoX, "gpt_neox": NeoX, "stablelm": NeoX,
-		"starcoder2": NeoX, "olmo": NeoX, "olmo2": NeoX, "granite": NeoX, "internlm2": NeoX, "gpt_oss": NeoX,
+		"gemma": NeoX, "gemma2": NeoX, "gemma3": NeoX, "gemma3_text": NeoX, "gemma4": NeoX, "gemma4_text": NeoX, "gpt_neox": NeoX, "stablelm": NeoX,
+		"starcoder2": NeoX, "olmo": NeoX, "olmo2": NeoX, "olmo3": NeoX, "granite": NeoX, "granitemoehybrid": NeoX, "internlm2": NeoX,
+		"gpt_oss":    NeoX, // _apply_rotary_emb: torch.chunk(x, 2)
+		"qwen3_next": NeoX, "qwen3_5": NeoX, "qwen3_5_text": NeoX, "qwen3_5_moe": NeoX, "smollm3": NeoX, "exaone4": NeoX,
+		"hunyuan_v1_dense": NeoX, "hunyuan_v1_moe": NeoX, "ministral3": NeoX, "mimo_v2_flash": NeoX, "minimax_m2": NeoX,
+		"lfm2": NeoX, "glm4_moe": NeoX, "glm4v_moe": NeoX, "glm4v_moe_text": NeoX, "falcon": NeoX, "seed_oss": NeoX, "apertus": NeoX,
+		// Adjacent pairs: rotate_every_two, x[..., 0::2] / x[..., 1::2], complex multiplication.
 		"gptj": Interleaved, "codegen": Interleaved, "cohere": Interleaved, "cohere2": Interleaved, "glm": Interleaved,
-		"glm4": Interleaved, "llama4": Interleaved, "llama4_text": Interleaved, "deepseek_v2": Interleaved,
-		"deepseek_v3": Interleaved, "kimi_k2": Interleaved,
+		"glm4": Interleaved, "glm4v": Interleaved, "glm4v_text": Interleaved, "llama4": Interleaved, "llama4_text": Interleaved,
+		"deepseek_v2": Interleaved, "kimi_k2": Interleaved, "ernie4_5": Interleaved, "ernie4_5_moe": Interleaved,
+		"ernie4_5_vl_moe": Interleaved, "ernie4_5_vl_moe_text": Interleaved, "helium": Interleaved, "glm_moe_dsa": Interleaved,
+		"deepseek_v32": Interleaved, "deepseek_v4": Interleaved,
+		// config.rope_interleave picks: apply_rotary_pos_emb_interleave, else rotate_half.
+		"deepseek_v3": Interleaved + "|" + NeoX, "mistral4": Interleaved + "|" + NeoX, "glm4_moe_lite": Interleaved + "|" + NeoX,
 		"chatglm": "refused",
 	}
-	for model, entry := range hfLayouts {
-		w, ok := want[model]
-		if !ok {
-			t.Errorf("model type %q is in hfLayouts but has no expectation here", model)
-			continue
-		}
+	types := HFModelTypes()
+	if len(types) < 150 {
+		t.Errorf("%d model types, want the whole transformers table", len(types))
+	}
+	for model, w := range want {
 		t.Run(model, func(t *testing.T) {
 			cfg := fmt.Sprintf(`{"model_type": %q, "hidden_size": 4096, "num_attention_heads": 32}`, model)
 			s, _, err := loadInline(t, cfg)
 			if w == "refused" {
 				var he *HFConfigError
-				if !errors.As(err, &he) || he.Key != "model_type" || !strings.Contains(err.Error(), "is not supported: ") || entry.refuse == "" {
+				if !errors.As(err, &he) || he.Key != "model_type" || !strings.Contains(err.Error(), "is not supported: ") {
 					t.Fatalf("error %v, want a refusal naming model_type", err)
 				}
 				return
 			}
+			got, ok := types[model]
+			if !ok || got[0] != w {
+				t.Fatalf("table has %q (%v), want %q", got[0], ok, w)
+			}
+			if !strings.Contains(got[1], "modeling_") && !strings.Contains(got[1], "remote code") {
+				t.Errorf("citation %q names no function", got[1])
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Layout != w {
-				t.Errorf("layout %q, want %q", s.Layout, w)
+			if wantLayout, _, _ := strings.Cut(w, "|"); s.Layout != wantLayout {
+				t.Errorf("layout %q, want %q", s.Layout, wantLayout)
 			}
 		})
 	}
-	for model := range want {
-		if _, ok := hfLayouts[model]; !ok {
-			t.Errorf("model type %q expected in hfLayouts", model)
+	// Every entry is well formed.
+	for m, e := range hfLayoutsGen {
+		if len(e.layouts) == 0 || len(e.layouts) > 2 || (len(e.layouts) == 2) != e.ropeInterleave || !strings.HasPrefix(e.cite, "modeling_") {
+			t.Errorf("%s: malformed entry %+v", m, e)
+		}
+		if e.rotaryKey != "" && (e.rotary <= 0 || (e.rotaryKey != "rotary_dim" && e.rotary >= 1)) {
+			t.Errorf("%s: rotary default %s %v", m, e.rotaryKey, e.rotary)
+		}
+	}
+	if HFSourceCommit == "" || len(HFSourceCommit) != 40 {
+		t.Errorf("HFSourceCommit %q", HFSourceCommit)
+	}
+}
+
+// The rotated part each config class defaults to, from the generated table:
+// expectations from the classes (GPTNeoXConfig's rotary_pct 0.25, …).
+func TestHFRotaryDefaults(t *testing.T) {
+	for model, w := range map[string]struct {
+		key string
+		v   float64
+	}{
+		"gpt_neox": {"rotary_pct", 0.25}, "phi": {"partial_rotary_factor", 0.5}, "stablelm": {"partial_rotary_factor", 0.25},
+		"glm": {"partial_rotary_factor", 0.5}, "glm4": {"partial_rotary_factor", 0.5}, "gptj": {"rotary_dim", 64}, "codegen": {"rotary_dim", 64},
+		"qwen3_next": {"partial_rotary_factor", 0.25}, "qwen3_5_text": {"partial_rotary_factor", 0.25}, "glm4_moe": {"partial_rotary_factor", 0.5},
+		"mimo_v2_flash": {"partial_rotary_factor", 0.334}, "persimmon": {"partial_rotary_factor", 0.5},
+	} {
+		e, ok := hfLayoutsGen[model]
+		if !ok || e.rotaryKey != w.key || e.rotary != w.v {
+			t.Errorf("%s: %q %v, want %q %v", model, e.rotaryKey, e.rotary, w.key, w.v)
+		}
+	}
+	for _, model := range []string{"llama", "qwen3", "gemma3_text", "deepseek_v3"} {
+		if e := hfLayoutsGen[model]; e.rotaryKey != "" {
+			t.Errorf("%s: rotary default %q %v, want none", model, e.rotaryKey, e.rotary)
 		}
 	}
 }
@@ -274,17 +324,27 @@ func TestHFRefusals(t *testing.T) {
 		opt          HFOptions
 		key, msg     string
 	}{
-		{"unknown rope_type", llamaLike(`"rope_scaling": {"rope_type": "proportional", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type",
-			`scaling type "proportional" is not supported (ropegen reads "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"); give the spec with flags instead of -hf-config`},
+		{"unknown rope_type", llamaLike(`"rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type",
+			`scaling type "ntk-by-parts" is not supported (ropegen reads "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"); give the spec with flags instead of -hf-config`},
 		{"rope_type with a space", llamaLike(`"rope_scaling": {"rope_type": "yarn ", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type", `scaling type "yarn " is not supported`},
 		{"chatglm", `{"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128, "rope_ratio": 500}`, HFOptions{}, "model_type",
 			`"chatglm" is not supported: the remote-code ChatGLM config`},
-		{"-rope-local, one RoPE", `{"model_type": "gemma2", "head_dim": 256, "rope_theta": 10000}`, HFOptions{Local: true}, "",
-			`-rope-local: model_type "gemma2" uses one RoPE in every layer`},
-		{"per-layer unknown layer type", llamaLike(`"rope_parameters": {"full_attention": {"rope_type": "default"}, "chunked_attention": {"rope_type": "default"}}`), HFOptions{}, "rope_parameters.chunked_attention",
-			`layer type "chunked_attention" are not supported`},
-		{"per-layer without local", llamaLike(`"rope_parameters": {"full_attention": {"rope_type": "default"}}`), HFOptions{Local: true}, "rope_parameters.sliding_attention",
-			`none for "sliding_attention"`},
+		{"-rope-local, one layer type", `{"model_type": "gemma2", "head_dim": 256, "rope_theta": 10000}`, HFOptions{Local: true}, "",
+			`-layer-type "sliding_attention": model_type "gemma2" has no layers of that type (its layer types: full_attention)`},
+		{"per-layer unknown layer type", llamaLike(`"layer_types": ["full_attention", "sliding_attention"], "rope_parameters": {"full_attention": {"rope_type": "default"}, "chunked_attention": {"rope_type": "default"}}`), HFOptions{}, "rope_parameters.chunked_attention",
+			`RoPE parameters for layer type "chunked_attention", which no layer has (layer_types gives full_attention, sliding_attention)`},
+		{"per-layer, a layer type without parameters", llamaLike(`"layer_types": ["full_attention", "sliding_attention"], "rope_parameters": {"full_attention": {"rope_type": "default"}}`), HFOptions{Local: true}, "rope_parameters.sliding_attention",
+			`missing: the config gives RoPE parameters per layer type but none for "sliding_attention"`},
+		{"-layer-type of a NoPE layer", `{"model_type": "qwen3_next", "head_dim": 256, "num_hidden_layers": 8, "rope_theta": 1e7}`, HFOptions{LayerType: "linear_attention"}, "",
+			`-layer-type "linear_attention": these layers use no RoPE (linear attention`},
+		{"no RoPE at all", `{"model_type": "granitemoehybrid", "head_dim": 128, "layer_types": ["mamba", "attention"], "position_embedding_type": "nope"}`, HFOptions{}, "",
+			`no layer of model_type "granitemoehybrid" uses RoPE (linear_attention: linear attention`},
+		{"-rope-local and another -layer-type", llamaLike(""), HFOptions{Local: true, LayerType: "full_attention"}, "", `-rope-local is -layer-type sliding_attention, but -layer-type "full_attention" is given too`},
+		{"-hf-part unknown", llamaLike(""), HFOptions{Part: "audio"}, "", `-hf-part "audio": want one of "text", "indexer", "vision"`},
+		{"-hf-part indexer without one", llamaLike(""), HFOptions{Part: HFPartIndexer}, "model_type", `-hf-part indexer: model_type "llama" has no lightning indexer`},
+		{"-hf-part vision without vision_config", llamaLike(""), HFOptions{Part: HFPartVision}, "vision_config", "missing: -hf-part vision reads the vision encoder"},
+		{"-hf-part vision, unknown encoder", `{"model_type": "x", "vision_config": {"model_type": "siglip_vision_model"}}`, HFOptions{Part: HFPartVision}, "vision_config.model_type", `"siglip_vision_model": -hf-part vision reads the vision encoders "pixtral"`},
+		{"alpha with an unknown key", llamaLike(`"rope_scaling": {"type": "dynamic", "alpha": 1000, "foo": 1}`), HFOptions{}, "rope_scaling.foo", "unknown key for HunYuan's dynamic NTK with alpha"},
 		{"interleaved M-RoPE without sections", llamaLike(`"rope_scaling": {"rope_type": "default", "mrope_interleaved": true}`), HFOptions{}, "rope_scaling.mrope_interleaved",
 			"mrope_section is missing"},
 		{"dynamic without max_position_embeddings", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"type": "dynamic", "factor": 2}}`, HFOptions{}, "rope_scaling.factor",
@@ -351,8 +411,8 @@ func TestExplainNotesHF(t *testing.T) {
 		wants []string
 	}{
 		{"deepseek-v3.json", HFOptions{}, []string{"note: MLA: this kernel rotates the rotary part", "spec: dim 64, rotary-dim 64, base 10000, layout interleaved"}},
-		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: two RoPEs: this is the local (sliding-window) layers'", "scaling: none"}},
-		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: two RoPEs: this is the global (full-attention) layers'", "scaling: linear, factor 8"}},
+		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "note: this package is the sliding_attention layers' RoPE", "scaling: none"}},
+		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "scaling: linear, factor 8"}},
 	} {
 		s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), c.opt)
 		if err != nil {
@@ -383,8 +443,8 @@ func TestHFPerLayerTypes(t *testing.T) {
 		t.Errorf("global: %+v, %v", g, err)
 	}
 	l, info, err := LoadHFConfigWith(path, HFOptions{Local: true})
-	if err != nil || l.Base != 1e4 || l.Scaling.Type != ScalingNone || len(info.Notes) != 1 {
-		t.Errorf("local: %+v, %v, %q", l, err, info.Notes)
+	if err != nil || l.Base != 1e4 || l.Scaling.Type != ScalingNone || len(info.Layers) != 2 || !info.Layers[1].Chosen || info.Layers[1].Type != "sliding_attention" {
+		t.Errorf("local: %+v, %v, %+v", l, err, info.Layers)
 	}
 }
 

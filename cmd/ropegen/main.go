@@ -132,12 +132,14 @@ func oneLine(msg string) string {
 
 // options are the flags that are not part of the spec.
 type options struct {
-	out      string
-	hfConfig string
-	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config
-	tests    bool
-	explain  bool
-	svg      string // -svg: with -explain, also draw the plan into this SVG file
+	out       string
+	hfConfig  string
+	local     bool   // -rope-local: -layer-type sliding_attention
+	layerType string // -layer-type: with -hf-config, the RoPE of this layer type
+	hfPart    string // -hf-part: with -hf-config, which rotation of the model
+	tests     bool
+	explain   bool
+	svg       string // -svg: with -explain, also draw the plan into this SVG file
 }
 
 // cli is a parsed command line.
@@ -242,10 +244,16 @@ func flagError(err error) string {
 func (c *cli) resolve() (spec.Spec, error) {
 	s := c.spec
 	if c.opt.local && c.opt.hfConfig == "" {
-		return spec.Spec{}, badInput("-rope-local: needs -hf-config (it picks the local layers' RoPE of a two-base config)")
+		return spec.Spec{}, badInput("-rope-local: needs -hf-config (it picks the sliding-window layers' RoPE of a config)")
+	}
+	if c.opt.layerType != "" && c.opt.hfConfig == "" {
+		return spec.Spec{}, badInput("-layer-type %q: needs -hf-config (it picks one layer type's RoPE of a config)", c.opt.layerType)
+	}
+	if c.opt.hfPart != "" && c.opt.hfConfig == "" {
+		return spec.Spec{}, badInput("-hf-part %q: needs -hf-config (it picks which rotation of a config's model to write)", c.opt.hfPart)
 	}
 	if c.opt.hfConfig != "" {
-		hopt := spec.HFOptions{Local: c.opt.local}
+		hopt := spec.HFOptions{Local: c.opt.local, LayerType: c.opt.layerType, Part: c.opt.hfPart}
 		c.fs.Visit(func(f *flag.Flag) {
 			if f.Name == "layout" {
 				hopt.Layout = c.spec.Layout
@@ -356,7 +364,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 
-	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *spec.Spec) *string { return &s.Scaling.Type })
+	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope, dynamic or proportional", func(s *spec.Spec) *string { return &s.Scaling.Type })
 	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })
 	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *int { return &s.Scaling.OrigCtx })
 	c.floatFlag("beta-fast", "yarn β_fast, a `number`; 0 means 32", func(s *spec.Spec) *float64 { return &s.Scaling.BetaFast })
@@ -370,14 +378,17 @@ func (c *cli) newFlagSet() {
 	c.listFlag("short-factor", "longrope short factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.ShortFactor })
 	c.listFlag("long-factor", "longrope long factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.LongFactor })
 	c.listFlag("freq-factors", "per-pair frequency divisors (ggml freq_factors): comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.FreqFactors })
+	c.intFlag("rope-angles", "proportional (Gemma 4): the first `n` pairs turn, the rest keep θ = 0", func(s *spec.Spec) *int { return &s.Scaling.RopeAngles })
 
-	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL), mrope-interleaved (Qwen3-VL) or vision (2-D rows and columns)", func(s *spec.Spec) *string { return &s.Axes })
-	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width summing to rotary-dim/2 (with -axes mrope or mrope-interleaved)", func(s *spec.Spec) *[]int { return &s.Sections })
+	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL, GLM-4.1V), mrope-interleaved (Qwen3-VL, Qwen3.5), mrope-ernie (ERNIE-4.5-VL), vision (2-D rows and columns) or pixtral (Pixtral's 2-D RoPE)", func(s *spec.Spec) *string { return &s.Axes })
+	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width (height,width,time for mrope-ernie) summing to rotary-dim/2", func(s *spec.Spec) *[]int { return &s.Sections })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
-	c.optBool("rope-local", "with -hf-config: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
+	c.optString("layer-type", "with -hf-config: write the RoPE of the layers of this `type` (full_attention, sliding_attention, …; -explain lists a model's); default: the full-attention layers', or the only RoPE", &c.opt.layerType)
+	c.optBool("rope-local", "with -hf-config: the same as -layer-type sliding_attention (Gemma 3's local layers)", &c.opt.local)
+	c.optString("hf-part", "with -hf-config: which rotation of the model to write, `part`: text (default), indexer (DeepSeek-V3.2's and GLM-5's lightning indexer) or vision (vision_config's encoder: Pixtral)", &c.opt.hfPart)
 	c.optBool("explain", "print the plan to standard output instead of writing files", &c.opt.explain)
 	c.optString("svg", "with -explain: also draw the plan as an SVG figure into `file` (replaced only if ropegen wrote it)", &c.opt.svg)
 }
