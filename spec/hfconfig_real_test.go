@@ -21,7 +21,8 @@ import (
 // RoPE parameters for hfReference, and M-RoPE's sections.
 type realCase struct {
 	file    string
-	local   bool // HFOptions.Local: the local layers' RoPE
+	local   bool      // HFOptions.Local: the local layers' RoPE
+	opt     HFOptions // other options (LayerType, Part)
 	headDim int
 	rotary  int
 	base    float64
@@ -34,6 +35,13 @@ type realCase struct {
 	sections []int
 	dynamic  bool // rope_type dynamic: factor and L = max_position_embeddings in rope
 	notes    []string
+	// layers: each layer type and whether it has RoPE ("rope", "nope"),
+	// "*" marking the chosen one; nil for a model with one layer type.
+	layers map[string]string
+	// angles: a scheme whose pairs, axes and frequencies are checked per
+	// head value against transformers' own cos/sin layout (hfref):
+	// "pixtral", "ernie-vl", "glm4v" (interleaved), "glm4v-moe" (neox).
+	angles string
 }
 
 // realCases are the configs of testdata/hf that hfCases (freq_test.go)
@@ -55,10 +63,10 @@ var realCases = []realCase{
 	// Gemma 3: Gemma3TextConfig's defaults (head_dim 256, rope_theta 1e6,
 	// rope_local_base_freq 1e4); global layers linear ×8, local default.
 	{file: "gemma-3-4b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX,
-		rope:  hfref.Rope{RopeType: "linear", Factor: 8},
+		rope: hfref.Rope{RopeType: "linear", Factor: 8}, layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"},
 		notes: []string{"layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — -layer-type sliding_attention writes its package"}},
 	{file: "gemma-3-4b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX,
-		rope: hfref.Rope{RopeType: "default"}, notes: []string{"sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "linear factor 8 — -layer-type full_attention writes its package"}},
+		rope: hfref.Rope{RopeType: "default"}, layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "linear factor 8 — -layer-type full_attention writes its package"}},
 	// MLA: the rotary part, qk_rope_head_dim values, interleaved.
 	{file: "deepseek-v3.json", headDim: 64, rotary: 64, base: 10000, layout: Interleaved,
 		rope:  hfref.Rope{RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
@@ -76,6 +84,71 @@ var realCases = []realCase{
 	{file: "c4ai-command-r-v01.json", headDim: 128, rotary: 128, base: 8e6, layout: Interleaved, rope: hfref.Rope{RopeType: "default"}},
 	{file: "olmo-2-1124-7b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
 	{file: "smollm2-1.7b.json", headDim: 64, rotary: 64, base: 130000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+
+	// Models of 2025–26 (testdata/hf/README.md).
+	// EXAONE 4: llama3 scaling on the sliding layers; the global layers
+	// have no RoPE (Exaone4Attention: RoPE only if the layer is sliding).
+	{file: "exaone-4.0-32b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "llama3", Factor: 16, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "nope"}, notes: []string{"EXAONE 4's global layers", "this package is the sliding_attention layers' RoPE"}},
+	{file: "exaone-4.5-33b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "llama3", Factor: 16, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "nope"}, notes: []string{"text_config", `its attention is model_type "exaone4_5"'s`}},
+	// OLMo 3: YaRN (given attention factor) on the full-attention layers;
+	// the sliding ones keep base 500000 unscaled.
+	{file: "olmo-3.1-32b-instruct.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "yarn", Factor: 8, OrigMax: 8192, AttnFactor: 1.2079441541679836, BetaFast: 32, BetaSlow: 1, Truncate: true},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}, notes: []string{"-layer-type sliding_attention writes its package"}},
+	{file: "olmo-3.1-32b-instruct.json", local: true, headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"this package is the sliding_attention layers' RoPE"}},
+	// Qwen3.5: Gated DeltaNet layers without RoPE, full-attention layers
+	// with interleaved M-RoPE on a quarter of the head.
+	{file: "qwen3.5-9b.json", headDim: 256, rotary: 64, base: 1e7, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "interleaved", sections: []int{11, 11, 10}, layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	{file: "qwen3.5-27b.json", headDim: 256, rotary: 64, base: 1e7, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "interleaved", sections: []int{11, 11, 10}, layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	// Ministral 3 (Devstral Small 2's text model): YaRN with mscale =
+	// mscale_all_dim, so A = 1; llama_4_scaling_beta is noted, not applied.
+	{file: "devstral-small-2-24b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e8, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 48, OrigMax: 8192, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		notes: []string{"text_config", "1 + 0.1·ln(1 + floor(p/8192))", "This package does not"}},
+	// Its vision encoder: Pixtral's 2-D RoPE.
+	{file: "devstral-small-2-24b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
+		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder (-hf-part vision)"}},
+	// mscale_all_dim 0: transformers ignores mscale; A = 0.1·ln 64 + 1.
+	{file: "devstral-2-123b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope: hfref.Rope{RopeType: "yarn", Factor: 64, OrigMax: 4096, BetaFast: 4, BetaSlow: 1, Truncate: true}},
+	{file: "ministral-3-3b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "yarn", MaxPos: 262144, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		notes: []string{"text_config", "floor(p/16384)"}},
+	{file: "ministral-3-3b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
+		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder"}},
+	// LFM2.5: short-convolution blocks without RoPE.
+	{file: "lfm2.5-vl-1.6b.json", headDim: 64, rotary: 64, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	{file: "voxtral-mini-3b-2507.json", headDim: 128, rotary: 128, base: 1e8, layout: NeoX, rope: hfref.Rope{RopeType: "default"}, notes: []string{"text_config"}},
+	{file: "qwen3-8b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-32b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-1.7b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-0.6b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-4b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-8b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "olmocr-2-7b-1025.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "sections", sections: []int{16, 24, 24}, notes: []string{"text_config"}},
+	{file: "olmo-2-0325-32b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	// Gemma 3 1B: rope_local_base_freq 1e4 for the sliding layers (5 of
+	// every 6, sliding_window_pattern 6), 1e6 for the global ones.
+	{file: "gemma-3-1b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}},
+	{file: "gemma-3-1b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"this package is the sliding_attention layers' RoPE"}},
+	// Gemma 4: proportional RoPE on the global layers' 512-value heads
+	// (global_head_dim), default RoPE on the sliding layers' 256.
+	{file: "gemma-4-31b-it.json", headDim: 512, rotary: 512, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "proportional", Partial: 0.25},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}, notes: []string{"text_config", "only pairs 0…63"}},
+	{file: "gemma-4-31b-it.json", opt: HFOptions{LayerType: "sliding_attention"}, headDim: 256, rotary: 256, base: 1e4, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"text_config"}},
 }
 
 func TestHFConfigsReal(t *testing.T) {
@@ -84,8 +157,13 @@ func TestHFConfigsReal(t *testing.T) {
 		if c.local {
 			name += "/local"
 		}
+		if c.opt != (HFOptions{}) {
+			name += fmt.Sprintf("/%s%s", c.opt.LayerType, c.opt.Part)
+		}
 		t.Run(name, func(t *testing.T) {
-			s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), HFOptions{Local: c.local})
+			opt := c.opt
+			opt.Local = c.local
+			s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,23 +205,28 @@ func TestHFConfigsReal(t *testing.T) {
 					t.Fatal("no longrope config here")
 				}
 			}
-			compareFreqs(t, "freqs", p.Freqs, want)
 			if !relClose(p.Attn, wantAttn, refTol) {
 				t.Errorf("attention factor %.17g, Hugging Face %.17g", p.Attn, wantAttn)
 			}
-			for _, pos := range []float64{1, 7, 4095, 131071, 1 << 23} {
-				for i, th := range want {
-					got, exp := pos*p.Freqs[i], pos*th
-					if !relClose(got, exp, hfref.AngleTol) {
-						t.Fatalf("position %v pair %d: angle %.17g, Hugging Face %.17g", pos, i, got, exp)
+			if c.angles == "" { // else checked per head value below
+				compareFreqs(t, "freqs", p.Freqs, want)
+				for _, pos := range []float64{1, 7, 4095, 131071, 1 << 23} {
+					for i, th := range want {
+						got, exp := pos*p.Freqs[i], pos*th
+						if !relClose(got, exp, hfref.AngleTol) && !(got == 0 && exp == 0) {
+							t.Fatalf("position %v pair %d: angle %.17g, Hugging Face %.17g", pos, i, got, exp)
+						}
 					}
 				}
 			}
-			if c.mrope == "" {
+			switch {
+			case c.angles != "":
+				checkHFAngles(t, p, c.angles, c.sections)
+			case c.mrope == "":
 				if p.Axes != 1 || p.Axis != nil {
 					t.Errorf("axes %d %v, want 1-D", p.Axes, p.Axis)
 				}
-			} else {
+			default:
 				if p.Axes != 3 || len(p.Axis) != p.Half() {
 					t.Fatalf("axes %d, %d axis entries; want 3, %d", p.Axes, len(p.Axis), p.Half())
 				}
@@ -159,10 +242,78 @@ func TestHFConfigsReal(t *testing.T) {
 					t.Errorf("notes %q do not say %q", info.Notes, n)
 				}
 			}
-			if c.notes == nil && len(info.Notes) > 0 {
+			if c.notes == nil && c.layers == nil && len(info.Notes) > 0 {
 				t.Errorf("unexpected notes %q", info.Notes)
 			}
+			checkHFLayers(t, info.Layers, c.layers)
 		})
+	}
+}
+
+// checkHFLayers compares the layer types LoadHFConfigWith found with want:
+// type → "rope" or "nope", "*" for the chosen one.
+func checkHFLayers(t *testing.T, got []HFLayer, want map[string]string) {
+	t.Helper()
+	if want == nil {
+		if len(got) > 1 {
+			t.Errorf("layers %+v, want one layer type", got)
+		}
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("layers %+v, want %v", got, want)
+	}
+	for _, l := range got {
+		w, ok := want[l.Type]
+		kind := "rope"
+		if l.NoPE != "" {
+			kind = "nope"
+		}
+		if l.Chosen {
+			kind += "*"
+		}
+		if !ok || kind != w || (l.NoPE == "") == (l.RoPE == "") {
+			t.Errorf("layer type %s: %s (%+v), want %q", l.Type, kind, l, w)
+		}
+	}
+}
+
+// checkHFAngles checks, per head value, the angle ropegen turns it by at a
+// few positions against transformers' cos/sin for the same positions
+// (internal/hfref): the pairs, the axes and the frequencies together.
+func checkHFAngles(t *testing.T, p *Params, scheme string, sections []int) {
+	t.Helper()
+	base, rot := p.Spec.Base, p.RotaryDim
+	for _, pos := range [][3]float64{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {3, 17, 29}, {4095, 7, 1000}, {131071, 65535, 12345}} {
+		var want []float64
+		var own [3]float64
+		switch scheme {
+		case "pixtral":
+			want = hfref.PixtralAngles(base, rot, pos[0], pos[1])
+			own = [3]float64{pos[0], pos[1]} // row, column
+		case "ernie-vl":
+			want = hfref.ErnieVLAngles(base, rot, sections, pos)
+			own = pos // time, height, width
+		case "glm4v", "glm4v-moe":
+			want = hfref.GLM4VAngles(base, rot, sections, pos, scheme == "glm4v")
+			own = pos
+		default:
+			t.Fatalf("no angles for %s", scheme)
+		}
+		if p.Axes < 2 || len(p.Axis) != p.Half() {
+			t.Fatalf("axes %d, axis %v: want a multi-axis map", p.Axes, p.Axis)
+		}
+		got := make([]float64, rot)
+		for i := range p.Half() {
+			a, b := p.Pair(i)
+			got[a] = own[p.Axis[i]] * p.Freqs[i]
+			got[b] = got[a]
+		}
+		for j := range got {
+			if !relClose(got[j], want[j], hfref.AngleTol) && !(got[j] == 0 && want[j] == 0) {
+				t.Fatalf("%s at %v: value %d turns by %.17g, transformers %.17g", scheme, pos, j, got[j], want[j])
+			}
+		}
 	}
 }
 

@@ -128,10 +128,13 @@ const exaoneNoPE = "EXAONE 4's global layers: modeling_exaone4.Exaone4Attention 
 // hfLayerRules are the per-model layer rules, each from the config class's
 // __post_init__ (the default layer_types) and convert_rope_params_to_dict.
 var hfLayerRules = map[string]hfLayerRule{
-	"gemma2":           {other: hfSlidingLayers, period: 2, cite: "Gemma2Config.__post_init__"},
-	"gemma3_text":      {other: hfSlidingLayers, periodKey: "sliding_window_pattern", period: 6, cite: "Gemma3TextConfig.__post_init__", localBaseKey: "rope_local_base_freq", localBase: 1e4, scalingFullOnly: true},
-	"gemma4_text":      {other: hfSlidingLayers, period: 6, cite: "Gemma4TextConfig.__post_init__", headDimKey: "global_head_dim", headDim: 512},
-	"olmo3":            {other: hfSlidingLayers, period: 4, cite: "Olmo3Config.__post_init__", scalingFullOnly: true},
+	"gemma2":      {other: hfSlidingLayers, period: 2, cite: "Gemma2Config.__post_init__"},
+	"gemma3_text": {other: hfSlidingLayers, periodKey: "sliding_window_pattern", period: 6, cite: "Gemma3TextConfig.__post_init__", localBaseKey: "rope_local_base_freq", localBase: 1e4, scalingFullOnly: true},
+	"gemma4_text": {other: hfSlidingLayers, period: 6, cite: "Gemma4TextConfig.__post_init__", headDimKey: "global_head_dim", headDim: 512},
+	// Olmo3Config.convert_rope_params_to_dict pops rope_theta for the
+	// full-attention layers; its second kwargs.pop("rope_theta",
+	// default_theta) for the sliding layers then always gives default_theta.
+	"olmo3":            {other: hfSlidingLayers, period: 4, cite: "Olmo3Config.__post_init__", localBase: 500000, scalingFullOnly: true},
 	"exaone4":          {other: hfSlidingLayers, periodKey: "sliding_window_pattern", period: 4, cite: "Exaone4Config.__post_init__", noRoPEFull: exaoneNoPE},
 	"exaone4_5_text":   {other: hfSlidingLayers, periodKey: "sliding_window_pattern", period: 4, cite: "Exaone4Config.__post_init__ (EXAONE 4.5's text model)", noRoPEFull: exaoneNoPE},
 	"qwen3_next":       {other: hfLinearLayers, periodKey: "full_attention_interval", period: 4, cite: "Qwen3NextConfig.__post_init__"},
