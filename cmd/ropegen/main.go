@@ -21,7 +21,10 @@
 //
 // -hf-config reads the spec from a Hugging Face config.json; flags given
 // explicitly on the command line then override what the config says, and
-// flags not given leave it alone. -explain prints the plan (per pair the
+// flags not given leave it alone. With it, -layer-type picks one layer
+// type's RoPE of a model whose layers differ (-rope-local is -layer-type
+// sliding_attention) and -hf-part another rotation of the model (its
+// lightning indexer, or its vision encoder). -explain prints the plan (per pair the
 // frequency, wavelength and scaling band, and the attention factor) to
 // standard output instead of writing files; -svg FILE, only with -explain,
 // also draws the plan as an SVG figure into FILE (gen.ExplainSVG), which it
