@@ -344,8 +344,8 @@ func TestHFConfigsAllChecked(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("unchecked configs: %v", missing)
 	}
-	if len(files) < 20 {
-		t.Errorf("%d configs, want at least 20", len(files))
+	if len(files) < 45 {
+		t.Errorf("%d configs, want at least 45 (25 earlier, 20 of 2025–26)", len(files))
 	}
 	// Each has its source in the README.
 	readme, err := os.ReadFile(filepath.Join("testdata", "hf", "README.md"))
