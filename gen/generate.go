@@ -150,16 +150,8 @@ const verifyPkg = "github.com/ropegen/ropegen/verify"
 func (p *Plan) testFile(header string) ([]byte, error) {
 	T := p.elemType()
 	f := jen.NewFile(p.Spec.Package)
-	sc := p.Spec.Scaling.Type
-	if sc == "" {
-		sc = "none"
-	}
-	if sc == "none" && len(p.Spec.Scaling.FreqFactors) > 0 {
-		sc = "freq-factors" // Freqs are not Base^(−2i/R): verify must not check them as if they were
-	}
-	if sc == "none" && p.Spec.Axes == spec.AxesVision {
-		sc = "vision" // each half of the pairs restarts the frequencies
-	}
+	// Freqs that are not Base^(−2i/R) must not be checked as if they were.
+	sc := p.Spec.FreqsLabel()
 	kt := jen.Qual(verifyPkg, "Kernel").Types(jen.Id(T))
 	f.Comment("kernel describes this package to package verify, one Backend per")
 	f.Comment("implementation this CPU can run.")

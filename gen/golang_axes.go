@@ -1,11 +1,7 @@
 package gen
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/dave/jennifer/jen"
-	"github.com/ropegen/ropegen/spec"
 )
 
 // axesAPI emits, for a multi-axis plan, Axes and Axis, ApplyAxes and
@@ -131,13 +127,4 @@ func (p *Plan) axesAPI(f *jen.File) {
 }
 
 // axesNames says in words what the axes of the plan's scheme are.
-func (p *Plan) axesNames() string {
-	names := strings.Join(p.Spec.AxisNames(), ", ")
-	switch p.Spec.Axes {
-	case spec.AxesVision:
-		return names
-	case spec.AxesInterleaved:
-		return fmt.Sprintf("%s; interleaved M-RoPE, sections %s", names, spec.SectionsString(p.Spec.Sections))
-	}
-	return fmt.Sprintf("%s; M-RoPE, sections %s", names, spec.SectionsString(p.Spec.Sections))
-}
+func (p *Plan) axesNames() string { return p.Spec.AxesDescription() }

@@ -408,10 +408,17 @@ func (f *figure) wavelengths() {
 
 	lo, hi := math.Inf(1), math.Inf(-1)
 	ln := func(v float64) float64 { return exact.Ln(v) / f.ln10 }
+	still := 0 // pairs with θ = 0 (proportional RoPE): no wavelength, not drawn
 	for _, c := range curves {
+		zeros := 0
 		for _, t := range c.theta {
+			if t == 0 {
+				zeros++
+				continue
+			}
 			lo, hi = min(lo, ln(wave(t))), max(hi, ln(wave(t)))
 		}
+		still = max(still, zeros)
 	}
 	for _, h := range hlines {
 		lo, hi = min(lo, ln(h.w)), max(hi, ln(h.w))
@@ -493,19 +500,26 @@ func (f *figure) wavelengths() {
 	}
 
 	for _, c := range curves {
-		xs, ys := make([]float64, half), make([]float64, half)
+		var xs, ys []float64
 		for i, t := range c.theta {
-			xs[i], ys[i] = x.px(float64(i)), y.px(wave(t))
+			if t != 0 {
+				xs, ys = append(xs, x.px(float64(i))), append(ys, y.px(wave(t)))
+			}
 		}
-		if half == 1 {
+		n := len(xs)
+		if n == 1 {
 			xs, ys = append(xs, xs[0]+1), append(ys, ys[0])
 		}
 		f.polyline(xs, ys, c.style)
 		if c.marker != "" && half <= 64 {
-			for i := range xs[:half] {
+			for i := range xs[:n] {
 				f.printf(`<circle cx="%s" cy="%s" r="2" fill="%s"/>`+"\n", num(xs[i]), num(ys[i]), c.marker)
 			}
 		}
+	}
+	if still > 0 {
+		legend = append(legend, legendEntry{style: stroke(colLine, 1.2, "6,3"),
+			text: fmt.Sprintf("%d pairs with θ = 0 do not turn (not drawn)", still)})
 	}
 	legend = append(legend, f.axisStrip(x)...)
 	var top []legendEntry

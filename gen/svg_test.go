@@ -176,6 +176,15 @@ func TestExplainSVGWellFormed(t *testing.T) {
 	ff.HeadDim = 8
 	ff.Scaling.FreqFactors = []float64{1, 4, 1, 8}
 	specs["freq-factors"] = ff
+	prop := spec.DefaultSpec()
+	prop.Layout, prop.Scaling = spec.NeoX, spec.Scaling{Type: spec.ScalingProportional, RopeAngles: 16, Truncate: true}
+	specs["proportional"] = prop // θ = 0 for 48 of 64 pairs: no wavelength
+	pix := spec.DefaultSpec()
+	pix.HeadDim, pix.Axes = 64, spec.AxesPixtral
+	specs["pixtral"] = pix
+	ern := spec.DefaultSpec()
+	ern.Axes, ern.Sections = spec.AxesERNIE, []int{22, 22, 20}
+	specs["mrope-ernie"] = ern
 	for name, s := range specs {
 		t.Run(name, func(t *testing.T) {
 			doc := svgText(t, s)

@@ -15,10 +15,18 @@ const (
 	AxesMRoPE       = "mrope"             // sectioned M-RoPE (Qwen2-VL, Qwen2.5-VL): Sections[0] pairs on axis 0, then Sections[1] on axis 1, …
 	AxesInterleaved = "mrope-interleaved" // interleaved M-RoPE (Qwen3-VL): axes 1 and 2 take every third pair
 	AxesVision      = "vision"            // 2-D vision RoPE (Qwen2-VL's vision encoder, ggml's vision mode): rows, then columns
+	// AxesERNIE is ERNIE-4.5-VL's 3-D RoPE: Sections are (height, width,
+	// time) with height = width; pairs below height+width alternate height
+	// (even) and width (odd), the rest are time.
+	AxesERNIE = "mrope-ernie"
+	// AxesPixtral is Pixtral's 2-D vision RoPE: the first half of the pairs
+	// rows, the second half columns, rows with the even frequencies
+	// base^(−2·2k/R) and columns the odd ones base^(−2(2k+1)/R).
+	AxesPixtral = "pixtral"
 )
 
 // AxesSchemes lists the multi-axis schemes as the -axes flag documents them.
-var AxesSchemes = []string{"none", AxesMRoPE, AxesInterleaved, AxesVision}
+var AxesSchemes = []string{"none", AxesMRoPE, AxesInterleaved, AxesERNIE, AxesVision, AxesPixtral}
 
 // validateAxes checks Spec.Axes and Spec.Sections against the rest of s,
 // which is valid.
@@ -31,7 +39,7 @@ func (s Spec) validateAxes() error {
 	switch s.Axes {
 	case AxesNone, "none":
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", shown(SectionsString(s.Sections)), "only -axes %s and %s take sections", AxesMRoPE, AxesInterleaved)
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "only -axes %s, %s and %s take sections", AxesMRoPE, AxesInterleaved, AxesERNIE)
 		}
 		return nil
 	case AxesMRoPE, AxesInterleaved:
@@ -43,24 +51,38 @@ func (s Spec) validateAxes() error {
 				return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
 			}
 		}
-	case AxesVision:
+	case AxesERNIE:
+		bad := len(s.Sections) != 3 || sum != half
+		for _, v := range s.Sections {
+			bad = bad || v < 0
+		}
+		if bad {
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (height, width, time), each >= 0, summing to RotaryDim/2 = %d", half)
+		}
+		if s.Sections[0] != s.Sections[1] {
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "-axes %s alternates height and width pairs: want equal height and width counts", AxesERNIE)
+		}
+	case AxesVision, AxesPixtral:
 		if len(s.Sections) > 0 {
-			return specErr("mrope-section", shown(SectionsString(s.Sections)), "-axes vision splits the pairs in halves and takes no sections")
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "-axes %s splits the pairs in halves and takes no sections", s.Axes)
 		}
 		if half%2 != 0 {
-			return specErr("rotary-dim", s.Rotary(), "-axes vision needs RotaryDim/2 even (rows and columns get half the pairs each)")
+			return specErr("rotary-dim", s.Rotary(), "-axes %s needs RotaryDim/2 even (rows and columns get half the pairs each)", s.Axes)
 		}
 		if t := s.Scaling.Kind(); t != ScalingNone {
-			return specErr("scaling", t, "-axes vision takes no scaling")
+			return specErr("scaling", t, "-axes %s takes no scaling", s.Axes)
 		}
 		if ff := s.Scaling.FreqFactors; len(ff) > 0 {
-			return specErr("freq-factors", shown(listValue(ff)), "-axes vision takes no per-pair factors")
+			return specErr("freq-factors", shown(listValue(ff)), "-axes %s takes no per-pair factors", s.Axes)
 		}
 	default:
 		return specErr("axes", s.Axes, "axes must be one of %s", quoteAll(AxesSchemes))
 	}
 	if t := s.Scaling.Kind(); t == ScalingLongRoPE || t == ScalingDynamic {
 		return specErr("scaling", t, "multi-axis RoPE takes one set of frequencies: not %s", t)
+	}
+	if t := s.Scaling.Kind(); t == ScalingProportional {
+		return specErr("scaling", t, "multi-axis RoPE with proportional scaling is no model's: not supported")
 	}
 	return nil
 }
@@ -78,10 +100,44 @@ func SectionsString(v []int) string {
 
 // AxisNames names the axes of s's scheme, axis 0 first.
 func (s Spec) AxisNames() []string {
-	if s.Axes == AxesVision {
+	if s.Axes == AxesVision || s.Axes == AxesPixtral {
 		return []string{"row", "column"}
 	}
 	return []string{"time", "height", "width"}
+}
+
+// AxesDescription says in words what the axes of s's scheme are, for a
+// generated package's documentation.
+func (s Spec) AxesDescription() string {
+	names := strings.Join(s.AxisNames(), ", ")
+	switch s.Axes {
+	case AxesVision:
+		return names
+	case AxesPixtral:
+		return names + "; Pixtral's 2-D RoPE: rows take the even frequencies, columns the odd ones"
+	case AxesInterleaved:
+		return fmt.Sprintf("%s; interleaved M-RoPE, sections %s", names, SectionsString(s.Sections))
+	case AxesERNIE:
+		return fmt.Sprintf("%s; ERNIE-4.5-VL's 3-D RoPE, sections %s (height, width, time): pairs below %d alternate height and width, the rest are time", names, SectionsString(s.Sections), s.Sections[0]+s.Sections[1])
+	}
+	return fmt.Sprintf("%s; M-RoPE, sections %s", names, SectionsString(s.Sections))
+}
+
+// FreqsLabel names how a package's Freqs are made, for package verify's
+// Kernel.Scaling: the scaling type, or, for unscaled frequencies that are
+// not base^(−2i/RotaryDim), what makes them differ ("freq-factors", or the
+// axes scheme), so that verify does not recompute them as if they were.
+func (s Spec) FreqsLabel() string {
+	sc := s.Scaling.Kind()
+	switch {
+	case sc != ScalingNone:
+		return sc
+	case len(s.Scaling.FreqFactors) > 0:
+		return "freq-factors"
+	case s.Axes == AxesVision || s.Axes == AxesPixtral:
+		return s.Axes
+	}
+	return sc
 }
 
 // AxisMap returns a_i, the axis of every pair, and the number of axes: nil
@@ -111,7 +167,17 @@ func (s Spec) AxisMap() (axis []uint8, axes int) {
 			}
 		}
 		return axis, 3
-	case AxesVision:
+	case AxesERNIE:
+		// Ernie4_5_VLMoeTextRotaryEmbedding.recomposition_to_3d: height and
+		// width interleaved (stack, flatten) over the first
+		// Sections[0]+Sections[1] pairs, then time.
+		axis = make([]uint8, half)
+		hw := s.Sections[0] + s.Sections[1]
+		for i := range hw {
+			axis[i] = uint8(1 + i%2)
+		}
+		return axis, 3
+	case AxesVision, AxesPixtral:
 		axis = make([]uint8, half)
 		for i := half / 2; i < half; i++ {
 			axis[i] = 1
@@ -119,6 +185,21 @@ func (s Spec) AxisMap() (axis []uint8, axes int) {
 		return axis, 2
 	}
 	return nil, 1
+}
+
+// pixtralFreqs returns Pixtral's 2-D frequencies: over R = RotaryDim the
+// default θ_j = base^(−2j/R), j = 0 … R/2−1; the row pairs (the first half)
+// take the even j and the column pairs the odd j
+// (PixtralRotaryEmbedding: freqs[::2] for h, freqs[1::2] for w).
+func pixtralFreqs(base float64, r int) []float64 {
+	half := r / 2
+	f := make([]float64, half)
+	pow := exact.PowOf(base)
+	for i := range f {
+		j := 2*(i%(half/2)) + i/(half/2)
+		f[i] = pow(-float64(2*j) / float64(r))
+	}
+	return f
 }
 
 // visionFreqs returns the 2-D vision frequencies: each half of the pairs

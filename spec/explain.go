@@ -72,15 +72,16 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 	} else {
 		fmt.Fprintf(b, "pairs: %d, pair i = %s\n", half, pair)
 	}
-	if s.Axes == AxesVision {
+	switch s.Axes {
+	case AxesVision:
 		fmt.Fprintf(b, "θ⁰_i = base^(−2·(i mod %d)/%d): rows and columns each restart the frequencies\n", half/2, half)
-	} else {
+	case AxesPixtral:
+		fmt.Fprintf(b, "θ⁰_i = base^(−2j/%d) with j = 2·(i mod %d) for the row pairs (i < %d) and j = 2·(i mod %d) + 1 for the column pairs: rows take the even frequencies, columns the odd ones\n", r, half/2, half/2, half/2)
+	default:
 		b.WriteString("θ⁰_i = base^(−2i/rotary-dim)")
-	}
-	if len(sc.FreqFactors) > 0 {
-		b.WriteString(" / f_i, f_i = -freq-factors[i] (ggml freq_factors)")
-	}
-	if s.Axes != AxesVision {
+		if len(sc.FreqFactors) > 0 {
+			b.WriteString(" / f_i, f_i = -freq-factors[i] (ggml freq_factors)")
+		}
 		b.WriteString("\n")
 	}
 	if axis, axes := s.AxisMap(); axes > 1 {
@@ -112,6 +113,12 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 			shortFloat(sc.Factor), l, l, l, shortFloat(s.Base), shortFloat(sc.Factor), l, shortFloat(sc.Factor-1), r, r-2)
 	case ScalingLinear:
 		fmt.Fprintf(b, "scaling: linear, factor %s: θ_i = θ⁰_i/%s\n", shortFloat(sc.Factor), shortFloat(sc.Factor))
+	case ScalingProportional:
+		f := sc.Factor
+		if f == 0 {
+			f = 1
+		}
+		fmt.Fprintf(b, "scaling: proportional, rope-angles %d, factor %s: θ_i = θ⁰_i/%s for i < %d; θ_i = 0 (cos 1, sin 0: the pair does not turn) for i ≥ %d\n", sc.RopeAngles, shortFloat(f), shortFloat(f), sc.RopeAngles, sc.RopeAngles)
 	case ScalingNTK:
 		fmt.Fprintf(b, "scaling: ntk, factor %s: base %s·%s^(%d/%d) = %s\n", shortFloat(sc.Factor), shortFloat(s.Base), shortFloat(sc.Factor), r, r-2, shortFloat(sd.NTKBase))
 	case ScalingYaRN:
@@ -170,6 +177,11 @@ func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
 			band = "dynamic: θ⁰_i up to orig-ctx"
 		case ScalingLinear:
 			band = "linear: θ⁰_i/s"
+		case ScalingProportional:
+			band = "proportional: θ⁰_i/s"
+			if i >= sc.RopeAngles {
+				band = "proportional: θ = 0, does not turn"
+			}
 		case ScalingNTK:
 			band = "ntk: scaled base"
 		case ScalingYaRN:

@@ -30,6 +30,8 @@ import (
 //     is empty (a wavelength of exactly OrigCtx/LowFreqFactor keeps θ_i).
 //   - longrope: θ_i/ShortFactor[i], and long θ_i/LongFactor[i]; A =
 //     AttnFactor, else sqrt(1 + ln s/ln OrigCtx) for s > 1, else 1.
+//   - proportional: θ_i/s for i < RopeAngles (s = 1 when Factor is 0), 0
+//     for the other pairs, which therefore do not turn.
 //
 // A is 1 unless stated. Every formula is evaluated in float64, with powers
 // and logarithms correctly rounded (exactPow, exactLn) and no fused
@@ -116,9 +118,12 @@ func (s Spec) scale() (*Scaled, error) {
 	r := s.Rotary()
 	half := r / 2
 	out := &Scaled{Type: sc.Kind(), Attn: 1}
-	if s.Axes == AxesVision {
+	switch s.Axes {
+	case AxesVision:
 		out.Theta0 = visionFreqs(s.Base, r)
-	} else {
+	case AxesPixtral:
+		out.Theta0 = pixtralFreqs(s.Base, r)
+	default:
 		out.Theta0 = defaultFreqs(s.Base, r, sc.FreqFactors)
 	}
 	for i, t := range out.Theta0 {
@@ -142,6 +147,16 @@ func (s Spec) scale() (*Scaled, error) {
 		s.yarn(out)
 	case ScalingLlama3:
 		llama3(sc, out)
+	case ScalingProportional:
+		f := factor
+		if f == 0 {
+			f = 1
+		}
+		for i, t := range out.Theta0 {
+			if i < sc.RopeAngles {
+				out.Freqs[i] = t / f
+			}
+		}
 	case ScalingLongRoPE:
 		out.Long = make([]float64, half)
 		for i, t := range out.Theta0 {
@@ -156,6 +171,9 @@ func (s Spec) scale() (*Scaled, error) {
 		}
 	}
 	for i := range out.Freqs {
+		if out.Type == ScalingProportional && i >= sc.RopeAngles {
+			continue // θ = 0: this pair does not turn
+		}
 		if t := out.Freqs[i]; !finitePos(t) {
 			if out.Type == ScalingLongRoPE {
 				return nil, specErr("short-factor", sc.ShortFactor[i], "value %d makes θ_%d = %g; frequencies must stay finite and > 0", i+1, i, t)

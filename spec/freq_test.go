@@ -57,6 +57,12 @@ func checkAgainstHF(t fataler, s Spec, p hfref.Rope) {
 		t.Fatalf("attention factor %.17g, Hugging Face reference %.17g", attn, wantAttn)
 	}
 	for i, f := range freqs {
+		if s.Scaling.Kind() == ScalingProportional && i >= s.Scaling.RopeAngles {
+			if f != 0 {
+				t.Fatalf("θ_%d = %g, want 0 (proportional: pairs past %d do not turn)", i, f, s.Scaling.RopeAngles)
+			}
+			continue
+		}
 		if !finitePos(f) {
 			t.Fatalf("θ_%d = %g", i, f)
 		}
@@ -326,6 +332,17 @@ func TestFrequenciesRapid(t *testing.T) {
 			if p.Factor == 0 {
 				p.Factor = 1 // unused: the attention factor is given
 			}
+		case ScalingProportional:
+			// The kernel's head is the whole of it: rot values.
+			p.Partial = rapid.Float64Range(0.01, 1).Draw(t, "partial_rotary_factor")
+			if hfref.ProportionalAngles(p.Partial, rot) == 0 {
+				p.Partial = 1
+			}
+			sc.RopeAngles = hfref.ProportionalAngles(p.Partial, rot)
+			if rapid.Bool().Draw(t, "factor") {
+				sc.Factor = rapid.Float64Range(0.5, 8).Draw(t, "factor")
+				p.Factor = sc.Factor
+			}
 		}
 		checkAgainstHF(t, s, p)
 	})
@@ -394,6 +411,9 @@ func TestFrequenciesFiniteRapid(t *testing.T) {
 		float("high-freq-factor", &sc.HighFreqFactor)
 		list("short-factor", &sc.ShortFactor)
 		list("long-factor", &sc.LongFactor)
+		if set("rope-angles") {
+			sc.RopeAngles = rapid.IntRange(-1, half+1).Draw(t, "rope-angles")
+		}
 		if rapid.IntRange(0, 3).Draw(t, "freq-factors set") == 0 {
 			sc.FreqFactors = elems("freq-factors")
 		}
@@ -416,6 +436,12 @@ func TestFrequenciesFiniteRapid(t *testing.T) {
 			t.Fatalf("%d frequencies, want %d", len(freqs), half)
 		}
 		for i := range freqs {
+			if typ == ScalingProportional && i >= sc.RopeAngles {
+				if freqs[i] != 0 {
+					t.Fatalf("θ_%d = %g, want 0 past rope-angles %d", i, freqs[i], sc.RopeAngles)
+				}
+				continue
+			}
 			if !finitePos(freqs[i]) || (long != nil && !finitePos(long[i])) {
 				t.Fatalf("θ_%d = %g (long %v)", i, freqs[i], long)
 			}

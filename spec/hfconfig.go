@@ -32,23 +32,53 @@ func (e *HFConfigError) Error() string {
 
 // HFOptions selects what LoadHFConfigWith reads from a config.
 type HFOptions struct {
-	// Local selects the RoPE of the local (sliding-window) layers of a
-	// model whose layers use two RoPEs (Gemma 3's rope_local_base_freq,
-	// transformers v5's per-layer-type rope_parameters); the default is the
-	// global (full-attention) layers' RoPE.
+	// LayerType selects the RoPE of one layer type of a model whose layers
+	// differ (transformers v5's layer_types and per-layer-type
+	// rope_parameters, Gemma 3's rope_local_base_freq): "full_attention",
+	// "sliding_attention", … The default is the full-attention layers'
+	// RoPE, or the only RoPE the model has.
+	LayerType string
+	// Local is LayerType "sliding_attention" (the -rope-local flag).
 	Local bool
+	// Part selects which rotation of the model the spec is: HFPartText
+	// (the default: the text model's attention), HFPartIndexer (the
+	// lightning indexer of DeepSeek-V3.2 and GLM-5's sparse attention) or
+	// HFPartVision (the vision encoder of vision_config: Pixtral).
+	Part string
 	// Layout, when not empty, is the layout the caller will set (the
 	// -layout flag): a model type missing from ropegen's layout table is
 	// then accepted instead of refused.
 	Layout string
 }
 
+// The values of HFOptions.Part.
+const (
+	HFPartText    = "text"
+	HFPartIndexer = "indexer"
+	HFPartVision  = "vision"
+)
+
+// HFParts lists the values of HFOptions.Part as the -hf-part flag takes them.
+var HFParts = []string{HFPartText, HFPartIndexer, HFPartVision}
+
 // HFInfo is what LoadHFConfigWith learned about the model besides the
-// spec: its model type and notes on how the kernel sits in the model
-// (which of two RoPEs it is, MLA's rotary part), for -explain.
+// spec: its model type, its layers, and notes on how the kernel sits in the
+// model (which of several RoPEs it is, MLA's rotary part, what the table
+// model leaves to the caller), for -explain.
 type HFInfo struct {
 	ModelType string
+	Layers    []HFLayer // the model's layer types and their RoPEs; nil when the config does not say
 	Notes     []string
+}
+
+// HFLayer is one layer type of a model: its layers and their RoPE.
+type HFLayer struct {
+	Type   string // "full_attention", "sliding_attention", "linear_attention", …
+	Layers []int  // the layers of this type; nil when the config lists none
+	Of     int    // the number of layers of the model; 0 when unknown
+	RoPE   string // the RoPE these layers use, summarised; "" for none
+	NoPE   string // why these layers use no RoPE ("" when they use one)
+	Chosen bool   // the spec is this type's RoPE
 }
 
 // LoadHFConfig is LoadHFConfigWith with the zero HFOptions, without the
@@ -297,92 +327,6 @@ func (o hfObj) firstInt(keys ...string) (key string, v int, ok bool, err error) 
 	return keys[0], 0, false, nil
 }
 
-// hfLayout is a model type's entry in hfLayouts.
-type hfLayout struct {
-	layout string // Interleaved or NeoX; "" when the model type is refused
-	refuse string // why ropegen cannot read this model type's config, and what to do instead
-}
-
-// hfLayouts is the one table of model types ropegen reads: which two values
-// of a head each model's reference implementation rotates together (docs/contract.md
-// §2). "neox" is Hugging Face's rotate_half, pairing i with i+RotaryDim/2;
-// "interleaved" pairs 2i with 2i+1. Each entry cites the function that
-// decides it (transformers' src/transformers/models/<type>/modeling_<type>.py
-// unless another file is named).
-//
-// A model type that is not in the table is refused, with a message that
-// asks for -layout: guessing rotate_half would silently pair the wrong
-// values of an interleaved model. With HFOptions.Layout set (the -layout
-// flag given) it is read like any other.
-var hfLayouts = map[string]hfLayout{
-	// rotate_half: apply_rotary_pos_emb with rotate_half, cos/sin cat((freqs, freqs)).
-	"llama":         {layout: NeoX}, // LLaMA 1-3, SmolLM2: modeling_llama.rotate_half
-	"mistral":       {layout: NeoX}, // modeling_mistral.rotate_half (Mistral, Mistral-Nemo)
-	"mixtral":       {layout: NeoX}, // modeling_mixtral.rotate_half
-	"qwen2":         {layout: NeoX}, // modeling_qwen2.rotate_half (Qwen2, Qwen2.5)
-	"qwen2_moe":     {layout: NeoX}, // modeling_qwen2_moe.rotate_half
-	"qwen3":         {layout: NeoX}, // modeling_qwen3.rotate_half
-	"qwen3_moe":     {layout: NeoX}, // modeling_qwen3_moe.rotate_half
-	"qwen2_vl":      {layout: NeoX}, // modeling_qwen2_vl.apply_multimodal_rotary_pos_emb: rotate_half
-	"qwen2_5_vl":    {layout: NeoX}, // modeling_qwen2_5_vl.apply_multimodal_rotary_pos_emb: rotate_half
-	"qwen3_vl":      {layout: NeoX}, // modeling_qwen3_vl.apply_rotary_pos_emb: rotate_half (after apply_interleaved_mrope)
-	"qwen3_vl_text": {layout: NeoX}, // as qwen3_vl
-	"phi":           {layout: NeoX}, // modeling_phi.rotate_half, on the first partial_rotary_factor of the head
-	"phi3":          {layout: NeoX}, // modeling_phi3.rotate_half (Phi-3, Phi-3.5, Phi-4)
-	"phimoe":        {layout: NeoX}, // modeling_phimoe.rotate_half
-	"gemma":         {layout: NeoX}, // modeling_gemma.rotate_half
-	"gemma2":        {layout: NeoX}, // modeling_gemma2.rotate_half
-	"gemma3":        {layout: NeoX}, // modeling_gemma3.rotate_half
-	"gemma3_text":   {layout: NeoX}, // as gemma3
-	"gpt_neox":      {layout: NeoX}, // modeling_gpt_neox.rotate_half, on the first rotary_pct of the head
-	"stablelm":      {layout: NeoX}, // modeling_stablelm.rotate_half
-	"starcoder2":    {layout: NeoX}, // modeling_starcoder2.rotate_half
-	"olmo":          {layout: NeoX}, // modeling_olmo.rotate_half
-	"olmo2":         {layout: NeoX}, // modeling_olmo2.rotate_half
-	"granite":       {layout: NeoX}, // modeling_granite.rotate_half
-	"internlm2":     {layout: NeoX}, // remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half
-	"gpt_oss":       {layout: NeoX}, // modeling_gpt_oss._apply_rotary_emb: torch.chunk(x, 2) halves
-	// Adjacent pairs (2i, 2i+1).
-	"gptj":        {layout: Interleaved}, // modeling_gptj.rotate_every_two
-	"codegen":     {layout: Interleaved}, // modeling_codegen.rotate_every_two
-	"cohere":      {layout: Interleaved}, // modeling_cohere.rotate_half: x[..., ::2], x[..., 1::2], cos/sin repeat_interleave
-	"cohere2":     {layout: Interleaved}, // modeling_cohere2.rotate_half, as cohere
-	"glm":         {layout: Interleaved}, // modeling_glm.rotate_half on x[..., 0::2], x[..., 1::2], cos/sin repeat_interleave (GLM-4 -hf checkpoints)
-	"glm4":        {layout: Interleaved}, // modeling_glm4.rotate_half, as glm
-	"llama4":      {layout: Interleaved}, // modeling_llama4.apply_rotary_emb: torch.view_as_complex of x.reshape(..., -1, 2)
-	"llama4_text": {layout: Interleaved}, // as llama4
-	"deepseek_v2": {layout: Interleaved}, // modeling_deepseek_v2.apply_rotary_emb: view_as_complex of (…, -1, 2); MLA
-	"deepseek_v3": {layout: Interleaved}, // modeling_deepseek_v3.apply_rotary_pos_emb_interleave (rope_interleave, default true); MLA
-	"kimi_k2":     {layout: Interleaved}, // remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA
-	// Refused, with what to do instead.
-	"chatglm": {refuse: "the remote-code ChatGLM config (kv_channels, rope_ratio, ChatGLM-6B's 2-D position_encoding_2d) is not read; use the config of the transformers port (THUDM/glm-4-9b-chat-hf, model_type \"glm\") or give the spec with flags (-layout interleaved, -rotary-dim kv_channels/2, -base 10000·rope_ratio)"},
-}
-
-// hfDefaults are the defaults of the transformers config classes for the
-// keys LoadHFConfigWith reads, where they are not the general ones.
-var hfDefaults = map[string]struct {
-	headDim   int     // 0: hidden_size/num_attention_heads
-	heads     int     // num_attention_heads when absent; 0: none
-	base      float64 // rope_theta when absent; 0: 10000
-	localBase float64 // rope_local_base_freq when absent (two-base models); 0: none
-	rotaryKey string  // the key rotary is the default of
-	rotary    float64 // fraction of the head, or the rotary dim for rotary_dim
-	nopeEvery int     // no_rope_layer_interval when absent (iRoPE); 0: none
-	class     string  // the config class, where a note names its default
-}{
-	"gpt_neox":    {rotaryKey: "rotary_pct", rotary: 0.25},             // GPTNeoXConfig
-	"phi":         {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // PhiConfig
-	"stablelm":    {rotaryKey: "partial_rotary_factor", rotary: 0.25},  // StableLmConfig
-	"glm":         {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // GlmConfig
-	"glm4":        {rotaryKey: "partial_rotary_factor", rotary: 0.5},   // Glm4Config
-	"gptj":        {rotaryKey: "rotary_dim", rotary: 64},               // GPTJConfig
-	"gemma":       {headDim: 256},                                      // GemmaConfig
-	"gemma2":      {headDim: 256},                                      // Gemma2Config
-	"gemma3_text": {headDim: 256, heads: 8, base: 1e6, localBase: 1e4}, // Gemma3TextConfig
-	"llama4":      {nopeEvery: 4, class: "Llama4TextConfig"},           // its text_config's
-	"llama4_text": {nopeEvery: 4, class: "Llama4TextConfig"},           // Llama4TextConfig
-}
-
 // hfScalingTypes maps Hugging Face rope_type names to ropegen's.
 var hfScalingTypes = map[string]string{
 	"default":  ScalingNone,
@@ -394,10 +338,12 @@ var hfScalingTypes = map[string]string{
 	"llama3":   ScalingLlama3,
 	"longrope": ScalingLongRoPE,
 	"su":       ScalingLongRoPE, // Phi-3's first name for longrope
+
+	"proportional": ScalingProportional, // Gemma 4
 }
 
 // hfScalingNames are the rope_type names ropegen reads, for messages.
-var hfScalingNames = []string{"default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"}
+var hfScalingNames = []string{"default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"}
 
 // hfScalingKeys are the keys each scaling type reads from the RoPE
 // parameters, besides rope_type, type, rope_theta, partial_rotary_factor
@@ -407,22 +353,52 @@ var hfScalingKeys = map[string][]string{
 	ScalingLinear:   {"factor"},
 	ScalingNTK:      {"factor"},
 	ScalingDynamic:  {"factor"},
-	ScalingYaRN:     {"factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "finetuned"},
+	ScalingYaRN:     {"factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "finetuned", "llama_4_scaling_beta", "max_position_embeddings"},
 	ScalingLlama3:   {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
 	ScalingLongRoPE: {"factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"},
+	// factor: 1 when absent (_compute_proportional_rope_parameters);
+	// partial_rotary_factor, read with every type, gives RopeAngles.
+	ScalingProportional: {"factor"},
 }
 
-// Layer types of v5's per-layer-type RoPE parameters.
-const (
-	hfGlobalLayers = "full_attention"
-	hfLocalLayers  = "sliding_attention"
-)
+// hfAlpha reads HunYuan's dynamic NTK with alpha
+// (HunYuanDenseV1RotaryEmbedding: base = rope_theta·alpha^(d/(d−2)), once):
+// static NTK with factor alpha. The other keys HunYuan's configs carry
+// beside it (factor, and yarn's) are not read on that path.
+func hfAlpha(rp hfObj, alpha float64) (Scaling, error) {
+	for k := range rp.m {
+		switch k {
+		case "rope_type", "type", "rope_theta", "partial_rotary_factor", "alpha", "factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim":
+		default:
+			return Scaling{}, rp.errf(k, "unknown key for HunYuan's dynamic NTK with alpha (ropegen reads alpha; factor, beta_fast, beta_slow, mscale and mscale_all_dim are not read on that path)")
+		}
+	}
+	if !(alpha > 0) {
+		return Scaling{}, rp.errf("alpha", "want a number > 0, got %v", alpha)
+	}
+	return Scaling{Type: ScalingNTK, Factor: alpha, Truncate: true}, nil
+}
 
 // hfSpec turns a config's top-level object into a spec.
 func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	spec := DefaultSpec()
 	var info HFInfo
 	fail := func(err error) (Spec, HFInfo, error) { return Spec{}, HFInfo{}, err }
+
+	switch opt.Part {
+	case "", HFPartText, HFPartIndexer:
+	case HFPartVision:
+		return hfVisionSpec(top)
+	default:
+		return fail(&HFConfigError{Path: top.path, Msg: fmt.Sprintf("-hf-part %q: want one of %s", opt.Part, quoteAll(HFParts))})
+	}
+	layerType := opt.LayerType
+	if opt.Local {
+		if layerType != "" && layerType != hfSlidingLayers {
+			return fail(&HFConfigError{Path: top.path, Msg: fmt.Sprintf("-rope-local is -layer-type %s, but -layer-type %q is given too", hfSlidingLayers, layerType)})
+		}
+		layerType = hfSlidingLayers
+	}
 
 	// The text model: text_config when there is one.
 	c := top
@@ -437,11 +413,14 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if !ok && tcOK {
-		model, ok, err = top.str("model_type")
-		if err != nil {
+	topModel, topOK := "", false
+	if tcOK {
+		if topModel, topOK, err = top.str("model_type"); err != nil {
 			return fail(err)
 		}
+	}
+	if !ok && topOK {
+		model, ok = topModel, true
 	}
 	if !ok {
 		return fail(c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout"))
@@ -455,14 +434,36 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	if tcOK {
 		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
 	}
-	entry, known := hfLayouts[model]
+	entry, refuse, known := hfLookup(model)
+	if !known && topOK {
+		// A text_config type the table lacks (EXAONE 4.5's exaone4_5_text)
+		// belongs to the top-level type's modeling file.
+		if e, r, ok := hfLookup(topModel); ok {
+			entry, refuse, known = e, r, true
+			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
+		}
+	}
 	switch {
-	case known && entry.refuse != "":
-		return fail(c.errf("model_type", "%q is not supported: %s", model, entry.refuse))
+	case known && refuse != "":
+		return fail(c.errf("model_type", "%q is not supported: %s", model, refuse))
 	case !known && opt.Layout == "":
 		return fail(c.errf("model_type", "%q is not in ropegen's table of model types, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, NeoX, Interleaved))
 	case known:
-		spec.Layout = entry.layout
+		spec.Layout = entry.layouts[0]
+		if entry.ropeInterleave {
+			// The attention's `if self.config.rope_interleave`:
+			// apply_rotary_pos_emb_interleave, else rotate_half.
+			il, ok, err := c.bool("rope_interleave")
+			if err != nil {
+				return fail(err)
+			}
+			if !ok {
+				il = entry.ropeInterleaveDefault
+			}
+			if !il {
+				spec.Layout = entry.layouts[1]
+			}
+		}
 	default:
 		spec.Layout = opt.Layout
 	}
@@ -473,25 +474,23 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		info.Notes = append(info.Notes, note)
 	}
 
-	// MLA: the kernel is the rotary part of each head.
+	// Head dim: the indexer's, MLA's rotary part, or the head's.
 	mlaRot, mla, err := c.int("qk_rope_head_dim")
 	if err != nil {
 		return fail(err)
 	}
-	if mla {
-		if mlaRot <= 0 {
-			return fail(c.errf("qk_rope_head_dim", "want a positive integer, got %d", mlaRot))
+	if mla && mlaRot <= 0 {
+		return fail(c.errf("qk_rope_head_dim", "want a positive integer, got %d", mlaRot))
+	}
+	switch {
+	case opt.Part == HFPartIndexer:
+		if err := hfIndexer(c, model, entry, known, mlaRot, mla, &spec, &info); err != nil {
+			return fail(err)
 		}
+	case mla:
 		nope, nopeOK, err := c.int("qk_nope_head_dim")
 		if err != nil {
 			return fail(err)
-		}
-		if il, ok, err := c.bool("rope_interleave"); err != nil {
-			return fail(err)
-		} else if ok && !il {
-			// DeepseekV3Attention: apply_rotary_pos_emb (rotate_half)
-			// when rope_interleave is false.
-			spec.Layout = NeoX
 		}
 		spec.HeadDim = mlaRot
 		full := "qk_nope_head_dim + qk_rope_head_dim"
@@ -499,7 +498,10 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 			full = fmt.Sprintf("qk_nope_head_dim %d + qk_rope_head_dim %d = %d", nope, mlaRot, nope+mlaRot)
 		}
 		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale's mscale² is the attention's, not the kernel's", mlaRot, full))
-	} else {
+		if entry.indexer != "" {
+			info.Notes = append(info.Notes, fmt.Sprintf("this model also has a lightning indexer, whose RoPE is %s (%s): -hf-part %s writes its package", entry.indexer, entry.indexerCite, HFPartIndexer))
+		}
+	default:
 		hd, ok, err := c.int("head_dim")
 		if err != nil {
 			return fail(err)
@@ -516,71 +518,59 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		spec.HeadDim = hd
 	}
 
-	// The RoPE parameters: rope_scaling wins over rope_parameters, as in
-	// transformers v4 (which knows only rope_scaling) and v5
-	// (convert_rope_params_to_dict).
-	rp, rpOK, err := c.obj("rope_scaling")
+	// The layers and the RoPE of each layer type.
+	groups, err := hfLayerGroups(c, model)
 	if err != nil {
 		return fail(err)
 	}
-	if !rpOK {
-		if rp, rpOK, err = c.obj("rope_parameters"); err != nil {
-			return fail(err)
-		}
-	}
-	localBase, localOK, err := c.num("rope_local_base_freq")
+	chosen, err := hfChoose(c, model, groups, layerType)
 	if err != nil {
 		return fail(err)
 	}
-	if !localOK && defaults.localBase != 0 {
-		localBase, localOK = defaults.localBase, true
-	}
-	perLayer := false
-	if rpOK {
-		var layers []string
-		for k, v := range rp.m {
-			if _, isObj := v.(map[string]any); isObj {
-				layers = append(layers, k)
-			}
+	fixedHead := mla || opt.Part == HFPartIndexer
+	var out Spec
+	var outNotes []string
+	for i := range groups {
+		g := &groups[i]
+		if g.src.nope != "" || g.src.missing {
+			continue
 		}
-		if len(layers) > 0 {
-			sort.Strings(layers)
-			for _, l := range layers {
-				if l != hfGlobalLayers && l != hfLocalLayers {
-					return fail(rp.errf(l, "per-layer-type RoPE parameters for layer type %q are not supported: ropegen reads %q (the default) and %q (with -rope-local)", l, hfGlobalLayers, hfLocalLayers))
-				}
-			}
-			if len(layers) != len(rp.m) {
-				return fail(c.errf(strings.TrimSuffix(strings.TrimPrefix(rp.prefix, c.prefix), "."), "mixes per-layer-type objects (%s) with plain keys: want one or the other", strings.Join(layers, ", ")))
-			}
-			perLayer = true
-			want := hfGlobalLayers
-			if opt.Local {
-				want = hfLocalLayers
-			}
-			sub, ok, err := rp.obj(want)
+		s := spec
+		if g.src.headDim != 0 && !fixedHead {
+			s.HeadDim = g.src.headDim
+		}
+		s, notes, err := hfRoPE(c, g.src, s, model, entry, defaults.base, !fixedHead)
+		if i == chosen {
 			if err != nil {
 				return fail(err)
 			}
-			if !ok {
-				return fail(rp.errf(want, "missing: the config gives RoPE parameters per layer type (%s) but none for %q", strings.Join(layers, ", "), want))
-			}
-			rp = sub
-			if len(layers) == 2 {
-				note := "two RoPEs: this is the global (full-attention) layers', " + strings.TrimSuffix(rp.prefix, ".") + ", written by default; -rope-local writes the local (sliding-window) layers'"
-				if opt.Local {
-					note = "two RoPEs: this is the local (sliding-window) layers', " + strings.TrimSuffix(rp.prefix, ".") + ", written with -rope-local; without it ropegen writes the global (full-attention) layers'"
-				}
-				info.Notes = append(info.Notes, note)
-			}
+			out, outNotes = s, notes
+		}
+		if err != nil {
+			g.summary = "not read: " + err.Error()
+		} else {
+			g.summary = hfSummary(s)
 		}
 	}
+	info.Layers, info.Notes = hfLayerNotes(groups, chosen, info.Notes)
+	info.Notes = append(info.Notes, outNotes...)
+	return out, info, nil
+}
 
-	// Base.
-	base, baseOK := 0.0, false
-	if rpOK {
+// hfRoPE reads one RoPE into spec: the base, the rotary dim (when rotary,
+// not for MLA and the indexer, whose caller fixed it), the scaling and the
+// axes, from src.
+func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayout, defBase float64, rotary bool) (Spec, []string, error) {
+	var notes []string
+	rp, rpOK := src.rp, src.rpOK
+
+	// Base: the source's own, else rope_theta in the RoPE parameters, else
+	// the config's rope_theta (or rotary_emb_base), else the class default.
+	base, baseOK := src.base, src.base != 0
+	var err error
+	if !baseOK && rpOK {
 		if base, baseOK, err = rp.num("rope_theta"); err != nil {
-			return fail(err)
+			return spec, nil, err
 		}
 	}
 	for _, k := range []string{"rope_theta", "rotary_emb_base"} {
@@ -588,36 +578,32 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 			break
 		}
 		if base, baseOK, err = c.num(k); err != nil {
-			return fail(err)
+			return spec, nil, err
 		}
 	}
-	if !baseOK && defaults.base != 0 {
-		base, baseOK = defaults.base, true
+	if !baseOK && defBase != 0 {
+		base, baseOK = defBase, true
 	}
 	if baseOK {
 		spec.Base = base
 	}
 
-	// The local layers of a two-base model (Gemma 3): Gemma3TextModel's
-	// rotary_emb_local, a default RoPE of base rope_local_base_freq.
-	switch {
-	case localOK && !perLayer:
-		if opt.Local {
-			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the local (sliding-window) layers' (base rope_local_base_freq %s, no scaling), written with -rope-local; without it ropegen writes the global layers' (base %s with the config's scaling)", shortFloat(localBase), shortFloat(spec.Base)))
-			spec.Base = localBase
-			rpOK = false
-		} else {
-			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the global (full-attention) layers' (base %s), written by default; -rope-local writes the local (sliding-window) layers' (base rope_local_base_freq %s, no scaling)", shortFloat(spec.Base), shortFloat(localBase)))
+	// Proportional RoPE (Gemma 4) turns the whole head: partial_rotary_factor
+	// says how many of its pairs have a frequency.
+	proportional := false
+	if rpOK {
+		name, _, err := rp.str("rope_type")
+		if err != nil {
+			return spec, nil, err
 		}
-	case opt.Local && !perLayer:
-		return fail(&HFConfigError{Path: c.path, Msg: fmt.Sprintf("-rope-local: model_type %q uses one RoPE in every layer (no rope_local_base_freq, no per-layer-type rope_parameters); leave out -rope-local", model)})
+		proportional = name == "proportional"
 	}
 
 	// Rotary dim.
-	if !mla {
-		rot, err := hfRotaryDim(c, rp, rpOK, spec.HeadDim, defaults.rotaryKey, defaults.rotary)
+	if rotary && !proportional {
+		rot, err := hfRotaryDim(c, rp, rpOK, spec.HeadDim, entry.rotaryKey, entry.rotary)
 		if err != nil {
-			return fail(err)
+			return spec, nil, err
 		}
 		if rot != spec.HeadDim {
 			spec.RotaryDim = rot
@@ -625,22 +611,57 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	}
 
 	// Scaling and axes.
-	if !rpOK {
-		return spec, info, nil
+	if !rpOK || src.noScaling {
+		return spec, notes, nil
 	}
-	sc, err := hfScaling(c, rp)
+	sc, scNotes, err := hfScaling(c, rp)
 	if err != nil {
-		return fail(err)
+		return spec, nil, err
+	}
+	notes = append(notes, scNotes...)
+	if proportional {
+		p := 1.0
+		for _, o := range []hfObj{rp, c} {
+			v, ok, err := o.num("partial_rotary_factor")
+			if err != nil {
+				return spec, nil, err
+			}
+			if ok {
+				if !(v > 0 && v <= 1) {
+					return spec, nil, o.errf("partial_rotary_factor", "want a fraction of the head in (0, 1], got %v", v)
+				}
+				p = v
+				break
+			}
+		}
+		// _compute_proportional_rope_parameters: int(p·head_dim // 2).
+		sc.RopeAngles = int(math.Floor(p * float64(spec.HeadDim) / 2))
+		notes = append(notes, fmt.Sprintf("proportional RoPE (transformers' _compute_proportional_rope_parameters): the whole head of %d turns as neox pairs (i, i+%d), and only pairs 0…%d (partial_rotary_factor %s of the head) have a frequency, base^(−2i/%d); the other %d pairs keep θ = 0 (cos 1, sin 0)", spec.HeadDim, spec.HeadDim/2, sc.RopeAngles-1, shortFloat(p), spec.HeadDim, spec.HeadDim/2-sc.RopeAngles))
 	}
 	spec.Scaling = sc
-	if err := hfAxes(rp, &spec); err != nil {
-		return fail(err)
+	if err := hfAxes(rp, &spec, model); err != nil {
+		return spec, nil, err
 	}
-	return spec, info, nil
+	return spec, notes, nil
+}
+
+// hfMRoPEModels are the model types whose rotary embedding always has
+// axes, with the sections it falls back on and the axes scheme: the
+// modeling file's rope_parameters.get("mrope_section", default).
+var hfMRoPEModels = map[string]struct {
+	axes     string
+	sections []int
+}{
+	"ernie4_5_vl_moe":      {AxesERNIE, []int{22, 22, 20}}, // Ernie4_5_VLMoeTextRotaryEmbedding.recomposition_to_3d
+	"ernie4_5_vl_moe_text": {AxesERNIE, []int{22, 22, 20}},
+	"glm4v":                {AxesMRoPE, []int{8, 12, 12}}, // Glm4vTextRotaryEmbedding.apply_mrope
+	"glm4v_text":           {AxesMRoPE, []int{8, 12, 12}},
+	"glm4v_moe":            {AxesMRoPE, []int{8, 12, 12}}, // Glm4vMoeTextRotaryEmbedding.apply_mrope
+	"glm4v_moe_text":       {AxesMRoPE, []int{8, 12, 12}},
 }
 
 // hfAxes reads M-RoPE's keys from the RoPE parameters rp into s.
-func hfAxes(rp hfObj, s *Spec) error {
+func hfAxes(rp hfObj, s *Spec, model string) error {
 	sec, secOK, err := rp.list("mrope_section")
 	if err != nil {
 		return err
@@ -649,11 +670,17 @@ func hfAxes(rp hfObj, s *Spec) error {
 	if err != nil {
 		return err
 	}
+	fixed, fixedOK := hfMRoPEModels[model]
 	if !secOK {
 		if ilOK && il {
 			return rp.errf("mrope_interleaved", "true, but mrope_section is missing: interleaved M-RoPE needs the pairs per axis")
 		}
-		return nil
+		if !fixedOK {
+			return nil
+		}
+		for _, v := range fixed.sections {
+			sec = append(sec, float64(v))
+		}
 	}
 	s.Sections = make([]int, len(sec))
 	for i, v := range sec {
@@ -663,8 +690,11 @@ func hfAxes(rp hfObj, s *Spec) error {
 		s.Sections[i] = int(v)
 	}
 	s.Axes = AxesMRoPE
-	if il {
+	switch {
+	case il:
 		s.Axes = AxesInterleaved
+	case fixedOK:
+		s.Axes = fixed.axes
 	}
 	return nil
 }
@@ -759,8 +789,25 @@ func hfRotaryDim(c, rp hfObj, rpOK bool, hd int, defKey string, def float64) (in
 	return found[0].rot, nil
 }
 
-// hfScaling reads the RoPE parameters rp of config c.
-func hfScaling(c, rp hfObj) (Scaling, error) {
+// hfScaling reads the RoPE parameters rp of config c, with notes on what
+// the kernel leaves to the caller.
+func hfScaling(c, rp hfObj) (Scaling, []string, error) {
+	sc, err := hfScalingOnly(c, rp)
+	if err != nil {
+		return sc, nil, err
+	}
+	var notes []string
+	if alpha, ok, _ := rp.num("alpha"); ok {
+		notes = append(notes, fmt.Sprintf("HunYuan's dynamic NTK with alpha %s (HunYuanDenseV1RotaryEmbedding): base·alpha^(R/(R−2)) once, which is static NTK with factor alpha; the yarn keys beside it are not read by that path. *Differs from transformers* past max_position_embeddings, where its dynamic_rope_update recomputes plain dynamic NTK from rope_theta (dropping alpha); ropegen keeps the alpha frequencies for every table, as Tencent's reference does", shortFloat(alpha)))
+	}
+	if beta, ok, _ := rp.num("llama_4_scaling_beta"); ok && beta != 0 {
+		notes = append(notes, fmt.Sprintf("llama_4_scaling_beta %s (Ministral 3's get_llama_4_attn_scale): after RoPE, transformers multiplies each QUERY at position p by 1 + %s·ln(1 + floor(p/%d)). This package does not: a table row serves queries and keys alike with one attention factor for every position, and this scale is for queries only and changes with p. Multiply each query token by it yourself (it is constant over runs of %d positions)", shortFloat(beta), shortFloat(beta), sc.OrigCtx, sc.OrigCtx))
+	}
+	return sc, notes, nil
+}
+
+// hfScalingOnly is hfScaling without the notes.
+func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	sc := Scaling{Type: ScalingNone, Truncate: true}
 	typeKey := "rope_type"
 	name, ok, err := rp.str(typeKey)
@@ -782,6 +829,13 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 		return sc, rp.errf(typeKey, "scaling type %q is not supported (ropegen reads %s); give the spec with flags instead of -hf-config (-dim, -base, -scaling, …)", name, quoteAll(hfScalingNames))
 	}
 	sc.Type = typ
+	if typ == ScalingDynamic {
+		if alpha, ok, err := rp.num("alpha"); err != nil {
+			return sc, err
+		} else if ok {
+			return hfAlpha(rp, alpha)
+		}
+	}
 
 	allowed := map[string]bool{"rope_type": true, "type": true, "rope_theta": true, "partial_rotary_factor": true, "mrope_section": true, "mrope_interleaved": true}
 	for _, k := range hfScalingKeys[typ] {
@@ -819,6 +873,9 @@ func hfScaling(c, rp hfObj) (Scaling, error) {
 			// something else.
 			return sc, rp.errf("factor", "want a number > 0, got 0")
 		}
+	}
+	if typ == ScalingProportional {
+		return sc, nil
 	}
 	if typ == ScalingLinear || typ == ScalingNTK || typ == ScalingDynamic {
 		if !factorOK {

@@ -21,7 +21,8 @@ import (
 // RoPE parameters for hfReference, and M-RoPE's sections.
 type realCase struct {
 	file    string
-	local   bool // HFOptions.Local: the local layers' RoPE
+	local   bool      // HFOptions.Local: the local layers' RoPE
+	opt     HFOptions // other options (LayerType, Part)
 	headDim int
 	rotary  int
 	base    float64
@@ -34,6 +35,13 @@ type realCase struct {
 	sections []int
 	dynamic  bool // rope_type dynamic: factor and L = max_position_embeddings in rope
 	notes    []string
+	// layers: each layer type and whether it has RoPE ("rope", "nope"),
+	// "*" marking the chosen one; nil for a model with one layer type.
+	layers map[string]string
+	// angles: a scheme whose pairs, axes and frequencies are checked per
+	// head value against transformers' own cos/sin layout (hfref):
+	// "pixtral", "ernie-vl", "glm4v" (interleaved), "glm4v-moe" (neox).
+	angles string
 }
 
 // realCases are the configs of testdata/hf that hfCases (freq_test.go)
@@ -55,9 +63,10 @@ var realCases = []realCase{
 	// Gemma 3: Gemma3TextConfig's defaults (head_dim 256, rope_theta 1e6,
 	// rope_local_base_freq 1e4); global layers linear ×8, local default.
 	{file: "gemma-3-4b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX,
-		rope: hfref.Rope{RopeType: "linear", Factor: 8}, notes: []string{"global", "-rope-local"}},
+		rope: hfref.Rope{RopeType: "linear", Factor: 8}, layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"},
+		notes: []string{"layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — -layer-type sliding_attention writes its package"}},
 	{file: "gemma-3-4b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX,
-		rope: hfref.Rope{RopeType: "default"}, notes: []string{"local (sliding-window)", "without it"}},
+		rope: hfref.Rope{RopeType: "default"}, layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "linear factor 8 — -layer-type full_attention writes its package"}},
 	// MLA: the rotary part, qk_rope_head_dim values, interleaved.
 	{file: "deepseek-v3.json", headDim: 64, rotary: 64, base: 10000, layout: Interleaved,
 		rope:  hfref.Rope{RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
@@ -75,6 +84,71 @@ var realCases = []realCase{
 	{file: "c4ai-command-r-v01.json", headDim: 128, rotary: 128, base: 8e6, layout: Interleaved, rope: hfref.Rope{RopeType: "default"}},
 	{file: "olmo-2-1124-7b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
 	{file: "smollm2-1.7b.json", headDim: 64, rotary: 64, base: 130000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+
+	// Models of 2025–26 (testdata/hf/README.md).
+	// EXAONE 4: llama3 scaling on the sliding layers; the global layers
+	// have no RoPE (Exaone4Attention: RoPE only if the layer is sliding).
+	{file: "exaone-4.0-32b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "llama3", Factor: 16, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "nope"}, notes: []string{"EXAONE 4's global layers", "this package is the sliding_attention layers' RoPE"}},
+	{file: "exaone-4.5-33b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "llama3", Factor: 16, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "nope"}, notes: []string{"text_config", `its attention is model_type "exaone4_5"'s`}},
+	// OLMo 3: YaRN (given attention factor) on the full-attention layers;
+	// the sliding ones keep base 500000 unscaled.
+	{file: "olmo-3.1-32b-instruct.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "yarn", Factor: 8, OrigMax: 8192, AttnFactor: 1.2079441541679836, BetaFast: 32, BetaSlow: 1, Truncate: true},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}, notes: []string{"-layer-type sliding_attention writes its package"}},
+	{file: "olmo-3.1-32b-instruct.json", local: true, headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:   hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"this package is the sliding_attention layers' RoPE"}},
+	// Qwen3.5: Gated DeltaNet layers without RoPE, full-attention layers
+	// with interleaved M-RoPE on a quarter of the head.
+	{file: "qwen3.5-9b.json", headDim: 256, rotary: 64, base: 1e7, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "interleaved", sections: []int{11, 11, 10}, layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	{file: "qwen3.5-27b.json", headDim: 256, rotary: 64, base: 1e7, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "interleaved", sections: []int{11, 11, 10}, layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	// Ministral 3 (Devstral Small 2's text model): YaRN with mscale =
+	// mscale_all_dim, so A = 1; llama_4_scaling_beta is noted, not applied.
+	{file: "devstral-small-2-24b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e8, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 48, OrigMax: 8192, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		notes: []string{"text_config", "1 + 0.1·ln(1 + floor(p/8192))", "This package does not"}},
+	// Its vision encoder: Pixtral's 2-D RoPE.
+	{file: "devstral-small-2-24b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
+		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder (-hf-part vision)"}},
+	// mscale_all_dim 0: transformers ignores mscale; A = 0.1·ln 64 + 1.
+	{file: "devstral-2-123b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope: hfref.Rope{RopeType: "yarn", Factor: 64, OrigMax: 4096, BetaFast: 4, BetaSlow: 1, Truncate: true}},
+	{file: "ministral-3-3b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "yarn", MaxPos: 262144, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		notes: []string{"text_config", "floor(p/16384)"}},
+	{file: "ministral-3-3b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
+		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder"}},
+	// LFM2.5: short-convolution blocks without RoPE.
+	{file: "lfm2.5-vl-1.6b.json", headDim: 64, rotary: 64, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"linear_attention": "nope", "full_attention": "rope*"}, notes: []string{"text_config"}},
+	{file: "voxtral-mini-3b-2507.json", headDim: 128, rotary: 128, base: 1e8, layout: NeoX, rope: hfref.Rope{RopeType: "default"}, notes: []string{"text_config"}},
+	{file: "qwen3-8b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-32b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-1.7b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-0.6b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-4b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "qwen3-embedding-8b.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	{file: "olmocr-2-7b-1025.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		mrope: "sections", sections: []int{16, 24, 24}, notes: []string{"text_config"}},
+	{file: "olmo-2-0325-32b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	// Gemma 3 1B: rope_local_base_freq 1e4 for the sliding layers (5 of
+	// every 6, sliding_window_pattern 6), 1e6 for the global ones.
+	{file: "gemma-3-1b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}},
+	{file: "gemma-3-1b-it.json", local: true, headDim: 256, rotary: 256, base: 1e4, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"this package is the sliding_attention layers' RoPE"}},
+	// Gemma 4: proportional RoPE on the global layers' 512-value heads
+	// (global_head_dim), default RoPE on the sliding layers' 256.
+	{file: "gemma-4-31b-it.json", headDim: 512, rotary: 512, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "proportional", Partial: 0.25},
+		layers: map[string]string{"sliding_attention": "rope", "full_attention": "rope*"}, notes: []string{"text_config", "only pairs 0…63"}},
+	{file: "gemma-4-31b-it.json", opt: HFOptions{LayerType: "sliding_attention"}, headDim: 256, rotary: 256, base: 1e4, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
+		layers: map[string]string{"sliding_attention": "rope*", "full_attention": "rope"}, notes: []string{"text_config"}},
 }
 
 func TestHFConfigsReal(t *testing.T) {
@@ -83,8 +157,13 @@ func TestHFConfigsReal(t *testing.T) {
 		if c.local {
 			name += "/local"
 		}
+		if c.opt != (HFOptions{}) {
+			name += fmt.Sprintf("/%s%s", c.opt.LayerType, c.opt.Part)
+		}
 		t.Run(name, func(t *testing.T) {
-			s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), HFOptions{Local: c.local})
+			opt := c.opt
+			opt.Local = c.local
+			s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,23 +205,28 @@ func TestHFConfigsReal(t *testing.T) {
 					t.Fatal("no longrope config here")
 				}
 			}
-			compareFreqs(t, "freqs", p.Freqs, want)
 			if !relClose(p.Attn, wantAttn, refTol) {
 				t.Errorf("attention factor %.17g, Hugging Face %.17g", p.Attn, wantAttn)
 			}
-			for _, pos := range []float64{1, 7, 4095, 131071, 1 << 23} {
-				for i, th := range want {
-					got, exp := pos*p.Freqs[i], pos*th
-					if !relClose(got, exp, hfref.AngleTol) {
-						t.Fatalf("position %v pair %d: angle %.17g, Hugging Face %.17g", pos, i, got, exp)
+			if c.angles == "" { // else checked per head value below
+				compareFreqs(t, "freqs", p.Freqs, want)
+				for _, pos := range []float64{1, 7, 4095, 131071, 1 << 23} {
+					for i, th := range want {
+						got, exp := pos*p.Freqs[i], pos*th
+						if !relClose(got, exp, hfref.AngleTol) && !(got == 0 && exp == 0) {
+							t.Fatalf("position %v pair %d: angle %.17g, Hugging Face %.17g", pos, i, got, exp)
+						}
 					}
 				}
 			}
-			if c.mrope == "" {
+			switch {
+			case c.angles != "":
+				checkHFAngles(t, p, c.angles, c.sections)
+			case c.mrope == "":
 				if p.Axes != 1 || p.Axis != nil {
 					t.Errorf("axes %d %v, want 1-D", p.Axes, p.Axis)
 				}
-			} else {
+			default:
 				if p.Axes != 3 || len(p.Axis) != p.Half() {
 					t.Fatalf("axes %d, %d axis entries; want 3, %d", p.Axes, len(p.Axis), p.Half())
 				}
@@ -158,10 +242,78 @@ func TestHFConfigsReal(t *testing.T) {
 					t.Errorf("notes %q do not say %q", info.Notes, n)
 				}
 			}
-			if c.notes == nil && len(info.Notes) > 0 {
+			if c.notes == nil && c.layers == nil && len(info.Notes) > 0 {
 				t.Errorf("unexpected notes %q", info.Notes)
 			}
+			checkHFLayers(t, info.Layers, c.layers)
 		})
+	}
+}
+
+// checkHFLayers compares the layer types LoadHFConfigWith found with want:
+// type → "rope" or "nope", "*" for the chosen one.
+func checkHFLayers(t *testing.T, got []HFLayer, want map[string]string) {
+	t.Helper()
+	if want == nil {
+		if len(got) > 1 {
+			t.Errorf("layers %+v, want one layer type", got)
+		}
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("layers %+v, want %v", got, want)
+	}
+	for _, l := range got {
+		w, ok := want[l.Type]
+		kind := "rope"
+		if l.NoPE != "" {
+			kind = "nope"
+		}
+		if l.Chosen {
+			kind += "*"
+		}
+		if !ok || kind != w || (l.NoPE == "") == (l.RoPE == "") {
+			t.Errorf("layer type %s: %s (%+v), want %q", l.Type, kind, l, w)
+		}
+	}
+}
+
+// checkHFAngles checks, per head value, the angle ropegen turns it by at a
+// few positions against transformers' cos/sin for the same positions
+// (internal/hfref): the pairs, the axes and the frequencies together.
+func checkHFAngles(t *testing.T, p *Params, scheme string, sections []int) {
+	t.Helper()
+	base, rot := p.Spec.Base, p.RotaryDim
+	for _, pos := range [][3]float64{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {3, 17, 29}, {4095, 7, 1000}, {131071, 65535, 12345}} {
+		var want []float64
+		var own [3]float64
+		switch scheme {
+		case "pixtral":
+			want = hfref.PixtralAngles(base, rot, pos[0], pos[1])
+			own = [3]float64{pos[0], pos[1]} // row, column
+		case "ernie-vl":
+			want = hfref.ErnieVLAngles(base, rot, sections, pos)
+			own = pos // time, height, width
+		case "glm4v", "glm4v-moe":
+			want = hfref.GLM4VAngles(base, rot, sections, pos, scheme == "glm4v")
+			own = pos
+		default:
+			t.Fatalf("no angles for %s", scheme)
+		}
+		if p.Axes < 2 || len(p.Axis) != p.Half() {
+			t.Fatalf("axes %d, axis %v: want a multi-axis map", p.Axes, p.Axis)
+		}
+		got := make([]float64, rot)
+		for i := range p.Half() {
+			a, b := p.Pair(i)
+			got[a] = own[p.Axis[i]] * p.Freqs[i]
+			got[b] = got[a]
+		}
+		for j := range got {
+			if !relClose(got[j], want[j], hfref.AngleTol) && !(got[j] == 0 && want[j] == 0) {
+				t.Fatalf("%s at %v: value %d turns by %.17g, transformers %.17g", scheme, pos, j, got[j], want[j])
+			}
+		}
 	}
 }
 
@@ -192,8 +344,8 @@ func TestHFConfigsAllChecked(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("unchecked configs: %v", missing)
 	}
-	if len(files) < 20 {
-		t.Errorf("%d configs, want at least 20", len(files))
+	if len(files) < 45 {
+		t.Errorf("%d configs, want at least 45 (25 earlier, 20 of 2025–26)", len(files))
 	}
 	// Each has its source in the README.
 	readme, err := os.ReadFile(filepath.Join("testdata", "hf", "README.md"))
@@ -207,46 +359,95 @@ func TestHFConfigsAllChecked(t *testing.T) {
 	}
 }
 
-// The layout table: one expectation per entry, written from the model's
-// reference code (see the comments on hfLayouts) independently of it.
+// The layout table: expectations written from each model's reference code
+// (the function named in the comment), independently of the generated
+// table, for the model types ropegen's tests and presets use, and for
+// every type whose pairing is not rotate_half.
 func TestHFLayoutsTable(t *testing.T) {
 	want := map[string]string{
+		// rotate_half (x[..., : d//2], x[..., d//2 :]).
 		"llama": NeoX, "mistral": NeoX, "mixtral": NeoX, "qwen2": NeoX, "qwen2_moe": NeoX, "qwen3": NeoX, "qwen3_moe": NeoX,
 		"qwen2_vl": NeoX, "qwen2_5_vl": NeoX, "qwen3_vl": NeoX, "qwen3_vl_text": NeoX, "phi": NeoX, "phi3": NeoX, "phimoe": NeoX,
-		"gemma": NeoX, "gemma2": NeoX, "gemma3": NeoX, "gemma3_text": NeoX, "gpt_neox": NeoX, "stablelm": NeoX,
-		"starcoder2": NeoX, "olmo": NeoX, "olmo2": NeoX, "granite": NeoX, "internlm2": NeoX, "gpt_oss": NeoX,
+		"gemma": NeoX, "gemma2": NeoX, "gemma3": NeoX, "gemma3_text": NeoX, "gemma4": NeoX, "gemma4_text": NeoX, "gpt_neox": NeoX, "stablelm": NeoX,
+		"starcoder2": NeoX, "olmo": NeoX, "olmo2": NeoX, "olmo3": NeoX, "granite": NeoX, "granitemoehybrid": NeoX, "internlm2": NeoX,
+		"gpt_oss":    NeoX, // _apply_rotary_emb: torch.chunk(x, 2)
+		"qwen3_next": NeoX, "qwen3_5": NeoX, "qwen3_5_text": NeoX, "qwen3_5_moe": NeoX, "smollm3": NeoX, "exaone4": NeoX,
+		"hunyuan_v1_dense": NeoX, "hunyuan_v1_moe": NeoX, "ministral3": NeoX, "mimo_v2_flash": NeoX, "minimax_m2": NeoX,
+		"lfm2": NeoX, "glm4_moe": NeoX, "glm4v_moe": NeoX, "glm4v_moe_text": NeoX, "falcon": NeoX, "seed_oss": NeoX, "apertus": NeoX,
+		// Adjacent pairs: rotate_every_two, x[..., 0::2] / x[..., 1::2], complex multiplication.
 		"gptj": Interleaved, "codegen": Interleaved, "cohere": Interleaved, "cohere2": Interleaved, "glm": Interleaved,
-		"glm4": Interleaved, "llama4": Interleaved, "llama4_text": Interleaved, "deepseek_v2": Interleaved,
-		"deepseek_v3": Interleaved, "kimi_k2": Interleaved,
+		"glm4": Interleaved, "glm4v": Interleaved, "glm4v_text": Interleaved, "llama4": Interleaved, "llama4_text": Interleaved,
+		"deepseek_v2": Interleaved, "kimi_k2": Interleaved, "ernie4_5": Interleaved, "ernie4_5_moe": Interleaved,
+		"ernie4_5_vl_moe": Interleaved, "ernie4_5_vl_moe_text": Interleaved, "helium": Interleaved, "glm_moe_dsa": Interleaved,
+		"deepseek_v32": Interleaved, "deepseek_v4": Interleaved,
+		// config.rope_interleave picks: apply_rotary_pos_emb_interleave, else rotate_half.
+		"deepseek_v3": Interleaved + "|" + NeoX, "mistral4": Interleaved + "|" + NeoX, "glm4_moe_lite": Interleaved + "|" + NeoX,
 		"chatglm": "refused",
 	}
-	for model, entry := range hfLayouts {
-		w, ok := want[model]
-		if !ok {
-			t.Errorf("model type %q is in hfLayouts but has no expectation here", model)
-			continue
-		}
+	types := HFModelTypes()
+	if len(types) < 150 {
+		t.Errorf("%d model types, want the whole transformers table", len(types))
+	}
+	for model, w := range want {
 		t.Run(model, func(t *testing.T) {
 			cfg := fmt.Sprintf(`{"model_type": %q, "hidden_size": 4096, "num_attention_heads": 32}`, model)
 			s, _, err := loadInline(t, cfg)
 			if w == "refused" {
 				var he *HFConfigError
-				if !errors.As(err, &he) || he.Key != "model_type" || !strings.Contains(err.Error(), "is not supported: ") || entry.refuse == "" {
+				if !errors.As(err, &he) || he.Key != "model_type" || !strings.Contains(err.Error(), "is not supported: ") {
 					t.Fatalf("error %v, want a refusal naming model_type", err)
 				}
 				return
 			}
+			got, ok := types[model]
+			if !ok || got[0] != w {
+				t.Fatalf("table has %q (%v), want %q", got[0], ok, w)
+			}
+			if !strings.Contains(got[1], "modeling_") && !strings.Contains(got[1], "remote code") {
+				t.Errorf("citation %q names no function", got[1])
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Layout != w {
-				t.Errorf("layout %q, want %q", s.Layout, w)
+			if wantLayout, _, _ := strings.Cut(w, "|"); s.Layout != wantLayout {
+				t.Errorf("layout %q, want %q", s.Layout, wantLayout)
 			}
 		})
 	}
-	for model := range want {
-		if _, ok := hfLayouts[model]; !ok {
-			t.Errorf("model type %q expected in hfLayouts", model)
+	// Every entry is well formed.
+	for m, e := range hfLayoutsGen {
+		if len(e.layouts) == 0 || len(e.layouts) > 2 || (len(e.layouts) == 2) != e.ropeInterleave || !strings.HasPrefix(e.cite, "modeling_") {
+			t.Errorf("%s: malformed entry %+v", m, e)
+		}
+		if e.rotaryKey != "" && (e.rotary <= 0 || (e.rotaryKey != "rotary_dim" && e.rotary >= 1)) {
+			t.Errorf("%s: rotary default %s %v", m, e.rotaryKey, e.rotary)
+		}
+	}
+	if HFSourceCommit == "" || len(HFSourceCommit) != 40 {
+		t.Errorf("HFSourceCommit %q", HFSourceCommit)
+	}
+}
+
+// The rotated part each config class defaults to, from the generated table:
+// expectations from the classes (GPTNeoXConfig's rotary_pct 0.25, …).
+func TestHFRotaryDefaults(t *testing.T) {
+	for model, w := range map[string]struct {
+		key string
+		v   float64
+	}{
+		"gpt_neox": {"rotary_pct", 0.25}, "phi": {"partial_rotary_factor", 0.5}, "stablelm": {"partial_rotary_factor", 0.25},
+		"glm": {"partial_rotary_factor", 0.5}, "glm4": {"partial_rotary_factor", 0.5}, "gptj": {"rotary_dim", 64}, "codegen": {"rotary_dim", 64},
+		"qwen3_next": {"partial_rotary_factor", 0.25}, "qwen3_5_text": {"partial_rotary_factor", 0.25}, "glm4_moe": {"partial_rotary_factor", 0.5},
+		"mimo_v2_flash": {"partial_rotary_factor", 0.334}, "persimmon": {"partial_rotary_factor", 0.5},
+	} {
+		e, ok := hfLayoutsGen[model]
+		if !ok || e.rotaryKey != w.key || e.rotary != w.v {
+			t.Errorf("%s: %q %v, want %q %v", model, e.rotaryKey, e.rotary, w.key, w.v)
+		}
+	}
+	for _, model := range []string{"llama", "qwen3", "gemma3_text", "deepseek_v3"} {
+		if e := hfLayoutsGen[model]; e.rotaryKey != "" {
+			t.Errorf("%s: rotary default %q %v, want none", model, e.rotaryKey, e.rotary)
 		}
 	}
 }
@@ -274,17 +475,27 @@ func TestHFRefusals(t *testing.T) {
 		opt          HFOptions
 		key, msg     string
 	}{
-		{"unknown rope_type", llamaLike(`"rope_scaling": {"rope_type": "proportional", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type",
-			`scaling type "proportional" is not supported (ropegen reads "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope"); give the spec with flags instead of -hf-config`},
+		{"unknown rope_type", llamaLike(`"rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type",
+			`scaling type "ntk-by-parts" is not supported (ropegen reads "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional"); give the spec with flags instead of -hf-config`},
 		{"rope_type with a space", llamaLike(`"rope_scaling": {"rope_type": "yarn ", "factor": 2}`), HFOptions{}, "rope_scaling.rope_type", `scaling type "yarn " is not supported`},
 		{"chatglm", `{"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128, "rope_ratio": 500}`, HFOptions{}, "model_type",
 			`"chatglm" is not supported: the remote-code ChatGLM config`},
-		{"-rope-local, one RoPE", `{"model_type": "gemma2", "head_dim": 256, "rope_theta": 10000}`, HFOptions{Local: true}, "",
-			`-rope-local: model_type "gemma2" uses one RoPE in every layer`},
-		{"per-layer unknown layer type", llamaLike(`"rope_parameters": {"full_attention": {"rope_type": "default"}, "chunked_attention": {"rope_type": "default"}}`), HFOptions{}, "rope_parameters.chunked_attention",
-			`layer type "chunked_attention" are not supported`},
-		{"per-layer without local", llamaLike(`"rope_parameters": {"full_attention": {"rope_type": "default"}}`), HFOptions{Local: true}, "rope_parameters.sliding_attention",
-			`none for "sliding_attention"`},
+		{"-rope-local, one layer type", `{"model_type": "gemma2", "head_dim": 256, "rope_theta": 10000}`, HFOptions{Local: true}, "",
+			`-layer-type "sliding_attention": model_type "gemma2" has no layers of that type (its layer types: full_attention)`},
+		{"per-layer unknown layer type", llamaLike(`"layer_types": ["full_attention", "sliding_attention"], "rope_parameters": {"full_attention": {"rope_type": "default"}, "chunked_attention": {"rope_type": "default"}}`), HFOptions{}, "rope_parameters.chunked_attention",
+			`RoPE parameters for layer type "chunked_attention", which no layer has (layer_types gives full_attention, sliding_attention)`},
+		{"per-layer, a layer type without parameters", llamaLike(`"layer_types": ["full_attention", "sliding_attention"], "rope_parameters": {"full_attention": {"rope_type": "default"}}`), HFOptions{Local: true}, "rope_parameters.sliding_attention",
+			`missing: the config gives RoPE parameters per layer type but none for "sliding_attention"`},
+		{"-layer-type of a NoPE layer", `{"model_type": "qwen3_next", "head_dim": 256, "num_hidden_layers": 8, "rope_theta": 1e7}`, HFOptions{LayerType: "linear_attention"}, "",
+			`-layer-type "linear_attention": these layers use no RoPE (linear attention`},
+		{"no RoPE at all", `{"model_type": "granitemoehybrid", "head_dim": 128, "layer_types": ["mamba", "attention"], "position_embedding_type": "nope"}`, HFOptions{}, "",
+			`no layer of model_type "granitemoehybrid" uses RoPE (linear_attention: linear attention`},
+		{"-rope-local and another -layer-type", llamaLike(""), HFOptions{Local: true, LayerType: "full_attention"}, "", `-rope-local is -layer-type sliding_attention, but -layer-type "full_attention" is given too`},
+		{"-hf-part unknown", llamaLike(""), HFOptions{Part: "audio"}, "", `-hf-part "audio": want one of "text", "indexer", "vision"`},
+		{"-hf-part indexer without one", llamaLike(""), HFOptions{Part: HFPartIndexer}, "model_type", `-hf-part indexer: model_type "llama" has no lightning indexer`},
+		{"-hf-part vision without vision_config", llamaLike(""), HFOptions{Part: HFPartVision}, "vision_config", "missing: -hf-part vision reads the vision encoder"},
+		{"-hf-part vision, unknown encoder", `{"model_type": "x", "vision_config": {"model_type": "siglip_vision_model"}}`, HFOptions{Part: HFPartVision}, "vision_config.model_type", `"siglip_vision_model": -hf-part vision reads the vision encoders "pixtral"`},
+		{"alpha with an unknown key", llamaLike(`"rope_scaling": {"type": "dynamic", "alpha": 1000, "foo": 1}`), HFOptions{}, "rope_scaling.foo", "unknown key for HunYuan's dynamic NTK with alpha"},
 		{"interleaved M-RoPE without sections", llamaLike(`"rope_scaling": {"rope_type": "default", "mrope_interleaved": true}`), HFOptions{}, "rope_scaling.mrope_interleaved",
 			"mrope_section is missing"},
 		{"dynamic without max_position_embeddings", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"type": "dynamic", "factor": 2}}`, HFOptions{}, "rope_scaling.factor",
@@ -351,8 +562,8 @@ func TestExplainNotesHF(t *testing.T) {
 		wants []string
 	}{
 		{"deepseek-v3.json", HFOptions{}, []string{"note: MLA: this kernel rotates the rotary part", "spec: dim 64, rotary-dim 64, base 10000, layout interleaved"}},
-		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: two RoPEs: this is the local (sliding-window) layers'", "scaling: none"}},
-		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: two RoPEs: this is the global (full-attention) layers'", "scaling: linear, factor 8"}},
+		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "note: this package is the sliding_attention layers' RoPE", "scaling: none"}},
+		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "scaling: linear, factor 8"}},
 	} {
 		s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), c.opt)
 		if err != nil {
@@ -383,8 +594,8 @@ func TestHFPerLayerTypes(t *testing.T) {
 		t.Errorf("global: %+v, %v", g, err)
 	}
 	l, info, err := LoadHFConfigWith(path, HFOptions{Local: true})
-	if err != nil || l.Base != 1e4 || l.Scaling.Type != ScalingNone || len(info.Notes) != 1 {
-		t.Errorf("local: %+v, %v, %q", l, err, info.Notes)
+	if err != nil || l.Base != 1e4 || l.Scaling.Type != ScalingNone || len(info.Layers) != 2 || !info.Layers[1].Chosen || info.Layers[1].Type != "sliding_attention" {
+		t.Errorf("local: %+v, %v, %+v", l, err, info.Layers)
 	}
 }
 

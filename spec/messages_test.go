@@ -34,7 +34,7 @@ func TestSpecErrorQuotesStrings(t *testing.T) {
 		{"scaling", func(s *Spec) { s.Scaling.Type = "yarn " }, "scaling", `"yarn "`,
 			`-scaling "yarn ": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic"`},
 		{"axes", func(s *Spec) { s.Axes = "mrope " }, "axes", `"mrope "`,
-			`-axes "mrope ": axes must be one of "none", "mrope", "mrope-interleaved", "vision"`},
+			`-axes "mrope ": axes must be one of "none", "mrope", "mrope-interleaved", "mrope-ernie", "vision", "pixtral"`},
 		// Numbers and lists keep their plain form.
 		{"dim", func(s *Spec) { s.HeadDim = 7 }, "dim", "7", "-dim 7: head dim must be even, 2…4096"},
 		{"unused factor", func(s *Spec) { s.Scaling.Factor = 2 }, "factor", "2", "-factor 2: scaling none does not use -factor"},

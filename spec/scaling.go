@@ -16,11 +16,15 @@ const (
 	ScalingLlama3   = "llama3"   // Llama 3.1 wavelength bands
 	ScalingLongRoPE = "longrope" // per-pair short and long factors (Phi-3)
 	ScalingDynamic  = "dynamic"  // Hugging Face's dynamic NTK: the base grows with the table's length
+	// ScalingProportional is Gemma 4's proportional RoPE: the whole head
+	// turns, with θ_i = base^(−2i/R)/s for the first RopeAngles pairs and
+	// θ_i = 0 (no rotation) for the rest.
+	ScalingProportional = "proportional"
 )
 
 // ScalingTypes lists the scaling types in the order the -scaling flag
 // documents them.
-var ScalingTypes = []string{ScalingNone, ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}
+var ScalingTypes = []string{ScalingNone, ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic, ScalingProportional}
 
 // Defaults of the YaRN ramp's rotation counts, used when BetaFast or
 // BetaSlow is 0 (as in the YaRN paper and Hugging Face transformers).
@@ -59,7 +63,7 @@ func listValue(l []float64) shown { return shown(fmt.Sprintf("%d values", len(l)
 // true), so it cannot be told apart from a choice; only yarn reads it.
 var scalingParams = []scalingParam{
 	{"factor", floatParam(func(sc *Scaling) float64 { return sc.Factor }),
-		[]string{ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}},
+		[]string{ScalingLinear, ScalingNTK, ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic, ScalingProportional}},
 	{"orig-ctx", func(sc *Scaling) (string, bool) { return fmt.Sprint(sc.OrigCtx), sc.OrigCtx != 0 },
 		[]string{ScalingYaRN, ScalingLlama3, ScalingLongRoPE, ScalingDynamic}},
 	{"beta-fast", floatParam(func(sc *Scaling) float64 { return sc.BetaFast }), []string{ScalingYaRN}},
@@ -72,6 +76,7 @@ var scalingParams = []scalingParam{
 	{"short-factor", listParam(func(sc *Scaling) []float64 { return sc.ShortFactor }), []string{ScalingLongRoPE}},
 	{"long-factor", listParam(func(sc *Scaling) []float64 { return sc.LongFactor }), []string{ScalingLongRoPE}},
 	{"freq-factors", listParam(func(sc *Scaling) []float64 { return sc.FreqFactors }), nil},
+	{"rope-angles", func(sc *Scaling) (string, bool) { return fmt.Sprint(sc.RopeAngles), sc.RopeAngles != 0 }, []string{ScalingProportional}},
 }
 
 // Kind returns the canonical type name of sc ("" becomes "none").
@@ -132,6 +137,8 @@ func (s Spec) validateScaling() (*Scaled, error) {
 		err = checkLongRoPE(sc, half)
 	case ScalingDynamic:
 		err = s.checkDynamic()
+	case ScalingProportional:
+		err = s.checkProportional()
 	}
 	if err != nil {
 		return nil, err
@@ -304,4 +311,19 @@ func (sc *Scaling) Betas() (fast, slow float64) {
 		slow = DefaultBetaSlow
 	}
 	return fast, slow
+}
+
+// checkProportional checks proportional RoPE: the pairs that turn,
+// 1…RotaryDim/2, and an optional factor (0 means 1, as transformers'
+// rope_parameters.get("factor", 1.0)).
+func (s Spec) checkProportional() error {
+	sc := &s.Scaling
+	half := s.Rotary() / 2
+	if sc.RopeAngles < 1 || sc.RopeAngles > half {
+		return specErr("rope-angles", sc.RopeAngles, "scaling proportional needs the number of pairs that turn: 1…%d (rotary dim / 2)", half)
+	}
+	if sc.Factor != 0 && !finitePos(sc.Factor) {
+		return specErr("factor", sc.Factor, "factor must be finite and > 0 (0 means 1)")
+	}
+	return nil
 }

@@ -38,6 +38,8 @@ func validScaling(typ string) Scaling {
 		sc.Factor, sc.OrigCtx, sc.ShortFactor, sc.LongFactor = 32, 4096, filled(64, 1.5), filled(64, 20)
 	case ScalingDynamic:
 		sc.Factor, sc.OrigCtx = 2, 4096
+	case ScalingProportional:
+		sc.RopeAngles = 16
 	}
 	return sc
 }
@@ -97,7 +99,7 @@ func TestValidateScalingErrors(t *testing.T) {
 		msg   string // the whole Error() when it starts with "-", else a part of it
 	}{
 		{"unknown type", func(s *Spec) { s.Scaling.Type = "foo" }, "scaling", `"foo"`,
-			`-scaling "foo": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic"`},
+			`-scaling "foo": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic", "proportional"`},
 		{"type case", func(s *Spec) { s.Scaling = validScaling(ScalingYaRN); s.Scaling.Type = "YaRN" }, "scaling", `"YaRN"`, "must be one of"},
 		{"dynamic-ntk", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic-ntk", 2 }, "scaling", `"dynamic-ntk"`, "must be one of"},
 		{"dynamic without orig-ctx", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "dynamic", 2 }, "scaling", `"dynamic"`, "needs -orig-ctx, the original context length"},
@@ -108,7 +110,7 @@ func TestValidateScalingErrors(t *testing.T) {
 
 		// Parameters the type does not use.
 		{"none with factor", func(s *Spec) { s.Scaling.Factor = 2 }, "factor", "2",
-			"-factor 2: scaling none does not use -factor (it is for linear, ntk, yarn, llama3, longrope, dynamic)"},
+			"-factor 2: scaling none does not use -factor (it is for linear, ntk, yarn, llama3, longrope, dynamic, proportional)"},
 		{"empty type with factor", func(s *Spec) { s.Scaling.Type, s.Scaling.Factor = "", 2 }, "factor", "2", "scaling none does not use -factor"},
 		{"linear with orig-ctx", func(s *Spec) { s.Scaling = validScaling(ScalingLinear); s.Scaling.OrigCtx = 4096 }, "orig-ctx", "4096",
 			"-orig-ctx 4096: scaling linear does not use -orig-ctx (it is for yarn, llama3, longrope, dynamic)"},

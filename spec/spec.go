@@ -42,8 +42,8 @@ type Spec struct {
 	Layout    string  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
-	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved or AxesVision
-	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width), summing to RotaryDim/2
+	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved, AxesERNIE, AxesVision or AxesPixtral
+	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width); AxesERNIE: (height, width, time); summing to RotaryDim/2
 	// MaxPositions is the model's context length, its config's
 	// max_position_embeddings (0: not known). It changes no frequency; a
 	// generated package exports it, so that an engine can size its tables.
@@ -53,7 +53,7 @@ type Spec struct {
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
 // Fields that a scheme does not use must be left zero.
 type Scaling struct {
-	Type           string    // "none" (or ""), "linear", "ntk", "yarn", "llama3", "longrope"
+	Type           string    // "none" (or ""), "linear", "ntk", "yarn", "llama3", "longrope", "dynamic", "proportional"
 	Factor         float64   // s
 	OrigCtx        int       // L, the original context length (yarn, llama3, longrope)
 	BetaFast       float64   // yarn; 0 means 32
@@ -67,6 +67,7 @@ type Scaling struct {
 	ShortFactor    []float64 // longrope, RotaryDim/2 values
 	LongFactor     []float64 // longrope, RotaryDim/2 values
 	FreqFactors    []float64 // explicit per-pair divisors (any type), RotaryDim/2 values
+	RopeAngles     int       // proportional: pairs 0…RopeAngles−1 turn, the rest keep θ = 0
 }
 
 // DefaultSpec is the spec of `ropegen` with no flags: the mission's example.

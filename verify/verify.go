@@ -342,8 +342,10 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 		return nil, fmt.Errorf("len(LongFreqs) = %d and OrigCtx = %d: want RotaryDim/2 = %d and OrigCtx > 0", len(k.LongFreqs), k.OrigCtx, k.RotaryDim/2)
 	}
 	for i, f := range k.Freqs {
-		if !(f > 0) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("Freqs[%d] = %v must be positive and finite", i, f)
+		// θ = 0 is a pair that does not turn (proportional RoPE's pairs
+		// past its rope angles).
+		if !(f >= 0) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("Freqs[%d] = %v must be finite and >= 0", i, f)
 		}
 	}
 	seen := map[string]bool{}

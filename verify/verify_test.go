@@ -916,3 +916,24 @@ func BenchmarkReference(b *testing.B) {
 	b.Run("f16", func(b *testing.B) { Bench(b, newRef[uint16]("f16", 64, 64, "interleaved", 1.2, mutation{})) })
 	b.Run("bf16", func(b *testing.B) { Bench(b, newRef[uint16]("bf16", 64, 64, "neox", 1, mutation{}, "generic")) })
 }
+
+// A pair with θ = 0 does not turn (proportional RoPE's pairs past its rope
+// angles): the suite takes such a kernel and checks it like any other, and
+// still refuses a negative, infinite or NaN frequency.
+func TestZeroFrequency(t *testing.T) {
+	quietRapid(t)
+	k := newRef[float32]("f32", 8, 8, "neox", 1, mutation{})
+	k.Freqs[2], k.Freqs[3] = 0, 0 // the reference kernel's own frequencies too
+	k.Scaling = "proportional"
+	s := mustSuite(t, k)
+	expectPass(t, "accuracy", func(t tb) { checkAccuracy(t, s, false) })
+	expectPass(t, "canonical", func(t tb) { checkCanonical(t, s, false) })
+	expectPass(t, "relative", func(t tb) { checkRelative(t, s, false) })
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		k := newRef[float32]("f32", 8, 8, "neox", 1, mutation{})
+		k.Freqs[3] = bad
+		if _, err := newSuite(k); err == nil || !strings.Contains(err.Error(), "Freqs[3]") {
+			t.Errorf("Freqs[3] = %v: newSuite error %v, want it refused", bad, err)
+		}
+	}
+}

@@ -22,7 +22,11 @@
 // -hf-config reads the spec from a Hugging Face config.json, -gguf from a
 // GGUF model file (its metadata and RoPE factor tensors, as llama.cpp reads
 // them; spec.LoadGGUFWith); flags given explicitly on the command line then
-// override what the file says, and flags not given leave it alone. -explain prints the plan (per pair the
+// override what the file says, and flags not given leave it alone. With
+// -hf-config, -layer-type picks one layer type's RoPE of a model whose layers
+// differ (-rope-local is -layer-type sliding_attention) and -hf-part another
+// rotation of the model (its lightning indexer, or its vision encoder).
+// -explain prints the plan (per pair the
 // frequency, wavelength and scaling band, and the attention factor) to
 // standard output instead of writing files; -svg FILE, only with -explain,
 // also draws the plan as an SVG figure into FILE (gen.ExplainSVG), which it
@@ -140,13 +144,15 @@ func oneLine(msg string) string {
 
 // options are the flags that are not part of the spec.
 type options struct {
-	out      string
-	hfConfig string
-	gguf     string
-	local    bool // -rope-local: the local layers' RoPE of a two-base -hf-config or -gguf
-	tests    bool
-	explain  bool
-	svg      string // -svg: with -explain, also draw the plan into this SVG file
+	out       string
+	hfConfig  string
+	gguf      string
+	local     bool   // -rope-local: -layer-type sliding_attention (-hf-config), the local layers' RoPE (-gguf)
+	layerType string // -layer-type: with -hf-config, the RoPE of this layer type
+	hfPart    string // -hf-part: with -hf-config, which rotation of the model
+	tests     bool
+	explain   bool
+	svg       string // -svg: with -explain, also draw the plan into this SVG file
 }
 
 // cli is a parsed command line.
@@ -254,7 +260,13 @@ func (c *cli) resolve() (spec.Spec, error) {
 		return spec.Spec{}, badInput("-gguf %q and -hf-config %q: give one of them, not both", c.opt.gguf, c.opt.hfConfig)
 	}
 	if c.opt.local && c.opt.hfConfig == "" && c.opt.gguf == "" {
-		return spec.Spec{}, badInput("-rope-local: needs -hf-config or -gguf (it picks the local layers' RoPE of a two-base model)")
+		return spec.Spec{}, badInput("-rope-local: needs -hf-config or -gguf (it picks the sliding-window layers' RoPE of a model)")
+	}
+	if c.opt.layerType != "" && c.opt.hfConfig == "" {
+		return spec.Spec{}, badInput("-layer-type %q: needs -hf-config (it picks one layer type's RoPE of a config)", c.opt.layerType)
+	}
+	if c.opt.hfPart != "" && c.opt.hfConfig == "" {
+		return spec.Spec{}, badInput("-hf-part %q: needs -hf-config (it picks which rotation of a config's model to write)", c.opt.hfPart)
 	}
 	layout := ""
 	c.fs.Visit(func(f *flag.Flag) {
@@ -264,7 +276,8 @@ func (c *cli) resolve() (spec.Spec, error) {
 	})
 	switch {
 	case c.opt.hfConfig != "":
-		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, spec.HFOptions{Local: c.opt.local, Layout: layout})
+		hopt := spec.HFOptions{Local: c.opt.local, LayerType: c.opt.layerType, Part: c.opt.hfPart, Layout: layout}
+		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, hopt)
 		if err != nil {
 			return spec.Spec{}, badInput("%s", sourceError("-hf-config", c.opt.hfConfig, err))
 		}
@@ -395,7 +408,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
 
-	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope or dynamic", func(s *spec.Spec) *string { return &s.Scaling.Type })
+	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope, dynamic or proportional", func(s *spec.Spec) *string { return &s.Scaling.Type })
 	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })
 	c.intFlag("orig-ctx", "original context `length` L (yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *int { return &s.Scaling.OrigCtx })
 	c.floatFlag("beta-fast", "yarn β_fast, a `number`; 0 means 32", func(s *spec.Spec) *float64 { return &s.Scaling.BetaFast })
@@ -409,15 +422,18 @@ func (c *cli) newFlagSet() {
 	c.listFlag("short-factor", "longrope short factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.ShortFactor })
 	c.listFlag("long-factor", "longrope long factors: comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.LongFactor })
 	c.listFlag("freq-factors", "per-pair frequency divisors (ggml freq_factors): comma-separated `list` of rotary-dim/2 numbers", func(s *spec.Spec) *[]float64 { return &s.Scaling.FreqFactors })
+	c.intFlag("rope-angles", "proportional (Gemma 4): the first `n` pairs turn, the rest keep θ = 0", func(s *spec.Spec) *int { return &s.Scaling.RopeAngles })
 
-	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL), mrope-interleaved (Qwen3-VL) or vision (2-D rows and columns)", func(s *spec.Spec) *string { return &s.Axes })
-	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width summing to rotary-dim/2 (with -axes mrope or mrope-interleaved)", func(s *spec.Spec) *[]int { return &s.Sections })
+	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL, GLM-4.1V), mrope-interleaved (Qwen3-VL, Qwen3.5), mrope-ernie (ERNIE-4.5-VL), vision (2-D rows and columns) or pixtral (Pixtral's 2-D RoPE)", func(s *spec.Spec) *string { return &s.Axes })
+	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width (height,width,time for mrope-ernie) summing to rotary-dim/2", func(s *spec.Spec) *[]int { return &s.Sections })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
 	c.optString("gguf", "read the spec from a GGUF model file at `path` (its RoPE metadata and factor tensors, as llama.cpp reads them); flags given override it", &c.opt.gguf)
-	c.optBool("rope-local", "with -hf-config or -gguf: write the local (sliding-window) layers' RoPE of a two-base model (Gemma 3), not the global layers'", &c.opt.local)
+	c.optString("layer-type", "with -hf-config: write the RoPE of the layers of this `type` (full_attention, sliding_attention, …; -explain lists a model's); default: the full-attention layers', or the only RoPE", &c.opt.layerType)
+	c.optBool("rope-local", "with -hf-config: the same as -layer-type sliding_attention (Gemma 3's local layers); with -gguf: the local layers' RoPE of a two-base model", &c.opt.local)
+	c.optString("hf-part", "with -hf-config: which rotation of the model to write, `part`: text (default), indexer (DeepSeek-V3.2's and GLM-5's lightning indexer) or vision (vision_config's encoder: Pixtral)", &c.opt.hfPart)
 	c.optBool("explain", "print the plan to standard output instead of writing files", &c.opt.explain)
 	c.optString("svg", "with -explain: also draw the plan as an SVG figure into `file` (replaced only if ropegen wrote it)", &c.opt.svg)
 }

@@ -782,3 +782,51 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// -layer-type, -rope-local and -hf-part reach the config reader; without
+// -hf-config they are bad input naming the flag.
+func TestHFLayerTypeAndPart(t *testing.T) {
+	data := filepath.Join("..", "..", "spec", "testdata", "hf")
+	olmo := filepath.Join(data, "olmo-3.1-32b-instruct.json")
+	devstral := filepath.Join(data, "devstral-small-2-24b-instruct-2512.json")
+	for _, tc := range []struct {
+		args []string
+		want []string // in -explain's output
+	}{
+		{[]string{"-hf-config", olmo, "-explain"}, []string{"scaling: yarn, factor 8", "layers of type full_attention (16 of 64: 3, 7, 11, …, 63)", "— this package", "-layer-type sliding_attention writes its package"}},
+		{[]string{"-hf-config", olmo, "-layer-type", "sliding_attention", "-explain"}, []string{"scaling: none", "base 500000", "this package is the sliding_attention layers' RoPE"}},
+		{[]string{"-hf-config", olmo, "-rope-local", "-explain"}, []string{"scaling: none"}},
+		{[]string{"-hf-config", devstral, "-hf-part", "vision", "-explain"}, []string{"axes: pixtral, 2 positions per token", "spec: dim 64, rotary-dim 64, base 10000, layout neox"}},
+		{[]string{"-hf-config", devstral, "-explain"}, []string{"note: llama_4_scaling_beta 0.1", "scaling: yarn, factor 48"}},
+	} {
+		code, stdout, stderr := ropegenRun(t, tc.args...)
+		if code != 0 {
+			t.Errorf("ropegen %s: exit %d: %s", strings.Join(tc.args, " "), code, stderr)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("ropegen %s: output lacks %q:\n%s", strings.Join(tc.args, " "), w, stdout)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-layer-type", "full_attention"}, `ropegen: -layer-type "full_attention": needs -hf-config`},
+		{[]string{"-hf-part", "vision"}, `ropegen: -hf-part "vision": needs -hf-config`},
+		{[]string{"-hf-config", olmo, "-layer-type", "linear_attention"}, `-layer-type "linear_attention": model_type "olmo3" has no layers of that type (its layer types: sliding_attention, full_attention)`},
+		{[]string{"-hf-config", olmo, "-hf-part", "audio"}, `-hf-part "audio": want one of "text", "indexer", "vision"`},
+		{[]string{"-hf-config", filepath.Join(data, "exaone-4.0-32b.json"), "-layer-type", "full_attention"}, `-layer-type "full_attention": these layers use no RoPE (EXAONE 4's global layers`},
+	} {
+		out := t.TempDir()
+		code, stdout, stderr := ropegenRun(t, append(tc.args, "-o", out)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("ropegen %s: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", strings.Join(tc.args, " "), code, stdout, stderr, tc.want)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 0 {
+			t.Errorf("ropegen %s wrote %d files", strings.Join(tc.args, " "), len(ents))
+		}
+	}
+}

@@ -29,6 +29,7 @@ type Rope struct {
 	HighFreq     float64
 	Short, Long  []float64
 	FreqFactors  []float64 // ggml's freq_factors: θ_i/f_i, before the scaling
+	Partial      float64   // proportional: partial_rotary_factor (0: 1); Dim is then the head dim
 }
 
 // The reference: transformers' modeling_rope_utils, transcribed line by line
@@ -185,8 +186,136 @@ func Reference(p Rope) (inv, long []float64, attn float64) {
 			}
 		}
 		return inv, long, attn
+	case "proportional":
+		// _compute_proportional_rope_parameters: head_dim/2 inverse
+		// frequencies, the first int(rope_proportion * head_dim // 2) from
+		// the default formula over head_dim, the rest zero, all /= factor.
+		headDim := dim
+		factor := p.Factor
+		if factor == 0 {
+			factor = 1.0
+		}
+		ropeProportion := p.Partial
+		if ropeProportion == 0 {
+			ropeProportion = 1.0
+		}
+		ropeAngles := int(math.Floor(ropeProportion * float64(headDim) / 2))
+		inv = make([]float64, headDim/2)
+		for j := 0; j < ropeAngles; j++ {
+			inv[j] = 1.0 / math.Pow(base, float64(2*j)/float64(headDim))
+			if p.FreqFactors != nil {
+				inv[j] /= p.FreqFactors[j]
+			}
+		}
+		for j := range inv {
+			inv[j] /= factor
+		}
+		return inv, nil, 1
 	}
 	panic("hfReference: unknown rope type " + p.RopeType)
+}
+
+// ProportionalAngles is the number of pairs proportional RoPE turns:
+// int(rope_proportion * head_dim // 2).
+func ProportionalAngles(partial float64, headDim int) int {
+	return int(math.Floor(partial * float64(headDim) / 2))
+}
+
+// HunYuanAlphaInvFreq is HunYuanDenseV1RotaryEmbedding with rope_type
+// "dynamic" and an alpha: base = rope_theta * alpha ** (head_dim /
+// (head_dim - 2)), inv_freq = 1 / base ** (arange(0, head_dim, 2) /
+// head_dim).
+func HunYuanAlphaInvFreq(ropeTheta, alpha float64, headDim int) []float64 {
+	base := ropeTheta * math.Pow(alpha, float64(headDim)/float64(headDim-2))
+	inv := make([]float64, 0, headDim/2)
+	for j := 0; j < headDim; j += 2 {
+		inv = append(inv, 1.0/math.Pow(base, float64(j)/float64(headDim)))
+	}
+	return inv
+}
+
+// PixtralAngles is the angle transformers applies to each of the head_dim
+// values of a Pixtral patch at (row, col): PixtralRotaryEmbedding's
+// inv_freq row for the patch, cat((freqs_h(row), freqs_w(col))) with
+// freqs_h = row·freqs[::2] and freqs_w = col·freqs[1::2], then cat with
+// itself (rotate_half's layout).
+func PixtralAngles(base float64, dim int, row, col float64) []float64 {
+	freqs := DefaultInvFreq(base, dim, nil)
+	var half []float64
+	for j := 0; j < len(freqs); j += 2 {
+		half = append(half, row*freqs[j])
+	}
+	for j := 1; j < len(freqs); j += 2 {
+		half = append(half, col*freqs[j])
+	}
+	return append(half, half...)
+}
+
+// ErnieVLAngles is the angle transformers applies to each of the head_dim
+// values of an ERNIE-4.5-VL text token at positions (t, h, w):
+// Ernie4_5_VLMoeTextRotaryEmbedding's inv_freq_3d (the first h+w
+// frequencies pre-rotated: the even ones, then the odd ones), one angle row
+// per axis, recomposition_to_3d (split by mrope_section, chunk i from axis
+// (i+1) mod 3, height and width stacked and flattened, then time), and
+// repeat_interleave(2) for the interleaved rotate_half_text.
+func ErnieVLAngles(base float64, dim int, sections []int, pos [3]float64) []float64 {
+	inv := DefaultInvFreq(base, dim, nil)
+	hw, t := sections[0]+sections[1], sections[2]
+	inv3d := make([]float64, len(inv))
+	k := 0
+	for j := 0; j < len(inv)-t; j += 2 {
+		inv3d[k] = inv[j]
+		k++
+	}
+	for j := 1; j < len(inv)-t; j += 2 {
+		inv3d[k] = inv[j]
+		k++
+	}
+	copy(inv3d[hw:], inv[len(inv)-t:])
+	var freqs [3][]float64
+	for a := range 3 {
+		for _, f := range inv3d {
+			freqs[a] = append(freqs[a], pos[a]*f)
+		}
+	}
+	// split: chunk 0 = [0, s0), chunk 1 = [s0, s0+s1), chunk 2 = the rest.
+	fh := freqs[1][:sections[0]]
+	fw := freqs[2][sections[0]:hw]
+	ft := freqs[0][hw:]
+	var out []float64
+	for i := range fh {
+		out = append(out, fh[i], fh[i], fw[i], fw[i])
+	}
+	for _, f := range ft {
+		out = append(out, f, f)
+	}
+	return out
+}
+
+// GLM4VAngles is the angle transformers applies to each of the rotary
+// values of a GLM-4.1V/4.5V text token at positions (t, h, w): the default
+// inverse frequencies over the rotary dim, one angle row per axis,
+// apply_mrope (split by mrope_section, chunk i from axis i mod 3), cat with
+// itself; GLM-4.1V's apply_rotary_pos_emb (interleaved) then takes the
+// first half and repeat_interleave(2), GLM-4.5V's uses it as it is.
+func GLM4VAngles(base float64, rot int, sections []int, pos [3]float64, interleaved bool) []float64 {
+	inv := DefaultInvFreq(base, rot, nil)
+	var half []float64
+	start := 0
+	for i, s := range sections {
+		for j := start; j < start+s; j++ {
+			half = append(half, pos[i%3]*inv[j])
+		}
+		start += s
+	}
+	if !interleaved {
+		return append(append([]float64(nil), half...), half...)
+	}
+	var out []float64
+	for _, f := range half {
+		out = append(out, f, f)
+	}
+	return out
 }
 
 // DynamicNTKInvFreq is _compute_dynamic_ntk_parameters for a sequence of n
