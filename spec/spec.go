@@ -44,6 +44,7 @@ type Spec struct {
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
 	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved or AxesVision
 	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width), summing to RotaryDim/2
+	QKNorm    QKNorm  // QK-norm fused with the rotation (ApplyNormQK); the zero value is none
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -181,7 +182,10 @@ func (s Spec) validate(sd **Scaled) error {
 	if sd != nil {
 		*sd = out
 	}
-	return s.validateAxes()
+	if err := s.validateAxes(); err != nil {
+		return err
+	}
+	return s.validateNorm()
 }
 
 func validateDType(field, name string) error {
