@@ -108,6 +108,8 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 				al.to = fn.Name
 			case "fill":
 				al.fill = fn.Name
+			case "norm":
+				al.norm = fn.Name
 			}
 		}
 		ls = append(ls, al)
@@ -183,6 +185,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.verifyTo(),
 		p.verifyStrided(),
 		p.verifyAxes(),
+		p.verifyNorm(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -230,6 +233,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.narrowTest(f)
 	}
 	p.examples(f)
+	p.normExample(f)
 	f.Line()
 	f.Comment("FuzzKernel checks that every backend gives the pure Go bits for the")
 	f.Comment("vectors and positions the fuzzer finds.")
