@@ -83,6 +83,9 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	}
 
 	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == spec.NeoX, DType: s.DType, OutDType: s.OutDType}
+	if nb := p.Norm; nb != nil {
+		k.Norm = &amd64.Norm{Kind: nb.Kind, Eps: nb.Eps, Token: nb.Token, After: nb.After}
+	}
 	out, err := amd64.Generate(k, h, "amd64,!purego")
 	if err := add("rope_amd64.s", outAsm(out), err); err != nil {
 		return nil, err
