@@ -131,6 +131,13 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	if arm != nil {
 		files = append(files, File{"rope_arm64.s", arm})
 	}
+	normArm, err := p.arm64NormFile(h)
+	if err != nil {
+		return nil, fmt.Errorf("generating rope_norm_arm64.s: %w", err)
+	}
+	if normArm != nil {
+		files = append(files, File{"rope_norm_arm64.s", normArm})
+	}
 	if o.Tests {
 		t, err := p.testFile(h)
 		if err := add("rope_test.go", t, err); err != nil {
