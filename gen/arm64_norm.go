@@ -26,6 +26,7 @@ func (p *Plan) neonNorm() *templates.Norm {
 	H, R, h := p.HeadDim, p.RotaryDim, p.Half
 	n := &templates.Norm{
 		Name:      "applyNormNEON",
+		OnlyName:  "applyNormOnlyNEON",
 		Params:    fmt.Sprintf("x []%s, stride, n int, r *[rowLen]%s, w []%s", d.goType, d.compute, p.weightType()),
 		AsmArgs:   fmt.Sprintf("x []%s, stride, n int, r *[%d]%s, w []%s", d.goType, p.RowLen, d.compute, p.weightType()),
 		ArgSize:   72,

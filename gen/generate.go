@@ -113,6 +113,8 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 				al.fill = fn.Name
 			case "norm":
 				al.norm = fn.Name
+			case "normonly":
+				al.normOnly = fn.Name
 			}
 		}
 		ls = append(ls, al)

@@ -330,31 +330,15 @@ func (s *normSums) scale(n int) {{.C}} {
 	return {{.C}}(1 / q)
 }
 
-// normWiden returns the HeadDim values of h in the compute type{{if .After}},
-// rotated forward with table row r: the vector an after-rotation norm
-// normalizes{{end}}.
-func normWiden(v *[HeadDim]{{.C}}, h *[HeadDim]{{.T}}{{if .After}}, r *row{{end}}) {
-{{- if .After}}
-	for i := 0; i < RotaryDim/2; i++ {
-		a, b := {{.A}}, {{.B}}
-		c, s := r[a], r[RotaryDim+b]
-		xa, xb := {{w .Widen "h[a]"}}, {{w .Widen "h[b]"}}
-		v[a] = {{.C}}(xa*c) - {{.C}}(xb*s)
-		v[b] = {{.C}}(xb*c) + {{.C}}(xa*s)
-	}
-	for j := RotaryDim; j < HeadDim; j++ {
-		v[j] = {{w .Widen "h[j]"}}
-	}
-{{- else}}
+// normLoad widens the HeadDim values of h into v, exactly.
+func normLoad(v *[HeadDim]{{.C}}, h *[HeadDim]{{.T}}) {
 	for j := range h {
 		v[j] = {{w .Widen "h[j]"}}
 	}
-{{- end}}
 }
 
-// normStore writes the HeadDim values v, scaled by rs{{if .Weighted}} and weighted by w{{end}},
-// {{if not .After}}rotated forward with table row r, {{end}}into h.
-func normStore(h *[HeadDim]{{.T}}, v *[HeadDim]{{.C}}, rs {{.C}}{{if .Weighted}}, w *[HeadDim]{{.W}}{{end}}{{if not .After}}, r *row{{end}}) {
+// normScale scales v by rs{{if .Weighted}} and weighs it by w{{end}}, in place, in the compute type.
+func normScale(v *[HeadDim]{{.C}}, rs {{.C}}{{if .Weighted}}, w *[HeadDim]{{.W}}{{end}}) {
 	for j := range v {
 {{- if eq .Kind "rms"}}
 		v[j] = {{.C}}({{.C}}(v[j]*rs) * w[j])
@@ -365,11 +349,31 @@ func normStore(h *[HeadDim]{{.T}}, v *[HeadDim]{{.C}}, rs {{.C}}{{if .Weighted}}
 		v[j] = {{.C}}(v[j] * rs)
 {{- end}}
 	}
-{{- if .After}}
+}
+
+// normStore narrows v into h.
+func normStore(h *[HeadDim]{{.T}}, v *[HeadDim]{{.C}}) {
 	for j := range v {
 		h[j] = {{w .Narrow "v[j]"}}
 	}
+}
+{{- if .After}}
+
+// normRotate rotates v forward with table row r, in place, in the compute
+// type: the vector an after-rotation norm normalizes.
+func normRotate(v *[HeadDim]{{.C}}, r *row) {
+	for i := 0; i < RotaryDim/2; i++ {
+		a, b := {{.A}}, {{.B}}
+		c, s := r[a], r[RotaryDim+b]
+		xa, xb := v[a], v[b]
+		v[a] = {{.C}}(xa*c) - {{.C}}(xb*s)
+		v[b] = {{.C}}(xb*c) + {{.C}}(xa*s)
+	}
+}
 {{- else}}
+
+// normStoreRotate rotates v forward with table row r into h, narrowed once.
+func normStoreRotate(h *[HeadDim]{{.T}}, v *[HeadDim]{{.C}}, r *row) {
 	for i := 0; i < RotaryDim/2; i++ {
 		a, b := {{.A}}, {{.B}}
 		c, s := r[a], r[RotaryDim+b]
@@ -382,37 +386,70 @@ func normStore(h *[HeadDim]{{.T}}, v *[HeadDim]{{.C}}, rs {{.C}}{{if .Weighted}}
 		h[j] = {{w .Narrow "v[j]"}}
 	}
 {{- end}}
-{{- end}}
 }
+{{- end}}
 
 // applyNormGeneric normalizes and rotates n heads of x, head h at
 // x[h·stride:], with table row r{{if .Weighted}} and weights w{{end}}, in pure Go: {{if .Token}}the n
 // heads together as one vector, head h weighted by w[h·HeadDim:]{{else}}each head
 // alone{{end}}{{if .After}}, after rotating it{{end}}.
 func applyNormGeneric(x []{{.T}}, stride, n int, r *row, w []{{.W}}) {
+	normHeads(x, stride, n, r, w, true)
+}
+
+// applyNormOnlyGeneric is applyNormGeneric without the rotation (r is
+// unused): the separate norm pass that the tests and benchmarks compare
+// ApplyNormQK with.
+func applyNormOnlyGeneric(x []{{.T}}, stride, n int, r *row, w []{{.W}}) {
+	normHeads(x, stride, n, r, w, false)
+}
+
+// normHeads is applyNormGeneric, with the rotation when rotate is set.
+func normHeads(x []{{.T}}, stride, n int, r *row, w []{{.W}}, rotate bool) {
 	if n <= 0 {
 		return
 	}
 	var v [HeadDim]{{.C}}
 	head := func(h int) *[HeadDim]{{.T}} { return (*[HeadDim]{{.T}})(x[h*stride:]) }
+	load := func(h int) {
+		normLoad(&v, head(h))
+{{- if .After}}
+		if rotate {
+			normRotate(&v, r)
+		}
+{{- end}}
+	}
+	store := func(h int) {
+{{- if .After}}
+		normStore(head(h), &v)
+{{- else}}
+		if rotate {
+			normStoreRotate(head(h), &v, r)
+		} else {
+			normStore(head(h), &v)
+		}
+{{- end}}
+	}
 {{- if .Token}}
 	var s normSums
 	for h := 0; h < n; h++ {
-		normWiden(&v, head(h){{if .After}}, r{{end}})
+		load(h)
 		s.add(&v)
 	}
 	rs := s.scale(n * HeadDim)
 	for h := 0; h < n; h++ {
-		normWiden(&v, head(h){{if .After}}, r{{end}})
-		normStore(head(h), &v, rs{{if .Weighted}}, (*[HeadDim]{{.W}})(w[h*HeadDim:]){{end}}{{if not .After}}, r{{end}})
+		load(h)
+		normScale(&v, rs{{if .Weighted}}, (*[HeadDim]{{.W}})(w[h*HeadDim:]){{end}})
+		store(h)
 	}
 {{- else}}
 	{{if .Weighted}}wh := (*[HeadDim]{{.W}})(w){{end}}
 	for h := 0; h < n; h++ {
-		normWiden(&v, head(h){{if .After}}, r{{end}})
+		load(h)
 		var s normSums
 		s.add(&v)
-		normStore(head(h), &v, s.scale(HeadDim){{if .Weighted}}, wh{{end}}{{if not .After}}, r{{end}})
+		normScale(&v, s.scale(HeadDim){{if .Weighted}}, wh{{end}})
+		store(h)
 	}
 {{- end}}
 }
@@ -443,7 +480,15 @@ func (p *Plan) verifyNorm() jen.Code {
 		field = "ApplyNormQK64"
 	}
 	rot, pass := p.NormBound(0)
+	only := jen.Func().Params(jen.Id("x").Add(x.Clone()), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("w").Add(ws.Clone())).Block(
+		jen.Id("active").Dot("normOnly").Call(jen.Id("x"), jen.Id("stride"), jen.Id("n"), jen.Nil(), jen.Id("w")),
+	)
+	onlyField := "NormOnly32"
+	if W == "float64" {
+		onlyField = "NormOnly64"
+	}
 	return jen.Id("k").Dot("Norm").Op("=").Op("&").Qual(verifyPkg, "Norm").Types(jen.Id(T)).Values(jen.Dict{
+		jen.Id(onlyField): only,
 		jen.Id("Kind"):    jen.Lit(nb.Kind),
 		jen.Id("Eps"):     jen.Id("NormEps"),
 		jen.Id("Scope"):   jen.Lit(scope),

@@ -47,12 +47,16 @@ package templates
 // V16–V18 are temporaries, V24–V27 the partial sums, V28 r, V29 1 (gemma),
 // V30 and V31 the bf16 constants.
 type Norm struct {
-	Header  string // the first line of the file
-	Name    string // "applyNormNEON"
-	Params  string // Go parameter list, with rowLen
-	AsmArgs string // the same with RowLen spelled out, for the comment
-	ArgSize int    // 72: a slice, two ints, a pointer, a slice
-	Frame   int    // bytes of the scratch head: HeadDim·TableSize
+	Header string // the first line of the file
+	Name   string // "applyNormNEON"
+	// OnlyName is the norm alone, without the rotation (r unused; the
+	// separate pass tests and benchmarks compare Name with):
+	// "applyNormOnlyNEON". The file holds both.
+	OnlyName string
+	Params   string // Go parameter list, with rowLen
+	AsmArgs  string // the same with RowLen spelled out, for the comment
+	ArgSize  int    // 72: a slice, two ints, a pointer, a slice
+	Frame    int    // bytes of the scratch head: HeadDim·TableSize
 
 	Kind  string // "rms", "gemma" or "l2"
 	Token bool   // the n heads are one normed vector

@@ -88,6 +88,11 @@ var Helpers = []Helper{
 		Func:        func(n *Norm, l string) normPass { return normPass{N: n, L: l, S: true} },
 	},
 	{
+		Name:        "fn",
+		Description: "The argument of norm_arm64.s.tmpl's func: fn n only has .N = n, .O = only (the norm alone, no rotation).",
+		Func:        func(n *Norm, only bool) normPass { return normPass{N: n, O: only} },
+	},
+	{
 		Name:        "log2",
 		Description: "log2 n of a power of two n (an element size): 1, 2 or 3.",
 		Func:        func(n int) int { return bits.TrailingZeros(uint(n)) },
@@ -129,6 +134,7 @@ type normPass struct {
 	N *Norm
 	L string
 	S bool
+	O bool
 }
 
 // ExecuteNorm runs norm_arm64.s.tmpl with n, as Execute runs the kernel

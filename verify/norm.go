@@ -35,6 +35,14 @@ type Norm[T Elem] struct {
 	// ApplyNormQK, converting the views to the package's Strides.
 	ApplyNormQK32 func(tab Table[T], q []T, qs Strides, qw []float32, k []T, ks Strides, kw []float32, pos []int32)
 	ApplyNormQK64 func(tab Table[T], q []T, qs Strides, qw []float64, k []T, ks Strides, kw []float64, pos []int32)
+	// NormOnly32 or NormOnly64 (optional) is the package's norm without
+	// the rotation, on the active backend: n heads of x, stride apart, as
+	// one normed vector of the scope each. For f32 and f64, whose norm
+	// keeps its values in their own type, ApplyNormQK must equal it
+	// followed by ApplyQK (ApplyQK first, After), bit for bit; the
+	// benchmarks' separate pass is it.
+	NormOnly32 func(x []T, stride, n int, w []float32)
+	NormOnly64 func(x []T, stride, n int, w []float64)
 }
 
 // normState checks k.Norm and reports whether there is one.
@@ -432,6 +440,79 @@ func runNorm[T Elem](t *testing.T, s *suite[T]) {
 	t.Run("strided", func(t *testing.T) { checkNormStrided(t, s, stridedCases()) })
 	t.Run("guard", func(t *testing.T) { checkNormGuard(t, s) })
 	t.Run("panics", func(t *testing.T) { checkNormPanics(t, s) })
+	t.Run("separate", func(t *testing.T) { checkNormSeparate(t, s) })
+}
+
+// normOnly runs the package's norm without the rotation on n heads of x.
+func (s *suite[T]) normOnly(x []T, stride, n int, w []float64) {
+	if f := s.k.Norm.NormOnly64; f != nil {
+		f(x, stride, n, w)
+		return
+	}
+	s.k.Norm.NormOnly32(x, stride, n, to32(w))
+}
+
+// hasNormOnly reports whether k describes the norm alone.
+func (s *suite[T]) hasNormOnly() bool {
+	return s.k.Norm.NormOnly32 != nil || s.k.Norm.NormOnly64 != nil
+}
+
+// separate runs the norm and the rotation of call c apart: the norm alone
+// token by token (NormOnly), and ApplyQK, in the norm's order.
+func (s *suite[T]) separate(q []T, hq int, qw []float64, k []T, hk int, kw []float64, pos []int32) {
+	norm := func() {
+		for j := range pos {
+			s.normOnly(q[j*hq*s.hd:], s.hd, hq, qw)
+			s.normOnly(k[j*hk*s.hd:], s.hd, hk, kw)
+		}
+	}
+	if !s.k.Norm.After {
+		norm()
+	}
+	s.k.ApplyQK(s.tab, q, Strides{hq, s.hd, hq * s.hd}, k, Strides{hk, s.hd, hk * s.hd}, pos)
+	if s.k.Norm.After {
+		norm()
+	}
+}
+
+// checkNormSeparate checks, on every backend, that for f32 and f64 (whose
+// normed values are their own type) ApplyNormQK gives the bits of the norm
+// alone (NormOnly) then ApplyQK (for After, ApplyQK then the norm): the
+// fused kernel's norm and rotation are the separate ones'. For f16 and bf16
+// the separate pass rounds in between, which the fused one does not.
+func checkNormSeparate[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	if !s.hasNormOnly() {
+		t.Log("Norm has no NormOnly: nothing to compare")
+		return
+	}
+	if s.c.kind != kF32 && s.c.kind != kF64 {
+		t.Logf("%s rounds between separate passes: the fused ApplyNormQK is checked against docs/contract.md §10 instead", s.k.DType)
+		return
+	}
+	sd := seed()
+	r := rand.New(rand.NewPCG(sd, 0x736570))
+	n := 0
+	for _, b := range s.backendsOrOnly() {
+		b.Use()
+		for range max(10, stridedCases()) {
+			c := drawNormCall(s, r, func(n int) []T { return s.normValues(r, n) })
+			q, k := c.run(s)
+			wq, wk := slices.Clone(c.q), slices.Clone(c.k)
+			s.separate(wq, c.hq, c.qw, wk, c.hk, c.kw, c.pos)
+			for _, p := range []struct {
+				name      string
+				got, want []T
+			}{{"q", q, wq}, {"k", k, wk}} {
+				if i := s.firstDiff(p.got, p.want); i >= 0 {
+					t.Fatalf("backend %s: %s value %d: ApplyNormQK gives %s, the norm alone and ApplyQK %s (seed %d)", b.Name, p.name, i, s.c.show(p.got[i]), s.c.show(p.want[i]), sd)
+				}
+			}
+			n++
+		}
+	}
+	s.useDefault()
+	t.Logf("qk-norm separate: %d calls on %d backends: ApplyNormQK = the norm alone and ApplyQK, bit for bit (seed %d)", n, len(s.backendsOrOnly()), sd)
 }
 
 // normCall is an ApplyNormQK call on contiguous q (hq heads per token) and k

@@ -59,7 +59,7 @@ type Kernel struct {
 type Func struct {
 	Name  string // Go name, e.g. "applyAVX2"
 	Stub  string // Go declaration, as avo derives it from the signature
-	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values), "norm" (QK-norm and rotation, norm.go) or "stream"
+	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values), "norm" (QK-norm and rotation, norm.go), "normonly" (the QK-norm alone) or "stream"
 	Level string // dispatch level, e.g. "avx2"
 }
 
@@ -172,7 +172,7 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 			funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
 		}
 		if k.Norm != nil {
-			funcs = append(funcs, emitNormFunc(c, l, k))
+			funcs = append(funcs, emitNormFunc(c, l, k, "norm"), emitNormFunc(c, l, k, "normonly"))
 		}
 		if tab.size == 4 {
 			name := fillName(l)

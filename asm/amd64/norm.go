@@ -37,16 +37,25 @@ type Norm struct {
 	After bool    // normalize the rotated head
 }
 
-// normName is the norm kernel's name at level l.
-func normName(l level) string { return "applyNorm" + l.suffix }
+// normName is the norm kernel's name at level l ("normonly": the norm
+// alone).
+func normName(l level, kind string) string {
+	if kind == "normonly" {
+		return "applyNormOnly" + l.suffix
+	}
+	return "applyNorm" + l.suffix
+}
 
-// emitNormFunc declares and emits the norm kernel of k at level l.
-func emitNormFunc(c *build.Context, l level, k Kernel) Func {
+// emitNormFunc declares and emits the norm kernel of k at level l: kind
+// "norm", or "normonly", the same norm without the rotation (r unused): the
+// separate norm pass benchmarks and tests compare the fused one with.
+func emitNormFunc(c *build.Context, l level, k Kernel, kind string) Func {
 	x := codecs[k.DType]
 	tab := x.compute()
-	name := normName(l)
+	name := normName(l, kind)
+	only := kind == "normonly"
 	c.Function(name)
-	if !k.Norm.After {
+	if !k.Norm.After || only {
 		c.Attributes(attr.NOSPLIT)
 	}
 	c.SignatureExpr(fmt.Sprintf("func(x []%s, stride, n int, r *[%d]%s, w []%s)", x.goType, 2*k.RotaryDim, tab.goType, tab.goType))
@@ -58,13 +67,16 @@ func emitNormFunc(c *build.Context, l level, k Kernel) Func {
 		what = strings.Replace(strings.Replace(what, ", head h with weights w[h·HeadDim:]", "", 1), " with weights w", "", 1)
 	}
 	order := "and rotates it forward with table row r"
-	if k.Norm.After {
+	switch {
+	case only:
+		order = "and does not rotate it (r is unused): the norm alone"
+	case k.Norm.After:
 		order = "after rotating it forward with table row r"
 	}
 	c.Doc(fmt.Sprintf("%s %s (QK-norm %s) %s, using %s.", name, what, k.Norm.Kind, order, strings.ToUpper(l.name)))
 	c.Pragma("noescape")
-	emitNorm(c, l, k)
-	return Func{Name: name, Kind: "norm", Level: l.name}
+	emitNorm(c, l, k, only)
+	return Func{Name: name, Kind: kind, Level: l.name}
 }
 
 // normEmitter is the state of one norm kernel.
@@ -74,6 +86,7 @@ type normEmitter struct {
 	rv      reg.VecVirtual // r in every lane
 	one     reg.VecVirtual // 1 in every lane (gemma)
 	scratch operand.Mem    // the rotated head (After)
+	only    bool           // the norm alone, no rotation
 	label   int
 }
 
@@ -83,13 +96,13 @@ func (ne *normEmitter) newLabel(p string) string {
 	return fmt.Sprintf("%s%d", p, ne.label)
 }
 
-// emitNorm emits the body of the norm kernel.
-func emitNorm(c *build.Context, l level, k Kernel) {
+// emitNorm emits the body of the norm kernel (only: without the rotation).
+func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 	in := codecs[k.DType]
 	e := &emitter{c: c, l: l, k: k, kind: "fwd", in: in, out: in, tab: in.compute(),
 		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
 	e.lanes = l.bytes / e.tab.size
-	ne := &normEmitter{emitter: e, nb: k.Norm}
+	ne := &normEmitter{emitter: e, nb: k.Norm, only: only}
 	H := k.HeadDim
 
 	n := c.GP64()
@@ -104,7 +117,7 @@ func emitNorm(c *build.Context, l level, k Kernel) {
 	if ne.weighted() {
 		wbase = c.Load(c.Param("w").Base(), c.GP64()).(reg.GPVirtual)
 	}
-	if ne.nb.After {
+	if ne.nb.After && !only {
 		ne.scratch = c.AllocLocal(H * e.tab.size)
 	}
 
@@ -263,7 +276,7 @@ func (ne *normEmitter) groups() []group {
 // (After) rotated into the scratch head first and read from there.
 func (ne *normEmitter) sumHead(acc []reg.VecVirtual) {
 	src, cd := ne.src, ne.in
-	if ne.nb.After {
+	if ne.nb.After && !ne.only {
 		ne.rotateToScratch()
 		src, cd = ne.scratch, ne.tab
 	}
@@ -468,6 +481,14 @@ func (ne *normEmitter) outHead(wp operand.Mem) {
 	k := ne.k
 	half := k.RotaryDim / 2
 	c := ne.c
+	if ne.only {
+		c.Comment("scale and weigh the head")
+		ne.blocks(split(0, k.HeadDim, ne.lanes, ne.l.masked), false, func(b block, x, _, w, _ operand.Mem) {
+			v := ne.normed(ne.load(x.Offset(b.j*ne.in.size), b.w), w.Offset(b.j*ne.tab.size), b.w)
+			ne.store(v, x.Offset(b.j*ne.in.size), b.w)
+		}, wp)
+		return
+	}
 	if ne.nb.After {
 		if ne.nb.Token {
 			ne.rotateToScratch()
