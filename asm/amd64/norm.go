@@ -87,7 +87,11 @@ type normEmitter struct {
 	one     reg.VecVirtual // 1 in every lane (gemma)
 	scratch operand.Mem    // the rotated head (After)
 	only    bool           // the norm alone, no rotation
-	label   int
+	// rerotate says the scratch head no longer holds the current head's
+	// rotation (a token norm's second pass, a group's): outHead rotates it
+	// again.
+	rerotate bool
+	label    int
 }
 
 // newLabel returns a fresh label with prefix p.
@@ -137,14 +141,54 @@ func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 	acc := ne.accumulators()
 	if !ne.nb.Token {
 		wp := ne.weights(wbase)
+		G := ne.groupHeads()
+		ssm := c.AllocLocal(8 * G)
+		rsm := c.AllocLocal(e.tab.size * G)
+		start, g := c.GP64(), c.GP64()
+		c.Label("group")
+		c.CMPQ(n, operand.U8(G))
+		c.JB(operand.LabelRef("head"))
+		c.Commentf("%d heads: their sums of squares, then their r together, then the heads", G)
+		c.MOVQ(xp, start)
+		c.XORQ(g, g)
+		c.Label("groupsum")
+		ne.zero(acc)
+		ne.sumHead(acc)
+		c.VMOVSD(ne.reduce(acc), operand.Mem{Base: ssm.Base, Disp: ssm.Disp, Index: g, Scale: 8})
+		c.ADDQ(step, xp)
+		c.INCQ(g)
+		c.CMPQ(g, operand.U8(G))
+		c.JB(operand.LabelRef("groupsum"))
+		ne.scaleGroup(ssm, rsm, G)
+		c.MOVQ(start, xp)
+		c.XORQ(g, g)
+		c.Label("groupout")
+		ne.rv = ne.reg(ne.lanes)
+		rm := operand.Mem{Base: rsm.Base, Disp: rsm.Disp, Index: g, Scale: uint8(e.tab.size)}
+		if e.tab.size == 4 {
+			c.VBROADCASTSS(rm, ne.rv)
+		} else {
+			c.VBROADCASTSD(rm, ne.rv)
+		}
+		ne.rerotate = ne.nb.After
+		ne.outHead(wp)
+		ne.rerotate = false
+		c.ADDQ(step, xp)
+		c.INCQ(g)
+		c.CMPQ(g, operand.U8(G))
+		c.JB(operand.LabelRef("groupout"))
+		c.SUBQ(operand.U8(G), n)
+		c.JMP(operand.LabelRef("group"))
 		c.Label("head")
+		c.TESTQ(n, n)
+		c.JZ(operand.LabelRef("done"))
 		ne.zero(acc)
 		ne.sumHead(acc)
 		ne.scale(acc, operand.U32(H))
 		ne.outHead(wp)
 		c.ADDQ(step, xp)
 		c.DECQ(n)
-		c.JNZ(operand.LabelRef("head"))
+		c.JMP(operand.LabelRef("head"))
 	} else {
 		cnt := c.GP64()
 		c.MOVQ(n, cnt)
@@ -315,13 +359,17 @@ func (ne *normEmitter) sumHead(acc []reg.VecVirtual) {
 }
 
 // square loads group g of the head at src (codec cd), widens it to
-// float64, squares it and adds it to its accumulator lanes.
+// float64, squares it and adds it to its accumulator lanes. float32 values
+// convert straight from memory. A float32's square is exact in float64, so
+// AVX-512 adds it with a fused multiply-add, VFMADD231PD: one rounding, of
+// the sum, as the product then the sum give (docs/contract.md §10). A
+// float64 value's square rounds: there the product and the sum stay apart.
 func (ne *normEmitter) square(acc []reg.VecVirtual, src operand.Mem, cd codec, g group) {
 	c := ne.c
-	v := cd.load(ne.emitter, src.Offset(g.j*cd.size), g.w)
 	a := acc[g.acc]
 	if ne.tab.size == 8 {
 		// float64 values: the lanes already line up with acc.
+		v := cd.load(ne.emitter, src.Offset(g.j*cd.size), g.w)
 		var vv reg.Register = v
 		if !ne.l.masked && v.Size() == 16 {
 			vv = v.AsY() // the VEX load zeroed the upper lanes
@@ -330,21 +378,45 @@ func (ne *normEmitter) square(acc []reg.VecVirtual, src operand.Mem, cd codec, g
 		c.VADDPD(vv, a, a)
 		return
 	}
-	d := c.ZMM()
-	if ne.l.masked {
+	m := src.Offset(g.j * cd.size)
+	var d reg.VecVirtual
+	switch {
+	case cd.name == "f32" && ne.l.masked:
+		d = c.ZMM()
+		if g.w == 8 {
+			c.VCVTPS2PD(m, d)
+		} else {
+			c.VCVTPS2PD_Z(m, ne.mask(g.w), d) // masked-off lanes are not read
+		}
+	case cd.name == "f32":
+		d = c.YMM()
+		if g.w == 4 {
+			c.VCVTPS2PD(m, d)
+		} else {
+			c.VCVTPS2PD(m, d.AsX()) // two values; the VEX form zeroes the rest
+		}
+	case ne.l.masked:
+		v := cd.load(ne.emitter, m, g.w)
+		d = c.ZMM()
 		c.VCVTPS2PD(v.AsY(), d)
-	} else {
+	default:
+		v := cd.load(ne.emitter, m, g.w)
 		d = c.YMM()
 		c.VCVTPS2PD(v.AsX(), d)
+	}
+	if ne.l.masked {
+		c.VFMADD231PD(d, d, a) // exact square, one rounding: the sum's
+		return
 	}
 	c.VMULPD(d, d, d) // exact: a float32's square fits a float64
 	c.VADDPD(d, a, a)
 }
 
-// scale turns the partial sums into r, broadcast into ne.rv: the fixed
-// combination, the division by the count (an immediate, or a register for
-// a token norm, n·HeadDim), +ε, sqrt, 1/q in float64, rounded once to the compute type.
-func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
+// reduce returns the sum of squares in lane 0 of an XMM register: the
+// partial sums combined as ((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)) (the
+// upper half of the accumulator added to the lower, then the upper quarter
+// to the lower, then lane 1 to lane 0).
+func (ne *normEmitter) reduce(acc []reg.VecVirtual) reg.VecVirtual {
 	c := ne.c
 	t := c.YMM()
 	if ne.l.masked {
@@ -360,6 +432,15 @@ func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
 	c.VUNPCKHPD(u, u, hi)
 	ss := c.XMM()
 	c.VADDSD(hi, u, ss)
+	return ss
+}
+
+// scale turns the partial sums into r, broadcast into ne.rv: reduce, then
+// the division by the count (an immediate, or a register for a token norm,
+// n·HeadDim), +ε, sqrt, 1/q in float64, rounded once to the compute type.
+func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
+	c := ne.c
+	ss := ne.reduce(acc)
 	g := c.GP64()
 	c.MOVQ(count, g)
 	cnt := c.XMM()
@@ -382,6 +463,58 @@ func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
 	} else {
 		c.VBROADCASTSD(one, ne.rv)
 	}
+}
+
+// groupHeads is how many heads a head-scope kernel takes through each pass
+// at once: their sums of squares run side by side, and their r's are
+// computed together, lane by lane (the same correctly rounded float64
+// operations as one at a time), so that the division, the square root and
+// the second division, whose latency a head would otherwise wait for, are
+// paid once a group.
+func (ne *normEmitter) groupHeads() int {
+	if ne.l.masked {
+		return 8
+	}
+	return 4
+}
+
+// scaleGroup computes the r of the G heads whose sums of squares are at ss
+// (float64 slots) and stores them, in the compute type, at rs.
+func (ne *normEmitter) scaleGroup(ssm, rsm operand.Mem, G int) {
+	c := ne.c
+	v := c.YMM()
+	var vv reg.VecVirtual = v
+	if G == 8 {
+		vv = c.ZMM()
+	}
+	c.VMOVUPD(ssm, vv)
+	g := c.GP64()
+	b := func(bits uint64) reg.VecVirtual {
+		x := c.XMM()
+		c.MOVQ(operand.U64(bits), g)
+		c.VMOVQ(g, x)
+		d := ne.sameReg(vv)
+		c.VBROADCASTSD(x, d)
+		return d
+	}
+	c.VDIVPD(b(math.Float64bits(float64(ne.k.HeadDim))), vv, vv)
+	c.VADDPD(b(math.Float64bits(ne.nb.Eps)), vv, vv)
+	c.VSQRTPD(vv, vv)
+	one := b(math.Float64bits(1))
+	c.VDIVPD(vv, one, one) // r = 1/q, lane by lane
+	if ne.tab.size == 4 {
+		if G == 8 {
+			r := c.YMM()
+			c.VCVTPD2PS(one, r)
+			c.VMOVUPS(r, rsm)
+		} else {
+			r := c.XMM()
+			c.VCVTPD2PSY(one, r)
+			c.VMOVUPS(r, rsm)
+		}
+		return
+	}
+	c.VMOVUPD(one, rsm)
 }
 
 // like returns v at the width of w's registers (AVX2 tails are XMM).
@@ -490,7 +623,7 @@ func (ne *normEmitter) outHead(wp operand.Mem) {
 		return
 	}
 	if ne.nb.After {
-		if ne.nb.Token {
+		if ne.nb.Token || ne.rerotate {
 			ne.rotateToScratch()
 		}
 		c.Comment("scale and weigh the rotated head")
