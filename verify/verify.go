@@ -18,7 +18,9 @@
 // serial ones on sequences long enough to split, and the strided entry
 // points ([Strides]: ApplyStrided, ApplyInverseStrided, ApplyQK,
 // ApplyStridedTo) against copying each head out and back, with canaries in
-// every element they must not touch, on guard pages and with their panics.
+// every element they must not touch, on guard pages and with their panics,
+// and, for a package with a QK-norm ([Norm]), ApplyNormQK against Hugging
+// Face's norms and docs/contract.md §10's arithmetic bit for bit.
 // [Fuzz] and [FuzzStrided] are the bodies of fuzz targets that compare the
 // backends on the inputs the fuzzer finds.
 //
