@@ -106,13 +106,12 @@ func (p *Plan) normKernType() *jen.Statement {
 	return jen.Func().Params(jen.Id("x").Index().Id(p.elemType()), jen.List(jen.Id("stride"), jen.Id("n")).Int(), jen.Id("r").Op("*").Id("row"), jen.Id("w").Index().Id(p.weightType()))
 }
 
-// normDoc is the package doc's paragraph on ApplyNormQK.
+// normDoc is the package doc's paragraphs on ApplyNormQK.
 func (p *Plan) normDoc() string {
 	nb := p.Norm
 	if nb == nil {
 		return ""
 	}
-	var b strings.Builder
 	over, n, weights := "each head", "HeadDim", "HeadDim weights"
 	if nb.Token {
 		over, n, weights = "a token's heads as one vector", "Heads·HeadDim", "Heads·HeadDim weights"
@@ -120,35 +119,63 @@ func (p *Plan) normDoc() string {
 	if !nb.Weighted {
 		weights = "no weights"
 	}
-	when := "normalizes each query and key before rotating it"
+	when := "normalizes each query and key head before rotating it"
 	if nb.After {
-		when = "rotates each query and key, then normalizes the rotated vector"
+		when = "rotates each query and key head, then normalizes the rotated head"
 	}
-	fmt.Fprintf(&b, "\n\nApplyNormQK %s (QK-norm %s over %s, ε = NormEps, %s), in one pass. For a normed\n", when, nb.Kind, over, weights)
-	fmt.Fprintf(&b, "vector x of n = %s values it computes, in the compute type with float64 for r,\n\n", n)
+	if nb.Token {
+		when = strings.Replace(strings.Replace(when, "each query and key head", "the query heads and the key heads of each token", 1), "rotated head", "rotated heads", 1)
+	}
+	var b strings.Builder
+	b.WriteString("\n\n")
+	b.WriteString(wrapDoc(fmt.Sprintf("ApplyNormQK %s, in one pass: QK-norm %s over %s, ε = NormEps, %s. For a normed vector x of n = %s values it computes, in the compute type with float64 for r,", when, nb.Kind, over, weights, n)))
+	b.WriteString("\n\n")
 	b.WriteString("\ts_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j\n")
 	b.WriteString("\tr   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))\n")
 	fmt.Fprintf(&b, "\t%s\n\n", spec.NormFormula(nb.Kind))
-	b.WriteString("and rotates y as above")
+	then := "and rotates y as above."
 	if nb.After {
-		b.WriteString(" (with -qk-norm-after: x is the rotated vector, kept in the compute type)")
+		then = "where x is the head rotated as above, kept in the compute type."
 	}
-	b.WriteString("; the same bits on every backend. Against exact\narithmetic, value j of a vector of n values satisfies\n\n")
+	if p.Spec.DType == "f16" || p.Spec.DType == "bf16" {
+		then += " The values widen exactly and narrow once, at the end."
+	}
+	b.WriteString(wrapDoc(then + " Every backend returns the same bits. Against exact arithmetic, value j of a vector of n values satisfies"))
+	b.WriteString("\n\n")
 	rot, pass := p.NormBound(p.HeadDim)
 	ct := ""
 	if p.computeType() == "float64" {
-		rot, pass = rot-p.HeadDim/8, pass-p.HeadDim/8
+		g := (p.HeadDim + spec.NormLanes - 1) / spec.NormLanes
+		rot, pass = rot-g, pass-g
 		ct = "⌈n/8⌉+"
 	}
 	fmt.Fprintf(&b, "\t|y_j − y_ref_j| ≤ K·%s·m_j%s,  K = %s%d (rotated values), %s%d (values past RotaryDim)\n\n", p.unitRoundoff(), p.dtype().ulp, ct, rot, ct, pass)
 	if nb.After {
-		b.WriteString("with m_j = r*·|w'_j|·A·(|x_a| + |x_b|) (rotated; r*·|w'_j|·|x_j| past RotaryDim), r* the exact\n")
-		b.WriteString("scale of the exactly rotated vector")
+		b.WriteString(wrapDoc("with m_j = r*·|w'_j|·A·(|x_a| + |x_b|) for the pair (a, b) holding j (r*·|w'_j|·|x_j| past RotaryDim), r* the exact scale of the exactly rotated vector and w'_j the weight as applied (w_j, 1 + w_j, or 1). ropegen's docs/contract.md §10 derives K."))
 	} else {
-		b.WriteString("with m_j = A·(|y*_a| + |y*_b|) for the pair (a, b) holding j (|y*_j| past RotaryDim), y* the\n")
-		b.WriteString("exactly normalized vector")
+		b.WriteString(wrapDoc("with m_j = A·(|y*_a| + |y*_b|) for the pair (a, b) holding j (|y*_j| past RotaryDim), y* the exactly normalized vector. ropegen's docs/contract.md §10 derives K."))
 	}
-	b.WriteString(" and w'_j the weight as applied (ropegen's gen.Plan.NormBound derives K).")
+	return b.String()
+}
+
+// wrapDoc wraps text into lines of at most 76 characters.
+func wrapDoc(text string) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		l := len([]rune(w))
+		switch {
+		case n == 0:
+		case n+1+l > 76:
+			b.WriteString("\n")
+			n = 0
+		default:
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
 	return b.String()
 }
 
