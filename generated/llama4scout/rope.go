@@ -32,20 +32,25 @@ goroutines, with the same bits; shorter ones are rotated serially.
 
 Build with -tags purego to use only the pure Go kernels.
 
-ApplyNormQK rotates each query and key, then normalizes the rotated vector (QK-norm l2 over each head, ε = NormEps, no weights), in one pass. For a normed
-vector x of n = HeadDim values it computes, in the compute type with float64 for r,
+ApplyNormQK rotates each query and key head, then normalizes the rotated
+head, in one pass: QK-norm l2 over each head, ε = NormEps, no weights. For a
+normed vector x of n = HeadDim values it computes, in the compute type with
+float64 for r,
 
 	s_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j
 	r   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))
 	y_j = fl(x_j·r)
 
-and rotates y as above (with -qk-norm-after: x is the rotated vector, kept in the compute type); the same bits on every backend. Against exact
-arithmetic, value j of a vector of n values satisfies
+where x is the head rotated as above, kept in the compute type. Every
+backend returns the same bits. Against exact arithmetic, value j of a vector
+of n values satisfies
 
 	|y_j − y_ref_j| ≤ K·2⁻²⁴·m_j,  K = 13 (rotated values), 9 (values past RotaryDim)
 
-with m_j = r*·|w'_j|·A·(|x_a| + |x_b|) (rotated; r*·|w'_j|·|x_j| past RotaryDim), r* the exact
-scale of the exactly rotated vector and w'_j the weight as applied (ropegen's gen.Plan.NormBound derives K).
+with m_j = r*·|w'_j|·A·(|x_a| + |x_b|) for the pair (a, b) holding j
+(r*·|w'_j|·|x_j| past RotaryDim), r* the exact scale of the exactly rotated
+vector and w'_j the weight as applied (w_j, 1 + w_j, or 1). ropegen's
+docs/contract.md §10 derives K.
 */
 package llama4scout
 

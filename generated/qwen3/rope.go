@@ -32,20 +32,23 @@ goroutines, with the same bits; shorter ones are rotated serially.
 
 Build with -tags purego to use only the pure Go kernels.
 
-ApplyNormQK normalizes each query and key before rotating it (QK-norm rms over each head, ε = NormEps, HeadDim weights), in one pass. For a normed
-vector x of n = HeadDim values it computes, in the compute type with float64 for r,
+ApplyNormQK normalizes each query and key head before rotating it, in one
+pass: QK-norm rms over each head, ε = NormEps, HeadDim weights. For a normed
+vector x of n = HeadDim values it computes, in the compute type with float64
+for r,
 
 	s_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j
 	r   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))
 	y_j = fl(fl(x_j·r)·w_j)
 
-and rotates y as above; the same bits on every backend. Against exact
+and rotates y as above. Every backend returns the same bits. Against exact
 arithmetic, value j of a vector of n values satisfies
 
 	|y_j − y_ref_j| ≤ K·2⁻²⁴·m_j,  K = 8 (rotated values), 4 (values past RotaryDim)
 
-with m_j = A·(|y*_a| + |y*_b|) for the pair (a, b) holding j (|y*_j| past RotaryDim), y* the
-exactly normalized vector and w'_j the weight as applied (ropegen's gen.Plan.NormBound derives K).
+with m_j = A·(|y*_a| + |y*_b|) for the pair (a, b) holding j (|y*_j| past
+RotaryDim), y* the exactly normalized vector. ropegen's docs/contract.md §10
+derives K.
 */
 package qwen3
 
