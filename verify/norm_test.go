@@ -28,6 +28,7 @@ type normMutation struct {
 	noWeightCheck bool    // weights of any length accepted
 	oddBackend    bool    // on backend "odd", the last value of each vector one bit off
 	strayRead     bool    // reads the weight after the last one
+	onlyF64       bool    // the norm alone (NormOnly) keeps r in float64
 }
 
 type normRef[T Elem] struct {
@@ -70,6 +71,21 @@ func withNorm[T Elem](k Kernel[T], kind, scope string, after bool, m normMutatio
 		n.ApplyNormQK32 = func(tab Table[T], q []T, qs Strides, qw []float32, kk []T, ks Strides, kw []float32, pos []int32) {
 			r.apply(tab, q, qs, f64s(qw), kk, ks, f64s(kw), pos)
 		}
+	}
+	only := func(tab Table[T], x []T, stride, heads int, w []float64) {
+		kern := tab.(*refTable[T]).k
+		saved := r.m
+		r.m.rF64 = r.m.onlyF64
+		defer func() { r.m = saved }()
+		r.view(kern, x, Strides{heads, stride, 1}, 0, w, nil)
+	}
+	var tab Table[T]
+	newTable := k.NewTable
+	k.NewTable = func(n int) Table[T] { tab = newTable(n); return tab }
+	if k.DType == "f64" {
+		n.NormOnly64 = func(x []T, stride, heads int, w []float64) { only(tab, x, stride, heads, w) }
+	} else {
+		n.NormOnly32 = func(x []T, stride, heads int, w []float32) { only(tab, x, stride, heads, f64s(w)) }
 	}
 	k.Norm = n
 	return k
@@ -139,7 +155,8 @@ func (r *normRef[T]) apply(tab Table[T], q []T, qs Strides, qw []float64, k []T,
 	}
 }
 
-// view normalizes and rotates token j's heads of view s of x.
+// view normalizes and rotates token j's heads of view s of x (with a nil
+// row: the norm alone, NormOnly).
 func (r *normRef[T]) view(k *refKernel[T], x []T, s Strides, j int, w []float64, row []float64) {
 	var units [][]int
 	for h := range s.Heads {
@@ -157,7 +174,7 @@ func (r *normRef[T]) view(k *refKernel[T], x []T, s Strides, j int, w []float64,
 			for d := range h {
 				h[d] = k.widen(x[at+d])
 			}
-			if r.after && !r.m.afterAsBefore {
+			if r.after && !r.m.afterAsBefore && row != nil {
 				r.rotate(k, h, row)
 			}
 			v = append(v, h...)
@@ -180,7 +197,7 @@ func (r *normRef[T]) view(k *refKernel[T], x []T, s Strides, j int, w []float64,
 		}
 		for hi, at := range u {
 			h := v[hi*r.hd : (hi+1)*r.hd]
-			if !r.after || r.m.afterAsBefore {
+			if (!r.after || r.m.afterAsBefore) && row != nil {
 				r.rotate(k, h, row)
 			}
 			for d := range h {
@@ -315,6 +332,9 @@ func TestNormMutants(t *testing.T) {
 	expectFail(t, "one-too-many/strided", "backend", strided(mut("rms", "head", false, normMutation{oneTooMany: true})))
 	expectFail(t, "odd-backend/strided", "backend odd", strided(mut("gemma", "token", false, normMutation{oddBackend: true}, "odd", "generic")))
 	expectFail(t, "odd-backend/canonical", "backend odd", canonical(mut("rms", "head", true, normMutation{oddBackend: true}, "odd", "generic")))
+	separate := func(s *suite[float32]) func(tb) { return func(t tb) { checkNormSeparate(t, s) } }
+	expectFail(t, "only-f64/separate", "the norm alone and ApplyQK", separate(mut("rms", "head", false, normMutation{onlyF64: true})))
+	expectFail(t, "only-f64/after/separate", "the norm alone and ApplyQK", separate(mut("gemma", "token", true, normMutation{onlyF64: true})))
 	expectFail(t, "no-weight-check/panics", "did not panic", panics(mut("rms", "head", false, normMutation{noWeightCheck: true})))
 	expectFail(t, "no-weight-check/token/panics", "with len(qw) one short panicked", panics(mut("gemma", "token", false, normMutation{noWeightCheck: true})))
 
@@ -328,6 +348,7 @@ func TestNormMutants(t *testing.T) {
 				expectPass(t, name+"/special", special(s))
 				expectPass(t, name+"/strided", strided(s))
 				expectPass(t, name+"/panics", panics(s))
+				expectPass(t, name+"/separate", separate(s))
 			}
 		}
 	}
