@@ -24,6 +24,12 @@
 //	func applyRowsAVX2(x []T, stride, n int, rows []C)    // a row per head; inv alike
 //	func applyToAVX2(dst []O, dstStride int, src []T, srcStride int, n int, r *[2R]C)
 //
+// and, with a QK-norm (Kernel.Norm, norm.go), the fused norm and rotation
+// and the norm alone:
+//
+//	func applyNormAVX2(x []T, stride, n int, r *[2R]C, w []C)
+//	func applyNormOnlyAVX2(x []T, stride, n int, r *[2R]C, w []C)
+//
 // Head h is x[h·stride:][:HeadDim]; a rows kernel turns it by the table row
 // rows[h·2R:][:2R] (one head of a head-major view along consecutive
 // positions; len(rows) is not read). Only the rotary values [0, R) of each

@@ -18,6 +18,9 @@
 // benchmarks against the generated kernels. The package exposes HeadDim,
 // RotaryDim, Base, Freqs, AttentionFactor, a Table with Apply, ApplySeq,
 // ApplyInverse and ApplyInverseSeq, and Rotate; see docs/contract.md §7.
+// With -qk-norm (set from the model by -hf-config) it also has NormEps and
+// ApplyNormQK, which normalizes queries and keys in the same pass as the
+// rotation (§10).
 //
 // -hf-config reads the spec from a Hugging Face config.json; flags given
 // explicitly on the command line then override what the config says, and
