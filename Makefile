@@ -85,9 +85,10 @@ tools:
 	fi
 
 # Every backend against the baselines (verify.Bench), f32 in both layouts,
-# f16/bf16 storage and a multi-axis (M-RoPE) package, one package at a time (-p 1): feed the output to
+# f16/bf16 storage, a multi-axis (M-RoPE) package and a QK-norm one (Qwen3-8B:
+# ApplyNormQK), one package at a time (-p 1): feed the output to
 # benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
-BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b
+BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b ./generated/qwen3
 
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)

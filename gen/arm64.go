@@ -15,6 +15,7 @@ import (
 // neonSupported) asm is nil and rope_arm64.go offers no assembly backend.
 func (p *Plan) arm64Files(header string) (asm, goSrc []byte, err error) {
 	k := p.neonKernel(header)
+	k.Norm = p.neonNorm()
 	if p.neonSupported() {
 		asm, err = templates.Execute("rope_arm64.s.tmpl", k)
 		if err != nil {

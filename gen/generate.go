@@ -83,6 +83,9 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	}
 
 	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == spec.NeoX, DType: s.DType, OutDType: s.OutDType}
+	if nb := p.Norm; nb != nil {
+		k.Norm = &amd64.Norm{Kind: nb.Kind, Eps: nb.Eps, Token: nb.Token, After: nb.After}
+	}
 	out, err := amd64.Generate(k, h, "amd64,!purego")
 	if err := add("rope_amd64.s", outAsm(out), err); err != nil {
 		return nil, err
@@ -108,6 +111,10 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 				al.to = fn.Name
 			case "fill":
 				al.fill = fn.Name
+			case "norm":
+				al.norm = fn.Name
+			case "normonly":
+				al.normOnly = fn.Name
 			}
 		}
 		ls = append(ls, al)
@@ -125,6 +132,13 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	}
 	if arm != nil {
 		files = append(files, File{"rope_arm64.s", arm})
+	}
+	normArm, err := p.arm64NormFile(h)
+	if err != nil {
+		return nil, fmt.Errorf("generating rope_norm_arm64.s: %w", err)
+	}
+	if normArm != nil {
+		files = append(files, File{"rope_norm_arm64.s", normArm})
 	}
 	if o.Tests {
 		t, err := p.testFile(h)
@@ -176,6 +190,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.verifyStrided(),
 		p.verifyAxes(),
 		p.verifyParams(),
+		p.verifyNorm(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -224,6 +239,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.narrowTest(f)
 	}
 	p.examples(f)
+	p.normExample(f)
 	f.Line()
 	f.Comment("FuzzKernel checks that every backend gives the pure Go bits for the")
 	f.Comment("vectors and positions the fuzzer finds.")

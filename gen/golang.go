@@ -75,6 +75,7 @@ func (p *Plan) packageDoc() string {
 	b.WriteString("least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent\n")
 	b.WriteString("goroutines, with the same bits; shorter ones are rotated serially.\n\n")
 	b.WriteString("Build with -tags purego to use only the pure Go kernels.")
+	b.WriteString(p.normDoc())
 	return b.String()
 }
 
@@ -267,6 +268,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	}
 	p.stridedAPI(f)
 	p.axesAPI(f)
+	p.normAPI(f)
 	conversions(f, map[string]bool{p.dtype().widen: true, p.dtype().narrow: true, p.outDtype().narrow: true})
 
 	f.Line()
@@ -305,11 +307,19 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 	f.Comment("fwdRows and invRows, when set, are fwd and inv with a row per head: head h")
 	f.Comment("turns by rows[h·rowLen:][:rowLen] (one head walked along consecutive")
 	f.Comment("positions of a head-major view).")
+	if p.Norm != nil {
+		f.Comment("norm normalizes and rotates n heads with weights w (ApplyNormQK's")
+		f.Comment("kernel); normOnly normalizes them alone, r unused (the separate pass the")
+		f.Comment("tests and benchmarks compare it with).")
+	}
 	f.Type().Id("backend").StructFunc(func(g *jen.Group) {
 		g.Id("name").String()
 		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
 		g.List(jen.Id("fwdRows"), jen.Id("invRows")).Add(p.rowsKernType())
 		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.List(jen.Id("attn"), jen.Id("maxFreq")).Float64())
+		if p.Norm != nil {
+			g.List(jen.Id("norm"), jen.Id("normOnly")).Add(p.normKernType())
+		}
 		if p.Spec.OutDType != "" {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
@@ -448,6 +458,9 @@ func (p *Plan) backendFields(name, fwd, inv, to string) jen.Dict {
 	if p.Spec.OutDType != "" {
 		d[jen.Id("to")] = jen.Id(to)
 	}
+	if p.Norm != nil && name == "generic" {
+		d[jen.Id("norm")], d[jen.Id("normOnly")] = jen.Id("applyNormGeneric"), jen.Id("applyNormOnlyGeneric")
+	}
 	return d
 }
 
@@ -524,6 +537,13 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 			)
 			f.Line()
 		}
+	}
+	if p.Norm != nil {
+		src, err := p.normGenericSource()
+		if err != nil {
+			return nil, err
+		}
+		f.Id(src)
 	}
 	return goFile(f, header, "")
 }
@@ -666,6 +686,9 @@ func (p *Plan) amd64File(header string, stubs []string, levels []asmLevel) ([]by
 			if l.fill != "" {
 				fields[jen.Id("fill")] = jen.Id(l.fill + "Row")
 			}
+			if l.norm != "" {
+				fields[jen.Id("norm")], fields[jen.Id("normOnly")] = jen.Id(l.norm), jen.Id(l.normOnly)
+			}
 			g.If(cond).Block(
 				jen.Id("bs").Op("=").Append(jen.Id("bs"), jen.Id("backend").Values(fields)),
 			)
@@ -706,6 +729,8 @@ type asmLevel struct {
 	fwdRows      string   // fwd with a table row per head, or ""
 	invRows      string   // inv likewise
 	fill         string   // the fill kernel (float32 tables), or ""
+	norm         string   // the QK-norm kernel, or ""
+	normOnly     string   // the QK-norm alone, without the rotation, or ""
 }
 
 // dynamic reports whether the plan's tables take their frequencies from

@@ -28,8 +28,9 @@ import "github.com/ropegen/ropegen/spec"
 // pair i from the row of its axis Axis[i].
 type Plan struct {
 	*spec.Params
-	Half   int // RotaryDim/2: the number of pairs
-	RowLen int // values per table row: 2·RotaryDim
+	Half   int       // RotaryDim/2: the number of pairs
+	RowLen int       // values per table row: 2·RotaryDim
+	Norm   *NormPlan // the QK-norm ApplyNormQK fuses with the rotation; nil for none
 }
 
 // NewPlan validates s and computes its plan.
@@ -38,5 +39,5 @@ func NewPlan(s spec.Spec) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Params: p, Half: p.RotaryDim / 2, RowLen: 2 * p.RotaryDim}, nil
+	return &Plan{Params: p, Half: p.RotaryDim / 2, RowLen: 2 * p.RotaryDim, Norm: newNormPlan(s)}, nil
 }

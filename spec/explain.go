@@ -153,6 +153,7 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 		how = "always 1 for scaling " + sd.Type
 	}
 	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.Attn), how)
+	explainNorm(b, s)
 	b.WriteString("\n")
 }
 

@@ -467,6 +467,9 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	default:
 		spec.Layout = opt.Layout
 	}
+	if err := hfQKNorm(c, model, &spec, &info); err != nil {
+		return fail(err)
+	}
 	defaults := hfDefaults[model]
 	if note, err := hfNoPE(c, defaults.nopeEvery, defaults.class); err != nil {
 		return fail(err)

@@ -48,6 +48,7 @@ type Spec struct {
 	// max_position_embeddings (0: not known). It changes no frequency; a
 	// generated package exports it, so that an engine can size its tables.
 	MaxPositions int
+	QKNorm       QKNorm // QK-norm fused with the rotation (ApplyNormQK); the zero value is none
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -189,7 +190,10 @@ func (s Spec) validate(sd **Scaled) error {
 	if sd != nil {
 		*sd = out
 	}
-	return s.validateAxes()
+	if err := s.validateAxes(); err != nil {
+		return err
+	}
+	return s.validateNorm()
 }
 
 func validateDType(field, name string) error {

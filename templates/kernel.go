@@ -120,6 +120,11 @@ type Kernel struct {
 	// are no NEON kernels for the package (rope_arm64.go then offers no
 	// assembly backend, and rope_arm64.s is not written).
 	Funcs []Func
+
+	// Norm, when not nil, is the QK-norm kernel (norm.go): its own
+	// template writes it; rope_arm64.go.tmpl declares it and sets the
+	// backend's norm field.
+	Norm *Norm
 }
 
 // MaxPreload is the most blocks whose table values stay in registers: 10

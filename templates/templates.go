@@ -17,6 +17,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"path"
 	"sort"
 	"strings"
@@ -26,7 +27,9 @@ import (
 )
 
 // FS holds the templates, one file per generated file, named after it with
-// ".tmpl" appended: "rope_arm64.s.tmpl", "rope_arm64.go.tmpl".
+// ".tmpl" appended: "rope_arm64.s.tmpl", "rope_arm64.go.tmpl"; and
+// "norm_arm64.s.tmpl", the QK-norm kernel, which gen writes as
+// rope_norm_arm64.s.
 //
 //go:embed *.tmpl
 var FS embed.FS
@@ -75,6 +78,31 @@ var Helpers = []Helper{
 		Func:        func(a, b int) int { return a - b },
 	},
 	{
+		Name:        "pass",
+		Description: "A sub-template's argument in norm_arm64.s.tmpl: pass n \"1\" has .N = n, .L = \"1\" (a label suffix), .S = false.",
+		Func:        func(n *Norm, l string) normPass { return normPass{N: n, L: l} },
+	},
+	{
+		Name:        "passStore",
+		Description: "pass with .S = true: the norm's scale pass stores into x, narrowed.",
+		Func:        func(n *Norm, l string) normPass { return normPass{N: n, L: l, S: true} },
+	},
+	{
+		Name:        "fn",
+		Description: "The argument of norm_arm64.s.tmpl's func: fn n only has .N = n, .O = only (the norm alone, no rotation).",
+		Func:        func(n *Norm, only bool) normPass { return normPass{N: n, O: only} },
+	},
+	{
+		Name:        "log2",
+		Description: "log2 n of a power of two n (an element size): 1, 2 or 3.",
+		Func:        func(n int) int { return bits.TrailingZeros(uint(n)) },
+	},
+	{
+		Name:        "tailAccs",
+		Description: "The partial-sum registers a float64 norm's last t values (t even, < 8) go to: 24, 25, 26 in turn, t/2 of them.",
+		Func:        func(t int) []int { return []int{24, 25, 26}[:t/2] },
+	},
+	{
 		Name:        "fail",
 		Description: "Stops the template with an error: fail \"what\" value, for a Kernel value no branch spells.",
 		Func:        func(msg string, v any) (string, error) { return "", fmt.Errorf("%s %q", msg, fmt.Sprint(v)) },
@@ -100,12 +128,28 @@ func vlist(arr string, regs ...any) (string, error) {
 	return "[" + strings.Join(s, ", ") + "]", nil
 }
 
+// normPass is a sub-template argument of norm_arm64.s.tmpl (helpers pass
+// and passStore).
+type normPass struct {
+	N *Norm
+	L string
+	S bool
+	O bool
+}
+
+// ExecuteNorm runs norm_arm64.s.tmpl with n, as Execute runs the kernel
+// templates.
+func ExecuteNorm(n *Norm) ([]byte, error) { return execute("norm_arm64.s.tmpl", n) }
+
 // Execute runs the named template with k and returns its output. It fails
 // if the template does not parse or run, or if any encoder function was
 // given an operand its instruction does not accept (the first such error,
 // e.g. "neon: fmul: operand Vm = 32 out of range (accepted 0..31)"); then no
 // output is returned.
-func Execute(name string, k *Kernel) ([]byte, error) {
+func Execute(name string, k *Kernel) ([]byte, error) { return execute(name, k) }
+
+// execute runs the named template with data.
+func execute(name string, data any) ([]byte, error) {
 	src, err := Source(name)
 	if err != nil {
 		return nil, err
@@ -120,7 +164,7 @@ func Execute(name string, k *Kernel) ([]byte, error) {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
 	var b bytes.Buffer
-	if err := t.Execute(&b, k); err != nil {
+	if err := t.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
 	if err := e.Err(); err != nil {

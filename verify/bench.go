@@ -46,6 +46,9 @@ const (
 //	prefillqk/baseline=stream   (and stream-avx2) on the q and k bytes
 //	headmajor/backend=<name>    ApplyStrided on a head-major [32 heads][512 tokens] buffer
 //	headmajor/baseline=stream   (and stream-avx2)
+//	prefillnorm/…, decodenorm/… packages with a QK-norm: ApplyNormQK on Qwen3-8B's
+//	                            shapes against the stream kernel, ApplyQK alone and the
+//	                            norm and ApplyQK apart (see benchNorm)
 //
 // SetBytes is the size of x (for decodeqk and prefillqk, of the q and k
 // heads the call rotates), so benchstat reports throughput; med-ns/op
@@ -164,6 +167,9 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	}
 	if k.ApplyQK != nil && k.ApplyStrided != nil {
 		benchStrided(b, s, backends, restore, every, input)
+	}
+	if ok, _ := s.normState(); ok {
+		benchNorm(b, s, backends, restore, every, input)
 	}
 	if s.paramsOK() {
 		benchTables(b, s, restore)

@@ -18,7 +18,9 @@
 // serial ones on sequences long enough to split, and the strided entry
 // points ([Strides]: ApplyStrided, ApplyInverseStrided, ApplyQK,
 // ApplyStridedTo) against copying each head out and back, with canaries in
-// every element they must not touch, on guard pages and with their panics.
+// every element they must not touch, on guard pages and with their panics,
+// and, for a package with a QK-norm ([Norm]), ApplyNormQK against Hugging
+// Face's norms and docs/contract.md §10's arithmetic bit for bit.
 // [Fuzz] and [FuzzStrided] are the bodies of fuzz targets that compare the
 // backends on the inputs the fuzzer finds.
 //
@@ -184,6 +186,10 @@ type Kernel[T Elem] struct {
 	NewBatch          func(freqs []float64, attn float64, axis []uint8, capacity int) Batch[T]
 	BatchApplyQK      func(b Batch[T], q []T, qs Strides, k []T, ks Strides)
 	BatchApplyStrided func(b Batch[T], x []T, s Strides)
+	// Norm describes ApplyNormQK, the QK-norm fused with the rotation
+	// (docs/contract.md §10; see Norm), for a package generated with
+	// -qk-norm; nil otherwise.
+	Norm *Norm[T]
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -257,6 +263,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
 	t.Run("strided", func(t *testing.T) { runStrided(t, s) })
 	t.Run("params", func(t *testing.T) { runParams(t, s) })
+	t.Run("normqk", func(t *testing.T) { runNorm(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so

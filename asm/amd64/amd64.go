@@ -24,6 +24,12 @@
 //	func applyRowsAVX2(x []T, stride, n int, rows []C)    // a row per head; inv alike
 //	func applyToAVX2(dst []O, dstStride int, src []T, srcStride int, n int, r *[2R]C)
 //
+// and, with a QK-norm (Kernel.Norm, norm.go), the fused norm and rotation
+// and the norm alone:
+//
+//	func applyNormAVX2(x []T, stride, n int, r *[2R]C, w []C)
+//	func applyNormOnlyAVX2(x []T, stride, n int, r *[2R]C, w []C)
+//
 // Head h is x[h·stride:][:HeadDim]; a rows kernel turns it by the table row
 // rows[h·2R:][:2R] (one head of a head-major view along consecutive
 // positions; len(rows) is not read). Only the rotary values [0, R) of each
@@ -52,13 +58,14 @@ type Kernel struct {
 	NeoX      bool   // pairs (i, i+R/2) instead of (2i, 2i+1)
 	DType     string // element type of x: "f32", "f64", "f16", "bf16"
 	OutDType  string // with a value, also emit "To" kernels narrowing f32 to it
+	Norm      *Norm  // with a value, also emit "norm" kernels (norm.go)
 }
 
 // Func is one assembly function and its Go declaration.
 type Func struct {
 	Name  string // Go name, e.g. "applyAVX2"
 	Stub  string // Go declaration, as avo derives it from the signature
-	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values) or "stream"
+	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values), "norm" (QK-norm and rotation, norm.go), "normonly" (the QK-norm alone) or "stream"
 	Level string // dispatch level, e.g. "avx2"
 }
 
@@ -169,6 +176,9 @@ func Generate(k Kernel, header, constraint string) (*Output, error) {
 			c.Pragma("noescape")
 			emitFunc(c, l, k, kind)
 			funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
+		}
+		if k.Norm != nil {
+			funcs = append(funcs, emitNormFunc(c, l, k, "norm"), emitNormFunc(c, l, k, "normonly"))
 		}
 		if tab.size == 4 {
 			name := fillName(l)

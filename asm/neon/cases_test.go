@@ -36,6 +36,7 @@ var forms = []form{
 	{name: "fmul", arrs: fpArrs, kind: kind3, enc3: FMUL},
 	{name: "fcmeq", arrs: fpArrs, kind: kind3, enc3: FCMEQ},
 	{name: "fneg", arrs: fpArrs, kind: kind2, enc2: FNEG},
+	{name: "faddp", arrs: []Arrangement{A2S, A2D}, kind: kind2, enc2: FADDP},
 	{name: "fmul (by element)", arrs: fpArrs, kind: kindElem, encIdx: FMULElem},
 	{name: "fcvtl", arrs: cvtArrs, kind: kind2, enc2: FCVTL},
 	{name: "fcvtl2", arrs: cvtArrs, kind: kind2, enc2: FCVTL2},

@@ -79,6 +79,9 @@ func (e *Emitter) FCMEQ(a Arrangement, d, n, m Reg) string { return e.Emit(FCMEQ
 // FNEG appends and returns the line for the package-level encoder [FNEG].
 func (e *Emitter) FNEG(a Arrangement, d, n Reg) string { return e.Emit(FNEG(a, d, n)) }
 
+// FADDP appends and returns the line for the package-level encoder [FADDP].
+func (e *Emitter) FADDP(a Arrangement, d, n Reg) string { return e.Emit(FADDP(a, d, n)) }
+
 // FMULElem appends and returns the line for the package-level encoder [FMULElem].
 func (e *Emitter) FMULElem(a Arrangement, d, n, m Reg, index int) string {
 	return e.Emit(FMULElem(a, d, n, m, index))
@@ -126,6 +129,7 @@ func (e *Emitter) SHRN2(a Arrangement, d, n Reg, shift int) string {
 //	{{fmul  "4S" d n m}}     fmul  vd.4s, vn.4s, vm.4s
 //	{{fcmeq "4S" d n m}}     fcmeq vd.4s, vn.4s, vm.4s   (all-ones where equal)
 //	{{fneg  "4S" d n}}       fneg  vd.4s, vn.4s
+//	{{faddp "2D" d n}}       faddp dd, vn.2d            ("2S": faddp sd, vn.2s)
 //	{{fmulelem "4S" d n m i}} fmul vd.4s, vn.4s, vm.s[i] (i 0..3; 2D: vm.d[i], i 0..1)
 //	{{fcvtl  "4S" d n}}      fcvtl  vd.4s, vn.4h   ("2D": vd.2d, vn.2s)
 //	{{fcvtl2 "4S" d n}}      fcvtl2 vd.4s, vn.8h   ("2D": vd.2d, vn.4s)
@@ -195,6 +199,7 @@ func (e *Emitter) FuncMap() template.FuncMap {
 		"fmul":  three("fmul", FMUL),
 		"fcmeq": three("fcmeq", FCMEQ),
 		"fneg":  two("fneg", FNEG),
+		"faddp": two("faddp", FADDP),
 		"fmulelem": func(a, d, n, m, i any) string {
 			const fn = "fmulelem"
 			return e.Emit(FMULElem(arr(fn, a), Reg(num(fn, "Vd", d)), Reg(num(fn, "Vn", n)), Reg(num(fn, "Vm", m)), num(fn, "index", i)))

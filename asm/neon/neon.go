@@ -18,7 +18,8 @@
 // The forms cover the canonical RoPE arithmetic of docs/contract.md §5: two rounded
 // products (FMUL), one rounded sum (FADD/FSUB), no fused multiply-add, so
 // there is deliberately no FMLA/FMLS here (the Go assembler's VFMLA/VFMLS are
-// fused and must not be used for the rotation). Conversions cover f16
+// fused and must not be used for the rotation). FADDP (scalar) ends the
+// QK-norm's float64 sum of squares. Conversions cover f16
 // (FCVTL/FCVTN), f64 (FCVTL/FCVTN on 2S/2D), bf16 (SHLL to widen; XTN/SHRN
 // to narrow) and NaN detection for bf16 rounding (FCMEQ).
 //
@@ -218,6 +219,28 @@ func FMUL(a Arrangement, d, n, m Reg) (Inst, error) {
 // zero otherwise.
 func FCMEQ(a Arrangement, d, n, m Reg) (Inst, error) {
 	return threeSameFP("fcmeq", 0x0e20e400, a, d, n, m)
+}
+
+// FADDP encodes FADDP (scalar) Dd, Vn.2D (a = 2D) or Sd, Vn.2S (a = 2S):
+// the sum of Vn's two lanes, lane 0 + lane 1, rounded once, into the
+// scalar register d (the rest of Vd zeroed). It ends the float64 sum of
+// squares of the QK-norm (docs/contract.md §10), whose last step adds two
+// partial sums; the Go assembler has no scalar pairwise add.
+func FADDP(a Arrangement, d, n Reg) (Inst, error) {
+	const mn = "faddp"
+	i, err := checkArr(mn, a, A2S, A2D)
+	if err != nil {
+		return Inst{}, err
+	}
+	if err := checkRegs(mn, dnm, d, n); err != nil {
+		return Inst{}, err
+	}
+	sz, scalar := uint32(i), "s"
+	if sz == 1 {
+		scalar = "d"
+	}
+	w := 0x7e30d800 | sz<<22 | uint32(n)<<5 | uint32(d)
+	return Inst{w, fmt.Sprintf("%s %s%d, %s", mn, scalar, int(d), vreg(n, a))}, nil
 }
 
 // FNEG encodes FNEG Vd.T, Vn.T (T = 2S, 4S, 2D): flips the sign bit (exact;

@@ -428,6 +428,28 @@ func runCases(t testing.TB) []runCase {
 		},
 	})
 
+	// FADDP (scalar): lane 0 + lane 1, one rounding, the rest of Vd zeroed.
+	cs = append(cs, runCase{
+		name:   "faddp",
+		loads:  []slotReg{{slot: 0, reg: V17}, {slot: 1, reg: V18}},
+		body:   []Inst{m(FADDP(A2D, V0, V17)), m(FADDP(A2S, V1, V18))},
+		stores: []slotReg{{2, V0, cmpNaN64}, {3, V1, cmpNaN32}},
+		inputs: genInputs(9, nInputs, func(r *rand.Rand, slot int, v *[16]byte) {
+			if slot == 1 {
+				fill32(r, v)
+			} else {
+				fill64(r, v)
+			}
+		}),
+		want: func(in [8][16]byte) [8][16]byte {
+			out := in
+			out[2], out[3] = [16]byte{}, [16]byte{}
+			putF64(&out[2], 0, f64(in[0], 0)+f64(in[0], 1))
+			putF32(&out[3], 0, f32(in[1], 0)+f32(in[1], 1))
+			return out
+		},
+	})
+
 	// Integer narrowing/widening: XTN, SHLL (bf16 widening), SHRN.
 	cs = append(cs, runCase{
 		name:  "xtn xtn2",

@@ -18,6 +18,9 @@
 // benchmarks against the generated kernels. The package exposes HeadDim,
 // RotaryDim, Base, Freqs, AttentionFactor, a Table with Apply, ApplySeq,
 // ApplyInverse and ApplyInverseSeq, and Rotate; see docs/contract.md §7.
+// With -qk-norm (set from the model by -hf-config) it also has NormEps and
+// ApplyNormQK, which normalizes queries and keys in the same pass as the
+// rotation (§10).
 //
 // -hf-config reads the spec from a Hugging Face config.json, -gguf from a
 // GGUF model file (its metadata and RoPE factor tensors, as llama.cpp reads
@@ -283,6 +286,7 @@ func (c *cli) resolve() (spec.Spec, error) {
 		}
 		c.notes = info.Notes
 		c.override(&loaded)
+		c.normOff(&loaded)
 		s = loaded
 	case c.opt.gguf != "":
 		loaded, info, err := spec.LoadGGUFWith(c.opt.gguf, spec.GGUFOptions{Local: c.opt.local, Layout: layout})
@@ -291,6 +295,7 @@ func (c *cli) resolve() (spec.Spec, error) {
 		}
 		c.notes = info.Notes
 		c.override(&loaded)
+		c.normOff(&loaded)
 		s = loaded
 	}
 	if err := s.Validate(); err != nil {
@@ -339,6 +344,27 @@ func (c *cli) override(dst *spec.Spec) {
 			v.copyTo(dst)
 		}
 	})
+}
+
+// normOff drops the rest of a QK-norm the config gave when -qk-norm none
+// (or "") turns it off: the ε, scope and placement the config set are not
+// the user's, and no longer mean anything. Those given as flags stay, for
+// Validate to refuse.
+func (c *cli) normOff(dst *spec.Spec) {
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["qk-norm"] || dst.QKNorm.Enabled() {
+		return
+	}
+	if !set["qk-norm-eps"] {
+		dst.QKNorm.Eps = 0
+	}
+	if !set["qk-norm-scope"] {
+		dst.QKNorm.Scope = ""
+	}
+	if !set["qk-norm-after"] {
+		dst.QKNorm.After = false
+	}
 }
 
 // attribute makes err, from validating the resolved spec, say where a bad
@@ -426,6 +452,11 @@ func (c *cli) newFlagSet() {
 
 	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL, GLM-4.1V), mrope-interleaved (Qwen3-VL, Qwen3.5), mrope-ernie (ERNIE-4.5-VL), vision (2-D rows and columns) or pixtral (Pixtral's 2-D RoPE)", func(s *spec.Spec) *string { return &s.Axes })
 	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width (height,width,time for mrope-ernie) summing to rotary-dim/2", func(s *spec.Spec) *[]int { return &s.Sections })
+
+	c.stringFlag("qk-norm", "also emit ApplyNormQK, normalizing queries and keys in the same pass: `kind` none, rms (x·r·w: Qwen3, OLMo 2), gemma (x·r·(1+w): Gemma 3) or l2 (x·r: Llama 4)", func(s *spec.Spec) *string { return &s.QKNorm.Kind })
+	c.floatFlag("qk-norm-eps", "QK-norm ε, a `number` ≥ 0 added to the mean of the squares; 0 means 1e-6", func(s *spec.Spec) *float64 { return &s.QKNorm.Eps })
+	c.stringFlag("qk-norm-scope", "QK-norm `scope`: head (each head alone) or token (a token's heads as one vector, as OLMo 2)", func(s *spec.Spec) *string { return &s.QKNorm.Scope })
+	c.boolFlag("qk-norm-after", "QK-norm after the rotation (Llama 4, HunYuan) instead of before it", func(s *spec.Spec) *bool { return &s.QKNorm.After })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
 	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)

@@ -31,6 +31,24 @@ least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.
 
 Build with -tags purego to use only the pure Go kernels.
+
+ApplyNormQK normalizes each query and key head before rotating it, in one
+pass: QK-norm gemma over each head, ε = NormEps, HeadDim weights. For a
+normed vector x of n = HeadDim values it computes, in the compute type with
+float64 for r,
+
+	s_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j
+	r   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))
+	y_j = fl(fl(x_j·r)·fl(1 + w_j))
+
+and rotates y as above. Every backend returns the same bits. Against exact
+arithmetic, value j of a vector of n values satisfies
+
+	|y_j − y_ref_j| ≤ K·2⁻²⁴·m_j,  K = 9 (rotated values), 5 (values past RotaryDim)
+
+with m_j = A·(|y*_a| + |y*_b|) for the pair (a, b) holding j (|y*_j| past
+RotaryDim), y* the exactly normalized vector. ropegen's docs/contract.md §10
+derives K.
 */
 package gemma3global
 
@@ -1248,6 +1266,50 @@ func panicView(fn, format string, args ...any) {
 	panic(fn + ": " + fmt.Sprintf(format, args...))
 }
 
+// NormEps is ε of ApplyNormQK's QK-norm, added to the mean of the squares.
+const NormEps = 1e-06
+
+// ApplyNormQK normalizes each head of q and of k (QK-norm gemma) and rotates it,
+// in one pass: for every token j, the qs.Heads heads of q and the ks.Heads heads
+// of k at position pos[j], as ApplyQK walks them. The package doc gives the
+// arithmetic and its error bound; every backend returns the same bits.
+//
+// qw holds the query norm's HeadDim weights, shared by every query head, and
+// kw the key norm's. Every layer has its own, so they come with each call.
+// Each value is multiplied by 1 + w (Gemma's form), computed as fl(1 + w).
+//
+// Views, positions and the weights' lengths are checked as in ApplyQK, and a
+// bad one panics before anything is written; q and k may share a buffer
+// (a fused QKV projection) as long as no head of q overlaps a head of k.
+func (t *Table) ApplyNormQK(q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
+	if !smallView(qs, len(q), len(pos), HeadDim) {
+		checkView("gemma3global.Table.ApplyNormQK", "qs", qs, len(q), len(pos), HeadDim)
+	}
+	if !smallView(ks, len(k), len(pos), HeadDim) {
+		checkView("gemma3global.Table.ApplyNormQK", "ks", ks, len(k), len(pos), HeadDim)
+	}
+	if d, ok := sharedOffset("gemma3global.Table.ApplyNormQK", q, k); ok {
+		checkApart("gemma3global.Table.ApplyNormQK", qs, ks, d, len(pos), HeadDim)
+	}
+	checkWeights("qw", len(qw), HeadDim, "qs")
+	checkWeights("kw", len(kw), HeadDim, "ks")
+	t.checkSeq("Table.ApplyNormQK", pos)
+	norm := active.norm
+	for j, p := range pos {
+		r := t.row(int(p))
+		norm(q[j*qs.Token:], qs.Head, qs.Heads, r, qw)
+		norm(k[j*ks.Token:], ks.Head, ks.Heads, r, kw)
+	}
+}
+
+// checkWeights panics unless the weight slice named name has want values
+// (s names the view whose Heads a token-scope norm counts).
+func checkWeights(name string, n, want int, s string) {
+	if n != want {
+		panicf("gemma3global.Table.ApplyNormQK: len(%s) = %d: want HeadDim = %d (QK-norm gemma over each head)", name, n, HeadDim)
+	}
+}
+
 func checkLen(fn string, n int) {
 	if n%HeadDim != 0 {
 		panicf("gemma3global.%s: len(x) = %d: want a multiple of HeadDim (%d)", fn, n, HeadDim)
@@ -1282,20 +1344,26 @@ func panicf(format string, args ...any) {
 // fwdRows and invRows, when set, are fwd and inv with a row per head: head h
 // turns by rows[h·rowLen:][:rowLen] (one head walked along consecutive
 // positions of a head-major view).
+// norm normalizes and rotates n heads with weights w (ApplyNormQK's
+// kernel); normOnly normalizes them alone, r unused (the separate pass the
+// tests and benchmarks compare it with).
 type backend struct {
 	name             string
 	fwd, inv         func(x []float32, stride, n int, r *row)
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
 	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64)
+	norm, normOnly   func(x []float32, stride, n int, r *row, w []float32)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure
 // Go one is always last. active is the one in use.
 var (
 	backends = append(archBackends(), backend{
-		fwd:  applyGeneric,
-		inv:  applyInverseGeneric,
-		name: "generic",
+		fwd:      applyGeneric,
+		inv:      applyInverseGeneric,
+		name:     "generic",
+		norm:     applyNormGeneric,
+		normOnly: applyNormOnlyGeneric,
 	})
 	active = backends[0]
 )

@@ -12,22 +12,26 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fill:    fillAVX512Row,
-			fwd:     applyAVX512,
-			fwdRows: applyRowsAVX512,
-			inv:     applyInverseAVX512,
-			invRows: applyInverseRowsAVX512,
-			name:    "avx512",
+			fill:     fillAVX512Row,
+			fwd:      applyAVX512,
+			fwdRows:  applyRowsAVX512,
+			inv:      applyInverseAVX512,
+			invRows:  applyInverseRowsAVX512,
+			name:     "avx512",
+			norm:     applyNormAVX512,
+			normOnly: applyNormOnlyAVX512,
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
-			fill:    fillAVX2Row,
-			fwd:     applyAVX2,
-			fwdRows: applyRowsAVX2,
-			inv:     applyInverseAVX2,
-			invRows: applyInverseRowsAVX2,
-			name:    "avx2",
+			fill:     fillAVX2Row,
+			fwd:      applyAVX2,
+			fwdRows:  applyRowsAVX2,
+			inv:      applyInverseAVX2,
+			invRows:  applyInverseRowsAVX2,
+			name:     "avx2",
+			norm:     applyNormAVX2,
+			normOnly: applyNormOnlyAVX2,
 		})
 	}
 	return bs
@@ -75,6 +79,16 @@ func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
 
+// applyNormAVX512 normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma) and rotates it forward with table row r, using AVX512.
+//
+//go:noescape
+func applyNormAVX512(x []float32, stride int, n int, r *[512]float32, w []float32)
+
+// applyNormOnlyAVX512 normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma) and does not rotate it (r is unused): the norm alone, using AVX512.
+//
+//go:noescape
+func applyNormOnlyAVX512(x []float32, stride int, n int, r *[512]float32, w []float32)
+
 // fillAVX512 writes the table values of pairs [0, n) of row r, n = 128, using AVX512: fillRow's bits.
 //
 //go:noescape
@@ -99,6 +113,16 @@ func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+
+// applyNormAVX2 normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma) and rotates it forward with table row r, using AVX2.
+//
+//go:noescape
+func applyNormAVX2(x []float32, stride int, n int, r *[512]float32, w []float32)
+
+// applyNormOnlyAVX2 normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma) and does not rotate it (r is unused): the norm alone, using AVX2.
+//
+//go:noescape
+func applyNormOnlyAVX2(x []float32, stride int, n int, r *[512]float32, w []float32)
 
 // fillAVX2 writes the table values of pairs [0, n) of row r, n = 128, using AVX2: fillRow's bits.
 //

@@ -13,7 +13,7 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
+		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, norm: applyNormNEON, normOnly: applyNormOnlyNEON})
 	}
 	return bs
 }
@@ -45,3 +45,17 @@ func applyRowsNEON(x []float32, stride, n int, rows []float32)
 //
 //go:noescape
 func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+
+// applyNormNEON normalizes (QK-norm gemma, each head alone) and rotates the n heads of x, head h at
+// x[h·stride:], normalizing before the rotation, with table row r, using NEON
+// and a scratch head on its stack. It reads and writes nothing else and no
+// slice length: the caller checks the heads, the weights and the stride.
+//
+//go:noescape
+func applyNormNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+
+// applyNormOnlyNEON is applyNormNEON without the rotation (r is unused): the norm
+// alone, the separate pass the tests and benchmarks compare it with.
+//
+//go:noescape
+func applyNormOnlyNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)

@@ -31,6 +31,26 @@ least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.
 
 Build with -tags purego to use only the pure Go kernels.
+
+ApplyNormQK rotates each query and key head, then normalizes the rotated
+head, in one pass: QK-norm l2 over each head, ε = NormEps, no weights. For a
+normed vector x of n = HeadDim values it computes, in the compute type with
+float64 for r,
+
+	s_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j
+	r   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))
+	y_j = fl(x_j·r)
+
+where x is the head rotated as above, kept in the compute type. Every
+backend returns the same bits. Against exact arithmetic, value j of a vector
+of n values satisfies
+
+	|y_j − y_ref_j| ≤ K·2⁻²⁴·m_j,  K = 13 (rotated values), 9 (values past RotaryDim)
+
+with m_j = r*·|w'_j|·A·(|x_a| + |x_b|) for the pair (a, b) holding j
+(r*·|w'_j|·|x_j| past RotaryDim), r* the exact scale of the exactly rotated
+vector and w'_j the weight as applied (w_j, 1 + w_j, or 1). ropegen's
+docs/contract.md §10 derives K.
 */
 package llama4scout
 
@@ -1189,6 +1209,48 @@ func panicView(fn, format string, args ...any) {
 	panic(fn + ": " + fmt.Sprintf(format, args...))
 }
 
+// NormEps is ε of ApplyNormQK's QK-norm, added to the mean of the squares.
+const NormEps = 1e-05
+
+// ApplyNormQK rotates each head of q and of k and normalizes the rotated head (QK-norm l2),
+// in one pass: for every token j, the qs.Heads heads of q and the ks.Heads heads
+// of k at position pos[j], as ApplyQK walks them. The package doc gives the
+// arithmetic and its error bound; every backend returns the same bits.
+//
+// QK-norm l2 has no weights: qw and kw must be nil (or empty).
+//
+// Views, positions and the weights' lengths are checked as in ApplyQK, and a
+// bad one panics before anything is written; q and k may share a buffer
+// (a fused QKV projection) as long as no head of q overlaps a head of k.
+func (t *Table) ApplyNormQK(q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
+	if !smallView(qs, len(q), len(pos), HeadDim) {
+		checkView("llama4scout.Table.ApplyNormQK", "qs", qs, len(q), len(pos), HeadDim)
+	}
+	if !smallView(ks, len(k), len(pos), HeadDim) {
+		checkView("llama4scout.Table.ApplyNormQK", "ks", ks, len(k), len(pos), HeadDim)
+	}
+	if d, ok := sharedOffset("llama4scout.Table.ApplyNormQK", q, k); ok {
+		checkApart("llama4scout.Table.ApplyNormQK", qs, ks, d, len(pos), HeadDim)
+	}
+	checkWeights("qw", len(qw), 0, "qs")
+	checkWeights("kw", len(kw), 0, "ks")
+	t.checkSeq("Table.ApplyNormQK", pos)
+	norm := active.norm
+	for j, p := range pos {
+		r := t.row(int(p))
+		norm(q[j*qs.Token:], qs.Head, qs.Heads, r, qw)
+		norm(k[j*ks.Token:], ks.Head, ks.Heads, r, kw)
+	}
+}
+
+// checkWeights panics unless the weight slice named name has want values
+// (s names the view whose Heads a token-scope norm counts).
+func checkWeights(name string, n, want int, s string) {
+	if n != want {
+		panicf("llama4scout.Table.ApplyNormQK: len(%s) = %d: want nil: QK-norm l2 has no weights", name, n)
+	}
+}
+
 func checkLen(fn string, n int) {
 	if n%HeadDim != 0 {
 		panicf("llama4scout.%s: len(x) = %d: want a multiple of HeadDim (%d)", fn, n, HeadDim)
@@ -1223,20 +1285,26 @@ func panicf(format string, args ...any) {
 // fwdRows and invRows, when set, are fwd and inv with a row per head: head h
 // turns by rows[h·rowLen:][:rowLen] (one head walked along consecutive
 // positions of a head-major view).
+// norm normalizes and rotates n heads with weights w (ApplyNormQK's
+// kernel); normOnly normalizes them alone, r unused (the separate pass the
+// tests and benchmarks compare it with).
 type backend struct {
 	name             string
 	fwd, inv         func(x []float32, stride, n int, r *row)
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
 	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64)
+	norm, normOnly   func(x []float32, stride, n int, r *row, w []float32)
 }
 
 // backends lists the implementations this CPU can run, best first; the pure
 // Go one is always last. active is the one in use.
 var (
 	backends = append(archBackends(), backend{
-		fwd:  applyGeneric,
-		inv:  applyInverseGeneric,
-		name: "generic",
+		fwd:      applyGeneric,
+		inv:      applyInverseGeneric,
+		name:     "generic",
+		norm:     applyNormGeneric,
+		normOnly: applyNormOnlyGeneric,
 	})
 	active = backends[0]
 )

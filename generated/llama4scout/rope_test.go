@@ -5,6 +5,7 @@ package llama4scout
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"testing"
@@ -59,6 +60,20 @@ func kernel() verify.Kernel[float32] {
 		k.BatchApplyStrided = func(b verify.Batch[float32], x []float32, s verify.Strides) {
 			b.(*Batch).ApplyStrided(x, Strides(s))
 		}
+	}
+	k.Norm = &verify.Norm[float32]{
+		After: true,
+		ApplyNormQK32: func(t verify.Table[float32], q []float32, qs verify.Strides, qw []float32, k []float32, ks verify.Strides, kw []float32, pos []int32) {
+			t.(*Table).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw, pos)
+		},
+		Eps:     NormEps,
+		K:       [2]int{13, 9},
+		KGroups: false,
+		Kind:    "l2",
+		NormOnly32: func(x []float32, stride, n int, w []float32) {
+			active.normOnly(x, stride, n, nil, w)
+		},
+		Scope: "head",
 	}
 	for _, b := range backends {
 		k.Backends = append(k.Backends, verify.Backend{
@@ -178,6 +193,73 @@ func ExampleTable_ApplyStrided() {
 	}
 	fmt.Println("same bits as Apply on each rotary part:", slices.Equal(q, want))
 	// Output: same bits as Apply on each rotary part: true
+}
+
+// A decode step of a Qwen3-8B-shaped layer: the fused QKV projection of one
+// token holds 32 query, 8 key and 8 value heads. ApplyNormQK normalizes and
+// rotates the queries and the keys in place with this layer's norm weights,
+// in one call; the value heads keep their bits.
+func ExampleTable_ApplyNormQK() {
+	const (
+		hq  = 32
+		hkv = 8
+		row = (hq + 2*hkv) * HeadDim
+	)
+	tab := NewTable(4096)
+	// This layer's q_norm and k_norm weights.
+	qw := []float32(nil)
+	// QK-norm l2 has no weights
+	kw := []float32(nil)
+	// QK-norm l2 has no weights
+	qkv := make([]float32, row)
+	for i := range qkv {
+		qkv[i] = exampleValue(i)
+	}
+	want := slices.Clone(qkv)
+
+	tab.ApplyNormQK(qkv, Strides{
+		Head:  HeadDim,
+		Heads: hq,
+		Token: row,
+	}, qw, qkv[hq*HeadDim:], Strides{
+		Head:  HeadDim,
+		Heads: hkv,
+		Token: row,
+	}, kw, []int32{42})
+
+	// The same bits as the two steps apart: ApplyQK, then the norm written out.
+	tab.ApplyQK(want, Strides{
+		Head:  HeadDim,
+		Heads: hq,
+		Token: row,
+	}, want[hq*HeadDim:], Strides{
+		Head:  HeadDim,
+		Heads: hkv,
+		Token: row,
+	}, []int32{42})
+	exampleNorms(want[:hq*HeadDim], qw)
+	exampleNorms(want[hq*HeadDim:(hq+hkv)*HeadDim], kw)
+	fmt.Println("same bits as the norm and ApplyQK apart:", slices.Equal(qkv, want))
+	// Output: same bits as the norm and ApplyQK apart: true
+}
+
+// exampleNorms normalizes each head of x alone (whole heads, one after another) in
+// place with weights w: docs/contract.md §10's sum of squares in 8 float64
+// partial sums, r rounded once, then y_j = fl(x_j·r).
+func exampleNorms(x []float32, w []float32) {
+	n := HeadDim
+	for lo := 0; lo < len(x); lo += n {
+		x := x[lo : lo+n]
+		var s [8]float64
+		for j, v := range x {
+			s[j%8] += float64(float64(v) * float64(v))
+		}
+		ss := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
+		r := float32(1 / math.Sqrt(ss/float64(n)+NormEps))
+		for j := range x {
+			x[j] = float32(x[j] * r)
+		}
+	}
 }
 
 // FuzzKernel checks that every backend gives the pure Go bits for the
