@@ -412,13 +412,38 @@ func (p *Plan) batchAPI(f *jen.File) {
 		{"ApplyStrided", []jen.Code{x.Clone(), id("s").Add(st.Clone())}, []jen.Code{id("x"), id("s")}, "ApplyStrided rotates the heads of token j of the view s of x by the position of token j, as Table.ApplyStrided does."},
 		{"ApplyInverseStrided", []jen.Code{x.Clone(), id("s").Add(st.Clone())}, []jen.Code{id("x"), id("s")}, "ApplyInverseStrided is ApplyStrided's backward pass."},
 		{"ApplyQK", []jen.Code{id("q").Index().Id(T), id("qs").Add(st.Clone()), id("k").Index().Id(T), id("ks").Add(st.Clone())}, []jen.Code{id("q"), id("qs"), id("k"), id("ks")}, "ApplyQK rotates the queries and keys of token j, as Table.ApplyQK does, by the position of token j."},
+		p.batchNorm(),
 	} {
+		if m.name == "" {
+			continue
+		}
 		f.Line()
 		f.Comment(m.doc)
 		f.Func().Params(id("b").Op("*").Id("Batch")).Id(m.name).Params(m.params...).Block(
 			id("b").Dot("t").Dot(m.name).Call(append(m.args, id("b").Dot("tokens").Call())...),
 		)
 	}
+}
+
+// batchNorm is Batch.ApplyNormQK for a QK-norm plan (a method with no name
+// otherwise, which batchAPI skips).
+func (p *Plan) batchNorm() (m struct {
+	name   string
+	params []jen.Code
+	args   []jen.Code
+	doc    string
+}) {
+	if p.Norm == nil {
+		return m
+	}
+	id := jen.Id
+	T, W := p.elemType(), p.weightType()
+	st := id("Strides")
+	m.name = "ApplyNormQK"
+	m.params = []jen.Code{id("q").Index().Id(T), id("qs").Add(st.Clone()), id("qw").Index().Id(W), id("k").Index().Id(T), id("ks").Add(st.Clone()), id("kw").Index().Id(W)}
+	m.args = []jen.Code{id("q"), id("qs"), id("qw"), id("k"), id("ks"), id("kw")}
+	m.doc = "ApplyNormQK normalizes and rotates the queries and keys of token j, as Table.ApplyNormQK does, by the position of token j."
+	return m
 }
 
 // verifyParams describes the run-time parameters, range tables and Batch to

@@ -514,8 +514,14 @@ func (p *Plan) verifyNorm() jen.Code {
 	if W == "float64" {
 		onlyField = "NormOnly64"
 	}
+	batch := jen.Func().Params(jen.Id("b").Qual(verifyPkg, "Batch").Types(jen.Id(T)), jen.Id("q").Add(x.Clone()), jen.Id("qs").Add(vs.Clone()), jen.Id("qw").Add(ws.Clone()),
+		jen.Id("k").Add(x.Clone()), jen.Id("ks").Add(vs.Clone()), jen.Id("kw").Add(ws.Clone())).Block(
+		jen.Id("b").Assert(jen.Op("*").Id("Batch")).Dot("ApplyNormQK").Call(jen.Id("q"), jen.Id("Strides").Call(jen.Id("qs")), jen.Id("qw"),
+			jen.Id("k"), jen.Id("Strides").Call(jen.Id("ks")), jen.Id("kw")),
+	)
 	return jen.Id("k").Dot("Norm").Op("=").Op("&").Qual(verifyPkg, "Norm").Types(jen.Id(T)).Values(jen.Dict{
-		jen.Id(onlyField): only,
+		jen.Id("Batch" + field): batch,
+		jen.Id(onlyField):       only,
 		jen.Id("Kind"):    jen.Lit(nb.Kind),
 		jen.Id("Eps"):     jen.Id("NormEps"),
 		jen.Id("Scope"):   jen.Lit(scope),

@@ -43,6 +43,10 @@ type Norm[T Elem] struct {
 	// benchmarks' separate pass is it.
 	NormOnly32 func(x []T, stride, n int, w []float32)
 	NormOnly64 func(x []T, stride, n int, w []float64)
+	// BatchApplyNormQK32 or BatchApplyNormQK64 calls a Batch's ApplyNormQK
+	// (docs/contract.md §12), converting the views.
+	BatchApplyNormQK32 func(b Batch[T], q []T, qs Strides, qw []float32, k []T, ks Strides, kw []float32)
+	BatchApplyNormQK64 func(b Batch[T], q []T, qs Strides, qw []float64, k []T, ks Strides, kw []float64)
 }
 
 // normState checks k.Norm and reports whether there is one.

@@ -553,6 +553,11 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 				if i := s.firstDiff(y, w); i >= 0 {
 					t.Fatalf("backend %s: Batch.ApplyQK at %v: index %d differs from Rotate", be.Name, short(pos), i)
 				}
+				if k.Norm != nil {
+					if msg := s.batchNormAgrees(b, pos, q, rng); msg != "" {
+						t.Fatalf("backend %s: Batch.ApplyNormQK at %v: %s", be.Name, short(pos), msg)
+					}
+				}
 				if k.BatchApplyStrided != nil {
 					y = slices.Clone(q)
 					k.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
@@ -604,6 +609,56 @@ func (s *suite[T]) offReference(tab Table[T], x []T, p int, inverse bool, freqs 
 			return fmt.Sprintf("inverse=%v at pos %d, index %d: %s, reference %.17g: error %.3g > bound %.3g",
 				inverse, p, j%s.hd, s.c.show(y[j]), ref[j], d, bound[j])
 		}
+	}
+	return ""
+}
+
+// batchNormAgrees checks Batch.ApplyNormQK on a fused row of 2 q and 2 k
+// heads per token (q holds the rows) against Table.ApplyNormQK token by
+// token on a one-position range table at that token's position: it returns
+// a description of the first difference, or "".
+func (s *suite[T]) batchNormAgrees(b Batch[T], pos []int32, q []T, rng *rand.Rand) string {
+	n := s.k.Norm
+	hd, row := s.hd, 4*s.hd
+	qs := Strides{Heads: 2, Head: hd, Token: row}
+	wn := hd
+	if n.Scope == "token" {
+		wn = 2 * hd
+	}
+	w32, w64 := make([]float32, wn), make([]float64, wn)
+	for i := range w32 {
+		w32[i] = float32(0.5 + rng.Float64())
+		w64[i] = float64(w32[i])
+	}
+	if n.Kind == "l2" {
+		w32, w64 = nil, nil
+	}
+	call := func(y []T) { // the batch
+		if n.BatchApplyNormQK64 != nil {
+			n.BatchApplyNormQK64(b, y, qs, w64, y[2*hd:], qs, w64)
+		} else {
+			n.BatchApplyNormQK32(b, y, qs, w32, y[2*hd:], qs, w32)
+		}
+	}
+	one := func(tab Table[T], y []T, p int32) { // one token, a table
+		ps := []int32{p}
+		if n.ApplyNormQK64 != nil {
+			n.ApplyNormQK64(tab, y, qs, w64, y[2*hd:], qs, w64, ps)
+		} else {
+			n.ApplyNormQK32(tab, y, qs, w32, y[2*hd:], qs, w32, ps)
+		}
+	}
+	if n.BatchApplyNormQK32 == nil && n.BatchApplyNormQK64 == nil {
+		return "the kernel's Norm describes no BatchApplyNormQK"
+	}
+	got, want := slices.Clone(q), slices.Clone(q)
+	call(got)
+	for j, p := range pos {
+		tab := s.k.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.Axis, int(p), 1)
+		one(tab, want[j*row:(j+1)*row], p)
+	}
+	if i := s.firstDiff(got, want); i >= 0 {
+		return fmt.Sprintf("token %d, index %d: %s, Table.ApplyNormQK on a range table gives %s", i/row, i%row, s.c.show(got[i]), s.c.show(want[i]))
 	}
 	return ""
 }

@@ -501,6 +501,11 @@ func (b *Batch) ApplyQK(q []float32, qs Strides, k []float32, ks Strides) {
 	b.t.ApplyQK(q, qs, k, ks, b.tokens())
 }
 
+// ApplyNormQK normalizes and rotates the queries and keys of token j, as Table.ApplyNormQK does, by the position of token j.
+func (b *Batch) ApplyNormQK(q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32) {
+	b.t.ApplyNormQK(q, qs, qw, k, ks, kw, b.tokens())
+}
+
 // fill writes the table row of position pos for the frequencies freqs, whose
 // largest is maxFreq, and the attention factor attn: with the active
 // backend's fill kernel where it has one (it gives fillRow's bits), else with

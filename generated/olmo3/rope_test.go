@@ -66,6 +66,9 @@ func kernel() verify.Kernel[float32] {
 		ApplyNormQK32: func(t verify.Table[float32], q []float32, qs verify.Strides, qw []float32, k []float32, ks verify.Strides, kw []float32, pos []int32) {
 			t.(*Table).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw, pos)
 		},
+		BatchApplyNormQK32: func(b verify.Batch[float32], q []float32, qs verify.Strides, qw []float32, k []float32, ks verify.Strides, kw []float32) {
+			b.(*Batch).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw)
+		},
 		Eps:     NormEps,
 		K:       [2]int{8, 4},
 		KGroups: false,
