@@ -522,13 +522,13 @@ func (p *Plan) verifyNorm() jen.Code {
 	return jen.Id("k").Dot("Norm").Op("=").Op("&").Qual(verifyPkg, "Norm").Types(jen.Id(T)).Values(jen.Dict{
 		jen.Id("Batch" + field): batch,
 		jen.Id(onlyField):       only,
-		jen.Id("Kind"):    jen.Lit(nb.Kind),
-		jen.Id("Eps"):     jen.Id("NormEps"),
-		jen.Id("Scope"):   jen.Lit(scope),
-		jen.Id("After"):   jen.Lit(nb.After),
-		jen.Id("K"):       jen.Index(jen.Lit(2)).Int().Values(jen.Lit(rot), jen.Lit(pass)),
-		jen.Id("KGroups"): jen.Lit(W == "float64"),
-		jen.Id(field):     call,
+		jen.Id("Kind"):          jen.Lit(nb.Kind),
+		jen.Id("Eps"):           jen.Id("NormEps"),
+		jen.Id("Scope"):         jen.Lit(scope),
+		jen.Id("After"):         jen.Lit(nb.After),
+		jen.Id("K"):             jen.Index(jen.Lit(2)).Int().Values(jen.Lit(rot), jen.Lit(pass)),
+		jen.Id("KGroups"):       jen.Lit(W == "float64"),
+		jen.Id(field):           call,
 	})
 }
 
