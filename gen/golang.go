@@ -279,7 +279,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Id("row")))),
 	})
 
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		O := p.outDtype().goType
 		fn := "Table.ApplyTo"
 		f.Line()
@@ -383,9 +383,10 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		g.List(jen.Id("fwd"), jen.Id("inv")).Add(p.kernType())
 		g.List(jen.Id("fwdRows"), jen.Id("invRows")).Add(p.rowsKernType())
 		g.Id("fill").Func().Params(jen.Id("r").Op("*").Id("row"), jen.Id("pos").Int(), jen.Id("freqs").Add(freqsParam()), jen.Id("attn").Float64())
-		if p.Spec.OutDType != "" {
+		if p.narrowTo() {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
+		p.cacheBackendField(g)
 	})
 	f.Line()
 	f.Comment("backends lists the implementations this CPU can run, best first; the pure")
@@ -517,9 +518,10 @@ func (p *Plan) fillRow(f *jen.File) {
 // backendFields are the fields of a backend literal.
 func (p *Plan) backendFields(name, fwd, inv, to string) jen.Dict {
 	d := jen.Dict{jen.Id("name"): jen.Lit(name), jen.Id("fwd"): jen.Id(fwd), jen.Id("inv"): jen.Id(inv)}
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		d[jen.Id("to")] = jen.Id(to)
 	}
+	p.cacheBackendValue(d, name)
 	return d
 }
 
@@ -564,7 +566,7 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 		)
 		f.Line()
 	}
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		O := p.outDtype()
 		{
 			name := "applyToGeneric"

@@ -167,6 +167,10 @@ type Kernel[T Elem] struct {
 	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
 	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
 	ApplyStridedTo      func(tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32)
+	// Cache describes the KV-cache forms of a package with -out-dtype
+	// (ApplyStore, Store, Load, Shift): a *Cache[uint16] or *Cache[uint8];
+	// nil otherwise. Run checks them (runCache) and Bench measures them.
+	Cache any
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -239,6 +243,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("axes", func(t *testing.T) { checkAxes(t, s) })
 	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
 	t.Run("strided", func(t *testing.T) { runStrided(t, s) })
+	t.Run("cache", func(t *testing.T) { runCache(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so
