@@ -1071,16 +1071,18 @@ type backend struct {
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
 	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn float64)
 	to               func(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *row)
+	cache            *cacheKernels
 }
 
 // backends lists the implementations this CPU can run, best first; the pure
 // Go one is always last. active is the one in use.
 var (
 	backends = append(archBackends(), backend{
-		fwd:  applyGeneric,
-		inv:  applyInverseGeneric,
-		name: "generic",
-		to:   applyToGeneric,
+		cache: &cacheGeneric,
+		fwd:   applyGeneric,
+		inv:   applyInverseGeneric,
+		name:  "generic",
+		to:    applyToGeneric,
 	})
 	active = backends[0]
 )
