@@ -2,10 +2,14 @@ package gen
 
 import (
 	"fmt"
+	"go/format"
 	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ropegen/ropegen/asm/amd64"
+	"github.com/ropegen/ropegen/spec"
 )
 
 // The KV-cache forms (docs/contract.md §11), in rope_cache.go of a package
@@ -560,13 +564,8 @@ func (p *Plan) cacheFeatures(level string, features []string) []string {
 			features = append(features, f)
 		}
 	}
-	switch level {
-	case "avx512":
-		add("HasAVX512BW")
-	case "avx2":
-		if c.blocks {
-			add("HasF16C")
-		}
+	for _, f := range amd64.CacheFeatures(level, c.name) {
+		add(f)
 	}
 	return features
 }
@@ -595,18 +594,54 @@ func (p *Plan) cacheFiles(header string) ([]File, error) {
 	return append(append(files, amd...), arm...), nil
 }
 
-// cacheAmd64Files returns rope_cache_amd64.s and rope_cache_amd64.go.
+// cacheAmd64Files returns rope_cache_amd64.s, the cache kernels at every
+// level (asm/amd64.GenerateCache), and rope_cache_amd64.go, their
+// declarations and each level's cacheKernels value.
 func (p *Plan) cacheAmd64Files(header string) ([]File, error) {
+	c, _ := p.cache()
+	k := amd64.CacheKernel{
+		Kernel:      amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: p.Spec.Layout == spec.NeoX, DType: p.Spec.DType},
+		Cache:       c.name,
+		ShiftValues: p.shiftValues(),
+	}
+	out, err := amd64.GenerateCache(k, header, "amd64,!purego")
+	if err != nil {
+		return nil, fmt.Errorf("generating rope_cache_amd64.s: %w", err)
+	}
 	f := jen.NewFile(p.Spec.Package)
-	for _, l := range []string{"avx512", "avx2"} {
-		f.Comment(cacheVar(l) + " are the " + strings.ToUpper(l) + " cache kernels.")
-		f.Var().Id(cacheVar(l)).Op("=").Id("cacheGeneric")
+	for _, l := range out.Levels {
+		names := map[string]string{}
+		for _, fn := range out.Funcs {
+			if fn.Level == l.Name {
+				names[fn.Kind] = fn.Name
+			}
+		}
+		for _, k := range []string{"store", "load"} {
+			if names[k+"Shift"] == "" {
+				names[k+"Shift"] = names[k]
+			}
+		}
+		fields := jen.Dict{}
+		for k, v := range names {
+			fields[jen.Id(k)] = jen.Id(v)
+		}
+		f.Comment(cacheVar(l.Name) + " are the " + strings.ToUpper(l.Name) + " cache kernels.")
+		f.Var().Id(cacheVar(l.Name)).Op("=").Id("cacheKernels").Values(fields)
+		f.Line()
 	}
 	src, err := goFile(f, header, "amd64 && !purego")
 	if err != nil {
 		return nil, fmt.Errorf("generating rope_cache_amd64.go: %w", err)
 	}
-	return []File{{"rope_cache_amd64.go", src}}, nil
+	var stubs []string
+	for _, fn := range out.Funcs {
+		stubs = append(stubs, fn.Stub)
+	}
+	src = append(append(src, '\n'), strings.Join(stubs, "\n")...)
+	if src, err = format.Source(src); err != nil {
+		return nil, fmt.Errorf("generating rope_cache_amd64.go: %w", err)
+	}
+	return []File{{"rope_cache_amd64.go", src}, {"rope_cache_amd64.s", out.Asm}}, nil
 }
 
 // cacheArm64Files returns rope_cache_arm64.s and rope_cache_arm64.go.
