@@ -6,7 +6,61 @@
 package kv128f16
 
 // cacheAVX512 are the AVX512 cache kernels.
-var cacheAVX512 = cacheGeneric
+var cacheAVX512 = cacheKernels{
+	load:         cacheLoadAVX512,
+	loadShift:    cacheLoadAVX512,
+	shift:        cacheShiftAVX512,
+	shiftInverse: cacheShiftInverseAVX512,
+	store:        cacheStoreAVX512,
+	storeShift:   cacheStoreAVX512,
+}
 
 // cacheAVX2 are the AVX2 cache kernels.
-var cacheAVX2 = cacheGeneric
+var cacheAVX2 = cacheKernels{
+	load:         cacheLoadAVX2,
+	loadShift:    cacheLoadAVX2,
+	shift:        cacheShiftAVX2,
+	shiftInverse: cacheShiftInverseAVX2,
+	store:        cacheStoreAVX2,
+	storeShift:   cacheStoreAVX2,
+}
+
+// cacheStoreAVX512 stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+//
+//go:noescape
+func cacheStoreAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+
+// cacheLoadAVX512 loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+//
+//go:noescape
+func cacheLoadAVX512(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+
+// cacheShiftAVX512 rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+//
+//go:noescape
+func cacheShiftAVX512(x []uint16, stride int, n int, r *[256]float32)
+
+// cacheShiftInverseAVX512 rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+//
+//go:noescape
+func cacheShiftInverseAVX512(x []uint16, stride int, n int, r *[256]float32)
+
+// cacheStoreAVX2 stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+//
+//go:noescape
+func cacheStoreAVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+
+// cacheLoadAVX2 loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+//
+//go:noescape
+func cacheLoadAVX2(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+
+// cacheShiftAVX2 rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+//
+//go:noescape
+func cacheShiftAVX2(x []uint16, stride int, n int, r *[256]float32)
+
+// cacheShiftInverseAVX2 rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+//
+//go:noescape
+func cacheShiftInverseAVX2(x []uint16, stride int, n int, r *[256]float32)

@@ -6,7 +6,49 @@
 package kv128q8
 
 // cacheAVX512 are the AVX512 cache kernels.
-var cacheAVX512 = cacheGeneric
+var cacheAVX512 = cacheKernels{
+	load:       cacheLoadAVX512,
+	loadShift:  cacheLoadAVX512,
+	rotTo:      cacheRotToAVX512,
+	store:      cacheStoreAVX512,
+	storeShift: cacheStoreAVX512,
+}
 
 // cacheAVX2 are the AVX2 cache kernels.
-var cacheAVX2 = cacheGeneric
+var cacheAVX2 = cacheKernels{
+	load:       cacheLoadAVX2,
+	loadShift:  cacheLoadAVX2,
+	rotTo:      cacheRotToAVX2,
+	store:      cacheStoreAVX2,
+	storeShift: cacheStoreAVX2,
+}
+
+// cacheStoreAVX512 stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+//
+//go:noescape
+func cacheStoreAVX512(dst []uint8, dstStride int, src []float32, srcStride int, n int)
+
+// cacheLoadAVX512 loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+//
+//go:noescape
+func cacheLoadAVX512(dst []float32, dstStride int, src []uint8, srcStride int, n int)
+
+// cacheRotToAVX512 rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+//
+//go:noescape
+func cacheRotToAVX512(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
+
+// cacheStoreAVX2 stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+//
+//go:noescape
+func cacheStoreAVX2(dst []uint8, dstStride int, src []float32, srcStride int, n int)
+
+// cacheLoadAVX2 loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+//
+//go:noescape
+func cacheLoadAVX2(dst []float32, dstStride int, src []uint8, srcStride int, n int)
+
+// cacheRotToAVX2 rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+//
+//go:noescape
+func cacheRotToAVX2(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
