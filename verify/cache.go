@@ -564,8 +564,8 @@ func checkCacheLoadAll[C CacheElem](t tb, cs *cacheSuite[C]) {
 		}
 	}
 	// Whole heads, the last one padded by repeating the start.
-	for len(cache)%e != 0 {
-		cache = append(cache, cache[len(cache)%e])
+	for n0 := len(cache); len(cache)%e != 0; {
+		cache = append(cache, cache[len(cache)%n0])
 	}
 	rows := len(cache) / e
 	cv := Strides{1, e, e}
