@@ -644,18 +644,6 @@ func (p *Plan) cacheAmd64Files(header string) ([]File, error) {
 	return []File{{"rope_cache_amd64.go", src}, {"rope_cache_amd64.s", out.Asm}}, nil
 }
 
-// cacheArm64Files returns rope_cache_arm64.s and rope_cache_arm64.go.
-func (p *Plan) cacheArm64Files(header string) ([]File, error) {
-	f := jen.NewFile(p.Spec.Package)
-	f.Comment("cacheNEON are the NEON cache kernels.")
-	f.Var().Id("cacheNEON").Op("=").Id("cacheGeneric")
-	src, err := goFile(f, header, "arm64 && !purego")
-	if err != nil {
-		return nil, fmt.Errorf("generating rope_cache_arm64.go: %w", err)
-	}
-	return []File{{"rope_cache_arm64.go", src}}, nil
-}
-
 // verifyCache describes the cache forms to verify (Kernel.Cache).
 func (p *Plan) verifyCache() jen.Code {
 	c, ok := p.cache()
