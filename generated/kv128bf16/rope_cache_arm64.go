@@ -6,4 +6,21 @@
 package kv128bf16
 
 // cacheNEON are the NEON cache kernels.
-var cacheNEON = cacheGeneric
+var cacheNEON = cacheKernels{
+	store:      cacheStoreNEON,
+	storeShift: cacheStoreNEON,
+	load:       cacheLoadNEON,
+	loadShift:  cacheLoadNEON,
+}
+
+// cacheStoreNEON stores the first 128 values of n float32 heads of src, srcStride apart,
+// as bf16 in the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheStoreNEON(dst []uint16, dstStride int, src []float32, srcStride, n int)
+
+// cacheLoadNEON loads the first 128 values of n bf16 heads of src, srcStride apart,
+// as float32 into the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheLoadNEON(dst []float32, dstStride int, src []uint16, srcStride, n int)

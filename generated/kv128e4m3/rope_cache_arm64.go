@@ -6,4 +6,27 @@
 package kv128e4m3
 
 // cacheNEON are the NEON cache kernels.
-var cacheNEON = cacheGeneric
+var cacheNEON = cacheKernels{
+	store:      cacheStoreNEON,
+	storeShift: cacheStoreNEON,
+	load:       cacheLoadNEON,
+	loadShift:  cacheLoadNEON,
+	rotTo:      cacheRotToNEON,
+}
+
+// cacheRotToNEON is rotTo with NEON: the heads copied, then rotated by applyNEON.
+func cacheRotToNEON(dst []float32, dstStride int, src []float32, srcStride, n int, r *row) {
+	rotCopy(applyNEON, dst, dstStride, src, srcStride, n, r)
+}
+
+// cacheStoreNEON stores the first 128 values of n float32 heads of src, srcStride apart,
+// as e4m3 in the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheStoreNEON(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+
+// cacheLoadNEON loads the first 128 values of n e4m3 heads of src, srcStride apart,
+// as float32 into the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheLoadNEON(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
