@@ -46,6 +46,7 @@ const (
 //	prefillqk/baseline=stream   (and stream-avx2) on the q and k bytes
 //	headmajor/backend=<name>    ApplyStrided on a head-major [32 heads][512 tokens] buffer
 //	headmajor/baseline=stream   (and stream-avx2)
+//	cache/…                     packages with a cache type: see benchCache
 //
 // SetBytes is the size of x (for decodeqk and prefillqk, of the q and k
 // heads the call rotates), so benchstat reports throughput; med-ns/op
@@ -164,6 +165,9 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	}
 	if k.ApplyQK != nil && k.ApplyStrided != nil {
 		benchStrided(b, s, backends, restore, every, input)
+	}
+	if k.Cache != nil {
+		benchCache(b, s, backends, restore, input)
 	}
 }
 

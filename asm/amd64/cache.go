@@ -299,8 +299,7 @@ const (
 	e4m3Inf     = 0x7f800000 // magnitudes above it are NaN
 	e4m3Max     = 0x43e00000 // 448
 	e4m3Normal  = 0x3c800000 // 2⁻⁶, the smallest normal
-	e4m3Round   = 0x7ffff    // half of the 20 dropped bits, less one
-	e4m3Rebias  = 0x3c0      // 120<<3: float32's exponent bias less e4m3's, in the kept bits
+	e4m3Round   = 0xc407ffff // 0x7ffff − 120<<23 (mod 2³²): half the 20 dropped bits, less one, less the exponent biases' difference
 	e4m3Magic   = 0x46800000 // 2¹⁴, whose float32 ulp is 2⁻⁹
 	e4m3NaN     = 0x7f
 	f32QuietNaN = 0x7fc00000
@@ -312,7 +311,7 @@ const (
 func e4m3Setup(e *emitter, store bool) {
 	var cs []uint32
 	if store {
-		cs = []uint32{e4m3Abs, e4m3Inf, e4m3Max, e4m3Normal, e4m3Round, e4m3Rebias, e4m3Magic, e4m3NaN, 1}
+		cs = []uint32{e4m3Abs, e4m3Inf, e4m3Max, e4m3Normal, e4m3Round, e4m3Magic, e4m3NaN, 1, 0x80}
 	} else {
 		cs = []uint32{0x7f, 0x80, 8, e4m3Bias, e4m3Sub, f32QuietNaN}
 	}
@@ -332,13 +331,15 @@ func e4m3Narrow(e *emitter, v reg.VecVirtual) reg.VecVirtual {
 	sign := e.sameReg(v)
 	if e.l.masked {
 		c.VPANDD(e.kon(e4m3Abs, v), v, a)
-		c.VPXORD(a, v, sign)
+		c.VPSRLD(operand.U8(24), v, sign) // the sign at bit 7, masked below
 	} else {
 		c.VPAND(e.kon(e4m3Abs, v), v, a)
 		c.VPXOR(a, v, sign)
+		c.VPSRLD(operand.U8(24), sign, sign) // 0x80 or 0
 	}
-	c.VPSRLD(operand.U8(24), sign, sign) // 0x80 or 0
-	// Normal: ((a + 0x7ffff + (a>>20 & 1)) >> 20) − 0x3c0, with a clamped at 448.
+	// Normal: (a + 0x7ffff + (a>>20 & 1) − 120<<23) >> 20, with a clamped
+	// at 448 (120<<23 is a multiple of 2²⁰ and a is at least 2⁻⁶'s bits,
+	// 121<<23, so subtracting it first is subtracting 120<<3 after).
 	m := e.sameReg(v)
 	c.VPMINUD(e.kon(e4m3Max, v), a, m)
 	t := e.sameReg(v)
@@ -351,7 +352,6 @@ func e4m3Narrow(e *emitter, v reg.VecVirtual) reg.VecVirtual {
 	c.VPADDD(m, t, t)
 	c.VPADDD(e.kon(e4m3Round, v), t, t)
 	c.VPSRLD(operand.U8(20), t, t)
-	c.VPSUBD(e.kon(e4m3Rebias, v), t, t)
 	// Below 2⁻⁶: bits(a + 2¹⁴) − bits(2¹⁴).
 	s := e.sameReg(v)
 	c.VADDPS(e.kon(e4m3Magic, v), m, s)
@@ -362,7 +362,7 @@ func e4m3Narrow(e *emitter, v reg.VecVirtual) reg.VecVirtual {
 		c.VPCMPGTD(e.kon(e4m3Inf, v), a, nan)    // a > Inf: NaN
 		c.VPBLENDMD(s, t, sub, t)
 		c.VPBLENDMD(e.kon(e4m3NaN, v), t, nan, t)
-		c.VPORD(sign, t, t)
+		c.VPTERNLOGD(operand.U8(0xf8), e.kon(0x80, v), sign, t) // t | (sign & 0x80)
 		return t
 	}
 	sub, nan := e.sameReg(v), e.sameReg(v)
@@ -486,14 +486,14 @@ type q8 struct {
 const (
 	f32Sign   = 0x80000000
 	f32One    = 0x3f800000
-	f32Half   = 0x3f000000
+	f32Below  = 0x3effffff // the largest float32 below 1/2
 	f32Max127 = 0x42fe0000 // 127
 	f32Min127 = 0xc2fe0000 // −127
 )
 
 func (q *q8) setup() {
 	e := q.e
-	for _, v := range []uint32{e4m3Abs, f32Sign, f32One, f32Half, f32Max127, f32Min127} {
+	for _, v := range []uint32{e4m3Abs, f32Sign, f32One, f32Below, f32Max127, f32Min127} {
 		e.constant(v)
 	}
 }
@@ -627,49 +627,37 @@ func (q *q8) storeHead(count int) {
 }
 
 // round returns the int32 lanes of roundf(x·id), NaN lanes 0, clamped to
-// ±127: q8Round lane by lane.
+// ±127: q8Round lane by lane. Once clamped, v is rounded half away from
+// zero as trunc(v + copysign(h, v)), h the largest float32 below 1/2: for
+// every float32 |v| <= 127 that is roundf(v) (gen's TestQ8RoundTrick checks
+// them all), in four instructions instead of a truncation, a fraction, a
+// compare and a masked add.
 func (q *q8) round(x operand.Op, id reg.VecVirtual) reg.VecVirtual {
 	e, c := q.e, q.e.c
 	v := e.sameReg(id)
 	c.VMULPS(x, id, v)
 	if e.l.masked {
 		ord := c.K()
-		c.VCMPPS(operand.U8(7), v, v, ord) // not NaN
-		c.VMOVAPS_Z(v, ord, v)
+		c.VCMPPS(operand.U8(7), v, v, ord)           // not NaN
+		c.VMINPS_Z(e.constant(f32Max127), v, ord, v) // NaN lanes zeroed
 	} else {
 		ord := e.sameReg(v)
 		c.VCMPPS(operand.U8(7), v, v, ord)
 		c.VANDPS(ord, v, v)
+		c.VMINPS(e.constant(f32Max127), v, v)
 	}
-	c.VMINPS(e.constant(f32Max127), v, v)
 	c.VMAXPS(e.constant(f32Min127), v, v)
-	t := e.sameReg(v)
+	h := e.sameReg(v)
 	if e.l.masked {
-		c.VRNDSCALEPS(operand.U8(3), v, t) // toward zero
+		c.VPANDD(e.constant(f32Sign), v, h)
+		c.VPORD(e.constant(f32Below), h, h)
 	} else {
-		c.VROUNDPS(operand.U8(3), v, t)
+		c.VANDPS(e.constant(f32Sign), v, h)
+		c.VORPS(e.constant(f32Below), h, h)
 	}
-	f := e.sameReg(v)
-	c.VSUBPS(t, v, f) // the fraction, exact
-	one := e.sameReg(v)
-	if e.l.masked {
-		c.VPANDD(e.constant(e4m3Abs), f, f)
-		c.VPANDD(e.constant(f32Sign), v, one)
-		c.VPORD(e.constant(f32One), one, one) // ±1 with v's sign
-		ge := c.K()
-		c.VCMPPS(operand.U8(13), e.constant(f32Half), f, ge) // |f| >= 1/2
-		c.VADDPS(one, t, ge, t)
-	} else {
-		c.VPAND(e.constant(e4m3Abs), f, f)
-		c.VPAND(e.constant(f32Sign), v, one)
-		c.VPOR(e.constant(f32One), one, one)
-		ge := e.sameReg(v)
-		c.VCMPPS(operand.U8(13), e.constant(f32Half), f, ge)
-		c.VANDPS(ge, one, one)
-		c.VADDPS(one, t, t)
-	}
-	c.VCVTTPS2DQ(t, t)
-	return t
+	c.VADDPS(h, v, v)
+	c.VCVTTPS2DQ(v, v) // toward zero
+	return v
 }
 
 // loadHead dequantizes count/32 blocks at e.src into the head at e.dst:
