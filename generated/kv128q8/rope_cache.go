@@ -299,7 +299,7 @@ func cacheRows(fn, what string, s Strides, n, headSize int) int {
 // a row below rows, and no row is listed twice; fn names the function,
 // what the cache ("dst", "src", "c") and view its Strides. Slots that
 // increase, as a decode step's one slot and a contiguous prefill's do, are
-// checked in one pass; others by their runs of increasing slots (a paged
+// checked in one pass; others by their runs of consecutive slots (a paged
 // cache's blocks), and only when two runs overlap by sorting a copy.
 func checkSlots(fn, what, view string, slots []int64, rows, n int) {
 	last, increasing := int64(-1), true
@@ -318,9 +318,11 @@ func checkSlots(fn, what, view string, slots []int64, rows, n int) {
 }
 
 // checkDistinct panics if a slot other than −1 appears twice in slots. It
-// cuts slots into runs of increasing slots, each free of repeats, and
-// sorts the runs by their first slot: if each run starts after the one
-// before it ends, no slot repeats. Otherwise it sorts a copy of the slots.
+// cuts slots into runs of consecutive slots (s, s+1, …: a paged cache's
+// blocks), each free of repeats and covering exactly the rows from its first
+// slot to its last, and sorts the runs by their first slot: if each run
+// starts after the one before it ends, no slot repeats. Otherwise it sorts
+// a copy of the slots.
 func checkDistinct(fn string, slots []int64) {
 	var buf [64][2]int64
 	runs := buf[:0]
@@ -328,7 +330,7 @@ func checkDistinct(fn string, slots []int64) {
 	for _, s := range slots {
 		switch {
 		case s < 0:
-		case lo >= 0 && s > hi:
+		case lo >= 0 && s == hi+1:
 			hi = s
 		default:
 			if lo >= 0 {

@@ -22,7 +22,7 @@ TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-72
 	VPBROADCASTD DI, Z1
 	MOVL         $0x3f800000, DI
 	VPBROADCASTD DI, Z2
-	MOVL         $0x3f000000, DI
+	MOVL         $0x3effffff, DI
 	VPBROADCASTD DI, Z3
 	MOVL         $0x42fe0000, DI
 	VPBROADCASTD DI, Z4
@@ -64,32 +64,22 @@ join:
 	VBROADCASTSS X9, Z7
 	VMULPS       Z6, Z7, Z6
 	VCMPPS       $0x07, Z6, Z6, K1
-	VMOVAPS.Z    Z6, K1, Z6
-	VMINPS       Z4, Z6, Z6
+	VMINPS.Z     Z4, Z6, K1, Z6
 	VMAXPS       Z5, Z6, Z6
-	VRNDSCALEPS  $0x03, Z6, Z9
-	VSUBPS       Z9, Z6, Z10
-	VPANDD       Z0, Z10, Z10
-	VPANDD       Z1, Z6, Z6
-	VPORD        Z2, Z6, Z6
-	VCMPPS       $0x0d, Z3, Z10, K1
-	VADDPS       Z6, Z9, K1, Z9
-	VCVTTPS2DQ   Z9, Z9
-	VPMOVDB      Z9, 2(R8)
+	VPANDD       Z1, Z6, Z9
+	VPORD        Z3, Z9, Z9
+	VADDPS       Z9, Z6, Z6
+	VCVTTPS2DQ   Z6, Z6
+	VPMOVDB      Z6, 2(R8)
 	VMULPS       Z8, Z7, Z6
 	VCMPPS       $0x07, Z6, Z6, K1
-	VMOVAPS.Z    Z6, K1, Z6
-	VMINPS       Z4, Z6, Z6
+	VMINPS.Z     Z4, Z6, K1, Z6
 	VMAXPS       Z5, Z6, Z6
-	VRNDSCALEPS  $0x03, Z6, Z7
-	VSUBPS       Z7, Z6, Z8
-	VPANDD       Z0, Z8, Z8
-	VPANDD       Z1, Z6, Z6
-	VPORD        Z2, Z6, Z6
-	VCMPPS       $0x0d, Z3, Z8, K1
-	VADDPS       Z6, Z7, K1, Z7
-	VCVTTPS2DQ   Z7, Z7
-	VPMOVDB      Z7, 18(R8)
+	VPANDD       Z1, Z6, Z7
+	VPORD        Z3, Z7, Z7
+	VADDPS       Z7, Z6, Z6
+	VCVTTPS2DQ   Z6, Z6
+	VPMOVDB      Z6, 18(R8)
 	ADDQ         $0x00000080, DI
 	ADDQ         $0x00000022, R8
 	DECQ         R9
@@ -137,7 +127,7 @@ TEXT ·cacheLoadAVX512(SB), NOSPLIT, $0-72
 	VPBROADCASTD DI, Z0
 	MOVL         $0x3f800000, DI
 	VPBROADCASTD DI, Z0
-	MOVL         $0x3f000000, DI
+	MOVL         $0x3effffff, DI
 	VPBROADCASTD DI, Z0
 	MOVL         $0x42fe0000, DI
 	VPBROADCASTD DI, Z0
@@ -298,7 +288,7 @@ TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-72
 	MOVL         $0x3f800000, DI
 	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x3f000000, DI
+	MOVL         $0x3effffff, DI
 	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
 	MOVL         $0x42fe0000, DI
@@ -355,59 +345,39 @@ join:
 	VANDPS       Y8, Y7, Y7
 	VMINPS       Y4, Y7, Y7
 	VMAXPS       Y5, Y7, Y7
-	VROUNDPS     $0x03, Y7, Y8
-	VSUBPS       Y8, Y7, Y9
-	VPAND        Y0, Y9, Y9
-	VPAND        Y1, Y7, Y7
-	VPOR         Y2, Y7, Y7
-	VCMPPS       $0x0d, Y3, Y9, Y9
-	VANDPS       Y9, Y7, Y7
-	VADDPS       Y7, Y8, Y8
+	VANDPS       Y1, Y7, Y8
+	VORPS        Y3, Y8, Y8
+	VADDPS       Y8, Y7, Y7
+	VCVTTPS2DQ   Y7, Y7
+	VMULPS       (DI), Y6, Y8
+	VCMPPS       $0x07, Y8, Y8, Y9
+	VANDPS       Y9, Y8, Y8
+	VMINPS       Y4, Y8, Y8
+	VMAXPS       Y5, Y8, Y8
+	VANDPS       Y1, Y8, Y9
+	VORPS        Y3, Y9, Y9
+	VADDPS       Y9, Y8, Y8
 	VCVTTPS2DQ   Y8, Y8
-	VMULPS       (DI), Y6, Y7
-	VCMPPS       $0x07, Y7, Y7, Y9
-	VANDPS       Y9, Y7, Y7
-	VMINPS       Y4, Y7, Y7
-	VMAXPS       Y5, Y7, Y7
-	VROUNDPS     $0x03, Y7, Y9
-	VSUBPS       Y9, Y7, Y10
-	VPAND        Y0, Y10, Y10
-	VPAND        Y1, Y7, Y7
-	VPOR         Y2, Y7, Y7
-	VCMPPS       $0x0d, Y3, Y10, Y10
-	VANDPS       Y10, Y7, Y7
-	VADDPS       Y7, Y9, Y9
-	VCVTTPS2DQ   Y9, Y9
-	VPACKSSDW    Y8, Y9, Y7
+	VPACKSSDW    Y7, Y8, Y7
 	VMULPS       96(DI), Y6, Y8
 	VCMPPS       $0x07, Y8, Y8, Y9
 	VANDPS       Y9, Y8, Y8
 	VMINPS       Y4, Y8, Y8
 	VMAXPS       Y5, Y8, Y8
-	VROUNDPS     $0x03, Y8, Y9
-	VSUBPS       Y9, Y8, Y10
-	VPAND        Y0, Y10, Y10
-	VPAND        Y1, Y8, Y8
-	VPOR         Y2, Y8, Y8
-	VCMPPS       $0x0d, Y3, Y10, Y10
-	VANDPS       Y10, Y8, Y8
-	VADDPS       Y8, Y9, Y9
-	VCVTTPS2DQ   Y9, Y9
+	VANDPS       Y1, Y8, Y9
+	VORPS        Y3, Y9, Y9
+	VADDPS       Y9, Y8, Y8
+	VCVTTPS2DQ   Y8, Y8
 	VMULPS       64(DI), Y6, Y6
-	VCMPPS       $0x07, Y6, Y6, Y8
-	VANDPS       Y8, Y6, Y6
+	VCMPPS       $0x07, Y6, Y6, Y9
+	VANDPS       Y9, Y6, Y6
 	VMINPS       Y4, Y6, Y6
 	VMAXPS       Y5, Y6, Y6
-	VROUNDPS     $0x03, Y6, Y8
-	VSUBPS       Y8, Y6, Y10
-	VPAND        Y0, Y10, Y10
-	VPAND        Y1, Y6, Y6
-	VPOR         Y2, Y6, Y6
-	VCMPPS       $0x0d, Y3, Y10, Y10
-	VANDPS       Y10, Y6, Y6
-	VADDPS       Y6, Y8, Y8
-	VCVTTPS2DQ   Y8, Y8
-	VPACKSSDW    Y9, Y8, Y6
+	VANDPS       Y1, Y6, Y9
+	VORPS        Y3, Y9, Y9
+	VADDPS       Y9, Y6, Y6
+	VCVTTPS2DQ   Y6, Y6
+	VPACKSSDW    Y8, Y6, Y6
 	VPACKSSWB    Y6, Y7, Y6
 	VEXTRACTI128 $0x01, Y6, X7
 	VPUNPCKLDQ   X7, X6, X8
@@ -464,7 +434,7 @@ TEXT ·cacheLoadAVX2(SB), NOSPLIT, $0-72
 	MOVL         $0x3f800000, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x3f000000, DI
+	MOVL         $0x3effffff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
 	MOVL         $0x42fe0000, DI
