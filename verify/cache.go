@@ -635,7 +635,9 @@ func q8Draw(r *rand.Rand, class string, x []float32) {
 		for j := range x {
 			x[j] = float32(math.Ldexp(r.Float64()*2-1, 100+r.IntN(28)))
 		}
-	case "NaN", "Inf", "mixed":
+	case "mixed": // one block in four NaN, Inf or subnormal: a fast group next to a slow one
+		q8Draw(r, []string{"random", "random", "random", "NaN", "Inf", "subnormal", "tiny-d"}[r.IntN(7)], x)
+	case "NaN", "Inf":
 		q8Draw(r, "random", x)
 		n := 1 + r.IntN(3)
 		for range n {
@@ -644,7 +646,7 @@ func q8Draw(r *rand.Rand, class string, x []float32) {
 				j = len(x) - 1
 			}
 			switch {
-			case class == "NaN" || class == "mixed" && r.IntN(2) == 0:
+			case class == "NaN":
 				x[j] = math.Float32frombits(0x7f800001 | uint32(r.IntN(1<<22))<<1 | uint32(r.IntN(2))<<31)
 			default:
 				x[j] = float32(math.Inf(1 - 2*r.IntN(2)))

@@ -502,14 +502,28 @@ func (q *q8) setup() {
 func (q *q8) regs() int { return 32 / q.e.lanes }
 
 // storeHead quantizes the first count values of the head at e.src into
-// count/32 blocks at e.dst.
+// count/32 blocks at e.dst: at AVX-512, when count is a whole number of
+// 128 values, four blocks at a time (storeGroups), else (and for a group
+// that needs it) one at a time (storeBlocks).
 func (q *q8) storeHead(count int) {
 	e, c := q.e, q.e.c
 	src, dst := operand.Mem{Base: c.GP64()}, operand.Mem{Base: c.GP64()}
 	c.MOVQ(e.src.Base, src.Base)
 	c.MOVQ(e.dst.Base, dst.Base)
 	blocks := c.GP64()
+	if e.l.masked && count%128 == 0 {
+		q.storeGroups(src, dst, blocks, count/128)
+		return
+	}
 	c.MOVQ(operand.U32(count/32), blocks)
+	q.storeBlocks(src, dst, blocks, "next")
+	c.Label("next")
+}
+
+// storeBlocks quantizes blocks blocks (a count in a register) from src to
+// dst, one at a time, advancing both, then jumps to exit.
+func (q *q8) storeBlocks(src, dst operand.Mem, blocks reg.GPVirtual, exit string) {
+	e, c := q.e, q.e.c
 	c.Label("block")
 	nr := q.regs()
 	x := make([]reg.VecVirtual, nr)
@@ -604,7 +618,7 @@ func (q *q8) storeHead(count int) {
 	c.ADDQ(operand.U32(34), dst.Base)
 	c.DECQ(blocks)
 	c.JNZ(operand.LabelRef("block"))
-	c.JMP(operand.LabelRef("next"))
+	c.JMP(operand.LabelRef(exit))
 
 	// The block holds a NaN: amax = MAX(amax, |x_j|) for j = 0…31 from 0,
 	// VMAXSS computing a > b ? a : b as ggml's MAX.
@@ -623,6 +637,120 @@ func (q *q8) storeHead(count int) {
 	c.DECQ(j)
 	c.JNZ(operand.LabelRef("scan"))
 	c.JMP(operand.LabelRef("join"))
+}
+
+// q8 constants of the four-block path.
+const (
+	f32InfBits = 0x7f800000
+	q8Tiny     = 0x04800000 // 2⁻¹¹⁸: from it up d = amax/127 is a normal float32
+)
+
+// storeGroups quantizes groups groups of four blocks (128 values) from src to
+// dst at AVX-512, sharing the per-block work: the four maxima reduced
+// together into the four 128-bit lanes of one register, one VDIVPS for the
+// four d and one for the four 1/d, one VCVTPS2PH for the four f16 scales.
+// This fast path holds when every block's amax is 0 or between 2⁻¹¹⁸ and
+// +Inf (exclusive), which a block without NaN or infinity and not all
+// subnormal has: then d is a normal float32 (or 0), |x·id| <= 127·(1 + 3u)
+// < 127.5, so no product is NaN and none needs clamping, and roundf is
+// trunc(x·id + copysign(h, x)) (id >= 0: the product has x's sign). A group
+// outside it goes through storeBlocks, which is ggml's sequence for every
+// case. The integer maximum of the magnitudes' bits is the float maximum
+// for them (+0 up to +Inf), and a NaN's bits exceed +Inf's.
+func (q *q8) storeGroups(src, dst operand.Mem, blocks reg.GPVirtual, groups int) {
+	e, c := q.e, q.e.c
+	for _, v := range []uint32{f32InfBits, q8Tiny - 1, 1} {
+		e.constant(v)
+	}
+	g := c.GP64()
+	c.MOVQ(operand.U32(groups), g)
+	c.Label("group")
+	abs := e.constant(e4m3Abs)
+	x := make([]reg.VecVirtual, 8)
+	for i := range x {
+		x[i] = c.ZMM()
+		c.VMOVUPS(src.Offset(64*i), x[i])
+	}
+	// m[b]: block b's magnitudes' bits, maxed into 16 lanes.
+	var m [4]reg.VecVirtual
+	for b := range m {
+		a0, a1 := c.ZMM(), c.ZMM()
+		c.VPANDD(abs, x[2*b], a0)
+		c.VPANDD(abs, x[2*b+1], a1)
+		m[b] = c.ZMM()
+		c.VPMAXUD(a1, a0, m[b])
+	}
+	// Two blocks per register: 128-bit lanes 0, 1 block 2k's, 2, 3 block 2k+1's.
+	var u [2]reg.VecVirtual
+	for k := range u {
+		lo, hi := c.ZMM(), c.ZMM()
+		c.VSHUFI64X2(operand.U8(0x44), m[2*k+1], m[2*k], lo)
+		c.VSHUFI64X2(operand.U8(0xee), m[2*k+1], m[2*k], hi)
+		u[k] = c.ZMM()
+		c.VPMAXUD(hi, lo, u[k])
+	}
+	// Lane k of w: block k's four partial maxima; then each lane reduced.
+	lo, hi := c.ZMM(), c.ZMM()
+	c.VSHUFI64X2(operand.U8(0x88), u[1], u[0], lo)
+	c.VSHUFI64X2(operand.U8(0xdd), u[1], u[0], hi)
+	w := c.ZMM()
+	c.VPMAXUD(hi, lo, w)
+	t := c.ZMM()
+	c.VPSHUFD(operand.U8(0x4e), w, t)
+	c.VPMAXUD(t, w, w)
+	c.VPSHUFD(operand.U8(0xb1), w, t)
+	c.VPMAXUD(t, w, w) // every dword of lane k: amax_k's bits
+	// Outside the fast path: amax >= +Inf (or NaN), or 0 < amax < 2⁻¹¹⁸.
+	big, tiny := c.K(), c.K()
+	c.VPCMPUD(operand.U8(5), e.constant(f32InfBits), w, big) // w >= Inf
+	w1 := c.ZMM()
+	c.VPSUBD(e.constant(1), w, w1)
+	c.VPCMPUD(operand.U8(1), e.constant(q8Tiny-1), w1, tiny) // w − 1 < 2⁻¹¹⁸'s bits − 1 (unsigned)
+	c.KORTESTW(big, tiny)
+	c.JNE(operand.LabelRef("slowgroup"))
+	// d = amax/127, id = d ≠ 0 ? 1/d : 0, four of each.
+	d := c.ZMM()
+	c.VDIVPS(e.constant(f32Max127), w, d)
+	id := c.ZMM()
+	c.VDIVPS(d, e.constant(f32One), id)
+	nz := c.K()
+	z := c.ZMM()
+	c.VPXORD(z, z, z)
+	c.VCMPPS(operand.U8(4), z, d, nz) // d ≠ 0
+	c.VMOVAPS_Z(id, nz, id)
+	h := c.YMM()
+	c.VCVTPS2PH(operand.U8(0), d, h) // half 4k: block k's d
+	hx := c.XMM()
+	c.VEXTRACTI32X4(operand.U8(1), h.AsZ(), hx) // EVEX: h may be Y16…Y31
+	c.VPEXTRW(operand.U8(0), h.AsX(), dst)
+	c.VPEXTRW(operand.U8(4), h.AsX(), dst.Offset(34))
+	c.VPEXTRW(operand.U8(0), hx, dst.Offset(68))
+	c.VPEXTRW(operand.U8(4), hx, dst.Offset(102))
+	for b := range 4 {
+		idb := c.ZMM()
+		c.VSHUFF32X4(operand.U8(uint8(0x55*b)), id, id, idb) // every lane: id_b
+		for i := range 2 {
+			xi := x[2*b+i]
+			hs := c.ZMM()
+			c.VPANDD(e.constant(f32Sign), xi, hs)
+			c.VPORD(e.constant(f32Below), hs, hs)
+			v := c.ZMM()
+			c.VMULPS(idb, xi, v)
+			c.VADDPS(hs, v, v)
+			c.VCVTTPS2DQ(v, v)
+			c.VPMOVDB(v, dst.Offset(34*b+2+16*i))
+		}
+	}
+	c.ADDQ(operand.U32(512), src.Base)
+	c.ADDQ(operand.U32(136), dst.Base)
+	c.Label("nextgroup")
+	c.DECQ(g)
+	c.JNZ(operand.LabelRef("group"))
+	c.JMP(operand.LabelRef("next"))
+
+	c.Label("slowgroup")
+	c.MOVQ(operand.U32(4), blocks)
+	q.storeBlocks(src, dst, blocks, "nextgroup")
 	c.Label("next")
 }
 
