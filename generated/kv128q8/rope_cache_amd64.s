@@ -30,73 +30,192 @@ TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-72
 	VPBROADCASTD DI, Z5
 
 head:
-	MOVQ BX, DI
-	MOVQ CX, R8
+	MOVQ         BX, DI
+	MOVQ         CX, R8
+	MOVL         $0x7f800000, R9
+	VPBROADCASTD R9, Z6
+	MOVL         $0x047fffff, R9
+	VPBROADCASTD R9, Z7
+	MOVL         $0x00000001, R9
+	VPBROADCASTD R9, Z8
+	MOVQ         $0x00000001, R10
+
+group:
+	VMOVUPS       (DI), Z9
+	VMOVUPS       64(DI), Z10
+	VMOVUPS       128(DI), Z11
+	VMOVUPS       192(DI), Z12
+	VMOVUPS       256(DI), Z13
+	VMOVUPS       320(DI), Z14
+	VMOVUPS       384(DI), Z15
+	VMOVUPS       448(DI), Z16
+	VPANDD        Z0, Z9, Z17
+	VPANDD        Z0, Z10, Z18
+	VPMAXUD       Z18, Z17, Z17
+	VPANDD        Z0, Z11, Z18
+	VPANDD        Z0, Z12, Z21
+	VPMAXUD       Z21, Z18, Z18
+	VPANDD        Z0, Z13, Z21
+	VPANDD        Z0, Z14, Z22
+	VPMAXUD       Z22, Z21, Z21
+	VPANDD        Z0, Z15, Z22
+	VPANDD        Z0, Z16, Z23
+	VPMAXUD       Z23, Z22, Z22
+	VSHUFI64X2    $0x44, Z18, Z17, Z23
+	VSHUFI64X2    $0xee, Z18, Z17, Z17
+	VPMAXUD       Z17, Z23, Z17
+	VSHUFI64X2    $0x44, Z22, Z21, Z18
+	VSHUFI64X2    $0xee, Z22, Z21, Z21
+	VPMAXUD       Z21, Z18, Z18
+	VSHUFI64X2    $0x88, Z18, Z17, Z21
+	VSHUFI64X2    $0xdd, Z18, Z17, Z17
+	VPMAXUD       Z17, Z21, Z17
+	VPSHUFD       $0x4e, Z17, Z18
+	VPMAXUD       Z18, Z17, Z17
+	VPSHUFD       $0xb1, Z17, Z18
+	VPMAXUD       Z18, Z17, Z17
+	VPCMPUD       $0x05, Z6, Z17, K1
+	VPSUBD        Z8, Z17, Z18
+	VPCMPUD       $0x01, Z7, Z18, K2
+	KORTESTW      K1, K2
+	JNE           slowgroup
+	VDIVPS        Z4, Z17, Z17
+	VDIVPS        Z17, Z2, Z18
+	VPXORD        Z19, Z19, Z19
+	VCMPPS        $0x04, Z19, Z17, K1
+	VMOVAPS.Z     Z18, K1, Z18
+	VCVTPS2PH     $0x00, Z17, Y20
+	VEXTRACTI32X4 $0x01, Z20, X17
+	VPEXTRW       $0x00, X20, (R8)
+	VPEXTRW       $0x04, X20, 34(R8)
+	VPEXTRW       $0x00, X17, 68(R8)
+	VPEXTRW       $0x04, X17, 102(R8)
+	VSHUFF32X4    $0x00, Z18, Z18, Z17
+	VPANDD        Z1, Z9, Z21
+	VPORD         Z3, Z21, Z21
+	VMULPS        Z17, Z9, Z9
+	VADDPS        Z21, Z9, Z9
+	VCVTTPS2DQ    Z9, Z9
+	VPMOVDB       Z9, 2(R8)
+	VPANDD        Z1, Z10, Z9
+	VPORD         Z3, Z9, Z9
+	VMULPS        Z17, Z10, Z10
+	VADDPS        Z9, Z10, Z10
+	VCVTTPS2DQ    Z10, Z10
+	VPMOVDB       Z10, 18(R8)
+	VSHUFF32X4    $0x55, Z18, Z18, Z9
+	VPANDD        Z1, Z11, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z11, Z11
+	VADDPS        Z10, Z11, Z11
+	VCVTTPS2DQ    Z11, Z11
+	VPMOVDB       Z11, 36(R8)
+	VPANDD        Z1, Z12, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z12, Z9
+	VADDPS        Z10, Z9, Z9
+	VCVTTPS2DQ    Z9, Z9
+	VPMOVDB       Z9, 52(R8)
+	VSHUFF32X4    $0xaa, Z18, Z18, Z9
+	VPANDD        Z1, Z13, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z13, Z11
+	VADDPS        Z10, Z11, Z11
+	VCVTTPS2DQ    Z11, Z11
+	VPMOVDB       Z11, 70(R8)
+	VPANDD        Z1, Z14, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z14, Z9
+	VADDPS        Z10, Z9, Z9
+	VCVTTPS2DQ    Z9, Z9
+	VPMOVDB       Z9, 86(R8)
+	VSHUFF32X4    $0xff, Z18, Z18, Z9
+	VPANDD        Z1, Z15, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z15, Z11
+	VADDPS        Z10, Z11, Z11
+	VCVTTPS2DQ    Z11, Z11
+	VPMOVDB       Z11, 104(R8)
+	VPANDD        Z1, Z16, Z10
+	VPORD         Z3, Z10, Z10
+	VMULPS        Z9, Z16, Z9
+	VADDPS        Z10, Z9, Z9
+	VCVTTPS2DQ    Z9, Z9
+	VPMOVDB       Z9, 120(R8)
+	ADDQ          $0x00000200, DI
+	ADDQ          $0x00000088, R8
+
+nextgroup:
+	DECQ R10
+	JNZ  group
+	JMP  next
+
+slowgroup:
 	MOVQ $0x00000004, R9
 
 block:
-	VMOVUPS       (DI), Z6
-	VPANDD        Z0, Z6, Z7
-	VMOVUPS       64(DI), Z8
-	VPANDD        Z0, Z8, Z9
-	VCMPPS        $0x03, Z7, Z7, K1
-	VCMPPS        $0x03, Z9, Z9, K2
+	VMOVUPS       (DI), Z9
+	VPANDD        Z0, Z9, Z10
+	VMOVUPS       64(DI), Z11
+	VPANDD        Z0, Z11, Z12
+	VCMPPS        $0x03, Z10, Z10, K1
+	VCMPPS        $0x03, Z12, Z12, K2
 	KORTESTW      K1, K2
 	JNE           nan
-	VMAXPS        Z9, Z7, Z7
-	VEXTRACTF64X4 $0x01, Z7, Y9
-	VMAXPS        Y9, Y7, Y9
-	VEXTRACTF128  $0x01, Y9, X7
-	VMAXPS        X7, X9, X7
-	VPERMILPS     $0x4e, X7, X9
-	VMAXPS        X9, X7, X7
-	VPERMILPS     $0xb1, X7, X9
-	VMAXPS        X9, X7, X7
+	VMAXPS        Z12, Z10, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y12
+	VMAXPS        Y12, Y10, Y12
+	VEXTRACTF128  $0x01, Y12, X10
+	VMAXPS        X10, X12, X10
+	VPERMILPS     $0x4e, X10, X12
+	VMAXPS        X12, X10, X10
+	VPERMILPS     $0xb1, X10, X12
+	VMAXPS        X12, X10, X10
 
 join:
-	VDIVSS       X4, X7, X7
-	VDIVSS       X7, X2, X9
-	VXORPS       X10, X10, X10
-	VCMPSS       $0x00, X10, X7, X10
-	VANDNPS      X9, X10, X9
-	VCVTPS2PH    $0x00, X7, X7
-	VPEXTRW      $0x00, X7, (R8)
-	VBROADCASTSS X9, Z7
-	VMULPS       Z6, Z7, Z6
-	VCMPPS       $0x07, Z6, Z6, K1
-	VMINPS.Z     Z4, Z6, K1, Z6
-	VMAXPS       Z5, Z6, Z6
-	VPANDD       Z1, Z6, Z9
-	VPORD        Z3, Z9, Z9
-	VADDPS       Z9, Z6, Z6
-	VCVTTPS2DQ   Z6, Z6
-	VPMOVDB      Z6, 2(R8)
-	VMULPS       Z8, Z7, Z6
-	VCMPPS       $0x07, Z6, Z6, K1
-	VMINPS.Z     Z4, Z6, K1, Z6
-	VMAXPS       Z5, Z6, Z6
-	VPANDD       Z1, Z6, Z7
-	VPORD        Z3, Z7, Z7
-	VADDPS       Z7, Z6, Z6
-	VCVTTPS2DQ   Z6, Z6
-	VPMOVDB      Z6, 18(R8)
+	VDIVSS       X4, X10, X10
+	VDIVSS       X10, X2, X12
+	VXORPS       X13, X13, X13
+	VCMPSS       $0x00, X13, X10, X13
+	VANDNPS      X12, X13, X12
+	VCVTPS2PH    $0x00, X10, X10
+	VPEXTRW      $0x00, X10, (R8)
+	VBROADCASTSS X12, Z10
+	VMULPS       Z9, Z10, Z9
+	VCMPPS       $0x07, Z9, Z9, K1
+	VMINPS.Z     Z4, Z9, K1, Z9
+	VMAXPS       Z5, Z9, Z9
+	VPANDD       Z1, Z9, Z12
+	VPORD        Z3, Z12, Z12
+	VADDPS       Z12, Z9, Z9
+	VCVTTPS2DQ   Z9, Z9
+	VPMOVDB      Z9, 2(R8)
+	VMULPS       Z11, Z10, Z9
+	VCMPPS       $0x07, Z9, Z9, K1
+	VMINPS.Z     Z4, Z9, K1, Z9
+	VMAXPS       Z5, Z9, Z9
+	VPANDD       Z1, Z9, Z10
+	VPORD        Z3, Z10, Z10
+	VADDPS       Z10, Z9, Z9
+	VCVTTPS2DQ   Z9, Z9
+	VPMOVDB      Z9, 18(R8)
 	ADDQ         $0x00000080, DI
 	ADDQ         $0x00000022, R8
 	DECQ         R9
 	JNZ          block
-	JMP          next
+	JMP          nextgroup
 
 nan:
-	VXORPS X7, X7, X7
-	MOVQ   DI, R10
-	MOVQ   $0x00000020, R11
+	VXORPS X10, X10, X10
+	MOVQ   DI, R11
+	MOVQ   $0x00000020, R12
 
 scan:
-	VMOVSS (R10), X9
-	VANDPS X0, X9, X9
-	VMAXSS X9, X7, X7
-	ADDQ   $0x00000004, R10
-	DECQ   R11
+	VMOVSS (R11), X12
+	VANDPS X0, X12, X12
+	VMAXSS X12, X10, X10
+	ADDQ   $0x00000004, R11
+	DECQ   R12
 	JNZ    scan
 	JMP    join
 
