@@ -71,6 +71,7 @@ func (p *Plan) packageDoc() string {
 	b.WriteString("The inverse (backward) call negates s. Against the exact rotation in float64\n")
 	fmt.Fprintf(&b, "the result satisfies %s,\n", p.errorBound())
 	b.WriteString("at every position below 2²⁴.\n\n")
+	b.WriteString(p.cachePackageDoc())
 	b.WriteString("ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at\n")
 	b.WriteString("least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent\n")
 	b.WriteString("goroutines, with the same bits; shorter ones are rotated serially.\n\n")

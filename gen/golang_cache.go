@@ -699,3 +699,28 @@ func (p *Plan) cacheTests(f *jen.File) {
 		jen.Qual(verifyPkg, "CacheExhaustive").Call(jen.Id("t"), jen.Id("kernel").Call()),
 	)
 }
+
+// cachePackageDoc is the package doc's paragraph on the cache forms ("" without
+// -out-dtype): the cache type and what its rounding adds to the bound.
+func (p *Plan) cachePackageDoc() string {
+	c, ok := p.cache()
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "KV cache type %s (-out-dtype): ApplyStore rotates keys into cache rows by\n", c.name)
+	b.WriteString("slot, Store writes values, Load reads them back as float32 and Shift turns\n")
+	b.WriteString("stored keys by a position delta with A = 1. A stored value adds the cache\n")
+	switch c.name {
+	case "f16", "bf16":
+		fmt.Fprintf(&b, "type's rounding to the bound: half a %s ulp of it (round to nearest even).\n\n", map[string]string{"f16": "binary16", "bf16": "bfloat16"}[c.name])
+	case "e4m3":
+		b.WriteString("type's rounding to the bound: e4m3(x/scale)·scale is within half an e4m3\n")
+		b.WriteString("unit of x/scale, times scale (x/scale and the product each rounded once\n")
+		b.WriteString("more in float32), with magnitudes past 448·scale saturating to 448·scale.\n\n")
+	case "q8_0":
+		b.WriteString("type's rounding to the bound: a value of a q8_0 block is within about\n")
+		b.WriteString("0.563·d of what was stored, d the block's f16 scale (ggml's amax/127).\n\n")
+	}
+	return b.String()
+}
