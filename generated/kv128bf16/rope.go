@@ -26,6 +26,11 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+KV cache type bf16 (-out-dtype): ApplyStore rotates keys into cache rows by
+slot, Store writes values, Load reads them back as float32 and Shift turns
+stored keys by a position delta with A = 1. A stored value adds the cache
+type's rounding to the bound: half a bfloat16 ulp of it (round to nearest even).
+
 ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
 least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.

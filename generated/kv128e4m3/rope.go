@@ -26,6 +26,13 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+KV cache type e4m3 (-out-dtype): ApplyStore rotates keys into cache rows by
+slot, Store writes values, Load reads them back as float32 and Shift turns
+stored keys by a position delta with A = 1. A stored value adds the cache
+type's rounding to the bound: e4m3(x/scale)·scale is within half an e4m3
+unit of x/scale, times scale (x/scale and the product each rounded once
+more in float32), with magnitudes past 448·scale saturating to 448·scale.
+
 ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
 least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.

@@ -26,6 +26,12 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+KV cache type q8_0 (-out-dtype): ApplyStore rotates keys into cache rows by
+slot, Store writes values, Load reads them back as float32 and Shift turns
+stored keys by a position delta with A = 1. A stored value adds the cache
+type's rounding to the bound: a value of a q8_0 block is within about
+0.563·d of what was stored, d the block's f16 scale (ggml's amax/127).
+
 ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
 least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.
