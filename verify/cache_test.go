@@ -28,7 +28,7 @@ type cacheMutation struct {
 	noDupCheck    bool // a slot listed twice goes unnoticed (the later token wins)
 	eager         bool // each slot is checked as its token is written
 	loadSkipped   bool // Load zeroes the rows of tokens with slot −1
-	shiftTail     bool // Shift also rewrites the values past RotaryDim (per-value types)
+	shiftTail     bool // Shift rotates the values past RotaryDim too, as pairs (RotaryDim taken as HeadDim)
 	wrongAngle    bool // Shift turns by delta+1
 	noScaleCheck  bool // e4m3: a bad scale is not refused
 	oddBackend    bool // on backend "odd", ApplyStore's first cached element is one bit off
@@ -285,7 +285,7 @@ func (r *refCache[C]) shift(tab Table[float32], cache []C, scale float32, cs Str
 		}
 		n := r.shiftN
 		if r.m.shiftTail {
-			n = r.hd
+			n = r.hd &^ 1
 		}
 		for h := range cs.Heads {
 			o := int(sl)*cs.Token + h*cs.Head
@@ -294,6 +294,14 @@ func (r *refCache[C]) shift(tab Table[float32], cache []C, scale float32, cs Str
 			}
 			r.dequantize(y, c, n, scale)
 			r.turn(y, d)
+			if r.m.shiftTail { // the pass-through values, turned as pairs of the last frequency
+				for a := r.rd; a+1 < n; a += 2 {
+					sn, cn := math.Sincos(float64(d) * r.freqs[len(r.freqs)-1])
+					c, s := float32(cn), float32(sn)
+					xa, xb := y[a], y[a+1]
+					y[a], y[a+1] = float32(xa*c)-float32(xb*s), float32(xb*c)+float32(xa*s)
+				}
+			}
 			r.quantize(c, y, n, scale)
 			m := n
 			if r.dtype == "q8_0" {
