@@ -458,7 +458,7 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 	f.Comment("The attention factor A was applied once, when ApplyStore wrote the key,")
 	f.Comment("and is not applied again. The rotation's cos and sin are computed from the")
 	f.Comment("table's own frequencies for |delta| (one row per run of equal deltas), so")
-	f.Comment("delta may be any int32, whatever positions the table covers. A delta of 0")
+	f.Comment("delta may be any int32 but −2³¹, whatever positions the table covers. A delta of 0")
 	if c.blocks {
 		f.Comment("leaves its row as it is. Only the blocks holding rotary values are read")
 		f.Comment("and requantized; the other blocks keep their bits.")
@@ -467,12 +467,17 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 	}
 	cacheDoc("cs")
 	f.Comment("A view field that is not positive, a slot outside the rows cs gives c, a")
-	f.Comment("slot listed twice, len(delta) ≠ len(slots)" + map[bool]string{true: " or a bad scale", false: ""}[scale] + " panic before")
+	f.Comment("slot listed twice, len(delta) ≠ len(slots), a delta of −2³¹" + map[bool]string{true: " or a bad scale", false: ""}[scale] + " panic before")
 	f.Comment("anything is written.")
 	f.Func().Params(id("t").Op("*").Id("Table")).Id("Shift").Params(with([]jen.Code{id("c").Index().Id(C)}, view("cs"), slots, id("delta").Index().Int32())...).Block(
 		fnDecl("Table.Shift"),
 		id("rows").Op(":=").Id("cacheRows").Call(id("fn"), lit("cs"), id("cs"), jen.Len(id("c")), id("CacheHead")),
 		lengths("fn", "delta"),
+		jen.For(jen.List(id("j"), id("d")).Op(":=").Range().Id("delta")).Block(
+			jen.If(id("d").Op("==").Qual("math", "MinInt32")).Block(
+				id("panicf").Call(lit("%s: delta[%d] = %d: want |delta| < 2³¹"), id("fn"), id("j"), id("d")),
+			),
+		),
 		jen.Add(cacheChecks("fn", "c", "cs")[0]),
 		jen.Add(cacheChecks("fn", "c", "cs")[1]),
 		checkScale("fn"),

@@ -256,6 +256,9 @@ func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 		c = base(0, 1, 2)
 		c.delta = c.delta[:1]
 		add("len(delta) != len(slots)", c, "len(delta) = 1", "len(slots) = 3")
+		c = base(0, 1, 2)
+		c.delta[2] = math.MinInt32
+		add("a delta of −2³¹", c, "delta[2] = -2147483648")
 	}
 	if cs.ref.scaled {
 		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {

@@ -268,6 +268,11 @@ func (r *refCache[C]) shift(tab Table[float32], cache []C, scale float32, cs Str
 	if len(delta) != len(slots) {
 		r.fail(fn, "len(delta) = %d: want len(slots) = %d", len(delta), len(slots))
 	}
+	for j, d := range delta {
+		if d == math.MinInt32 {
+			r.fail(fn, "delta[%d] = %d: want |delta| < 2³¹", j, d)
+		}
+	}
 	for j := range slots {
 		r.slot(fn, slots, j, rows)
 	}
