@@ -189,16 +189,21 @@ func Load(dst []float32, ds Strides, src []uint16, ss Strides, slots []int64) {
 // The attention factor A was applied once, when ApplyStore wrote the key,
 // and is not applied again. The rotation's cos and sin are computed from the
 // table's own frequencies for |delta| (one row per run of equal deltas), so
-// delta may be any int32, whatever positions the table covers. A delta of 0
+// delta may be any int32 but −2³¹, whatever positions the table covers. A delta of 0
 // leaves its row as it is; values past RotaryDim keep their bits.
 // A view field that is not positive, a slot outside the rows cs gives c, a
-// slot listed twice, len(delta) ≠ len(slots) panic before
+// slot listed twice, len(delta) ≠ len(slots), a delta of −2³¹ panic before
 // anything is written.
 func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
 	fn := "kv128f16.Table.Shift"
 	rows := cacheRows(fn, "cs", cs, len(c), CacheHead)
 	if len(delta) != len(slots) {
 		panicf("%s: len(delta) = %d: want len(slots) = %d", fn, len(delta), len(slots))
+	}
+	for j, d := range delta {
+		if d == math.MinInt32 {
+			panicf("%s: delta[%d] = %d: want |delta| < 2³¹", fn, j, d)
+		}
 	}
 	checkSlots(fn, "c", "cs", slots, rows, len(c))
 	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)

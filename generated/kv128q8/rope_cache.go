@@ -210,19 +210,24 @@ func Load(dst []float32, ds Strides, src []uint8, ss Strides, slots []int64) {
 // The attention factor A was applied once, when ApplyStore wrote the key,
 // and is not applied again. The rotation's cos and sin are computed from the
 // table's own frequencies for |delta| (one row per run of equal deltas), so
-// delta may be any int32, whatever positions the table covers. A delta of 0
+// delta may be any int32 but −2³¹, whatever positions the table covers. A delta of 0
 // leaves its row as it is. Only the blocks holding rotary values are read
 // and requantized; the other blocks keep their bits.
 // Cache strides (cs) count bytes and a head is CacheHead bytes: HeadDim/32
 // q8_0 blocks, quantized as ggml's quantize_row_q8_0_ref does.
 // A view field that is not positive, a slot outside the rows cs gives c, a
-// slot listed twice, len(delta) ≠ len(slots) panic before
+// slot listed twice, len(delta) ≠ len(slots), a delta of −2³¹ panic before
 // anything is written.
 func (t *Table) Shift(c []uint8, cs Strides, slots []int64, delta []int32) {
 	fn := "kv128q8.Table.Shift"
 	rows := cacheRows(fn, "cs", cs, len(c), CacheHead)
 	if len(delta) != len(slots) {
 		panicf("%s: len(delta) = %d: want len(slots) = %d", fn, len(delta), len(slots))
+	}
+	for j, d := range delta {
+		if d == math.MinInt32 {
+			panicf("%s: delta[%d] = %d: want |delta| < 2³¹", fn, j, d)
+		}
 	}
 	checkSlots(fn, "c", "cs", slots, rows, len(c))
 	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)
