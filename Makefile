@@ -31,9 +31,10 @@ unit:
 	$(GO) test -tags purego ./generated/...
 
 # The default backend must follow the CPU flags and the purego tag.
-# Every float32 through every assembly narrowing (f16, bf16) against pure Go.
+# Every float32 through every assembly narrowing (f16, bf16) against pure Go,
+# and through every backend's f16, bf16 and e4m3 cache store against verify.
 test-exhaustive:
-	ROPEGEN_EXHAUSTIVE=1 $(GO) test -count=1 -run TestNarrowExhaustive -v ./generated/...
+	ROPEGEN_EXHAUSTIVE=1 $(GO) test -count=1 -run 'TestNarrowExhaustive|TestCacheExhaustive' -v ./generated/...
 
 # On a CPU without AVX-512 (or AVX2) the first lines test what they can and
 # say so; the generated TestDispatch skips a level the CPU lacks.
@@ -90,8 +91,12 @@ tools:
 # benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
 BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b ./generated/qwen3
 
+# The KV-cache forms (verify.Bench's cache/…): f16, e4m3 and q8_0 caches.
+BENCHCACHEPKGS ?= ./generated/kv128f16 ./generated/kv128e4m3 ./generated/kv128q8
+
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)
+	$(GO) test -p 1 -run '^$$' -bench 'Rope/cache/' -count $(BENCHCOUNT) $(BENCHCACHEPKGS)
 
 # Many goroutines sharing one Table, under the race detector (which does not
 # see accesses made from assembly).

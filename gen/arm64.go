@@ -39,8 +39,8 @@ func (p *Plan) arm64Files(header string) (asm, goSrc []byte, err error) {
 // dtype, in place, and the narrowing ApplyTo of -out-dtype.
 func (p *Plan) neonSupported() bool {
 	_, ok := neonFormats[p.Spec.DType]
-	_, out := neonFormats[p.Spec.OutDType]
-	return ok && (p.Spec.OutDType == "" || out)
+	_, out := neonFormats[p.toDType()]
+	return ok && (p.toDType() == "" || out)
 }
 
 // neonFormats are the element types, as the templates see them.
@@ -84,8 +84,11 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		Layout:    p.Spec.Layout,
 		RowLen:    p.RowLen,
 		DType:     p.Spec.DType,
-		OutDType:  p.Spec.OutDType,
+		OutDType:  p.toDType(),
 		About:     d.about,
+	}
+	if _, ok := p.cache(); ok {
+		k.Cache = "cacheNEON"
 	}
 	in, ok := neonFormats[p.Spec.DType]
 	if !ok {
@@ -104,7 +107,7 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		{Name: "applyRowsNEON", Kind: "fwdRows", Doc: "forward (A·R_p·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
 		{Name: "applyInverseRowsNEON", Kind: "invRows", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
 	}
-	if out, ok := neonFormats[p.Spec.OutDType]; ok && p.Spec.DType == "f32" {
+	if out, ok := neonFormats[p.toDType()]; ok && p.Spec.DType == "f32" {
 		o := p.outDtype()
 		to := func(rowLen string) string {
 			return fmt.Sprintf("dst []%s, dstStride int, src []float32, srcStride int, n int, r *[%s]float32", o.goType, rowLen)

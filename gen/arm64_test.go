@@ -132,7 +132,7 @@ func TestARM64Files(t *testing.T) {
 			backend := `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON}`
 			if v.out != "" {
 				decls = append(decls, [3]string{"applyToNEON", "dst []uint16, dstStride int, src []float32, srcStride int, n int, " + row, "80"})
-				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON}`
+				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON, cache: &cacheNEON}`
 			}
 			for _, fn := range decls {
 				if !strings.Contains(string(asm), "TEXT ·"+fn[0]+"(SB), NOSPLIT, $0-"+fn[2]+"\n") {

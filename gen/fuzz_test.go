@@ -350,8 +350,16 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
 	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Params", "Start"}
-	if s.OutDType != "" {
+	if s.OutDType == "f16" || s.OutDType == "bf16" {
 		want = append(want, "ApplySeqTo", "ApplyStridedTo", "ApplyTo")
+	}
+	if s.OutDType != "" {
+		want = append(want, "ApplyStore", "Shift")
+		for _, name := range []string{"Store", "Load", "CacheHead"} {
+			if sc.Lookup(name) == nil {
+				t.Fatalf("%+v (%s): no %s", s, arch, name)
+			}
+		}
 	}
 	if s.Axes != spec.AxesNone {
 		want = append(want, "ApplyAxes", "ApplyInverseAxes")
@@ -396,6 +404,8 @@ var fuzzSeeds = []struct {
 	{"bf16-partial", true, seedArgs(func(a *specArgs) { a.DType = "bf16"; a.Dim, a.Rotary = 96, 64 })},
 	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = spec.NeoX })},
 	{"out-bf16", true, seedArgs(func(a *specArgs) { a.OutDType = "bf16"; a.Dim, a.Rotary = 40, 36 })},
+	{"out-e4m3", true, seedArgs(func(a *specArgs) { a.OutDType = "e4m3"; a.Dim, a.Rotary = 30, 22; a.Layout = spec.NeoX })},
+	{"out-q8", true, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim, a.Rotary = 96, 40 })},
 	{"dim2", true, seedArgs(func(a *specArgs) { a.Dim = 2 })},
 	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = spec.NeoX; a.DType = "f16" })},
 	{"dim4096", true, seedArgs(func(a *specArgs) { a.Dim = 4096; a.Rotary = 64; a.Layout = spec.NeoX })},
@@ -431,6 +441,7 @@ var fuzzSeeds = []struct {
 	{"dtype-unknown", false, seedArgs(func(a *specArgs) { a.DType = "f8" })},
 	{"out-with-f64", false, seedArgs(func(a *specArgs) { a.DType, a.OutDType = "f64", "f16" })},
 	{"out-unknown", false, seedArgs(func(a *specArgs) { a.OutDType = "f32" })},
+	{"out-q8-dim", false, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim = 80 })},
 	{"layout-case", false, seedArgs(func(a *specArgs) { a.Layout = "NeoX" })},
 	{"pkg-keyword", false, seedArgs(func(a *specArgs) { a.Pkg = "func" })},
 	{"pkg-empty", false, seedArgs(func(a *specArgs) { a.Pkg = "" })},

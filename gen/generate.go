@@ -81,8 +81,13 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	if err := add("rope_noasm.go", noasm, err); err != nil {
 		return nil, err
 	}
+	cache, err := p.cacheFiles(h)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, cache...)
 
-	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == spec.NeoX, DType: s.DType, OutDType: s.OutDType}
+	k := amd64.Kernel{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, NeoX: s.Layout == spec.NeoX, DType: s.DType, OutDType: p.toDType()}
 	if nb := p.Norm; nb != nil {
 		k.Norm = &amd64.Norm{Kind: nb.Kind, Eps: nb.Eps, Token: nb.Token, After: nb.After}
 	}
@@ -93,7 +98,7 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	var stubs []string
 	var ls []asmLevel
 	for _, l := range out.Levels {
-		al := asmLevel{name: l.Name, features: l.Features}
+		al := asmLevel{name: l.Name, features: p.cacheFeatures(l.Name, l.Features)}
 		for _, fn := range out.Funcs {
 			if fn.Level != l.Name {
 				continue
@@ -191,6 +196,7 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		p.verifyAxes(),
 		p.verifyParams(),
 		p.verifyNorm(),
+		p.verifyCache(),
 		jen.Do(func(st *jen.Statement) {
 			if p.LongFreqs != nil {
 				st.Id("k").Dot("LongFreqs").Op(",").Id("k").Dot("OrigCtx").Op("=").List(jen.Id("LongFreqs").Index(jen.Op(":")), jen.Id("OrigCtx"))
@@ -235,9 +241,10 @@ func (p *Plan) testFile(header string) ([]byte, error) {
 		),
 		jen.Id("t").Dot("Logf").Call(jen.Lit("default backend: %s"), jen.Id("backends").Index(jen.Lit(0)).Dot("name")),
 	)
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		p.narrowTest(f)
 	}
+	p.cacheTests(f)
 	p.examples(f)
 	p.normExample(f)
 	f.Line()
@@ -343,7 +350,7 @@ func (p *Plan) verifyStrided() jen.Code {
 	fns = append(fns, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("q").Add(x.Clone()), jen.Id("qs").Add(vs.Clone()), jen.Id("k").Add(x.Clone()), jen.Id("ks").Add(vs.Clone()), jen.Id("pos").Add(pos.Clone())).Block(
 		self.Clone().Dot("ApplyQK").Call(jen.Id("q"), conv("qs"), jen.Id("k"), conv("ks"), jen.Id("pos")),
 	))
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		fields = append(fields, jen.Id("k").Dot("ApplyStridedTo"))
 		fns = append(fns, jen.Func().Params(jen.Id("t").Add(tab.Clone()), jen.Id("dst").Index().Uint16(), jen.Id("ds").Add(vs.Clone()), jen.Id("src").Add(x.Clone()), jen.Id("ss").Add(vs.Clone()), jen.Id("pos").Add(pos.Clone())).Block(
 			self.Clone().Dot("ApplyStridedTo").Call(jen.Id("dst"), conv("ds"), jen.Id("src"), conv("ss"), jen.Id("pos")),
@@ -354,7 +361,7 @@ func (p *Plan) verifyStrided() jen.Code {
 
 // verifyTo describes ApplyTo and ApplySeqTo to verify, for -out-dtype.
 func (p *Plan) verifyTo() jen.Code {
-	if p.Spec.OutDType == "" {
+	if !p.narrowTo() {
 		return jen.Null()
 	}
 	T, tab := p.elemType(), jen.Qual(verifyPkg, "Table").Types(jen.Id(p.elemType()))

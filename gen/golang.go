@@ -71,6 +71,7 @@ func (p *Plan) packageDoc() string {
 	b.WriteString("The inverse (backward) call negates s. Against the exact rotation in float64\n")
 	fmt.Fprintf(&b, "the result satisfies %s,\n", p.errorBound())
 	b.WriteString("at every position below 2²⁴.\n\n")
+	b.WriteString(p.cachePackageDoc())
 	b.WriteString("ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at\n")
 	b.WriteString("least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent\n")
 	b.WriteString("goroutines, with the same bits; shorter ones are rotated serially.\n\n")
@@ -230,7 +231,7 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Id("row")))),
 	})
 
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		O := p.outDtype().goType
 		fn := "Table.ApplyTo"
 		f.Line()
@@ -320,9 +321,10 @@ func (p *Plan) apiFile(header string) ([]byte, error) {
 		if p.Norm != nil {
 			g.List(jen.Id("norm"), jen.Id("normOnly")).Add(p.normKernType())
 		}
-		if p.Spec.OutDType != "" {
+		if p.narrowTo() {
 			g.Id("to").Func().Params(jen.Id("dst").Index().Id(p.outDtype().goType), jen.Id("dstStride").Int(), jen.Id("src").Index().Id(T), jen.Id("srcStride").Int(), jen.Id("n").Int(), jen.Id("r").Op("*").Id("row"))
 		}
+		p.cacheBackendField(g)
 	})
 	f.Line()
 	f.Comment("backends lists the implementations this CPU can run, best first; the pure")
@@ -455,12 +457,13 @@ func (p *Plan) fillRow(f *jen.File) {
 // backendFields are the fields of a backend literal.
 func (p *Plan) backendFields(name, fwd, inv, to string) jen.Dict {
 	d := jen.Dict{jen.Id("name"): jen.Lit(name), jen.Id("fwd"): jen.Id(fwd), jen.Id("inv"): jen.Id(inv)}
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		d[jen.Id("to")] = jen.Id(to)
 	}
 	if p.Norm != nil && name == "generic" {
 		d[jen.Id("norm")], d[jen.Id("normOnly")] = jen.Id("applyNormGeneric"), jen.Id("applyNormOnlyGeneric")
 	}
+	p.cacheBackendValue(d, name)
 	return d
 }
 
@@ -505,7 +508,7 @@ func (p *Plan) genericFile(header string) ([]byte, error) {
 		)
 		f.Line()
 	}
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		O := p.outDtype()
 		{
 			name := "applyToGeneric"

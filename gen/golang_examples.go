@@ -82,7 +82,7 @@ func (p *Plan) examples(f *jen.File) {
 		jen.Comment("Output: same bits as Apply on each rotary part: true"),
 	)
 
-	if p.Spec.OutDType == "" {
+	if !p.narrowTo() {
 		return
 	}
 	f.Line()

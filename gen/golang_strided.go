@@ -128,7 +128,7 @@ func (p *Plan) stridedAPI(f *jen.File) {
 		),
 	)
 
-	if p.Spec.OutDType != "" {
+	if p.narrowTo() {
 		fn := "Table.ApplyStridedTo"
 		f.Line()
 		f.Comment("ApplyStridedTo is ApplyTo for heads inside larger buffers: for every token")

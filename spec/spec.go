@@ -38,7 +38,7 @@ type Spec struct {
 	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
 	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
 	DType     string  // element type of x: "f32", "f64", "f16", "bf16"
-	OutDType  string  // "f16" or "bf16" (with DType "f32"): also emit ApplyTo/ApplySeqTo; "" for none
+	OutDType  string  // KV cache type (with DType "f32"): "f16", "bf16", "e4m3" or "q8_0" (OutDTypes); "" for none
 	Layout    string  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
@@ -166,13 +166,8 @@ func (s Spec) validate(sd **Scaled) error {
 	if err := validateDType("dtype", s.DType); err != nil {
 		return err
 	}
-	if s.OutDType != "" {
-		if s.OutDType != "f16" && s.OutDType != "bf16" {
-			return specErr("out-dtype", s.OutDType, `out dtype must be "f16" or "bf16" (rotate float32 and narrow)`)
-		}
-		if s.DType != "f32" {
-			return specErr("out-dtype", s.OutDType, `-out-dtype needs -dtype "f32", not %q`, s.DType)
-		}
+	if err := s.validateOutDType(); err != nil {
+		return err
 	}
 	if s.Layout != Interleaved && s.Layout != NeoX {
 		return specErr("layout", s.Layout, "layout must be %q or %q", Interleaved, NeoX)

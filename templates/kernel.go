@@ -115,6 +115,11 @@ type Kernel struct {
 	// "IEEE binary16 (bits in uint16)".
 	About string
 
+	// Cache names the package's cacheKernels value for NEON ("cacheNEON",
+	// defined in rope_cache_arm64.go), which archBackends puts in the
+	// backend's cache field; "" when the package has no cache type.
+	Cache string
+
 	// Funcs are the functions to emit: the forward kernel, the inverse,
 	// then, with OutDType, the rotate-and-narrow kernel. Empty when there
 	// are no NEON kernels for the package (rope_arm64.go then offers no

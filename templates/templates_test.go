@@ -10,7 +10,7 @@ import (
 
 func TestNames(t *testing.T) {
 	got := strings.Join(Names(), " ")
-	if got != "norm_arm64.s.tmpl rope_arm64.go.tmpl rope_arm64.s.tmpl" {
+	if got != "cache_arm64.go.tmpl cache_arm64.s.tmpl norm_arm64.s.tmpl rope_arm64.go.tmpl rope_arm64.s.tmpl" {
 		t.Fatalf("Names() = %s", got)
 	}
 	for _, n := range Names() {

@@ -49,6 +49,7 @@ const (
 //	prefillnorm/…, decodenorm/… packages with a QK-norm: ApplyNormQK on Qwen3-8B's
 //	                            shapes against the stream kernel, ApplyQK alone and the
 //	                            norm and ApplyQK apart (see benchNorm)
+//	cache/…                     packages with a cache type: see benchCache
 //
 // SetBytes is the size of x (for decodeqk and prefillqk, of the q and k
 // heads the call rotates), so benchstat reports throughput; med-ns/op
@@ -170,6 +171,9 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	}
 	if ok, _ := s.normState(); ok {
 		benchNorm(b, s, backends, restore, every, input)
+	}
+	if k.Cache != nil {
+		benchCache(b, s, backends, restore, input)
 	}
 	if s.paramsOK() {
 		benchTables(b, s, restore)

@@ -15,7 +15,9 @@ import (
 
 // plain is what guarded memory may hold: types without pointers, since the
 // garbage collector does not scan memory it did not allocate.
-type plain interface{ Elem | ~int32 }
+type plain interface {
+	Elem | ~int32 | ~int64 | ~uint8
+}
 
 // guarded is memory mapped between two PROT_NONE pages. Its slices lie flush
 // against one of them: at the end of the accessible bytes (so reading or

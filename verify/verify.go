@@ -190,6 +190,10 @@ type Kernel[T Elem] struct {
 	// (docs/contract.md §10; see Norm), for a package generated with
 	// -qk-norm; nil otherwise.
 	Norm *Norm[T]
+	// Cache describes the KV-cache forms of a package with -out-dtype
+	// (ApplyStore, Store, Load, Shift): a *Cache[uint16] or *Cache[uint8];
+	// nil otherwise. Run checks them (runCache) and Bench measures them.
+	Cache any
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -264,6 +268,7 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("strided", func(t *testing.T) { runStrided(t, s) })
 	t.Run("params", func(t *testing.T) { runParams(t, s) })
 	t.Run("normqk", func(t *testing.T) { runNorm(t, s) })
+	t.Run("cache", func(t *testing.T) { runCache(t, s) })
 }
 
 // tb is what the check functions report to: *testing.T satisfies it, and so

@@ -142,6 +142,9 @@ func (e *Emitter) SHRN2(a Arrangement, d, n Reg, shift int) string {
 //	{{shrn   "4S" d n sh}}   shrn   vd.4h, vn.4s, #sh (sh 1..16; "8H" 1..8, "2D" 1..32)
 //	{{shrn2  "4S" d n sh}}   shrn2  vd.8h, vn.4s, #sh
 //
+// and the cache kernels' forms listed at cacheFuncs: fdiv, fmax, fmin, cmgt,
+// fabs, frinta, fcvtzs, scvtf, fmaxv, sxtl, sxtl2.
+//
 // Registers are numbers 0..31 (d, n, m in Arm order: destination first).
 // Narrowing and widening forms always take the WIDE arrangement. Each
 // function returns the whole line `WORD $0x........ // mnemonic ...`
@@ -193,7 +196,7 @@ func (e *Emitter) FuncMap() template.FuncMap {
 			return e.Emit(enc(arr(fn, a), Reg(num(fn, "Vd", d)), Reg(num(fn, "Vn", n)), num(fn, "shift", sh)))
 		}
 	}
-	return template.FuncMap{
+	fm := template.FuncMap{
 		"fadd":  three("fadd", FADD),
 		"fsub":  three("fsub", FSUB),
 		"fmul":  three("fmul", FMUL),
@@ -215,6 +218,8 @@ func (e *Emitter) FuncMap() template.FuncMap {
 		"shrn":   shift("shrn", SHRN),
 		"shrn2":  shift("shrn2", SHRN2),
 	}
+	e.cacheFuncs(fm, three, two) // and the cache kernels' forms (cache.go)
+	return fm
 }
 
 // fail records err if no error is recorded yet.

@@ -429,7 +429,7 @@ func (c *cli) newFlagSet() {
 	c.intFlag("rotary-dim", "rotate only the first `n` values of each head: even, ≤ -dim; 0 means -dim", func(s *spec.Spec) *int { return &s.RotaryDim })
 	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *spec.Spec) *float64 { return &s.Base })
 	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *spec.Spec) *string { return &s.DType })
-	c.stringFlag("out-dtype", "also emit ApplyTo/ApplySeqTo storing this element `type`; empty for none", func(s *spec.Spec) *string { return &s.OutDType })
+	c.stringFlag("out-dtype", "KV cache `type` (f16, bf16, e4m3, q8_0): also emit ApplyStore, Store, Load and Shift (and for f16, bf16 ApplyTo, ApplySeqTo, ApplyStridedTo); empty for none", func(s *spec.Spec) *string { return &s.OutDType })
 	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })

@@ -2,16 +2,22 @@
 Package attention shows, in small runnable and tested code, how a model uses
 packages that ropegen generates: causal softmax attention over a
 half-precision KV cache whose keys kv128f16's ApplyTo rotates and narrows in
-one pass (Cache), and RoFormer's linear attention with RoPE in the numerator
+one pass (Cache); the same over a paged KV cache, in blocks of BlockSize
+rows scattered through the cache, of f16 (kv128f16) or of ggml's q8_0
+blocks (kv128q8), written, read back and shifted for a context shift only
+through the generated cache forms ApplyStore, Store, Load and Shift
+(PagedCache); and RoFormer's linear attention with RoPE in the numerator
 only, computed with prefix sums (CausalLinear, on rope128).
 
-Both generated packages have the spec -dim 128 -base 10000 (interleaved
-pairs, no scaling, attention factor A = 1); they differ only in kv128f16's
-extra ApplyTo. The package's tests check that attention scores depend on positions
+The generated packages have the spec -dim 128 -base 10000 (interleaved
+pairs, no scaling, attention factor A = 1); kv128f16 and kv128q8 add the
+cache forms of their cache type (-out-dtype f16, q8_0). The package's tests check that attention scores depend on positions
 only through m − n: moving a whole sequence by 10⁶ positions changes each
 score by no more than a bound computed from the contract's per-pair
 tolerance (docs/contract.md §6), and they log how far a float32-angle RoPE,
-as Hugging Face and vLLM compute it, drifts at that shift.
+as Hugging Face and vLLM compute it, drifts at that shift. A context shift
+of a PagedCache is checked against a fresh cache of the tokens it keeps:
+each score within a bound derived the same way (paged_test.go).
 
 # Positions past a table
 

@@ -80,3 +80,30 @@ func ExampleCausalLinear() {
 	// token 2 at 2:  0.98808 -0.04046   at 1000002:  0.98808 -0.04046
 	// token 3 at 3:  1.55767 -0.63776   at 1000003:  1.55767 -0.63776
 }
+
+// A paged f16 cache of one head in blocks of 16 rows: a context shift drops
+// tokens 1…4 of six and moves the last one back four positions, in place,
+// with the package's Shift; the next token's scores then match those of a
+// fresh cache holding the kept tokens, to within the f16 rounding. The
+// unshifted token 0 scores the same bits in both.
+func ExamplePagedCache_Shift() {
+	tab := kv128f16.NewTable(16)
+	shifted := attention.NewPagedF16(tab, 1, 2)
+	for t := range 6 {
+		shifted.Step(vec(3, t), vec(4, t), vec(5, t))
+	}
+	shifted.Shift(1, 4) // keep token 0, drop 1…4; token 5 moves to position 1
+	fresh := attention.NewPagedF16(tab, 1, 2)
+	for _, t := range []int{0, 5} {
+		fresh.Step(vec(3, t), vec(4, t), vec(5, t))
+	}
+	shifted.Step(vec(3, 6), vec(4, 6), vec(5, 6))
+	fresh.Step(vec(3, 6), vec(4, 6), vec(5, 6))
+	fmt.Println("next position:", shifted.Pos(), fresh.Pos())
+	fmt.Printf("after the shift: %.4f\n", shifted.Scores(0))
+	fmt.Printf("fresh:           %.4f\n", fresh.Scores(0))
+	// Output:
+	// next position: 3 3
+	// after the shift: [-0.1048 0.2292 0.0467]
+	// fresh:           [-0.1048 0.2291 0.0467]
+}

@@ -26,6 +26,11 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
+KV cache type bf16 (-out-dtype): ApplyStore rotates keys into cache rows by
+slot, Store writes values, Load reads them back as float32 and Shift turns
+stored keys by a position delta with A = 1. A stored value adds the cache
+type's rounding to the bound: half a bfloat16 ulp of it (round to nearest even).
+
 ApplySeqParallel and ApplyInverseSeqParallel split a sequence of at
 least 2·ParallelMin bytes into runs of whole tokens rotated on concurrent
 goroutines, with the same bits; shorter ones are rotated serially.
@@ -1289,16 +1294,18 @@ type backend struct {
 	fwdRows, invRows func(x []float32, stride, n int, rows []float32)
 	fill             func(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64)
 	to               func(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *row)
+	cache            *cacheKernels
 }
 
 // backends lists the implementations this CPU can run, best first; the pure
 // Go one is always last. active is the one in use.
 var (
 	backends = append(archBackends(), backend{
-		fwd:  applyGeneric,
-		inv:  applyInverseGeneric,
-		name: "generic",
-		to:   applyToGeneric,
+		cache: &cacheGeneric,
+		fwd:   applyGeneric,
+		inv:   applyInverseGeneric,
+		name:  "generic",
+		to:    applyToGeneric,
 	})
 	active = backends[0]
 )

@@ -13,7 +13,7 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON})
+		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON, cache: &cacheNEON})
 	}
 	return bs
 }

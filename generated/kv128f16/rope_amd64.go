@@ -10,8 +10,9 @@ import "golang.org/x/sys/cpu"
 // archBackends returns the assembly backends this CPU supports, best first.
 func archBackends() []backend {
 	var bs []backend
-	if cpu.X86.HasAVX512F {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		bs = append(bs, backend{
+			cache:   &cacheAVX512,
 			fill:    fillAVX512Row,
 			fwd:     applyAVX512,
 			fwdRows: applyRowsAVX512,
@@ -23,6 +24,7 @@ func archBackends() []backend {
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasF16C {
 		bs = append(bs, backend{
+			cache:   &cacheAVX2,
 			fill:    fillAVX2Row,
 			fwd:     applyAVX2,
 			fwdRows: applyRowsAVX2,

@@ -67,6 +67,25 @@ func kernel() verify.Kernel[float32] {
 			b.(*Batch).ApplyStrided(x, Strides(s))
 		}
 	}
+	k.Cache = &verify.Cache[uint16]{
+		ApplyStore: func(t verify.Table[float32], dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides, pos []int32) {
+			t.(*Table).ApplyStore(dst, Strides(ds), slots, src, Strides(ss), pos)
+		},
+		BatchApplyStore: func(b verify.Batch[float32], dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
+			b.(*Batch).ApplyStore(dst, Strides(ds), slots, src, Strides(ss))
+		},
+		CacheHead: CacheHead,
+		DType:     "f16",
+		Load: func(dst []float32, _ float32, ds verify.Strides, src []uint16, ss verify.Strides, slots []int64) {
+			Load(dst, Strides(ds), src, Strides(ss), slots)
+		},
+		Shift: func(t verify.Table[float32], c []uint16, _ float32, cs verify.Strides, slots []int64, delta []int32) {
+			t.(*Table).Shift(c, Strides(cs), slots, delta)
+		},
+		Store: func(dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
+			Store(dst, Strides(ds), slots, src, Strides(ss))
+		},
+	}
 	for _, b := range backends {
 		k.Backends = append(k.Backends, verify.Backend{
 			Name: b.name,
@@ -137,6 +156,14 @@ func TestNarrowExhaustive(t *testing.T) {
 		})
 	}
 	verify.NarrowExhaustive(t, n)
+}
+
+// TestCacheExhaustive stores float32 values into a f16 cache with Store
+// (scale 1) on every backend and compares them with package verify's own
+// rounding: every float32 bit pattern with ROPEGEN_EXHAUSTIVE=1, else a
+// sample strided across them.
+func TestCacheExhaustive(t *testing.T) {
+	verify.CacheExhaustive(t, kernel())
 }
 
 // exampleValue is a finite, non-zero value for element i of an example buffer.
