@@ -523,10 +523,7 @@ func checkAxesGuard[T Elem](t tb, s *suite[T]) {
 	const maxTokens, maxHeads = 3, 3
 	calls := 0
 	for _, atEnd := range []bool{true, false} {
-		xg, err := newGuarded[T](maxTokens*maxHeads*s.hd, atEnd)
-		if err != nil {
-			t.Fatalf("axes guard: %v", err)
-		}
+		xg := mustGuarded[T](t, maxTokens*maxHeads*s.hd, atEnd)
 		defer xg.free()
 		for _, b := range backends {
 			b.Use()

@@ -63,25 +63,13 @@ func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
 		if !atEnd {
 			side = "starting after a PROT_NONE page"
 		}
-		cg, err := newGuarded[C](maxC, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		cg := mustGuarded[C](t, maxC, atEnd)
 		defer cg.free()
-		xg, err := newGuarded[float32](maxX, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		xg := mustGuarded[float32](t, maxX, atEnd)
 		defer xg.free()
-		sg, err := newGuarded[int64](8, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		sg := mustGuarded[int64](t, 8, atEnd)
 		defer sg.free()
-		pg, err := newGuarded[int32](8, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		pg := mustGuarded[int32](t, 8, atEnd)
 		defer pg.free()
 		for _, b := range bs {
 			b.Use()

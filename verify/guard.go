@@ -34,6 +34,16 @@ type guarded[T plain] struct {
 	size    int // bytes per value
 }
 
+// mustGuarded is newGuarded, failing t if the memory cannot be mapped.
+func mustGuarded[T plain](t tb, n int, atEnd bool) *guarded[T] {
+	t.Helper()
+	g, err := newGuarded[T](n, atEnd)
+	if err != nil {
+		t.Fatalf("guard: %v", err)
+	}
+	return g
+}
+
 // newGuarded maps room for n values of T (and a page of canary) between two
 // PROT_NONE pages; slices of it end at the page after them (atEnd) or start
 // at the page before them. Call free when done.
@@ -222,21 +232,13 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 		if !atEnd {
 			side = "starting after a PROT_NONE page"
 		}
-		xg, err := newGuarded[T](maxN, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		xg := mustGuarded[T](t, maxN, atEnd)
 		defer xg.free()
-		pg, err := newGuarded[int32](guardMaxTokens, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		pg := mustGuarded[int32](t, guardMaxTokens, atEnd)
 		defer pg.free()
 		var dg *guarded[uint16]
 		if s.k.ApplyTo != nil {
-			if dg, err = newGuarded[uint16](maxN, atEnd); err != nil {
-				t.Fatalf("guard: %v", err)
-			}
+			dg = mustGuarded[uint16](t, maxN, atEnd)
 			defer dg.free()
 		}
 		for _, b := range backends {

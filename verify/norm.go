@@ -1032,40 +1032,19 @@ func checkNormGuard[T Elem](t tb, s *suite[T]) {
 	}
 	n := 0
 	for _, atEnd := range []bool{true, false} {
-		ag, err := newGuarded[T](maxA, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		ag := mustGuarded[T](t, maxA, atEnd)
 		defer ag.free()
-		bg, err := newGuarded[T](maxB, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		bg := mustGuarded[T](t, maxB, atEnd)
 		defer bg.free()
-		pg, err := newGuarded[int32](maxTok, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		pg := mustGuarded[int32](t, maxTok, atEnd)
 		defer pg.free()
-		wq32, err := newGuarded[float32](maxW, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		wq32 := mustGuarded[float32](t, maxW, atEnd)
 		defer wq32.free()
-		wk32, err := newGuarded[float32](maxW, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		wk32 := mustGuarded[float32](t, maxW, atEnd)
 		defer wk32.free()
-		wq64, err := newGuarded[float64](maxW, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		wq64 := mustGuarded[float64](t, maxW, atEnd)
 		defer wq64.free()
-		wk64, err := newGuarded[float64](maxW, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		wk64 := mustGuarded[float64](t, maxW, atEnd)
 		defer wk64.free()
 		for _, b := range bs {
 			b.Use()

@@ -94,25 +94,13 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 		if !atEnd {
 			side = "starting after a PROT_NONE page"
 		}
-		ag, err := newGuarded[T](maxA, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		ag := mustGuarded[T](t, maxA, atEnd)
 		defer ag.free()
-		bg, err := newGuarded[T](maxB, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		bg := mustGuarded[T](t, maxB, atEnd)
 		defer bg.free()
-		dg, err := newGuarded[uint16](maxB, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		dg := mustGuarded[uint16](t, maxB, atEnd)
 		defer dg.free()
-		pg, err := newGuarded[int32](maxTok, atEnd)
-		if err != nil {
-			t.Fatalf("guard: %v", err)
-		}
+		pg := mustGuarded[int32](t, maxTok, atEnd)
 		defer pg.free()
 		for _, b := range bs {
 			b.Use()
