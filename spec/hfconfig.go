@@ -595,11 +595,11 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 	// says how many of its pairs have a frequency.
 	proportional := false
 	if rpOK {
-		name, _, err := rp.str("rope_type")
+		name, _, err := hfRopeType(rp)
 		if err != nil {
 			return spec, nil, err
 		}
-		proportional = name == "proportional"
+		proportional = hfScalingTypes[name] == ScalingProportional
 	}
 
 	// Rotary dim.
@@ -625,14 +625,11 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 	if proportional {
 		p := 1.0
 		for _, o := range []hfObj{rp, c} {
-			v, ok, err := o.num("partial_rotary_factor")
+			v, ok, err := hfFraction(o, "partial_rotary_factor")
 			if err != nil {
 				return spec, nil, err
 			}
 			if ok {
-				if !(v > 0 && v <= 1) {
-					return spec, nil, o.errf("partial_rotary_factor", "want a fraction of the head in (0, 1], got %v", v)
-				}
 				p = v
 				break
 			}
@@ -744,12 +741,9 @@ func hfRotaryDim(c, rp hfObj, rpOK bool, hd int, defKey string, def float64) (in
 	}
 	var found []source
 	fraction := func(o hfObj, key string) error {
-		f, ok, err := o.num(key)
+		f, ok, err := hfFraction(o, key)
 		if !ok || err != nil {
 			return err
-		}
-		if !(f > 0 && f <= 1) {
-			return o.errf(key, "want a fraction of the head in (0, 1], got %v", f)
 		}
 		// int() as transformers does: int(head_dim * partial_rotary_factor).
 		found = append(found, source{o.prefix + key, int(float64(hd) * f)})
@@ -809,22 +803,35 @@ func hfScaling(c, rp hfObj) (Scaling, []string, error) {
 	return sc, notes, nil
 }
 
+// hfRopeType reads the RoPE type of rp: rope_type, or the older type, or
+// "default" when neither is given; key is the key it came from.
+func hfRopeType(rp hfObj) (name, key string, err error) {
+	for _, k := range []string{"rope_type", "type"} {
+		if name, ok, err := rp.str(k); err != nil || ok {
+			return name, k, err
+		}
+	}
+	return "default", "rope_type", nil
+}
+
+// hfFraction reads key of o as a fraction of the head, in (0, 1].
+func hfFraction(o hfObj, key string) (float64, bool, error) {
+	f, ok, err := o.num(key)
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	if !(f > 0 && f <= 1) {
+		return 0, false, o.errf(key, "want a fraction of the head in (0, 1], got %v", f)
+	}
+	return f, true, nil
+}
+
 // hfScalingOnly is hfScaling without the notes.
 func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	sc := Scaling{Type: ScalingNone, Truncate: true}
-	typeKey := "rope_type"
-	name, ok, err := rp.str(typeKey)
+	name, typeKey, err := hfRopeType(rp)
 	if err != nil {
 		return sc, err
-	}
-	if !ok {
-		typeKey = "type"
-		if name, ok, err = rp.str(typeKey); err != nil {
-			return sc, err
-		}
-	}
-	if !ok {
-		typeKey, name = "rope_type", "default"
 	}
 	typ, known := hfScalingTypes[name]
 	switch {

@@ -501,6 +501,9 @@ func TestHFRefusals(t *testing.T) {
 			"mrope_section is missing"},
 		{"dynamic without max_position_embeddings", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"type": "dynamic", "factor": 2}}`, HFOptions{}, "rope_scaling.factor",
 			`rope_type "dynamic" needs max_position_embeddings`},
+		// The older "type" key names the RoPE type as "rope_type" does.
+		{"-hf-part vision, a scaling under the older type key", `{"model_type": "mistral3", "text_config": {"model_type": "ministral3"}, "vision_config": {"model_type": "pixtral", "head_dim": 64, "image_size": 1540, "patch_size": 14, "rope_parameters": {"rope_theta": 10000, "type": "linear"}}}`, HFOptions{Part: HFPartVision}, "vision_config.rope_parameters.type",
+			`"linear": pixtral's vision RoPE takes no scaling`},
 		{"MLA, bad qk_rope_head_dim", `{"model_type": "deepseek_v3", "qk_rope_head_dim": 0}`, HFOptions{}, "qk_rope_head_dim", "want a positive integer, got 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -96,12 +96,12 @@ func hfVisionSpec(top hfObj) (Spec, HFInfo, error) {
 	}
 	base, baseOK := 0.0, false
 	if rpOK {
-		name, ok, err := rp.str("rope_type")
+		name, key, err := hfRopeType(rp)
 		if err != nil {
 			return fail(err)
 		}
-		if ok && name != "default" {
-			return fail(rp.errf("rope_type", "%q: %s's vision RoPE takes no scaling (its rotary embedding refuses any but \"default\")", name, model))
+		if name != "default" {
+			return fail(rp.errf(key, "%q: %s's vision RoPE takes no scaling (its rotary embedding refuses any but \"default\")", name, model))
 		}
 		for k := range rp.m {
 			if k != "rope_type" && k != "type" && k != "rope_theta" {

@@ -91,6 +91,12 @@ func TestHFSchemes(t *testing.T) {
 				return w
 			}(),
 			layers: map[string]string{"full_attention": "rope*", "sliding_attention": "rope"}},
+		// Proportional RoPE named by the older "type" key, as by rope_type.
+		{name: "proportional under the type key", config: `{"model_type": "llama", "head_dim": 512, "hidden_size": 4096, "num_attention_heads": 8, "rope_scaling": {"type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000}}`,
+			head: 512, rot: 512, base: 1e6, layout: NeoX, want: func() []float64 {
+				w, _, _ := hfref.Reference(hfref.Rope{Dim: 512, Base: 1e6, RopeType: "proportional", Partial: 0.25})
+				return w
+			}()},
 		// Granite 4 hybrid: Mamba layers, and attention layers with RoPE
 		// only for position_embedding_type "rope".
 		{name: "Granite 4 with rope", config: `{"model_type": "granitemoehybrid", "hidden_size": 1536, "num_attention_heads": 12, "layer_types": ["mamba", "mamba", "attention"], "position_embedding_type": "rope", "rope_theta": 10000}`,
