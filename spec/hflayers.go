@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,21 +142,21 @@ func hfRoPEParams(c hfObj) (hfObj, bool, error) {
 	return c.obj("rope_parameters")
 }
 
-// hfClassParams are RoPE parameters a config class sets per layer type when
-// the config has none (its __post_init__), which transformers then uses
-// whatever the config's rope_theta says.
-var hfClassParams = map[string]map[string]map[string]any{
+// The RoPE parameters per layer type that a config class's __post_init__
+// sets when the config has none, which transformers then uses whatever the
+// config's rope_theta says (hfLayerRule.params).
+var (
 	// MiMoV2FlashConfig.__post_init__ ("matching the XiaomiMiMo/MiMo-V2-Flash pretrained thetas").
-	"mimo_v2_flash": {
-		hfFullLayers:    {"rope_type": "default", "rope_theta": json.Number("5000000"), "partial_rotary_factor": json.Number("0.334")},
-		hfSlidingLayers: {"rope_type": "default", "rope_theta": json.Number("10000"), "partial_rotary_factor": json.Number("0.334")},
-	},
+	mimoV2FlashParams = map[string]any{
+		hfFullLayers:    map[string]any{"rope_type": "default", "rope_theta": json.Number("5000000"), "partial_rotary_factor": json.Number("0.334")},
+		hfSlidingLayers: map[string]any{"rope_type": "default", "rope_theta": json.Number("10000"), "partial_rotary_factor": json.Number("0.334")},
+	}
 	// Gemma4TextConfig.__post_init__.
-	"gemma4_text": {
-		hfSlidingLayers: {"rope_type": "default", "rope_theta": json.Number("10000")},
-		hfFullLayers:    {"rope_type": "proportional", "partial_rotary_factor": json.Number("0.25"), "rope_theta": json.Number("1000000")},
-	},
-}
+	gemma4Params = map[string]any{
+		hfSlidingLayers: map[string]any{"rope_type": "default", "rope_theta": json.Number("10000")},
+		hfFullLayers:    map[string]any{"rope_type": "proportional", "partial_rotary_factor": json.Number("0.25"), "rope_theta": json.Number("1000000")},
+	}
+)
 
 // hfLayerGroups returns the model's layer types, in the order their first
 // layers come, each with where its RoPE comes from.
@@ -169,18 +170,8 @@ func hfLayerGroups(c hfObj, model string) ([]hfLayerGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !rpOK {
-		m := model
-		if m == "gemma4" {
-			m = "gemma4_text"
-		}
-		if d, ok := hfClassParams[m]; ok {
-			obj := map[string]any{}
-			for k, v := range d {
-				obj[k] = v
-			}
-			rp, rpOK = hfObj{path: c.path, prefix: c.prefix + "(" + rule.cite + "'s default rope_parameters).", m: obj}, true
-		}
+	if !rpOK && rule.params != nil {
+		rp, rpOK = hfObj{path: c.path, prefix: c.prefix + "(" + rule.cite + "'s default rope_parameters).", m: rule.params}, true
 	}
 
 	// rope_parameters keyed by layer type (transformers v5).
@@ -204,7 +195,7 @@ func hfLayerGroups(c hfObj, model string) ([]hfLayerGroup, error) {
 					return nil, err
 				}
 				perType[k] = o
-				if types != nil && !contains(types, k) {
+				if types != nil && !slices.Contains(types, k) {
 					return nil, rp.errf(k, "RoPE parameters for layer type %q, which no layer has (%s gives %s)", k, typesFrom, strings.Join(distinct(types), ", "))
 				}
 			}
@@ -230,11 +221,6 @@ func hfLayerGroups(c hfObj, model string) ([]hfLayerGroup, error) {
 		}
 		if !localOK && rule.localBase != 0 {
 			localBase, localOK = rule.localBase, true
-		}
-		if !localOK {
-			if d := hfDefaults[model].localBase; d != 0 {
-				localBase, localOK = d, true
-			}
 		}
 	}
 
@@ -315,19 +301,10 @@ func hfLayerGroups(c hfObj, model string) ([]hfLayerGroup, error) {
 	return groups, nil
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func distinct(l []string) []string {
 	var out []string
 	for _, x := range l {
-		if !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}

@@ -72,16 +72,15 @@ var hfDefaults = map[string]struct {
 	headDim   int     // 0: hidden_size/num_attention_heads
 	heads     int     // num_attention_heads when absent; 0: none
 	base      float64 // rope_theta when absent; 0: 10000
-	localBase float64 // rope_local_base_freq when absent (two-base models); 0: none
 	nopeEvery int     // no_rope_layer_interval when absent (iRoPE); 0: none
 	class     string  // the config class, where a note names its default
 }{
-	"gemma":       {headDim: 256},                                      // GemmaConfig
-	"gemma2":      {headDim: 256},                                      // Gemma2Config
-	"gemma3_text": {headDim: 256, heads: 8, base: 1e6, localBase: 1e4}, // Gemma3TextConfig
-	"llama4":      {nopeEvery: 4, class: "Llama4TextConfig"},           // its text_config's
-	"llama4_text": {nopeEvery: 4, class: "Llama4TextConfig"},           // Llama4TextConfig
-	"smollm3":     {nopeEvery: 4, class: "SmolLM3Config"},              // SmolLM3Config: no_rope_layer_interval 4
+	"gemma":       {headDim: 256},                            // GemmaConfig
+	"gemma2":      {headDim: 256},                            // Gemma2Config
+	"gemma3_text": {headDim: 256, heads: 8, base: 1e6},       // Gemma3TextConfig
+	"llama4":      {nopeEvery: 4, class: "Llama4TextConfig"}, // its text_config's
+	"llama4_text": {nopeEvery: 4, class: "Llama4TextConfig"}, // Llama4TextConfig
+	"smollm3":     {nopeEvery: 4, class: "SmolLM3Config"},    // SmolLM3Config: no_rope_layer_interval 4
 }
 
 // Layer types, as transformers names them (configuration_utils'
@@ -121,6 +120,9 @@ type hfLayerRule struct {
 	// global_head_dim, its per_layer_config), with its default.
 	headDimKey string
 	headDim    int
+	// params: the RoPE parameters per layer type the class sets when the
+	// config gives none.
+	params map[string]any
 }
 
 const exaoneNoPE = "EXAONE 4's global layers: modeling_exaone4.Exaone4Attention applies RoPE only if sliding_window is None or the layer is sliding"
@@ -130,7 +132,7 @@ const exaoneNoPE = "EXAONE 4's global layers: modeling_exaone4.Exaone4Attention 
 var hfLayerRules = map[string]hfLayerRule{
 	"gemma2":      {other: hfSlidingLayers, period: 2, cite: "Gemma2Config.__post_init__"},
 	"gemma3_text": {other: hfSlidingLayers, periodKey: "sliding_window_pattern", period: 6, cite: "Gemma3TextConfig.__post_init__", localBaseKey: "rope_local_base_freq", localBase: 1e4, scalingFullOnly: true},
-	"gemma4_text": {other: hfSlidingLayers, period: 6, cite: "Gemma4TextConfig.__post_init__", headDimKey: "global_head_dim", headDim: 512},
+	"gemma4_text": {other: hfSlidingLayers, period: 6, cite: "Gemma4TextConfig.__post_init__", headDimKey: "global_head_dim", headDim: 512, params: gemma4Params},
 	// Olmo3Config.convert_rope_params_to_dict pops rope_theta for the
 	// full-attention layers; its second kwargs.pop("rope_theta",
 	// default_theta) for the sliding layers then always gives default_theta.
@@ -140,7 +142,7 @@ var hfLayerRules = map[string]hfLayerRule{
 	"qwen3_next":       {other: hfLinearLayers, periodKey: "full_attention_interval", period: 4, cite: "Qwen3NextConfig.__post_init__"},
 	"qwen3_5_text":     {other: hfLinearLayers, periodKey: "full_attention_interval", period: 4, cite: "Qwen3_5TextConfig.__post_init__"},
 	"qwen3_5_moe_text": {other: hfLinearLayers, periodKey: "full_attention_interval", period: 4, cite: "Qwen3_5MoeTextConfig.__post_init__"},
-	"mimo_v2_flash":    {other: hfSlidingLayers, period: 6, firstFull: true, cite: "MiMoV2FlashConfig.__post_init__", localBaseKey: "swa_rope_theta", localBase: 1e4},
+	"mimo_v2_flash":    {other: hfSlidingLayers, period: 6, firstFull: true, cite: "MiMoV2FlashConfig.__post_init__", localBaseKey: "swa_rope_theta", localBase: 1e4, params: mimoV2FlashParams},
 }
 
 // hfLayerRuleFor returns the rule of a model type; gemma4 and gemma3 are
