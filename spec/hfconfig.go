@@ -487,7 +487,7 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	}
 	switch {
 	case opt.Part == HFPartIndexer:
-		if err := hfIndexer(c, model, entry, known, mlaRot, mla, &spec, &info); err != nil {
+		if err := hfIndexer(c, model, entry, mlaRot, mla, &spec, &info); err != nil {
 			return fail(err)
 		}
 	case mla:

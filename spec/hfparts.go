@@ -10,8 +10,8 @@ import "fmt"
 // the indexer's heads are index_head_dim values whose FIRST qk_rope_head_dim
 // are rotated (DeepseekV32Indexer.forward splits q into q_rot, q_pass), with
 // the pairing the table derived from the Indexer class.
-func hfIndexer(c hfObj, model string, entry hfGenLayout, known bool, rot int, rotOK bool, spec *Spec, info *HFInfo) error {
-	if !known || entry.indexer == "" {
+func hfIndexer(c hfObj, model string, entry hfGenLayout, rot int, rotOK bool, spec *Spec, info *HFInfo) error {
+	if entry.indexer == "" { // also an unknown model_type: hfLookup gave the zero entry
 		return c.errf("model_type", "-hf-part %s: model_type %q has no lightning indexer in ropegen's table (transformers' DeepSeek-V3.2 and GLM-5 have one)", HFPartIndexer, model)
 	}
 	hd, ok, err := c.int("index_head_dim")

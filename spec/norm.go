@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -71,11 +72,7 @@ func (n QKNorm) Weighted() bool { return n.Kind == NormRMS || n.Kind == NormGemm
 // head's lanes on that indexing only then.
 func (s Spec) validateNorm() error {
 	n := s.QKNorm
-	known := false
-	for _, k := range NormKinds {
-		known = known || n.Kind == k
-	}
-	if !known && n.Kind != "" {
+	if !slices.Contains(NormKinds, n.Kind) && n.Kind != "" {
 		return specErr("qk-norm", n.Kind, "qk-norm must be one of %s", quoteAll(NormKinds))
 	}
 	if math.IsNaN(n.Eps) || math.IsInf(n.Eps, 0) || n.Eps < 0 {
