@@ -167,6 +167,8 @@ type cli struct {
 	// own "-flag value: accepted" form; the flag package's wrapping of it
 	// is discarded.
 	setErr error
+	// given holds the names of the flags set explicitly.
+	given map[string]bool
 
 	notes []string // what -hf-config or -gguf said of the model, for -explain
 }
@@ -222,18 +224,18 @@ func parse(args []string) (*cli, error) {
 	case err != nil:
 		return c, badInput("%s", flagError(err))
 	}
+	c.given = map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
 	if c.fs.NArg() > 0 {
 		return c, badInput("unexpected argument %q: ropegen takes flags only (see ropegen -h)", c.fs.Arg(0))
 	}
 	if c.opt.out == "" {
 		return c, badInput(`-o "": want a directory path (the default is ".")`)
 	}
-	svgSet := false
-	c.fs.Visit(func(f *flag.Flag) { svgSet = svgSet || f.Name == "svg" })
 	switch {
-	case svgSet && c.opt.svg == "":
+	case c.given["svg"] && c.opt.svg == "":
 		return c, badInput(`-svg "": want the path of the SVG file to write`)
-	case svgSet && !c.opt.explain:
+	case c.given["svg"] && !c.opt.explain:
 		return c, badInput("-svg %q: only with -explain (the figure draws the plan -explain prints)", c.opt.svg)
 	}
 	return c, nil
@@ -272,30 +274,32 @@ func (c *cli) resolve() (spec.Spec, error) {
 		return spec.Spec{}, badInput("-hf-part %q: needs -hf-config (it picks which rotation of a config's model to write)", c.opt.hfPart)
 	}
 	layout := ""
-	c.fs.Visit(func(f *flag.Flag) {
-		if f.Name == "layout" {
-			layout = c.spec.Layout
-		}
-	})
+	if c.given["layout"] {
+		layout = c.spec.Layout
+	}
+	var (
+		loaded spec.Spec
+		notes  []string
+		err    error
+	)
 	switch {
 	case c.opt.hfConfig != "":
 		hopt := spec.HFOptions{Local: c.opt.local, LayerType: c.opt.layerType, Part: c.opt.hfPart, Layout: layout}
-		loaded, info, err := spec.LoadHFConfigWith(c.opt.hfConfig, hopt)
-		if err != nil {
+		var info spec.HFInfo
+		if loaded, info, err = spec.LoadHFConfigWith(c.opt.hfConfig, hopt); err != nil {
 			return spec.Spec{}, badInput("%s", sourceError("-hf-config", c.opt.hfConfig, err))
 		}
-		c.notes = info.Notes
-		c.override(&loaded)
-		c.normOff(&loaded)
-		s = loaded
+		notes = info.Notes
 	case c.opt.gguf != "":
-		loaded, info, err := spec.LoadGGUFWith(c.opt.gguf, spec.GGUFOptions{Local: c.opt.local, Layout: layout})
-		if err != nil {
+		var info spec.GGUFInfo
+		if loaded, info, err = spec.LoadGGUFWith(c.opt.gguf, spec.GGUFOptions{Local: c.opt.local, Layout: layout}); err != nil {
 			return spec.Spec{}, badInput("%s", sourceError("-gguf", c.opt.gguf, err))
 		}
-		c.notes = info.Notes
+		notes = info.Notes
+	}
+	if c.opt.hfConfig != "" || c.opt.gguf != "" {
+		c.notes = notes
 		c.override(&loaded)
-		c.normOff(&loaded)
 		s = loaded
 	}
 	if err := s.Validate(); err != nil {
@@ -303,10 +307,6 @@ func (c *cli) resolve() (spec.Spec, error) {
 	}
 	return s, nil
 }
-
-// configError words err from spec.LoadHFConfig(path) as
-// "-hf-config "path": …", the path Go-quoted.
-func configError(path string, err error) string { return sourceError("-hf-config", path, err) }
 
 // sourceError words err from reading path for flag (-hf-config, -gguf) as
 // "flag "path": …", the path Go-quoted.
@@ -328,41 +328,35 @@ func sourceError(flag, path string, err error) string {
 	return fmt.Sprintf("%s %s: %s", flag, q, strings.TrimSpace(msg))
 }
 
-// override copies into dst the spec fields whose flags were set explicitly.
-// A -scaling given explicitly replaces the config's scheme with its
-// parameters (all but -freq-factors, which are not a scheme's): the
-// config's factor or low_freq_factor belong to the config's scheme, and the
-// new scheme's come from the flags.
+// override copies into dst, a spec read from -hf-config or -gguf, the spec
+// fields whose flags were set explicitly.
+//
+// A -scaling given explicitly replaces the file's scheme with its
+// parameters (all but -freq-factors, which are not a scheme's): the file's
+// factor or low_freq_factor belong to the file's scheme, and the new
+// scheme's come from the flags. A -qk-norm none (or "") that turns off the
+// file's QK-norm drops the rest of it: the ε, scope and placement the file
+// set are not the user's, and no longer mean anything. Those given as flags
+// stay, for Validate to refuse.
 func (c *cli) override(dst *spec.Spec) {
-	c.fs.Visit(func(f *flag.Flag) {
-		if f.Name == "scaling" {
-			dst.Scaling = spec.Scaling{Truncate: true, FreqFactors: dst.Scaling.FreqFactors}
-		}
-	})
+	if c.given["scaling"] {
+		dst.Scaling = spec.Scaling{Truncate: true, FreqFactors: dst.Scaling.FreqFactors}
+	}
 	c.fs.Visit(func(f *flag.Flag) {
 		if v, ok := f.Value.(specFlag); ok {
 			v.copyTo(dst)
 		}
 	})
-}
-
-// normOff drops the rest of a QK-norm the config gave when -qk-norm none
-// (or "") turns it off: the ε, scope and placement the config set are not
-// the user's, and no longer mean anything. Those given as flags stay, for
-// Validate to refuse.
-func (c *cli) normOff(dst *spec.Spec) {
-	set := map[string]bool{}
-	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["qk-norm"] || dst.QKNorm.Enabled() {
+	if !c.given["qk-norm"] || dst.QKNorm.Enabled() {
 		return
 	}
-	if !set["qk-norm-eps"] {
+	if !c.given["qk-norm-eps"] {
 		dst.QKNorm.Eps = 0
 	}
-	if !set["qk-norm-scope"] {
+	if !c.given["qk-norm-scope"] {
 		dst.QKNorm.Scope = ""
 	}
-	if !set["qk-norm-after"] {
+	if !c.given["qk-norm-after"] {
 		dst.QKNorm.After = false
 	}
 }
@@ -375,9 +369,7 @@ func (c *cli) attribute(err error) error {
 	if (c.opt.hfConfig == "" && c.opt.gguf == "") || !errors.As(err, &se) {
 		return err
 	}
-	set := false
-	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == se.Field })
-	if set {
+	if c.given[se.Field] {
 		return err
 	}
 	if c.opt.gguf != "" {

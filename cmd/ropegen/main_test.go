@@ -765,8 +765,8 @@ func TestConfigError(t *testing.T) {
 		{`-hf-config "c.json": bad`, `-hf-config "c.json": bad`},
 		{"open failed", `-hf-config "c.json": open failed`},
 	} {
-		if got := configError("c.json", errors.New(tc.msg)); got != tc.want {
-			t.Errorf("configError(%q) = %q, want %q", tc.msg, got, tc.want)
+		if got := sourceError("-hf-config", "c.json", errors.New(tc.msg)); got != tc.want {
+			t.Errorf("sourceError(-hf-config, %q) = %q, want %q", tc.msg, got, tc.want)
 		}
 	}
 }
