@@ -42,24 +42,19 @@ func (s Spec) validateAxes() error {
 			return specErr("mrope-section", shown(SectionsString(s.Sections)), "only -axes %s, %s and %s take sections", AxesMRoPE, AxesInterleaved, AxesERNIE)
 		}
 		return nil
-	case AxesMRoPE, AxesInterleaved:
-		if len(s.Sections) != 3 || sum != half {
-			return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
+	case AxesMRoPE, AxesInterleaved, AxesERNIE:
+		order := "time, height, width"
+		if s.Axes == AxesERNIE {
+			order = "height, width, time"
 		}
-		for _, v := range s.Sections {
-			if v < 0 {
-				return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (time, height, width), each >= 0, summing to RotaryDim/2 = %d", half)
-			}
-		}
-	case AxesERNIE:
 		bad := len(s.Sections) != 3 || sum != half
 		for _, v := range s.Sections {
 			bad = bad || v < 0
 		}
 		if bad {
-			return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (height, width, time), each >= 0, summing to RotaryDim/2 = %d", half)
+			return specErr("mrope-section", shown(SectionsString(s.Sections)), "want three pair counts (%s), each >= 0, summing to RotaryDim/2 = %d", order, half)
 		}
-		if s.Sections[0] != s.Sections[1] {
+		if s.Axes == AxesERNIE && s.Sections[0] != s.Sections[1] {
 			return specErr("mrope-section", shown(SectionsString(s.Sections)), "-axes %s alternates height and width pairs: want equal height and width counts", AxesERNIE)
 		}
 	case AxesVision, AxesPixtral:
@@ -78,10 +73,10 @@ func (s Spec) validateAxes() error {
 	default:
 		return specErr("axes", s.Axes, "axes must be one of %s", quoteAll(AxesSchemes))
 	}
-	if t := s.Scaling.Kind(); t == ScalingLongRoPE || t == ScalingDynamic {
+	switch t := s.Scaling.Kind(); t {
+	case ScalingLongRoPE, ScalingDynamic:
 		return specErr("scaling", t, "multi-axis RoPE takes one set of frequencies: not %s", t)
-	}
-	if t := s.Scaling.Kind(); t == ScalingProportional {
+	case ScalingProportional:
 		return specErr("scaling", t, "multi-axis RoPE with proportional scaling is no model's: not supported")
 	}
 	return nil

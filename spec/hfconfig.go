@@ -505,20 +505,9 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 			info.Notes = append(info.Notes, fmt.Sprintf("this model also has a lightning indexer, whose RoPE is %s (%s): -hf-part %s writes its package", entry.indexer, entry.indexerCite, HFPartIndexer))
 		}
 	default:
-		hd, ok, err := c.int("head_dim")
-		if err != nil {
+		if spec.HeadDim, err = hfReadHeadDim(c, defaults.headDim, defaults.heads); err != nil {
 			return fail(err)
 		}
-		if ok && hd < 0 {
-			return fail(c.errf("head_dim", "want a positive integer, got %d", hd))
-		}
-		if !ok || hd == 0 {
-			hd, err = hfHeadDim(c, defaults.headDim, defaults.heads)
-			if err != nil {
-				return fail(err)
-			}
-		}
-		spec.HeadDim = hd
 	}
 
 	// The layers and the RoPE of each layer type.
@@ -801,6 +790,22 @@ func hfScaling(c, rp hfObj) (Scaling, []string, error) {
 		notes = append(notes, fmt.Sprintf("llama_4_scaling_beta %s (Ministral 3's get_llama_4_attn_scale): after RoPE, transformers multiplies each QUERY at position p by 1 + %s·ln(1 + floor(p/%d)). This package does not: a table row serves queries and keys alike with one attention factor for every position, and this scale is for queries only and changes with p. Multiply each query token by it yourself (it is constant over runs of %d positions)", shortFloat(beta), shortFloat(beta), sc.OrigCtx, sc.OrigCtx))
 	}
 	return sc, notes, nil
+}
+
+// hfReadHeadDim reads c's head_dim, or when it is absent or 0 derives it
+// (hfHeadDim, with the class's defaults def and defHeads).
+func hfReadHeadDim(c hfObj, def, defHeads int) (int, error) {
+	hd, ok, err := c.int("head_dim")
+	if err != nil {
+		return 0, err
+	}
+	if ok && hd < 0 {
+		return 0, c.errf("head_dim", "want a positive integer, got %d", hd)
+	}
+	if !ok || hd == 0 {
+		return hfHeadDim(c, def, defHeads)
+	}
+	return hd, nil
 }
 
 // hfRopeType reads the RoPE type of rp: rope_type, or the older type, or

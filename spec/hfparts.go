@@ -77,17 +77,9 @@ func hfVisionSpec(top hfObj) (Spec, HFInfo, error) {
 	}
 	spec := DefaultSpec()
 	spec.Layout, spec.Axes = vt.layout, vt.axes
-	hd, ok, err := v.int("head_dim")
+	hd, err := hfReadHeadDim(v, 0, 0)
 	if err != nil {
 		return fail(err)
-	}
-	if !ok || hd == 0 {
-		if hd, err = hfHeadDim(v, 0, 0); err != nil {
-			return fail(err)
-		}
-	}
-	if hd < 0 {
-		return fail(v.errf("head_dim", "want a positive integer, got %d", hd))
 	}
 	spec.HeadDim = hd
 	rp, rpOK, err := hfRoPEParams(v)
