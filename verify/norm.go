@@ -486,6 +486,7 @@ func (s *suite[T]) separate(q []T, hq int, qw []float64, k []T, hk int, kw []flo
 // the separate pass rounds in between, which the fused one does not.
 func checkNormSeparate[T Elem](t tb, s *suite[T]) {
 	t.Helper()
+	defer s.restore()
 	if !s.hasNormOnly() {
 		t.Log("Norm has no NormOnly: nothing to compare")
 		return
@@ -515,7 +516,6 @@ func checkNormSeparate[T Elem](t tb, s *suite[T]) {
 			n++
 		}
 	}
-	s.useDefault()
 	t.Logf("qk-norm separate: %d calls on %d backends: ApplyNormQK = the norm alone and ApplyQK, bit for bit (seed %d)", n, len(s.backendsOrOnly()), sd)
 }
 
@@ -565,6 +565,7 @@ func (c *normCall[T]) run(s *suite[T]) (q, k []T) {
 // (f64: 2^500), whose squares a float32 sum would overflow.
 func checkNormHF[T Elem](t tb, s *suite[T]) {
 	t.Helper()
+	defer s.restore()
 	var w worst
 	huge := s.hugeValue()
 	for _, b := range s.backendsOrOnly() {
@@ -615,7 +616,6 @@ func checkNormHF[T Elem](t tb, s *suite[T]) {
 			}
 		})
 	}
-	s.useDefault()
 	w.log(t, "qk-norm against Hugging Face's formulas")
 }
 
@@ -636,14 +636,6 @@ func (s *suite[T]) hugeValue() float64 {
 		return 0x1p500
 	}
 	return 0x1p126
-}
-
-// useDefault makes the default backend active again (a no-op without
-// backends).
-func (s *suite[T]) useDefault() {
-	if len(s.k.Backends) > 0 {
-		s.k.Backends[0].Use()
-	}
 }
 
 // normValues returns n values of one of several kinds: accuracy values,
@@ -688,6 +680,7 @@ func (s *suite[T]) normValues(r *rand.Rand, n int) []T {
 // subnormals, infinities, NaNs, huge values.
 func checkNormCanonical[T Elem](t tb, s *suite[T]) {
 	t.Helper()
+	defer s.restore()
 	sd := seed()
 	r := rand.New(rand.NewPCG(sd, 0x6e6f726d))
 	rows := map[int][]cs{}
@@ -728,7 +721,6 @@ func checkNormCanonical[T Elem](t tb, s *suite[T]) {
 			}
 		}
 	}
-	s.useDefault()
 	t.Logf("qk-norm canonical: %d normed vectors on %d backends, every bit as docs/contract.md §10 (seed %d)", n, len(s.backendsOrOnly()), sd)
 }
 
@@ -739,6 +731,7 @@ func checkNormCanonical[T Elem](t tb, s *suite[T]) {
 // zero (r = 1/sqrt(∞) = 0) with NaN only in the infinity's own pair.
 func checkNormSpecial[T Elem](t tb, s *suite[T]) {
 	t.Helper()
+	defer s.restore()
 	hd := s.hd
 	const hq, hk = 3, 2
 	r := rand.New(rand.NewPCG(seed(), 0x7370))
@@ -838,7 +831,6 @@ func checkNormSpecial[T Elem](t tb, s *suite[T]) {
 			}
 		}
 	}
-	s.useDefault()
 }
 
 // ---- views, canaries, guard pages, panics ---------------------------------------
