@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // CacheElem is the element type of a KV cache: uint16 for f16 and bf16
@@ -112,8 +113,8 @@ func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C],
 		return nil, err
 	}
 	var z C
-	if want := ref.size(); int(sizeOf8(z)) != want {
-		return nil, fmt.Errorf("cache DType %q takes %d-byte elements, the Cache has %d", c.DType, want, sizeOf8(z))
+	if want, got := ref.size(), int(unsafe.Sizeof(z)); got != want {
+		return nil, fmt.Errorf("cache DType %q takes %d-byte elements, the Cache has %d", c.DType, want, got)
 	}
 	if c.CacheHead != ref.cacheHead {
 		return nil, fmt.Errorf("Cache.CacheHead = %d: want %d for %s and HeadDim %d", c.CacheHead, ref.cacheHead, c.DType, s.hd)
@@ -126,14 +127,6 @@ func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C],
 		cs.shiftN = (s.rd + q8Block - 1) / q8Block * q8Block
 	}
 	return cs, nil
-}
-
-func sizeOf8[C CacheElem](z C) uintptr {
-	switch any(z).(type) {
-	case uint8:
-		return 1
-	}
-	return 2
 }
 
 func runCacheOf[C CacheElem](t *testing.T, s *suite[float32], c *Cache[C]) {
