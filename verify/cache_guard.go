@@ -59,10 +59,7 @@ func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
 	}
 	n := 0
 	for _, atEnd := range []bool{true, false} {
-		side := "ending at a PROT_NONE page"
-		if !atEnd {
-			side = "starting after a PROT_NONE page"
-		}
+		side := guardSide(atEnd)
 		cg := mustGuarded[C](t, maxC, atEnd)
 		defer cg.free()
 		xg := mustGuarded[float32](t, maxX, atEnd)
@@ -98,22 +95,9 @@ func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
 				n++
 				switch {
 				case faulted:
-					var ws []string
-					for _, w := range []struct {
-						name string
-						mem  []byte
-						f    func() string
-					}{
-						{"cache", cg.mem, func() string { return cg.where(addr, c.nc) }},
-						{"tokens", xg.mem, func() string { return xg.where(addr, c.nx) }},
-						{"slots", sg.mem, func() string { return sg.where(addr, len(c.slots)) }},
-						{"pos or delta", pg.mem, func() string { return pg.where(addr, ns) }},
-					} {
-						if inMapping(w.mem, addr) {
-							ws = append(ws, w.name+": "+w.f())
-						}
-					}
-					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, strings.Join(ws, "; "), msg)
+					where := faultWhere(cg.locate("cache", addr, c.nc), xg.locate("tokens", addr, c.nx),
+						sg.locate("slots", addr, len(c.slots)), pg.locate("pos or delta", addr, ns))
+					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
 				case panicked:
 					t.Fatalf("guard: %s: panicked: %s", what, msg)
 				}

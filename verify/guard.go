@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -136,6 +137,34 @@ func (g *guarded[T]) where(addr uintptr, n int) string {
 	return fmt.Sprintf("inside the slice, byte %d", addr-start)
 }
 
+// locate describes a faulting address relative to slice(n) as "name: "
+// and where's description, or gives "" if addr is outside g's mapping.
+func (g *guarded[T]) locate(name string, addr uintptr, n int) string {
+	if !inMapping(g.mem, addr) {
+		return ""
+	}
+	return name + ": " + g.where(addr, n)
+}
+
+// faultWhere joins the non-empty descriptions of locate with "; ".
+func faultWhere(locs ...string) string {
+	return strings.Join(slices.DeleteFunc(locs, func(l string) bool { return l == "" }), "; ")
+}
+
+// inMapping reports whether addr lies in mem (guard pages included).
+func inMapping(mem []byte, addr uintptr) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	return addr >= lo && addr < lo+uintptr(len(mem))
+}
+
+// guardSide describes where slices lie in guarded memory made with atEnd.
+func guardSide(atEnd bool) string {
+	if atEnd {
+		return "ending at a PROT_NONE page"
+	}
+	return "starting after a PROT_NONE page"
+}
+
 // faultCall runs f with memory faults turned into panics
 // (debug.SetPanicOnFault) and returns the faulting address if it faulted, or
 // the message of any other panic.
@@ -228,10 +257,7 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 
 	calls := 0
 	for _, atEnd := range []bool{true, false} {
-		side := "ending at a PROT_NONE page"
-		if !atEnd {
-			side = "starting after a PROT_NONE page"
-		}
+		side := guardSide(atEnd)
 		xg := mustGuarded[T](t, maxN, atEnd)
 		defer xg.free()
 		pg := mustGuarded[int32](t, guardMaxTokens, atEnd)

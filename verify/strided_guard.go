@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strings"
-	"unsafe"
 )
 
 // guardLayouts are the single views checkStridedGuard places flush against
@@ -90,10 +88,7 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 	}
 	n := 0
 	for _, atEnd := range []bool{true, false} {
-		side := "ending at a PROT_NONE page"
-		if !atEnd {
-			side = "starting after a PROT_NONE page"
-		}
+		side := guardSide(atEnd)
 		ag := mustGuarded[T](t, maxA, atEnd)
 		defer ag.free()
 		bg := mustGuarded[T](t, maxB, atEnd)
@@ -129,22 +124,8 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 				n++
 				switch {
 				case faulted:
-					var ws []string
-					for _, w := range []struct {
-						name string
-						mem  []byte
-						f    func() string
-					}{
-						{"first buffer", ag.mem, func() string { return ag.where(addr, c.na) }},
-						{"k's buffer", bg.mem, func() string { return bg.where(addr, c.nb) }},
-						{"dst", dg.mem, func() string { return dg.where(addr, c.nb) }},
-						{"pos", pg.mem, func() string { return pg.where(addr, len(c.pos)) }},
-					} {
-						if inMapping(w.mem, addr) {
-							ws = append(ws, w.name+": "+w.f())
-						}
-					}
-					where := strings.Join(ws, "; ")
+					where := faultWhere(ag.locate("first buffer", addr, c.na), bg.locate("k's buffer", addr, c.nb),
+						dg.locate("dst", addr, c.nb), pg.locate("pos", addr, len(c.pos)))
 					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
 				case panicked:
 					t.Fatalf("guard: %s: panicked: %s", what, msg)
@@ -184,10 +165,4 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 	}
 	t.Logf("guard: %d strided calls on buffers flush against PROT_NONE pages (%d backends × both ends × %d calls; seed %d): no fault, canary intact, same bits as on ordinary memory",
 		n, len(bs), len(calls), sd)
-}
-
-// inMapping reports whether addr lies in mem (guard pages included).
-func inMapping(mem []byte, addr uintptr) bool {
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
-	return addr >= lo && addr < lo+uintptr(len(mem))
 }
