@@ -1022,6 +1022,7 @@ func checkNormGuard[T Elem](t tb, s *suite[T]) {
 		maxA, maxB, maxTok = max(maxA, c.na), max(maxB, c.nb), max(maxTok, len(c.pos))
 		maxW = max(maxW, s.weightsLen(c.a.s.Heads), s.weightsLen(c.b.s.Heads))
 	}
+	nk := s.k.Norm
 	n := 0
 	for _, atEnd := range []bool{true, false} {
 		ag := mustGuarded[T](t, maxA, atEnd)
@@ -1030,14 +1031,20 @@ func checkNormGuard[T Elem](t tb, s *suite[T]) {
 		defer bg.free()
 		pg := mustGuarded[int32](t, maxTok, atEnd)
 		defer pg.free()
-		wq32 := mustGuarded[float32](t, maxW, atEnd)
-		defer wq32.free()
-		wk32 := mustGuarded[float32](t, maxW, atEnd)
-		defer wk32.free()
-		wq64 := mustGuarded[float64](t, maxW, atEnd)
-		defer wq64.free()
-		wk64 := mustGuarded[float64](t, maxW, atEnd)
-		defer wk64.free()
+		// The weights in the type the package's ApplyNormQK takes.
+		var wq32, wk32 *guarded[float32]
+		var wq64, wk64 *guarded[float64]
+		if nk.ApplyNormQK64 != nil {
+			wq64 = mustGuarded[float64](t, maxW, atEnd)
+			defer wq64.free()
+			wk64 = mustGuarded[float64](t, maxW, atEnd)
+			defer wk64.free()
+		} else {
+			wq32 = mustGuarded[float32](t, maxW, atEnd)
+			defer wq32.free()
+			wk32 = mustGuarded[float32](t, maxW, atEnd)
+			defer wk32.free()
+		}
 		for _, b := range bs {
 			b.Use()
 			for _, c := range calls {
@@ -1058,7 +1065,6 @@ func checkNormGuard[T Elem](t tb, s *suite[T]) {
 				q := got.a[c.a.off : c.a.off+c.a.n]
 				k := kbufOf(c, got)[c.b.off : c.b.off+c.b.n]
 				var call func()
-				nk := s.k.Norm
 				if nk.ApplyNormQK64 != nil {
 					gq, gk := guardedWeights(wq64, qw, func(v float64) float64 { return v }), guardedWeights(wk64, kw, func(v float64) float64 { return v })
 					call = func() { nk.ApplyNormQK64(s.tab, q, c.a.s, gq, k, c.b.s, gk, gpos) }
