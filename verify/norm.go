@@ -1130,23 +1130,7 @@ func checkNormPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	hd, L := s.hd, s.n
 	const fn = "Table.ApplyNormQK"
-	salt := uint64(0)
-	buf := func(n int) ([]T, func() string) {
-		x := make([]T, n)
-		for i := range x {
-			salt++
-			x[i] = s.c.fromBits(s.c.f.special(mix(salt), false))
-		}
-		orig := slices.Clone(x)
-		return x, func() string {
-			for i := range x {
-				if s.c.bits(x[i]) != s.c.bits(orig[i]) {
-					return fmt.Sprintf("element %d of %d changed: %s -> %s", i, len(x), s.c.show(orig[i]), s.c.show(x[i]))
-				}
-			}
-			return ""
-		}
-	}
+	buf := s.specialBufs()
 	ws := func(n int) []float64 {
 		if n < 0 {
 			return nil
@@ -1201,12 +1185,7 @@ func checkNormPanics[T Elem](t tb, s *suite[T]) {
 			q, sq := buf(2 * hd * max(len(c.pos), 1))
 			k, sk := buf(2 * hd * max(len(c.pos), 1))
 			call = func() { s.applyNorm(q, c.qs, c.qw, k, c.ks, c.kw, c.pos) }
-			same = func() string {
-				if d := sq(); d != "" {
-					return d
-				}
-				return sk()
-			}
+			same = bothSame(sq, sk)
 		}
 		msg, panicked := catch(call)
 		var missing []string

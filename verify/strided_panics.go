@@ -20,25 +20,12 @@ type spCase struct {
 	same   func() string // "" or what the call changed
 }
 
-// checkStridedPanics checks the argument checks of the strided entry points:
-// a field of a view (Heads, Head, Token) that is 0 or negative, also with
-// no positions; heads that overlap (Head < HeadDim with more than one head;
-// a token-major Token too small; a head-major Head too small; one head per
-// token with Token < HeadDim); a view reaching one element past its slice;
-// a bad position; for ApplyQK a q head overlapping a k head in one buffer
-// (partly, wholly, k before q); for ApplyStridedTo ds.Heads != ss.Heads.
-// Each must panic naming the method, the field and its value, saying what
-// was expected, before any buffer changes. Valid edge cases must not panic:
-// no positions (nil slices, or slices shorter than the view), views that
-// fit exactly, one token with Token 1, one head with Head 1, q's heads
-// right next to k's.
-func checkStridedPanics[T Elem](t tb, s *suite[T]) {
-	t.Helper()
-	hd, L := s.hd, s.n
+// specialBufs returns a function that gives n values (special ones, NaNs
+// with payloads among them; every call new ones) and a check that they
+// keep their bits.
+func (s *suite[T]) specialBufs() func(n int) ([]T, func() string) {
 	salt := uint64(0)
-	// buf returns n values (special ones, NaNs with payloads among them)
-	// and a check that they keep their bits.
-	buf := func(n int) ([]T, func() string) {
+	return func(n int) ([]T, func() string) {
 		x := make([]T, n)
 		for i := range x {
 			salt++
@@ -54,14 +41,35 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 			return ""
 		}
 	}
-	both := func(a, b func() string) func() string {
-		return func() string {
-			if d := a(); d != "" {
-				return d
-			}
-			return b()
+}
+
+// bothSame joins two checks of unchanged buffers: a's change if any, else
+// b's.
+func bothSame(a, b func() string) func() string {
+	return func() string {
+		if d := a(); d != "" {
+			return d
 		}
+		return b()
 	}
+}
+
+// checkStridedPanics checks the argument checks of the strided entry points:
+// a field of a view (Heads, Head, Token) that is 0 or negative, also with
+// no positions; heads that overlap (Head < HeadDim with more than one head;
+// a token-major Token too small; a head-major Head too small; one head per
+// token with Token < HeadDim); a view reaching one element past its slice;
+// a bad position; for ApplyQK a q head overlapping a k head in one buffer
+// (partly, wholly, k before q); for ApplyStridedTo ds.Heads != ss.Heads.
+// Each must panic naming the method, the field and its value, saying what
+// was expected, before any buffer changes. Valid edge cases must not panic:
+// no positions (nil slices, or slices shorter than the view), views that
+// fit exactly, one token with Token 1, one head with Head 1, q's heads
+// right next to k's.
+func checkStridedPanics[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	hd, L := s.hd, s.n
+	buf := s.specialBufs()
 	p := func(ps ...int) []int32 {
 		out := make([]int32, len(ps))
 		for i, v := range ps {
@@ -106,7 +114,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		two := func(fields []string, values []int, what string, qs, ks Strides, nq, nk int, pos []int32) {
 			q, sq := buf(nq)
 			k, sk := buf(nk)
-			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyQK(s.tab, q, qs, k, ks, pos) }, both(sq, sk)})
+			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyQK(s.tab, q, qs, k, ks, pos) }, bothSame(sq, sk)})
 		}
 		good := Strides{2, hd, 2 * hd}
 		two([]string{"qs.Heads"}, []int{0}, "qs.Heads = 0", Strides{0, hd, 2 * hd}, good, 4*hd, 4*hd, p(0, 1))
@@ -153,7 +161,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 				}
 				return ""
 			}
-			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyStridedTo(s.tab, dst, ds, src, ss, pos) }, both(same, sameDst)})
+			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyStridedTo(s.tab, dst, ds, src, ss, pos) }, bothSame(same, sameDst)})
 		}
 		good := Strides{2, hd, 2 * hd}
 		to([]string{"ds.Heads"}, []int{3}, "ds.Heads = 3, ss.Heads = 2", Strides{3, hd, 3 * hd}, good, 6*hd, 4*hd, p(0, 1))
