@@ -839,27 +839,7 @@ func checkNormSpecial[T Elem](t tb, s *suite[T]) {
 // every q and k head (all HeadDim values: the norm reads them all) holds a
 // value from val, every other element a canary.
 func (s *suite[T]) fillNorm(c *scall, salt uint64, val func() T) sbufs[T] {
-	var b sbufs[T]
-	b.a = make([]T, c.na)
-	for i := range b.a {
-		b.a[i] = s.c.fromBits(canary(s.c.f, salt+uint64(i)))
-	}
-	if !c.shared {
-		b.b = make([]T, c.nb)
-		for i := range b.b {
-			b.b[i] = s.c.fromBits(canary(s.c.f, salt+uint64(c.na+i)))
-		}
-	}
-	fill := func(buf []T, v sview) {
-		eachHead(v, len(c.pos), func(_, _, at int) {
-			for d := range s.hd {
-				buf[at+d] = val()
-			}
-		})
-	}
-	fill(b.a, c.a)
-	fill(kbufOf(c, b), c.b)
-	return b
+	return s.fillStrided(c, salt, true, func() uint64 { return s.c.bits(val()) })
 }
 
 // wantNorm returns what ApplyNormQK must leave in in for call c, computed

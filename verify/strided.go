@@ -195,9 +195,10 @@ func canary(f format, i uint64) uint64 {
 }
 
 // fillStrided returns buffers for c: the elements the call reads (the
-// rotary values of a's and b's heads; whole heads of src) hold values drawn
-// by val, every other element a canary.
-func (s *suite[T]) fillStrided(c *scall, salt uint64, val func() uint64) sbufs[T] {
+// rotary values of a's and b's heads, or with whole all HeadDim values of
+// them, for ApplyNormQK; whole heads of src) hold values drawn by val (a's
+// heads first, then b's), every other element a canary.
+func (s *suite[T]) fillStrided(c *scall, salt uint64, whole bool, val func() uint64) sbufs[T] {
 	var b sbufs[T]
 	b.a = make([]T, c.na)
 	for i := range b.a {
@@ -225,9 +226,9 @@ func (s *suite[T]) fillStrided(c *scall, salt uint64, val func() uint64) sbufs[T
 			}
 		})
 	}
-	fill(b.a, c.a, c.op == opTo)
+	fill(b.a, c.a, whole || c.op == opTo)
 	if c.op == opQK {
-		fill(kbufOf(c, b), c.b, false)
+		fill(kbufOf(c, b), c.b, whole)
 	}
 	return b
 }
@@ -694,7 +695,7 @@ func checkStridedBits[T Elem](t tb, s *suite[T], random int) {
 	calls = append(calls, s.interleavedQK(s.positions(r, 3)))
 	for ci, c := range calls {
 		salt := r.Uint64()
-		in := s.fillStrided(c, salt, func() uint64 { return s.c.f.special(r.Uint64(), false) })
+		in := s.fillStrided(c, salt, false, func() uint64 { return s.c.f.special(r.Uint64(), false) })
 		if msg := s.checkStridedCall(c, in, bs); msg != "" {
 			t.Fatalf("%s (call %d, seed %d; rerun with -rapid.seed=%d)", msg, ci, sd, sd)
 		}

@@ -160,7 +160,7 @@ func (s *suite[T]) decodeFuzzStrided(data []byte, ops []struct{ op, qk int }) (*
 	size := int(sizeOf[T]())
 	vals := data[min(len(data), fuzzStridedHeader):]
 	i := 0
-	in := s.fillStrided(c, salt, func() uint64 {
+	in := s.fillStrided(c, salt, false, func() uint64 {
 		defer func() { i++ }()
 		if (i+1)*size <= len(vals) {
 			var v uint64

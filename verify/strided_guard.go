@@ -100,7 +100,7 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 		for _, b := range bs {
 			b.Use()
 			for _, c := range calls {
-				in := s.fillStrided(c, r.Uint64(), func() uint64 { return s.c.f.special(r.Uint64(), false) })
+				in := s.fillStrided(c, r.Uint64(), false, func() uint64 { return s.c.f.special(r.Uint64(), false) })
 				want := in.clone()
 				s.invokeStrided(c, want)
 
