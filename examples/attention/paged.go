@@ -51,7 +51,6 @@ type PagedCache[C any] struct {
 	table         []int   // the block table: physical block of logical block i
 	appended      int     // tokens ever appended: the next token's logical row
 	slots         []int64 // the slot of each token in the cache, in order
-	pos           []int32 // its position
 	next          int32   // the next token's position
 	q             []float32
 	kbuf, vbuf    []float32
@@ -164,7 +163,7 @@ func (c *PagedCache[C]) Step(q, k, v []float32) []float32 {
 	one := []int64{slot}
 	c.f.applyStore(c.keys, c.cv, one, k, c.tv, []int32{pos})
 	c.f.store(c.values, c.cv, one, v, c.tv)
-	c.slots, c.pos = append(c.slots, slot), append(c.pos, pos)
+	c.slots = append(c.slots, slot)
 
 	copy(c.q, q)
 	c.f.rotate(c.q, int(pos))
@@ -239,10 +238,6 @@ func (c *PagedCache[C]) Shift(keep, discard int) {
 	}
 	c.f.shift(c.keys, c.cv, rest, delta)
 	c.slots = append(c.slots[:keep], rest...)
-	c.pos = append(c.pos[:keep], c.pos[keep+discard:]...)
-	for j := keep; j < len(c.pos); j++ {
-		c.pos[j] -= int32(discard)
-	}
 	c.next -= int32(discard)
 }
 
