@@ -117,15 +117,6 @@ func randVec(r *rand.Rand, n int, sd float64) []float32 {
 	return x
 }
 
-// dot32 returns Σ a_i·b_i in float64 (exact products).
-func dot32(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
 // TestScoreBoundCatchesError makes sure the bound is not vacuous: a score
 // whose rotated key carries an error of 10 bounds' worth in one value fails it.
 func TestScoreBoundCatchesError(t *testing.T) {
@@ -135,8 +126,8 @@ func TestScoreBoundCatchesError(t *testing.T) {
 	rope128.Rotate(q, 17)
 	rope128.Rotate(k, 5)
 	b := scoreBound(xq, xk, k, nil, 1)
-	if b <= 0 || b > 1e-4*math.Abs(dot32(q, k))+1e-3 {
-		t.Fatalf("bound %g for score %g: want a small positive bound", b, dot32(q, k))
+	if b <= 0 || b > 1e-4*math.Abs(dotF32(q, k))+1e-3 {
+		t.Fatalf("bound %g for score %g: want a small positive bound", b, dotF32(q, k))
 	}
 	kBad := append([]float32(nil), k...)
 	i := 0
@@ -146,7 +137,7 @@ func TestScoreBoundCatchesError(t *testing.T) {
 		}
 	}
 	kBad[i] += float32(10 * b / math.Abs(float64(q[i])))
-	if d := math.Abs(dot32(q, kBad) - dot32(q, k)); d <= 2*b {
+	if d := math.Abs(dotF32(q, kBad) - dotF32(q, k)); d <= 2*b {
 		t.Fatalf("perturbed score moved %g: want > 2·bound = %g", d, 2*b)
 	}
 }

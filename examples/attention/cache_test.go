@@ -197,7 +197,7 @@ func TestCacheShift(t *testing.T) {
 			for h := range heads {
 				var sh []float64
 				for j := 0; j <= step; j++ {
-					sh = append(sh, dot32(qq[h*HeadDim:][:HeadDim], keys[j*n+h*HeadDim:][:HeadDim])/math.Sqrt(HeadDim))
+					sh = append(sh, dotF32(qq[h*HeadDim:][:HeadDim], keys[j*n+h*HeadDim:][:HeadDim])/math.Sqrt(HeadDim))
 				}
 				s = append(s, sh)
 			}

@@ -127,7 +127,7 @@ func TestLinearShift(t *testing.T) {
 	var ours, oursRatio, maxBound, f32Max, maxTerm float64
 	for m := range n {
 		for j := 0; j <= m; j++ {
-			a, b := dot32(tok(rq0, m), tok(rk0, j)), dot32(tok(rqS, m), tok(rkS, j))
+			a, b := dotF32(tok(rq0, m), tok(rk0, j)), dotF32(tok(rqS, m), tok(rkS, j))
 			bound := scoreBound(tok(fq, m), tok(fk, j), tok(rk0, j), nil, 1) +
 				scoreBound(tok(fq, m), tok(fk, j), tok(rkS, j), nil, 1)
 			d := math.Abs(a - b)
@@ -135,7 +135,7 @@ func TestLinearShift(t *testing.T) {
 				t.Errorf("query %d key %d: numerator term %.9g at 0, %.9g at +10⁶: moved %.3g, bound %.3g", m, j, a, b, d, bound)
 			}
 			ours, oursRatio, maxBound = max(ours, d), max(oursRatio, d/bound), max(maxBound, bound)
-			f32Max = max(f32Max, math.Abs(dot32(tok(gq0, m), tok(gk0, j))-dot32(tok(gqS, m), tok(gkS, j))))
+			f32Max = max(f32Max, math.Abs(dotF32(tok(gq0, m), tok(gk0, j))-dotF32(tok(gqS, m), tok(gkS, j))))
 			maxTerm = max(maxTerm, math.Abs(a))
 		}
 	}
