@@ -108,14 +108,7 @@ func (c *Cache) Pos() int {
 // p >= table.Len().
 func (c *Cache) Step(q, k, v []float32) []float32 {
 	n := c.heads * HeadDim
-	for _, a := range []struct {
-		name string
-		len  int
-	}{{"q", len(q)}, {"k", len(k)}, {"v", len(v)}} {
-		if a.len != n {
-			panic(fmt.Sprintf("attention.Cache.Step: len(%s) = %d: want heads·HeadDim = %d", a.name, a.len, n))
-		}
-	}
+	checkStep("Cache.Step", n, q, k, v)
 	pos := c.Pos()
 	if c.table != nil && pos >= c.table.Len() {
 		panic(fmt.Sprintf("attention.Cache.Step: position %d: want < %d (Table.Len); use a longer table or a nil one", pos, c.table.Len()))
@@ -143,14 +136,40 @@ func (c *Cache) Step(q, k, v []float32) []float32 {
 
 	tokens := c.Len()
 	c.scores = append(c.scores[:0], make([]float64, c.heads*tokens)...)
+	return attend(c.heads, tokens, c.scores, c.values, func(h, j int) float64 {
+		return dotF16(c.q[h*HeadDim:][:HeadDim], c.key(j, h))
+	})
+}
+
+// checkStep panics unless q, k and v hold n values each; method names the
+// Step that was called ("Cache.Step").
+func checkStep(method string, n int, q, k, v []float32) {
+	for _, a := range []struct {
+		name string
+		len  int
+	}{{"q", len(q)}, {"k", len(k)}, {"v", len(v)}} {
+		if a.len != n {
+			panic(fmt.Sprintf("attention.%s: len(%s) = %d: want heads·HeadDim = %d", method, a.name, a.len, n))
+		}
+	}
+}
+
+// attend is the softmax attention of one query over tokens cached tokens,
+// in float64, for Cache.Step and PagedCache.Step. dot(h, j) is the dot
+// product of head h of the rotated query and of token j's rotated key. For
+// each head h attend sets scores[h·tokens+j] to s_j = dot(h, j)/√HeadDim
+// and returns out_h = Σ_j softmax_j(s)·v_{j,h}, values holding v as
+// [token][head][HeadDim]. The result is a new slice of heads·HeadDim
+// values.
+func attend(heads, tokens int, scores []float64, values []float32, dot func(h, j int) float64) []float32 {
+	n := heads * HeadDim
 	out := make([]float32, n)
 	scale := 1 / math.Sqrt(HeadDim)
-	for h := range c.heads {
-		qh := c.q[h*HeadDim : (h+1)*HeadDim]
-		s := c.scores[h*tokens : (h+1)*tokens]
+	for h := range heads {
+		s := scores[h*tokens : (h+1)*tokens]
 		maxScore := math.Inf(-1)
 		for j := range tokens {
-			s[j] = scale * dotF16(qh, c.key(j, h))
+			s[j] = scale * dot(h, j)
 			maxScore = max(maxScore, s[j])
 		}
 		// softmax and the weighted sum of values, in float64
@@ -159,8 +178,7 @@ func (c *Cache) Step(q, k, v []float32) []float32 {
 		for j := range tokens {
 			w := math.Exp(s[j] - maxScore)
 			sum += w
-			vj := c.values[(j*c.heads+h)*HeadDim:][:HeadDim]
-			for i, x := range vj {
+			for i, x := range values[j*n+h*HeadDim:][:HeadDim] {
 				acc[i] += float64(w * float64(x))
 			}
 		}

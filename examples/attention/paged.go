@@ -2,7 +2,6 @@ package attention
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ropegen/ropegen/generated/kv128f16"
 	"github.com/ropegen/ropegen/generated/kv128q8"
@@ -137,14 +136,7 @@ func (c *PagedCache[C]) Slots() []int64 { return c.slots }
 // or at a position the table does not cover.
 func (c *PagedCache[C]) Step(q, k, v []float32) []float32 {
 	n := c.heads * HeadDim
-	for _, a := range []struct {
-		name string
-		len  int
-	}{{"q", len(q)}, {"k", len(k)}, {"v", len(v)}} {
-		if a.len != n {
-			panic(fmt.Sprintf("attention.PagedCache.Step: len(%s) = %d: want heads·HeadDim = %d", a.name, a.len, n))
-		}
-	}
+	checkStep("PagedCache.Step", n, q, k, v)
 	if int(c.next) >= c.maxPos {
 		panic(fmt.Sprintf("attention.PagedCache.Step: position %d: want < %d (Table.Len)", c.next, c.maxPos))
 	}
@@ -174,30 +166,9 @@ func (c *PagedCache[C]) Step(q, k, v []float32) []float32 {
 	c.f.load(c.vbuf, c.tv, c.values, c.cv, c.slots)
 
 	c.scores = append(c.scores[:0], make([]float64, c.heads*tokens)...)
-	out := make([]float32, n)
-	scale := 1 / math.Sqrt(HeadDim)
-	for h := range c.heads {
-		qh := c.q[h*HeadDim : (h+1)*HeadDim]
-		s := c.scores[h*tokens : (h+1)*tokens]
-		m := math.Inf(-1)
-		for j := range tokens {
-			s[j] = scale * dotF32(qh, c.kbuf[j*n+h*HeadDim:][:HeadDim])
-			m = max(m, s[j])
-		}
-		acc := make([]float64, HeadDim)
-		var sum float64
-		for j := range tokens {
-			w := math.Exp(s[j] - m)
-			sum += w
-			for i, x := range c.vbuf[j*n+h*HeadDim:][:HeadDim] {
-				acc[i] += float64(w * float64(x))
-			}
-		}
-		for i := range acc {
-			out[h*HeadDim+i] = float32(acc[i] / sum)
-		}
-	}
-	return out
+	return attend(c.heads, tokens, c.scores, c.vbuf, func(h, j int) float64 {
+		return dotF32(c.q[h*HeadDim:][:HeadDim], c.kbuf[j*n+h*HeadDim:][:HeadDim])
+	})
 }
 
 // Scores returns the scores of head h from the last Step, one per cached
