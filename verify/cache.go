@@ -640,8 +640,10 @@ func checkCacheLoadAll[C CacheElem](t tb, cs *cacheSuite[C]) {
 	t.Logf("every %s value loads as the reference widens it on %d backends", cs.ref.dtype, len(bs))
 }
 
-// q8 block classes for checkQ8Blocks.
-var q8Classes = []string{"random", "tied", "all-zero", "subnormal", "tiny-d", "huge", "NaN", "Inf", "mixed"}
+// q8 block classes for checkQ8Blocks. "tied" comes first: a random block
+// can hold a tie too, and a rounding mistake on ties must be reported as
+// the tied class's.
+var q8Classes = []string{"tied", "random", "all-zero", "subnormal", "tiny-d", "huge", "NaN", "Inf", "mixed"}
 
 // q8Draw fills x (32 values) with a block of the named class.
 func q8Draw(r *rand.Rand, class string, x []float32) {
