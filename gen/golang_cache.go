@@ -341,6 +341,10 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 		return id("checkScale").Call(id(fn), id("scale"))
 	}
 	fnDecl := func(name string) jen.Code { return id("fn").Op(":=").Lit(pkg + "." + name) }
+	// The scratch buffer a quantized key or a shifted head passes through,
+	// taken once per call of ApplyStore or Shift.
+	scratch := func() *jen.Statement { return jen.Op("*").Index(id("scratchHeads").Op("*").Id("HeadDim")).Float32() }
+	getScratch := func() *jen.Statement { return id("scratchPool").Dot("Get").Call().Assert(scratch()) }
 	cacheDoc := func(v string) {
 		if c.blocks {
 			f.Comment("Cache strides (" + v + ") count bytes and a head is CacheHead bytes: HeadDim/32")
@@ -381,18 +385,28 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 		jen.Add(cacheChecks("fn", "dst", "ds")[1]),
 		id("t").Dot("checkSeq").Call(lit("Table.ApplyStore"), id("pos")),
 		checkScale("fn"),
+		jen.Do(func(s *jen.Statement) {
+			if quant {
+				s.Id("sp").Op(":=").Add(getScratch())
+			}
+		}),
 		jen.For(jen.List(id("j"), id("s")).Op(":=").Range().Id("slots")).Block(
 			jen.If(id("s").Op("<").Lit(0)).Block(jen.Continue()),
 			id("r").Op(":=").Id("t").Dot("row").Call(jen.Int().Call(id("pos").Index(id("j")))),
 			jen.List(id("d"), id("x")).Op(":=").List(id("dst").Index(jen.Int().Call(id("s")).Op("*").Id("ds").Dot("Token").Op(":")), id("src").Index(id("j").Op("*").Id("ss").Dot("Token").Op(":"))),
 			jen.Do(func(s *jen.Statement) {
 				if quant {
-					s.Id("storeRotated").Call(withArg([]jen.Code{id("d")}, id("ds").Dot("Head"), id("x"), id("ss").Dot("Head"), id("ss").Dot("Heads"), id("r"))...)
+					s.Id("storeRotated").Call(withArg([]jen.Code{id("d")}, id("ds").Dot("Head"), id("x"), id("ss").Dot("Head"), id("ss").Dot("Heads"), id("r"), id("sp"))...)
 				} else {
 					s.Id("active").Dot("to").Call(id("d"), id("ds").Dot("Head"), id("x"), id("ss").Dot("Head"), id("ss").Dot("Heads"), id("r"))
 				}
 			}),
 		),
+		jen.Do(func(s *jen.Statement) {
+			if quant {
+				s.Id("scratchPool").Dot("Put").Call(id("sp"))
+			}
+		}),
 	)
 
 	// Batch.ApplyStore: a decode step's keys into their slots, each token at
@@ -493,6 +507,7 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 		jen.Add(cacheChecks("fn", "c", "cs")[1]),
 		checkScale("fn"),
 		id("r").Op(":=").Id("rowPool").Dot("Get").Call().Assert(jen.Op("*").Id("row")),
+		id("sp").Op(":=").Add(getScratch()),
 		id("cur").Op(":=").Int32().Call(lit(0)).Comment("the delta r is filled for; 0: none yet"),
 		id("cacheWalk").Call(id("slots"), id("delta"), id("cs"), id("cs"), jen.Func().Params(jen.List(id("j"), id("o"), id("st"), id("_"), id("_"), id("n")).Int()).Block(
 			id("d").Op(":=").Id("delta").Index(id("j")),
@@ -503,8 +518,9 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 				id("fill").Call(id("r"), jen.Int().Call(id("p")), jen.Op("&").Id("t").Dot("p").Dot("Freqs"), lit(1), id("t").Dot("maxFreq")),
 				id("cur").Op("=").Id("d"),
 			),
-			id("shiftHeads").Call(withArg([]jen.Code{id("c").Index(id("o").Op(":"))}, id("st"), id("n"), id("r"), id("d").Op("<").Lit(0))...),
+			id("shiftHeads").Call(withArg([]jen.Code{id("c").Index(id("o").Op(":"))}, id("st"), id("n"), id("r"), id("d").Op("<").Lit(0), id("sp"))...),
 		)),
+		id("scratchPool").Dot("Put").Call(id("sp")),
 		id("rowPool").Dot("Put").Call(id("r")),
 	)
 
@@ -512,9 +528,9 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 	f.Line()
 	f.Comment("shiftHeads rotates n cache heads in place, head i at c[i·stride:], by the")
 	f.Comment("table row r (filled with A = 1), backward when inverse: with the backend's")
-	f.Comment("fused shift kernels where it has them, else through the scratch buffer,")
+	f.Comment("fused shift kernels where it has them, else through the scratch buffer sp,")
 	f.Comment("scratchHeads heads at a time: loadShift, the fwd or inv kernel, storeShift.")
-	f.Func().Id("shiftHeads").Params(with([]jen.Code{id("c").Index().Id(C)}, jen.List(id("stride"), id("n")).Int(), id("r").Op("*").Id("row"), id("inverse").Bool())...).BlockFunc(func(g *jen.Group) {
+	f.Func().Id("shiftHeads").Params(with([]jen.Code{id("c").Index().Id(C)}, jen.List(id("stride"), id("n")).Int(), id("r").Op("*").Id("row"), id("inverse").Bool(), id("sp").Add(scratch()))...).BlockFunc(func(g *jen.Group) {
 		g.Id("k").Op(":=").Id("active").Dot("cache")
 		if !quant {
 			g.If(id("k").Dot("shift").Op("!=").Nil()).Block(
@@ -528,7 +544,6 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 		}
 		g.Id("kern").Op(":=").Id("active").Dot("fwd")
 		g.If(id("inverse")).Block(id("kern").Op("=").Id("active").Dot("inv"))
-		g.Id("sp").Op(":=").Id("scratchPool").Dot("Get").Call().Assert(jen.Op("*").Index(id("scratchHeads").Op("*").Id("HeadDim")).Float32())
 		g.For(id("h").Op(":=").Lit(0), id("h").Op("<").Id("n"), id("h").Op("+=").Id("scratchHeads")).Block(
 			id("m").Op(":=").Min(id("scratchHeads"), id("n").Op("-").Id("h")),
 			id("x").Op(":=").Id("c").Index(id("h").Op("*").Id("stride").Op(":")),
@@ -536,23 +551,20 @@ func (p *Plan) cacheAPI(f *jen.File, c cacheType) {
 			id("kern").Call(id("sp").Index(jen.Op(":")), id("HeadDim"), id("m"), id("r")),
 			id("k").Dot("storeShift").Call(append([]jen.Code{id("x"), id("stride"), id("sp").Index(jen.Op(":")), id("HeadDim"), id("m")}, sa...)...),
 		)
-		g.Id("scratchPool").Dot("Put").Call(id("sp"))
 	})
 
 	if quant {
 		f.Line()
 		f.Comment("storeRotated rotates n heads of src, srcStride apart, forward by the table")
 		f.Comment("row r and stores them in the cache heads of dst, dstStride apart: rotTo into")
-		f.Comment("the scratch buffer, then store, scratchHeads heads at a time.")
-		f.Func().Id("storeRotated").Params(with([]jen.Code{id("dst").Index().Id(C)}, id("dstStride").Int(), id("src").Index().Float32(), jen.List(id("srcStride"), id("n")).Int(), id("r").Op("*").Id("row"))...).Block(
+		f.Comment("the scratch buffer sp, then store, scratchHeads heads at a time.")
+		f.Func().Id("storeRotated").Params(with([]jen.Code{id("dst").Index().Id(C)}, id("dstStride").Int(), id("src").Index().Float32(), jen.List(id("srcStride"), id("n")).Int(), id("r").Op("*").Id("row"), id("sp").Add(scratch()))...).Block(
 			id("k").Op(":=").Id("active").Dot("cache"),
-			id("sp").Op(":=").Id("scratchPool").Dot("Get").Call().Assert(jen.Op("*").Index(id("scratchHeads").Op("*").Id("HeadDim")).Float32()),
 			jen.For(id("h").Op(":=").Lit(0), id("h").Op("<").Id("n"), id("h").Op("+=").Id("scratchHeads")).Block(
 				id("m").Op(":=").Min(id("scratchHeads"), id("n").Op("-").Id("h")),
 				id("k").Dot("rotTo").Call(id("sp").Index(jen.Op(":")), id("HeadDim"), id("src").Index(id("h").Op("*").Id("srcStride").Op(":")), id("srcStride"), id("m"), id("r")),
 				id("k").Dot("store").Call(append([]jen.Code{id("dst").Index(id("h").Op("*").Id("dstStride").Op(":")), id("dstStride"), id("sp").Index(jen.Op(":")), id("HeadDim"), id("m")}, sa...)...),
 			),
-			id("scratchPool").Dot("Put").Call(id("sp")),
 		)
 	}
 	if scale {
