@@ -216,6 +216,7 @@ func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
 	checkSlots(fn, "c", "cs", slots, rows, len(c))
 	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)
 	r := rowPool.Get().(*row)
+	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	cur := int32(0) // the delta r is filled for; 0: none yet
 	cacheWalk(slots, delta, cs, cs, func(j, o, st, _, _, n int) {
 		d := delta[j]
@@ -230,16 +231,17 @@ func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
 			fill(r, int(p), &t.p.Freqs, 1, t.maxFreq)
 			cur = d
 		}
-		shiftHeads(c[o:], st, n, r, d < 0)
+		shiftHeads(c[o:], st, n, r, d < 0, sp)
 	})
+	scratchPool.Put(sp)
 	rowPool.Put(r)
 }
 
 // shiftHeads rotates n cache heads in place, head i at c[i·stride:], by the
 // table row r (filled with A = 1), backward when inverse: with the backend's
-// fused shift kernels where it has them, else through the scratch buffer,
+// fused shift kernels where it has them, else through the scratch buffer sp,
 // scratchHeads heads at a time: loadShift, the fwd or inv kernel, storeShift.
-func shiftHeads(c []uint16, stride, n int, r *row, inverse bool) {
+func shiftHeads(c []uint16, stride, n int, r *row, inverse bool, sp *[scratchHeads * HeadDim]float32) {
 	k := active.cache
 	if k.shift != nil {
 		if inverse {
@@ -253,7 +255,6 @@ func shiftHeads(c []uint16, stride, n int, r *row, inverse bool) {
 	if inverse {
 		kern = active.inv
 	}
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for h := 0; h < n; h += scratchHeads {
 		m := min(scratchHeads, n-h)
 		x := c[h*stride:]
@@ -261,7 +262,6 @@ func shiftHeads(c []uint16, stride, n int, r *row, inverse bool) {
 		kern(sp[:], HeadDim, m, r)
 		k.storeShift(x, stride, sp[:], HeadDim, m)
 	}
-	scratchPool.Put(sp)
 }
 
 // cacheRows returns how many rows the cache view s, named what in

@@ -141,14 +141,16 @@ func (t *Table) ApplyStore(dst []uint8, scale float32, ds Strides, slots []int64
 	checkCacheView(fn, "ds", ds, rows, CacheHead, slots)
 	t.checkSeq("Table.ApplyStore", pos)
 	checkScale(fn, scale)
+	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for j, s := range slots {
 		if s < 0 {
 			continue
 		}
 		r := t.row(int(pos[j]))
 		d, x := dst[int(s)*ds.Token:], src[j*ss.Token:]
-		storeRotated(d, scale, ds.Head, x, ss.Head, ss.Heads, r)
+		storeRotated(d, scale, ds.Head, x, ss.Head, ss.Heads, r, sp)
 	}
+	scratchPool.Put(sp)
 }
 
 // ApplyStore rotates the keys of token j by the position of token j and stores
@@ -235,6 +237,7 @@ func (t *Table) Shift(c []uint8, scale float32, cs Strides, slots []int64, delta
 	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)
 	checkScale(fn, scale)
 	r := rowPool.Get().(*row)
+	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	cur := int32(0) // the delta r is filled for; 0: none yet
 	cacheWalk(slots, delta, cs, cs, func(j, o, st, _, _, n int) {
 		d := delta[j]
@@ -249,22 +252,22 @@ func (t *Table) Shift(c []uint8, scale float32, cs Strides, slots []int64, delta
 			fill(r, int(p), &t.p.Freqs, 1, t.maxFreq)
 			cur = d
 		}
-		shiftHeads(c[o:], scale, st, n, r, d < 0)
+		shiftHeads(c[o:], scale, st, n, r, d < 0, sp)
 	})
+	scratchPool.Put(sp)
 	rowPool.Put(r)
 }
 
 // shiftHeads rotates n cache heads in place, head i at c[i·stride:], by the
 // table row r (filled with A = 1), backward when inverse: with the backend's
-// fused shift kernels where it has them, else through the scratch buffer,
+// fused shift kernels where it has them, else through the scratch buffer sp,
 // scratchHeads heads at a time: loadShift, the fwd or inv kernel, storeShift.
-func shiftHeads(c []uint8, scale float32, stride, n int, r *row, inverse bool) {
+func shiftHeads(c []uint8, scale float32, stride, n int, r *row, inverse bool, sp *[scratchHeads * HeadDim]float32) {
 	k := active.cache
 	kern := active.fwd
 	if inverse {
 		kern = active.inv
 	}
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for h := 0; h < n; h += scratchHeads {
 		m := min(scratchHeads, n-h)
 		x := c[h*stride:]
@@ -272,21 +275,18 @@ func shiftHeads(c []uint8, scale float32, stride, n int, r *row, inverse bool) {
 		kern(sp[:], HeadDim, m, r)
 		k.storeShift(x, stride, sp[:], HeadDim, m, scale)
 	}
-	scratchPool.Put(sp)
 }
 
 // storeRotated rotates n heads of src, srcStride apart, forward by the table
 // row r and stores them in the cache heads of dst, dstStride apart: rotTo into
-// the scratch buffer, then store, scratchHeads heads at a time.
-func storeRotated(dst []uint8, scale float32, dstStride int, src []float32, srcStride, n int, r *row) {
+// the scratch buffer sp, then store, scratchHeads heads at a time.
+func storeRotated(dst []uint8, scale float32, dstStride int, src []float32, srcStride, n int, r *row, sp *[scratchHeads * HeadDim]float32) {
 	k := active.cache
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for h := 0; h < n; h += scratchHeads {
 		m := min(scratchHeads, n-h)
 		k.rotTo(sp[:], HeadDim, src[h*srcStride:], srcStride, m, r)
 		k.store(dst[h*dstStride:], dstStride, sp[:], HeadDim, m, scale)
 	}
-	scratchPool.Put(sp)
 }
 
 // checkScale panics unless scale is finite and positive.

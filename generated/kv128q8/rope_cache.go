@@ -142,14 +142,16 @@ func (t *Table) ApplyStore(dst []uint8, ds Strides, slots []int64, src []float32
 	checkSlots(fn, "dst", "ds", slots, rows, len(dst))
 	checkCacheView(fn, "ds", ds, rows, CacheHead, slots)
 	t.checkSeq("Table.ApplyStore", pos)
+	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for j, s := range slots {
 		if s < 0 {
 			continue
 		}
 		r := t.row(int(pos[j]))
 		d, x := dst[int(s)*ds.Token:], src[j*ss.Token:]
-		storeRotated(d, ds.Head, x, ss.Head, ss.Heads, r)
+		storeRotated(d, ds.Head, x, ss.Head, ss.Heads, r, sp)
 	}
+	scratchPool.Put(sp)
 }
 
 // ApplyStore rotates the keys of token j by the position of token j and stores
@@ -240,6 +242,7 @@ func (t *Table) Shift(c []uint8, cs Strides, slots []int64, delta []int32) {
 	checkSlots(fn, "c", "cs", slots, rows, len(c))
 	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)
 	r := rowPool.Get().(*row)
+	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	cur := int32(0) // the delta r is filled for; 0: none yet
 	cacheWalk(slots, delta, cs, cs, func(j, o, st, _, _, n int) {
 		d := delta[j]
@@ -254,22 +257,22 @@ func (t *Table) Shift(c []uint8, cs Strides, slots []int64, delta []int32) {
 			fill(r, int(p), &t.p.Freqs, 1, t.maxFreq)
 			cur = d
 		}
-		shiftHeads(c[o:], st, n, r, d < 0)
+		shiftHeads(c[o:], st, n, r, d < 0, sp)
 	})
+	scratchPool.Put(sp)
 	rowPool.Put(r)
 }
 
 // shiftHeads rotates n cache heads in place, head i at c[i·stride:], by the
 // table row r (filled with A = 1), backward when inverse: with the backend's
-// fused shift kernels where it has them, else through the scratch buffer,
+// fused shift kernels where it has them, else through the scratch buffer sp,
 // scratchHeads heads at a time: loadShift, the fwd or inv kernel, storeShift.
-func shiftHeads(c []uint8, stride, n int, r *row, inverse bool) {
+func shiftHeads(c []uint8, stride, n int, r *row, inverse bool, sp *[scratchHeads * HeadDim]float32) {
 	k := active.cache
 	kern := active.fwd
 	if inverse {
 		kern = active.inv
 	}
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for h := 0; h < n; h += scratchHeads {
 		m := min(scratchHeads, n-h)
 		x := c[h*stride:]
@@ -277,21 +280,18 @@ func shiftHeads(c []uint8, stride, n int, r *row, inverse bool) {
 		kern(sp[:], HeadDim, m, r)
 		k.storeShift(x, stride, sp[:], HeadDim, m)
 	}
-	scratchPool.Put(sp)
 }
 
 // storeRotated rotates n heads of src, srcStride apart, forward by the table
 // row r and stores them in the cache heads of dst, dstStride apart: rotTo into
-// the scratch buffer, then store, scratchHeads heads at a time.
-func storeRotated(dst []uint8, dstStride int, src []float32, srcStride, n int, r *row) {
+// the scratch buffer sp, then store, scratchHeads heads at a time.
+func storeRotated(dst []uint8, dstStride int, src []float32, srcStride, n int, r *row, sp *[scratchHeads * HeadDim]float32) {
 	k := active.cache
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
 	for h := 0; h < n; h += scratchHeads {
 		m := min(scratchHeads, n-h)
 		k.rotTo(sp[:], HeadDim, src[h*srcStride:], srcStride, m, r)
 		k.store(dst[h*dstStride:], dstStride, sp[:], HeadDim, m)
 	}
-	scratchPool.Put(sp)
 }
 
 // cacheRows returns how many rows the cache view s, named what in
