@@ -1,13 +1,5 @@
 package templates
 
-import (
-	"bytes"
-	"fmt"
-	"text/template"
-
-	"github.com/ropegen/ropegen/asm/neon"
-)
-
 // CacheKernel is the template contract of the KV-cache files,
 // cache_arm64.s.tmpl and cache_arm64.go.tmpl: a generated package's
 // rope_cache_arm64.s (the NEON store and load kernels of its cache type) and
@@ -125,49 +117,14 @@ func (c CacheChunk) Regs() []int {
 	return r
 }
 
+// cacheArgs is the argument of cache_arm64.s.tmpl's chunk sub-template
+// (helper args): the function named Name, the chunk C.
+type cacheArgs struct {
+	Name string
+	C    CacheChunk
+}
+
 // ExecuteCache runs the named cache template with k, as [Execute] runs the
 // kernel templates: the encoder's functions and [Helpers] available, and an
 // error for any operand an encoder rejected.
-func ExecuteCache(name string, k *CacheKernel) ([]byte, error) {
-	src, err := Source(name)
-	if err != nil {
-		return nil, err
-	}
-	var e neon.Emitter
-	fm := e.FuncMap()
-	for _, f := range Helpers {
-		fm[f.Name] = f.Func
-	}
-	fm["seq"] = func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i
-		}
-		return s
-	}
-	fm["add"] = func(a, b int) int { return a + b }
-	fm["chunk"] = func(values int, k CacheConsts) CacheChunk { return CacheChunk{values, k} }
-	fm["args"] = func(name string, c CacheChunk) struct {
-		Name string
-		C    CacheChunk
-	} {
-		return struct {
-			Name string
-			C    CacheChunk
-		}{name, c}
-	}
-	fm["mod2"] = func(a int) int { return a % 2 }
-	fm["half"] = func(a int) int { return a / 2 }
-	t, err := template.New(name).Funcs(fm).Option("missingkey=error").Parse(src)
-	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, k); err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
-	}
-	if err := e.Err(); err != nil {
-		return nil, fmt.Errorf("templates: %s: %w", name, err)
-	}
-	return b.Bytes(), nil
-}
+func ExecuteCache(name string, k *CacheKernel) ([]byte, error) { return execute(name, k) }

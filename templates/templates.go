@@ -103,10 +103,49 @@ var Helpers = []Helper{
 		Func:        func(t int) []int { return []int{24, 25, 26}[:t/2] },
 	},
 	{
+		Name:        "seq",
+		Description: "The integers 0…n−1: range seq 8 walks the registers V0…V7 (the cache templates).",
+		Func:        seq,
+	},
+	{
+		Name:        "add",
+		Description: "Integer addition: add a b is a+b (a register or an offset from a base).",
+		Func:        func(a, b int) int { return a + b },
+	},
+	{
+		Name:        "mod2",
+		Description: "Integer remainder: mod2 a is a%2; the cache templates pick the low or the high half (FCVTN or FCVTN2, …) with it.",
+		Func:        func(a int) int { return a % 2 },
+	},
+	{
+		Name:        "half",
+		Description: "Integer halving: half a is a/2, rounded toward zero.",
+		Func:        func(a int) int { return a / 2 },
+	},
+	{
+		Name:        "chunk",
+		Description: "A CacheChunk of cache_arm64.s.tmpl: chunk values k has .Values = values and the constants' registers .K = k.",
+		Func:        func(values int, k CacheConsts) CacheChunk { return CacheChunk{values, k} },
+	},
+	{
+		Name:        "args",
+		Description: "The argument of cache_arm64.s.tmpl's chunk sub-template: args name c has .Name = name (the function) and .C = c (a chunk).",
+		Func:        func(name string, c CacheChunk) cacheArgs { return cacheArgs{name, c} },
+	},
+	{
 		Name:        "fail",
 		Description: "Stops the template with an error: fail \"what\" value, for a Kernel value no branch spells.",
 		Func:        func(msg string, v any) (string, error) { return "", fmt.Errorf("%s %q", msg, fmt.Sprint(v)) },
 	},
+}
+
+// seq returns 0, 1, …, n−1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // vlist spells a Go register list; regs are ints or []ints.
