@@ -191,16 +191,12 @@ func (p *Plan) cacheFile(header string) ([]byte, error) {
 		names["f16to32"] = true
 	case "bf16":
 		names["bf16to32"] = true
+	case "e4m3":
+		names["f32toe4m3"], names["e4m3to32"] = true, true
 	case "q8_0":
-		names["f16to32"], names["f32to16"] = true, true
+		names["f16to32"], names["f32to16"], names["q8Block"], names["q8Unblock"] = true, true, true, true
 	}
 	conversions(f, names)
-	for _, n := range []string{"f32toe4m3", "e4m3to32", "q8Block", "q8Unblock"} {
-		if (c.name == "e4m3") == strings.Contains(n, "e4m3") && (c.name == "q8_0") == strings.HasPrefix(n, "q8") {
-			f.Line()
-			f.Id(cacheConversions[n])
-		}
-	}
 	return goFile(f, header, "")
 }
 
