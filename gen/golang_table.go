@@ -345,28 +345,17 @@ func (p *Plan) batchAPI(f *jen.File) {
 		jen.If(id("capacity").Op("<").Lit(0)).Block(
 			id("panicf").Call(lit(pkg+".NewBatch: capacity = %d: want capacity >= 0"), id("capacity")),
 		),
-		jen.If(id("msg").Op(":=").Id("p").Dot("check").Call(), id("msg").Op("!=").Lit("")).Block(
-			id("panicf").Call(lit(pkg+".NewBatch: p.%s"), id("msg")),
-		),
+		jen.Comment("A table of no positions: p checked, maxFreq and the axis map set."),
+		id("t").Op(":=").Id("newTable").Call(lit("NewBatch"), jen.Op("&").Id("p"), lit(0), lit(0)),
 		id("b").Op(":=").Op("&").Id("Batch").Values(jen.Dict{
+			id("t"):   jen.Op("*").Id("t"),
 			id("idx"): jen.Make(jen.Index().Int32(), id("capacity")),
 			id("pos"): jen.Make(jen.Index().Int32(), lit(0), id("capacity")),
 		}),
-		id("b").Dot("t").Dot("p").Op("=").Id("p"),
 		id("b").Dot("t").Dot("rows").Op("=").Make(jen.Index().Id(p.computeType()), lit(0), id("capacity").Op("*").Id("rowLen")),
 		jen.For(id("i").Op(":=").Range().Id("b").Dot("idx")).Block(
 			id("b").Dot("idx").Index(id("i")).Op("=").Int32().Call(id("i")),
 		),
-		jen.For(jen.List(id("_"), id("v")).Op(":=").Range().Id("p").Dot("Freqs")).Block(
-			id("b").Dot("t").Dot("maxFreq").Op("=").Max(id("b").Dot("t").Dot("maxFreq"), id("v")),
-		),
-		jen.Do(func(s *jen.Statement) {
-			if p.Axes > 1 {
-				s.If(id("p").Dot("Axis").Op("!=").Id("Axis")).Block(
-					id("b").Dot("t").Dot("mix").Op("=").Id("axisRuns").Call(jen.Op("&").Id("p").Dot("Axis")),
-				)
-			}
-		}),
 		jen.Return(id("b")),
 	)
 	f.Line()
