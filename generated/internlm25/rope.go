@@ -460,20 +460,16 @@ func NewBatch(p Params, capacity int) *Batch {
 	if capacity < 0 {
 		panicf("internlm25.NewBatch: capacity = %d: want capacity >= 0", capacity)
 	}
-	if msg := p.check(); msg != "" {
-		panicf("internlm25.NewBatch: p.%s", msg)
-	}
+	// A table of no positions: p checked, maxFreq and the axis map set.
+	t := newTable("NewBatch", &p, 0, 0)
 	b := &Batch{
 		idx: make([]int32, capacity),
 		pos: make([]int32, 0, capacity),
+		t:   *t,
 	}
-	b.t.p = p
 	b.t.rows = make([]float32, 0, capacity*rowLen)
 	for i := range b.idx {
 		b.idx[i] = int32(i)
-	}
-	for _, v := range p.Freqs {
-		b.t.maxFreq = max(b.t.maxFreq, v)
 	}
 	return b
 }
