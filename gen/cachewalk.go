@@ -4,7 +4,6 @@ import (
 	"cmp"
 	_ "embed"
 	"slices"
-	"strings"
 )
 
 // The slot checks and the walk of the KV-cache entry points (ApplyStore,
@@ -21,12 +20,7 @@ var cacheWalkFile string
 // cacheWalkSource returns the source of the slot checks and the walk: from
 // the doc comment of cacheRows to the end of this file.
 func cacheWalkSource() string {
-	const marker = "\n// cacheRows returns" // at the start of a line: not this one
-	i := strings.Index(cacheWalkFile, marker)
-	if i < 0 {
-		panic("gen: cachewalk.go: marker not found")
-	}
-	return strings.TrimSpace(cacheWalkFile[i:])
+	return verbatim(cacheWalkFile, "\n// cacheRows returns") // at the start of a line: not this one
 }
 
 // cacheRows returns how many rows the cache view s, named what in

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 )
 
@@ -22,12 +21,7 @@ var stridesFile string
 // stridesSource returns the source of Strides and the view checks: from the
 // doc comment of Strides to the end of this file.
 func stridesSource() string {
-	const marker = "\n// Strides describes" // at the start of a line: not this one
-	i := strings.Index(stridesFile, marker)
-	if i < 0 {
-		panic("gen: strides.go: marker not found")
-	}
-	return strings.TrimSpace(stridesFile[i:])
+	return verbatim(stridesFile, "\n// Strides describes") // at the start of a line: not this one
 }
 
 // Strides describes where heads sit inside a larger buffer, in elements of
