@@ -18,10 +18,8 @@ func (p *Plan) neonNorm() *templates.Norm {
 	d := p.dtype()
 	in := neonFormats[p.Spec.DType]
 	ts, lanes, arr, goArr, fp := 4, 4, "4S", "S4", "S"
-	one := uint64(math.Float32bits(1))
 	if d.compute == "float64" {
 		ts, lanes, arr, goArr, fp = 8, 2, "2D", "D2", "D"
-		one = math.Float64bits(1)
 	}
 	H, R, h := p.HeadDim, p.RotaryDim, p.Half
 	n := &templates.Norm{
@@ -37,23 +35,17 @@ func (p *Plan) neonNorm() *templates.Norm {
 		NeoX:      p.Spec.Layout == spec.NeoX,
 		HeadDim:   H,
 		RotaryDim: R,
-		Half:      h,
 		In:        in,
 		TableSize: ts,
-		Lanes:     lanes,
 		Arr:       arr,
 		GoArr:     goArr,
 		FP:        fp,
-		InChunk:   lanes * in.Size,
 		EpsBits:   math.Float64bits(nb.Eps),
-		OneBits:   one,
-		Count:     H,
 		Vecs:      H / lanes,
 		Tail2:     H%lanes == 2,
 		Groups:    H / spec.NormLanes,
 		TailSum:   H % spec.NormLanes,
 		Blocks:    h / lanes,
-		HeadBytes: H * ts,
 	}
 	switch in.Name {
 	case "f16":

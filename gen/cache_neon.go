@@ -36,7 +36,7 @@ func (p *Plan) cacheArm64Files(header string) ([]File, error) {
 // plans.
 func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 	c, _ := p.cache()
-	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, GoType: c.goType, About: c.about, Var: "cacheNEON"}
+	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, About: c.about, Var: "cacheNEON"}
 	set := func(reg *int, r int, v uint32, what string) {
 		*reg = r
 		k.Consts = append(k.Consts, templates.Const{Reg: r, Value: v, What: what})
@@ -100,7 +100,6 @@ func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 				f.Params = fmt.Sprintf("dst []float32, dstStride int, src []%s, srcStride, n int%s", c.goType, scale)
 				f.DstShift, f.SrcShift = 2, shift[c.size]
 			}
-			f.AsmParams = f.Params
 			if c.blocks {
 				f.Loop = n.count / 32
 			} else {

@@ -31,7 +31,6 @@ type NormPlan struct {
 	Token    bool    // a token's heads are normed as one vector
 	After    bool    // normalize the rotated vector
 	Weighted bool    // rms and gemma multiply by weights; l2 does not
-	OnePlus  bool    // gemma: the weights are 1 + w
 }
 
 // newNormPlan returns the NormPlan of s, or nil when s has no QK-norm.
@@ -40,7 +39,7 @@ func newNormPlan(s spec.Spec) *NormPlan {
 	if !n.Enabled() {
 		return nil
 	}
-	return &NormPlan{Kind: n.Kind, Eps: n.Epsilon(), Token: n.Token(), After: n.After, Weighted: n.Weighted(), OnePlus: n.Kind == spec.NormGemma}
+	return &NormPlan{Kind: n.Kind, Eps: n.Epsilon(), Token: n.Token(), After: n.After, Weighted: n.Weighted()}
 }
 
 // normRoundings returns c_y, the roundings after r of one normed value: x·r,
@@ -217,7 +216,7 @@ func (p *Plan) normAPI(f *jen.File) {
 		f.Comment("qw holds the query norm's HeadDim weights, shared by every query head, and")
 		f.Comment("kw the key norm's. Every layer has its own, so they come with each call.")
 	}
-	if nb.OnePlus {
+	if nb.Kind == spec.NormGemma {
 		f.Comment("Each value is multiplied by 1 + w (Gemma's form), computed as fl(1 + w).")
 	}
 	if W == "float64" {
@@ -298,8 +297,8 @@ func (p *Plan) normGenericSource() (string, error) {
 		"Widen": d.widen, "Narrow": d.narrow,
 		"A": a, "B": b,
 		"Token": nb.Token, "After": nb.After, "Kind": nb.Kind,
-		"Weighted": nb.Weighted, "OnePlus": nb.OnePlus,
-		"Pass": p.RotaryDim < p.HeadDim,
+		"Weighted": nb.Weighted,
+		"Pass":     p.RotaryDim < p.HeadDim,
 	}
 	var buf bytes.Buffer
 	if err := normGenericTmpl.Execute(&buf, data); err != nil {

@@ -35,9 +35,9 @@ package templates
 type CacheKernel struct {
 	Header  string // the first line of every file
 	Package string
-	// Cache is the cache type: "f16", "bf16", "e4m3" or "q8_0"; GoType its
-	// element's Go type ("uint16" or "uint8"); About it in words.
-	Cache, GoType, About string
+	// Cache is the cache type: "f16", "bf16", "e4m3" or "q8_0"; About it in
+	// words.
+	Cache, About string
 	// Var is the name of the cacheKernels value (cacheNEON); Fwd the
 	// package's NEON forward kernel, whose copy-then-rotate is rotTo for
 	// e4m3 and q8_0 ("" for f16 and bf16, whose keys go through the
@@ -85,12 +85,12 @@ type CacheFunc struct {
 	Kind  string
 	Store bool // a store (float32 to the cache); else a load
 	Count int  // values of each head converted
-	// Params is the Go parameter list, AsmParams the same for the comment
-	// above TEXT; the frame is dst_base+0 dstStride+24 src_base+32
-	// srcStride+56 n+64 and, for e4m3, scale+72: ArgSize 72 or 76.
-	Params, AsmParams string
-	ArgSize           int
-	Scale             bool
+	// Params is the Go parameter list, also the comment above TEXT; the
+	// frame is dst_base+0 dstStride+24 src_base+32 srcStride+56 n+64 and,
+	// for e4m3, scale+72: ArgSize 72 or 76.
+	Params  string
+	ArgSize int
+	Scale   bool
 	// DstShift and SrcShift are log2 of the bytes of an element of dst and
 	// src: the strides' LSL.
 	DstShift, SrcShift int

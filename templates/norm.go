@@ -56,23 +56,24 @@ type Norm struct {
 	Params   string // Go parameter list, with rowLen
 	AsmArgs  string // the same with RowLen spelled out, for the comment
 	ArgSize  int    // 72: a slice, two ints, a pointer, a slice
-	Frame    int    // bytes of the scratch head: HeadDim·TableSize
+	// Frame is the bytes of the scratch head, HeadDim·TableSize, and of one
+	// head's weights (token scope: the weights pointer's step per head).
+	Frame int
 
 	Kind  string // "rms", "gemma" or "l2"
 	Token bool   // the n heads are one normed vector
 	After bool   // normalize the rotated head
-	NeoX  bool   // pairs (i, i+Half); otherwise (2i, 2i+1)
+	NeoX  bool   // pairs (i, i+RotaryDim/2); otherwise (2i, 2i+1)
 
-	HeadDim, RotaryDim, Half int
-	In                       Format // x's format
-	TableSize                int    // bytes of a compute value: 4 or 8
-	Lanes                    int    // compute values per 128-bit register: 4 or 2
-	Arr, GoArr               string // the compute type's full arrangement: "4S"/"S4" or "2D"/"D2"
-	FP                       string // its scalar width: "S" or "D"
-	Widen, Narrow            string // as Body's: "fcvtl", "shll" or ""; "fcvtn", "bf16" or ""
-	InChunk                  int    // bytes of x per full register of compute values
-	EpsBits, OneBits         uint64 // ε (float64) and 1 in the compute type, as bits
-	Count                    int    // HeadDim: the values of a head-scope vector
+	// HeadDim is also the values of a head-scope vector (the count a
+	// head's mean divides by).
+	HeadDim, RotaryDim int
+	In                 Format // x's format
+	TableSize          int    // bytes of a compute value: 4 or 8
+	Arr, GoArr         string // the compute type's full arrangement: "4S"/"S4" or "2D"/"D2"
+	FP                 string // its scalar width: "S" or "D"
+	Widen, Narrow      string // as Body's: "fcvtl", "shll" or ""; "fcvtn", "bf16" or ""
+	EpsBits            uint64 // ε as float64 bits
 
 	// Vecs full registers of compute values cover a head; Tail2 says two
 	// more values follow (float32 with HeadDim ≡ 2 mod 4).
@@ -81,14 +82,14 @@ type Norm struct {
 	// Groups full groups of 8 values; TailSum the values of the last
 	// group (0, 2, 4 or 6).
 	Groups, TailSum int
-	// The rotation: Blocks full blocks of Lanes pairs, then (float32) a
-	// block of 2 pairs when Block2, then one pair when Block1.
+	// The rotation: Blocks full blocks of a register's pairs (4 float32,
+	// 2 float64), then (float32) a block of 2 pairs when Block2, then one
+	// pair when Block1.
 	Blocks         int
 	Block2, Block1 bool
-	// Byte offsets: the partners' (neox: Half values on) in the scratch
-	// head, and the row's S values the rotation reads from (S[b] of the
-	// first pair for neox; S[a] for the interleaved LD2, whose odd lanes
-	// are S[b]).
+	// Byte offsets: the partners' (neox: RotaryDim/2 values on) in the
+	// scratch head, and the row's S values the rotation reads from (S[b] of
+	// the first pair for neox; S[a] for the interleaved LD2, whose odd
+	// lanes are S[b]).
 	PartnerBytes, SBytes int
-	HeadBytes            int // bytes of one head's weights (token scope)
 }
