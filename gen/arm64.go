@@ -88,7 +88,7 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		About:     d.about,
 	}
 	if _, ok := p.cache(); ok {
-		k.Cache = "cacheNEON"
+		k.Cache = cacheVar("neon")
 	}
 	in, ok := neonFormats[p.Spec.DType]
 	if !ok {

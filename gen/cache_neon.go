@@ -36,7 +36,7 @@ func (p *Plan) cacheArm64Files(header string) ([]File, error) {
 // plans.
 func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 	c, _ := p.cache()
-	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, About: c.about, Var: "cacheNEON"}
+	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, About: c.about, Var: cacheVar("neon")}
 	set := func(reg *int, r int, v uint32, what string) {
 		*reg = r
 		k.Consts = append(k.Consts, templates.Const{Reg: r, Value: v, What: what})

@@ -141,11 +141,10 @@ func (p *Plan) normDoc() string {
 	}
 	b.WriteString(wrapDoc(then + " Every backend returns the same bits. Against exact arithmetic, value j of a vector of n values satisfies"))
 	b.WriteString("\n\n")
-	rot, pass := p.NormBound(p.HeadDim)
+	// K without its ⌈n/8⌉ term (float64 compute), which is printed as such.
+	rot, pass := p.NormBound(0)
 	ct := ""
 	if p.computeType() == "float64" {
-		g := (p.HeadDim + spec.NormLanes - 1) / spec.NormLanes
-		rot, pass = rot-g, pass-g
 		ct = "⌈n/8⌉+"
 	}
 	fmt.Fprintf(&b, "\t|y_j − y_ref_j| ≤ K·%s·m_j%s,  K = %s%d (rotated values), %s%d (values past RotaryDim)\n\n", p.unitRoundoff(), p.dtype().ulp, ct, rot, ct, pass)
@@ -288,10 +287,8 @@ func (p *Plan) normAPI(f *jen.File) {
 func (p *Plan) normGenericSource() (string, error) {
 	nb := p.Norm
 	d := p.dtype()
-	a, b := "2 * i", "2*i + 1"
-	if p.Spec.Layout == spec.NeoX {
-		a, b = "i", "i + RotaryDim/2"
-	}
+	ja, jb := p.pairExprs()
+	a, b := fmt.Sprintf("%#v", ja), fmt.Sprintf("%#v", jb) // gofmt respaces them in the file
 	data := map[string]any{
 		"T": d.goType, "C": d.compute, "W": p.weightType(),
 		"Widen": d.widen, "Narrow": d.narrow,
