@@ -74,15 +74,15 @@ func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 	if c.scale {
 		scale = ", scale float32"
 	}
-	counts := []struct {
+	// The kernels of every value, and of the first shiftValues when Shift
+	// touches fewer.
+	type count struct {
 		kind  string
 		count int
-	}{{"", p.HeadDim}}
+	}
+	counts := []count{{"", p.HeadDim}}
 	if p.shiftValues() != p.HeadDim {
-		counts = append(counts, struct {
-			kind  string
-			count int
-		}{"Shift", p.shiftValues()})
+		counts = append(counts, count{"Shift", p.shiftValues()})
 	}
 	names := map[string]string{}
 	for _, n := range counts {

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 )
 
@@ -24,18 +26,13 @@ func (p *Plan) tableAPI(f *jen.File) {
 	multi := p.Axes > 1
 
 	f.Line()
-	f.Comment("Params are the numbers a Table is built from, beyond the shape the kernels")
-	f.Comment("are specialised for (HeadDim, RotaryDim, the pair layout, the types")
+	shape, params := "the pair layout and the types", "the frequencies and the attention factor"
 	if multi {
-		f.Comment("and the number of axes): the frequencies, the attention factor and the")
-		f.Comment("axis of each pair. An engine that loads models at run time fills them for")
-	} else {
-		f.Comment("): the frequencies and the attention factor. An engine that loads")
-		f.Comment("models at run time fills them for")
+		shape, params = "the pair layout, the types and the number of axes", "the frequencies, the attention factor and the axis of each pair"
 	}
-	f.Comment("each model, for example from the Params of ropegen's spec package, which")
-	f.Comment("computes the numbers DefaultParams holds; a table built from DefaultParams")
-	f.Comment("is exactly NewTable's.")
+	for _, l := range strings.Split(wrapDoc("Params are the numbers a Table is built from, beyond the shape the kernels are specialised for (HeadDim, RotaryDim, "+shape+"): "+params+". An engine that loads models at run time fills them for each model, for example from the Params of ropegen's spec package, which computes the numbers DefaultParams holds; a table built from DefaultParams is exactly NewTable's."), "\n") {
+		f.Comment(l)
+	}
 	f.Type().Id("Params").StructFunc(func(g *jen.Group) {
 		g.Id("Freqs").Add(half()).Float64().Comment("θ_i: pair i turns by pos·θ_i")
 		g.Id("Attn").Float64().Comment("the attention factor A, folded into cos and sin")
@@ -321,7 +318,7 @@ func (p *Plan) axisRuns(f *jen.File) {
 // batchAPI emits Batch: the rows of one step of batched decoding, one per
 // token at whatever position, and the sequence entry points on them.
 func (p *Plan) batchAPI(f *jen.File) {
-	T, pkg := p.elemType(), p.Spec.Package
+	T, W, pkg := p.elemType(), p.weightType(), p.Spec.Package
 	id, lit := jen.Id, jen.Lit
 	f.Line()
 	f.Comment("Batch holds the table rows of one step of batched decoding, where each")
@@ -395,44 +392,28 @@ func (p *Plan) batchAPI(f *jen.File) {
 		doc    string
 	}
 	st := id("Strides")
-	for _, m := range []method{
+	methods := []method{
 		{"ApplySeq", []jen.Code{x.Clone()}, []jen.Code{id("x")}, "ApplySeq rotates token j of x, len(x)/Len() values, by the position of token j."},
 		{"ApplyInverseSeq", []jen.Code{x.Clone()}, []jen.Code{id("x")}, "ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ)."},
 		{"ApplyStrided", []jen.Code{x.Clone(), id("s").Add(st.Clone())}, []jen.Code{id("x"), id("s")}, "ApplyStrided rotates the heads of token j of the view s of x by the position of token j, as Table.ApplyStrided does."},
 		{"ApplyInverseStrided", []jen.Code{x.Clone(), id("s").Add(st.Clone())}, []jen.Code{id("x"), id("s")}, "ApplyInverseStrided is ApplyStrided's backward pass."},
 		{"ApplyQK", []jen.Code{id("q").Index().Id(T), id("qs").Add(st.Clone()), id("k").Index().Id(T), id("ks").Add(st.Clone())}, []jen.Code{id("q"), id("qs"), id("k"), id("ks")}, "ApplyQK rotates the queries and keys of token j, as Table.ApplyQK does, by the position of token j."},
-		p.batchNorm(),
-	} {
-		if m.name == "" {
-			continue
-		}
+	}
+	if p.Norm != nil {
+		methods = append(methods, method{
+			"ApplyNormQK",
+			[]jen.Code{id("q").Index().Id(T), id("qs").Add(st.Clone()), id("qw").Index().Id(W), id("k").Index().Id(T), id("ks").Add(st.Clone()), id("kw").Index().Id(W)},
+			[]jen.Code{id("q"), id("qs"), id("qw"), id("k"), id("ks"), id("kw")},
+			"ApplyNormQK normalizes and rotates the queries and keys of token j, as Table.ApplyNormQK does, by the position of token j.",
+		})
+	}
+	for _, m := range methods {
 		f.Line()
 		f.Comment(m.doc)
 		f.Func().Params(id("b").Op("*").Id("Batch")).Id(m.name).Params(m.params...).Block(
 			id("b").Dot("t").Dot(m.name).Call(append(m.args, id("b").Dot("tokens").Call())...),
 		)
 	}
-}
-
-// batchNorm is Batch.ApplyNormQK for a QK-norm plan (a method with no name
-// otherwise, which batchAPI skips).
-func (p *Plan) batchNorm() (m struct {
-	name   string
-	params []jen.Code
-	args   []jen.Code
-	doc    string
-}) {
-	if p.Norm == nil {
-		return m
-	}
-	id := jen.Id
-	T, W := p.elemType(), p.weightType()
-	st := id("Strides")
-	m.name = "ApplyNormQK"
-	m.params = []jen.Code{id("q").Index().Id(T), id("qs").Add(st.Clone()), id("qw").Index().Id(W), id("k").Index().Id(T), id("ks").Add(st.Clone()), id("kw").Index().Id(W)}
-	m.args = []jen.Code{id("q"), id("qs"), id("qw"), id("k"), id("ks"), id("kw")}
-	m.doc = "ApplyNormQK normalizes and rotates the queries and keys of token j, as Table.ApplyNormQK does, by the position of token j."
-	return m
 }
 
 // verifyParams describes the run-time parameters, range tables and Batch to
