@@ -103,12 +103,11 @@ const rowLen = 2 * RotaryDim
 type row = [rowLen]float32
 
 // Params are the numbers a Table is built from, beyond the shape the kernels
-// are specialised for (HeadDim, RotaryDim, the pair layout, the types
-// ): the frequencies and the attention factor. An engine that loads
-// models at run time fills them for
-// each model, for example from the Params of ropegen's spec package, which
-// computes the numbers DefaultParams holds; a table built from DefaultParams
-// is exactly NewTable's.
+// are specialised for (HeadDim, RotaryDim, the pair layout and the types): the
+// frequencies and the attention factor. An engine that loads models at run
+// time fills them for each model, for example from the Params of ropegen's
+// spec package, which computes the numbers DefaultParams holds; a table built
+// from DefaultParams is exactly NewTable's.
 type Params struct {
 	Freqs [RotaryDim / 2]float64 // θ_i: pair i turns by pos·θ_i
 	Attn  float64                // the attention factor A, folded into cos and sin
