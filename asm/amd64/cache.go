@@ -196,7 +196,7 @@ func emitCacheConvert(c *build.Context, l level, k CacheKernel, store bool, coun
 	var body func()
 	if k.Cache == "q8_0" {
 		q := &q8{e: e}
-		q.setup()
+		q.setup(store && l.masked && count%128 == 0)
 		body = func() {
 			if store {
 				q.storeHead(count)
@@ -491,10 +491,15 @@ const (
 	f32Min127 = 0xc2fe0000 // −127
 )
 
-func (q *q8) setup() {
-	e := q.e
-	for _, v := range []uint32{e4m3Abs, f32Sign, f32One, f32Below, f32Max127, f32Min127} {
-		e.constant(v)
+// setup makes the constants of the q8_0 kernels before the head loop; groups
+// adds those of the four-block path (storeGroups).
+func (q *q8) setup(groups bool) {
+	cs := []uint32{e4m3Abs, f32Sign, f32One, f32Below, f32Max127, f32Min127}
+	if groups {
+		cs = append(cs, f32InfBits, q8Tiny-1, 1)
+	}
+	for _, v := range cs {
+		q.e.constant(v)
 	}
 }
 
@@ -659,9 +664,6 @@ const (
 // for them (+0 up to +Inf), and a NaN's bits exceed +Inf's.
 func (q *q8) storeGroups(src, dst operand.Mem, blocks reg.GPVirtual, groups int) {
 	e, c := q.e, q.e.c
-	for _, v := range []uint32{f32InfBits, q8Tiny - 1, 1} {
-		e.constant(v)
-	}
 	g := c.GP64()
 	c.MOVQ(operand.U32(groups), g)
 	c.Label("group")
