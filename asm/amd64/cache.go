@@ -531,17 +531,19 @@ func (q *q8) storeBlocks(src, dst operand.Mem, blocks reg.GPVirtual, exit string
 	e, c := q.e, q.e.c
 	c.Label("block")
 	nr := q.regs()
-	x := make([]reg.VecVirtual, nr)
+	x := make([]reg.VecVirtual, nr) // AVX-512: the block's values, kept for round
 	a := make([]reg.VecVirtual, nr)
 	abs := e.constant(e4m3Abs)
 	for i := range nr {
-		x[i] = e.reg(e.lanes)
-		c.VMOVUPS(src.Offset(i*e.l.bytes), x[i])
-		a[i] = e.reg(e.lanes)
+		m := src.Offset(i * e.l.bytes)
 		if e.l.masked {
+			x[i] = e.reg(e.lanes)
+			c.VMOVUPS(m, x[i])
+			a[i] = e.reg(e.lanes)
 			c.VPANDD(abs, x[i], a[i])
 		} else {
-			c.VPAND(abs, x[i], a[i])
+			a[i] = e.reg(e.lanes)
+			c.VPAND(m, abs, a[i]) // round reads src again
 		}
 	}
 	// A NaN anywhere: ggml's sequence of MAX, in scalar.
