@@ -423,14 +423,10 @@ head:
 	MOVQ $0x00000004, R9
 
 block:
-	VMOVUPS      (DI), Y6
-	VPAND        Y0, Y6, Y6
-	VMOVUPS      32(DI), Y7
-	VPAND        Y0, Y7, Y7
-	VMOVUPS      64(DI), Y8
-	VPAND        Y0, Y8, Y8
-	VMOVUPS      96(DI), Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        (DI), Y0, Y6
+	VPAND        32(DI), Y0, Y7
+	VPAND        64(DI), Y0, Y8
+	VPAND        96(DI), Y0, Y9
 	VCMPPS       $0x03, Y6, Y6, Y10
 	VCMPPS       $0x03, Y7, Y7, Y11
 	VORPS        Y11, Y10, Y10
