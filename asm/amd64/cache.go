@@ -311,7 +311,10 @@ const (
 func e4m3Setup(e *emitter, store bool) {
 	var cs []uint32
 	if store {
-		cs = []uint32{e4m3Abs, e4m3Inf, e4m3Max, e4m3Normal, e4m3Round, e4m3Magic, e4m3NaN, 1, 0x80}
+		cs = []uint32{e4m3Abs, e4m3Inf, e4m3Max, e4m3Normal, e4m3Round, e4m3Magic, e4m3NaN, 1}
+		if e.l.masked {
+			cs = append(cs, 0x80) // VPTERNLOGD's sign mask; AVX2 shifts the sign into place
+		}
 	} else {
 		cs = []uint32{0x7f, 0x80, 8, e4m3Bias, e4m3Sub, f32QuietNaN}
 	}
