@@ -484,9 +484,6 @@ TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-76
 	MOVL         $0x00000001, DI
 	VMOVD        DI, X8
 	VPBROADCASTD X8, Y8
-	MOVL         $0x00000080, DI
-	VMOVD        DI, X9
-	VPBROADCASTD X9, Y9
 
 head:
 	VMOVUPS      (BX), Y9
