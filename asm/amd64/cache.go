@@ -160,7 +160,8 @@ func GenerateCache(k CacheKernel, header, constraint string) (*Output, error) {
 // values of each head.
 func emitCacheConvert(c *build.Context, l level, k CacheKernel, store bool, count int) {
 	f32 := codecs["f32"]
-	e := &emitter{c: c, l: l, k: k.Kernel, kind: "convert", in: f32, out: f32, tab: f32,
+	// kind "to": src and dst are heads of their own, as for a "to" kernel.
+	e := &emitter{c: c, l: l, k: k.Kernel, kind: "to", in: f32, out: f32, tab: f32,
 		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
 	e.lanes = l.bytes / 4
 	cc := cacheCodec[k.Cache]
@@ -228,7 +229,13 @@ func emitCacheConvert(c *build.Context, l level, k CacheKernel, store bool, coun
 				e.store(v, e.dst.Offset(b.j*4), b.w)
 			}
 		}
-		body = func() { e.convertLoop(bs, one) }
+		body = func() {
+			if !e.loop(bs, "chunk", false, one) {
+				for _, b := range bs {
+					one(b)
+				}
+			}
+		}
 	}
 
 	c.Label("head")
@@ -252,43 +259,6 @@ func (e *emitter) sized(r, v reg.VecVirtual) reg.VecVirtual {
 		return r.AsX().(reg.VecVirtual)
 	}
 	return r.AsY().(reg.VecVirtual)
-}
-
-// convertLoop emits one for the blocks bs of a head: unrolled up to
-// unrollMax values, else the leading full-width blocks loopBlocks at a time
-// in a run-time loop over moving copies of the head pointers, then the rest.
-func (e *emitter) convertLoop(bs []block, one func(block)) {
-	full := 0
-	for full < len(bs) && bs[full].w == e.lanes {
-		full++
-	}
-	times := full / loopBlocks
-	if bs[len(bs)-1].j+bs[len(bs)-1].w <= unrollMax || times < 2 {
-		for _, b := range bs {
-			one(b)
-		}
-		return
-	}
-	c := e.c
-	src, dst := e.src, e.dst
-	e.src, e.dst = operand.Mem{Base: c.GP64()}, operand.Mem{Base: c.GP64()}
-	c.MOVQ(src.Base, e.src.Base)
-	c.MOVQ(dst.Base, e.dst.Base)
-	count := c.GP64()
-	c.MOVQ(operand.U32(times), count)
-	c.Label("chunk")
-	for i := range loopBlocks {
-		one(block{i * e.lanes, e.lanes})
-	}
-	step := loopBlocks * e.lanes
-	c.ADDQ(operand.U32(step*e.in.size), e.src.Base)
-	c.ADDQ(operand.U32(step*e.out.size), e.dst.Base)
-	c.DECQ(count)
-	c.JNZ(operand.LabelRef("chunk"))
-	e.src, e.dst = src, dst
-	for _, b := range bs[times*loopBlocks:] {
-		one(b)
-	}
 }
 
 // ---- e4m3 ---------------------------------------------------------------------------
