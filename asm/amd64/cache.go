@@ -363,23 +363,17 @@ func e4m3Store(e *emitter, v reg.VecVirtual, m operand.Mem, w int) {
 	p := e.sameReg(v)
 	c.VPACKUSDW(v, v, p)
 	c.VPACKUSWB(p, p, p)
-	x := p.AsX()
+	x := p
 	if v.Size() == 32 {
 		hi := c.XMM()
 		c.VEXTRACTI128(operand.U8(1), p, hi)
 		x = c.XMM()
 		c.VPUNPCKLDQ(hi, p.AsX(), x)
 	}
-	switch w {
-	case 8:
-		c.VMOVQ(x, m)
-	case 4:
-		c.VMOVD(x, m)
-	case 2:
-		c.VPEXTRW(operand.U8(0), x, m)
-	default:
+	if w == 1 { // an odd count: smallStore writes 2, 4 or 8 bytes
 		panic(fmt.Sprintf("amd64: e4m3 store of %d values", w))
 	}
+	e.smallStore(x, m, w)
 }
 
 // e4m3Load reads w bytes at m into the 32-bit lanes of a register,
@@ -394,17 +388,9 @@ func e4m3Load(e *emitter, m operand.Mem, w int) reg.VecVirtual {
 		c.VPMOVZXBD(t, d)
 	case e.l.masked || w == 8:
 		c.VPMOVZXBD(m, d)
-	case w == 4:
-		t := c.XMM()
-		c.VMOVD(m, t)
-		c.VPMOVZXBD(t, d)
-	case w == 2:
-		g := c.GP32()
-		c.MOVWLZX(m, g)
-		t := c.XMM()
-		c.VMOVD(g, t)
-		c.VPMOVZXBD(t, d)
-	default:
+	case w == 4 || w == 2:
+		c.VPMOVZXBD(e.small(m, w), d)
+	default: // an odd count: small reads 2 or 4 bytes
 		panic(fmt.Sprintf("amd64: e4m3 load of %d values", w))
 	}
 	return d
@@ -570,7 +556,7 @@ func (q *q8) storeBlocks(src, dst operand.Mem, blocks reg.GPVirtual, exit string
 	c.VANDNPS(id, eq, id)
 	h := c.XMM()
 	c.VCVTPS2PH(operand.U8(0), d, h)
-	c.VPEXTRW(operand.U8(0), h, dst)
+	e.smallStore(h, dst, 2)
 	idv := e.reg(e.lanes)
 	c.VBROADCASTSS(id, idv)
 	if e.l.masked {
@@ -775,10 +761,7 @@ func (q *q8) loadHead(count int) {
 	blocks := c.GP64()
 	c.MOVQ(operand.U32(count/32), blocks)
 	c.Label("block")
-	g := c.GP32()
-	c.MOVWLZX(src, g)
-	h := c.XMM()
-	c.VMOVD(g, h)
+	h := e.small(src, 2)
 	c.VCVTPH2PS(h, h)
 	d := e.reg(e.lanes)
 	c.VBROADCASTSS(h, d)
