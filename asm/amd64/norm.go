@@ -27,9 +27,10 @@ import (
 // to the compute type; then y_j = fl(fl(x_j·r)·w_j) (gemma: fl(1 + w_j);
 // l2: fl(x_j·r)) and the rotation of y, every product rounded, no FMA.
 // With After the head is rotated first into a scratch head on the stack
-// (compute type), and the norm reads it there; with Token and After it is
-// rotated again for the second pass. f16 and bf16 widen exactly and narrow
-// once, at the store.
+// (compute type), and the norm reads it there: the heads of a group (see
+// groupHeads) each into a scratch head of its own, which the second pass
+// reads again; with Token into one scratch head, the head rotated again for
+// the second pass. f16 and bf16 widen exactly and narrow once, at the store.
 type Norm struct {
 	Kind  string  // "rms", "gemma" or "l2"
 	Eps   float64 // ε
@@ -85,13 +86,9 @@ type normEmitter struct {
 	nb      *Norm
 	rv      reg.VecVirtual // r in every lane
 	one     reg.VecVirtual // 1 in every lane (gemma)
-	scratch operand.Mem    // the rotated head (After)
+	scratch operand.Mem    // the current head's rotation (After)
 	only    bool           // the norm alone, no rotation
-	// rerotate says the scratch head no longer holds the current head's
-	// rotation (a token norm's second pass, a group's): outHead rotates it
-	// again.
-	rerotate bool
-	label    int
+	label   int
 }
 
 // newLabel returns a fresh label with prefix p.
@@ -121,8 +118,13 @@ func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 	if ne.weighted() {
 		wbase = c.Load(c.Param("w").Base(), c.GP64()).(reg.GPVirtual)
 	}
-	if ne.nb.After && !only {
-		ne.scratch = c.AllocLocal(H * e.tab.size)
+	rotated := ne.nb.After && !only
+	if rotated {
+		heads := 1
+		if !ne.nb.Token {
+			heads = ne.groupHeads() // a scratch head for each head of a group
+		}
+		ne.scratch = c.AllocLocal(heads * H * e.tab.size)
 	}
 
 	// Masks and constants before any loop.
@@ -145,23 +147,36 @@ func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 		ssm := c.AllocLocal(8 * G)
 		rsm := c.AllocLocal(e.tab.size * G)
 		start, g := c.GP64(), c.GP64()
+		// After: sumHead rotates head g into scratch head g, at sp, and
+		// outHead reads it there.
+		scratch := ne.scratch
+		firstScratch, nextScratch := func() {}, func() {}
+		if rotated {
+			sp := c.GP64()
+			ne.scratch = operand.Mem{Base: sp}
+			firstScratch = func() { c.LEAQ(scratch, sp) }
+			nextScratch = func() { c.ADDQ(operand.U32(H*e.tab.size), sp) }
+		}
 		c.Label("group")
 		c.CMPQ(n, operand.U8(G))
 		c.JB(operand.LabelRef("head"))
 		c.Commentf("%d heads: their sums of squares, then their r together, then the heads", G)
 		c.MOVQ(xp, start)
 		c.XORQ(g, g)
+		firstScratch()
 		c.Label("groupsum")
 		ne.zero(acc)
 		ne.sumHead(acc)
 		c.VMOVSD(ne.reduce(acc), operand.Mem{Base: ssm.Base, Disp: ssm.Disp, Index: g, Scale: 8})
 		c.ADDQ(step, xp)
+		nextScratch()
 		c.INCQ(g)
 		c.CMPQ(g, operand.U8(G))
 		c.JB(operand.LabelRef("groupsum"))
 		ne.scaleGroup(ssm, rsm, G)
 		c.MOVQ(start, xp)
 		c.XORQ(g, g)
+		firstScratch()
 		c.Label("groupout")
 		ne.rv = ne.reg(ne.lanes)
 		rm := operand.Mem{Base: rsm.Base, Disp: rsm.Disp, Index: g, Scale: uint8(e.tab.size)}
@@ -170,15 +185,15 @@ func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 		} else {
 			c.VBROADCASTSD(rm, ne.rv)
 		}
-		ne.rerotate = ne.nb.After
 		ne.outHead(wp)
-		ne.rerotate = false
 		c.ADDQ(step, xp)
+		nextScratch()
 		c.INCQ(g)
 		c.CMPQ(g, operand.U8(G))
 		c.JB(operand.LabelRef("groupout"))
 		c.SUBQ(operand.U8(G), n)
 		c.JMP(operand.LabelRef("group"))
+		ne.scratch = scratch // the heads left: one at a time, in the first scratch head
 		c.Label("head")
 		c.TESTQ(n, n)
 		c.JZ(operand.LabelRef("done"))
@@ -623,7 +638,7 @@ func (ne *normEmitter) outHead(wp operand.Mem) {
 		return
 	}
 	if ne.nb.After {
-		if ne.nb.Token || ne.rerotate {
+		if ne.nb.Token { // the scratch head holds the last head's rotation
 			ne.rotateToScratch()
 		}
 		c.Comment("scale and weigh the rotated head")
