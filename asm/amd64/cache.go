@@ -249,18 +249,6 @@ func emitCacheConvert(c *build.Context, l level, k CacheKernel, store bool, coun
 	c.RET()
 }
 
-// sized returns r at the width of v (a constant or the scale, made at the
-// widest width, used with a narrower tail block at AVX2).
-func (e *emitter) sized(r, v reg.VecVirtual) reg.VecVirtual {
-	if e.l.masked || v.Size() == r.Size() {
-		return r
-	}
-	if v.Size() == 16 {
-		return r.AsX().(reg.VecVirtual)
-	}
-	return r.AsY().(reg.VecVirtual)
-}
-
 // ---- e4m3 ---------------------------------------------------------------------------
 
 // e4m3 constants, as 32-bit lanes.
@@ -292,9 +280,6 @@ func e4m3Setup(e *emitter, store bool) {
 		e.constant(v)
 	}
 }
-
-// kon returns the constant v at the width of r.
-func (e *emitter) kon(v uint32, r reg.VecVirtual) reg.VecVirtual { return e.sized(e.constant(v), r) }
 
 // e4m3Narrow returns, in each 32-bit lane of v (x/scale), its e4m3fn bits:
 // f32toe4m3 lane by lane.

@@ -179,10 +179,7 @@ func (x codec) store(e *emitter, v reg.VecVirtual, m operand.Mem, w int) {
 // generated pure Go, lane by lane.
 func (e *emitter) bf16Round(v reg.VecVirtual) reg.VecVirtual {
 	c := e.c
-	var one, bias, quiet reg.Register = e.constant(bf16One), e.constant(bf16Bias), e.constant(bf16Quiet)
-	if !e.l.masked && v.Size() == 16 {
-		one, bias, quiet = e.constant(bf16One).AsX(), e.constant(bf16Bias).AsX(), e.constant(bf16Quiet).AsX()
-	}
+	one, bias, quiet := e.kon(bf16One, v), e.kon(bf16Bias, v), e.kon(bf16Quiet, v)
 	t := e.sameReg(v)
 	c.VPSRLD(operand.U8(16), v, t)
 	u := e.sameReg(v)
@@ -207,6 +204,22 @@ func (e *emitter) bf16Round(v reg.VecVirtual) reg.VecVirtual {
 	c.VBLENDVPS(nan, q, u, u)
 	return u
 }
+
+// sized returns r, a register made at the widest width (a constant, the
+// e4m3 scale, a QK-norm's r), at the width of v: at AVX2 a narrower tail
+// block is in an XMM or YMM register.
+func (e *emitter) sized(r, v reg.VecVirtual) reg.VecVirtual {
+	if e.l.masked || v.Size() == r.Size() {
+		return r
+	}
+	if v.Size() == 16 {
+		return r.AsX().(reg.VecVirtual)
+	}
+	return r.AsY().(reg.VecVirtual)
+}
+
+// kon returns the constant v at the width of r.
+func (e *emitter) kon(v uint32, r reg.VecVirtual) reg.VecVirtual { return e.sized(e.constant(v), r) }
 
 // sameReg returns a fresh register of v's width.
 func (e *emitter) sameReg(v reg.VecVirtual) reg.VecVirtual {

@@ -532,17 +532,6 @@ func (ne *normEmitter) scaleGroup(ssm, rsm operand.Mem, G int) {
 	c.VMOVUPD(one, rsm)
 }
 
-// like returns v at the width of w's registers (AVX2 tails are XMM).
-func (ne *normEmitter) like(v, w reg.VecVirtual) reg.Register {
-	switch w.Size() {
-	case 16:
-		return v.AsX()
-	case 32:
-		return v.AsY()
-	}
-	return v
-}
-
 // normed returns a, w values, scaled by r and weighted by the weights at
 // wm: fl(fl(a·r)·w), fl(fl(a·r)·fl(1 + w)) or fl(a·r).
 func (ne *normEmitter) normed(a reg.VecVirtual, wm operand.Mem, w int) reg.VecVirtual {
@@ -551,13 +540,13 @@ func (ne *normEmitter) normed(a reg.VecVirtual, wm operand.Mem, w int) reg.VecVi
 	if ne.tab.size == 8 {
 		mul, add = c.VMULPD, c.VADDPD
 	}
-	mul(ne.like(ne.rv, a), a, a)
+	mul(ne.sized(ne.rv, a), a, a)
 	switch ne.nb.Kind {
 	case "rms":
 		mul(ne.operand(nil, wm, w), a, a)
 	case "gemma":
 		g := ne.reg(w)
-		add(ne.operand(nil, wm, w), ne.like(ne.one, g), g)
+		add(ne.operand(nil, wm, w), ne.sized(ne.one, g), g)
 		mul(g, a, a)
 	}
 	return a
