@@ -287,11 +287,10 @@ func e4m3Narrow(e *emitter, v reg.VecVirtual) reg.VecVirtual {
 	c := e.c
 	a := e.sameReg(v)
 	sign := e.sameReg(v)
+	e.pand(e.kon(e4m3Abs, v), v, a)
 	if e.l.masked {
-		c.VPANDD(e.kon(e4m3Abs, v), v, a)
 		c.VPSRLD(operand.U8(24), v, sign) // the sign at bit 7, masked below
 	} else {
-		c.VPAND(e.kon(e4m3Abs, v), v, a)
 		c.VPXOR(a, v, sign)
 		c.VPSRLD(operand.U8(24), sign, sign) // 0x80 or 0
 	}
@@ -302,11 +301,7 @@ func e4m3Narrow(e *emitter, v reg.VecVirtual) reg.VecVirtual {
 	c.VPMINUD(e.kon(e4m3Max, v), a, m)
 	t := e.sameReg(v)
 	c.VPSRLD(operand.U8(20), m, t)
-	if e.l.masked {
-		c.VPANDD(e.kon(1, v), t, t)
-	} else {
-		c.VPAND(e.kon(1, v), t, t)
-	}
+	e.pand(e.kon(1, v), t, t)
 	c.VPADDD(m, t, t)
 	c.VPADDD(e.kon(e4m3Round, v), t, t)
 	c.VPSRLD(operand.U8(20), t, t)
@@ -387,14 +382,8 @@ func e4m3Widen(e *emitter, b reg.VecVirtual) reg.VecVirtual {
 	c := e.c
 	a := e.sameReg(b)
 	sign := e.sameReg(b)
-	and := func(a, b, d operand.Op) { c.VPAND(a, b, d) }
-	or := func(a, b, d operand.Op) { c.VPOR(a, b, d) }
-	if e.l.masked {
-		and = func(a, b, d operand.Op) { c.VPANDD(a, b, d) }
-		or = func(a, b, d operand.Op) { c.VPORD(a, b, d) }
-	}
-	and(e.kon(0x7f, b), b, a)
-	and(e.kon(0x80, b), b, sign)
+	e.pand(e.kon(0x7f, b), b, a)
+	e.pand(e.kon(0x80, b), b, sign)
 	c.VPSLLD(operand.U8(24), sign, sign)
 	n := e.sameReg(b)
 	c.VPSLLD(operand.U8(20), a, n)
@@ -415,7 +404,7 @@ func e4m3Widen(e *emitter, b reg.VecVirtual) reg.VecVirtual {
 		c.VPBLENDVB(sub, s, n, n)
 		c.VPBLENDVB(nan, e.kon(f32QuietNaN, b), n, n)
 	}
-	or(sign, n, n)
+	e.por(sign, n, n)
 	return n
 }
 

@@ -183,26 +183,44 @@ func (e *emitter) bf16Round(v reg.VecVirtual) reg.VecVirtual {
 	t := e.sameReg(v)
 	c.VPSRLD(operand.U8(16), v, t)
 	u := e.sameReg(v)
+	var nan reg.Register
 	if e.l.masked {
-		nan := c.K()
-		c.VCMPPS(operand.U8(3), v, v, nan) // unordered: NaN
-		c.VPANDD(one, t, u)
-		c.VPADDD(v, u, u)
-		c.VPADDD(bias, u, u)
-		c.VPSRLD(operand.U8(16), u, u)
-		c.VPORD(quiet, t, nan, u) // NaN lanes: top half, quieted
-		return u
+		nan = c.K()
+	} else {
+		nan = e.sameReg(v)
 	}
-	nan := e.sameReg(v)
-	c.VCMPPS(operand.U8(3), v, v, nan)
-	c.VPAND(one, t, u)
+	c.VCMPPS(operand.U8(3), v, v, nan) // unordered: NaN
+	e.pand(one, t, u)
 	c.VPADDD(v, u, u)
 	c.VPADDD(bias, u, u)
 	c.VPSRLD(operand.U8(16), u, u)
+	if e.l.masked {
+		c.VPORD(quiet, t, nan, u) // NaN lanes: top half, quieted
+		return u
+	}
 	q := e.sameReg(v)
 	c.VPOR(quiet, t, q)
 	c.VBLENDVPS(nan, q, u, u)
 	return u
+}
+
+// pand emits d = a & b: VPANDD at AVX-512 (VPAND has no ZMM form), VPAND at
+// AVX2.
+func (e *emitter) pand(a, b, d operand.Op) {
+	if e.l.masked {
+		e.c.VPANDD(a, b, d)
+	} else {
+		e.c.VPAND(a, b, d)
+	}
+}
+
+// por emits d = a | b: VPORD at AVX-512, VPOR at AVX2.
+func (e *emitter) por(a, b, d operand.Op) {
+	if e.l.masked {
+		e.c.VPORD(a, b, d)
+	} else {
+		e.c.VPOR(a, b, d)
+	}
 }
 
 // sized returns r, a register made at the widest width (a constant, the
