@@ -1,9 +1,6 @@
 package neon
 
-import (
-	"fmt"
-	"text/template"
-)
+import "fmt"
 
 // The forms the KV-cache kernels (docs/contract.md §11) add: float32
 // division, maximum, minimum and absolute value, rounding half away from
@@ -27,21 +24,6 @@ func FMAX(a Arrangement, d, n, m Reg) (Inst, error) {
 // pair of lanes, NaN if either is NaN.
 func FMIN(a Arrangement, d, n, m Reg) (Inst, error) {
 	return threeSameFP("fmin", 0x0ea0f400, a, d, n, m)
-}
-
-// twoRegFP encodes the "Advanced SIMD two-register misc" floating-point
-// forms of one arrangement: 0 Q U 01110 a sz 10000 opcode 10 Rn Rd.
-func twoRegFP(mn string, base uint32, a Arrangement, d, n Reg) (Inst, error) {
-	i, err := checkArr(mn, a, fpArr...)
-	if err != nil {
-		return Inst{}, err
-	}
-	if err := checkRegs(mn, dnm, d, n); err != nil {
-		return Inst{}, err
-	}
-	q, sz := fpQsz(i)
-	w := base | q<<30 | sz<<22 | uint32(n)<<5 | uint32(d)
-	return Inst{w, fmt.Sprintf("%s %s, %s", mn, vreg(d, a), vreg(n, a))}, nil
 }
 
 // FABS encodes FABS Vd.T, Vn.T (T = 2S, 4S, 2D): clears the sign bits.
@@ -115,31 +97,3 @@ func SXTL(a Arrangement, d, n Reg) (Inst, error) { return sxtl(a, d, n, false) }
 // SXTL2 is [SXTL] of the upper half of Vn: 8H (from 16B), 4S (from 8H), 2D
 // (from 4S).
 func SXTL2(a Arrangement, d, n Reg) (Inst, error) { return sxtl(a, d, n, true) }
-
-// cacheFuncs adds the cache kernels' forms to a FuncMap of e (see
-// [Emitter.FuncMap]):
-//
-//	{{fdiv   "4S" d n m}}    fdiv   vd.4s, vn.4s, vm.4s   (vd = vn / vm)
-//	{{fmax   "4S" d n m}}    fmax   vd.4s, vn.4s, vm.4s
-//	{{fmin   "4S" d n m}}    fmin   vd.4s, vn.4s, vm.4s
-//	{{cmgt   "4S" d n m}}    cmgt   vd.4s, vn.4s, vm.4s   (signed vn > vm)
-//	{{fabs   "4S" d n}}      fabs   vd.4s, vn.4s
-//	{{frinta "4S" d n}}      frinta vd.4s, vn.4s          (halves away from zero)
-//	{{fcvtzs "4S" d n}}      fcvtzs vd.4s, vn.4s          (float → int32, toward zero)
-//	{{scvtf  "4S" d n}}      scvtf  vd.4s, vn.4s          (int32 → float)
-//	{{fmaxv  "4S" d n}}      fmaxv  sd, vn.4s
-//	{{sxtl   "8H" d n}}      sxtl   vd.8h, vn.8b          (also "4S", "2D")
-//	{{sxtl2  "8H" d n}}      sxtl2  vd.8h, vn.16b
-func (e *Emitter) cacheFuncs(fm template.FuncMap, three func(string, func(Arrangement, Reg, Reg, Reg) (Inst, error)) func(a, d, n, m any) string, two func(string, func(Arrangement, Reg, Reg) (Inst, error)) func(a, d, n any) string) {
-	fm["fdiv"] = three("fdiv", FDIV)
-	fm["fmax"] = three("fmax", FMAX)
-	fm["fmin"] = three("fmin", FMIN)
-	fm["cmgt"] = three("cmgt", CMGT)
-	fm["fabs"] = two("fabs", FABS)
-	fm["frinta"] = two("frinta", FRINTA)
-	fm["fcvtzs"] = two("fcvtzs", FCVTZS)
-	fm["scvtf"] = two("scvtf", SCVTF)
-	fm["fmaxv"] = two("fmaxv", FMAXV)
-	fm["sxtl"] = two("sxtl", SXTL)
-	fm["sxtl2"] = two("sxtl2", SXTL2)
-}

@@ -142,8 +142,19 @@ func (e *Emitter) SHRN2(a Arrangement, d, n Reg, shift int) string {
 //	{{shrn   "4S" d n sh}}   shrn   vd.4h, vn.4s, #sh (sh 1..16; "8H" 1..8, "2D" 1..32)
 //	{{shrn2  "4S" d n sh}}   shrn2  vd.8h, vn.4s, #sh
 //
-// and the cache kernels' forms listed at cacheFuncs: fdiv, fmax, fmin, cmgt,
-// fabs, frinta, fcvtzs, scvtf, fmaxv, sxtl, sxtl2.
+// and the cache kernels' forms (cache.go):
+//
+//	{{fdiv   "4S" d n m}}    fdiv   vd.4s, vn.4s, vm.4s   (vd = vn / vm)
+//	{{fmax   "4S" d n m}}    fmax   vd.4s, vn.4s, vm.4s
+//	{{fmin   "4S" d n m}}    fmin   vd.4s, vn.4s, vm.4s
+//	{{cmgt   "4S" d n m}}    cmgt   vd.4s, vn.4s, vm.4s   (signed vn > vm)
+//	{{fabs   "4S" d n}}      fabs   vd.4s, vn.4s
+//	{{frinta "4S" d n}}      frinta vd.4s, vn.4s          (halves away from zero)
+//	{{fcvtzs "4S" d n}}      fcvtzs vd.4s, vn.4s          (float → int32, toward zero)
+//	{{scvtf  "4S" d n}}      scvtf  vd.4s, vn.4s          (int32 → float)
+//	{{fmaxv  "4S" d n}}      fmaxv  sd, vn.4s
+//	{{sxtl   "8H" d n}}      sxtl   vd.8h, vn.8b          (also "4S", "2D")
+//	{{sxtl2  "8H" d n}}      sxtl2  vd.8h, vn.16b
 //
 // Registers are numbers 0..31 (d, n, m in Arm order: destination first).
 // Narrowing and widening forms always take the WIDE arrangement. Each
@@ -196,7 +207,7 @@ func (e *Emitter) FuncMap() template.FuncMap {
 			return e.Emit(enc(arr(fn, a), Reg(num(fn, "Vd", d)), Reg(num(fn, "Vn", n)), num(fn, "shift", sh)))
 		}
 	}
-	fm := template.FuncMap{
+	return template.FuncMap{
 		"fadd":  three("fadd", FADD),
 		"fsub":  three("fsub", FSUB),
 		"fmul":  three("fmul", FMUL),
@@ -217,9 +228,19 @@ func (e *Emitter) FuncMap() template.FuncMap {
 		"shll2":  two("shll2", SHLL2),
 		"shrn":   shift("shrn", SHRN),
 		"shrn2":  shift("shrn2", SHRN2),
+		// The cache kernels' forms (cache.go).
+		"fdiv":   three("fdiv", FDIV),
+		"fmax":   three("fmax", FMAX),
+		"fmin":   three("fmin", FMIN),
+		"cmgt":   three("cmgt", CMGT),
+		"fabs":   two("fabs", FABS),
+		"frinta": two("frinta", FRINTA),
+		"fcvtzs": two("fcvtzs", FCVTZS),
+		"scvtf":  two("scvtf", SCVTF),
+		"fmaxv":  two("fmaxv", FMAXV),
+		"sxtl":   two("sxtl", SXTL),
+		"sxtl2":  two("sxtl2", SXTL2),
 	}
-	e.cacheFuncs(fm, three, two) // and the cache kernels' forms (cache.go)
-	return fm
 }
 
 // fail records err if no error is recorded yet.

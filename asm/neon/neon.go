@@ -243,10 +243,9 @@ func FADDP(a Arrangement, d, n Reg) (Inst, error) {
 	return Inst{w, fmt.Sprintf("%s %s%d, %s", mn, scalar, int(d), vreg(n, a))}, nil
 }
 
-// FNEG encodes FNEG Vd.T, Vn.T (T = 2S, 4S, 2D): flips the sign bit (exact;
-// NaN payloads kept).
-func FNEG(a Arrangement, d, n Reg) (Inst, error) {
-	const mn = "fneg"
+// twoRegFP encodes the "Advanced SIMD two-register misc" floating-point
+// forms of one arrangement: 0 Q U 01110 a sz 10000 opcode 10 Rn Rd.
+func twoRegFP(mn string, base uint32, a Arrangement, d, n Reg) (Inst, error) {
 	i, err := checkArr(mn, a, fpArr...)
 	if err != nil {
 		return Inst{}, err
@@ -255,9 +254,13 @@ func FNEG(a Arrangement, d, n Reg) (Inst, error) {
 		return Inst{}, err
 	}
 	q, sz := fpQsz(i)
-	w := 0x2ea0f800 | q<<30 | sz<<22 | uint32(n)<<5 | uint32(d)
+	w := base | q<<30 | sz<<22 | uint32(n)<<5 | uint32(d)
 	return Inst{w, fmt.Sprintf("%s %s, %s", mn, vreg(d, a), vreg(n, a))}, nil
 }
+
+// FNEG encodes FNEG Vd.T, Vn.T (T = 2S, 4S, 2D): flips the sign bit (exact;
+// NaN payloads kept).
+func FNEG(a Arrangement, d, n Reg) (Inst, error) { return twoRegFP("fneg", 0x2ea0f800, a, d, n) }
 
 // FMULElem encodes FMUL (by element) Vd.T, Vn.T, Vm.Ts[index]: every lane of
 // Vn times lane index of Vm, rounded. T = 2S or 4S (Ts = S, index 0..3) or
