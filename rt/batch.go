@@ -1,0 +1,119 @@
+package rt
+
+import (
+	"math"
+	"slices"
+)
+
+// Batch holds the table rows of one step of batched decoding, where each
+// token sits at its own positions, as the sequences of a batch do: Set fills
+// one row per token, for any positions, and the methods turn token j of
+// their input by the positions Set gave it. A table would need a row for
+// every position up to the largest; a Batch holds one per token, filled
+// once a step and used by every layer's calls. Its rows have Rotate's bits
+// (Freqs, whatever the positions), which are Table.Apply's. Set must not
+// run concurrently with anything else on the Batch; the other methods may.
+// A bad view or length panics, naming the Batch method and the values its
+// caller passed, before anything is written.
+type Batch struct {
+	t   Table   // rows: row j is token j's
+	pos []int32 // the positions Set was given, Axes per token
+	cap int     // the most tokens a step
+}
+
+// NewBatch returns a Batch for up to capacity tokens a step. It panics if
+// capacity is negative.
+func (r *Rotary) NewBatch(capacity int) *Batch {
+	return r.newBatch("Rotary.NewBatch", capacity)
+}
+
+// newBatch is NewBatch; fn names the caller.
+func (r *Rotary) newBatch(fn string, capacity int) *Batch {
+	r.checkNil(fn)
+	if capacity < 0 {
+		panicf("%s: capacity = %d: want capacity >= 0", fn, capacity)
+	}
+	return &Batch{
+		t:   Table{r: r, rows: make([]comp, 0, capacity*r.rowLen), freqs: r.p.Freqs, maxFreq: r.maxFreq},
+		pos: make([]int32, 0, capacity*r.axes),
+		cap: capacity,
+	}
+}
+
+// Set fills the rows of the tokens of the next calls: token j at positions
+// pos[j·Axes:(j+1)·Axes], one per axis (a 1-D model: pos[j]). It panics,
+// before changing anything, if len(pos) is not a whole number of tokens, or
+// more than the capacity, a position is negative, or an angle pos·θ_i
+// overflows.
+func (b *Batch) Set(pos []int32) {
+	b.checkNil("Batch.Set")
+	r := b.t.r
+	if len(pos)%r.axes != 0 {
+		panicf("Batch.Set: len(pos) = %d: want a multiple of Axes = %d (every token's position on each axis)", len(pos), r.axes)
+	}
+	n := len(pos) / r.axes
+	if n > b.cap {
+		panicf("Batch.Set: len(pos) = %d (%d tokens): want at most the capacity, %d tokens", len(pos), n, b.cap)
+	}
+	for j, p := range pos {
+		if p < 0 || math.IsInf(float64(float64(p)*r.maxFreq), 0) {
+			panicf("Batch.Set: pos[%d] = %d: want pos >= 0 with every angle pos·θ_i finite", j, p)
+		}
+	}
+	b.t.rows = b.t.rows[:n*r.rowLen]
+	b.pos = append(b.pos[:0], pos...)
+	var tmp *[]comp
+	for j := range n {
+		row := b.t.rows[j*r.rowLen : (j+1)*r.rowLen]
+		p := pos[j*r.axes : (j+1)*r.axes]
+		if !slices.ContainsFunc(p, func(q int32) bool { return q != p[0] }) {
+			r.fill(row, int(p[0]), r.p.Freqs, r.p.Attn, r.maxFreq)
+			continue
+		}
+		// A token of several positions: the row of each position, its
+		// axis's values copied into row j.
+		if tmp == nil {
+			tmp = rowPool.Get().(*[]comp)
+		}
+		src := (*tmp)[:r.rowLen]
+		for a, q := range p {
+			r.fill(src, int(q), r.p.Freqs, r.p.Attn, r.maxFreq)
+			r.mixAxis(row, src, a)
+		}
+	}
+	if tmp != nil {
+		rowPool.Put(tmp)
+	}
+}
+
+// Len returns the number of tokens of the step: of the last Set.
+func (b *Batch) Len() int {
+	b.checkNil("Batch.Len")
+	return len(b.t.rows) / b.t.r.rowLen
+}
+
+// Pos returns the positions of the step, as Set was given them; the slice
+// belongs to the Batch.
+func (b *Batch) Pos() []int32 {
+	b.checkNil("Batch.Pos")
+	return b.pos
+}
+
+// Rotary returns the Rotary the Batch was made by.
+func (b *Batch) Rotary() *Rotary {
+	b.checkNil("Batch.Rotary")
+	return b.t.r
+}
+
+// checkNil panics, naming fn, if b is nil.
+func (b *Batch) checkNil(fn string) {
+	if b == nil {
+		panicf("%s: b = nil: want a Batch from a Rotary's NewBatch", fn)
+	}
+}
+
+// walk is the walk of b's tokens for the method fn.
+func (b *Batch) walk(fn string) walk {
+	b.checkNil(fn)
+	return walk{t: &b.t, n: len(b.t.rows) / b.t.r.rowLen, word: "b.Len()"}
+}

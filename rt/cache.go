@@ -1,0 +1,495 @@
+package rt
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// Cache is a view of a KV cache buffer by slot (cache row): its type, its
+// buffer, its Strides (head h of row s at s·Token + h·Head; a q8_0 cache's
+// strides count bytes) and, for e4m3, its per-tensor scale. Make one with
+// the constructor of its type (F16Cache, Q80Cache, …: one per cache type
+// the package has); the zero Cache is no cache and panics where one is
+// used. A Cache is a small value: pass it by value, make one per call if you
+// like.
+type Cache struct {
+	kind  uint8
+	s     Strides
+	f32   []float32
+	u16   []uint16
+	u8    []byte
+	scale float32
+}
+
+// Cache types: Cache.kind.
+const (
+	cacheF32 = 1 + iota
+	cacheF16
+	cacheBF16
+	cacheE4M3
+	cacheQ80
+)
+
+// cacheNames spells the cache types as -out-dtype does.
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0"}
+
+// q8_0 blocks (ggml's block_q8_0): 32 values, stored as an f16 scale d and
+// 32 int8.
+const (
+	q8Values = 32
+	q8Bytes  = 2 + q8Values
+)
+
+// Strides returns the cache's view.
+func (c Cache) Strides() Strides { return c.s }
+
+// DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
+// "bf16", "e4m3" or "q8_0"; "" for the zero Cache.
+func (c Cache) DType() string { return cacheNames[c.kind] }
+
+// CacheHead returns the elements one head of r's shape takes in a cache of
+// type dtype ("f32", "f16", "bf16", "e4m3" or "q8_0"): HeadDim, or for q8_0
+// the bytes of HeadDim/32 blocks of 34. It panics for another dtype, or for
+// q8_0 with a HeadDim that is not a multiple of 32.
+func (r *Rotary) CacheHead(dtype string) int {
+	r.checkNil("Rotary.CacheHead")
+	for k, name := range cacheNames {
+		if name == dtype && k > 0 {
+			if k == cacheQ80 && r.hd%q8Values != 0 {
+				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, q8Values)
+			}
+			return r.cacheHead(uint8(k))
+		}
+	}
+	panicf("Rotary.CacheHead: dtype = %q: want \"f32\", \"f16\", \"bf16\", \"e4m3\" or \"q8_0\"", dtype)
+	return 0
+}
+
+// cacheHead is the size of a cached head of r's shape in kind's elements.
+func (r *Rotary) cacheHead(kind uint8) int {
+	if kind == cacheQ80 {
+		return r.hd / q8Values * q8Bytes
+	}
+	return r.hd
+}
+
+// checkStrides panics, naming fn, unless every field of s is positive.
+func checkStrides(fn string, s Strides) {
+	checkView(fn, "s", s, 0, 0, 1, "")
+}
+
+// cacheOp is a Cache bound to a Rotary's shape and the active backend's
+// kernels for its type: the cache forms' steps, each one kernel call over n
+// heads.
+type cacheOp struct {
+	r     *Rotary
+	c     *Cache
+	k     *kernels
+	half  *halfKernels
+	bytes *byteKernels
+	head  int // a cached head's elements
+	shift int // the leading values of a head Shift rewrites
+}
+
+// cacheOp binds c (named what in messages) to r: it panics, naming fn, for
+// the zero Cache or a type the package has no kernels for at r's shape.
+func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
+	if c.kind == 0 {
+		panicf("%s: %s is the zero Cache: want one from a cache type's constructor (F16Cache, Q80Cache, …)", fn, what)
+	}
+	k := r.kern()
+	o := cacheOp{r: r, c: c, k: k, head: r.cacheHead(c.kind), shift: r.rd}
+	var ok bool
+	switch c.kind {
+	case cacheF32:
+		ok = true
+	case cacheF16, cacheBF16:
+		o.half = &k.half[c.kind-cacheF16]
+		ok = o.half.store != nil
+	default:
+		o.bytes = &k.bytes[c.kind-cacheE4M3]
+		ok = o.bytes.store != nil
+		if c.kind == cacheQ80 {
+			o.shift = (r.rd + q8Values - 1) / q8Values * q8Values
+		}
+	}
+	if !ok {
+		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
+	}
+	return o
+}
+
+// size returns the length of the cache's buffer, in its elements.
+func (c *Cache) size() int {
+	switch c.kind {
+	case cacheF32:
+		return len(c.f32)
+	case cacheF16, cacheBF16:
+		return len(c.u16)
+	}
+	return len(c.u8)
+}
+
+// check checks the cache view for the rows slots names (slot −1: none) and
+// returns the rows it gives its buffer: every field positive, every slot
+// −1 or a row that fits, no row twice, the heads of those rows apart.
+func (o *cacheOp) check(fn, what string, slots []int64) int {
+	n := o.c.size()
+	rows := cacheRows(fn, what, o.c.s, n, o.head)
+	checkSlots(fn, "its buffer", what, slots, rows, n)
+	checkCacheView(fn, what, o.c.s, rows, o.head, slots)
+	return rows
+}
+
+// store stores n float32 heads of src (ss apart) at the cache's element off
+// on, cs apart: all of each head, or (shift) the values Shift rewrites.
+func (o *cacheOp) store(off, cs int, src []float32, ss, n int, shift bool) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		m := o.r.hd
+		if shift {
+			m = o.shift
+		}
+		for i := range n {
+			copy(c.f32[off+i*cs:][:m], src[i*ss:][:m])
+		}
+	case o.half != nil && shift:
+		o.half.storeShift(c.u16[off:], cs, src, ss, n)
+	case o.half != nil:
+		o.half.store(c.u16[off:], cs, src, ss, n)
+	case shift:
+		o.bytes.storeShift(c.u8[off:], cs, src, ss, n, c.scale)
+	default:
+		o.bytes.store(c.u8[off:], cs, src, ss, n, c.scale)
+	}
+}
+
+// load loads n cached heads from the element off on (cs apart) into
+// float32 heads of dst, ds apart: all of each head, or (shift) the values
+// Shift rewrites.
+func (o *cacheOp) load(dst []float32, ds, off, cs, n int, shift bool) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		m := o.r.hd
+		if shift {
+			m = o.shift
+		}
+		for i := range n {
+			copy(dst[i*ds:][:m], c.f32[off+i*cs:][:m])
+		}
+	case o.half != nil && shift:
+		o.half.loadShift(dst, ds, c.u16[off:], cs, n)
+	case o.half != nil:
+		o.half.load(dst, ds, c.u16[off:], cs, n)
+	case shift:
+		o.bytes.loadShift(dst, ds, c.u8[off:], cs, n, c.scale)
+	default:
+		o.bytes.load(dst, ds, c.u8[off:], cs, n, c.scale)
+	}
+}
+
+// rotTo turns n float32 heads of src forward by row into dst: the
+// backend's rotTo kernel, or a copy and its fwd kernel (the same bits).
+func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *comp) {
+	if f := o.k.rotTo; f != nil {
+		f(dst, ds, src, ss, n, row)
+		return
+	}
+	hd := o.r.hd
+	for i := range n {
+		copy(dst[i*ds:][:hd], src[i*ss:][:hd])
+	}
+	o.k.fwd(dst, ds, n, row)
+}
+
+// storeRotated turns n float32 heads of src (ss apart) forward by row and
+// stores them at the element off on, cs apart: in one kernel into an f32,
+// f16 or bf16 cache; else through the scratch buffer sp, its capacity of
+// heads at a time.
+func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *comp, sp []float32) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		o.rotTo(c.f32[off:], cs, src, ss, n, row)
+	case o.half != nil:
+		o.half.to(c.u16[off:], cs, src, ss, n, row)
+	default:
+		hd := o.r.hd
+		g := len(sp) / hd
+		for h := 0; h < n; h += g {
+			m := min(g, n-h)
+			o.rotTo(sp, hd, src[h*ss:], ss, m, row)
+			o.bytes.store(c.u8[off+h*cs:], cs, sp, hd, m, c.scale)
+		}
+	}
+}
+
+// shiftHeads turns n cached heads in place from the element off on (st
+// apart) by the table row r (filled with A = 1), backward when inverse: an
+// f32 cache with the backend's own kernels, f16 and bf16 with its fused
+// shift kernels where it has them, else through the scratch buffer sp, its
+// capacity of heads at a time: loadShift, the fwd or inv kernel,
+// storeShift.
+func (o *cacheOp) shiftHeads(off, st, n int, r *comp, inverse bool, sp []float32) {
+	c := o.c
+	kern := o.r.rot(inverse)
+	switch {
+	case c.kind == cacheF32:
+		kern(c.f32[off:], st, n, r)
+		return
+	case o.half != nil && o.half.shift != nil:
+		if inverse {
+			o.half.shiftInv(c.u16[off:], st, n, r)
+		} else {
+			o.half.shift(c.u16[off:], st, n, r)
+		}
+		return
+	}
+	hd := o.r.hd
+	g := len(sp) / hd
+	for h := 0; h < n; h += g {
+		m := min(g, n-h)
+		o.load(sp, hd, off+h*st, st, m, true)
+		kern(sp, hd, m, r)
+		o.store(off+h*st, st, sp, hd, m, true)
+	}
+}
+
+// scratchPool holds the float32 buffers keys and shifted heads pass through:
+// scratchValues values, or more for a token-scope norm of many heads.
+var scratchPool = sync.Pool{New: func() any {
+	b := make([]float32, scratchValues)
+	return &b
+}}
+
+// scratchValues is the size of a scratch buffer: 16 KiB of float32, one
+// head at least.
+const scratchValues = 4096
+
+// scratch returns a buffer of whole heads of r's shape, at least min heads
+// (a token-scope norm needs all of a token's heads at once), from the pool.
+func (r *Rotary) scratch(least int) (*[]float32, []float32) {
+	b := scratchPool.Get().(*[]float32)
+	need := max(1, scratchValues/r.hd, least) * r.hd
+	if len(*b) < need {
+		*b = make([]float32, need)
+	}
+	return b, (*b)[:max(1, scratchValues/r.hd, least)*r.hd]
+}
+
+// ApplyStore turns the keys of a step into a KV cache by slot: for every
+// token j with slots[j] ≠ −1 and every h < ss.Heads it turns the head
+// src[j·ss.Token + h·ss.Head :][:HeadDim] by the positions of token j, as
+// Apply does (the attention factor A applied once, here), and stores it in
+// cache row slots[j] of c: f32 as is, f16 and bf16 rounded to nearest even
+// (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
+// saturating at ±448, q8_0 block by block as ggml's quantize_row_q8_0_ref.
+// A slot of −1 skips its token (padding); a paged cache resolves its block
+// table to slots. Nothing else of the cache is written, and src is not
+// modified. With slots 0…n−1 and a cache laid out as src, it rotates and
+// narrows a sequence in one pass.
+//
+// A view field that is not positive, a slot outside the rows c gives its
+// buffer, a slot listed twice, heads of different counts, len(pos) ≠
+// len(slots)·Axes, a position outside the table, or a cache type the
+// package has no kernels for at this shape panic before anything is
+// written.
+func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32) {
+	const fn = "Table.ApplyStore"
+	w := t.seq(fn, pos)
+	if w.n != len(slots) {
+		panicf("%s: len(pos) = %d: want len(slots)·Axes = %d (Axes = %d)", fn, len(pos), len(slots)*t.r.axes, t.r.axes)
+	}
+	t.r.applyStore(fn, &w, &c, slots, src, ss)
+}
+
+// ApplyStore turns the keys of token j by the positions of token j and
+// stores them in cache row slots[j], as Table.ApplyStore does: a decode
+// step's keys written straight into the cache, whatever each sequence's
+// position.
+func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
+	const fn = "Batch.ApplyStore"
+	w := b.walk(fn)
+	if w.n != len(slots) {
+		panicf("%s: len(slots) = %d: want b.Len() = %d, a slot per token", fn, len(slots), w.n)
+	}
+	b.t.r.applyStore(fn, &w, &c, slots, src, ss)
+}
+
+func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []float32, ss Strides) {
+	o := r.cacheOp(fn, "c", c)
+	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
+	checkHeads(fn, "c", c.s, "ss", ss)
+	o.check(fn, "c", slots)
+	var buf *[]float32
+	var sp []float32
+	if o.bytes != nil {
+		buf, sp = r.scratch(0)
+	}
+	for j, s := range slots {
+		if s < 0 {
+			continue
+		}
+		o.storeRotated(int(s)*c.s.Token, c.s.Head, src[j*ss.Token:], ss.Head, ss.Heads, w.row(j), sp)
+	}
+	if buf != nil {
+		scratchPool.Put(buf)
+	}
+	w.done()
+}
+
+// checkTokens checks a float32 token view of tokens tokens, named what.
+func (r *Rotary) checkTokens(fn, what string, s Strides, n, tokens int, word string) {
+	if !smallView(s, n, tokens, r.hd) {
+		checkView(fn, what, s, n, tokens, r.hd, word)
+	}
+}
+
+// checkHeads panics unless the views a and b have as many heads.
+func checkHeads(fn, an string, a Strides, bn string, b Strides) {
+	if a.Heads != b.Heads {
+		panicf("%s: %s.Heads = %d: want %s.Heads (%d)", fn, an, a.Heads, bn, b.Heads)
+	}
+}
+
+// Store writes the values of a step into a KV cache by slot, as ApplyStore
+// writes keys but without rotating: for every token j with slots[j] ≠ −1
+// and every h < ss.Heads, src[j·ss.Token + h·ss.Head :][:HeadDim] stored in
+// cache row slots[j] of c. The checks and panics are ApplyStore's (without
+// positions).
+func (r *Rotary) Store(c Cache, slots []int64, src []float32, ss Strides) {
+	r.store("Rotary.Store", c, slots, src, ss)
+}
+
+func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Strides) {
+	r.checkNil(fn)
+	o := r.cacheOp(fn, "c", &c)
+	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
+	checkHeads(fn, "c", c.s, "ss", ss)
+	o.check(fn, "c", slots)
+	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
+		o.store(cOff, cs, src[xOff:], xs, n, false)
+	})
+}
+
+// Load reads cache rows back as float32 for attention: for every token j
+// with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
+// of c widened (f16, bf16: exactly; e4m3: times the scale, rounded once;
+// q8_0: q·d, as ggml's dequantize_row_q8_0) into dst[j·ds.Token +
+// h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
+// element of dst keep their values. A view field that is not positive, a
+// slot outside the rows c gives its buffer, a slot listed twice or heads of
+// different counts panic before dst is written.
+func (r *Rotary) Load(dst []float32, ds Strides, c Cache, slots []int64) {
+	r.load("Rotary.Load", dst, ds, c, slots)
+}
+
+func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int64) {
+	r.checkNil(fn)
+	o := r.cacheOp(fn, "c", &c)
+	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
+	checkHeads(fn, "ds", ds, "c", c.s)
+	o.check(fn, "c", slots)
+	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
+		o.load(dst[xOff:], xs, cOff, cs, n, false)
+	})
+}
+
+// Shift turns keys already in the cache, for a context shift: the heads of
+// every row slots[j] ≠ −1 of c turn by delta[j] positions (negative:
+// backward), in the cache's type: each head is widened, turned by R_delta
+// with A = 1 and stored back as Store stores it. The attention factor A was
+// applied once, when ApplyStore wrote the key, and is not applied again. A
+// context shift moves every axis of a multi-axis token by the same delta.
+// The rotation's cos and sin are computed from the table's own frequencies
+// for |delta| (one row per run of equal deltas), so delta may be any int32
+// but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
+// as it is; values past RotaryDim (a q8_0 cache: the blocks that hold no
+// rotary value) keep their bits. A view field that is not positive, a slot
+// outside the rows c gives its buffer, a slot listed twice, len(delta) ≠
+// len(slots) or a delta of −2³¹ panic before anything is written.
+func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
+	const fn = "Table.Shift"
+	t.checkNil(fn)
+	r := t.r
+	o := r.cacheOp(fn, "c", &c)
+	if len(delta) != len(slots) {
+		panicf("%s: len(delta) = %d: want len(slots) = %d", fn, len(delta), len(slots))
+	}
+	for j, d := range delta {
+		if d == math.MinInt32 {
+			panicf("%s: delta[%d] = %d: want |delta| < 2³¹", fn, j, d)
+		}
+	}
+	o.check(fn, "c", slots)
+	row := rowPool.Get().(*[]comp)
+	rr := (*row)[:r.rowLen]
+	buf, sp := r.scratch(0)
+	cur := int32(0) // the delta rr is filled for; 0: none yet
+	cacheWalk(slots, delta, c.s, c.s, func(j, off, st, _, _, n int) {
+		d := delta[j]
+		if d == 0 {
+			return
+		}
+		if d != cur {
+			p := int64(d)
+			if p < 0 {
+				p = -p
+			}
+			r.fill(rr, int(p), t.freqs, 1, t.maxFreq)
+			cur = d
+		}
+		o.shiftHeads(off, st, n, &rr[0], d < 0, sp)
+	})
+	scratchPool.Put(buf)
+	rowPool.Put(row)
+}
+
+// cacheStoreN and cacheLoadN are the pure Go cache kernels' loop: the first
+// m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
+// converted value by value by conv.
+func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
+	for i := range n {
+		conv(dst[i*ds:][:m], src[i*ss:][:m])
+	}
+}
+
+// genericTo is the pure Go rotate-and-narrow kernel of a uint16 cache type
+// with the shape's fwd kernel: each head copied into a float32 scratch
+// head, turned there, and narrowed by narrow; the bits of turning in
+// float32 and narrowing each result once.
+func genericTo(hd int, fwd rotKernel, narrow func(float32) uint16) halfToKernel {
+	return func(dst []uint16, ds int, src []float32, ss, n int, r *comp) {
+		if n <= 0 {
+			return
+		}
+		b := scratchPool.Get().(*[]float32)
+		if len(*b) < hd {
+			*b = make([]float32, hd)
+		}
+		v := (*b)[:hd]
+		for i := range n {
+			copy(v, src[i*ss:][:hd])
+			fwd(v, hd, 1, r)
+			d := dst[i*ds:][:hd]
+			for j, x := range v {
+				d[j] = narrow(x)
+			}
+		}
+		scratchPool.Put(b)
+	}
+}
+
+// sameMemory reports whether the slices a and b share an element.
+func sameMemory[A, B any](a []A, b []B) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	var za A
+	var zb B
+	return pa < pb+uintptr(len(b))*unsafe.Sizeof(zb) && pb < pa+uintptr(len(a))*unsafe.Sizeof(za)
+}

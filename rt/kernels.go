@@ -1,0 +1,162 @@
+package rt
+
+// The kernel ABI: what the run-time calls and what every kernel emitter
+// (pure Go, amd64, arm64) produces, per shape S = (HeadDim H, RotaryDim R,
+// layout) and per backend. E is the package's element type (elem), C its
+// compute type (comp); a table row is R values of C, the cosines, then R
+// signed sines (docs/contract.md §5), 2R values in all, and r *C points at
+// its first value.
+//
+// Every kernel handles n >= 0 heads (n = 0 does nothing). Head h of x is
+// x[h·stride:], strides in elements (bytes for a q8_0 cache); a kernel
+// reads and writes only the values of those heads it is documented to, and
+// reads no slice length: the run-time has checked every view, length,
+// position and slot before it calls one, so a kernel never panics.
+//
+// One declaration of each kernel signature follows; the generated files
+// assign their functions to these types, one kernels value per shape and
+// backend.
+
+// rotKernel turns the rotary values [0, R) of n heads in place by the row
+// r: fwd computes A·R_p·x, inv A·R_pᵀ·x. Values past R are not touched.
+type rotKernel func(x []elem, stride, n int, r *comp)
+
+// rowsKernel is a rotKernel with a row per head: head h turns by
+// rows[h·2R:][:2R] (one head of a head-major view walked along consecutive
+// positions).
+type rowsKernel func(x []elem, stride, n int, rows []comp)
+
+// fillKernel writes the values of pairs [0, done) of the table row r of
+// position pos for the frequencies freqs (R/2 values) and the attention
+// factor attn, with fillRow's bits, and returns done; the run-time fills the
+// rest with fillRow. It is called only when every angle pos·θ_i is below
+// sincosMax.
+type fillKernel func(r *comp, pos float64, freqs *float64, attn float64) (done int)
+
+// normKernel normalizes n heads (QK-norm, docs/contract.md §10) and rotates
+// them in place by r (normOnly: only normalizes, r unused), with weights w
+// (H values shared by every head; a token-scope norm: the n heads are one
+// vector, head h weighted by w[h·H:]; l2: none) and ε = eps. Which norm it
+// computes is its slot in kernels.norm (normVariant).
+type normKernel func(x []elem, stride, n int, r *comp, w []comp, eps float64)
+
+// rotToKernel turns n float32 heads of src forward by r into the float32
+// heads of dst (values past R copied): a key on its way to an f32, e4m3 or
+// q8_0 cache.
+type rotToKernel func(dst []float32, ds int, src []float32, ss, n int, r *comp)
+
+// halfStoreKernel narrows n float32 heads of src into uint16 (f16 or bf16)
+// heads of dst, round to nearest even; store converts H values a head,
+// storeShift the leading ones Shift rewrites (R).
+type halfStoreKernel func(dst []uint16, ds int, src []float32, ss, n int)
+
+// halfLoadKernel widens n uint16 heads of src into float32 heads of dst,
+// exactly; load H values a head, loadShift the leading ones (R).
+type halfLoadKernel func(dst []float32, ds int, src []uint16, ss, n int)
+
+// halfToKernel turns n float32 heads of src forward by r and stores them
+// narrowed into dst, values past R narrowed unrotated: ApplyStore's key path
+// into an f16 or bf16 cache, in one pass.
+type halfToKernel func(dst []uint16, ds int, src []float32, ss, n int, r *comp)
+
+// halfShiftKernel turns the R leading values of n uint16 heads in place by
+// r (a row filled with A = 1): widen, rotate, narrow in one pass (Shift).
+type halfShiftKernel func(x []uint16, stride, n int, r *comp)
+
+// byteStoreKernel stores n float32 heads of src into byte heads of dst:
+// e4m3 of x/scale, or q8_0 blocks (scale unused); store all of a head,
+// storeShift the blocks or values Shift rewrites.
+type byteStoreKernel func(dst []byte, ds int, src []float32, ss, n int, scale float32)
+
+// byteLoadKernel loads n byte heads of src into float32 heads of dst: e4m3
+// times scale, or q8_0 blocks dequantized (scale unused); load and
+// loadShift as byteStoreKernel's.
+type byteLoadKernel func(dst []float32, ds int, src []byte, ss, n int, scale float32)
+
+// kernels are one backend's kernels for one shape. A nil kernel is one the
+// backend does not have: fwdRows and invRows (the run-time walks a view
+// token by token instead), fill (fillRow fills the whole row), a norm
+// variant or a cache type the package was not generated with (New refuses
+// a model that needs it), shift (Shift goes through loadShift, inv or fwd
+// and storeShift).
+type kernels struct {
+	fwd, inv         rotKernel
+	fwdRows, invRows rowsKernel
+	fill             fillKernel
+	norm, normOnly   [normVariants]normKernel // by normVariant(kind, scope, after)
+	// The cache kernels, in f32-element packages with caches.
+	rotTo rotToKernel // f32, e4m3 and q8_0 caches' key path
+	half  [2]halfKernels
+	bytes [2]byteKernels
+}
+
+// halfKernels are the kernels of a uint16 cache type: half[0] f16, half[1]
+// bf16.
+type halfKernels struct {
+	store, storeShift halfStoreKernel
+	load, loadShift   halfLoadKernel
+	to                halfToKernel
+	shift, shiftInv   halfShiftKernel
+}
+
+// byteKernels are the kernels of a byte cache type: bytes[0] e4m3, bytes[1]
+// q8_0.
+type byteKernels struct {
+	store, storeShift byteStoreKernel
+	load, loadShift   byteLoadKernel
+}
+
+// QK-norm variants: a kernels.norm slot is normVariant(kind, scope, after).
+const (
+	normRMS      = 0 // y = x·r·w
+	normGemma    = 1 // y = x·r·(1+w)
+	normL2       = 2 // y = x·r
+	normToken    = 2 // added: a token's heads are one vector
+	normAfter    = 1 // added: normalize the rotated vector
+	normVariants = 12
+)
+
+// normKinds and normScopes are the run-time names of the variants' parts,
+// as Params spells them.
+var (
+	normKinds  = [3]string{"rms", "gemma", "l2"}
+	normScopes = [2]string{"head", "token"}
+)
+
+// normVariant returns the kernels.norm slot of a QK-norm: kind index k
+// (normRMS, normGemma, normL2), token scope, after the rotation.
+func normVariant(k int, token, after bool) int {
+	v := 4 * k
+	if token {
+		v += normToken
+	}
+	if after {
+		v += normAfter
+	}
+	return v
+}
+
+// normName spells variant v as Params does: "rms/head", "l2/head/after", ….
+func normName(v int) string {
+	s := normKinds[v/4] + "/" + normScopes[v%4/normToken]
+	if v%2 == normAfter {
+		s += "/after"
+	}
+	return s
+}
+
+// backend is one implementation level ("avx512", "avx2", "neon",
+// "generic"): its kernels for every shape of the package, in Shapes()
+// order.
+type backend struct {
+	name   string
+	shapes []kernels
+}
+
+// backends lists the implementations this CPU can run, best first; the
+// pure Go one is always last. active is the one in use: tests make each in
+// turn active; nothing else changes it.
+var (
+	backends = append(archBackends(), genericBackend())
+	active   = &backends[0]
+)
