@@ -388,10 +388,12 @@ func checkAxesPanics[T Elem](t tb, s *suite[T]) {
 		{"position past the table", x, bad, []string{fmt.Sprintf("pos[%d]", 2*ax-1), fmt.Sprint(s.n)}},
 		{"negative position", x, neg, []string{"pos[1]", "-1"}},
 	} {
+		// The package's ApplySeq and ApplyInverseSeq, Axes positions per
+		// token.
 		for _, m := range []struct {
 			name string
 			f    func(Table[T], []T, []int32)
-		}{{"ApplyAxes", s.k.ApplyAxes}, {"ApplyInverseAxes", s.k.ApplyInverseAxes}} {
+		}{{"ApplySeq", s.k.ApplyAxes}, {"ApplyInverseSeq", s.k.ApplyInverseAxes}} {
 			y := slices.Clone(c.x)
 			msg, panicked := catch(func() { m.f(s.tab, y, c.pos) })
 			if !panicked {

@@ -172,7 +172,7 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	if ok, _ := s.normState(); ok {
 		benchNorm(b, s, backends, restore, every, input)
 	}
-	if k.Cache != nil {
+	if k.Caches != nil {
 		benchCache(b, s, backends, restore, input)
 	}
 	if s.paramsOK() {

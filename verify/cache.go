@@ -9,18 +9,18 @@ import (
 	"unsafe"
 )
 
-// CacheElem is the element type of a KV cache: uint16 for f16 and bf16
-// bits, uint8 for e4m3 bytes and for the bytes of q8_0 blocks.
-type CacheElem interface{ ~uint8 | ~uint16 }
+// CacheElem is the element type of a KV cache: float32 for f32, uint16 for
+// f16 and bf16 bits, uint8 for e4m3 bytes and for the bytes of q8_0 blocks.
+type CacheElem interface{ ~uint8 | ~uint16 | ~float32 }
 
-// Cache describes the KV-cache forms of a package generated with
-// -out-dtype (docs/contract.md §11) to Run, Bench and CacheExhaustive:
-// Kernel.Cache holds a *Cache[uint16] (f16, bf16) or a *Cache[uint8]
-// (e4m3, q8_0). Each function calls the package's form of the same name on
-// the table given, converting Strides; scale is passed to the e4m3 forms
-// and ignored by the others.
+// Cache describes the KV-cache forms of one cache type of a package
+// (docs/contract.md §11) to Run, Bench and CacheExhaustive: a *Cache[float32]
+// (f32), *Cache[uint16] (f16, bf16) or *Cache[uint8] (e4m3, q8_0), in
+// Kernel.Caches. Each function calls the package's form of the same name on
+// the table given with a cache view of dst (c, src) of that type, converting
+// Strides; scale is the e4m3 view's and ignored by the others.
 type Cache[C CacheElem] struct {
-	// DType is the cache type: "f16", "bf16", "e4m3" or "q8_0".
+	// DType is the cache type: "f32", "f16", "bf16", "e4m3" or "q8_0".
 	DType string
 	// CacheHead is the package's CacheHead: the elements one cached head
 	// takes (HeadDim, or for q8_0 the HeadDim/32·34 bytes of its blocks).
@@ -90,22 +90,31 @@ type cacheSuite[C CacheElem] struct {
 
 // runCache runs the cache checks when the package has cache forms.
 func runCache[T Elem](t *testing.T, s *suite[T]) {
-	if s.k.Cache == nil {
-		t.Skip("no -out-dtype cache forms")
+	if len(s.k.Caches) == 0 {
+		t.Skip("no cache forms")
 	}
 	sf, ok := any(s).(*suite[float32])
 	if !ok {
-		t.Fatalf("Kernel.Cache is set for DType %q: the cache forms take float32", s.k.DType)
+		t.Fatalf("Kernel.Caches is set for DType %q: the cache forms take float32", s.k.DType)
 	}
-	switch c := s.k.Cache.(type) {
-	case *Cache[uint16]:
-		runCacheOf(t, sf, c)
-	case *Cache[uint8]:
-		runCacheOf(t, sf, c)
-	default:
-		t.Fatalf("Kernel.Cache is a %T: want *verify.Cache[uint16] or *verify.Cache[uint8]", c)
+	for _, c := range s.k.Caches {
+		t.Run(c.cacheType(), func(t *testing.T) { c.run(t, sf) })
 	}
 }
+
+// CacheForms is the cache forms of one cache type of a package: a
+// *Cache[C] (Kernel.Caches lists one per cache type). Run checks them,
+// Bench measures them and CacheExhaustive stores every float32 through
+// them.
+type CacheForms interface {
+	cacheType() string
+	run(t *testing.T, s *suite[float32])
+	bench(b *testing.B, s *suite[float32], named bool, backends []Backend, restore func(), input func(int) []float32)
+	exhaustive(t tb, k Kernel[float32], stride uint64)
+}
+
+func (c *Cache[C]) cacheType() string                   { return c.DType }
+func (c *Cache[C]) run(t *testing.T, s *suite[float32]) { runCacheOf(t, s, c) }
 
 func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C], error) {
 	ref, err := newCacheRef(c.DType, s.hd)
@@ -348,10 +357,10 @@ func (cs *cacheSuite[C]) drawCall(r *rand.Rand, op cacheOp) *cacheCall {
 
 // ---- the reference ------------------------------------------------------------------
 
-// cacheState is the memory of one call: the cache as elements held in
-// uint16 and the float32 token buffer.
+// cacheState is the memory of one call: the cache as elements' bits held
+// in uint32 and the float32 token buffer.
 type cacheState struct {
-	cache []uint16
+	cache []uint32
 	x     []float32
 }
 
@@ -376,7 +385,7 @@ func (cs *cacheSuite[C]) expect(c *cacheCall, st cacheState) (want cacheState, w
 		written = make([]bool, len(st.cache))
 	}
 	y := make([]float32, hd)
-	q := make([]uint16, e)
+	q := make([]uint32, e)
 	for j, slot := range c.slots {
 		if slot < 0 {
 			continue
@@ -451,38 +460,62 @@ func (cs *cacheSuite[C]) invoke(c *cacheCall, cache []C, x []float32) {
 	}
 }
 
-func toElems[C CacheElem](u []uint16) []C {
+// toElems returns the cache elements whose bits u holds.
+func toElems[C CacheElem](u []uint32) []C {
 	out := make([]C, len(u))
 	for i, v := range u {
-		out[i] = C(v)
+		out[i] = elemOf[C](v)
 	}
 	return out
 }
 
-func fromElems[C CacheElem](c []C) []uint16 {
-	out := make([]uint16, len(c))
+// fromElems returns the bits of the cache elements c.
+func fromElems[C CacheElem](c []C) []uint32 {
+	out := make([]uint32, len(c))
 	for i, v := range c {
-		out[i] = uint16(v)
+		out[i] = bitsOf(v)
 	}
 	return out
+}
+
+// elemOf is the cache element of the bits v.
+func elemOf[C CacheElem](v uint32) C {
+	var z C
+	switch any(z).(type) {
+	case float32:
+		return any(math.Float32frombits(v)).(C)
+	case uint16:
+		return any(uint16(v)).(C)
+	}
+	return any(uint8(v)).(C)
+}
+
+// bitsOf is the bits of the cache element v.
+func bitsOf[C CacheElem](v C) uint32 {
+	switch x := any(v).(type) {
+	case float32:
+		return math.Float32bits(x)
+	case uint16:
+		return uint32(x)
+	}
+	return uint32(any(v).(uint8))
 }
 
 // state draws the memory of c: random cache elements (any bits: NaNs,
 // infinities, any q8_0 scale) and float32 values rich in special ones.
 func (cs *cacheSuite[C]) state(r *rand.Rand, c *cacheCall) cacheState {
-	st := cacheState{cache: make([]uint16, c.nc), x: make([]float32, c.nx)}
-	mask := uint16(0xffff)
-	if cs.ref.size() == 1 {
-		mask = 0xff
-	}
+	st := cacheState{cache: make([]uint32, c.nc), x: make([]float32, c.nx)}
+	mask := uint32(1)<<(8*cs.ref.size()) - 1
 	for i := range st.cache {
-		st.cache[i] = uint16(r.Uint32()) & mask
+		st.cache[i] = r.Uint32() & mask
 		switch {
 		case r.IntN(4) != 0:
-		case cs.ref.dtype == "f16": // infinities, signaling NaNs, subnormals…
-			st.cache[i] = uint16(formats[kF16].special(r.Uint64(), false))
+		case cs.ref.dtype == "f32": // infinities, signaling NaNs, subnormals…
+			st.cache[i] = uint32(formats[kF32].special(r.Uint64(), false))
+		case cs.ref.dtype == "f16":
+			st.cache[i] = uint32(formats[kF16].special(r.Uint64(), false))
 		case cs.ref.dtype == "bf16":
-			st.cache[i] = uint16(formats[kBF16].special(r.Uint64(), false))
+			st.cache[i] = uint32(formats[kBF16].special(r.Uint64(), false))
 		}
 	}
 	for i := range st.x {
@@ -591,21 +624,21 @@ func checkCacheLoadAll[C CacheElem](t tb, cs *cacheSuite[C]) {
 	bs := cs.s.backendsOrOnly()
 	defer bs[0].Use()
 	hd, e := cs.s.hd, cs.ref.cacheHead
-	var cache []uint16
+	var cache []uint32
 	switch cs.ref.dtype {
 	case "f16", "bf16":
 		for u := range 1 << 16 {
-			cache = append(cache, uint16(u))
+			cache = append(cache, uint32(u))
 		}
 	case "e4m3":
 		for u := range 256 {
-			cache = append(cache, uint16(u))
+			cache = append(cache, uint32(u))
 		}
 	case "q8_0":
 		for d := range 1 << 16 {
-			cache = append(cache, uint16(d&0xff), uint16(d>>8))
+			cache = append(cache, uint32(d&0xff), uint32(d>>8))
 			for j := range q8Block {
-				cache = append(cache, uint16(uint8(int8(d*7+j*37))))
+				cache = append(cache, uint32(uint8(int8(d*7+j*37))))
 			}
 		}
 	}
@@ -720,7 +753,7 @@ func checkQ8Blocks[C CacheElem](t tb, cs *cacheSuite[C]) {
 			q8Draw(r, class, x[b:b+q8Block])
 		}
 		c := &cacheCall{op: opStore, layout: class + " blocks", cv: Strides{heads, e, heads * e}, nc: heads * e, rows: 1, xv: Strides{heads, hd, heads * hd}, nx: len(x), slots: []int64{0}, scale: 1}
-		st := cacheState{cache: make([]uint16, heads*e), x: x}
+		st := cacheState{cache: make([]uint32, heads*e), x: x}
 		want, written := cs.expect(c, st)
 		for _, b := range bs {
 			b.Use()

@@ -40,12 +40,17 @@ func benchCache[T Elem](b *testing.B, s *suite[T], backends []Backend, restore f
 		return
 	}
 	in := func(n int) []float32 { return any(input(n)).([]float32) }
-	switch c := s.k.Cache.(type) {
-	case *Cache[uint16]:
-		benchCacheOf(b, sf, c, backends, restore, in)
-	case *Cache[uint8]:
-		benchCacheOf(b, sf, c, backends, restore, in)
+	for _, c := range s.k.Caches {
+		c.bench(b, sf, len(s.k.Caches) > 1, backends, restore, in)
 	}
+}
+
+func (c *Cache[C]) bench(b *testing.B, s *suite[float32], named bool, backends []Backend, restore func(), input func(int) []float32) {
+	if named {
+		b.Run("type="+c.DType, func(b *testing.B) { benchCacheOf(b, s, c, backends, restore, input) })
+		return
+	}
+	benchCacheOf(b, s, c, backends, restore, input)
 }
 
 func benchCacheOf[C CacheElem](b *testing.B, s *suite[float32], c *Cache[C], backends []Backend, restore func(), input func(int) []float32) {
@@ -66,31 +71,35 @@ func benchCacheOf[C CacheElem](b *testing.B, s *suite[float32], c *Cache[C], bac
 
 	// narrow and widen are the hand-written baseline's plain loops over one
 	// cached head, with verify's own conversions.
-	q := make([]uint16, e)
+	q := make([]uint32, e)
 	narrow := func(dst []C, x []float32) {
 		cs.ref.quantize(q, x, hd, scale)
 		for i, v := range q {
-			dst[i] = C(v)
+			dst[i] = elemOf[C](v)
 		}
 	}
-	w := make([]uint16, e)
+	w := make([]uint32, e)
 	widen := func(y []float32, src []C) {
 		for i, v := range src[:e] {
-			w[i] = uint16(v)
+			w[i] = bitsOf(v)
 		}
 		cs.ref.dequantize(y, w, hd, scale)
 	}
-	if cs.ref.dtype == "f16" { // the plain loop a Go developer would write
+	switch cs.ref.dtype {
+	case "f16": // the plain loop a Go developer would write
 		narrow = func(dst []C, x []float32) {
 			for i, v := range x[:hd] {
-				dst[i] = C(float16.Fromfloat32(v).Bits())
+				dst[i] = elemOf[C](uint32(float16.Fromfloat32(v).Bits()))
 			}
 		}
 		widen = func(y []float32, src []C) {
 			for i, v := range src[:hd] {
-				y[i] = float16.Frombits(uint16(v)).Float32()
+				y[i] = float16.Frombits(uint16(bitsOf(v))).Float32()
 			}
 		}
+	case "f32":
+		narrow = func(dst []C, x []float32) { copy(any(dst).([]float32), x[:hd]) }
+		widen = func(y []float32, src []C) { copy(y, any(src).([]float32)[:hd]) }
 	}
 
 	b.Run("cache", func(b *testing.B) {

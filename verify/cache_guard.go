@@ -117,7 +117,7 @@ func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
 				if !slices.Equal(gc.slots, c.slots) {
 					t.Fatalf("guard: %s: slots changed to %v", what, gc.slots)
 				}
-				if !slices.Equal(cache, wantC) {
+				if !slices.Equal(fromElems(cache), fromElems(wantC)) {
 					t.Fatalf("guard: %s: the cache differs from the same call on ordinary memory", what)
 				}
 				for i := range x {
@@ -152,12 +152,11 @@ func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 	const heads, rows = 2, 6
 	cv := Strides{heads, e, heads * e}
 	xv := Strides{heads, hd, heads * hd}
-	cacheView, tokView := "ds", "ss"
-	switch op {
-	case opLoad:
-		cacheView, tokView = "ss", "ds"
-	case opShift:
-		cacheView = "cs"
+	// The package's forms take the cache as one view, c, and the tokens'
+	// buffer with its view ss (ds for Load).
+	cacheView, tokView := "c", "ss"
+	if op == opLoad {
+		tokView = "ds"
 	}
 	base := func(slots ...int64) *cacheCall {
 		c := &cacheCall{op: op, layout: "token-major", cv: cv, nc: rows * heads * e, rows: rows, xv: xv, nx: len(slots) * heads * hd, slots: slots, scale: 1}
@@ -217,13 +216,13 @@ func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 	case opApplyStore:
 		c = base(0, 1, 2)
 		c.pos = c.pos[:2]
-		add("len(pos) != len(slots)", c, "len(pos) = 2", "len(slots) = 3")
+		add("len(pos) != len(slots)", c, fmt.Sprintf("len(pos) = %d", cs.s.posLen(2)), "len(slots) = 3")
 		c = base(0, 1, 2)
 		c.pos[2] = int32(cs.s.n)
-		add("a position past the table", c, fmt.Sprintf("pos[2] = %d", cs.s.n))
+		add("a position past the table", c, fmt.Sprintf("%s = %d", cs.s.posAt(2), cs.s.n))
 		c = base(0, 1, 2)
 		c.pos[2] = -1
-		add("a negative position", c, "pos[2] = -1")
+		add("a negative position", c, cs.s.posAt(2)+" = -1")
 	case opShift:
 		c = base(0, 1, 2)
 		c.delta = c.delta[:1]

@@ -156,7 +156,7 @@ type cacheRef struct {
 func newCacheRef(dtype string, headDim int) (cacheRef, error) {
 	r := cacheRef{dtype: dtype, headDim: headDim, cacheHead: headDim}
 	switch dtype {
-	case "f16", "bf16":
+	case "f32", "f16", "bf16":
 	case "e4m3":
 		r.scaled = true
 	case "q8_0":
@@ -165,58 +165,69 @@ func newCacheRef(dtype string, headDim int) (cacheRef, error) {
 		}
 		r.blocks, r.cacheHead = true, headDim/q8Block*q8Bytes
 	default:
-		return r, fmt.Errorf("cache DType %q: want f16, bf16, e4m3 or q8_0", dtype)
+		return r, fmt.Errorf("cache DType %q: want f32, f16, bf16, e4m3 or q8_0", dtype)
 	}
 	return r, nil
 }
 
 // size is the bytes of one cache element.
 func (r cacheRef) size() int {
-	if r.dtype == "f16" || r.dtype == "bf16" {
+	switch r.dtype {
+	case "f32":
+		return 4
+	case "f16", "bf16":
 		return 2
 	}
 	return 1
 }
 
 // quantize writes the first n values of the head x (n = HeadDim, or a
-// multiple of 32 for q8_0) into out, the cached head, as elements of 16
-// bits or bytes held in uint16s.
-func (r cacheRef) quantize(out []uint16, x []float32, n int, scale float32) {
+// multiple of 32 for q8_0) into out, the cached head, as elements of 32
+// or 16 bits or bytes held in uint32s.
+func (r cacheRef) quantize(out []uint32, x []float32, n int, scale float32) {
 	switch r.dtype {
+	case "f32":
+		for i := range n {
+			out[i] = math.Float32bits(x[i])
+		}
 	case "f16":
 		for i := range n {
-			out[i] = float16.Fromfloat32(x[i]).Bits()
+			out[i] = uint32(float16.Fromfloat32(x[i]).Bits())
 		}
 	case "bf16":
 		for i := range n {
-			out[i] = f32ToBF16(x[i])
+			out[i] = uint32(f32ToBF16(x[i]))
 		}
 	case "e4m3":
 		for i := range n {
-			out[i] = uint16(refE4M3(x[i] / scale))
+			out[i] = uint32(refE4M3(x[i] / scale))
 		}
 	case "q8_0":
 		for b := 0; b < n/q8Block; b++ {
 			d, q := refQ8(x[b*q8Block : (b+1)*q8Block])
 			o := out[b*q8Bytes:]
-			o[0], o[1] = d&0xff, d>>8
+			o[0], o[1] = uint32(d&0xff), uint32(d>>8)
 			for j, v := range q {
-				o[2+j] = uint16(uint8(v))
+				o[2+j] = uint32(uint8(v))
 			}
 		}
 	}
 }
 
 // dequantize widens the first n values of the cached head c into y.
-func (r cacheRef) dequantize(y []float32, c []uint16, n int, scale float32) {
+func (r cacheRef) dequantize(y []float32, c []uint32, n int, scale float32) {
 	switch r.dtype {
+	case "f32":
+		for i := range n {
+			y[i] = math.Float32frombits(c[i])
+		}
 	case "f16":
 		for i := range n {
-			y[i] = float16.Frombits(c[i]).Float32()
+			y[i] = float16.Frombits(uint16(c[i])).Float32()
 		}
 	case "bf16":
 		for i := range n {
-			y[i] = bf16ToF32(c[i])
+			y[i] = bf16ToF32(uint16(c[i]))
 		}
 	case "e4m3":
 		for i := range n {
@@ -225,7 +236,7 @@ func (r cacheRef) dequantize(y []float32, c []uint16, n int, scale float32) {
 	case "q8_0":
 		for b := 0; b < n/q8Block; b++ {
 			o := c[b*q8Bytes:]
-			d := o[0] | o[1]<<8
+			d := uint16(o[0] | o[1]<<8)
 			for j := range q8Block {
 				y[b*q8Block+j] = refQ8Value(d, int8(uint8(o[2+j])))
 			}
@@ -242,9 +253,9 @@ func (r cacheRef) elems(n int) int {
 }
 
 // firstDiff returns the first of the n cache elements of got that differs
-// from want, or -1: bit for bit, but two NaNs match (f16, bf16 and e4m3
-// values, q8_0 scales d, each pair of bytes taken as one f16).
-func (r cacheRef) firstDiff(got, want []uint16, n int) int {
+// from want, or -1: bit for bit, but two NaNs match (f32, f16, bf16 and
+// e4m3 values, q8_0 scales d, each pair of bytes taken as one f16).
+func (r cacheRef) firstDiff(got, want []uint32, n int) int {
 	for i := 0; i < n; i++ {
 		if r.blocks && i%q8Bytes == 0 {
 			g, w := got[i]|got[i+1]<<8, want[i]|want[i+1]<<8
@@ -260,6 +271,8 @@ func (r cacheRef) firstDiff(got, want []uint16, n int) int {
 		}
 		nan := false
 		switch r.dtype {
+		case "f32":
+			nan = formats[kF32].isNaN(uint64(g)) && formats[kF32].isNaN(uint64(w))
 		case "f16":
 			nan = formats[kF16].isNaN(uint64(g)) && formats[kF16].isNaN(uint64(w))
 		case "bf16":

@@ -66,7 +66,7 @@ func newRefCache[C CacheElem](k *Kernel[float32], dtype string, m cacheMutation)
 	if len(k.Backends) > 0 {
 		k.Backends[0].Use()
 	}
-	k.Cache = &Cache[C]{
+	k.Caches = []CacheForms{&Cache[C]{
 		DType: dtype, CacheHead: r.e,
 		ApplyStore: func(tab Table[float32], dst []C, scale float32, ds Strides, slots []int64, src []float32, ss Strides, pos []int32) {
 			r.store("ApplyStore", tab, dst, scale, ds, slots, src, ss, pos)
@@ -76,7 +76,7 @@ func newRefCache[C CacheElem](k *Kernel[float32], dtype string, m cacheMutation)
 		},
 		Load:  r.load,
 		Shift: r.shift,
-	}
+	}}
 	return r
 }
 
@@ -168,7 +168,7 @@ func (r *refCache[C]) scale(fn string, scale float32) {
 }
 
 func (r *refCache[C]) store(fn string, tab Table[float32], dst []C, scale float32, ds Strides, slots []int64, src []float32, ss Strides, pos []int32) {
-	rows := r.rows(fn, "ds", ds, len(dst))
+	rows := r.rows(fn, "c", ds, len(dst))
 	r.tokens(fn, "ss", ss, len(src), len(slots))
 	if ds.Heads != ss.Heads {
 		r.fail(fn, "ds.Heads = %d: want ss.Heads = %d", ds.Heads, ss.Heads)
@@ -186,7 +186,7 @@ func (r *refCache[C]) store(fn string, tab Table[float32], dst []C, scale float3
 		for j := range slots {
 			check(j)
 		}
-		r.cacheHeads(fn, "ds", ds, slots)
+		r.cacheHeads(fn, "c", ds, slots)
 		r.scale(fn, scale)
 	}
 	y := make([]float32, r.hd)
@@ -222,14 +222,14 @@ func (r *refCache[C]) store(fn string, tab Table[float32], dst []C, scale float3
 		}
 	}
 	if r.m.eager {
-		r.cacheHeads(fn, "ds", ds, slots)
+		r.cacheHeads(fn, "c", ds, slots)
 		r.scale(fn, scale)
 	}
 }
 
 func (r *refCache[C]) load(dst []float32, scale float32, ds Strides, src []C, ss Strides, slots []int64) {
 	const fn = "Load"
-	rows := r.rows(fn, "ss", ss, len(src))
+	rows := r.rows(fn, "c", ss, len(src))
 	r.tokens(fn, "ds", ds, len(dst), len(slots))
 	if ds.Heads != ss.Heads {
 		r.fail(fn, "ds.Heads = %d: want ss.Heads = %d", ds.Heads, ss.Heads)
@@ -237,7 +237,7 @@ func (r *refCache[C]) load(dst []float32, scale float32, ds Strides, src []C, ss
 	for j := range slots {
 		r.slot(fn, slots, j, rows)
 	}
-	r.cacheHeads(fn, "ss", ss, slots)
+	r.cacheHeads(fn, "c", ss, slots)
 	r.scale(fn, scale)
 	c := make([]uint16, r.e)
 	for j, sl := range slots {
@@ -264,7 +264,7 @@ func (r *refCache[C]) load(dst []float32, scale float32, ds Strides, src []C, ss
 
 func (r *refCache[C]) shift(tab Table[float32], cache []C, scale float32, cs Strides, slots []int64, delta []int32) {
 	const fn = "Shift"
-	rows := r.rows(fn, "cs", cs, len(cache))
+	rows := r.rows(fn, "c", cs, len(cache))
 	if len(delta) != len(slots) {
 		r.fail(fn, "len(delta) = %d: want len(slots) = %d", len(delta), len(slots))
 	}
@@ -276,7 +276,7 @@ func (r *refCache[C]) shift(tab Table[float32], cache []C, scale float32, cs Str
 	for j := range slots {
 		r.slot(fn, slots, j, rows)
 	}
-	r.cacheHeads(fn, "cs", cs, slots)
+	r.cacheHeads(fn, "c", cs, slots)
 	r.scale(fn, scale)
 	c := make([]uint16, r.e)
 	y := make([]float32, r.hd)
@@ -463,7 +463,7 @@ func refCacheSuite[C CacheElem](t *testing.T, dtype string, hd, rd int, layout s
 	k := newRef[float32]("f32", hd, rd, layout, attn, mutation{}, backends...)
 	newRefCache[C](&k, dtype, m)
 	s := mustSuite(t, k)
-	cs, err := newCacheSuite(s, k.Cache.(*Cache[C]))
+	cs, err := newCacheSuite(s, k.Caches[0].(*Cache[C]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1233,8 +1233,8 @@ func checkParallel[T Elem](t tb, s *suite[T]) {
 		pt.ApplySeqParallel(x, []int32{0, int32(s.tab.Len())}, 2)
 		return nil
 	}()
-	if msg, _ := r.(string); !regexp.MustCompile(`\bApplySeqParallel\b.*pos\[1\]`).MatchString(msg) {
-		t.Errorf("ApplySeqParallel with pos[1] = Len(): panic %v, want a message naming ApplySeqParallel and pos[1]", r)
+	if msg, _ := r.(string); !regexp.MustCompile(`\bApplySeqParallel\b.*` + regexp.QuoteMeta(s.posAt(1))).MatchString(msg) {
+		t.Errorf("ApplySeqParallel with pos[1] = Len(): panic %v, want a message naming ApplySeqParallel and %s", r, s.posAt(1))
 	}
 	if s.firstDiff(x, x0) >= 0 {
 		t.Errorf("ApplySeqParallel changed x before it panicked")

@@ -428,6 +428,25 @@ func (s *suite[T]) normK(n int) (rot, pass float64) {
 
 // runNorm runs the QK-norm checks as subtests of t, or logs that k has no
 // ApplyNormQK.
+// RunNorm runs only the QK-norm checks of Run on k: for a second model of a
+// package's shape, with a norm or an ε of its own, whose other checks Run
+// has done on the first.
+func RunNorm[T Elem](t *testing.T, k Kernel[T]) {
+	t.Helper()
+	s, err := newSuite(k)
+	if err != nil {
+		t.Fatalf("verify: invalid Kernel: %v", err)
+	}
+	if len(k.Backends) > 0 {
+		k.Backends[0].Use()
+		defer k.Backends[0].Use()
+	}
+	if err := s.buildTable(); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	runNorm(t, s)
+}
+
 func runNorm[T Elem](t *testing.T, s *suite[T]) {
 	t.Helper()
 	ok, err := s.normState()
@@ -1150,8 +1169,8 @@ func checkNormPanics[T Elem](t tb, s *suite[T]) {
 	cases = append(cases,
 		pcase{[]string{"qs.Heads"}, []int{0}, "qs.Heads = 0", Strides{0, hd, 2 * hd}, good, qn, kn, []int32{0, 1}, 0},
 		pcase{[]string{"ks.Head"}, []int{-1}, "ks.Head = -1", good, Strides{2, -1, 2 * hd}, qn, kn, []int32{0, 1}, 0},
-		pcase{[]string{"pos[1]"}, []int{L}, "pos[1] = Len()", good, good, qn, kn, []int32{0, int32(L)}, 0},
-		pcase{[]string{"pos[0]"}, []int{-1}, "pos[0] = -1", good, good, qn, kn, []int32{-1}, 0},
+		pcase{[]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, qn, kn, []int32{0, int32(L)}, 0},
+		pcase{[]string{s.posAt(0)}, []int{-1}, "pos[0] = -1", good, good, qn, kn, []int32{-1}, 0},
 		pcase{[]string{"qs", "ks"}, []int{hd}, "k on q's second head in one buffer", good, good, qn, kn, []int32{0}, hd},
 	)
 	for _, c := range cases {

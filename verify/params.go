@@ -271,8 +271,8 @@ func checkParamsRange[T Elem](t tb, s *suite[T]) {
 				t.Fatalf("range [%d, %d): Apply at %d: panic %v %q, want one naming Apply, %d and the range", c.start, c.start+c.n, p, ok, msg, p)
 			}
 			msg, ok = catch(func() { r.ApplySeq(append(x, x...), []int32{int32(c.start), int32(p)}) })
-			if !ok || !wordRE("ApplySeq").MatchString(msg) || !strings.Contains(msg, "pos[1]") || !numRE(p).MatchString(msg) {
-				t.Fatalf("range [%d, %d): ApplySeq at %d: panic %v %q, want one naming pos[1] = %d", c.start, c.start+c.n, p, ok, msg, p)
+			if !ok || !wordRE("ApplySeq").MatchString(msg) || !strings.Contains(msg, s.posAt(1)) || !numRE(p).MatchString(msg) {
+				t.Fatalf("range [%d, %d): ApplySeq at %d: panic %v %q, want one naming %s = %d", c.start, c.start+c.n, p, ok, msg, s.posAt(1), p)
 			}
 		}
 	}
@@ -435,13 +435,15 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 	}
 	last := s.hf - 1
 	cases := []pcase{
-		{"NaN θ", func() { k.NewTableParams(with(last, math.NaN()), 1, k.Axis, 4) }, []string{"NewTableParams", fmt.Sprintf("Freqs[%d]", last), "NaN"}},
-		{"negative θ", func() { k.NewTableParams(with(0, -0.5), 1, k.Axis, 4) }, []string{"NewTableParams", "Freqs[0]", "-0.5"}},
-		{"infinite θ", func() { k.NewTableRange(with(0, math.Inf(1)), 1, k.Axis, 0, 4) }, []string{"NewTableRange", "Freqs[0]", "+Inf"}},
+		// New(Params) refuses bad numbers with an error naming the field;
+		// NewTableParams and NewTableRange panic with it.
+		{"NaN θ", func() { k.NewTableParams(with(last, math.NaN()), 1, k.Axis, 4) }, []string{"New", fmt.Sprintf("Freqs[%d]", last), "NaN"}},
+		{"negative θ", func() { k.NewTableParams(with(0, -0.5), 1, k.Axis, 4) }, []string{"New", "Freqs[0]", "-0.5"}},
+		{"infinite θ", func() { k.NewTableRange(with(0, math.Inf(1)), 1, k.Axis, 0, 4) }, []string{"New", "Freqs[0]", "+Inf"}},
 		{"overflowing angle", func() { k.NewTableRange(with(0, 1e300), 1, k.Axis, 1<<30, 2) }, []string{"NewTableRange", "Freqs[0]", "1e+300"}},
-		{"zero A", func() { k.NewTableParams(good, 0, k.Axis, 4) }, []string{"NewTableParams", "Attn", "0"}},
-		{"NaN A", func() { k.NewTableRange(good, math.NaN(), k.Axis, 3, 4) }, []string{"NewTableRange", "Attn", "NaN"}},
-		{"negative maxPos", func() { k.NewTableParams(good, 1, k.Axis, -1) }, []string{"NewTableParams", "maxPos", "-1"}},
+		{"zero A", func() { k.NewTableParams(good, 0, k.Axis, 4) }, []string{"New", "Attn", "0"}},
+		{"NaN A", func() { k.NewTableRange(good, math.NaN(), k.Axis, 3, 4) }, []string{"New", "Attn", "NaN"}},
+		{"negative maxPos", func() { k.NewTableParams(good, 1, k.Axis, -1) }, []string{"NewTable", "-1"}},
 		{"negative start", func() { k.NewTableRange(good, 1, k.Axis, -2, 4) }, []string{"NewTableRange", "start", "-2"}},
 		{"negative n", func() { k.NewTableRange(good, 1, k.Axis, 2, -4) }, []string{"NewTableRange", "-4"}},
 		{"overflowing range", func() { k.NewTableRange(good, 1, k.Axis, math.MaxInt-1, 4) }, []string{"NewTableRange", "start"}},
@@ -449,7 +451,7 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 	if k.Axes > 1 {
 		bad := slices.Clone(k.Axis)
 		bad[2] = uint8(k.Axes)
-		cases = append(cases, pcase{"axis out of range", func() { k.NewTableParams(good, 1, bad, 4) }, []string{"NewTableParams", "Axis[2]", "want < Axes"}})
+		cases = append(cases, pcase{"axis out of range", func() { k.NewTableParams(good, 1, bad, 4) }, []string{"New", "Axis[2]", "want < Axes"}})
 	}
 	if k.NilTable != nil {
 		x := make([]T, s.hd)
@@ -573,8 +575,8 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 		pos   []int32
 		words []string
 	}{
-		{"too many", make([]int32, 10), []string{"Set", "len(pos) = 10", "9"}},
-		{"negative", []int32{0, -3}, []string{"Set", "pos[1] = -3"}},
+		{"too many", make([]int32, 10), []string{"Set", fmt.Sprintf("len(pos) = %d", s.posLen(10)), "9"}},
+		{"negative", []int32{0, -3}, []string{"Set", s.posAt(1) + " = -3"}},
 	} {
 		msg, ok := catch(func() { b.Set(c.pos) })
 		if !ok {

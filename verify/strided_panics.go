@@ -103,9 +103,9 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		one("s.Token", []int{hd - 1}, "one head per token, Token HeadDim−1", Strides{1, hd, hd - 1}, 2*hd-1, p(0, 1))
 		one("s", []int{4*hd - 1, 4 * hd}, "a view one element past len(x)", Strides{2, hd, 2 * hd}, 4*hd-1, p(0, 1))
 		one("s", []int{6 * hd, 6*hd + 1}, "a head-major view one element past len(x)", Strides{2, 3*hd + 1, hd}, 6*hd, p(0, 1, 2))
-		one("pos[1]", []int{L}, "pos[1] = Len()", Strides{2, hd, 2 * hd}, 4*hd, p(0, L))
-		one("pos[0]", []int{-1}, "pos[0] = -1", Strides{2, hd, 2 * hd}, 2*hd, p(-1))
-		one("pos[2]", []int{math.MinInt32}, "pos[2] = MinInt32", Strides{1, hd, hd}, 3*hd, p(3, 1, math.MinInt32))
+		one(s.posAt(1), []int{L}, "pos[1] = Len()", Strides{2, hd, 2 * hd}, 4*hd, p(0, L))
+		one(s.posAt(0), []int{-1}, "pos[0] = -1", Strides{2, hd, 2 * hd}, 2*hd, p(-1))
+		one(s.posAt(2), []int{math.MinInt32}, "pos[2] = MinInt32", Strides{1, hd, hd}, 3*hd, p(3, 1, math.MinInt32))
 	}
 
 	// ApplyQK.
@@ -128,7 +128,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		two([]string{"ks.Token"}, []int{2*hd - 1}, "token-major k, Token one short", good, Strides{2, hd, 2*hd - 1}, 4*hd, 4*hd-1, p(0, 1))
 		two([]string{"qs"}, []int{4*hd - 1, 4 * hd}, "q's view one element past len(q)", good, good, 4*hd-1, 4*hd, p(0, 1))
 		two([]string{"ks"}, []int{4*hd - 1, 4 * hd}, "k's view one element past len(k)", good, good, 4*hd, 4*hd-1, p(0, 1))
-		two([]string{"pos[1]"}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
+		two([]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
 		shared := func(values []int, what string, qs, ks Strides, n, qoff, koff int, pos []int32) {
 			b, same := buf(n)
 			cases = append(cases, spCase{fn, []string{"qs", "ks"}, values, what, func() { s.k.ApplyQK(s.tab, b[qoff:], qs, b[koff:], ks, pos) }, same})
@@ -138,7 +138,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		shared([]int{0}, "q and k the same view", Strides{2, hd, 2 * hd}, Strides{2, hd, 2 * hd}, 4*hd, 0, 0, p(1, 2))
 		shared([]int{hd}, "k on q's second head", Strides{2, hd, 3 * hd}, Strides{1, hd, 3 * hd}, 6*hd, 0, hd, p(0, 1))
 		b, same := buf(8 * hd)
-		cases = append(cases, spCase{fn, []string{"pos[1]"}, []int{L}, "fused q and k, pos[1] = Len()",
+		cases = append(cases, spCase{fn, []string{s.posAt(1)}, []int{L}, "fused q and k, pos[1] = Len()",
 			func() { s.k.ApplyQK(s.tab, b, Strides{2, hd, 4 * hd}, b[2*hd:], Strides{1, hd, 4 * hd}, p(1, L)) }, same})
 	}
 
@@ -175,8 +175,8 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		to([]string{"ds.Head"}, []int{2*hd - 1}, "head-major dst over 2 tokens, Head one short", Strides{2, 2*hd - 1, hd}, good, 4*hd, 4*hd, p(0, 1))
 		to([]string{"ds"}, []int{4*hd - 1, 4 * hd}, "dst's view one element past len(dst)", good, good, 4*hd-1, 4*hd, p(0, 1))
 		to([]string{"ss"}, []int{4*hd - 1, 4 * hd}, "src's view one element past len(src)", good, good, 4*hd, 4*hd-1, p(0, 1))
-		to([]string{"pos[1]"}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
-		to([]string{"pos[0]"}, []int{-7}, "pos[0] = -7", good, good, 4*hd, 4*hd, p(-7, 0))
+		to([]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
+		to([]string{s.posAt(0)}, []int{-7}, "pos[0] = -7", good, good, 4*hd, 4*hd, p(-7, 0))
 	}
 
 	for _, c := range cases {

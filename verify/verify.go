@@ -190,10 +190,10 @@ type Kernel[T Elem] struct {
 	// (docs/contract.md §10; see Norm), for a package generated with
 	// -qk-norm; nil otherwise.
 	Norm *Norm[T]
-	// Cache describes the KV-cache forms of a package with -out-dtype
-	// (ApplyStore, Store, Load, Shift): a *Cache[uint16] or *Cache[uint8];
-	// nil otherwise. Run checks them (runCache) and Bench measures them.
-	Cache any
+	// Caches describe the KV-cache forms of a package with cache types
+	// (ApplyStore, Store, Load, Shift), one *Cache[C] per type; nil
+	// otherwise. Run checks them (runCache) and Bench measures them.
+	Caches []CacheForms
 	// Backends lists the dispatch levels available on this machine, best
 	// first; Backends[0] is the default and the last one is the pure-Go
 	// reference the others must match bit for bit. Run and Bench make
@@ -448,6 +448,17 @@ func (s *suite[T]) out(e entry, x []T, pos int) []T {
 	s.call(e, y, pos, seq)
 	return y
 }
+
+// posAt names position j of a call whose tokens the suite passes one
+// position each as the package's message does: pos[j], or in a multi-axis
+// package, whose entry points take Axes positions per token (a text token's
+// all equal), pos[j·Axes].
+func (s *suite[T]) posAt(j int) string {
+	return fmt.Sprintf("pos[%d]", j*max(1, s.k.Axes))
+}
+
+// posLen is len(pos) as the package counts it for a call of n tokens.
+func (s *suite[T]) posLen(n int) int { return n * max(1, s.k.Axes) }
 
 // pairIndices returns the pair indices of docs/contract.md §2.
 func pairIndices(rotaryDim int, layout string) (pa, pb []int) {
