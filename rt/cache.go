@@ -12,7 +12,8 @@ import (
 // the constructor of its type (F16Cache, Q80Cache, …: one per cache type
 // the package has); the zero Cache is no cache and panics where one is
 // used. A Cache is a small value: pass it by value, make one per call if you
-// like.
+// like. The entry points that use it check its view (every field positive,
+// the rows it gives its buffer, its heads apart) and name what is wrong.
 type Cache struct {
 	kind  uint8
 	s     Strides
@@ -74,11 +75,6 @@ func (r *Rotary) cacheHead(kind uint8) int {
 	return r.hd
 }
 
-// checkStrides panics, naming fn, unless every field of s is positive.
-func checkStrides(fn string, s Strides) {
-	checkView(fn, "s", s, 0, 0, 1, "")
-}
-
 // cacheOp is a Cache bound to a Rotary's shape and the active backend's
 // kernels for its type: the cache forms' steps, each one kernel call over n
 // heads.
@@ -93,7 +89,8 @@ type cacheOp struct {
 }
 
 // cacheOp binds c (named what in messages) to r: it panics, naming fn, for
-// the zero Cache or a type the package has no kernels for at r's shape.
+// the zero Cache, a type the package has no kernels for at r's shape, or an
+// e4m3 scale that is not finite and > 0.
 func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if c.kind == 0 {
 		panicf("%s: %s is the zero Cache: want one from a cache type's constructor (F16Cache, Q80Cache, …)", fn, what)
@@ -116,6 +113,9 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	}
 	if !ok {
 		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
+	}
+	if c.kind == cacheE4M3 && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
+		panicf("%s: %s's scale = %v: want a finite scale > 0", fn, what, c.scale)
 	}
 	return o
 }
@@ -301,7 +301,7 @@ func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, po
 	const fn = "Table.ApplyStore"
 	w := t.seq(fn, pos)
 	if w.n != len(slots) {
-		panicf("%s: len(pos) = %d: want len(slots)·Axes = %d (Axes = %d)", fn, len(pos), len(slots)*t.r.axes, t.r.axes)
+		panicLen(fn, len(pos), "len(slots)", len(slots), t.r.axes)
 	}
 	t.r.applyStore(fn, &w, &c, slots, src, ss)
 }
@@ -321,9 +321,9 @@ func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
 
 func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []float32, ss Strides) {
 	o := r.cacheOp(fn, "c", c)
+	o.check(fn, "c", slots)
 	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
 	checkHeads(fn, "c", c.s, "ss", ss)
-	o.check(fn, "c", slots)
 	var buf *[]float32
 	var sp []float32
 	if o.bytes != nil {
@@ -339,6 +339,15 @@ func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []f
 		scratchPool.Put(buf)
 	}
 	w.done()
+}
+
+// panicLen panics for len(pos) = n where slots (named what) has m entries:
+// a position per axis of each token.
+func panicLen(fn string, n int, what string, m, axes int) {
+	if axes == 1 {
+		panicf("%s: len(pos) = %d: want %s = %d", fn, n, what, m)
+	}
+	panicf("%s: len(pos) = %d: want %s·Axes = %d (%s = %d, Axes = %d)", fn, n, what, m*axes, what, m, axes)
 }
 
 // checkTokens checks a float32 token view of tokens tokens, named what.
@@ -367,9 +376,9 @@ func (r *Rotary) Store(c Cache, slots []int64, src []float32, ss Strides) {
 func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Strides) {
 	r.checkNil(fn)
 	o := r.cacheOp(fn, "c", &c)
+	o.check(fn, "c", slots)
 	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
 	checkHeads(fn, "c", c.s, "ss", ss)
-	o.check(fn, "c", slots)
 	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
 		o.store(cOff, cs, src[xOff:], xs, n, false)
 	})
@@ -390,9 +399,9 @@ func (r *Rotary) Load(dst []float32, ds Strides, c Cache, slots []int64) {
 func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int64) {
 	r.checkNil(fn)
 	o := r.cacheOp(fn, "c", &c)
+	o.check(fn, "c", slots)
 	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
 	checkHeads(fn, "ds", ds, "c", c.s)
-	o.check(fn, "c", slots)
 	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
 		o.load(dst[xOff:], xs, cOff, cs, n, false)
 	})
@@ -492,4 +501,26 @@ func sameMemory[A, B any](a []A, b []B) bool {
 	var za A
 	var zb B
 	return pa < pb+uintptr(len(b))*unsafe.Sizeof(zb) && pb < pa+uintptr(len(a))*unsafe.Sizeof(za)
+}
+
+// genericHalf returns the pure Go kernels of a uint16 cache type with the
+// conversions narrow and widen.
+func genericHalf(hd, rd int, fwd rotKernel, narrow func(float32) uint16, widen func(uint16) float32) halfKernels {
+	to := func(d []uint16, s []float32) {
+		for i, v := range s {
+			d[i] = narrow(v)
+		}
+	}
+	from := func(d []float32, s []uint16) {
+		for i, v := range s {
+			d[i] = widen(v)
+		}
+	}
+	return halfKernels{
+		store:      func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, to) },
+		storeShift: func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, to) },
+		load:       func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, from) },
+		loadShift:  func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, from) },
+		to:         genericTo(hd, fwd, narrow),
+	}
 }

@@ -5,13 +5,9 @@ import "math"
 // E4M3Cache returns the view s of buf as a cache of OCP FP8 e4m3fn bytes
 // with the per-tensor scale: a value x is stored as e4m3(x/scale), rounded
 // to nearest even, saturating at ±448, a NaN staying a NaN, and read back
-// as e4m3·scale. It panics unless every field of s is positive and scale is
-// finite and > 0.
+// as e4m3·scale. The entry points that use it check that scale is finite
+// and > 0.
 func E4M3Cache(buf []uint8, s Strides, scale float32) Cache {
-	checkStrides("E4M3Cache", s)
-	if !(scale > 0) || scale > math.MaxFloat32 {
-		panicf("E4M3Cache: scale = %v: want a finite scale > 0", scale)
-	}
 	return Cache{kind: cacheE4M3, s: s, u8: buf, scale: scale}
 }
 

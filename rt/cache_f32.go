@@ -2,8 +2,7 @@ package rt
 
 // F32Cache returns the view s of buf as a cache of float32 values: stored
 // and read back as they are; ApplyStore writes the rotated keys, Shift turns
-// them in place. It panics unless every field of s is positive.
+// them in place.
 func F32Cache(buf []float32, s Strides) Cache {
-	checkStrides("F32Cache", s)
 	return Cache{kind: cacheF32, s: s, f32: buf}
 }

@@ -157,6 +157,43 @@ type backend struct {
 // pure Go one is always last. active is the one in use: tests make each in
 // turn active; nothing else changes it.
 var (
-	backends = append(archBackends(), genericBackend())
+	backends = complete(append(archBackends(), genericBackend()))
 	active   = &backends[0]
 )
+
+// complete gives every backend of bs each kernel it lacks that the last,
+// pure Go, one has (the same bits, slower), but those a backend may lack:
+// the rows kernels, fill, rotTo and the fused shift kernels, which the
+// run-time does without. So a kernel the pure Go backend has is a kernel
+// every backend has.
+func complete(bs []backend) []backend {
+	g := &bs[len(bs)-1]
+	for i := range bs[:len(bs)-1] {
+		for s := range bs[i].shapes {
+			k, gk := &bs[i].shapes[s], &g.shapes[s]
+			if k.fwd == nil || k.inv == nil {
+				k.fwd, k.inv, k.fwdRows, k.invRows = gk.fwd, gk.inv, nil, nil
+			}
+			for v := range k.norm {
+				if k.norm[v] == nil || k.normOnly[v] == nil {
+					k.norm[v], k.normOnly[v] = gk.norm[v], gk.normOnly[v]
+				}
+			}
+			for c := range k.half {
+				h, gh := &k.half[c], &gk.half[c]
+				if h.store == nil || h.storeShift == nil || h.load == nil || h.loadShift == nil {
+					h.store, h.storeShift, h.load, h.loadShift = gh.store, gh.storeShift, gh.load, gh.loadShift
+				}
+				if h.to == nil {
+					h.to = gh.to
+				}
+			}
+			for c := range k.bytes {
+				if b := &k.bytes[c]; b.store == nil || b.storeShift == nil || b.load == nil || b.loadShift == nil {
+					*b = gk.bytes[c]
+				}
+			}
+		}
+	}
+	return bs
+}

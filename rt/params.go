@@ -259,6 +259,26 @@ func (r *Rotary) checkNorm() error {
 	return nil
 }
 
+// checkWeights panics unless the weight slice named name has the values
+// r's QK-norm takes for the view s, named view.
+func (r *Rotary) checkWeights(fn, name string, n int, view string, s Strides) {
+	kind, token := r.nv/4, r.nv%4/normToken == 1
+	switch {
+	case kind == normL2:
+		if n != 0 {
+			panicf("%s: len(%s) = %d: want nil: QK-norm l2 has no weights", fn, name, n)
+		}
+	case token:
+		if n != s.Heads*r.hd {
+			panicf("%s: len(%s) = %d: want %s.Heads·HeadDim = %d (QK-norm %s over a token's heads, HeadDim = %d)", fn, name, n, view, s.Heads*r.hd, normKinds[kind], r.hd)
+		}
+	default:
+		if n != r.hd {
+			panicf("%s: len(%s) = %d: want HeadDim = %d (QK-norm %s over each head)", fn, name, n, r.hd, normKinds[kind])
+		}
+	}
+}
+
 // maxOf returns the largest value of f, 0 for none.
 func maxOf(f []float64) float64 {
 	m := 0.0

@@ -40,7 +40,7 @@ func (t *Table) Prep(s Step, pos []int32) {
 	const fn = "Table.Prep"
 	w := t.seq(fn, pos)
 	if w.n != len(s.Slots) {
-		panicf("%s: len(pos) = %d: want len(s.Slots)·Axes = %d (Axes = %d)", fn, len(pos), len(s.Slots)*t.r.axes, t.r.axes)
+		panicLen(fn, len(pos), "len(s.Slots)", len(s.Slots), t.r.axes)
 	}
 	t.r.prep(fn, &w, &s)
 }

@@ -53,6 +53,7 @@ func installRef() {
 	backends = []backend{alt, gen}
 	active = &backends[0]
 	testDefault = refParams(refShapes[0], 10000)
+	testDefault.NormKind, testDefault.NormScope, testDefault.NormEps = "rms", "head", 1e-6
 }
 
 // refParams are the Params of shape s with θ_i = base^(−2i/R).

@@ -22,8 +22,12 @@ type (
 	comp = float32
 )
 
-// pkgName begins every panic message and error.
-const pkgName = "rt"
+// pkgName begins every panic message and error; dtypeName names elem as
+// -dtype does.
+const (
+	pkgName   = "rt"
+	dtypeName = "f32"
+)
 
 // shapeList holds the shapes the package has kernels for, in the order of
 // backend.shapes.

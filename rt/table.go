@@ -53,7 +53,14 @@ func (r *Rotary) newTable(fn string, start, n int) *Table {
 	for i, v := range freqs {
 		// Every angle must be finite (and so has a sine and a cosine).
 		if n > 0 && math.IsInf(float64(float64(start+n-1)*v), 0) {
-			panicf("%s: θ_%d = %v: the angle at position %d overflows; want (start+n−1)·θ_i finite", fn, i, v, start+n-1)
+			name := "Freqs"
+			switch {
+			case r.p.LongFreqs != nil && &freqs[0] == &r.p.LongFreqs[0]:
+				name = "LongFreqs"
+			case &freqs[0] != &r.p.Freqs[0]:
+				name = "the dynamic NTK frequencies"
+			}
+			panicf("%s: %s[%d] = %v: the angle at position %d overflows; want (start+n−1)·θ_i finite", fn, name, i, v, start+n-1)
 		}
 	}
 	for k := range n {

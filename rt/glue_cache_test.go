@@ -1,0 +1,47 @@
+package rt
+
+import "github.com/ropegen/ropegen/verify"
+
+// cacheOf describes r's forms of the cache type dtype to verify: mk makes a
+// Cache of that type from a buffer, its view and (e4m3) its scale.
+func cacheOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Strides, scale float32) Cache) verify.CacheForms {
+	return &verify.Cache[C]{
+		DType:     dtype,
+		CacheHead: r.CacheHead(dtype),
+		ApplyStore: func(t verify.Table[float32], dst []C, scale float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides, pos []int32) {
+			tableOf(t).ApplyStore(mk(dst, Strides(ds), scale), slots, src, Strides(ss), textPos(t, pos))
+		},
+		Store: func(dst []C, scale float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
+			r.Store(mk(dst, Strides(ds), scale), slots, src, Strides(ss))
+		},
+		Load: func(dst []float32, scale float32, ds verify.Strides, src []C, ss verify.Strides, slots []int64) {
+			r.Load(dst, Strides(ds), mk(src, Strides(ss), scale), slots)
+		},
+		Shift: func(t verify.Table[float32], c []C, scale float32, cs verify.Strides, slots []int64, delta []int32) {
+			tableOf(t).Shift(mk(c, Strides(cs), scale), slots, delta)
+		},
+		BatchApplyStore: func(b verify.Batch[float32], dst []C, scale float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
+			batchOf(b).ApplyStore(mk(dst, Strides(ds), scale), slots, src, Strides(ss))
+		},
+	}
+}
+
+// narrowOf describes the rotate-and-narrow kernels of r's uint16 cache
+// type dtype ("f16" or "bf16") on every assembly backend to
+// verify.NarrowExhaustive: at position 0, whose row holds C = A and S = ±0.
+func narrowOf(r *Rotary, dtype string) verify.Narrowing {
+	i := map[string]int{"f16": 0, "bf16": 1}[dtype]
+	tab := r.NewTable(1)
+	n := verify.Narrowing{OutDType: dtype, HeadDim: r.hd, AttentionFactor: r.p.Attn}
+	for p := range r.rd / 2 {
+		n.Firsts = append(n.Firsts, map[bool]int{false: 2 * p, true: p}[r.neox])
+	}
+	for bi := range backends[:len(backends)-1] {
+		b := &backends[bi]
+		to := b.shapes[r.si].half[i].to
+		n.Backends = append(n.Backends, verify.NarrowBackend{Name: b.name, To: func(dst []uint16, src []float32) {
+			to(dst, r.hd, src, r.hd, len(src)/r.hd, tab.row(0))
+		}})
+	}
+	return n
+}
