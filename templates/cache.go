@@ -38,26 +38,14 @@ type CacheKernel struct {
 	// Cache is the cache type: "f16", "bf16", "e4m3" or "q8_0"; About it in
 	// words.
 	Cache, About string
-	// Var is the name of the cacheKernels value (cacheNEON); Fwd the
-	// package's NEON forward kernel, whose copy-then-rotate is rotTo for
-	// e4m3 and q8_0 ("" for f16 and bf16, whose keys go through the
-	// rotate-and-narrow kernel).
-	Var, Fwd string
 	// Funcs are the store and load kernels: of HeadDim values, and when
 	// Shift touches fewer, of that many (Kind "storeShift", "loadShift").
 	Funcs []CacheFunc
-	// Fields are the cacheKernels fields the Var sets and their values,
-	// in order (storeShift is store's kernel when Shift touches every
-	// value; rotTo for e4m3 and q8_0).
-	Fields []CacheField
 	// K holds the registers of the constants; Consts sets them, each
 	// before a function's head loop.
 	K      CacheConsts
 	Consts []Const
 }
-
-// CacheField is one field of the cacheKernels value and its value.
-type CacheField struct{ Kind, Name string }
 
 // CacheConsts are the vector constants' registers (every .4S lane of VReg
 // holding the value named), 0 where the cache type needs none.

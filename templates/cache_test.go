@@ -8,7 +8,7 @@ import (
 // cacheKernel is a hand-made e4m3 kernel of 22-value heads: one 16-value
 // loop iteration, then chunks of 4 and 2.
 func cacheKernel() *CacheKernel {
-	k := &CacheKernel{Header: "// header", Package: "p", Cache: "e4m3", About: "bytes", Var: "cacheNEON", Fwd: "applyNEON"}
+	k := &CacheKernel{Header: "// header", Package: "p", Cache: "e4m3", About: "bytes"}
 	k.K = CacheConsts{Abs: 16, Max: 17, One: 18, Round: 19, Rebias: 20, Magic: 21, Normal: 22, Inf: 23, NaN: 24, High: 25, Eight: 26, Exp: 27, Sub: 28, QNaN: 29, Scale: 31}
 	k.Consts = []Const{{Reg: 16, Value: 0x7fffffff, What: "abs"}}
 	for _, store := range []bool{true, false} {
@@ -17,7 +17,6 @@ func cacheKernel() *CacheKernel {
 			f.Name, f.Kind, f.DstShift, f.SrcShift = "l", "load", 2, 0
 		}
 		k.Funcs = append(k.Funcs, f)
-		k.Fields = append(k.Fields, CacheField{f.Kind, f.Name})
 	}
 	return k
 }

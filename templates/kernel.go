@@ -115,21 +115,15 @@ type Kernel struct {
 	// "IEEE binary16 (bits in uint16)".
 	About string
 
-	// Cache names the package's cacheKernels value for NEON ("cacheNEON",
-	// defined in rope_cache_arm64.go), which archBackends puts in the
-	// backend's cache field; "" when the package has no cache type.
-	Cache string
-
 	// Funcs are the functions to emit: the forward kernel, the inverse,
 	// then, with OutDType, the rotate-and-narrow kernel. Empty when there
 	// are no NEON kernels for the package (rope_arm64.go then offers no
 	// assembly backend, and rope_arm64.s is not written).
 	Funcs []Func
 
-	// Norm, when not nil, is the QK-norm kernel (norm.go): its own
-	// template writes it; rope_arm64.go.tmpl declares it and sets the
-	// backend's norm field.
-	Norm *Norm
+	// Norms are the shape's QK-norm kernels (norm.go): their own template
+	// writes them; rope_arm64.go.tmpl declares them.
+	Norms []*Norm
 }
 
 // MaxPreload is the most blocks whose table values stay in registers: 10

@@ -7,10 +7,10 @@ package templates
 //
 // # The computation
 //
-//	func applyNormNEON(x []T, stride, n int, r *[RowLen]C, w []C)
+//	func applyNormRMSHeadNEONS(x []T, stride, n int, r *C, w []C, eps float64)
 //
 // normalizes and rotates the n heads of x, head h at x[h·stride:][:HeadDim],
-// with table row r and weights w: each head alone with the HeadDim weights
+// with table row r (RowLen values), ε = eps and weights w: each head alone with the HeadDim weights
 // w, or (Token) the n heads as one vector, head h weighted by
 // w[h·HeadDim:]; Kind "l2" reads no weights. A head goes through a scratch
 // head on the stack (Frame bytes, the compute type C), in passes:
@@ -22,7 +22,8 @@ package templates
 //	           2, 3; V26 4, 5; V27 6, 7), each square exact (float32 C) or
 //	           rounded (float64), each sum rounded, in increasing j
 //	combine    V24+V26, V25+V27, their sum, FADDP: ((s0+s4)+(s2+s6)) +
-//	           ((s1+s5)+(s3+s7)); then /count (SCVTFD), +ε, FSQRTD, 1/q,
+//	           ((s1+s5)+(s3+s7)); then /count (SCVTFD), +ε (the eps
+//	           argument, at 72(FP)), FSQRTD, 1/q,
 //	           FCVTDS for float32: r in lane 0 of V28
 //	scale      y = fl(fl(x·r)·w) (FMUL by element, then FMUL), gemma
 //	           fl(1 + w) first (FADD with V29 = 1), l2 fl(x·r) alone
@@ -48,14 +49,14 @@ package templates
 // V30 and V31 the bf16 constants.
 type Norm struct {
 	Header string // the first line of the file
-	Name   string // "applyNormNEON"
+	Name   string // "applyNormRMSHeadNEONH128N"
 	// OnlyName is the norm alone, without the rotation (r unused; the
 	// separate pass tests and benchmarks compare Name with):
-	// "applyNormOnlyNEON". The file holds both.
+	// "applyNormOnlyRMSHeadNEONH128N". The file holds both.
 	OnlyName string
-	Params   string // Go parameter list, with rowLen
-	AsmArgs  string // the same with RowLen spelled out, for the comment
-	ArgSize  int    // 72: a slice, two ints, a pointer, a slice
+	Params   string // Go parameter list
+	AsmArgs  string // the same, for the comment above TEXT
+	ArgSize  int    // 80: a slice, two ints, a pointer, a slice, eps (a float64 at 72)
 	// Frame is the bytes of the scratch head, HeadDim·TableSize, and of one
 	// head's weights (token scope: the weights pointer's step per head).
 	Frame int
@@ -73,7 +74,6 @@ type Norm struct {
 	Arr, GoArr         string // the compute type's full arrangement: "4S"/"S4" or "2D"/"D2"
 	FP                 string // its scalar width: "S" or "D"
 	Widen, Narrow      string // as Body's: "fcvtl", "shll" or ""; "fcvtn", "bf16" or ""
-	EpsBits            uint64 // ε as float64 bits
 
 	// Vecs full registers of compute values cover a head; Tail2 says two
 	// more values follow (float32 with HeadDim ≡ 2 mod 4).

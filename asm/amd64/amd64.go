@@ -18,17 +18,21 @@
 // time; the only run-time loop is over heads, except in heads longer than
 // unrollMax values, whose full-width blocks loop over chunks.
 //
-// The kernels rotate n heads at a run-time element stride (docs/contract.md):
+// The kernels rotate n heads at a run-time element stride (docs/contract.md;
+// the run-time's kernel ABI, rt/kernels.go), every name ending in the
+// level's suffix and then the shape's (Kernel.Suffix):
 //
-//	func applyAVX2(x []T, stride, n int, r *[2R]C)        // fwd; inv alike
-//	func applyRowsAVX2(x []T, stride, n int, rows []C)    // a row per head; inv alike
-//	func applyToAVX2(dst []O, dstStride int, src []T, srcStride int, n int, r *[2R]C)
+//	func applyAVX2S(x []T, stride, n int, r *C)           // fwd; inv alike
+//	func applyRowsAVX2S(x []T, stride, n int, rows []C)   // a row per head; inv alike
+//	func applyToF16AVX2S(dst []O, dstStride int, src []T, srcStride int, n int, r *C)
 //
-// and, with a QK-norm (Kernel.Norm, norm.go), the fused norm and rotation
-// and the norm alone:
+// and, for each of the shape's QK-norms (Kernel.Norms, norm.go), the fused
+// norm and rotation and the norm alone:
 //
-//	func applyNormAVX2(x []T, stride, n int, r *[2R]C, w []C)
-//	func applyNormOnlyAVX2(x []T, stride, n int, r *[2R]C, w []C)
+//	func applyNormRMSHeadAVX2S(x []T, stride, n int, r *C, w []C, eps float64)
+//	func applyNormOnlyRMSHeadAVX2S(x []T, stride, n int, r *C, w []C, eps float64)
+//
+// where r points at a table row of 2R values.
 //
 // Head h is x[h·stride:][:HeadDim]; a rows kernel turns it by the table row
 // rows[h·2R:][:2R] (one head of a head-major view along consecutive
@@ -40,6 +44,7 @@ package amd64
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
@@ -51,22 +56,28 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// Kernel is the geometry and the types of one generated kernel.
+// Kernel is the geometry and the types of one shape's kernels.
 type Kernel struct {
-	HeadDim   int    // values per head
-	RotaryDim int    // leading values of each head that rotate
-	NeoX      bool   // pairs (i, i+R/2) instead of (2i, 2i+1)
-	DType     string // element type of x: "f32", "f64", "f16", "bf16"
-	OutDType  string // with a value, also emit "To" kernels narrowing f32 to it
-	Norm      *Norm  // with a value, also emit "norm" kernels (norm.go)
+	HeadDim   int      // values per head
+	RotaryDim int      // leading values of each head that rotate
+	NeoX      bool     // pairs (i, i+R/2) instead of (2i, 2i+1)
+	DType     string   // element type of x: "f32", "f64", "f16", "bf16"
+	Suffix    string   // appended to every function name (after the level's): the shape's, e.g. "H128N"
+	Tos       []string // also emit a "to" kernel narrowing f32 into each of these ("f16", "bf16")
+	Norms     []Norm   // also emit "norm" and "normonly" kernels for each (norm.go)
+
+	out  string // the "to" kernel being emitted: its dst type
+	norm *Norm  // the norm kernel being emitted
 }
 
 // Func is one assembly function and its Go declaration.
 type Func struct {
-	Name  string // Go name, e.g. "applyAVX2"
-	Stub  string // Go declaration, as avo derives it from the signature
-	Kind  string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values), "norm" (QK-norm and rotation, norm.go), "normonly" (the QK-norm alone) or "stream"
-	Level string // dispatch level, e.g. "avx2"
+	Name    string // Go name, e.g. "applyAVX2H128N"
+	Stub    string // Go declaration, as avo derives it from the signature
+	Kind    string // "fwd" (A·R·x), "inv" (A·Rᵀ·x), "fwdrows" and "invrows" (a table row per head), "to" (forward, narrowed into dst), "fill" (table values), "norm" (QK-norm and rotation, norm.go), "normonly" (the QK-norm alone), a cache kernel's (cache.go) or "stream"
+	Level   string // dispatch level, e.g. "avx2"
+	Shape   string // the Kernel's Suffix
+	Variant string // "to": the dst type; "norm", "normonly": the Norm (Norm.Tag); a cache kernel: the cache type
 }
 
 // Level is a dispatch level and the golang.org/x/sys/cpu X86 fields that
@@ -112,90 +123,124 @@ func (l level) features(k Kernel) []string {
 		return f
 	}
 	f := []string{"HasAVX2"}
-	if k.DType == "f16" || k.OutDType == "f16" {
+	if k.DType == "f16" || slices.Contains(k.Tos, "f16") {
 		f = append(f, "HasF16C")
 	}
 	return f
 }
 
-// Generate emits the kernels for k at every level, best level first.
-// header replaces avo's own "Code generated" line; constraint is the file's
-// build constraint in avo's "+build" form ("amd64,!purego").
-func Generate(k Kernel, header, constraint string) (*Output, error) {
-	if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim {
-		return nil, fmt.Errorf("amd64: bad geometry %+v", k)
+// union adds to f the features of g it lacks, in g's order.
+func union(f, g []string) []string {
+	for _, x := range g {
+		if !slices.Contains(f, x) {
+			f = append(f, x)
+		}
 	}
-	x, ok := codecs[k.DType]
-	if !ok {
-		return nil, fmt.Errorf("amd64: unknown dtype %q", k.DType)
-	}
+	return f
+}
+
+// Generate emits the kernels of every shape of ks at every level, best
+// level first, into one file: one avo context, so that the data they share
+// (the fill kernels' constants) is emitted once. A level's features are
+// those every shape needs. header replaces avo's own "Code generated" line;
+// constraint is the file's build constraint in avo's "+build" form
+// ("amd64,!purego").
+func Generate(ks []Kernel, header, constraint string) (*Output, error) {
 	c := build.NewContext()
 	c.ConstraintExpr(constraint)
-	tab := x.compute()
-	rowSig := fmt.Sprintf("r *[%d]%s", 2*k.RotaryDim, tab.goType)
-
 	out := &Output{}
 	var funcs []Func
 	var fillTab operand.Mem
-	if tab.size == 4 {
-		fillTab = emitFillTable(c)
+	for _, k := range ks {
+		if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim {
+			return nil, fmt.Errorf("amd64: bad geometry %+v", k)
+		}
+		x, ok := codecs[k.DType]
+		if !ok {
+			return nil, fmt.Errorf("amd64: unknown dtype %q", k.DType)
+		}
+		if x.compute().size == 4 && fillTab.Symbol.Name == "" {
+			fillTab = emitFillTable(c)
+		}
 	}
 	for _, l := range levels {
-		out.Levels = append(out.Levels, Level{l.name, l.features(k)})
-		kinds := []string{"fwd", "inv", "fwdrows", "invrows"}
-		if k.OutDType != "" {
-			kinds = append(kinds, "to")
+		lv := Level{Name: l.name}
+		for _, k := range ks {
+			lv.Features = union(lv.Features, l.features(k))
+			funcs = append(funcs, emitShape(c, l, k, fillTab)...)
 		}
-		for _, kind := range kinds {
-			var name, doc, sig string
-			switch kind {
-			case "fwd":
-				name, doc = "apply"+l.suffix, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
-				sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
-			case "inv":
-				name, doc = "applyInverse"+l.suffix, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
-				sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
-			case "fwdrows":
-				name, doc = "applyRows"+l.suffix, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
-				sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
-			case "invrows":
-				name, doc = "applyInverseRows"+l.suffix, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
-				sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
-			case "to":
-				name, doc = "applyTo"+l.suffix, "rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed,"
-				sig = fmt.Sprintf("func(dst []%s, dstStride int, src []%s, srcStride int, n int, %s)", codecs[k.OutDType].goType, x.goType, rowSig)
-			}
-			c.Function(name)
-			c.Attributes(attr.NOSPLIT)
-			c.SignatureExpr(sig)
-			with := "table row r"
-			if strings.HasSuffix(kind, "rows") {
-				with = fmt.Sprintf("head h's own table row, rows[h·%d:][:%d]", 2*k.RotaryDim, 2*k.RotaryDim)
-			}
-			c.Doc(fmt.Sprintf("%s %s with %s, using %s.", name, doc, with, strings.ToUpper(l.name)))
-			c.Pragma("noescape")
-			emitFunc(c, l, k, kind)
-			funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
-		}
-		if k.Norm != nil {
-			funcs = append(funcs, emitNormFunc(c, l, k, "norm"), emitNormFunc(c, l, k, "normonly"))
-		}
-		if tab.size == 4 {
-			name := fillName(l)
-			c.Function(name)
-			c.Attributes(attr.NOSPLIT)
-			c.SignatureExpr(fillSig(k))
-			c.Doc(fmt.Sprintf("%s writes the table values of pairs [0, n) of row r, n = %d, using %s: fillRow's bits.", name, k.RotaryDim/2-k.RotaryDim/2%(l.bytes/8), strings.ToUpper(l.name)))
-			c.Pragma("noescape")
-			emitFill(c, l, k, fillTab)
-			funcs = append(funcs, Func{Name: name, Kind: "fill", Level: l.name})
-		}
+		out.Levels = append(out.Levels, lv)
 	}
 
 	if err := finish(c, out, funcs, "rope", header); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// emitShape emits the kernels of the shape k at level l: fwd, inv, their
+// rows forms, a "to" kernel per k.Tos, a norm and a normonly kernel per
+// k.Norms and, for float32 tables, the fill kernel (fillTab its constants).
+func emitShape(c *build.Context, l level, k Kernel, fillTab operand.Mem) []Func {
+	x := codecs[k.DType]
+	tab := x.compute()
+	rowSig := "r *" + tab.goType
+	var funcs []Func
+	type kernel struct{ kind, out string }
+	kinds := []kernel{{kind: "fwd"}, {kind: "inv"}, {kind: "fwdrows"}, {kind: "invrows"}}
+	for _, o := range k.Tos {
+		kinds = append(kinds, kernel{"to", o})
+	}
+	for _, kk := range kinds {
+		var name, doc, sig string
+		sfx := l.suffix + k.Suffix
+		switch kk.kind {
+		case "fwd":
+			name, doc = "apply"+sfx, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
+			sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
+		case "inv":
+			name, doc = "applyInverse"+sfx, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
+			sig = fmt.Sprintf("func(x []%s, stride, n int, %s)", x.goType, rowSig)
+		case "fwdrows":
+			name, doc = "applyRows"+sfx, "rotates the n heads of x, stride values apart, forward (A·R_p·x)"
+			sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
+		case "invrows":
+			name, doc = "applyInverseRows"+sfx, "rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x)"
+			sig = fmt.Sprintf("func(x []%s, stride, n int, rows []%s)", x.goType, tab.goType)
+		case "to":
+			name, doc = "applyTo"+strings.ToUpper(kk.out)+sfx, "rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to "+kk.out+","
+			sig = fmt.Sprintf("func(dst []%s, dstStride int, src []%s, srcStride int, n int, %s)", codecs[kk.out].goType, x.goType, rowSig)
+		}
+		c.Function(name)
+		c.Attributes(attr.NOSPLIT)
+		c.SignatureExpr(sig)
+		with := fmt.Sprintf("table row r (%d values)", 2*k.RotaryDim)
+		if strings.HasSuffix(kk.kind, "rows") {
+			with = fmt.Sprintf("head h's own table row, rows[h·%d:][:%d]", 2*k.RotaryDim, 2*k.RotaryDim)
+		}
+		c.Doc(fmt.Sprintf("%s %s with %s, using %s.", name, doc, with, strings.ToUpper(l.name)))
+		c.Pragma("noescape")
+		ek := k
+		ek.out = kk.out
+		emitFunc(c, l, ek, kk.kind)
+		funcs = append(funcs, Func{Name: name, Kind: kk.kind, Level: l.name, Shape: k.Suffix, Variant: kk.out})
+	}
+	for i := range k.Norms {
+		nk := k
+		nk.norm = &k.Norms[i]
+		funcs = append(funcs, emitNormFunc(c, l, nk, "norm"), emitNormFunc(c, l, nk, "normonly"))
+	}
+	if tab.size == 4 {
+		name := fillName(l) + k.Suffix
+		c.Function(name)
+		c.Attributes(attr.NOSPLIT)
+		c.SignatureExpr(fillSig())
+		c.Doc(fmt.Sprintf("%s writes the table values of pairs [0, n) of row r, n = %d, using %s: fillRow's bits.", name, k.RotaryDim/2-k.RotaryDim/2%(l.bytes/8), strings.ToUpper(l.name)))
+		c.Pragma("noescape")
+		emitFill(c, l, k, fillTab)
+		funcs = append(funcs, Func{Name: name, Kind: "fill", Level: l.name, Shape: k.Suffix})
+	}
+	return funcs
 }
 
 // finish compiles the functions of c (funcs describes them, in order) and
@@ -349,7 +394,7 @@ func emitFunc(c *build.Context, l level, k Kernel, kind string) {
 	c.TESTQ(n, n)
 	c.JZ(operand.LabelRef("done"))
 	if kind == "to" {
-		e.out = codecs[k.OutDType]
+		e.out = codecs[k.out]
 		e.dst = operand.Mem{Base: c.Load(c.Param("dst").Base(), c.GP64())}
 		e.dstStep = c.Load(c.Param("dstStride"), c.GP64()).(reg.GPVirtual)
 		e.src = operand.Mem{Base: c.Load(c.Param("src").Base(), c.GP64())}

@@ -19,8 +19,8 @@ var provides = map[string][]string{
 var kernels = []Kernel{
 	{HeadDim: 128, RotaryDim: 128, DType: "f32"},
 	{HeadDim: 128, RotaryDim: 128, NeoX: true, DType: "f32"},
-	{HeadDim: 30, RotaryDim: 22, DType: "f32", OutDType: "f16"},
-	{HeadDim: 30, RotaryDim: 26, NeoX: true, DType: "f32", OutDType: "bf16"},
+	{HeadDim: 30, RotaryDim: 22, DType: "f32", Tos: []string{"f16"}},
+	{HeadDim: 30, RotaryDim: 26, NeoX: true, DType: "f32", Tos: []string{"bf16"}},
 	{HeadDim: 6, RotaryDim: 6, NeoX: true, DType: "f16"},
 	{HeadDim: 40, RotaryDim: 34, DType: "bf16"},
 	{HeadDim: 10, RotaryDim: 10, NeoX: true, DType: "f64"},
@@ -32,7 +32,7 @@ var kernels = []Kernel{
 func TestDispatchCoversRequiredISA(t *testing.T) {
 	requires := regexp.MustCompile(`(?m)^// Requires: (.*)$`)
 	for _, k := range kernels {
-		out, err := Generate(k, "// test", "amd64,!purego")
+		out, err := Generate([]Kernel{k}, "// test", "amd64,!purego")
 		if err != nil {
 			t.Fatalf("%+v: %v", k, err)
 		}
@@ -73,7 +73,7 @@ func TestDispatchCoversRequiredISA(t *testing.T) {
 // masked rather than scalar.
 func TestLevelsKeepToTheirRegisters(t *testing.T) {
 	for _, k := range kernels {
-		out, err := Generate(k, "// test", "amd64,!purego")
+		out, err := Generate([]Kernel{k}, "// test", "amd64,!purego")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,22 +93,22 @@ func TestLevelsKeepToTheirRegisters(t *testing.T) {
 // The Go side declares the kernels with these parameter names and types,
 // and the frames are the ones docs/contract.md lays out (argsize 48 and 80).
 func TestStubs(t *testing.T) {
-	out, err := Generate(Kernel{HeadDim: 30, RotaryDim: 22, DType: "bf16"}, "// test", "amd64,!purego")
+	out, err := Generate([]Kernel{Kernel{HeadDim: 30, RotaryDim: 22, DType: "bf16"}}, "// test", "amd64,!purego")
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := Generate(Kernel{HeadDim: 30, RotaryDim: 22, DType: "f32", OutDType: "f16"}, "// test", "amd64,!purego")
+	to, err := Generate([]Kernel{{HeadDim: 30, RotaryDim: 22, DType: "f32", Tos: []string{"f16"}}}, "// test", "amd64,!purego")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []map[string]string{{
-		"applyAVX512":        "func applyAVX512(x []uint16, stride int, n int, r *[44]float32)\n",
-		"applyInverseAVX2":   "func applyInverseAVX2(x []uint16, stride int, n int, r *[44]float32)\n",
-		"applyInverseAVX512": "func applyInverseAVX512(x []uint16, stride int, n int, r *[44]float32)\n",
+		"applyAVX512":        "func applyAVX512(x []uint16, stride int, n int, r *float32)\n",
+		"applyInverseAVX2":   "func applyInverseAVX2(x []uint16, stride int, n int, r *float32)\n",
+		"applyInverseAVX512": "func applyInverseAVX512(x []uint16, stride int, n int, r *float32)\n",
 	}, {
-		"applyAVX2":     "func applyAVX2(x []float32, stride int, n int, r *[44]float32)\n",
-		"applyToAVX512": "func applyToAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[44]float32)\n",
-		"applyToAVX2":   "func applyToAVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[44]float32)\n",
+		"applyAVX2":        "func applyAVX2(x []float32, stride int, n int, r *float32)\n",
+		"applyToF16AVX512": "func applyToF16AVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)\n",
+		"applyToF16AVX2":   "func applyToF16AVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)\n",
 	}}
 	frame := map[string]string{"fwd": "$0-48", "inv": "$0-48", "to": "$0-80"}
 	seen := 0
@@ -135,24 +135,24 @@ func TestStubs(t *testing.T) {
 // length) stays as short as a head of a few hundred values.
 func TestLongHeadsLoop(t *testing.T) {
 	lines := func(k Kernel) (int, bool) {
-		out, err := Generate(k, "// test", "amd64,!purego")
+		out, err := Generate([]Kernel{k}, "// test", "amd64,!purego")
 		if err != nil {
 			t.Fatalf("%+v: %v", k, err)
 		}
 		return strings.Count(string(out.Asm), "\n"), strings.Contains(string(out.Asm), "\nrotate1:")
 	}
 	for _, k := range []Kernel{
-		{HeadDim: 256, RotaryDim: 256, DType: "f32", OutDType: "bf16"},
+		{HeadDim: 256, RotaryDim: 256, DType: "f32", Tos: []string{"bf16"}},
 		{HeadDim: 256, RotaryDim: 256, NeoX: true, DType: "f64"},
 	} {
 		if _, looped := lines(k); looped {
 			t.Errorf("%+v: head of %d values loops, want it unrolled", k, k.RotaryDim)
 		}
 	}
-	short, _ := lines(Kernel{HeadDim: 256, RotaryDim: 256, NeoX: true, DType: "f32", OutDType: "bf16"})
+	short, _ := lines(Kernel{HeadDim: 256, RotaryDim: 256, NeoX: true, DType: "f32", Tos: []string{"bf16"}})
 	for _, k := range []Kernel{
-		{HeadDim: 4096, RotaryDim: 4096, NeoX: true, DType: "f32", OutDType: "bf16"},
-		{HeadDim: 4096, RotaryDim: 64, DType: "f32", OutDType: "f16"},
+		{HeadDim: 4096, RotaryDim: 4096, NeoX: true, DType: "f32", Tos: []string{"bf16"}},
+		{HeadDim: 4096, RotaryDim: 64, DType: "f32", Tos: []string{"f16"}},
 		{HeadDim: 4096, RotaryDim: 4094, DType: "bf16"},
 		{HeadDim: 4096, RotaryDim: 4096, DType: "f64"},
 	} {

@@ -11,25 +11,29 @@ import (
 )
 
 // The KV-cache kernels (docs/contract.md §11), a file of their own
-// (rope_cache_amd64.s). At each level, for the cache type C:
+// (rope_cache_amd64.s). At each level L, for each shape S and each of its
+// cache types C (tag T: F16, BF16, E4M3, Q80):
 //
-//	func cacheStoreL(dst []C, dstStride int, src []float32, srcStride, n int[, scale float32])
-//	func cacheLoadL(dst []float32, dstStride int, src []C, srcStride, n int[, scale float32])
+//	func cacheStoreTLS(dst []C, dstStride int, src []float32, srcStride, n int[, scale float32])
+//	func cacheLoadTLS(dst []float32, dstStride int, src []C, srcStride, n int[, scale float32])
 //
 // store the first count values (HeadDim, or for the Shift variants
 // cacheStoreShiftL and cacheLoadShiftL, CacheKernel.ShiftValues) of n float32
 // heads of src, srcStride values apart, into the cache heads of dst,
-// dstStride elements apart (q8_0: bytes), and load them back. Strides count
+// dstStride elements apart (q8_0: bytes), and load them back; the byte
+// types (e4m3, q8_0) take the scale, which q8_0 does not read (the
+// run-time's ABI has one signature for both). Strides count
 // elements of their slice; a head of a q8_0 cache is HeadDim/32 blocks of 34
 // bytes. For f16 and bf16 also the in-place kernels of an f16 (bf16)
 // package, applied to the cache (widen, rotate, narrow):
 //
-//	func cacheShiftL(x []uint16, stride, n int, r *[2R]float32)        // and cacheShiftInverseL
+//	func cacheShiftTLS(x []uint16, stride, n int, r *float32)        // and cacheShiftInverseTLS
 //
-// and for e4m3 and q8_0 a rotation into float32 heads (keys go through it
-// on their way to the cache):
+// and, once per shape (CacheKernel.RotTo), a rotation into float32 heads
+// (the keys of f32, e4m3 and q8_0 caches go through it on their way to the
+// cache):
 //
-//	func cacheRotToL(dst []float32, dstStride int, src []float32, srcStride, n int, r *[2R]float32)
+//	func cacheRotToLS(dst []float32, dstStride int, src []float32, srcStride, n int, r *float32)
 //
 // The conversions are the generated pure Go ones, lane by lane:
 //
@@ -51,12 +55,16 @@ import (
 // (AVX-512 tails are masked, AVX2 tails narrower registers and scalar
 // moves).
 
-// CacheKernel is the geometry of a package's cache kernels.
+// CacheKernel is the geometry of one shape's kernels of one cache type.
 type CacheKernel struct {
-	Kernel             // HeadDim, RotaryDim, NeoX; DType is "f32"
+	Kernel             // HeadDim, RotaryDim, NeoX, Suffix; DType is "f32"
 	Cache       string // "f16", "bf16", "e4m3", "q8_0"
 	ShiftValues int    // the leading values of a head Shift reads and writes
+	RotTo       bool   // also emit the shape's rotation into float32 heads
 }
+
+// cacheTags are the cache types' parts of their kernels' names.
+var cacheTags = map[string]string{"f16": "F16", "bf16": "BF16", "e4m3": "E4M3", "q8_0": "Q80"}
 
 // CacheFeatures are the cpu.X86 features the cache kernels of type cache
 // need at the level named level, besides the level's own.
@@ -81,36 +89,57 @@ var cacheCodec = map[string]codec{
 	"q8_0": {"q8_0", "uint8", 1},
 }
 
-// GenerateCache emits the cache kernels of k at every level, best first.
-func GenerateCache(k CacheKernel, header, constraint string) (*Output, error) {
-	cc, ok := cacheCodec[k.Cache]
-	if !ok {
-		return nil, fmt.Errorf("amd64: unknown cache type %q", k.Cache)
-	}
-	if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim || k.DType != "f32" ||
-		k.ShiftValues < k.RotaryDim || k.ShiftValues > k.HeadDim || k.Cache == "q8_0" && (k.HeadDim%32 != 0 || k.ShiftValues%32 != 0) {
-		return nil, fmt.Errorf("amd64: bad cache geometry %+v", k)
+// GenerateCache emits the cache kernels of every entry of ks at every
+// level, best first, into one file; a level's features are those every
+// entry needs.
+func GenerateCache(ks []CacheKernel, header, constraint string) (*Output, error) {
+	for _, k := range ks {
+		if _, ok := cacheCodec[k.Cache]; !ok {
+			return nil, fmt.Errorf("amd64: unknown cache type %q", k.Cache)
+		}
+		if k.RotaryDim <= 0 || k.RotaryDim%2 != 0 || k.RotaryDim > k.HeadDim || k.DType != "f32" ||
+			k.ShiftValues < k.RotaryDim || k.ShiftValues > k.HeadDim || k.Cache == "q8_0" && (k.HeadDim%32 != 0 || k.ShiftValues%32 != 0) {
+			return nil, fmt.Errorf("amd64: bad cache geometry %+v", k)
+		}
 	}
 	c := build.NewContext()
 	c.ConstraintExpr(constraint)
-	scale := ""
-	if k.Cache == "e4m3" {
-		scale = ", scale float32"
-	}
-	rowSig := fmt.Sprintf("r *[%d]float32", 2*k.RotaryDim)
 	out := &Output{}
 	var funcs []Func
-	add := func(l level, name, kind, sig, doc string, emit func()) {
+	for _, l := range levels {
+		lv := Level{Name: l.name}
+		for _, k := range ks {
+			lv.Features = union(lv.Features, CacheFeatures(l.name, k.Cache))
+			funcs = append(funcs, emitCacheKernels(c, l, k)...)
+		}
+		out.Levels = append(out.Levels, lv)
+	}
+	if err := finish(c, out, funcs, "rope", header); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// emitCacheKernels emits the kernels of k at level l.
+func emitCacheKernels(c *build.Context, l level, k CacheKernel) []Func {
+	cc := cacheCodec[k.Cache]
+	scale := ""
+	if cc.size == 1 {
+		scale = ", scale float32"
+	}
+	rowSig := "r *float32"
+	var funcs []Func
+	sfx, tag := l.suffix+k.Suffix, cacheTags[k.Cache]
+	add := func(name, kind, sig, doc string, emit func()) {
 		c.Function(name)
 		c.Attributes(attr.NOSPLIT)
 		c.SignatureExpr(sig)
 		c.Doc(fmt.Sprintf("%s %s, using %s.", name, doc, strings.ToUpper(l.name)))
 		c.Pragma("noescape")
 		emit()
-		funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name})
+		funcs = append(funcs, Func{Name: name, Kind: kind, Level: l.name, Shape: k.Suffix, Variant: k.Cache})
 	}
-	for _, l := range levels {
-		out.Levels = append(out.Levels, Level{l.name, CacheFeatures(l.name, k.Cache)})
+	{
 		counts := []struct {
 			kind  string
 			count int
@@ -122,11 +151,11 @@ func GenerateCache(k CacheKernel, header, constraint string) (*Output, error) {
 			}{"Shift", k.ShiftValues})
 		}
 		for _, n := range counts {
-			add(l, "cacheStore"+n.kind+l.suffix, "store"+n.kind,
+			add("cacheStore"+n.kind+tag+sfx, "store"+n.kind,
 				fmt.Sprintf("func(dst []%s, dstStride int, src []float32, srcStride, n int%s)", cc.goType, scale),
 				fmt.Sprintf("stores the first %d values of n float32 heads of src, srcStride apart, as %s in the heads of dst, dstStride apart", n.count, k.Cache),
 				func() { emitCacheConvert(c, l, k, true, n.count) })
-			add(l, "cacheLoad"+n.kind+l.suffix, "load"+n.kind,
+			add("cacheLoad"+n.kind+tag+sfx, "load"+n.kind,
 				fmt.Sprintf("func(dst []float32, dstStride int, src []%s, srcStride, n int%s)", cc.goType, scale),
 				fmt.Sprintf("loads the first %d values of n %s heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart", n.count, k.Cache),
 				func() { emitCacheConvert(c, l, k, false, n.count) })
@@ -135,25 +164,23 @@ func GenerateCache(k CacheKernel, header, constraint string) (*Output, error) {
 		case "f16", "bf16":
 			ik := Kernel{HeadDim: k.HeadDim, RotaryDim: k.RotaryDim, NeoX: k.NeoX, DType: k.Cache}
 			for _, kind := range []string{"fwd", "inv"} {
-				name, what, fk := "cacheShift"+l.suffix, "forward (R_p·x, A = 1 in r)", "shift"
+				name, what, fk := "cacheShift"+tag+sfx, "forward (R_p·x, A = 1 in r)", "shift"
 				if kind == "inv" {
-					name, what, fk = "cacheShiftInverse"+l.suffix, "backward (R_pᵀ·x)", "shiftInverse"
+					name, what, fk = "cacheShiftInverse"+tag+sfx, "backward (R_pᵀ·x)", "shiftInverse"
 				}
-				add(l, name, fk, fmt.Sprintf("func(x []uint16, stride, n int, %s)", rowSig),
+				add(name, fk, fmt.Sprintf("func(x []uint16, stride, n int, %s)", rowSig),
 					fmt.Sprintf("rotates the n %s cache heads of x, stride apart, %s in place with table row r", k.Cache, what),
 					func() { emitFunc(c, l, ik, kind) })
 			}
-		default:
-			tk := Kernel{HeadDim: k.HeadDim, RotaryDim: k.RotaryDim, NeoX: k.NeoX, DType: "f32", OutDType: "f32"}
-			add(l, "cacheRotTo"+l.suffix, "rotTo", fmt.Sprintf("func(dst []float32, dstStride int, src []float32, srcStride, n int, %s)", rowSig),
+		}
+		if k.RotTo {
+			tk := Kernel{HeadDim: k.HeadDim, RotaryDim: k.RotaryDim, NeoX: k.NeoX, DType: "f32", out: "f32"}
+			add("cacheRotTo"+sfx, "rotTo", fmt.Sprintf("func(dst []float32, dstStride int, src []float32, srcStride, n int, %s)", rowSig),
 				"rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied",
 				func() { emitFunc(c, l, tk, "to") })
 		}
 	}
-	if err := finish(c, out, funcs, "rope", header); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return funcs
 }
 
 // emitCacheConvert emits a store (store) or load kernel of the first count

@@ -35,17 +35,17 @@ func TestQ8RoundTrick(t *testing.T) {
 // GenerateCache refuses geometry its kernels cannot serve.
 func TestGenerateCacheRefuses(t *testing.T) {
 	for _, k := range []CacheKernel{
-		{Kernel{HeadDim: 64, RotaryDim: 64, DType: "f32"}, "q4_0", 64},
-		{Kernel{HeadDim: 48, RotaryDim: 48, DType: "f32"}, "q8_0", 64},
-		{Kernel{HeadDim: 64, RotaryDim: 40, DType: "f32"}, "q8_0", 40},
-		{Kernel{HeadDim: 64, RotaryDim: 64, DType: "f16"}, "f16", 64},
-		{Kernel{HeadDim: 64, RotaryDim: 32, DType: "f32"}, "e4m3", 16},
+		{Kernel: Kernel{HeadDim: 64, RotaryDim: 64, DType: "f32"}, Cache: "q4_0", ShiftValues: 64},
+		{Kernel: Kernel{HeadDim: 48, RotaryDim: 48, DType: "f32"}, Cache: "q8_0", ShiftValues: 64},
+		{Kernel: Kernel{HeadDim: 64, RotaryDim: 40, DType: "f32"}, Cache: "q8_0", ShiftValues: 40},
+		{Kernel: Kernel{HeadDim: 64, RotaryDim: 64, DType: "f16"}, Cache: "f16", ShiftValues: 64},
+		{Kernel: Kernel{HeadDim: 64, RotaryDim: 32, DType: "f32"}, Cache: "e4m3", ShiftValues: 16},
 	} {
-		if _, err := GenerateCache(k, "// h", "amd64,!purego"); err == nil {
+		if _, err := GenerateCache([]CacheKernel{k}, "// h", "amd64,!purego"); err == nil {
 			t.Errorf("GenerateCache(%+v) accepted it", k)
 		}
 	}
-	out, err := GenerateCache(CacheKernel{Kernel{HeadDim: 96, RotaryDim: 40, NeoX: true, DType: "f32"}, "q8_0", 64}, "// h", "amd64,!purego")
+	out, err := GenerateCache([]CacheKernel{{Kernel: Kernel{HeadDim: 96, RotaryDim: 40, NeoX: true, DType: "f32"}, Cache: "q8_0", ShiftValues: 64, RotTo: true}}, "// h", "amd64,!purego")
 	if err != nil {
 		t.Fatal(err)
 	}

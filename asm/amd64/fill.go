@@ -1,7 +1,6 @@
 package amd64
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -327,7 +326,7 @@ func (f *fillEmitter) store64(v reg.VecVirtual, m operand.Mem) { f.c.VMOVUPS(v, 
 // fillName returns the name of the fill kernel at level l.
 func fillName(l level) string { return "fill" + strings.ToUpper(l.name) }
 
-// fillSig returns the fill kernel's Go signature for k.
-func fillSig(k Kernel) string {
-	return fmt.Sprintf("func(r *[%d]float32, pos float64, freqs *[%d]float64, attn float64) (n int)", 2*k.RotaryDim, k.RotaryDim/2)
+// fillSig returns the fill kernel's Go signature (rt's fillKernel).
+func fillSig() string {
+	return "func(r *float32, pos float64, freqs *float64, attn float64) (n int)"
 }

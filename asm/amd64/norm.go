@@ -11,10 +11,10 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// Norm is a kernel's QK-norm (docs/contract.md §10): with it Generate also
-// emits a "norm" kernel per level,
+// Norm is one of a shape's QK-norms (docs/contract.md §10): for each,
+// Generate also emits a "norm" kernel per level,
 //
-//	func applyNormAVX512(x []T, stride, n int, r *[2R]C, w []C)
+//	func applyNormRMSHeadAVX512S(x []T, stride, n int, r *C, w []C, eps float64)
 //
 // which normalizes and rotates the n heads of x, stride values apart, with
 // table row r: each head alone with the HeadDim weights w (Token: the n
@@ -24,7 +24,7 @@ import (
 // accumulator), ((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)) (the upper half of
 // the accumulator added to the lower, then the upper quarter to the lower,
 // then lane 1 to lane 0), ss/m, +ε, sqrt and 1/q in float64, r rounded once
-// to the compute type; then y_j = fl(fl(x_j·r)·w_j) (gemma: fl(1 + w_j);
+// to the compute type (ε = eps, an argument); then y_j = fl(fl(x_j·r)·w_j) (gemma: fl(1 + w_j);
 // l2: fl(x_j·r)) and the rotation of y, every product rounded, no FMA.
 // With After the head is rotated first into a scratch head on the stack
 // (compute type), and the norm reads it there: the heads of a group (see
@@ -32,19 +32,32 @@ import (
 // reads again; with Token into one scratch head, the head rotated again for
 // the second pass. f16 and bf16 widen exactly and narrow once, at the store.
 type Norm struct {
-	Kind  string  // "rms", "gemma" or "l2"
-	Eps   float64 // ε
-	Token bool    // the n heads are one normed vector
-	After bool    // normalize the rotated head
+	Kind  string // "rms", "gemma" or "l2"
+	Token bool   // the n heads are one normed vector
+	After bool   // normalize the rotated head
 }
 
-// normName is the norm kernel's name at level l ("normonly": the norm
-// alone).
-func normName(l level, kind string) string {
-	if kind == "normonly" {
-		return "applyNormOnly" + l.suffix
+// Tag is the norm's part of its kernels' names: "RMSHead", "L2HeadAfter", ….
+func (n Norm) Tag() string {
+	t := map[string]string{"rms": "RMS", "gemma": "Gemma", "l2": "L2"}[n.Kind]
+	if n.Token {
+		t += "Token"
+	} else {
+		t += "Head"
 	}
-	return "applyNorm" + l.suffix
+	if n.After {
+		t += "After"
+	}
+	return t
+}
+
+// normName is the norm kernel of k's name at level l ("normonly": the norm
+// alone).
+func normName(l level, k Kernel, kind string) string {
+	if kind == "normonly" {
+		return "applyNormOnly" + k.norm.Tag() + l.suffix + k.Suffix
+	}
+	return "applyNorm" + k.norm.Tag() + l.suffix + k.Suffix
 }
 
 // emitNormFunc declares and emits the norm kernel of k at level l: kind
@@ -53,31 +66,31 @@ func normName(l level, kind string) string {
 func emitNormFunc(c *build.Context, l level, k Kernel, kind string) Func {
 	x := codecs[k.DType]
 	tab := x.compute()
-	name := normName(l, kind)
+	name := normName(l, k, kind)
 	only := kind == "normonly"
 	c.Function(name)
-	if !k.Norm.After || only {
+	if !k.norm.After || only {
 		c.Attributes(attr.NOSPLIT)
 	}
-	c.SignatureExpr(fmt.Sprintf("func(x []%s, stride, n int, r *[%d]%s, w []%s)", x.goType, 2*k.RotaryDim, tab.goType, tab.goType))
+	c.SignatureExpr(fmt.Sprintf("func(x []%s, stride, n int, r *%s, w []%s, eps float64)", x.goType, tab.goType, tab.goType))
 	what := "normalizes each of the n heads of x, stride values apart, with weights w"
-	if k.Norm.Token {
+	if k.norm.Token {
 		what = "normalizes the n heads of x, stride values apart, as one vector, head h with weights w[h·HeadDim:]"
 	}
-	if k.Norm.Kind == "l2" {
+	if k.norm.Kind == "l2" {
 		what = strings.Replace(strings.Replace(what, ", head h with weights w[h·HeadDim:]", "", 1), " with weights w", "", 1)
 	}
 	order := "and rotates it forward with table row r"
 	switch {
 	case only:
 		order = "and does not rotate it (r is unused): the norm alone"
-	case k.Norm.After:
+	case k.norm.After:
 		order = "after rotating it forward with table row r"
 	}
-	c.Doc(fmt.Sprintf("%s %s (QK-norm %s) %s, using %s.", name, what, k.Norm.Kind, order, strings.ToUpper(l.name)))
+	c.Doc(fmt.Sprintf("%s %s (QK-norm %s, ε = eps) %s, using %s.", name, what, k.norm.Kind, order, strings.ToUpper(l.name)))
 	c.Pragma("noescape")
 	emitNorm(c, l, k, only)
-	return Func{Name: name, Kind: kind, Level: l.name}
+	return Func{Name: name, Kind: kind, Level: l.name, Shape: k.Suffix, Variant: k.norm.Tag()}
 }
 
 // normEmitter is the state of one norm kernel.
@@ -103,7 +116,7 @@ func emitNorm(c *build.Context, l level, k Kernel, only bool) {
 	e := &emitter{c: c, l: l, k: k, kind: "fwd", in: in, out: in, tab: in.compute(),
 		masks: map[int]reg.OpmaskVirtual{}, consts: map[uint32]reg.VecVirtual{}}
 	e.lanes = l.bytes / e.tab.size
-	ne := &normEmitter{emitter: e, nb: k.Norm, only: only}
+	ne := &normEmitter{emitter: e, nb: k.norm, only: only}
 	H := k.HeadDim
 
 	n := c.GP64()
@@ -462,8 +475,7 @@ func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
 	c.VCVTSI2SDQ(g, cnt, cnt)
 	c.VDIVSD(cnt, ss, ss)
 	eps := c.XMM()
-	c.MOVQ(operand.U64(math.Float64bits(ne.nb.Eps)), g)
-	c.VMOVQ(g, eps)
+	c.VMOVSD(ne.epsAddr(), eps)
 	c.VADDSD(eps, ss, ss)
 	c.VSQRTSD(ss, ss, ss)
 	one := c.XMM()
@@ -478,6 +490,15 @@ func (ne *normEmitter) scale(acc []reg.VecVirtual, count operand.Op) {
 	} else {
 		c.VBROADCASTSD(one, ne.rv)
 	}
+}
+
+// epsAddr is the address of the eps argument.
+func (ne *normEmitter) epsAddr() operand.Mem {
+	p, err := ne.c.Param("eps").Resolve()
+	if err != nil {
+		panic(err) // every norm kernel has the argument
+	}
+	return p.Addr
 }
 
 // groupHeads is how many heads a head-scope kernel takes through each pass
@@ -513,7 +534,9 @@ func (ne *normEmitter) scaleGroup(ssm, rsm operand.Mem, G int) {
 		return d
 	}
 	c.VDIVPD(b(math.Float64bits(float64(ne.k.HeadDim))), vv, vv)
-	c.VADDPD(b(math.Float64bits(ne.nb.Eps)), vv, vv)
+	eps := ne.sameReg(vv)
+	c.VBROADCASTSD(ne.epsAddr(), eps)
+	c.VADDPD(eps, vv, vv)
 	c.VSQRTPD(vv, vv)
 	one := b(math.Float64bits(1))
 	c.VDIVPD(vv, one, one) // r = 1/q, lane by lane
