@@ -2,46 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"go/format"
 	"math/bits"
+	"strings"
 
 	"github.com/ropegen/ropegen/spec"
 	"github.com/ropegen/ropegen/templates"
 )
-
-// arm64Files returns rope_arm64.s, the NEON kernels, and rope_arm64.go, their
-// declarations and dispatch, both rendered from package templates with the
-// plan's Kernel. Where there are no NEON kernels for the spec (see
-// neonSupported) asm is nil and rope_arm64.go offers no assembly backend.
-func (p *Plan) arm64Files(header string) (asm, goSrc []byte, err error) {
-	k := p.neonKernel(header)
-	k.Norm = p.neonNorm()
-	if p.neonSupported() {
-		asm, err = templates.Execute("rope_arm64.s.tmpl", k)
-		if err != nil {
-			return nil, nil, err
-		}
-	} else {
-		k.Funcs = nil
-	}
-	src, err := templates.Execute("rope_arm64.go.tmpl", k)
-	if err != nil {
-		return nil, nil, err
-	}
-	goSrc, err = format.Source(src)
-	if err != nil {
-		return nil, nil, fmt.Errorf("rope_arm64.go: %w", err)
-	}
-	return asm, goSrc, nil
-}
-
-// neonSupported reports whether the NEON kernels cover the spec: every
-// dtype, in place, and the narrowing ApplyTo of -out-dtype.
-func (p *Plan) neonSupported() bool {
-	_, ok := neonFormats[p.Spec.DType]
-	_, out := neonFormats[p.toDType()]
-	return ok && (p.toDType() == "" || out)
-}
 
 // neonFormats are the element types, as the templates see them.
 var neonFormats = map[string]templates.Format{
@@ -68,11 +34,13 @@ const (
 	bf16Quiet = 0x400000
 )
 
-// neonKernel is the template data for the plan's NEON kernels: for each
+// neonKernel is the template data for the shape's NEON kernels: for each
 // function its Body, the block plan of one head (full blocks, then a 2-pair
 // and a 1-pair tail), its registers, byte offsets and accesses, and which
-// table values stay in registers across heads.
-func (p *Plan) neonKernel(header string) *templates.Kernel {
+// table values stay in registers across heads; a rotate-and-narrow kernel
+// per uint16 cache type. Every name ends in NEON and the shape's suffix.
+func (sh *shape) neonKernel(header string) *templates.Kernel {
+	p := sh.p
 	d := p.dtype()
 	k := &templates.Kernel{
 		Header:    header,
@@ -84,39 +52,33 @@ func (p *Plan) neonKernel(header string) *templates.Kernel {
 		Layout:    p.Spec.Layout,
 		RowLen:    p.RowLen,
 		DType:     p.Spec.DType,
-		OutDType:  p.toDType(),
+		OutDType:  strings.Join(sh.halfCaches(), " or "),
 		About:     d.about,
 	}
-	if _, ok := p.cache(); ok {
-		k.Cache = cacheVar("neon")
-	}
-	in, ok := neonFormats[p.Spec.DType]
-	if !ok {
-		return k
-	}
-	params := func(rowLen string) string {
-		return fmt.Sprintf("x []%s, stride, n int, r *[%s]%s", d.goType, rowLen, d.compute)
-	}
+	in := neonFormats[p.Spec.DType]
+	params := fmt.Sprintf("x []%s, stride, n int, r *%s", d.goType, d.compute)
 	b := p.neonBody(in, in, false, false)
 	rows := fmt.Sprintf("x []%s, stride, n int, rows []%s", d.goType, d.compute)
 	rb := p.neonBody(in, in, false, true)
 	rowBytes := p.RowLen * rb.TableSize
+	sfx := "NEON" + sh.sfx
 	k.Funcs = []templates.Func{
-		{Name: "applyNEON", Kind: "fwd", Doc: "forward (A·R_p·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
-		{Name: "applyInverseNEON", Kind: "inv", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: params("rowLen"), AsmParams: params(fmt.Sprint(p.RowLen)), ArgSize: 48, Body: b},
-		{Name: "applyRowsNEON", Kind: "fwdRows", Doc: "forward (A·R_p·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
-		{Name: "applyInverseRowsNEON", Kind: "invRows", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
+		{Name: "apply" + sfx, Kind: "fwd", Doc: "forward (A·R_p·x)", Params: params, AsmParams: params, ArgSize: 48, Body: b},
+		{Name: "applyInverse" + sfx, Kind: "inv", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: params, AsmParams: params, ArgSize: 48, Body: b},
+		{Name: "applyRows" + sfx, Kind: "fwdRows", Doc: "forward (A·R_p·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
+		{Name: "applyInverseRows" + sfx, Kind: "invRows", Inverse: true, Doc: "backward (A·R_pᵀ·x)", Params: rows, AsmParams: rows, ArgSize: 64, RowBytes: rowBytes, Body: rb},
 	}
-	if out, ok := neonFormats[p.toDType()]; ok && p.Spec.DType == "f32" {
-		o := p.outDtype()
-		to := func(rowLen string) string {
-			return fmt.Sprintf("dst []%s, dstStride int, src []float32, srcStride int, n int, r *[%s]float32", o.goType, rowLen)
-		}
+	for _, c := range sh.halfCaches() {
+		o := dtypes[c]
+		to := fmt.Sprintf("dst []%s, dstStride int, src []float32, srcStride int, n int, r *float32", o.goType)
 		k.Funcs = append(k.Funcs, templates.Func{
-			Name: "applyToNEON", Kind: "to", Doc: "forward (A·R_p·x) into dst, narrowed to " + o.about + ",",
-			Params: to("rowLen"), AsmParams: to(fmt.Sprint(p.RowLen)), ArgSize: 80,
-			Body: p.neonBody(in, out, true, false),
+			Name: "applyTo" + strings.ToUpper(c) + sfx, Kind: "to", Doc: "forward (A·R_p·x) into dst, narrowed to " + o.about + ",",
+			Params: to, AsmParams: to, ArgSize: 80,
+			Body: p.neonBody(in, neonFormats[c], true, false),
 		})
+	}
+	for _, n := range sh.norms {
+		k.Norms = append(k.Norms, sh.withNorm(n).neonNorm(sh.sfx))
 	}
 	return k
 }

@@ -2,19 +2,17 @@ package gen
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/ropegen/ropegen/asm/amd64"
 	"github.com/ropegen/ropegen/spec"
 	"github.com/ropegen/ropegen/templates"
 )
 
 // neonNorm is the template data of the plan's NEON QK-norm kernel
-// (templates.Norm), or nil when the plan has no QK-norm or no NEON kernels.
-func (p *Plan) neonNorm() *templates.Norm {
+// (templates.Norm) for the shape of name suffix sfx.
+func (p *Plan) neonNorm(sfx string) *templates.Norm {
 	nb := p.Norm
-	if nb == nil || !p.neonSupported() {
-		return nil
-	}
+	tag := amd64.Norm{Kind: nb.Kind, Token: nb.Token, After: nb.After}.Tag()
 	d := p.dtype()
 	in := neonFormats[p.Spec.DType]
 	ts, lanes, arr, goArr, fp := 4, 4, "4S", "S4", "S"
@@ -23,11 +21,11 @@ func (p *Plan) neonNorm() *templates.Norm {
 	}
 	H, R, h := p.HeadDim, p.RotaryDim, p.Half
 	n := &templates.Norm{
-		Name:      "applyNormNEON",
-		OnlyName:  "applyNormOnlyNEON",
-		Params:    fmt.Sprintf("x []%s, stride, n int, r *[rowLen]%s, w []%s", d.goType, d.compute, p.weightType()),
-		AsmArgs:   fmt.Sprintf("x []%s, stride, n int, r *[%d]%s, w []%s", d.goType, p.RowLen, d.compute, p.weightType()),
-		ArgSize:   72,
+		Name:      "applyNorm" + tag + "NEON" + sfx,
+		OnlyName:  "applyNormOnly" + tag + "NEON" + sfx,
+		Params:    fmt.Sprintf("x []%s, stride, n int, r *%s, w []%s, eps float64", d.goType, d.compute, p.weightType()),
+		AsmArgs:   fmt.Sprintf("x []%s, stride, n int, r *%s, w []%s, eps float64", d.goType, d.compute, p.weightType()),
+		ArgSize:   80,
 		Frame:     H * ts,
 		Kind:      nb.Kind,
 		Token:     nb.Token,
@@ -40,7 +38,6 @@ func (p *Plan) neonNorm() *templates.Norm {
 		Arr:       arr,
 		GoArr:     goArr,
 		FP:        fp,
-		EpsBits:   math.Float64bits(nb.Eps),
 		Vecs:      H / lanes,
 		Tail2:     H%lanes == 2,
 		Groups:    H / spec.NormLanes,
@@ -66,15 +63,4 @@ func (p *Plan) neonNorm() *templates.Norm {
 		n.SBytes = R * ts
 	}
 	return n
-}
-
-// arm64NormFile is rope_norm_arm64.s, the NEON QK-norm kernel, or nil when
-// there is none.
-func (p *Plan) arm64NormFile(header string) ([]byte, error) {
-	n := p.neonNorm()
-	if n == nil {
-		return nil, nil
-	}
-	n.Header = header
-	return templates.ExecuteNorm(n)
 }

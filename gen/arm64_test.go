@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -98,41 +99,80 @@ func TestARM64Golden(t *testing.T) {
 	}
 }
 
-// TestARM64Files checks the shape of the two files for every element type:
+// testShape is the shape of the package generated for s, with s's QK-norm
+// and cache type.
+func testShape(t testing.TB, s spec.Spec) *shape {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var norms []NormPlan
+	if p.Norm != nil {
+		norms = append(norms, *p.Norm)
+	}
+	var caches []string
+	if s.OutDType != "" {
+		caches = []string{s.OutDType}
+	}
+	sh, err := newShape(s.Package, s.DType, p.HeadDim, p.RotaryDim, s.Layout, norms, caches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+// TestARM64Files checks the shape of the NEON files for every element type:
 // header, constraint, include, every function with the frame asmdecl
 // expects, no fused multiply-add, and the Go side's declarations and
-// dispatch.
+// kernels, named for the shape.
 func TestARM64Files(t *testing.T) {
-	header := Header("-dim 64")
 	for _, v := range neonVariants {
 		for _, s := range []spec.Spec{neonSpec(2, 0, spec.Interleaved), neonSpec(64, 0, spec.NeoX), neonSpec(4096, 4094, spec.Interleaved), neonSpec(40, 14, spec.NeoX)} {
 			s.DType, s.OutDType = v.dtype, v.out
 			name := fmt.Sprintf("%s→%q %d/%d %s", v.dtype, v.out, s.HeadDim, s.RotaryDim, s.Layout)
-			p, err := NewPlan(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			asm, src, err := p.arm64Files(header)
+			files, err := Generate(s, Options{Command: "-dim 64"})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			var asm, src []byte
+			for _, f := range files {
+				switch f.Name {
+				case "rope_arm64.s":
+					asm = f.Data
+				case "rope_arm64.go":
+					src = f.Data
+				}
+			}
+			header := Header("-dim 64") + "\n" + License
 			wantStart := header + "\n\n//go:build arm64 && !purego\n\n#include \"textflag.h\"\n"
 			if !strings.HasPrefix(string(asm), wantStart) {
 				t.Errorf("%s: rope_arm64.s starts %q, want %q", name, string(asm)[:min(len(asm), len(wantStart))], wantStart)
 			}
-			d := p.dtype()
-			row := fmt.Sprintf("r *[rowLen]%s", d.compute)
+			p := testShape(t, s)
+			d := p.p.dtype()
+			sfx := "NEON" + p.sfx
+			row := "r *" + d.compute
 			rows := "rows []" + d.compute
 			decls := [][3]string{
-				{"applyNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
-				{"applyInverseNEON", "x []" + d.goType + ", stride, n int, " + row, "48"},
-				{"applyRowsNEON", "x []" + d.goType + ", stride, n int, " + rows, "64"},
-				{"applyInverseRowsNEON", "x []" + d.goType + ", stride, n int, " + rows, "64"},
+				{"apply" + sfx, "x []" + d.goType + ", stride, n int, " + row, "48"},
+				{"applyInverse" + sfx, "x []" + d.goType + ", stride, n int, " + row, "48"},
+				{"applyRows" + sfx, "x []" + d.goType + ", stride, n int, " + rows, "64"},
+				{"applyInverseRows" + sfx, "x []" + d.goType + ", stride, n int, " + rows, "64"},
 			}
-			backend := `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON}`
+			fields := [][2]string{{"fwd", "apply" + sfx}, {"fwdRows", "applyRows" + sfx}, {"inv", "applyInverse" + sfx}, {"invRows", "applyInverseRows" + sfx}}
 			if v.out != "" {
-				decls = append(decls, [3]string{"applyToNEON", "dst []uint16, dstStride int, src []float32, srcStride int, n int, " + row, "80"})
-				backend = `backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON, cache: &cacheNEON}`
+				to := "applyTo" + strings.ToUpper(v.out) + sfx
+				decls = append(decls, [3]string{to, "dst []uint16, dstStride int, src []float32, srcStride int, n int, " + row, "80"})
+				fields = append(fields, [2]string{"to", to})
+				if !strings.Contains(string(src), fmt.Sprintf("k.half[%d] = halfKernels{", map[string]int{"f16": 0, "bf16": 1}[v.out])) {
+					t.Errorf("%s: rope_arm64.go sets no half[…] for %s", name, v.out)
+				}
+			}
+			for _, f := range fields {
+				if !regexp.MustCompile(`\b` + f[0] + `:\s+` + f[1] + `,`).Match(src) {
+					t.Errorf("%s: rope_arm64.go: no kernels field %s: %s", name, f[0], f[1])
+				}
 			}
 			for _, fn := range decls {
 				if !strings.Contains(string(asm), "TEXT ·"+fn[0]+"(SB), NOSPLIT, $0-"+fn[2]+"\n") {
@@ -145,30 +185,12 @@ func TestARM64Files(t *testing.T) {
 			if l := strings.ToLower(string(asm)); strings.Contains(l, "fmla") || strings.Contains(l, "fmls") || strings.Contains(l, "fmadd") || strings.Contains(l, "fmsub") {
 				t.Errorf("%s: rope_arm64.s has a fused multiply-add", name)
 			}
-			for _, want := range []string{"//go:build arm64 && !purego\n", backend, "cpu.ARM64.HasASIMD"} {
+			for _, want := range []string{"//go:build arm64 && !purego\n", "cpu.ARM64.HasASIMD", "func neon" + p.sfx + "() kernels {"} {
 				if !strings.Contains(string(src), want) {
 					t.Errorf("%s: rope_arm64.go lacks %q", name, want)
 				}
 			}
 		}
-	}
-}
-
-// A Kernel without functions (no NEON kernels for the spec) gives a
-// rope_arm64.go that offers no assembly backend.
-func TestARM64NoKernels(t *testing.T) {
-	p, err := NewPlan(neonSpec(64, 0, spec.NeoX))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := p.neonKernel(Header(""))
-	k.Funcs = nil
-	src, err := templates.Execute("rope_arm64.go.tmpl", k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(src, []byte("func archBackends() []backend {\n\treturn nil\n}")) || bytes.Contains(src, []byte("NEON(")) {
-		t.Errorf("rope_arm64.go without kernels offers assembly:\n%s", src)
 	}
 }
 
@@ -212,12 +234,9 @@ func TestNEONKernelPlan(t *testing.T) {
 			for _, layout := range []string{spec.Interleaved, spec.NeoX} {
 				s := neonSpec(g.dim, g.rotary, layout)
 				s.DType, s.OutDType = v.dtype, v.out
-				p, err := NewPlan(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := checkNEONKernel(p.neonKernel("")); err != nil {
-					t.Fatalf("%s→%q head %d rotary %d %s: %v", v.dtype, v.out, s.HeadDim, p.RotaryDim, s.Layout, err)
+				sh := testShape(t, s)
+				if err := checkNEONKernel(sh.neonKernel("")); err != nil {
+					t.Fatalf("%s→%q head %d rotary %d %s: %v", v.dtype, v.out, s.HeadDim, sh.p.RotaryDim, s.Layout, err)
 				}
 			}
 		}
@@ -1099,7 +1118,7 @@ func TestARM64Kernels(t *testing.T) {
 	args := append([]string{"test", "-count=1", "-short", "-v", "-run", "^(TestAll|TestNarrowExhaustive)$"}, exe...)
 	out := run(append(append(args, "./"+rel+"/all"), exhaustive...)...)
 	// Every check must have run and passed, none skipped.
-	if n, x := strings.Count(out, "--- PASS: TestAll/"), strings.Count(out, "--- PASS: TestNarrowExhaustive"); n != checks+len(specs) || x != len(exhaustive) ||
+	if n, x := strings.Count(out, "--- PASS: TestAll/"), strings.Count(out, "--- PASS: TestNarrowExhaustive ("); n != checks+len(specs) || x != len(exhaustive) ||
 		strings.Count(out, "ok  \t") != 1+len(exhaustive) || strings.Contains(out, "--- SKIP") {
 		t.Fatalf("%d of %d checks and %d of %d TestNarrowExhaustive passed:\n%s", n, checks+len(specs), x, len(exhaustive), out)
 	}
@@ -1112,7 +1131,13 @@ func neonInternalTestFor(s spec.Spec, name string) string {
 	if s.Layout == spec.NeoX {
 		pair = "i, i + RotaryDim/2"
 	}
-	d := dtypes[s.DType]
+	halfTo := "halfToKernel(nil)"
+	switch s.OutDType {
+	case "f16":
+		halfTo = "b.shapes[0].half[0].to"
+	case "bf16":
+		halfTo = "b.shapes[0].half[1].to"
+	}
 	to := neonNoTo
 	if s.OutDType != "" {
 		nan := "h&0x7fff > 0x7c00"
@@ -1124,8 +1149,7 @@ func neonInternalTestFor(s spec.Spec, name string) string {
 	return strings.NewReplacer(
 		"package PKG", "package "+name,
 		"PAIR", pair,
-		"ELEM", d.goType,
-		"COMP", d.compute,
+		"HALFTO", halfTo,
 		"// DRAW\n", neonDraw[s.DType],
 		"// TOTEST\n", to,
 	).Replace(neonInternalTest)
@@ -1266,11 +1290,33 @@ import (
 	"unsafe"
 )
 
-// elem is the type of x, comp the type of the table and the arithmetic.
-type (
-	elem = ELEM
-	comp = COMP
-)
+// rowLen is the values of a table row, row one row.
+const rowLen = 2 * RotaryDim
+
+type row = [rowLen]comp
+
+// kset is a backend's kernels of the package's shape, with the test's rows.
+type kset struct {
+	name     string
+	fwd, inv func(x []elem, stride, n int, r *row)
+	to       func(dst []uint16, ds int, src []float32, ss, n int, r *row)
+}
+
+// adapt returns b's kernels of the package's one shape. (&r[0] would read
+// the row to check it is not nil: a kernel told to turn no heads gets a row
+// on an unmapped page, which it must not touch.)
+func adapt(b backend) kset {
+	k := b.shapes[0]
+	p := func(r *row) *comp { return (*comp)(unsafe.Pointer(r)) }
+	s := kset{name: b.name,
+		fwd: func(x []elem, stride, n int, r *row) { k.fwd(x, stride, n, p(r)) },
+		inv: func(x []elem, stride, n int, r *row) { k.inv(x, stride, n, p(r)) },
+	}
+	if to := HALFTO; to != nil {
+		s.to = func(dst []uint16, ds int, src []float32, ss, n int, r *row) { to(dst, ds, src, ss, n, p(r)) }
+	}
+	return s
+}
 
 // DRAW
 
@@ -1287,7 +1333,7 @@ var realRows = NewTable(257)
 
 // realRow copies the table row of a position in [0, 257) into tab.
 func realRow(r *rand.Rand, tab *row) {
-	copy(tab[:], realRows.row(r.IntN(realRows.Len()))[:])
+	copy(tab[:], unsafe.Slice(realRows.row(r.IntN(realRows.Len())), rowLen))
 }
 
 // fillTable fills tab for trial number trial: a real row, a row of drawn
@@ -1335,8 +1381,8 @@ func guarded[T any](t *testing.T, n int, end bool) []T {
 }
 
 // reference returns the pure Go backend, checking the backend list.
-func reference(t *testing.T) backend {
-	ref := backends[len(backends)-1]
+func reference(t *testing.T) kset {
+	ref := adapt(backends[len(backends)-1])
 	if ref.name != "generic" {
 		t.Fatalf("last backend is %q, want generic", ref.name)
 	}
@@ -1463,7 +1509,8 @@ func Check(t *testing.T) {
 func checkBackends(t *testing.T) {
 	ref := reference(t)
 	r := rand.New(rand.NewPCG(uint64(HeadDim), uint64(RotaryDim)))
-	for _, b := range backends[:len(backends)-1] {
+	for _, bb := range backends[:len(backends)-1] {
+		b := adapt(bb)
 		trial := 0
 		for _, end := range []bool{true, false} {
 			tab := (*row)(guarded[comp](t, rowLen, end))
@@ -1510,7 +1557,7 @@ func checkBackends(t *testing.T) {
 // the rotary values are mapped, against unmapped pages on either side
 // (pagedHeads), and requires the pure Go kernels' bits: a kernel that reads
 // or writes a pass-through value, a gap or past a head faults.
-func checkPaged(t *testing.T, ref, b backend, r *rand.Rand) {
+func checkPaged(t *testing.T, ref, b kset, r *rand.Rand) {
 	for _, atEnd := range []bool{true, false} {
 		for _, n := range []int{0, 1, 2, 3, 5} {
 			x, stride := pagedHeads[elem](t, n, RotaryDim, atEnd)
@@ -1574,7 +1621,8 @@ var toCheck = checkTo
 func checkTo(t *testing.T) {
 	ref := reference(t)
 	r := rand.New(rand.NewPCG(uint64(HeadDim), uint64(RotaryDim)+1))
-	for _, b := range backends[:len(backends)-1] {
+	for _, bb := range backends[:len(backends)-1] {
+		b := adapt(bb)
 		trial := 0
 		for _, end := range []bool{true, false} {
 			tab := (*row)(guarded[comp](t, rowLen, end))
@@ -1628,7 +1676,7 @@ func checkTo(t *testing.T) {
 // pages after their ends or before their starts (pagedHeads; src and dst
 // each way), and requires the pure Go kernel's bits in dst and src
 // unchanged.
-func checkToPaged(t *testing.T, ref, b backend, r *rand.Rand) {
+func checkToPaged(t *testing.T, ref, b kset, r *rand.Rand) {
 	for k, atEnd := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
 		for _, n := range []int{0, 1, 2, 3, 5} {
 			src, srcStride := pagedHeads[float32](t, n, HeadDim, atEnd[0])

@@ -365,7 +365,7 @@ func TestAxesHFAngles(t *testing.T) {
 	}
 }
 
-// hfProbe is one ApplyAxes (Apply) call of the package test: a table of n
+// hfProbe is one ApplySeq (Apply) call of the package test: a table of n
 // positions and the positions of each token (axes per token).
 type hfProbe struct {
 	n   int
@@ -407,7 +407,8 @@ func hfProbes(rng *rand.Rand, m hfAxesModel) []hfProbe {
 // hfProbeTest returns the _test.go file TestAxesHFPackages writes into a
 // generated package (it is not ropegen's output): for every probe it builds
 // NewTable(n), rotates the HeadDim unit vectors e_k, one head each, of every
-// token with ApplyAxes (Apply for a 1-D package), and appends the result,
+// token with ApplySeq, Axes positions per token (Apply for a 1-D package),
+// and appends the result,
 // float32 little-endian, to hfprobe.bin. Head k of a token comes back as
 // column k of the token's rotation matrix: with x_a = 1, x_b = 0 a pair
 // yields y_a = c and y_b = s exactly (two products by 0 and 1, one exact
@@ -426,7 +427,7 @@ func hfProbeTest(pkg string, axes int, probes []hfProbe) string {
 	}
 	b.WriteString("}\n\n")
 	perToken := "Axes"
-	apply := "tab.ApplyAxes(x, p.pos)"
+	apply := "tab.ApplySeq(x, p.pos)"
 	if axes == 1 {
 		perToken = "1"
 		apply = "for j, q := range p.pos {\n\t\t\ttab.Apply(x[j*HeadDim*HeadDim:(j+1)*HeadDim*HeadDim], int(q))\n\t\t}"
@@ -470,7 +471,7 @@ func ulp32(x float32) float64 {
 
 // TestAxesHFPackages (part 2 of issue 12) builds the package of every model
 // in one temporary module and checks what its kernels apply: each token's
-// whole rotation matrix, read back through ApplyAxes (Apply for dynamic NTK)
+// whole rotation matrix, read back through ApplySeq (Apply for dynamic NTK)
 // on unit vectors, against q·cos + rotate_half(q)·sin with Hugging Face's
 // emb, for tables of two or three sizes. An entry Hugging Face leaves zero
 // must be exactly zero (this checks the layout: (i, i+HeadDim/2) and

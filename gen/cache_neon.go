@@ -2,41 +2,23 @@ package gen
 
 import (
 	"fmt"
-	"go/format"
 	"math"
 
 	"github.com/ropegen/ropegen/templates"
 )
 
-// cacheArm64Files returns rope_cache_arm64.s, the NEON store and load
-// kernels of the plan's cache type, and rope_cache_arm64.go, their
-// declarations and cacheNEON, both from package templates
-// (cache_arm64.*.tmpl) with the plan's CacheKernel. f16 and bf16 keys go
-// through the rotate-and-narrow kernel; e4m3 and q8_0 keys are copied,
-// then rotated by applyNEON (rotCopy). Shift goes through load, the NEON
-// in-place kernels and store.
-func (p *Plan) cacheArm64Files(header string) ([]File, error) {
-	k := p.cacheKernel(header)
-	asm, err := templates.ExecuteCache("cache_arm64.s.tmpl", k)
-	if err != nil {
-		return nil, fmt.Errorf("generating rope_cache_arm64.s: %w", err)
-	}
-	src, err := templates.ExecuteCache("cache_arm64.go.tmpl", k)
-	if err != nil {
-		return nil, fmt.Errorf("generating rope_cache_arm64.go: %w", err)
-	}
-	if src, err = format.Source(src); err != nil {
-		return nil, fmt.Errorf("rope_cache_arm64.go: %w", err)
-	}
-	return []File{{"rope_cache_arm64.go", src}, {"rope_cache_arm64.s", asm}}, nil
-}
-
-// cacheKernel is the template data of the plan's NEON cache kernels: the
-// constants (from V16 up; the e4m3 scale in V31), the kernels and their
-// plans.
-func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
+// cacheKernel is the template data of the plan's NEON cache kernels (the
+// plan's OutDType) for the shape of name suffix sfx: the constants (from V16
+// up; the e4m3 scale in V31), the kernels and their plans. The byte types'
+// kernels (e4m3, q8_0) take a scale, which q8_0's do not read: the
+// run-time's ABI has one signature for both. f16 and bf16 keys go through
+// the shape's rotate-and-narrow kernel; f32, e4m3 and q8_0 keys are copied,
+// then rotated by the shape's forward kernel (the run-time does it when a
+// backend has no rotTo). Shift goes through load, the NEON in-place kernels
+// and store.
+func (p *Plan) cacheKernel(header, sfx string) *templates.CacheKernel {
 	c, _ := p.cache()
-	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, About: c.about, Var: cacheVar("neon")}
+	k := &templates.CacheKernel{Header: header, Package: p.Spec.Package, Cache: c.name, About: c.about}
 	set := func(reg *int, r int, v uint32, what string) {
 		*reg = r
 		k.Consts = append(k.Consts, templates.Const{Reg: r, Value: v, What: what})
@@ -71,7 +53,7 @@ func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 	}
 	shift := map[int]int{1: 0, 2: 1, 4: 2}
 	scale := ""
-	if c.scale {
+	if c.size == 1 {
 		scale = ", scale float32"
 	}
 	// The kernels of every value, and of the first shiftValues when Shift
@@ -84,19 +66,19 @@ func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 	if p.shiftValues() != p.HeadDim {
 		counts = append(counts, count{"Shift", p.shiftValues()})
 	}
-	names := map[string]string{}
 	for _, n := range counts {
 		for _, store := range []bool{true, false} {
 			f := templates.CacheFunc{Store: store, Count: n.count, Scale: c.scale, ArgSize: 72}
-			if c.scale {
+			if c.size == 1 {
 				f.ArgSize = 76
 			}
+			tag := amd64CacheTag(c.name) + "NEON" + sfx
 			if store {
-				f.Name, f.Kind = "cacheStore"+n.kind+"NEON", "store"+n.kind
+				f.Name, f.Kind = "cacheStore"+n.kind+tag, "store"+n.kind
 				f.Params = fmt.Sprintf("dst []%s, dstStride int, src []float32, srcStride, n int%s", c.goType, scale)
 				f.DstShift, f.SrcShift = shift[c.size], 2
 			} else {
-				f.Name, f.Kind = "cacheLoad"+n.kind+"NEON", "load"+n.kind
+				f.Name, f.Kind = "cacheLoad"+n.kind+tag, "load"+n.kind
 				f.Params = fmt.Sprintf("dst []float32, dstStride int, src []%s, srcStride, n int%s", c.goType, scale)
 				f.DstShift, f.SrcShift = 2, shift[c.size]
 			}
@@ -111,19 +93,13 @@ func (p *Plan) cacheKernel(header string) *templates.CacheKernel {
 				}
 			}
 			k.Funcs = append(k.Funcs, f)
-			names[f.Kind] = f.Name
 		}
-	}
-	for _, kind := range []string{"store", "storeShift", "load", "loadShift"} {
-		name := names[kind]
-		if name == "" {
-			name = names[kind[:len(kind)-len("Shift")]]
-		}
-		k.Fields = append(k.Fields, templates.CacheField{Kind: kind, Name: name})
-	}
-	if c.scale || c.blocks {
-		k.Fwd = "applyNEON"
-		k.Fields = append(k.Fields, templates.CacheField{Kind: "rotTo", Name: "cacheRotToNEON"})
 	}
 	return k
+}
+
+// amd64CacheTag is a cache type's part of its kernels' names: F16, BF16,
+// E4M3, Q80.
+func amd64CacheTag(c string) string {
+	return map[string]string{"f16": "F16", "bf16": "BF16", "e4m3": "E4M3", "q8_0": "Q80"}[c]
 }

@@ -342,31 +342,33 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	} else if b, _ := constant.Float64Val(c.Val()); b != s.Base {
 		t.Fatalf("%+v (%s): Base = %v, want %v", s, arch, c.Val(), s.Base)
 	}
-	for _, name := range []string{"NewTable", "Rotate", "RotateInverse", "Table", "Freqs", "AttentionFactor", "Params", "DefaultParams", "TableParams", "NewTableParams", "NewTableRange", "Batch", "NewBatch"} {
+	for _, name := range []string{"New", "Default", "NewTable", "Rotate", "RotateInverse", "Table", "Freqs", "AttentionFactor", "Params", "DefaultParams", "Rotary", "Shape", "Shapes", "Batch", "NewBatch", "Strides"} {
 		if sc.Lookup(name) == nil {
 			t.Fatalf("%+v (%s): no %s", s, arch, name)
 		}
 	}
+	for _, name := range []string{"NewTableParams", "TableParams", "NewTableRange", "ApplyTo", "ApplySeqTo"} {
+		if sc.Lookup(name) != nil {
+			t.Fatalf("%+v (%s): %s is still there", s, arch, name)
+		}
+	}
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
-	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Params", "Start"}
-	if s.OutDType == "f16" || s.OutDType == "bf16" {
-		want = append(want, "ApplySeqTo", "ApplyStridedTo", "ApplyTo")
+	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Rotary", "Start"}
+	if s.QKNorm.Enabled() {
+		want = append(want, "ApplyNormQK")
 	}
 	if s.OutDType != "" {
-		want = append(want, "ApplyStore", "Shift")
-		for _, name := range []string{"Store", "Load", "CacheHead"} {
+		want = append(want, "ApplyStore", "Prep", "Shift")
+		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step"} {
 			if sc.Lookup(name) == nil {
 				t.Fatalf("%+v (%s): no %s", s, arch, name)
 			}
 		}
 	}
-	if s.Axes != spec.AxesNone {
-		want = append(want, "ApplyAxes", "ApplyInverseAxes")
-	}
 	sort.Strings(want)
-	if (sc.Lookup("Strides") == nil) || (s.Axes != spec.AxesNone) != (sc.Lookup("Axes") != nil) {
-		t.Fatalf("%+v (%s): Strides %v, Axes %v", s, arch, sc.Lookup("Strides"), sc.Lookup("Axes"))
+	if (s.Axes != spec.AxesNone) != (sc.Lookup("Axes") != nil) {
+		t.Fatalf("%+v (%s): Axes %v", s, arch, sc.Lookup("Axes"))
 	}
 	var got []string
 	for i := range ms.Len() {

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ropegen/ropegen/asm/amd64"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -115,16 +117,20 @@ func TestNormKernelsEveryBackend(t *testing.T) {
 		for _, f := range files {
 			byName[f.Name] = string(f.Data)
 		}
+		n := newNormPlan(s)
+		v := n.variant()
+		tag := amd64.Norm{Kind: n.Kind, Token: n.Token, After: n.After}.Tag()
+		sfx := testShape(t, s).sfx
 		amd := byName["rope_amd64.go"]
 		for _, lvl := range []string{"AVX512", "AVX2"} {
-			if !regexp.MustCompile(`norm:\s+applyNorm` + lvl + `,`).MatchString(amd) {
+			if !regexp.MustCompile(fmt.Sprintf(`k\.norm\[%d\], k\.normOnly\[%d\] = applyNorm%s%s%s, applyNormOnly%s%s%s\n`, v, v, tag, lvl, sfx, tag, lvl, sfx)).MatchString(amd) {
 				t.Errorf("%+v: rope_amd64.go: the %s backend has no norm kernel", s.QKNorm, lvl)
 			}
 		}
-		if !strings.Contains(byName["rope_arm64.go"], "norm: applyNormNEON") || byName["rope_norm_arm64.s"] == "" {
+		if !strings.Contains(byName["rope_arm64.go"], fmt.Sprintf("k.norm[%d], k.normOnly[%d] = applyNorm%sNEON%s, applyNormOnly%sNEON%s\n", v, v, tag, sfx, tag, sfx)) || byName["rope_norm_arm64.s"] == "" {
 			t.Errorf("%+v: no NEON norm kernel", s.QKNorm)
 		}
-		if !regexp.MustCompile(`norm:\s+applyNormGeneric`).MatchString(byName["rope.go"]) {
+		if !strings.Contains(byName["rope_generic.go"], fmt.Sprintf("k.norm, k.normOnly = genericNorms(%d, %d, %v, %d)", s.HeadDim, s.Rotary(), s.Layout == spec.NeoX, v)) {
 			t.Errorf("%+v: the generic backend has no norm kernel", s.QKNorm)
 		}
 		// Every AVX norm function clears the upper state before it returns.
@@ -136,7 +142,7 @@ func TestNormKernelsEveryBackend(t *testing.T) {
 	}
 	// Without a norm: none of it.
 	for _, f := range generate(t, specOf(128, 0, spec.NeoX), false) {
-		if strings.Contains(string(f.Data), "applyNorm") || f.Name == "rope_norm_arm64.s" {
+		if strings.Contains(string(f.Data), "applyNorm") || f.Name == "rope_norm_arm64.s" || f.Name == "rope_norm.go" {
 			t.Errorf("a spec without -qk-norm has norm code in %s", f.Name)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/rt"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -654,7 +655,7 @@ const decayCap = 1 << 25
 // every S_j = j, so it is (n+1)/2. The angles are sincos's, the same bits on
 // every machine, and no product is fused.
 func decayBound(theta []float64, m float64, sin, cos []float64) float64 {
-	sincos(sin, cos, m, theta)
+	rt.Sincos(sin, cos, m, theta)
 	var re, im, sum float64
 	for k := range theta {
 		re += cos[k]

@@ -156,6 +156,13 @@ type options struct {
 	tests     bool
 	explain   bool
 	svg       string // -svg: with -explain, also draw the plan into this SVG file
+
+	// The values of the repeatable flags; hfConfig and gguf are the one
+	// value of each without -engine.
+	hfConfigs, ggufs []string
+	engine           bool     // -engine: one package for an engine
+	shapes           []string // -shape: bare shapes of an engine package
+	shapeNorms       string   // -shape-norms: the QK-norms of the bare shapes
 }
 
 // cli is a parsed command line.
@@ -170,7 +177,8 @@ type cli struct {
 	// given holds the names of the flags set explicitly.
 	given map[string]bool
 
-	notes []string // what -hf-config or -gguf said of the model, for -explain
+	notes  []string // what -hf-config or -gguf said of the model, for -explain
+	caches []string // -out-dtype's cache types
 }
 
 func ropegen(args []string, stdout, stderr io.Writer) error {
@@ -181,6 +189,9 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.opt.engine {
+		return c.runEngine(args, stderr)
 	}
 	s, err := c.resolve()
 	if err != nil {
@@ -199,7 +210,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	files, err := gen.Generate(s, gen.Options{Command: command(args), Tests: c.opt.tests})
+	files, err := gen.Generate(s, gen.Options{Command: command(args), Tests: c.opt.tests, Caches: c.caches})
 	if err != nil {
 		var se *spec.SpecError
 		if errors.As(err, &se) {
@@ -228,6 +239,15 @@ func parse(args []string) (*cli, error) {
 	c.fs.Visit(func(f *flag.Flag) { c.given[f.Name] = true })
 	if c.fs.NArg() > 0 {
 		return c, badInput("unexpected argument %q: ropegen takes flags only (see ropegen -h)", c.fs.Arg(0))
+	}
+	if err := c.checkEngineFlags(); err != nil {
+		return c, err
+	}
+	if len(c.opt.hfConfigs) == 1 {
+		c.opt.hfConfig = c.opt.hfConfigs[0]
+	}
+	if len(c.opt.ggufs) == 1 {
+		c.opt.gguf = c.opt.ggufs[0]
 	}
 	if c.opt.out == "" {
 		return c, badInput(`-o "": want a directory path (the default is ".")`)
@@ -302,10 +322,56 @@ func (c *cli) resolve() (spec.Spec, error) {
 		c.override(&loaded)
 		s = loaded
 	}
+	caches, err := cacheList(s.OutDType)
+	if err != nil {
+		return spec.Spec{}, err
+	}
+	// spec checks each cache type with the spec's element type and head
+	// dim; f32, which it does not know, is checked here.
+	for _, o := range caches {
+		if o == "f32" {
+			if s.DType != "f32" {
+				return spec.Spec{}, badInput("-out-dtype %q: caches take float32 elements; want -dtype f32, not %q", s.OutDType, s.DType)
+			}
+			continue
+		}
+		t := s
+		t.OutDType = o
+		if err := t.Validate(); err != nil {
+			return spec.Spec{}, c.attribute(err)
+		}
+	}
+	c.caches = caches
+	s.OutDType = ""
+	if len(caches) == 1 && caches[0] != "f32" {
+		s.OutDType = caches[0]
+	}
 	if err := s.Validate(); err != nil {
 		return spec.Spec{}, c.attribute(err)
 	}
 	return s, nil
+}
+
+// cacheTypes are the values of -out-dtype's list.
+var cacheTypes = []string{"f32", "f16", "bf16", "e4m3", "q8_0"}
+
+// cacheList splits -out-dtype's value into its cache types: each one of
+// cacheTypes, none twice; nil for "".
+func cacheList(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, t := range strings.Split(v, ",") {
+		switch {
+		case !slices.Contains(cacheTypes, t):
+			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s", v, t, strings.Join(cacheTypes, ", "))
+		case slices.Contains(out, t):
+			return nil, badInput("-out-dtype %q: %q listed twice: want each cache type once", v, t)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // sourceError words err from reading path for flag (-hf-config, -gguf) as
@@ -421,7 +487,7 @@ func (c *cli) newFlagSet() {
 	c.intFlag("rotary-dim", "rotate only the first `n` values of each head: even, ≤ -dim; 0 means -dim", func(s *spec.Spec) *int { return &s.RotaryDim })
 	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *spec.Spec) *float64 { return &s.Base })
 	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *spec.Spec) *string { return &s.DType })
-	c.stringFlag("out-dtype", "KV cache `type` (f16, bf16, e4m3, q8_0): also emit ApplyStore, Store, Load and Shift (and for f16, bf16 ApplyTo, ApplySeqTo, ApplyStridedTo); empty for none", func(s *spec.Spec) *string { return &s.OutDType })
+	c.stringFlag("out-dtype", "KV cache `types`, a comma-separated list of f32, f16, bf16, e4m3, q8_0 (q8_0 needs a head dim that is a multiple of 32): also emit the cache views (F16Cache, …), ApplyStore, Store, Load, Shift and Prep (-dtype f32 only); empty for none", func(s *spec.Spec) *string { return &s.OutDType })
 	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
@@ -451,9 +517,12 @@ func (c *cli) newFlagSet() {
 	c.boolFlag("qk-norm-after", "QK-norm after the rotation (Llama 4, HunYuan) instead of before it", func(s *spec.Spec) *bool { return &s.QKNorm.After })
 
 	c.optString("o", "output `directory`, created if missing", &c.opt.out)
-	c.optString("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it", &c.opt.hfConfig)
+	c.multiFlag("hf-config", "read the spec from a Hugging Face config.json at `path`; flags given override it (with -engine: repeatable, a model to serve, every RoPE layer type of it)", &c.opt.hfConfigs, nil)
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
-	c.optString("gguf", "read the spec from a GGUF model file at `path` (its RoPE metadata and factor tensors, as llama.cpp reads them); flags given override it", &c.opt.gguf)
+	c.multiFlag("gguf", "read the spec from a GGUF model file at `path` (its RoPE metadata and factor tensors, as llama.cpp reads them); flags given override it (with -engine: repeatable, a model to serve)", &c.opt.ggufs, nil)
+	c.optBool("engine", "write one package for an engine: the kernels of every shape of the models of -hf-config and -gguf (each repeatable, every RoPE layer type) and of -shape, their QK-norms, the caches of -out-dtype; no default model (New takes a model's numbers)", &c.opt.engine)
+	c.multiFlag("shape", "with -engine: a shape with no model file, `HEAD,ROTARY,LAYOUT` (e.g. 128,64,neox); repeatable", &c.opt.shapes, func(v string) string { _, p := parseShape(v); return p })
+	c.optString("shape-norms", "with -engine: the QK-norms of the -shape shapes, a comma-separated `list` of KIND/SCOPE[/after] (rms/head, gemma/head, l2/head/after, rms/token, …)", &c.opt.shapeNorms)
 	c.optString("layer-type", "with -hf-config: write the RoPE of the layers of this `type` (full_attention, sliding_attention, …; -explain lists a model's); default: the full-attention layers', or the only RoPE", &c.opt.layerType)
 	c.optBool("rope-local", "with -hf-config: the same as -layer-type sliding_attention (Gemma 3's local layers); with -gguf: the local layers' RoPE of a two-base model", &c.opt.local)
 	c.optString("hf-part", "with -hf-config: which rotation of the model to write, `part`: text (default), indexer (DeepSeek-V3.2's and GLM-5's lightning indexer) or vision (vision_config's encoder: Pixtral)", &c.opt.hfPart)

@@ -284,7 +284,7 @@ func TestDefaults(t *testing.T) {
 	if !specEqual(c.spec, spec.DefaultSpec()) {
 		t.Errorf("no flags: spec %+v, want spec.DefaultSpec() %+v", c.spec, spec.DefaultSpec())
 	}
-	if c.opt != (options{out: "."}) {
+	if !reflect.DeepEqual(c.opt, options{out: "."}) {
 		t.Errorf("no flags: options %+v", c.opt)
 	}
 }
@@ -311,7 +311,7 @@ func TestFlagsMapOntoSpec(t *testing.T) {
 	if !specEqual(c.spec, want) {
 		t.Errorf("spec\n got %+v\nwant %+v", c.spec, want)
 	}
-	if want := (options{out: "out", hfConfig: "c.json", tests: true, explain: true}); c.opt != want {
+	if want := (options{out: "out", hfConfig: "c.json", hfConfigs: []string{"c.json"}, tests: true, explain: true}); !reflect.DeepEqual(c.opt, want) {
 		t.Errorf("options %+v, want %+v", c.opt, want)
 	}
 }

@@ -12,8 +12,8 @@
 // (c in V7…V9, s in V22…V24).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float64, stride, n int, r *[20]float64)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH10N(x []float64, stride, n int, r *float64)
+TEXT ·applyNEONH10N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -80,8 +80,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float64, stride, n int, r *[20]float64)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH10N(x []float64, stride, n int, r *float64)
+TEXT ·applyInverseNEONH10N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -148,8 +148,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float64, stride, n int, rows []float64)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH10N(x []float64, stride, n int, rows []float64)
+TEXT ·applyRowsNEONH10N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -215,8 +215,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float64, stride, n int, rows []float64)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH10N(x []float64, stride, n int, rows []float64)
+TEXT ·applyInverseRowsNEONH10N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

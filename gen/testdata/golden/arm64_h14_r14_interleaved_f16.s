@@ -13,8 +13,8 @@
 // (c in V7…V9, s in V22…V24).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []uint16, stride, n int, r *[28]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH14I(x []uint16, stride, n int, r *float32)
+TEXT ·applyNEONH14I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -77,8 +77,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []uint16, stride, n int, r *[28]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH14I(x []uint16, stride, n int, r *float32)
+TEXT ·applyInverseNEONH14I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -141,8 +141,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []uint16, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH14I(x []uint16, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH14I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -202,8 +202,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []uint16, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH14I(x []uint16, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH14I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -13,8 +13,8 @@
 // (c in V7…V9, s in V22…V24).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []uint16, stride, n int, r *[28]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH14N(x []uint16, stride, n int, r *float32)
+TEXT ·applyNEONH14N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -127,8 +127,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []uint16, stride, n int, r *[28]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH14N(x []uint16, stride, n int, r *float32)
+TEXT ·applyInverseNEONH14N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -241,8 +241,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []uint16, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH14N(x []uint16, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH14N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -354,8 +354,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []uint16, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH14N(x []uint16, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH14N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/spec"
+)
+
+// -engine writes one package for an engine: the kernels of every shape the
+// models it must serve need (-hf-config and -gguf, each repeatable, every
+// RoPE layer type of each model) and of the bare shapes of -shape, each
+// shape once, with the QK-norms its models need (and -shape-norms for the
+// bare shapes), the cache types of -out-dtype, and no default model.
+
+// multiFlag is a repeatable flag: each value, checked by check (which
+// returns what is accepted, or ""), is appended to *p.
+type multiFlag struct {
+	c     *cli
+	name  string
+	p     *[]string
+	check func(string) string
+}
+
+func (m *multiFlag) String() string {
+	if m == nil || m.p == nil {
+		return ""
+	}
+	return strings.Join(*m.p, " ")
+}
+
+func (m *multiFlag) Set(s string) error {
+	if m.check != nil {
+		if problem := m.check(s); problem != "" {
+			err := badInput("-%s %q: %s", m.name, s, problem)
+			if m.c.setErr == nil {
+				m.c.setErr = err
+			}
+			return err
+		}
+	}
+	*m.p = append(*m.p, s)
+	return nil
+}
+
+func (c *cli) multiFlag(name, usage string, p *[]string, check func(string) string) {
+	c.fs.Var(&multiFlag{c: c, name: name, p: p, check: check}, name, usage)
+}
+
+// engineFlags are the flags -engine takes; every other flag describes one
+// spec, which an engine package does not have.
+var engineFlags = []string{"engine", "hf-config", "gguf", "shape", "shape-norms", "out-dtype", "dtype", "pkg", "o", "tests"}
+
+// checkEngineFlags refuses a flag -engine does not take, and the -engine
+// flags without -engine.
+func (c *cli) checkEngineFlags() error {
+	if !c.opt.engine {
+		for _, f := range []string{"shape", "shape-norms"} {
+			if c.given[f] {
+				return badInput("-%s: only with -engine (a package of several shapes)", f)
+			}
+		}
+		for _, l := range []struct {
+			name string
+			n    int
+		}{{"hf-config", len(c.opt.hfConfigs)}, {"gguf", len(c.opt.ggufs)}} {
+			if l.n > 1 {
+				return badInput("-%s given %d times: only with -engine (one package for several models)", l.name, l.n)
+			}
+		}
+		return nil
+	}
+	var names []string
+	for n := range c.given {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if !slices.Contains(engineFlags, n) {
+			return badInput("-%s: not with -engine, which takes the models' and the shapes' numbers at run time: its flags are %s", n, "-"+strings.Join(engineFlags, ", -"))
+		}
+	}
+	return nil
+}
+
+// parseShape parses a -shape value: HEAD,ROTARY,LAYOUT.
+func parseShape(v string) (gen.EngineShape, string) {
+	const want = "want HEAD,ROTARY,LAYOUT: the head dim, the rotary dim (even, at most the head dim) and interleaved or neox, e.g. 128,64,neox"
+	f := strings.Split(v, ",")
+	if len(f) != 3 {
+		return gen.EngineShape{}, want
+	}
+	h, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
+	r, err2 := strconv.Atoi(strings.TrimSpace(f[1]))
+	if err1 != nil || err2 != nil {
+		return gen.EngineShape{}, want
+	}
+	s := spec.DefaultSpec()
+	s.HeadDim, s.RotaryDim, s.Layout = h, r, strings.TrimSpace(f[2])
+	if err := s.Validate(); err != nil {
+		var se *spec.SpecError
+		if errors.As(err, &se) {
+			return gen.EngineShape{}, fmt.Sprintf("%s %s: %s; %s", map[string]string{"dim": "head dim", "rotary-dim": "rotary dim", "layout": "layout"}[se.Field], se.Value, se.Accepted, want)
+		}
+		return gen.EngineShape{}, err.Error()
+	}
+	return gen.EngineShape{HeadDim: h, RotaryDim: r, Layout: s.Layout}, ""
+}
+
+// parseNorms parses -shape-norms: a comma-separated list of KIND/SCOPE or
+// KIND/SCOPE/after.
+func parseNorms(v string) ([]spec.QKNorm, string) {
+	const want = "want a comma-separated list of KIND/SCOPE[/after]: KIND rms, gemma or l2, SCOPE head or token, e.g. rms/head,l2/head/after"
+	var out []spec.QKNorm
+	for _, e := range strings.Split(v, ",") {
+		p := strings.Split(e, "/")
+		if len(p) < 2 || len(p) > 3 || len(p) == 3 && p[2] != "after" {
+			return nil, fmt.Sprintf("%q: %s", e, want)
+		}
+		n := spec.QKNorm{Kind: p[0], Scope: p[1], After: len(p) == 3}
+		s := spec.DefaultSpec()
+		s.QKNorm = n
+		if !n.Enabled() {
+			return nil, fmt.Sprintf("%q: %s", e, want)
+		}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Sprintf("%q: %v; %s", e, err, want)
+		}
+		out = append(out, n)
+	}
+	return out, ""
+}
+
+// engineModel is one RoPE of a model an engine package serves.
+type engineModel struct {
+	label string
+	s     spec.Spec
+}
+
+// engineModels loads every model of -hf-config and -gguf: each RoPE layer
+// type of a config, and of a GGUF file its RoPE and, for a two-base model,
+// its local layers'.
+func (c *cli) engineModels() ([]engineModel, error) {
+	var out []engineModel
+	for _, path := range c.opt.hfConfigs {
+		s, info, err := spec.LoadHFConfigWith(path, spec.HFOptions{})
+		if err != nil {
+			return nil, badInput("%s", sourceError("-hf-config", path, err))
+		}
+		var types []string
+		for _, l := range info.Layers {
+			if l.RoPE != "" && !slices.Contains(types, l.Type) {
+				types = append(types, l.Type)
+			}
+		}
+		if len(types) <= 1 {
+			out = append(out, engineModel{fmt.Sprintf("%s (%s)", path, info.ModelType), s})
+			continue
+		}
+		for _, lt := range types {
+			s, _, err := spec.LoadHFConfigWith(path, spec.HFOptions{LayerType: lt})
+			if err != nil {
+				return nil, badInput("%s", sourceError("-hf-config", path, err))
+			}
+			out = append(out, engineModel{fmt.Sprintf("%s (%s, %s layers)", path, info.ModelType, lt), s})
+		}
+	}
+	for _, path := range c.opt.ggufs {
+		s, info, err := spec.LoadGGUFWith(path, spec.GGUFOptions{})
+		if err != nil {
+			return nil, badInput("%s", sourceError("-gguf", path, err))
+		}
+		out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s)", path, info.Arch), s})
+		// A two-base model's local layers; a file with one RoPE has none.
+		if l, _, err := spec.LoadGGUFWith(path, spec.GGUFOptions{Local: true}); err == nil && !sameRoPE(l, s) {
+			out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s, local layers)", path, info.Arch), l})
+		}
+	}
+	return out, nil
+}
+
+// sameRoPE reports whether a and b have the same shape and frequencies.
+func sameRoPE(a, b spec.Spec) bool {
+	pa, err1 := spec.Resolve(a)
+	pb, err2 := spec.Resolve(b)
+	return err1 == nil && err2 == nil && pa.HeadDim == pb.HeadDim && pa.RotaryDim == pb.RotaryDim &&
+		a.Layout == b.Layout && slices.Equal(pa.Freqs, pb.Freqs) && pa.Attn == pb.Attn
+}
+
+// runEngine writes the engine package the flags describe.
+func (c *cli) runEngine(args []string, stderr io.Writer) error {
+	caches, err := cacheList(c.spec.OutDType)
+	if err != nil {
+		return err
+	}
+	if len(caches) > 0 && c.spec.DType != "f32" {
+		return badInput("-out-dtype %q with -dtype %q: caches take float32 elements; want -dtype f32", c.spec.OutDType, c.spec.DType)
+	}
+	s := c.spec
+	s.OutDType = ""
+	if err := s.Validate(); err != nil { // -dtype, -pkg
+		return err
+	}
+	e := gen.Engine{Package: c.spec.Package, DType: c.spec.DType, Caches: caches}
+	models, err := c.engineModels()
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		p, err := spec.Resolve(m.s)
+		if err != nil {
+			return badInput("%s: %v", m.label, err)
+		}
+		sh := gen.EngineShape{HeadDim: p.HeadDim, RotaryDim: p.RotaryDim, Layout: m.s.Layout}
+		norm := "no QK-norm"
+		if m.s.QKNorm.Enabled() {
+			sh.Norms = []spec.QKNorm{m.s.QKNorm}
+			norm = "QK-norm " + normName(m.s.QKNorm)
+		}
+		e.Shapes = append(e.Shapes, sh)
+		e.Models = append(e.Models, fmt.Sprintf("%s: %d/%d/%s, %s", m.label, sh.HeadDim, sh.RotaryDim, sh.Layout, norm))
+	}
+	var norms []spec.QKNorm
+	if c.opt.shapeNorms != "" {
+		var problem string
+		if norms, problem = parseNorms(c.opt.shapeNorms); problem != "" {
+			return badInput("-shape-norms %q: %s", c.opt.shapeNorms, problem)
+		}
+		if len(c.opt.shapes) == 0 {
+			return badInput("-shape-norms %q: the norms of the bare shapes; want -shape too", c.opt.shapeNorms)
+		}
+	}
+	for _, v := range c.opt.shapes {
+		sh, _ := parseShape(v) // checked as the flag was set
+		sh.Norms = norms
+		e.Shapes = append(e.Shapes, sh)
+		e.Models = append(e.Models, fmt.Sprintf("-shape %s", v))
+	}
+	if len(e.Shapes) == 0 {
+		return badInput("-engine: no shapes: want -hf-config, -gguf or -shape (each repeatable)")
+	}
+	if slices.Contains(caches, "q8_0") {
+		for _, sh := range e.Shapes {
+			if sh.HeadDim%spec.Q8Block != 0 {
+				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %d/%d/%s has no q8_0 kernels (its head dim is not a multiple of %d)\n", sh.HeadDim, sh.RotaryDim, sh.Layout, spec.Q8Block)
+			}
+		}
+	}
+	files, err := gen.GenerateEngine(e, gen.Options{Command: command(args), Tests: c.opt.tests})
+	if err != nil {
+		return fmt.Errorf("internal error: generating: %v", err)
+	}
+	return writeFiles(c.opt.out, e.Package, files)
+}
+
+// normName spells a QK-norm as a generated package's Params does.
+func normName(n spec.QKNorm) string {
+	s := n.Kind + "/head"
+	if n.Token() {
+		s = n.Kind + "/token"
+	}
+	if n.After {
+		s += "/after"
+	}
+	return s
+}
