@@ -12,95 +12,89 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fill:    fillAVX512Row,
-			fwd:     applyAVX512,
-			fwdRows: applyRowsAVX512,
-			inv:     applyInverseAVX512,
-			invRows: applyInverseRowsAVX512,
-			name:    "avx512",
+			name:   "avx512",
+			shapes: []kernels{avx512H128N()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
-			fill:    fillAVX2Row,
-			fwd:     applyAVX2,
-			fwdRows: applyRowsAVX2,
-			inv:     applyInverseAVX2,
-			invRows: applyInverseRowsAVX2,
-			name:    "avx2",
+			name:   "avx2",
+			shapes: []kernels{avx2H128N()},
 		})
 	}
 	return bs
 }
 
-// fillAVX512Row is fill with fillAVX512, for angles below sincosMax.
-func fillAVX512Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64) {
-	from := 0
-	if float64(float64(pos)*maxFreq) < sincosMax {
-		from = fillAVX512(r, float64(pos), freqs, attn)
+// avx512H128N returns the AVX512 kernels of the shape 128/128/neox.
+func avx512H128N() kernels {
+	k := kernels{
+		fill:    fillAVX512H128N,
+		fwd:     applyAVX512H128N,
+		fwdRows: applyRowsAVX512H128N,
+		inv:     applyInverseAVX512H128N,
+		invRows: applyInverseRowsAVX512H128N,
 	}
-	if from < RotaryDim/2 {
-		fillRow(r, pos, freqs, attn, from)
-	}
+	return k
 }
 
-// fillAVX2Row is fill with fillAVX2, for angles below sincosMax.
-func fillAVX2Row(r *row, pos int, freqs *[RotaryDim / 2]float64, attn, maxFreq float64) {
-	from := 0
-	if float64(float64(pos)*maxFreq) < sincosMax {
-		from = fillAVX2(r, float64(pos), freqs, attn)
+// avx2H128N returns the AVX2 kernels of the shape 128/128/neox.
+func avx2H128N() kernels {
+	k := kernels{
+		fill:    fillAVX2H128N,
+		fwd:     applyAVX2H128N,
+		fwdRows: applyRowsAVX2H128N,
+		inv:     applyInverseAVX2H128N,
+		invRows: applyInverseRowsAVX2H128N,
 	}
-	if from < RotaryDim/2 {
-		fillRow(r, pos, freqs, attn, from)
-	}
+	return k
 }
 
-// applyAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r, using AVX512.
+// applyAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func applyAVX512(x []float32, stride int, n int, r *[256]float32)
+func applyAVX512H128N(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r, using AVX512.
+// applyInverseAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func applyInverseAVX512(x []float32, stride int, n int, r *[256]float32)
+func applyInverseAVX512H128N(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// applyRowsAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+func applyRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// applyInverseRowsAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+func applyInverseRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512 writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// fillAVX512H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
 //
 //go:noescape
-func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+func fillAVX512H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 
-// applyAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r, using AVX2.
+// applyAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func applyAVX2(x []float32, stride int, n int, r *[256]float32)
+func applyAVX2H128N(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r, using AVX2.
+// applyInverseAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func applyInverseAVX2(x []float32, stride int, n int, r *[256]float32)
+func applyInverseAVX2H128N(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// applyRowsAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
 //
 //go:noescape
-func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+func applyRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// applyInverseRowsAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
 //
 //go:noescape
-func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+func applyInverseRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
 
-// fillAVX2 writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// fillAVX2H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
 //
 //go:noescape
-func fillAVX2(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+func fillAVX2H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)

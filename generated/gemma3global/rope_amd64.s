@@ -111,9 +111,9 @@ DATA fillconst<>+816(SB)/8, $0x0000000600000006
 DATA fillconst<>+824(SB)/8, $0x0000000700000007
 GLOBL fillconst<>(SB), RODATA|NOPTR, $832
 
-// func applyAVX512(x []float32, stride int, n int, r *[512]float32)
+// func applyAVX512H256N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H256N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -242,9 +242,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float32, stride int, n int, r *[512]float32)
+// func applyInverseAVX512H256N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H256N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -373,9 +373,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H256N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -505,9 +505,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H256N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -637,9 +637,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX512(x []float32, stride int, n int, r *[512]float32, w []float32)
+// func applyNormGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormAVX512(SB), NOSPLIT, $96-72
+TEXT ·applyNormGemmaHeadAVX512H256N(SB), NOSPLIT, $96-80
 	MOVQ         n+32(FP), AX
 	CMPQ         AX, $0x00
 	JLE          done
@@ -743,9 +743,7 @@ groupsum:
 	VMOVQ         CX, X4
 	VBROADCASTSD  X4, Z4
 	VDIVPD        Z4, Z2, Z2
-	MOVQ          $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
+	VBROADCASTSD  eps+72(FP), Z4
 	VADDPD        Z4, Z2, Z2
 	VSQRTPD       Z2, Z2
 	MOVQ          $0x3ff0000000000000, CX
@@ -989,8 +987,7 @@ head:
 	MOVQ          $0x00000100, DI
 	VCVTSI2SDQ    DI, X3, X3
 	VDIVSD        X3, X2, X2
-	MOVQ          $0x3eb0c6f7a0b5ed8d, DI
-	VMOVQ         DI, X4
+	VMOVSD        eps+72(FP), X4
 	VADDSD        X4, X2, X2
 	VSQRTSD       X2, X2, X2
 	MOVQ          $0x3ff0000000000000, DI
@@ -1152,9 +1149,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX512(x []float32, stride int, n int, r *[512]float32, w []float32)
+// func applyNormOnlyGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormOnlyAVX512(SB), NOSPLIT, $96-72
+TEXT ·applyNormOnlyGemmaHeadAVX512H256N(SB), NOSPLIT, $96-80
 	MOVQ         n+32(FP), AX
 	CMPQ         AX, $0x00
 	JLE          done
@@ -1258,9 +1255,7 @@ groupsum:
 	VMOVQ         CX, X4
 	VBROADCASTSD  X4, Z4
 	VDIVPD        Z4, Z2, Z2
-	MOVQ          $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
+	VBROADCASTSD  eps+72(FP), Z4
 	VADDPD        Z4, Z2, Z2
 	VSQRTPD       Z2, Z2
 	MOVQ          $0x3ff0000000000000, CX
@@ -1440,8 +1435,7 @@ head:
 	MOVQ          $0x00000100, SI
 	VCVTSI2SDQ    SI, X3, X3
 	VDIVSD        X3, X2, X2
-	MOVQ          $0x3eb0c6f7a0b5ed8d, SI
-	VMOVQ         SI, X4
+	VMOVSD        eps+72(FP), X4
 	VADDSD        X4, X2, X2
 	VSQRTSD       X2, X2, X2
 	MOVQ          $0x3ff0000000000000, SI
@@ -1539,9 +1533,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512(r *[512]float32, pos float64, freqs *[128]float64, attn float64) (n int)
+// func fillAVX512H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+TEXT ·fillAVX512H256N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
@@ -1632,9 +1626,9 @@ block:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float32, stride int, n int, r *[512]float32)
+// func applyAVX2H256N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H256N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2271,9 +2265,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float32, stride int, n int, r *[512]float32)
+// func applyInverseAVX2H256N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H256N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2910,9 +2904,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H256N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -3154,9 +3148,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H256N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -3398,9 +3392,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX2(x []float32, stride int, n int, r *[512]float32, w []float32)
+// func applyNormGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormAVX2(SB), NOSPLIT, $48-72
+TEXT ·applyNormGemmaHeadAVX2H256N(SB), NOSPLIT, $48-80
 	MOVQ         n+32(FP), AX
 	CMPQ         AX, $0x00
 	JLE          done
@@ -3631,9 +3625,7 @@ groupsum:
 	VMOVQ        CX, X2
 	VBROADCASTSD X2, Y2
 	VDIVPD       Y2, Y1, Y1
-	MOVQ         $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
+	VBROADCASTSD eps+72(FP), Y2
 	VADDPD       Y2, Y1, Y1
 	VSQRTPD      Y1, Y1
 	MOVQ         $0x3ff0000000000000, CX
@@ -4149,8 +4141,7 @@ head:
 	MOVQ         $0x00000100, DI
 	VCVTSI2SDQ   DI, X4, X4
 	VDIVSD       X4, X1, X1
-	MOVQ         $0x3eb0c6f7a0b5ed8d, DI
-	VMOVQ        DI, X2
+	VMOVSD       eps+72(FP), X2
 	VADDSD       X2, X1, X1
 	VSQRTSD      X1, X1, X1
 	MOVQ         $0x3ff0000000000000, DI
@@ -4456,9 +4447,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX2(x []float32, stride int, n int, r *[512]float32, w []float32)
+// func applyNormOnlyGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormOnlyAVX2(SB), NOSPLIT, $48-72
+TEXT ·applyNormOnlyGemmaHeadAVX2H256N(SB), NOSPLIT, $48-80
 	MOVQ         n+32(FP), AX
 	CMPQ         AX, $0x00
 	JLE          done
@@ -4689,9 +4680,7 @@ groupsum:
 	VMOVQ        CX, X2
 	VBROADCASTSD X2, Y2
 	VDIVPD       Y2, Y1, Y1
-	MOVQ         $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
+	VBROADCASTSD eps+72(FP), Y2
 	VADDPD       Y2, Y1, Y1
 	VSQRTPD      Y1, Y1
 	MOVQ         $0x3ff0000000000000, CX
@@ -5079,8 +5068,7 @@ head:
 	MOVQ         $0x00000100, SI
 	VCVTSI2SDQ   SI, X4, X4
 	VDIVSD       X4, X1, X1
-	MOVQ         $0x3eb0c6f7a0b5ed8d, SI
-	VMOVQ        SI, X2
+	VMOVSD       eps+72(FP), X2
 	VADDSD       X2, X1, X1
 	VSQRTSD      X1, X1, X1
 	MOVQ         $0x3ff0000000000000, SI
@@ -5258,9 +5246,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2(r *[512]float32, pos float64, freqs *[128]float64, attn float64) (n int)
+// func fillAVX2H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+TEXT ·fillAVX2H256N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0

@@ -3,13 +3,32 @@
 
 package gemma3global
 
-import "math"
+import "unsafe"
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH256N()},
+	}
+}
+
+// genericH256N returns the pure Go kernels of the shape 256/256/neox.
+func genericH256N() kernels {
+	k := kernels{
+		fwd: applyGenericH256N,
+		inv: applyInverseGenericH256N,
+	}
+	k.norm, k.normOnly = genericNorms(256, 256, true, 4)
+	return k
+}
+
+// applyGenericH256N rotates n heads of x forward with the table row at rp (512 values), head h at x[h·stride:], in pure Go.
+func applyGenericH256N(x []float32, stride, n int, rp *float32) {
+	r := (*[512]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 256; n-- {
+		h := (*[256]float32)(x)
 		a, b = h[0], h[128]
 		h[0], h[128] = float32(a*r[0])-float32(b*r[384]), float32(b*r[0])+float32(a*r[384])
 		a, b = h[1], h[129]
@@ -273,11 +292,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH256N rotates n heads of x backward with the table row at rp (512 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH256N(x []float32, stride, n int, rp *float32) {
+	r := (*[512]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 256; n-- {
+		h := (*[256]float32)(x)
 		a, b = h[0], h[128]
 		h[0], h[128] = float32(a*r[0])+float32(b*r[384]), float32(b*r[0])-float32(a*r[384])
 		a, b = h[1], h[129]
@@ -538,120 +558,5 @@ func applyInverseGeneric(x []float32, stride, n int, r *row) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// normSums are the 8 partial sums of squares of a normed vector: value j
-// adds its square to s[j mod 8], in increasing j.
-type normSums [8]float64
-
-// add adds the squares of the HeadDim values v to s: v holds values
-// 0…HeadDim−1 of the vector counted from a multiple of 8.
-func (s *normSums) add(v *[HeadDim]float32) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-	j := 0
-	for ; j+8 <= HeadDim; j += 8 {
-		g := (*[8]float32)(v[j:])
-		// float64(a*a): exact for a float32 a; the conversion keeps a
-		// float64 product from being fused into the sum.
-		a0, a1, a2, a3 := float64(g[0]), float64(g[1]), float64(g[2]), float64(g[3])
-		a4, a5, a6, a7 := float64(g[4]), float64(g[5]), float64(g[6]), float64(g[7])
-		s0 += float64(a0 * a0)
-		s1 += float64(a1 * a1)
-		s2 += float64(a2 * a2)
-		s3 += float64(a3 * a3)
-		s4 += float64(a4 * a4)
-		s5 += float64(a5 * a5)
-		s6 += float64(a6 * a6)
-		s7 += float64(a7 * a7)
-	}
-	*s = normSums{s0, s1, s2, s3, s4, s5, s6, s7}
-	for k := 0; j < HeadDim; j, k = j+1, k+1 {
-		a := float64(v[j])
-		s[k] += float64(a * a)
-	}
-}
-
-// scale returns r = 1/sqrt(ss/n + NormEps) for the n values summed in s,
-// each float64 operation rounded, then rounded once to float32.
-func (s *normSums) scale(n int) float32 {
-	ss := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
-	m := ss / float64(n)
-	v := m + NormEps
-	q := math.Sqrt(v)
-	return float32(1 / q)
-}
-
-// normLoad widens the HeadDim values of h into v, exactly.
-func normLoad(v *[HeadDim]float32, h *[HeadDim]float32) {
-	for j := range h {
-		v[j] = h[j]
-	}
-}
-
-// normScale scales v by rs and weighs it by w, in place, in the compute type.
-func normScale(v *[HeadDim]float32, rs float32, w *[HeadDim]float32) {
-	for j := range v {
-		g := float32(1 + w[j])
-		v[j] = float32(float32(v[j]*rs) * g)
-	}
-}
-
-// normStore narrows v into h.
-func normStore(h *[HeadDim]float32, v *[HeadDim]float32) {
-	for j := range v {
-		h[j] = v[j]
-	}
-}
-
-// normStoreRotate rotates v forward with table row r into h, narrowed once.
-func normStoreRotate(h *[HeadDim]float32, v *[HeadDim]float32, r *row) {
-	for i := 0; i < RotaryDim/2; i++ {
-		a, b := i, i+RotaryDim/2
-		c, s := r[a], r[RotaryDim+b]
-		ya, yb := v[a], v[b]
-		h[a] = float32(ya*c) - float32(yb*s)
-		h[b] = float32(yb*c) + float32(ya*s)
-	}
-}
-
-// applyNormGeneric normalizes and rotates n heads of x, head h at
-// x[h·stride:], with table row r and weights w, in pure Go: each head
-// alone.
-func applyNormGeneric(x []float32, stride, n int, r *row, w []float32) {
-	normHeads(x, stride, n, r, w, true)
-}
-
-// applyNormOnlyGeneric is applyNormGeneric without the rotation (r is
-// unused): the separate norm pass that the tests and benchmarks compare
-// ApplyNormQK with.
-func applyNormOnlyGeneric(x []float32, stride, n int, r *row, w []float32) {
-	normHeads(x, stride, n, r, w, false)
-}
-
-// normHeads is applyNormGeneric, with the rotation when rotate is set.
-func normHeads(x []float32, stride, n int, r *row, w []float32, rotate bool) {
-	if n <= 0 {
-		return
-	}
-	var v [HeadDim]float32
-	head := func(h int) *[HeadDim]float32 { return (*[HeadDim]float32)(x[h*stride:]) }
-	load := func(h int) {
-		normLoad(&v, head(h))
-	}
-	store := func(h int) {
-		if rotate {
-			normStoreRotate(head(h), &v, r)
-		} else {
-			normStore(head(h), &v)
-		}
-	}
-	wh := (*[HeadDim]float32)(w)
-	for h := 0; h < n; h++ {
-		load(h)
-		var s normSums
-		s.add(&v)
-		normScale(&v, s.scale(HeadDim), wh)
-		store(h)
 	}
 }

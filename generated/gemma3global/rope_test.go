@@ -4,103 +4,43 @@
 package gemma3global
 
 import (
-	"fmt"
-	"math"
 	"os"
-	"slices"
 	"testing"
 
+	spec "github.com/ropegen/ropegen/spec"
 	verify "github.com/ropegen/ropegen/verify"
 )
 
-// kernel describes this package to package verify, one Backend per
-// implementation this CPU can run.
-func kernel() verify.Kernel[float32] {
-	k := verify.Kernel[float32]{
-		AttentionFactor: AttentionFactor,
-		Base:            Base,
-		DType:           "f32",
-		Freqs:           Freqs[:],
-		HeadDim:         HeadDim,
-		Layout:          "neox",
-		NewTable: func(n int) verify.Table[float32] {
-			return NewTable(n)
-		},
-		ParallelMin:   ParallelMin,
-		RotaryDim:     RotaryDim,
-		Rotate:        Rotate,
-		RotateInverse: RotateInverse,
-		Scaling:       "linear",
-	}
-	k.ApplyStrided, k.ApplyInverseStrided, k.ApplyQK = func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
-		t.(*Table).ApplyStrided(x, Strides(s), pos)
-	}, func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
-		t.(*Table).ApplyInverseStrided(x, Strides(s), pos)
-	}, func(t verify.Table[float32], q []float32, qs verify.Strides, k []float32, ks verify.Strides, pos []int32) {
-		t.(*Table).ApplyQK(q, Strides(qs), k, Strides(ks), pos)
-	}
-	{
-		k.NewTableParams = func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[float32] {
-			return NewTableParams(paramsOf(freqs, attn, axis), n)
-		}
-		k.NewTableRange = func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[float32] {
-			return NewTableRange(paramsOf(freqs, attn, axis), start, n)
-		}
-		k.TableParams = func(n int) ([]float64, float64) {
-			p := TableParams(n)
-			return p.Freqs[:], p.Attn
-		}
-		k.NilTable = (*Table)(nil)
-		k.NewBatch = func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[float32] {
-			return NewBatch(paramsOf(freqs, attn, axis), capacity)
-		}
-		k.BatchApplyQK = func(b verify.Batch[float32], q []float32, qs verify.Strides, kk []float32, ks verify.Strides) {
-			b.(*Batch).ApplyQK(q, Strides(qs), kk, Strides(ks))
-		}
-		k.BatchApplyStrided = func(b verify.Batch[float32], x []float32, s verify.Strides) {
-			b.(*Batch).ApplyStrided(x, Strides(s))
-		}
-	}
-	k.Norm = &verify.Norm[float32]{
-		After: false,
-		ApplyNormQK32: func(t verify.Table[float32], q []float32, qs verify.Strides, qw []float32, k []float32, ks verify.Strides, kw []float32, pos []int32) {
-			t.(*Table).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw, pos)
-		},
-		BatchApplyNormQK32: func(b verify.Batch[float32], q []float32, qs verify.Strides, qw []float32, k []float32, ks verify.Strides, kw []float32) {
-			b.(*Batch).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw)
-		},
-		Eps:     NormEps,
-		K:       [2]int{9, 5},
-		KGroups: false,
-		Kind:    "gemma",
-		NormOnly32: func(x []float32, stride, n int, w []float32) {
-			active.normOnly(x, stride, n, nil, w)
-		},
-		Scope: "head",
-	}
-	for _, b := range backends {
-		k.Backends = append(k.Backends, verify.Backend{
-			Name: b.name,
-			Use: func() {
-				active = b
-			},
-		})
-	}
-	return k
-}
+// Params has spec.Runtime's fields, in its order: an engine converts a model
+// it loads with Params(p.Runtime()).
+var _ = Params(spec.Runtime{})
 
-// paramsOf returns the Params of freqs, attn and (multi-axis) axis, as verify
-// describes them.
-func paramsOf(freqs []float64, attn float64, axis []uint8) Params {
-	p := Params{Attn: attn}
-	copy(p.Freqs[:], freqs)
-	return p
+// kernel describes this package's default model to package verify.
+func kernel() verify.Kernel[elem] {
+	r := Default()
+	k := kernelOf(r, Base, "linear")
+	k.Norm = normOf(r, [2]int{9, 5}, false)
+	return k
 }
 
 // TestVerify runs package verify's property suite: accuracy against a dense
 // float64 rotation, the rotation identities, and bit-identical backends.
 func TestVerify(t *testing.T) {
 	verify.Run(t, kernel())
+}
+
+// TestNormEps runs the suite's QK-norm checks on this package's model with
+// another ε: ε is data (Params.NormEps), not the package's NormEps.
+func TestNormEps(t *testing.T) {
+	p := Default().Params()
+	p.NormEps = 0.25
+	r, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kernelOf(r, Base, "linear")
+	k.Norm = normOf(r, [2]int{9, 5}, false)
+	verify.RunNorm(t, k)
 }
 
 // TestDispatch checks the backend list: unique names, pure Go last, and,
@@ -113,6 +53,9 @@ func TestDispatch(t *testing.T) {
 			t.Errorf("backend %q listed twice", b.name)
 		}
 		seen[b.name] = true
+		if len(b.shapes) != len(shapeList) {
+			t.Errorf("backend %q has kernels for %d shapes, want %d", b.name, len(b.shapes), len(shapeList))
+		}
 	}
 	if last := backends[len(backends)-1].name; last != "generic" {
 		t.Errorf("last backend is %q, want generic", last)
@@ -125,148 +68,6 @@ func TestDispatch(t *testing.T) {
 		t.Fatalf("default backend is %q, want %q (ROPEGEN_WANT_BACKEND)", backends[0].name, want)
 	}
 	t.Logf("default backend: %s", backends[0].name)
-}
-
-// exampleValue is a finite, non-zero value for element i of an example buffer.
-func exampleValue(i int) float32 {
-	return float32(i%7) - 3 + 0.5
-}
-
-// A decode step of a Llama 3 8B layer: the fused QKV projection of one token
-// holds 32 query, 8 key and 8 value heads. ApplyQK rotates the queries and the
-// keys in place, reading each table row once, and leaves the values alone.
-func ExampleTable_ApplyQK() {
-	const (
-		hq  = 32
-		hkv = 8
-		row = (hq + 2*hkv) * HeadDim
-	)
-	tab := NewTable(4096)
-	qkv := make([]float32, row)
-	for i := range qkv {
-		qkv[i] = exampleValue(i)
-	}
-	want := slices.Clone(qkv)
-
-	tab.ApplyQK(qkv, Strides{
-		Head:  HeadDim,
-		Heads: hq,
-		Token: row,
-	}, qkv[hq*HeadDim:], Strides{
-		Head:  HeadDim,
-		Heads: hkv,
-		Token: row,
-	}, []int32{42})
-
-	// The same as Apply on the query and key heads, which lie one after another.
-	tab.Apply(want[:(hq+hkv)*HeadDim], 42)
-	fmt.Println("same bits as Apply on q and k:", slices.Equal(qkv, want))
-	// Output: same bits as Apply on q and k: true
-}
-
-// DeepSeek-style MLA: each query head is 128 values without position followed
-// by the rotary part. This package is generated for the rotary part alone
-// (HeadDim = qk_rope_head_dim) and applied at offset 128 of every head.
-func ExampleTable_ApplyStrided() {
-	const (
-		heads = 16
-		nope  = 128
-		full  = nope + HeadDim
-	)
-	tab := NewTable(16)
-	pos := []int32{7, 8}
-	q := make([]float32, len(pos)*heads*full)
-	for i := range q {
-		q[i] = exampleValue(i)
-	}
-	want := slices.Clone(q)
-
-	tab.ApplyStrided(q[nope:], Strides{
-		Head:  full,
-		Heads: heads,
-		Token: heads * full,
-	}, pos)
-
-	// The same as Apply on each rotary part; the parts without position keep their bits.
-	for j, p := range pos {
-		for h := range heads {
-			o := (j*heads+h)*full + nope
-			tab.Apply(want[o:o+HeadDim], int(p))
-		}
-	}
-	fmt.Println("same bits as Apply on each rotary part:", slices.Equal(q, want))
-	// Output: same bits as Apply on each rotary part: true
-}
-
-// A decode step of a Qwen3-8B-shaped layer: the fused QKV projection of one
-// token holds 32 query, 8 key and 8 value heads. ApplyNormQK normalizes and
-// rotates the queries and the keys in place with this layer's norm weights,
-// in one call; the value heads keep their bits.
-func ExampleTable_ApplyNormQK() {
-	const (
-		hq  = 32
-		hkv = 8
-		row = (hq + 2*hkv) * HeadDim
-	)
-	tab := NewTable(4096)
-	// This layer's q_norm and k_norm weights.
-	qw := make([]float32, HeadDim)
-	for i := range qw {
-		qw[i] = 0.75 + float32(i%5)/8
-	}
-	kw := make([]float32, HeadDim)
-	for i := range kw {
-		kw[i] = 1.25 + float32(i%5)/8
-	}
-	qkv := make([]float32, row)
-	for i := range qkv {
-		qkv[i] = exampleValue(i)
-	}
-	want := slices.Clone(qkv)
-
-	tab.ApplyNormQK(qkv, Strides{
-		Head:  HeadDim,
-		Heads: hq,
-		Token: row,
-	}, qw, qkv[hq*HeadDim:], Strides{
-		Head:  HeadDim,
-		Heads: hkv,
-		Token: row,
-	}, kw, []int32{42})
-
-	// The same bits as the two steps apart: the norm written out, then ApplyQK.
-	exampleNorms(want[:hq*HeadDim], qw)
-	exampleNorms(want[hq*HeadDim:(hq+hkv)*HeadDim], kw)
-	tab.ApplyQK(want, Strides{
-		Head:  HeadDim,
-		Heads: hq,
-		Token: row,
-	}, want[hq*HeadDim:], Strides{
-		Head:  HeadDim,
-		Heads: hkv,
-		Token: row,
-	}, []int32{42})
-	fmt.Println("same bits as the norm and ApplyQK apart:", slices.Equal(qkv, want))
-	// Output: same bits as the norm and ApplyQK apart: true
-}
-
-// exampleNorms normalizes each head of x alone (whole heads, one after another) in
-// place with weights w: docs/contract.md §10's sum of squares in 8 float64
-// partial sums, r rounded once, then y_j = fl(fl(x_j·r)·fl(1 + w_j)).
-func exampleNorms(x []float32, w []float32) {
-	n := HeadDim
-	for lo := 0; lo < len(x); lo += n {
-		x := x[lo : lo+n]
-		var s [8]float64
-		for j, v := range x {
-			s[j%8] += float64(float64(v) * float64(v))
-		}
-		ss := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
-		r := float32(1 / math.Sqrt(ss/float64(n)+NormEps))
-		for j := range x {
-			x[j] = float32(float32(x[j]*r) * float32(1+w[j%len(w)]))
-		}
-	}
 }
 
 // FuzzKernel checks that every backend gives the pure Go bits for the

@@ -13,49 +13,64 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, norm: applyNormNEON, normOnly: applyNormOnlyNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH256N()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// neonH256N returns the NEON kernels of the shape 256/256/neox.
+func neonH256N() kernels {
+	k := kernels{
+		fwd:     applyNEONH256N,
+		fwdRows: applyRowsNEONH256N,
+		inv:     applyInverseNEONH256N,
+		invRows: applyInverseRowsNEONH256N,
+	}
+	k.norm[4], k.normOnly[4] = applyNormGemmaHeadNEONH256N, applyNormOnlyGemmaHeadNEONH256N
+	return k
+}
+
+// applyNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (512 values), using NEON. It reads and writes only their values
+// [0, 256), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (256).
 //
 //go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH256N(x []float32, stride, n int, r *float32)
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyInverseNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (512 values), using NEON. It reads and writes only their values
+// [0, 256), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (256).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyInverseNEONH256N(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·512:][:512], using NEON.
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH256N(x []float32, stride, n int, rows []float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseRowsNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·512:][:512], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseRowsNEONH256N(x []float32, stride, n int, rows []float32)
 
-// applyNormNEON normalizes (QK-norm gemma, each head alone) and rotates the n heads of x, head h at
+// applyNormGemmaHeadNEONH256N normalizes (QK-norm gemma, each head alone, ε = eps) and rotates the n heads of x, head h at
 // x[h·stride:], normalizing before the rotation, with table row r, using NEON
 // and a scratch head on its stack. It reads and writes nothing else and no
 // slice length: the caller checks the heads, the weights and the stride.
 //
 //go:noescape
-func applyNormNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyNEON is applyNormNEON without the rotation (r is unused): the norm
+// applyNormOnlyGemmaHeadNEONH256N is applyNormGemmaHeadNEONH256N without the rotation (r is unused): the norm
 // alone, the separate pass the tests and benchmarks compare it with.
 //
 //go:noescape
-func applyNormOnlyNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormOnlyGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)

@@ -13,35 +13,49 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH512N()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
-//
-//go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+// neonH512N returns the NEON kernels of the shape 512/512/neox.
+func neonH512N() kernels {
+	k := kernels{
+		fwd:     applyNEONH512N,
+		fwdRows: applyRowsNEONH512N,
+		inv:     applyInverseNEONH512N,
+		invRows: applyInverseRowsNEONH512N,
+	}
+	return k
+}
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyNEONH512N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (1024 values), using NEON. It reads and writes only their values
+// [0, 512), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (512).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH512N(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseNEONH512N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (1024 values), using NEON. It reads and writes only their values
+// [0, 512), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (512).
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseNEONH512N(x []float32, stride, n int, r *float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH512N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·1024:][:1024], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH512N(x []float32, stride, n int, rows []float32)
+
+// applyInverseRowsNEONH512N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·1024:][:1024], using NEON.
+//
+//go:noescape
+func applyInverseRowsNEONH512N(x []float32, stride, n int, rows []float32)

@@ -3,11 +3,31 @@
 
 package gemma4global
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH512N()},
+	}
+}
+
+// genericH512N returns the pure Go kernels of the shape 512/512/neox.
+func genericH512N() kernels {
+	k := kernels{
+		fwd: applyGenericH512N,
+		inv: applyInverseGenericH512N,
+	}
+	return k
+}
+
+// applyGenericH512N rotates n heads of x forward with the table row at rp (1024 values), head h at x[h·stride:], in pure Go.
+func applyGenericH512N(x []float32, stride, n int, rp *float32) {
+	r := (*[1024]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 512; n-- {
+		h := (*[512]float32)(x)
 		for k := range 16 {
 			cos, sin := (*[16]float32)(r[16*k:]), (*[16]float32)(r[768+16*k:])
 			ha, hb := (*[16]float32)(h[16*k:]), (*[16]float32)(h[256+16*k:])
@@ -51,11 +71,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH512N rotates n heads of x backward with the table row at rp (1024 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH512N(x []float32, stride, n int, rp *float32) {
+	r := (*[1024]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 512; n-- {
+		h := (*[512]float32)(x)
 		for k := range 16 {
 			cos, sin := (*[16]float32)(r[16*k:]), (*[16]float32)(r[768+16*k:])
 			ha, hb := (*[16]float32)(h[16*k:]), (*[16]float32)(h[256+16*k:])

@@ -13,35 +13,49 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH256R64I()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
-//
-//go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+// neonH256R64I returns the NEON kernels of the shape 256/64/interleaved.
+func neonH256R64I() kernels {
+	k := kernels{
+		fwd:     applyNEONH256R64I,
+		fwdRows: applyRowsNEONH256R64I,
+		inv:     applyInverseNEONH256R64I,
+		invRows: applyInverseRowsNEONH256R64I,
+	}
+	return k
+}
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyNEONH256R64I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (128 values), using NEON. It reads and writes only their values
+// [0, 64), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (256).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH256R64I(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseNEONH256R64I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (128 values), using NEON. It reads and writes only their values
+// [0, 64), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (256).
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseNEONH256R64I(x []float32, stride, n int, r *float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH256R64I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·128:][:128], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH256R64I(x []float32, stride, n int, rows []float32)
+
+// applyInverseRowsNEONH256R64I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·128:][:128], using NEON.
+//
+//go:noescape
+func applyInverseRowsNEONH256R64I(x []float32, stride, n int, rows []float32)

@@ -11,8 +11,8 @@
 // (c in V2…V9, s in V22…V29).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float32, stride, n int, r *[128]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH256R64I(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH256R64I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -133,8 +133,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[128]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH256R64I(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH256R64I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -255,8 +255,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH256R64I(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH256R64I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -364,8 +364,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH256R64I(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH256R64I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -111,9 +111,9 @@ DATA fillconst<>+816(SB)/8, $0x0000000600000006
 DATA fillconst<>+824(SB)/8, $0x0000000700000007
 GLOBL fillconst<>(SB), RODATA|NOPTR, $832
 
-// func applyAVX512(x []float32, stride int, n int, r *[128]float32)
+// func applyAVX512H64N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H64N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -158,9 +158,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float32, stride int, n int, r *[128]float32)
+// func applyInverseAVX512H64N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H64N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -205,9 +205,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX512H64N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H64N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -253,9 +253,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX512H64N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H64N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -301,9 +301,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
+// func fillAVX512H64N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+TEXT ·fillAVX512H64N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
@@ -394,9 +394,9 @@ block:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float32, stride int, n int, r *[128]float32)
+// func applyAVX2H64N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H64N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -569,9 +569,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float32, stride int, n int, r *[128]float32)
+// func applyInverseAVX2H64N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H64N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -744,9 +744,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX2H64N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H64N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -820,9 +820,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX2H64N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H64N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -896,9 +896,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2(r *[128]float32, pos float64, freqs *[32]float64, attn float64) (n int)
+// func fillAVX2H64N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+TEXT ·fillAVX2H64N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0

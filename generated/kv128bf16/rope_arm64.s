@@ -13,8 +13,8 @@
 // applyToNEON loads float32 and stores bf16, narrowing the values past
 // RotaryDim unrotated.
 
-// func applyNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH128I(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -225,8 +225,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -437,8 +437,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -630,8 +630,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -823,8 +823,8 @@ head:
 done:
 	RET
 
-// func applyToNEON(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
-TEXT ·applyToNEON(SB), NOSPLIT, $0-80
+// func applyToBF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+TEXT ·applyToBF16NEONH128I(SB), NOSPLIT, $0-80
 	MOVD dst_base+0(FP), R9
 	MOVD src_base+32(FP), R0
 	MOVD n+64(FP), R1

@@ -4,207 +4,430 @@
 package kv128bf16
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sync"
+	"unsafe"
 )
 
-// CacheHead is the elements one head takes in the cache: HeadDim bfloat16 (bits in uint16) values.
-const CacheHead = 128
+// Cache is a view of a KV cache buffer by slot (cache row): its type, its
+// buffer, its Strides (head h of row s at s·Token + h·Head; a q8_0 cache's
+// strides count bytes) and, for e4m3, its per-tensor scale. Make one with
+// the constructor of its type (F16Cache, Q80Cache, …: one per cache type
+// the package has); the zero Cache is no cache and panics where one is
+// used. A Cache is a small value: pass it by value, make one per call if you
+// like. The entry points that use it check its view (every field positive,
+// the rows it gives its buffer, its heads apart) and name what is wrong.
+type Cache struct {
+	kind  uint8
+	s     Strides
+	f32   []float32
+	u16   []uint16
+	u8    []byte
+	scale float32
+}
 
-// shiftValues is how many leading values of a cached head Shift reads and
-// writes: the rotary ones.
-const shiftValues = 128
+// Cache types: Cache.kind.
+const (
+	cacheF32 = 1 + iota
+	cacheF16
+	cacheBF16
+	cacheE4M3
+	cacheQ80
+)
 
-// scratchHeads is how many float32 heads the scratch buffer holds (16 KiB).
-const scratchHeads = 32
+// cacheNames spells the cache types as -out-dtype does.
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0"}
 
-// scratchPool holds the buffers keys and shifted heads pass through in float32.
+// q8_0 blocks (ggml's block_q8_0): 32 values, stored as an f16 scale d and
+// 32 int8.
+const (
+	q8Values = 32
+	q8Bytes  = 2 + q8Values
+)
+
+// Strides returns the cache's view.
+func (c Cache) Strides() Strides { return c.s }
+
+// DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
+// "bf16", "e4m3" or "q8_0"; "" for the zero Cache.
+func (c Cache) DType() string { return cacheNames[c.kind] }
+
+// CacheHead returns the elements one head of r's shape takes in a cache of
+// type dtype ("f32", "f16", "bf16", "e4m3" or "q8_0"): HeadDim, or for q8_0
+// the bytes of HeadDim/32 blocks of 34. It panics for another dtype, or for
+// q8_0 with a HeadDim that is not a multiple of 32.
+func (r *Rotary) CacheHead(dtype string) int {
+	r.checkNil("Rotary.CacheHead")
+	for k, name := range cacheNames {
+		if name == dtype && k > 0 {
+			if k == cacheQ80 && r.hd%q8Values != 0 {
+				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, q8Values)
+			}
+			return r.cacheHead(uint8(k))
+		}
+	}
+	panicf("Rotary.CacheHead: dtype = %q: want \"f32\", \"f16\", \"bf16\", \"e4m3\" or \"q8_0\"", dtype)
+	return 0
+}
+
+// cacheHead is the size of a cached head of r's shape in kind's elements.
+func (r *Rotary) cacheHead(kind uint8) int {
+	if kind == cacheQ80 {
+		return r.hd / q8Values * q8Bytes
+	}
+	return r.hd
+}
+
+// cacheOp is a Cache bound to a Rotary's shape and the active backend's
+// kernels for its type: the cache forms' steps, each one kernel call over n
+// heads.
+type cacheOp struct {
+	r     *Rotary
+	c     *Cache
+	k     *kernels
+	half  *halfKernels
+	bytes *byteKernels
+	head  int // a cached head's elements
+	shift int // the leading values of a head Shift rewrites
+}
+
+// cacheOp binds c (named what in messages) to r: it panics, naming fn, for
+// the zero Cache, a type the package has no kernels for at r's shape, or an
+// e4m3 scale that is not finite and > 0.
+func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
+	if c.kind == 0 {
+		panicf("%s: %s is the zero Cache: want one from a cache type's constructor (F16Cache, Q80Cache, …)", fn, what)
+	}
+	k := r.kern()
+	o := cacheOp{r: r, c: c, k: k, head: r.cacheHead(c.kind), shift: r.rd}
+	var ok bool
+	switch c.kind {
+	case cacheF32:
+		ok = true
+	case cacheF16, cacheBF16:
+		o.half = &k.half[c.kind-cacheF16]
+		ok = o.half.store != nil
+	default:
+		o.bytes = &k.bytes[c.kind-cacheE4M3]
+		ok = o.bytes.store != nil
+		if c.kind == cacheQ80 {
+			o.shift = (r.rd + q8Values - 1) / q8Values * q8Values
+		}
+	}
+	if !ok {
+		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
+	}
+	if c.kind == cacheE4M3 && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
+		panicf("%s: %s's scale = %v: want a finite scale > 0", fn, what, c.scale)
+	}
+	return o
+}
+
+// size returns the length of the cache's buffer, in its elements.
+func (c *Cache) size() int {
+	switch c.kind {
+	case cacheF32:
+		return len(c.f32)
+	case cacheF16, cacheBF16:
+		return len(c.u16)
+	}
+	return len(c.u8)
+}
+
+// check checks the cache view for the rows slots names (slot −1: none) and
+// returns the rows it gives its buffer: every field positive, every slot
+// −1 or a row that fits, no row twice, the heads of those rows apart.
+func (o *cacheOp) check(fn, what string, slots []int64) int {
+	n := o.c.size()
+	rows := cacheRows(fn, what, o.c.s, n, o.head)
+	checkSlots(fn, "its buffer", what, slots, rows, n)
+	checkCacheView(fn, what, o.c.s, rows, o.head, slots)
+	return rows
+}
+
+// store stores n float32 heads of src (ss apart) at the cache's element off
+// on, cs apart: all of each head, or (shift) the values Shift rewrites.
+func (o *cacheOp) store(off, cs int, src []float32, ss, n int, shift bool) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		m := o.r.hd
+		if shift {
+			m = o.shift
+		}
+		for i := range n {
+			copy(c.f32[off+i*cs:][:m], src[i*ss:][:m])
+		}
+	case o.half != nil && shift:
+		o.half.storeShift(c.u16[off:], cs, src, ss, n)
+	case o.half != nil:
+		o.half.store(c.u16[off:], cs, src, ss, n)
+	case shift:
+		o.bytes.storeShift(c.u8[off:], cs, src, ss, n, c.scale)
+	default:
+		o.bytes.store(c.u8[off:], cs, src, ss, n, c.scale)
+	}
+}
+
+// load loads n cached heads from the element off on (cs apart) into
+// float32 heads of dst, ds apart: all of each head, or (shift) the values
+// Shift rewrites.
+func (o *cacheOp) load(dst []float32, ds, off, cs, n int, shift bool) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		m := o.r.hd
+		if shift {
+			m = o.shift
+		}
+		for i := range n {
+			copy(dst[i*ds:][:m], c.f32[off+i*cs:][:m])
+		}
+	case o.half != nil && shift:
+		o.half.loadShift(dst, ds, c.u16[off:], cs, n)
+	case o.half != nil:
+		o.half.load(dst, ds, c.u16[off:], cs, n)
+	case shift:
+		o.bytes.loadShift(dst, ds, c.u8[off:], cs, n, c.scale)
+	default:
+		o.bytes.load(dst, ds, c.u8[off:], cs, n, c.scale)
+	}
+}
+
+// rotTo turns n float32 heads of src forward by row into dst: the
+// backend's rotTo kernel, or a copy and its fwd kernel (the same bits).
+func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *comp) {
+	if f := o.k.rotTo; f != nil {
+		f(dst, ds, src, ss, n, row)
+		return
+	}
+	hd := o.r.hd
+	for i := range n {
+		copy(dst[i*ds:][:hd], src[i*ss:][:hd])
+	}
+	o.k.fwd(dst, ds, n, row)
+}
+
+// storeRotated turns n float32 heads of src (ss apart) forward by row and
+// stores them at the element off on, cs apart: in one kernel into an f32,
+// f16 or bf16 cache; else through the scratch buffer sp, its capacity of
+// heads at a time.
+func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *comp, sp []float32) {
+	c := o.c
+	switch {
+	case c.kind == cacheF32:
+		o.rotTo(c.f32[off:], cs, src, ss, n, row)
+	case o.half != nil:
+		o.half.to(c.u16[off:], cs, src, ss, n, row)
+	default:
+		hd := o.r.hd
+		g := len(sp) / hd
+		for h := 0; h < n; h += g {
+			m := min(g, n-h)
+			o.rotTo(sp, hd, src[h*ss:], ss, m, row)
+			o.bytes.store(c.u8[off+h*cs:], cs, sp, hd, m, c.scale)
+		}
+	}
+}
+
+// shiftHeads turns n cached heads in place from the element off on (st
+// apart) by the table row r (filled with A = 1), backward when inverse: an
+// f32 cache with the backend's own kernels, f16 and bf16 with its fused
+// shift kernels where it has them, else through the scratch buffer sp, its
+// capacity of heads at a time: loadShift, the fwd or inv kernel,
+// storeShift.
+func (o *cacheOp) shiftHeads(off, st, n int, r *comp, inverse bool, sp []float32) {
+	c := o.c
+	kern := o.r.rot(inverse)
+	switch {
+	case c.kind == cacheF32:
+		kern(c.f32[off:], st, n, r)
+		return
+	case o.half != nil && o.half.shift != nil:
+		if inverse {
+			o.half.shiftInv(c.u16[off:], st, n, r)
+		} else {
+			o.half.shift(c.u16[off:], st, n, r)
+		}
+		return
+	}
+	hd := o.r.hd
+	g := len(sp) / hd
+	for h := 0; h < n; h += g {
+		m := min(g, n-h)
+		o.load(sp, hd, off+h*st, st, m, true)
+		kern(sp, hd, m, r)
+		o.store(off+h*st, st, sp, hd, m, true)
+	}
+}
+
+// scratchPool holds the float32 buffers keys and shifted heads pass through:
+// scratchValues values, or more for a token-scope norm of many heads.
 var scratchPool = sync.Pool{New: func() any {
-	return new([scratchHeads * HeadDim]float32)
+	b := make([]float32, scratchValues)
+	return &b
 }}
 
-// cacheKernels are one backend's cache kernels (a backend's cache field).
-// store narrows or quantizes n float32 heads of src, srcStride values apart,
-// into the cache heads of dst, dstStride elements apart; load widens or
-// dequantizes them back. storeShift and loadShift do the same for the first
-// shiftValues values of each head only. Callers guarantee that the heads lie
-// inside the slices and, for n > 1, that the strides keep them apart.
-// shift and shiftInverse, when set, rotate n cache heads in place with table
-// row r (widen, rotate, narrow in one pass); else Shift goes through store
-// and load.
-type cacheKernels struct {
-	store, storeShift   func(dst []uint16, dstStride int, src []float32, srcStride, n int)
-	load, loadShift     func(dst []float32, dstStride int, src []uint16, srcStride, n int)
-	shift, shiftInverse func(x []uint16, stride, n int, r *row)
-}
+// scratchValues is the size of a scratch buffer: 16 KiB of float32, one
+// head at least.
+const scratchValues = 4096
 
-// cacheGeneric are the pure Go cache kernels.
-var cacheGeneric = cacheKernels{
-	load:       cacheLoadGeneric,
-	loadShift:  cacheLoadShiftGeneric,
-	store:      cacheStoreGeneric,
-	storeShift: cacheStoreShiftGeneric,
-}
-
-// cacheStoreGeneric stores every value of n heads, in pure Go.
-func cacheStoreGeneric(dst []uint16, dstStride int, src []float32, srcStride, n int) {
-	cacheStoreN(dst, dstStride, src, srcStride, n, HeadDim)
-}
-
-// cacheStoreShiftGeneric stores the first shiftValues values of n heads, in pure Go.
-func cacheStoreShiftGeneric(dst []uint16, dstStride int, src []float32, srcStride, n int) {
-	cacheStoreN(dst, dstStride, src, srcStride, n, shiftValues)
-}
-
-// cacheLoadGeneric loads every value of n heads, in pure Go.
-func cacheLoadGeneric(dst []float32, dstStride int, src []uint16, srcStride, n int) {
-	cacheLoadN(dst, dstStride, src, srcStride, n, HeadDim)
-}
-
-// cacheLoadShiftGeneric loads the first shiftValues values of n heads, in pure Go.
-func cacheLoadShiftGeneric(dst []float32, dstStride int, src []uint16, srcStride, n int) {
-	cacheLoadN(dst, dstStride, src, srcStride, n, shiftValues)
-}
-
-// cacheStoreN stores the first m values of n heads, head i of src at
-// src[i·srcStride:], of dst at dst[i·dstStride:].
-func cacheStoreN(dst []uint16, dstStride int, src []float32, srcStride, n, m int) {
-	for ; n > 0; n-- {
-		d, s := dst[:m], src[:m]
-		for i, v := range s {
-			d[i] = f32tobf16(v)
-		}
-		if n == 1 {
-			break
-		}
-		dst, src = dst[dstStride:], src[srcStride:]
+// scratch returns a buffer of whole heads of r's shape, at least min heads
+// (a token-scope norm needs all of a token's heads at once), from the pool.
+func (r *Rotary) scratch(least int) (*[]float32, []float32) {
+	b := scratchPool.Get().(*[]float32)
+	need := max(1, scratchValues/r.hd, least) * r.hd
+	if len(*b) < need {
+		*b = make([]float32, need)
 	}
+	return b, (*b)[:max(1, scratchValues/r.hd, least)*r.hd]
 }
 
-// cacheLoadN loads the first m values of n heads, head i of src at
-// src[i·srcStride:], of dst at dst[i·dstStride:].
-func cacheLoadN(dst []float32, dstStride int, src []uint16, srcStride, n, m int) {
-	for ; n > 0; n-- {
-		d, s := dst[:m], src[:m]
-		for i := range d {
-			d[i] = bf16to32(s[i])
-		}
-		if n == 1 {
-			break
-		}
-		dst, src = dst[dstStride:], src[srcStride:]
+// ApplyStore turns the keys of a step into a KV cache by slot: for every
+// token j with slots[j] ≠ −1 and every h < ss.Heads it turns the head
+// src[j·ss.Token + h·ss.Head :][:HeadDim] by the positions of token j, as
+// Apply does (the attention factor A applied once, here), and stores it in
+// cache row slots[j] of c: f32 as is, f16 and bf16 rounded to nearest even
+// (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
+// saturating at ±448, q8_0 block by block as ggml's quantize_row_q8_0_ref.
+// A slot of −1 skips its token (padding); a paged cache resolves its block
+// table to slots. Nothing else of the cache is written, and src is not
+// modified. With slots 0…n−1 and a cache laid out as src, it rotates and
+// narrows a sequence in one pass.
+//
+// A view field that is not positive, a slot outside the rows c gives its
+// buffer, a slot listed twice, heads of different counts, len(pos) ≠
+// len(slots)·Axes, a position outside the table, or a cache type the
+// package has no kernels for at this shape panic before anything is
+// written.
+func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32) {
+	const fn = "Table.ApplyStore"
+	w := t.seq(fn, pos)
+	if w.n != len(slots) {
+		panicLen(fn, len(pos), "len(slots)", len(slots), t.r.axes)
 	}
+	t.r.applyStore(fn, &w, &c, slots, src, ss)
 }
 
-// ApplyStore rotates the keys of a step into a KV cache by slot: for every
-// token j with slots[j] ≠ −1 and every h < ss.Heads it rotates the head
-// src[j·ss.Token + h·ss.Head :][:HeadDim] by position pos[j], as Apply does
-// (the attention factor A applied once, here), and stores it as bfloat16 (bits in uint16)
-// in cache row slots[j]: at dst[slots[j]·ds.Token + h·ds.Head :]. A slot of
-// −1 skips its token (padding); a paged cache resolves its block table to
-// slots. Nothing else of dst is written, and src is not modified.
-// Values are narrowed with round-to-nearest-even, those past RotaryDim unrotated.
-// A view field that is not positive, a slot outside the rows ds gives dst, a
-// slot listed twice, heads of different counts, len(pos) ≠ len(slots), a
-// position outside the table panic
-// before anything is written.
-func (t *Table) ApplyStore(dst []uint16, ds Strides, slots []int64, src []float32, ss Strides, pos []int32) {
-	fn := "kv128bf16.Table.ApplyStore"
-	rows := cacheRows(fn, "ds", ds, len(dst), CacheHead)
-	if !smallView(ss, len(src), len(slots), HeadDim) {
-		checkView(fn, "ss", ss, len(src), len(slots), HeadDim)
+// ApplyStore turns the keys of token j by the positions of token j and
+// stores them in cache row slots[j], as Table.ApplyStore does: a decode
+// step's keys written straight into the cache, whatever each sequence's
+// position.
+func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
+	const fn = "Batch.ApplyStore"
+	w := b.walk(fn)
+	if w.n != len(slots) {
+		panicf("%s: len(slots) = %d: want b.Len() = %d, a slot per token", fn, len(slots), w.n)
 	}
-	if ds.Heads != ss.Heads {
-		panicf("%s: ds.Heads = %d: want ss.Heads (%d)", fn, ds.Heads, ss.Heads)
+	b.t.r.applyStore(fn, &w, &c, slots, src, ss)
+}
+
+func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []float32, ss Strides) {
+	o := r.cacheOp(fn, "c", c)
+	o.check(fn, "c", slots)
+	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
+	checkHeads(fn, "c", c.s, "ss", ss)
+	var buf *[]float32
+	var sp []float32
+	if o.bytes != nil {
+		buf, sp = r.scratch(0)
 	}
-	if len(pos) != len(slots) {
-		panicf("%s: len(pos) = %d: want len(slots) = %d", fn, len(pos), len(slots))
-	}
-	checkSlots(fn, "dst", "ds", slots, rows, len(dst))
-	checkCacheView(fn, "ds", ds, rows, CacheHead, slots)
-	t.checkSeq("Table.ApplyStore", pos)
 	for j, s := range slots {
 		if s < 0 {
 			continue
 		}
-		r := t.row(int(pos[j]))
-		d, x := dst[int(s)*ds.Token:], src[j*ss.Token:]
-		active.to(d, ds.Head, x, ss.Head, ss.Heads, r)
+		o.storeRotated(int(s)*c.s.Token, c.s.Head, src[j*ss.Token:], ss.Head, ss.Heads, w.row(j), sp)
+	}
+	if buf != nil {
+		scratchPool.Put(buf)
+	}
+	w.done()
+}
+
+// panicLen panics for len(pos) = n where slots (named what) has m entries:
+// a position per axis of each token.
+func panicLen(fn string, n int, what string, m, axes int) {
+	if axes == 1 {
+		panicf("%s: len(pos) = %d: want %s = %d", fn, n, what, m)
+	}
+	panicf("%s: len(pos) = %d: want %s·Axes = %d (%s = %d, Axes = %d)", fn, n, what, m*axes, what, m, axes)
+}
+
+// checkTokens checks a float32 token view of tokens tokens, named what.
+func (r *Rotary) checkTokens(fn, what string, s Strides, n, tokens int, word string) {
+	if !smallView(s, n, tokens, r.hd) {
+		checkView(fn, what, s, n, tokens, r.hd, word)
 	}
 }
 
-// ApplyStore rotates the keys of token j by the position of token j and stores
-// them in cache row slots[j], as Table.ApplyStore does: a decode step's keys
-// written straight into the cache, whatever each sequence's position.
-func (b *Batch) ApplyStore(dst []uint16, ds Strides, slots []int64, src []float32, ss Strides) {
-	b.t.ApplyStore(dst, ds, slots, src, ss, b.tokens())
+// checkHeads panics unless the views a and b have as many heads.
+func checkHeads(fn, an string, a Strides, bn string, b Strides) {
+	if a.Heads != b.Heads {
+		panicf("%s: %s.Heads = %d: want %s.Heads (%d)", fn, an, a.Heads, bn, b.Heads)
+	}
 }
 
 // Store writes the values of a step into a KV cache by slot, as ApplyStore
-// writes keys but without rotating: for every token j with slots[j] ≠ −1 and
-// every h < ss.Heads, src[j·ss.Token + h·ss.Head :][:HeadDim] stored as
-// bfloat16 (bits in uint16) at dst[slots[j]·ds.Token + h·ds.Head :]. The checks
-// and panics are ApplyStore's (without positions).
-func Store(dst []uint16, ds Strides, slots []int64, src []float32, ss Strides) {
-	fn := "kv128bf16.Store"
-	rows := cacheRows(fn, "ds", ds, len(dst), CacheHead)
-	if !smallView(ss, len(src), len(slots), HeadDim) {
-		checkView(fn, "ss", ss, len(src), len(slots), HeadDim)
-	}
-	if ds.Heads != ss.Heads {
-		panicf("%s: ds.Heads = %d: want ss.Heads (%d)", fn, ds.Heads, ss.Heads)
-	}
-	checkSlots(fn, "dst", "ds", slots, rows, len(dst))
-	checkCacheView(fn, "ds", ds, rows, CacheHead, slots)
-	k := active.cache
-	cacheWalk(slots, nil, ds, ss, func(_, c, cs, x, xs, n int) {
-		k.store(dst[c:], cs, src[x:], xs, n)
+// writes keys but without rotating: for every token j with slots[j] ≠ −1
+// and every h < ss.Heads, src[j·ss.Token + h·ss.Head :][:HeadDim] stored in
+// cache row slots[j] of c. The checks and panics are ApplyStore's (without
+// positions).
+func (r *Rotary) Store(c Cache, slots []int64, src []float32, ss Strides) {
+	r.store("Rotary.Store", c, slots, src, ss)
+}
+
+func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Strides) {
+	r.checkNil(fn)
+	o := r.cacheOp(fn, "c", &c)
+	o.check(fn, "c", slots)
+	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
+	checkHeads(fn, "c", c.s, "ss", ss)
+	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
+		o.store(cOff, cs, src[xOff:], xs, n, false)
 	})
 }
 
-// Load reads cache rows back as float32 for attention: for every token j with
-// slots[j] ≠ −1 and every h < ds.Heads, the head at src[slots[j]·ss.Token +
-// h·ss.Head :] is widened
-// (exactly)
-// into dst[j·ds.Token + h·ds.Head :][:HeadDim]. The rows of tokens with slot −1
-// and every other element of dst keep their values. A view field that is not
-// positive, a slot outside the rows ss gives src, a slot listed twice or
-// heads of different counts panic before dst is written.
-func Load(dst []float32, ds Strides, src []uint16, ss Strides, slots []int64) {
-	fn := "kv128bf16.Load"
-	rows := cacheRows(fn, "ss", ss, len(src), CacheHead)
-	if !smallView(ds, len(dst), len(slots), HeadDim) {
-		checkView(fn, "ds", ds, len(dst), len(slots), HeadDim)
-	}
-	if ds.Heads != ss.Heads {
-		panicf("%s: ds.Heads = %d: want ss.Heads (%d)", fn, ds.Heads, ss.Heads)
-	}
-	checkSlots(fn, "src", "ss", slots, rows, len(src))
-	checkCacheView(fn, "ss", ss, rows, CacheHead, slots)
-	k := active.cache
-	cacheWalk(slots, nil, ss, ds, func(_, c, cs, x, xs, n int) {
-		k.load(dst[x:], xs, src[c:], cs, n)
+// Load reads cache rows back as float32 for attention: for every token j
+// with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
+// of c widened (f16, bf16: exactly; e4m3: times the scale, rounded once;
+// q8_0: q·d, as ggml's dequantize_row_q8_0) into dst[j·ds.Token +
+// h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
+// element of dst keep their values. A view field that is not positive, a
+// slot outside the rows c gives its buffer, a slot listed twice or heads of
+// different counts panic before dst is written.
+func (r *Rotary) Load(dst []float32, ds Strides, c Cache, slots []int64) {
+	r.load("Rotary.Load", dst, ds, c, slots)
+}
+
+func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int64) {
+	r.checkNil(fn)
+	o := r.cacheOp(fn, "c", &c)
+	o.check(fn, "c", slots)
+	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
+	checkHeads(fn, "ds", ds, "c", c.s)
+	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
+		o.load(dst[xOff:], xs, cOff, cs, n, false)
 	})
 }
 
-// Shift re-rotates keys already in the cache, for a context shift: the heads
-// of every row slots[j] ≠ −1, at c[slots[j]·cs.Token + h·cs.Head :], turn by
-// delta[j] positions (negative: backward), in the cache's type: each head is
-// widened, rotated by R_delta with A = 1 and stored back as Store stores it.
-// The attention factor A was applied once, when ApplyStore wrote the key,
-// and is not applied again. The rotation's cos and sin are computed from the
-// table's own frequencies for |delta| (one row per run of equal deltas), so
-// delta may be any int32 but −2³¹, whatever positions the table covers. A delta of 0
-// leaves its row as it is; values past RotaryDim keep their bits.
-// A view field that is not positive, a slot outside the rows cs gives c, a
-// slot listed twice, len(delta) ≠ len(slots), a delta of −2³¹ panic before
-// anything is written.
-func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
-	fn := "kv128bf16.Table.Shift"
-	t.checkNil("Table.Shift")
-	rows := cacheRows(fn, "cs", cs, len(c), CacheHead)
+// Shift turns keys already in the cache, for a context shift: the heads of
+// every row slots[j] ≠ −1 of c turn by delta[j] positions (negative:
+// backward), in the cache's type: each head is widened, turned by R_delta
+// with A = 1 and stored back as Store stores it. The attention factor A was
+// applied once, when ApplyStore wrote the key, and is not applied again. A
+// context shift moves every axis of a multi-axis token by the same delta.
+// The rotation's cos and sin are computed from the table's own frequencies
+// for |delta| (one row per run of equal deltas), so delta may be any int32
+// but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
+// as it is; values past RotaryDim (a q8_0 cache: the blocks that hold no
+// rotary value) keep their bits. A view field that is not positive, a slot
+// outside the rows c gives its buffer, a slot listed twice, len(delta) ≠
+// len(slots) or a delta of −2³¹ panic before anything is written.
+func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
+	const fn = "Table.Shift"
+	t.checkNil(fn)
+	r := t.r
+	o := r.cacheOp(fn, "c", &c)
 	if len(delta) != len(slots) {
 		panicf("%s: len(delta) = %d: want len(slots) = %d", fn, len(delta), len(slots))
 	}
@@ -213,12 +436,12 @@ func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
 			panicf("%s: delta[%d] = %d: want |delta| < 2³¹", fn, j, d)
 		}
 	}
-	checkSlots(fn, "c", "cs", slots, rows, len(c))
-	checkCacheView(fn, "cs", cs, rows, CacheHead, slots)
-	r := rowPool.Get().(*row)
-	sp := scratchPool.Get().(*[scratchHeads * HeadDim]float32)
-	cur := int32(0) // the delta r is filled for; 0: none yet
-	cacheWalk(slots, delta, cs, cs, func(j, o, st, _, _, n int) {
+	o.check(fn, "c", slots)
+	row := rowPool.Get().(*[]comp)
+	rr := (*row)[:r.rowLen]
+	buf, sp := r.scratch(0)
+	cur := int32(0) // the delta rr is filled for; 0: none yet
+	cacheWalk(slots, delta, c.s, c.s, func(j, off, st, _, _, n int) {
 		d := delta[j]
 		if d == 0 {
 			return
@@ -228,188 +451,79 @@ func (t *Table) Shift(c []uint16, cs Strides, slots []int64, delta []int32) {
 			if p < 0 {
 				p = -p
 			}
-			fill(r, int(p), &t.p.Freqs, 1, t.maxFreq)
+			r.fill(rr, int(p), t.freqs, 1, t.maxFreq)
 			cur = d
 		}
-		shiftHeads(c[o:], st, n, r, d < 0, sp)
+		o.shiftHeads(off, st, n, &rr[0], d < 0, sp)
 	})
-	scratchPool.Put(sp)
-	rowPool.Put(r)
+	scratchPool.Put(buf)
+	rowPool.Put(row)
 }
 
-// shiftHeads rotates n cache heads in place, head i at c[i·stride:], by the
-// table row r (filled with A = 1), backward when inverse: with the backend's
-// fused shift kernels where it has them, else through the scratch buffer sp,
-// scratchHeads heads at a time: loadShift, the fwd or inv kernel, storeShift.
-func shiftHeads(c []uint16, stride, n int, r *row, inverse bool, sp *[scratchHeads * HeadDim]float32) {
-	k := active.cache
-	if k.shift != nil {
-		if inverse {
-			k.shiftInverse(c, stride, n, r)
-		} else {
-			k.shift(c, stride, n, r)
-		}
-		return
-	}
-	kern := active.fwd
-	if inverse {
-		kern = active.inv
-	}
-	for h := 0; h < n; h += scratchHeads {
-		m := min(scratchHeads, n-h)
-		x := c[h*stride:]
-		k.loadShift(sp[:], HeadDim, x, stride, m)
-		kern(sp[:], HeadDim, m, r)
-		k.storeShift(x, stride, sp[:], HeadDim, m)
+// cacheStoreN and cacheLoadN are the pure Go cache kernels' loop: the first
+// m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
+// converted value by value by conv.
+func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
+	for i := range n {
+		conv(dst[i*ds:][:m], src[i*ss:][:m])
 	}
 }
 
-// cacheRows returns how many rows the cache view s, named what in
-// messages, gives a slice of n elements: the rows r >= 0 whose last head
-// ends at or before n, r·s.Token + (s.Heads−1)·s.Head + headSize <= n. A
-// head is headSize elements (HeadDim values, or for q8_0 the bytes of
-// HeadDim/32 blocks). A field of s that is not positive panics, naming fn.
-func cacheRows(fn, what string, s Strides, n, headSize int) int {
-	checkView(fn, what, s, n, 0, headSize) // the fields only
-	end, ok := viewEnd(s, 1, headSize)
-	if !ok || end > n {
-		return 0
-	}
-	return (n-end)/s.Token + 1
-}
-
-// checkSlots panics unless every slots[j] is −1 (the token is skipped) or
-// a row below rows, and no row is listed twice; fn names the function,
-// what the cache ("dst", "src", "c") and view its Strides. Slots that
-// increase, as a decode step's one slot and a contiguous prefill's do, are
-// checked in one pass; others by their runs of consecutive slots (a paged
-// cache's blocks), and only when two runs overlap by sorting a copy.
-func checkSlots(fn, what, view string, slots []int64, rows, n int) {
-	last, increasing := int64(-1), true
-	for j, s := range slots {
-		if uint64(s+1) > uint64(rows) {
-			panicView(fn, "slots[%d] = %d: want -1 (skip) or 0 <= slot < %d, the rows %s gives %s (len %d)", j, s, rows, view, what, n)
-		}
-		if s >= 0 {
-			increasing = increasing && s > last
-			last = s
-		}
-	}
-	if !increasing {
-		checkDistinct(fn, slots)
-	}
-}
-
-// checkDistinct panics if a slot other than −1 appears twice in slots. It
-// cuts slots into runs of consecutive slots (s, s+1, …: a paged cache's
-// blocks), each free of repeats and covering exactly the rows from its first
-// slot to its last, and sorts the runs by their first slot: if each run
-// starts after the one before it ends, no slot repeats. Otherwise it sorts
-// a copy of the slots.
-func checkDistinct(fn string, slots []int64) {
-	var buf [64][2]int64
-	runs := buf[:0]
-	lo, hi := int64(-1), int64(-1)
-	for _, s := range slots {
-		switch {
-		case s < 0:
-		case lo >= 0 && s == hi+1:
-			hi = s
-		default:
-			if lo >= 0 {
-				runs = append(runs, [2]int64{lo, hi})
-			}
-			lo, hi = s, s
-		}
-	}
-	if lo >= 0 {
-		runs = append(runs, [2]int64{lo, hi})
-	}
-	slices.SortFunc(runs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	for i := 1; i < len(runs); i++ {
-		if runs[i][0] <= runs[i-1][1] {
-			checkDistinctSorted(fn, slots)
+// genericTo is the pure Go rotate-and-narrow kernel of a uint16 cache type
+// with the shape's fwd kernel: each head copied into a float32 scratch
+// head, turned there, and narrowed by narrow; the bits of turning in
+// float32 and narrowing each result once.
+func genericTo(hd int, fwd rotKernel, narrow func(float32) uint16) halfToKernel {
+	return func(dst []uint16, ds int, src []float32, ss, n int, r *comp) {
+		if n <= 0 {
 			return
 		}
-	}
-}
-
-// checkDistinctSorted is checkDistinct by sorting a copy of the slots.
-func checkDistinctSorted(fn string, slots []int64) {
-	c := slices.Clone(slots)
-	slices.Sort(c)
-	for i := 1; i < len(c); i++ {
-		if c[i] >= 0 && c[i] == c[i-1] {
-			first := slices.Index(slots, c[i])
-			second := first + 1 + slices.Index(slots[first+1:], c[i])
-			panicView(fn, "slots[%d] = %d: slots[%d] is %d too: want each row at most once per call", second, c[i], first, c[i])
+		b := scratchPool.Get().(*[]float32)
+		if len(*b) < hd {
+			*b = make([]float32, hd)
 		}
-	}
-}
-
-// checkCacheView panics unless the heads of the rows slots names are
-// disjoint in the cache view s (named what): at once where every row's
-// heads are apart (a token-major cache, each row's heads before the next
-// row's, or a head-major one, each head's rows before the next head's),
-// else by sorting the heads of those rows.
-func checkCacheView(fn, what string, s Strides, rows, headSize int, slots []int64) {
-	if (s.Heads == 1 || s.Head >= headSize) && (rows <= 1 || s.Token >= (s.Heads-1)*s.Head+headSize) {
-		return // token-major
-	}
-	if s.Token >= headSize && (s.Heads == 1 || rows <= 0 || s.Head >= (rows-1)*s.Token+headSize) {
-		return // head-major
-	}
-	var hs []int
-	for _, r := range slots {
-		for h := 0; r >= 0 && h < s.Heads; h++ {
-			hs = append(hs, int(r)*s.Token+h*s.Head)
-		}
-	}
-	if i, j, found := overlap(hs, headSize); found {
-		panicView(fn, "%s = %+v: two heads of the rows slots names overlap (the heads at %d and %d, %d elements each): want disjoint heads, e.g. %s.Head >= %d and %s.Token >= (%s.Heads−1)·%s.Head + %d", what, s, i, j, headSize, what, headSize, what, what, what, headSize)
-	}
-}
-
-// cacheWalk calls f once for each stretch of the tokens of slots that one
-// kernel call covers, skipping slots of −1: f(j, cOff, cStride, xOff,
-// xStride, n) is for n heads, head i at element cOff + i·cStride of the
-// cache (view c) and xOff + i·xStride of the token buffer (view x), j the
-// first token. A run is tokens j, j+1, … at slots s, s+1, … (and, with
-// delta not nil, of equal delta[j]). A run's heads are one call when both
-// views keep a row's heads one stride apart and rows back to back
-// (Token = Heads·Head); a head-major cache (c.Token < c.Head) takes a call
-// per head along the run; anything else a call per token. Heads are
-// disjoint, so the calls' order changes no bit.
-func cacheWalk(slots []int64, delta []int32, c, x Strides, f func(j, cOff, cStride, xOff, xStride, n int)) {
-	merge := c.Token == c.Heads*c.Head && x.Token == x.Heads*x.Head
-	for j := 0; j < len(slots); {
-		s := slots[j]
-		if s < 0 {
-			j++
-			continue
-		}
-		m := 1
-		for j+m < len(slots) && slots[j+m] == s+int64(m) && (delta == nil || delta[j+m] == delta[j]) {
-			m++
-		}
-		cOff, xOff := int(s)*c.Token, j*x.Token
-		switch {
-		case m == 1 || merge:
-			f(j, cOff, c.Head, xOff, x.Head, m*c.Heads)
-		case c.Token < c.Head:
-			for h := range c.Heads {
-				f(j, cOff+h*c.Head, c.Token, xOff+h*x.Head, x.Token, m)
-			}
-		default:
-			for i := range m {
-				f(j+i, cOff+i*c.Token, c.Head, xOff+i*x.Token, x.Head, c.Heads)
+		v := (*b)[:hd]
+		for i := range n {
+			copy(v, src[i*ss:][:hd])
+			fwd(v, hd, 1, r)
+			d := dst[i*ds:][:hd]
+			for j, x := range v {
+				d[j] = narrow(x)
 			}
 		}
-		j += m
+		scratchPool.Put(b)
 	}
 }
 
-// bf16to32 widens bfloat16 bits to float32, exactly.
-func bf16to32(h uint16) float32 {
-	return math.Float32frombits(uint32(h) << 16)
+// sameMemory reports whether the slices a and b share an element.
+func sameMemory[A, B any](a []A, b []B) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	var za A
+	var zb B
+	return pa < pb+uintptr(len(b))*unsafe.Sizeof(zb) && pb < pa+uintptr(len(a))*unsafe.Sizeof(za)
+}
+
+// genericHalf returns the pure Go kernels of a uint16 cache type with the
+// conversions narrow and widen.
+func genericHalf(hd, rd int, fwd rotKernel, narrow func(float32) uint16, widen func(uint16) float32) halfKernels {
+	to := func(d []uint16, s []float32) {
+		for i, v := range s {
+			d[i] = narrow(v)
+		}
+	}
+	from := func(d []float32, s []uint16) {
+		for i, v := range s {
+			d[i] = widen(v)
+		}
+	}
+	return halfKernels{
+		store:      func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, to) },
+		storeShift: func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, to) },
+		load:       func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, from) },
+		loadShift:  func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, from) },
+		to:         genericTo(hd, fwd, narrow),
+	}
 }

@@ -5,9 +5,9 @@
 
 #include "textflag.h"
 
-// func cacheStoreAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreBF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreBF16AVX512H128I(SB), NOSPLIT, $0-72
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -106,9 +106,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX512(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+// func cacheLoadBF16AVX512H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·cacheLoadAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadBF16AVX512H128I(SB), NOSPLIT, $0-72
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -159,9 +159,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftAVX512(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftBF16AVX512H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheShiftAVX512(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftBF16AVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ         n+32(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -312,9 +312,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftInverseAVX512(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftInverseBF16AVX512H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheShiftInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftInverseBF16AVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ         n+32(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -465,9 +465,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheStoreAVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreBF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
 // Requires: AVX, AVX2
-TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreBF16AVX2H128I(SB), NOSPLIT, $0-72
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -689,9 +689,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX2(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+// func cacheLoadBF16AVX2H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
 // Requires: AVX, AVX2
-TEXT ·cacheLoadAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadBF16AVX2H128I(SB), NOSPLIT, $0-72
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -769,9 +769,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftAVX2(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftBF16AVX2H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX2
-TEXT ·cacheShiftAVX2(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftBF16AVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ         n+32(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -1721,9 +1721,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftInverseAVX2(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftInverseBF16AVX2H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX2
-TEXT ·cacheShiftInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftInverseBF16AVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ         n+32(FP), AX
 	TESTQ        AX, AX
 	JZ           done

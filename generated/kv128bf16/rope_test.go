@@ -4,105 +4,32 @@
 package kv128bf16
 
 import (
-	"fmt"
 	"os"
-	"slices"
 	"testing"
 
+	spec "github.com/ropegen/ropegen/spec"
 	verify "github.com/ropegen/ropegen/verify"
 )
 
-// kernel describes this package to package verify, one Backend per
-// implementation this CPU can run.
-func kernel() verify.Kernel[float32] {
-	k := verify.Kernel[float32]{
-		AttentionFactor: AttentionFactor,
-		Base:            Base,
-		DType:           "f32",
-		Freqs:           Freqs[:],
-		HeadDim:         HeadDim,
-		Layout:          "interleaved",
-		NewTable: func(n int) verify.Table[float32] {
-			return NewTable(n)
-		},
-		ParallelMin:   ParallelMin,
-		RotaryDim:     RotaryDim,
-		Rotate:        Rotate,
-		RotateInverse: RotateInverse,
-		Scaling:       "none",
-	}
-	k.OutDType, k.ApplyTo, k.ApplySeqTo = "bf16", func(t verify.Table[float32], dst []uint16, src []float32, pos int) {
-		t.(*Table).ApplyTo(dst, src, pos)
-	}, func(t verify.Table[float32], dst []uint16, src []float32, pos []int32) {
-		t.(*Table).ApplySeqTo(dst, src, pos)
-	}
-	k.ApplyStrided, k.ApplyInverseStrided, k.ApplyQK, k.ApplyStridedTo = func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
-		t.(*Table).ApplyStrided(x, Strides(s), pos)
-	}, func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
-		t.(*Table).ApplyInverseStrided(x, Strides(s), pos)
-	}, func(t verify.Table[float32], q []float32, qs verify.Strides, k []float32, ks verify.Strides, pos []int32) {
-		t.(*Table).ApplyQK(q, Strides(qs), k, Strides(ks), pos)
-	}, func(t verify.Table[float32], dst []uint16, ds verify.Strides, src []float32, ss verify.Strides, pos []int32) {
-		t.(*Table).ApplyStridedTo(dst, Strides(ds), src, Strides(ss), pos)
-	}
-	{
-		k.NewTableParams = func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[float32] {
-			return NewTableParams(paramsOf(freqs, attn, axis), n)
-		}
-		k.NewTableRange = func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[float32] {
-			return NewTableRange(paramsOf(freqs, attn, axis), start, n)
-		}
-		k.TableParams = func(n int) ([]float64, float64) {
-			p := TableParams(n)
-			return p.Freqs[:], p.Attn
-		}
-		k.NilTable = (*Table)(nil)
-		k.NewBatch = func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[float32] {
-			return NewBatch(paramsOf(freqs, attn, axis), capacity)
-		}
-		k.BatchApplyQK = func(b verify.Batch[float32], q []float32, qs verify.Strides, kk []float32, ks verify.Strides) {
-			b.(*Batch).ApplyQK(q, Strides(qs), kk, Strides(ks))
-		}
-		k.BatchApplyStrided = func(b verify.Batch[float32], x []float32, s verify.Strides) {
-			b.(*Batch).ApplyStrided(x, Strides(s))
-		}
-	}
-	k.Cache = &verify.Cache[uint16]{
-		ApplyStore: func(t verify.Table[float32], dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides, pos []int32) {
-			t.(*Table).ApplyStore(dst, Strides(ds), slots, src, Strides(ss), pos)
-		},
-		BatchApplyStore: func(b verify.Batch[float32], dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
-			b.(*Batch).ApplyStore(dst, Strides(ds), slots, src, Strides(ss))
-		},
-		CacheHead: CacheHead,
-		DType:     "bf16",
-		Load: func(dst []float32, _ float32, ds verify.Strides, src []uint16, ss verify.Strides, slots []int64) {
-			Load(dst, Strides(ds), src, Strides(ss), slots)
-		},
-		Shift: func(t verify.Table[float32], c []uint16, _ float32, cs verify.Strides, slots []int64, delta []int32) {
-			t.(*Table).Shift(c, Strides(cs), slots, delta)
-		},
-		Store: func(dst []uint16, _ float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
-			Store(dst, Strides(ds), slots, src, Strides(ss))
-		},
-	}
-	for _, b := range backends {
-		k.Backends = append(k.Backends, verify.Backend{
-			Name: b.name,
-			Use: func() {
-				active = b
-			},
-		})
-	}
-	return k
+// Params has spec.Runtime's fields, in its order: an engine converts a model
+// it loads with Params(p.Runtime()).
+var _ = Params(spec.Runtime{})
+
+// caches describes r's forms of every cache type the package has at r's shape.
+func caches(r *Rotary) []verify.CacheForms {
+	var cs []verify.CacheForms
+	cs = append(cs, cacheOf(r, "bf16", func(b []uint16, s Strides, _ float32) Cache {
+		return BF16Cache(b, s)
+	}))
+	return cs
 }
 
-// paramsOf returns the Params of freqs, attn and (multi-axis) axis, as verify
-// describes them.
-func paramsOf(freqs []float64, attn float64, axis []uint8) Params {
-	p := Params{Attn: attn}
-	copy(p.Freqs[:], freqs)
-	return p
+// kernel describes this package's default model to package verify.
+func kernel() verify.Kernel[elem] {
+	r := Default()
+	k := kernelOf(r, Base, "none")
+	k.Caches = caches(r)
+	return k
 }
 
 // TestVerify runs package verify's property suite: accuracy against a dense
@@ -121,6 +48,9 @@ func TestDispatch(t *testing.T) {
 			t.Errorf("backend %q listed twice", b.name)
 		}
 		seen[b.name] = true
+		if len(b.shapes) != len(shapeList) {
+			t.Errorf("backend %q has kernels for %d shapes, want %d", b.name, len(b.shapes), len(shapeList))
+		}
 	}
 	if last := backends[len(backends)-1].name; last != "generic" {
 		t.Errorf("last backend is %q, want generic", last)
@@ -136,147 +66,22 @@ func TestDispatch(t *testing.T) {
 }
 
 // TestNarrowExhaustive checks every assembly backend's rotate-and-narrow
-// store against package verify's own bf16 rounding, on every float32 bit
-// pattern with ROPEGEN_EXHAUSTIVE=1, else on a sample strided across them.
+// kernel (bf16) against package verify's own rounding, on every float32
+// bit pattern with ROPEGEN_EXHAUSTIVE=1, else on a sample strided across them.
 func TestNarrowExhaustive(t *testing.T) {
-	tab := NewTable(1)
-	n := verify.Narrowing{
-		AttentionFactor: AttentionFactor,
-		Firsts:          []int{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94, 96, 98, 100, 102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126},
-		HeadDim:         HeadDim,
-		OutDType:        "bf16",
-	}
-	// The last backend, pure Go, is checked against verify's rounding by TestVerify.
-	for _, b := range backends[:len(backends)-1] {
-		n.Backends = append(n.Backends, verify.NarrowBackend{
-			Name: b.name,
-			To: func(dst []uint16, src []float32) {
-				b.to(dst, HeadDim, src, HeadDim, len(src)/HeadDim, tab.row(0))
-			},
-		})
-	}
-	verify.NarrowExhaustive(t, n)
+	t.Run("bf16", func(t *testing.T) {
+		verify.NarrowExhaustive(t, narrowOf(Default(), "bf16"))
+	})
 }
 
-// TestCacheExhaustive stores float32 values into a bf16 cache with Store
+// TestCacheExhaustive stores float32 values into the bf16 cache with Store
 // (scale 1) on every backend and compares them with package verify's own
 // rounding: every float32 bit pattern with ROPEGEN_EXHAUSTIVE=1, else a
 // sample strided across them.
 func TestCacheExhaustive(t *testing.T) {
-	verify.CacheExhaustive(t, kernel())
-}
-
-// exampleValue is a finite, non-zero value for element i of an example buffer.
-func exampleValue(i int) float32 {
-	return float32(i%7) - 3 + 0.5
-}
-
-// A decode step of a Llama 3 8B layer: the fused QKV projection of one token
-// holds 32 query, 8 key and 8 value heads. ApplyQK rotates the queries and the
-// keys in place, reading each table row once, and leaves the values alone.
-func ExampleTable_ApplyQK() {
-	const (
-		hq  = 32
-		hkv = 8
-		row = (hq + 2*hkv) * HeadDim
-	)
-	tab := NewTable(4096)
-	qkv := make([]float32, row)
-	for i := range qkv {
-		qkv[i] = exampleValue(i)
-	}
-	want := slices.Clone(qkv)
-
-	tab.ApplyQK(qkv, Strides{
-		Head:  HeadDim,
-		Heads: hq,
-		Token: row,
-	}, qkv[hq*HeadDim:], Strides{
-		Head:  HeadDim,
-		Heads: hkv,
-		Token: row,
-	}, []int32{42})
-
-	// The same as Apply on the query and key heads, which lie one after another.
-	tab.Apply(want[:(hq+hkv)*HeadDim], 42)
-	fmt.Println("same bits as Apply on q and k:", slices.Equal(qkv, want))
-	// Output: same bits as Apply on q and k: true
-}
-
-// DeepSeek-style MLA: each query head is 128 values without position followed
-// by the rotary part. This package is generated for the rotary part alone
-// (HeadDim = qk_rope_head_dim) and applied at offset 128 of every head.
-func ExampleTable_ApplyStrided() {
-	const (
-		heads = 16
-		nope  = 128
-		full  = nope + HeadDim
-	)
-	tab := NewTable(16)
-	pos := []int32{7, 8}
-	q := make([]float32, len(pos)*heads*full)
-	for i := range q {
-		q[i] = exampleValue(i)
-	}
-	want := slices.Clone(q)
-
-	tab.ApplyStrided(q[nope:], Strides{
-		Head:  full,
-		Heads: heads,
-		Token: heads * full,
-	}, pos)
-
-	// The same as Apply on each rotary part; the parts without position keep their bits.
-	for j, p := range pos {
-		for h := range heads {
-			o := (j*heads+h)*full + nope
-			tab.Apply(want[o:o+HeadDim], int(p))
-		}
-	}
-	fmt.Println("same bits as Apply on each rotary part:", slices.Equal(q, want))
-	// Output: same bits as Apply on each rotary part: true
-}
-
-// Keys of 8 heads for 4 new tokens, token-major as a projection writes them,
-// rotated and narrowed into a head-major bfloat16 (bits in uint16) KV cache
-// [heads][capacity][HeadDim] at positions 16…19, without a copy in between.
-func ExampleTable_ApplyStridedTo() {
-	const (
-		heads    = 8
-		capacity = 64
-		start    = 16
-	)
-	tab := NewTable(capacity)
-	pos := []int32{16, 17, 18, 19}
-	keys := make([]float32, len(pos)*heads*HeadDim)
-	for i := range keys {
-		keys[i] = exampleValue(i)
-	}
-	cache := make([]uint16, heads*capacity*HeadDim)
-
-	tab.ApplyStridedTo(cache[start*HeadDim:], Strides{
-		Head:  capacity * HeadDim,
-		Heads: heads,
-		Token: HeadDim,
-	}, keys, Strides{
-		Head:  HeadDim,
-		Heads: heads,
-		Token: heads * HeadDim,
-	}, pos)
-
-	// The same as ApplyTo head by head.
-	same := true
-	d := make([]uint16, HeadDim)
-	for j, p := range pos {
-		for h := range heads {
-			k := (j*heads + h) * HeadDim
-			tab.ApplyTo(d, keys[k:k+HeadDim], int(p))
-			c := (h*capacity + int(p)) * HeadDim
-			same = same && slices.Equal(d, cache[c:c+HeadDim])
-		}
-	}
-	fmt.Println("cache rows as ApplyTo writes them:", same)
-	// Output: cache rows as ApplyTo writes them: true
+	k := kernelOf(Default(), 10000.0, "none")
+	k.Caches = caches(Default())
+	verify.CacheExhaustive(t, k)
 }
 
 // FuzzKernel checks that every backend gives the pure Go bits for the

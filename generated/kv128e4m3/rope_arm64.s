@@ -11,8 +11,8 @@
 // (c in V0…V9, s in V22…V31); the rest are loaded every head.
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH128I(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -223,8 +223,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -435,8 +435,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -628,8 +628,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

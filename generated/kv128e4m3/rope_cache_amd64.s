@@ -5,9 +5,9 @@
 
 #include "textflag.h"
 
-// func cacheStoreAVX512(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+// func cacheStoreE4M3AVX512H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-76
+TEXT ·cacheStoreE4M3AVX512H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -190,9 +190,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX512(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+// func cacheLoadE4M3AVX512H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheLoadAVX512(SB), NOSPLIT, $0-76
+TEXT ·cacheLoadE4M3AVX512H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -345,9 +345,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheRotToAVX512(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
+// func cacheRotToAVX512H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheRotToAVX512(SB), NOSPLIT, $0-80
+TEXT ·cacheRotToAVX512H128I(SB), NOSPLIT, $0-80
 	MOVQ    n+64(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -448,9 +448,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheStoreAVX2(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+// func cacheStoreE4M3AVX2H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-76
+TEXT ·cacheStoreE4M3AVX2H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -863,9 +863,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX2(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+// func cacheLoadE4M3AVX2H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·cacheLoadAVX2(SB), NOSPLIT, $0-76
+TEXT ·cacheLoadE4M3AVX2H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -1144,9 +1144,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheRotToAVX2(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
+// func cacheRotToAVX2H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
 // Requires: AVX
-TEXT ·cacheRotToAVX2(SB), NOSPLIT, $0-80
+TEXT ·cacheRotToAVX2H128I(SB), NOSPLIT, $0-80
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done

@@ -14,8 +14,8 @@
 // the sign bit is put back. It loads (e+120)<<23 | m<<20, or m·2⁻⁹ for e = 0
 // (SCVTF, exact), a quiet NaN for S.1111.111, times scale.
 
-// func cacheStoreNEON(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
-TEXT ·cacheStoreNEON(SB), NOSPLIT, $0-76
+// func cacheStoreE4M3NEONH128I(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+TEXT ·cacheStoreE4M3NEONH128I(SB), NOSPLIT, $0-76
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2
@@ -151,8 +151,8 @@ loop:
 done:
 	RET
 
-// func cacheLoadNEON(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
-TEXT ·cacheLoadNEON(SB), NOSPLIT, $0-76
+// func cacheLoadE4M3NEONH128I(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+TEXT ·cacheLoadE4M3NEONH128I(SB), NOSPLIT, $0-76
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2

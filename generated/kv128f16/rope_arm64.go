@@ -13,43 +13,76 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, to: applyToNEON, cache: &cacheNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH128I()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
+func neonH128I() kernels {
+	k := kernels{
+		fwd:     applyNEONH128I,
+		fwdRows: applyRowsNEONH128I,
+		inv:     applyInverseNEONH128I,
+		invRows: applyInverseRowsNEONH128I,
+	}
+	k.half[0] = halfKernels{
+		load:       cacheLoadF16NEONH128I,
+		loadShift:  cacheLoadF16NEONH128I,
+		store:      cacheStoreF16NEONH128I,
+		storeShift: cacheStoreF16NEONH128I,
+		to:         applyToF16NEONH128I,
+	}
+	return k
+}
+
+// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH128I(x []float32, stride, n int, r *float32)
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
 
-// applyToNEON rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
+// applyToF16NEONH128I rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
 // head h at dst[h·dstStride:], with table row r, using NEON. It reads and
 // writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim.
+// fit and, for n > 1, that both strides are at least HeadDim (128).
 //
 //go:noescape
-func applyToNEON(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *[rowLen]float32)
+func applyToF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+
+// cacheStoreF16NEONH128I stores the first 128 values of n float32 heads of src, srcStride apart,
+// as f16 in the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheStoreF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride, n int)
+
+// cacheLoadF16NEONH128I loads the first 128 values of n f16 heads of src, srcStride apart,
+// as float32 into the heads of dst, dstStride apart, using NEON.
+//
+//go:noescape
+func cacheLoadF16NEONH128I(dst []float32, dstStride int, src []uint16, srcStride, n int)

@@ -5,9 +5,9 @@
 
 #include "textflag.h"
 
-// func cacheStoreAVX512(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreF16AVX512H128I(SB), NOSPLIT, $0-72
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -44,9 +44,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX512(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+// func cacheLoadF16AVX512H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·cacheLoadAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadF16AVX512H128I(SB), NOSPLIT, $0-72
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -83,9 +83,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftAVX512(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftF16AVX512H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheShiftAVX512(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftF16AVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -182,9 +182,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftInverseAVX512(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftInverseF16AVX512H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheShiftInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftInverseF16AVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -281,9 +281,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheStoreAVX2(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
 // Requires: AVX, F16C
-TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreF16AVX2H128I(SB), NOSPLIT, $0-72
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -336,9 +336,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX2(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+// func cacheLoadF16AVX2H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
 // Requires: AVX, F16C
-TEXT ·cacheLoadAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadF16AVX2H128I(SB), NOSPLIT, $0-72
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -391,9 +391,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftAVX2(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftF16AVX2H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, F16C
-TEXT ·cacheShiftAVX2(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftF16AVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -806,9 +806,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheShiftInverseAVX2(x []uint16, stride int, n int, r *[256]float32)
+// func cacheShiftInverseF16AVX2H128I(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, F16C
-TEXT ·cacheShiftInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·cacheShiftInverseF16AVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done

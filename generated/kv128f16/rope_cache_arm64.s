@@ -9,8 +9,8 @@
 // Each converts n heads, head h at src[h·srcStride:] into dst[h·dstStride:],
 // and touches nothing else. No fused multiply-add anywhere.
 
-// func cacheStoreNEON(dst []uint16, dstStride int, src []float32, srcStride, n int)
-TEXT ·cacheStoreNEON(SB), NOSPLIT, $0-72
+// func cacheStoreF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride, n int)
+TEXT ·cacheStoreF16NEONH128I(SB), NOSPLIT, $0-72
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2
@@ -43,8 +43,8 @@ loop:
 done:
 	RET
 
-// func cacheLoadNEON(dst []float32, dstStride int, src []uint16, srcStride, n int)
-TEXT ·cacheLoadNEON(SB), NOSPLIT, $0-72
+// func cacheLoadF16NEONH128I(dst []float32, dstStride int, src []uint16, srcStride, n int)
+TEXT ·cacheLoadF16NEONH128I(SB), NOSPLIT, $0-72
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2

@@ -3,11 +3,32 @@
 
 package kv128f16
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH128I()},
+	}
+}
+
+// genericH128I returns the pure Go kernels of the shape 128/128/interleaved.
+func genericH128I() kernels {
+	k := kernels{
+		fwd: applyGenericH128I,
+		inv: applyInverseGenericH128I,
+	}
+	k.half[0] = genericF16(128, 128, k.fwd)
+	return k
+}
+
+// applyGenericH128I rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyGenericH128I(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float32(a*r[0])-float32(b*r[129]), float32(b*r[0])+float32(a*r[129])
 		a, b = h[2], h[3]
@@ -143,11 +164,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH128I rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH128I(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float32(a*r[0])+float32(b*r[129]), float32(b*r[0])-float32(a*r[129])
 		a, b = h[2], h[3]
@@ -280,146 +302,5 @@ func applyInverseGeneric(x []float32, stride, n int, r *row) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// applyToGeneric rotates n heads of src forward with table row r and stores them, narrowed, in dst, in pure Go: head h of src at src[h·srcStride:], of dst at dst[h·dstStride:].
-func applyToGeneric(dst []uint16, dstStride int, src []float32, srcStride, n int, r *row) {
-	var a, b float32
-	for ; n > 0 && len(src) >= HeadDim && len(dst) >= HeadDim; n-- {
-		s := (*[HeadDim]float32)(src)
-		d := (*[HeadDim]uint16)(dst)
-		a, b = s[0], s[1]
-		d[0], d[1] = f32to16(float32(a*r[0])-float32(b*r[129])), f32to16(float32(b*r[0])+float32(a*r[129]))
-		a, b = s[2], s[3]
-		d[2], d[3] = f32to16(float32(a*r[2])-float32(b*r[131])), f32to16(float32(b*r[2])+float32(a*r[131]))
-		a, b = s[4], s[5]
-		d[4], d[5] = f32to16(float32(a*r[4])-float32(b*r[133])), f32to16(float32(b*r[4])+float32(a*r[133]))
-		a, b = s[6], s[7]
-		d[6], d[7] = f32to16(float32(a*r[6])-float32(b*r[135])), f32to16(float32(b*r[6])+float32(a*r[135]))
-		a, b = s[8], s[9]
-		d[8], d[9] = f32to16(float32(a*r[8])-float32(b*r[137])), f32to16(float32(b*r[8])+float32(a*r[137]))
-		a, b = s[10], s[11]
-		d[10], d[11] = f32to16(float32(a*r[10])-float32(b*r[139])), f32to16(float32(b*r[10])+float32(a*r[139]))
-		a, b = s[12], s[13]
-		d[12], d[13] = f32to16(float32(a*r[12])-float32(b*r[141])), f32to16(float32(b*r[12])+float32(a*r[141]))
-		a, b = s[14], s[15]
-		d[14], d[15] = f32to16(float32(a*r[14])-float32(b*r[143])), f32to16(float32(b*r[14])+float32(a*r[143]))
-		a, b = s[16], s[17]
-		d[16], d[17] = f32to16(float32(a*r[16])-float32(b*r[145])), f32to16(float32(b*r[16])+float32(a*r[145]))
-		a, b = s[18], s[19]
-		d[18], d[19] = f32to16(float32(a*r[18])-float32(b*r[147])), f32to16(float32(b*r[18])+float32(a*r[147]))
-		a, b = s[20], s[21]
-		d[20], d[21] = f32to16(float32(a*r[20])-float32(b*r[149])), f32to16(float32(b*r[20])+float32(a*r[149]))
-		a, b = s[22], s[23]
-		d[22], d[23] = f32to16(float32(a*r[22])-float32(b*r[151])), f32to16(float32(b*r[22])+float32(a*r[151]))
-		a, b = s[24], s[25]
-		d[24], d[25] = f32to16(float32(a*r[24])-float32(b*r[153])), f32to16(float32(b*r[24])+float32(a*r[153]))
-		a, b = s[26], s[27]
-		d[26], d[27] = f32to16(float32(a*r[26])-float32(b*r[155])), f32to16(float32(b*r[26])+float32(a*r[155]))
-		a, b = s[28], s[29]
-		d[28], d[29] = f32to16(float32(a*r[28])-float32(b*r[157])), f32to16(float32(b*r[28])+float32(a*r[157]))
-		a, b = s[30], s[31]
-		d[30], d[31] = f32to16(float32(a*r[30])-float32(b*r[159])), f32to16(float32(b*r[30])+float32(a*r[159]))
-		a, b = s[32], s[33]
-		d[32], d[33] = f32to16(float32(a*r[32])-float32(b*r[161])), f32to16(float32(b*r[32])+float32(a*r[161]))
-		a, b = s[34], s[35]
-		d[34], d[35] = f32to16(float32(a*r[34])-float32(b*r[163])), f32to16(float32(b*r[34])+float32(a*r[163]))
-		a, b = s[36], s[37]
-		d[36], d[37] = f32to16(float32(a*r[36])-float32(b*r[165])), f32to16(float32(b*r[36])+float32(a*r[165]))
-		a, b = s[38], s[39]
-		d[38], d[39] = f32to16(float32(a*r[38])-float32(b*r[167])), f32to16(float32(b*r[38])+float32(a*r[167]))
-		a, b = s[40], s[41]
-		d[40], d[41] = f32to16(float32(a*r[40])-float32(b*r[169])), f32to16(float32(b*r[40])+float32(a*r[169]))
-		a, b = s[42], s[43]
-		d[42], d[43] = f32to16(float32(a*r[42])-float32(b*r[171])), f32to16(float32(b*r[42])+float32(a*r[171]))
-		a, b = s[44], s[45]
-		d[44], d[45] = f32to16(float32(a*r[44])-float32(b*r[173])), f32to16(float32(b*r[44])+float32(a*r[173]))
-		a, b = s[46], s[47]
-		d[46], d[47] = f32to16(float32(a*r[46])-float32(b*r[175])), f32to16(float32(b*r[46])+float32(a*r[175]))
-		a, b = s[48], s[49]
-		d[48], d[49] = f32to16(float32(a*r[48])-float32(b*r[177])), f32to16(float32(b*r[48])+float32(a*r[177]))
-		a, b = s[50], s[51]
-		d[50], d[51] = f32to16(float32(a*r[50])-float32(b*r[179])), f32to16(float32(b*r[50])+float32(a*r[179]))
-		a, b = s[52], s[53]
-		d[52], d[53] = f32to16(float32(a*r[52])-float32(b*r[181])), f32to16(float32(b*r[52])+float32(a*r[181]))
-		a, b = s[54], s[55]
-		d[54], d[55] = f32to16(float32(a*r[54])-float32(b*r[183])), f32to16(float32(b*r[54])+float32(a*r[183]))
-		a, b = s[56], s[57]
-		d[56], d[57] = f32to16(float32(a*r[56])-float32(b*r[185])), f32to16(float32(b*r[56])+float32(a*r[185]))
-		a, b = s[58], s[59]
-		d[58], d[59] = f32to16(float32(a*r[58])-float32(b*r[187])), f32to16(float32(b*r[58])+float32(a*r[187]))
-		a, b = s[60], s[61]
-		d[60], d[61] = f32to16(float32(a*r[60])-float32(b*r[189])), f32to16(float32(b*r[60])+float32(a*r[189]))
-		a, b = s[62], s[63]
-		d[62], d[63] = f32to16(float32(a*r[62])-float32(b*r[191])), f32to16(float32(b*r[62])+float32(a*r[191]))
-		a, b = s[64], s[65]
-		d[64], d[65] = f32to16(float32(a*r[64])-float32(b*r[193])), f32to16(float32(b*r[64])+float32(a*r[193]))
-		a, b = s[66], s[67]
-		d[66], d[67] = f32to16(float32(a*r[66])-float32(b*r[195])), f32to16(float32(b*r[66])+float32(a*r[195]))
-		a, b = s[68], s[69]
-		d[68], d[69] = f32to16(float32(a*r[68])-float32(b*r[197])), f32to16(float32(b*r[68])+float32(a*r[197]))
-		a, b = s[70], s[71]
-		d[70], d[71] = f32to16(float32(a*r[70])-float32(b*r[199])), f32to16(float32(b*r[70])+float32(a*r[199]))
-		a, b = s[72], s[73]
-		d[72], d[73] = f32to16(float32(a*r[72])-float32(b*r[201])), f32to16(float32(b*r[72])+float32(a*r[201]))
-		a, b = s[74], s[75]
-		d[74], d[75] = f32to16(float32(a*r[74])-float32(b*r[203])), f32to16(float32(b*r[74])+float32(a*r[203]))
-		a, b = s[76], s[77]
-		d[76], d[77] = f32to16(float32(a*r[76])-float32(b*r[205])), f32to16(float32(b*r[76])+float32(a*r[205]))
-		a, b = s[78], s[79]
-		d[78], d[79] = f32to16(float32(a*r[78])-float32(b*r[207])), f32to16(float32(b*r[78])+float32(a*r[207]))
-		a, b = s[80], s[81]
-		d[80], d[81] = f32to16(float32(a*r[80])-float32(b*r[209])), f32to16(float32(b*r[80])+float32(a*r[209]))
-		a, b = s[82], s[83]
-		d[82], d[83] = f32to16(float32(a*r[82])-float32(b*r[211])), f32to16(float32(b*r[82])+float32(a*r[211]))
-		a, b = s[84], s[85]
-		d[84], d[85] = f32to16(float32(a*r[84])-float32(b*r[213])), f32to16(float32(b*r[84])+float32(a*r[213]))
-		a, b = s[86], s[87]
-		d[86], d[87] = f32to16(float32(a*r[86])-float32(b*r[215])), f32to16(float32(b*r[86])+float32(a*r[215]))
-		a, b = s[88], s[89]
-		d[88], d[89] = f32to16(float32(a*r[88])-float32(b*r[217])), f32to16(float32(b*r[88])+float32(a*r[217]))
-		a, b = s[90], s[91]
-		d[90], d[91] = f32to16(float32(a*r[90])-float32(b*r[219])), f32to16(float32(b*r[90])+float32(a*r[219]))
-		a, b = s[92], s[93]
-		d[92], d[93] = f32to16(float32(a*r[92])-float32(b*r[221])), f32to16(float32(b*r[92])+float32(a*r[221]))
-		a, b = s[94], s[95]
-		d[94], d[95] = f32to16(float32(a*r[94])-float32(b*r[223])), f32to16(float32(b*r[94])+float32(a*r[223]))
-		a, b = s[96], s[97]
-		d[96], d[97] = f32to16(float32(a*r[96])-float32(b*r[225])), f32to16(float32(b*r[96])+float32(a*r[225]))
-		a, b = s[98], s[99]
-		d[98], d[99] = f32to16(float32(a*r[98])-float32(b*r[227])), f32to16(float32(b*r[98])+float32(a*r[227]))
-		a, b = s[100], s[101]
-		d[100], d[101] = f32to16(float32(a*r[100])-float32(b*r[229])), f32to16(float32(b*r[100])+float32(a*r[229]))
-		a, b = s[102], s[103]
-		d[102], d[103] = f32to16(float32(a*r[102])-float32(b*r[231])), f32to16(float32(b*r[102])+float32(a*r[231]))
-		a, b = s[104], s[105]
-		d[104], d[105] = f32to16(float32(a*r[104])-float32(b*r[233])), f32to16(float32(b*r[104])+float32(a*r[233]))
-		a, b = s[106], s[107]
-		d[106], d[107] = f32to16(float32(a*r[106])-float32(b*r[235])), f32to16(float32(b*r[106])+float32(a*r[235]))
-		a, b = s[108], s[109]
-		d[108], d[109] = f32to16(float32(a*r[108])-float32(b*r[237])), f32to16(float32(b*r[108])+float32(a*r[237]))
-		a, b = s[110], s[111]
-		d[110], d[111] = f32to16(float32(a*r[110])-float32(b*r[239])), f32to16(float32(b*r[110])+float32(a*r[239]))
-		a, b = s[112], s[113]
-		d[112], d[113] = f32to16(float32(a*r[112])-float32(b*r[241])), f32to16(float32(b*r[112])+float32(a*r[241]))
-		a, b = s[114], s[115]
-		d[114], d[115] = f32to16(float32(a*r[114])-float32(b*r[243])), f32to16(float32(b*r[114])+float32(a*r[243]))
-		a, b = s[116], s[117]
-		d[116], d[117] = f32to16(float32(a*r[116])-float32(b*r[245])), f32to16(float32(b*r[116])+float32(a*r[245]))
-		a, b = s[118], s[119]
-		d[118], d[119] = f32to16(float32(a*r[118])-float32(b*r[247])), f32to16(float32(b*r[118])+float32(a*r[247]))
-		a, b = s[120], s[121]
-		d[120], d[121] = f32to16(float32(a*r[120])-float32(b*r[249])), f32to16(float32(b*r[120])+float32(a*r[249]))
-		a, b = s[122], s[123]
-		d[122], d[123] = f32to16(float32(a*r[122])-float32(b*r[251])), f32to16(float32(b*r[122])+float32(a*r[251]))
-		a, b = s[124], s[125]
-		d[124], d[125] = f32to16(float32(a*r[124])-float32(b*r[253])), f32to16(float32(b*r[124])+float32(a*r[253]))
-		a, b = s[126], s[127]
-		d[126], d[127] = f32to16(float32(a*r[126])-float32(b*r[255])), f32to16(float32(b*r[126])+float32(a*r[255]))
-		if n == 1 || srcStride < 0 || srcStride > len(src) || dstStride < 0 || dstStride > len(dst) {
-			break
-		}
-		dst, src = dst[dstStride:], src[srcStride:]
 	}
 }

@@ -5,9 +5,9 @@
 
 #include "textflag.h"
 
-// func cacheStoreAVX512(dst []uint8, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreQ80AVX512H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
 // Requires: AVX, AVX512F, F16C
-TEXT ·cacheStoreAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreQ80AVX512H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -229,9 +229,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX512(dst []float32, dstStride int, src []uint8, srcStride int, n int)
+// func cacheLoadQ80AVX512H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
 // Requires: AVX, AVX512F, F16C
-TEXT ·cacheLoadAVX512(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadQ80AVX512H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -284,9 +284,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheRotToAVX512(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
+// func cacheRotToAVX512H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·cacheRotToAVX512(SB), NOSPLIT, $0-80
+TEXT ·cacheRotToAVX512H128I(SB), NOSPLIT, $0-80
 	MOVQ    n+64(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -387,9 +387,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheStoreAVX2(dst []uint8, dstStride int, src []float32, srcStride int, n int)
+// func cacheStoreQ80AVX2H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·cacheStoreAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheStoreQ80AVX2H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -529,9 +529,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheLoadAVX2(dst []float32, dstStride int, src []uint8, srcStride int, n int)
+// func cacheLoadQ80AVX2H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·cacheLoadAVX2(SB), NOSPLIT, $0-72
+TEXT ·cacheLoadQ80AVX2H128I(SB), NOSPLIT, $0-76
 	MOVQ         n+64(FP), AX
 	TESTQ        AX, AX
 	JZ           done
@@ -598,9 +598,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func cacheRotToAVX2(dst []float32, dstStride int, src []float32, srcStride int, n int, r *[256]float32)
+// func cacheRotToAVX2H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
 // Requires: AVX
-TEXT ·cacheRotToAVX2(SB), NOSPLIT, $0-80
+TEXT ·cacheRotToAVX2H128I(SB), NOSPLIT, $0-80
 	MOVQ  n+64(FP), AX
 	TESTQ AX, AX
 	JZ    done

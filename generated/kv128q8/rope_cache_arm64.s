@@ -15,8 +15,8 @@
 // nearest even); q = FCVTZS(FRINTA(x·id)) (roundf), NaN lanes zeroed,
 // clamped to ±127.
 
-// func cacheStoreNEON(dst []uint8, dstStride int, src []float32, srcStride, n int)
-TEXT ·cacheStoreNEON(SB), NOSPLIT, $0-72
+// func cacheStoreQ80NEONH128I(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+TEXT ·cacheStoreQ80NEONH128I(SB), NOSPLIT, $0-76
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2
@@ -166,8 +166,8 @@ next:
 done:
 	RET
 
-// func cacheLoadNEON(dst []float32, dstStride int, src []uint8, srcStride, n int)
-TEXT ·cacheLoadNEON(SB), NOSPLIT, $0-72
+// func cacheLoadQ80NEONH128I(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+TEXT ·cacheLoadQ80NEONH128I(SB), NOSPLIT, $0-76
 	MOVD dst_base+0(FP), R0
 	MOVD dstStride+24(FP), R1
 	MOVD src_base+32(FP), R2

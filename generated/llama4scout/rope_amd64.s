@@ -111,9 +111,9 @@ DATA fillconst<>+816(SB)/8, $0x0000000600000006
 DATA fillconst<>+824(SB)/8, $0x0000000700000007
 GLOBL fillconst<>(SB), RODATA|NOPTR, $832
 
-// func applyAVX512(x []float32, stride int, n int, r *[256]float32)
+// func applyAVX512H128I(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -210,9 +210,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float32, stride int, n int, r *[256]float32)
+// func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -309,9 +309,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -393,9 +393,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -477,9 +477,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX512(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormAVX512(SB), $4192-72
+TEXT ·applyNormL2HeadAfterAVX512H128I(SB), $4192-80
 	MOVQ  n+32(FP), AX
 	CMPQ  AX, $0x00
 	JLE   done
@@ -600,9 +600,7 @@ groupsum:
 	VMOVQ         CX, X2
 	VBROADCASTSD  X2, Z2
 	VDIVPD        Z2, Z1, Z1
-	MOVQ          $0x3ee4f8b588e368f1, CX
-	VMOVQ         CX, X2
-	VBROADCASTSD  X2, Z2
+	VBROADCASTSD  eps+72(FP), Z2
 	VADDPD        Z2, Z1, Z1
 	VSQRTPD       Z1, Z1
 	MOVQ          $0x3ff0000000000000, CX
@@ -746,8 +744,7 @@ head:
 	MOVQ          $0x00000080, SI
 	VCVTSI2SDQ    SI, X3, X3
 	VDIVSD        X3, X1, X1
-	MOVQ          $0x3ee4f8b588e368f1, SI
-	VMOVQ         SI, X2
+	VMOVSD        eps+72(FP), X2
 	VADDSD        X2, X1, X1
 	VSQRTSD       X1, X1, X1
 	MOVQ          $0x3ff0000000000000, SI
@@ -789,9 +786,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX512(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormOnlyL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormOnlyAVX512(SB), NOSPLIT, $96-72
+TEXT ·applyNormOnlyL2HeadAfterAVX512H128I(SB), NOSPLIT, $96-80
 	MOVQ  n+32(FP), AX
 	CMPQ  AX, $0x00
 	JLE   done
@@ -860,9 +857,7 @@ groupsum:
 	VMOVQ         CX, X3
 	VBROADCASTSD  X3, Z3
 	VDIVPD        Z3, Z1, Z1
-	MOVQ          $0x3ee4f8b588e368f1, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
+	VBROADCASTSD  eps+72(FP), Z3
 	VADDPD        Z3, Z1, Z1
 	VSQRTPD       Z1, Z1
 	MOVQ          $0x3ff0000000000000, CX
@@ -954,8 +949,7 @@ head:
 	MOVQ          $0x00000080, BX
 	VCVTSI2SDQ    BX, X2, X2
 	VDIVSD        X2, X1, X1
-	MOVQ          $0x3ee4f8b588e368f1, BX
-	VMOVQ         BX, X3
+	VMOVSD        eps+72(FP), X3
 	VADDSD        X3, X1, X1
 	VSQRTSD       X1, X1, X1
 	MOVQ          $0x3ff0000000000000, BX
@@ -997,9 +991,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+// func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+TEXT ·fillAVX512H128I(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
@@ -1092,9 +1086,9 @@ block:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float32, stride int, n int, r *[256]float32)
+// func applyAVX2H128I(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1507,9 +1501,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float32, stride int, n int, r *[256]float32)
+// func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1922,9 +1916,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2070,9 +2064,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2218,9 +2212,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX2(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormAVX2(SB), $2096-72
+TEXT ·applyNormL2HeadAfterAVX2H128I(SB), $2096-80
 	MOVQ n+32(FP), AX
 	CMPQ AX, $0x00
 	JLE  done
@@ -2451,9 +2445,7 @@ groupsum:
 	VMOVQ        CX, X1
 	VBROADCASTSD X1, Y1
 	VDIVPD       Y1, Y0, Y0
-	MOVQ         $0x3ee4f8b588e368f1, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
+	VBROADCASTSD eps+72(FP), Y1
 	VADDPD       Y1, Y0, Y0
 	VSQRTPD      Y0, Y0
 	MOVQ         $0x3ff0000000000000, CX
@@ -2733,8 +2725,7 @@ head:
 	MOVQ         $0x00000080, SI
 	VCVTSI2SDQ   SI, X4, X4
 	VDIVSD       X4, X0, X0
-	MOVQ         $0x3ee4f8b588e368f1, SI
-	VMOVQ        SI, X1
+	VMOVSD       eps+72(FP), X1
 	VADDSD       X1, X0, X0
 	VSQRTSD      X0, X0, X0
 	MOVQ         $0x3ff0000000000000, SI
@@ -2800,9 +2791,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX2(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormOnlyL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormOnlyAVX2(SB), NOSPLIT, $48-72
+TEXT ·applyNormOnlyL2HeadAfterAVX2H128I(SB), NOSPLIT, $48-80
 	MOVQ n+32(FP), AX
 	CMPQ AX, $0x00
 	JLE  done
@@ -2933,9 +2924,7 @@ groupsum:
 	VMOVQ        CX, X1
 	VBROADCASTSD X1, Y1
 	VDIVPD       Y1, Y0, Y0
-	MOVQ         $0x3ee4f8b588e368f1, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
+	VBROADCASTSD eps+72(FP), Y1
 	VADDPD       Y1, Y0, Y0
 	VSQRTPD      Y0, Y0
 	MOVQ         $0x3ff0000000000000, CX
@@ -3115,8 +3104,7 @@ head:
 	MOVQ         $0x00000080, BX
 	VCVTSI2SDQ   BX, X3, X3
 	VDIVSD       X3, X0, X0
-	MOVQ         $0x3ee4f8b588e368f1, BX
-	VMOVQ        BX, X1
+	VMOVSD       eps+72(FP), X1
 	VADDSD       X1, X0, X0
 	VSQRTSD      X0, X0, X0
 	MOVQ         $0x3ff0000000000000, BX
@@ -3182,9 +3170,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+// func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+TEXT ·fillAVX2H128I(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0

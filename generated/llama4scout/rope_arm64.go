@@ -13,49 +13,64 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, norm: applyNormNEON, normOnly: applyNormOnlyNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH128I()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
+func neonH128I() kernels {
+	k := kernels{
+		fwd:     applyNEONH128I,
+		fwdRows: applyRowsNEONH128I,
+		inv:     applyInverseNEONH128I,
+		invRows: applyInverseRowsNEONH128I,
+	}
+	k.norm[9], k.normOnly[9] = applyNormL2HeadAfterNEONH128I, applyNormOnlyL2HeadAfterNEONH128I
+	return k
+}
+
+// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH128I(x []float32, stride, n int, r *float32)
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
 
-// applyNormNEON normalizes (QK-norm l2, each head alone) and rotates the n heads of x, head h at
+// applyNormL2HeadAfterNEONH128I normalizes (QK-norm l2, each head alone, ε = eps) and rotates the n heads of x, head h at
 // x[h·stride:], rotating before the norm, with table row r, using NEON
 // and a scratch head on its stack. It reads and writes nothing else and no
 // slice length: the caller checks the heads, the weights and the stride.
 //
 //go:noescape
-func applyNormNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormL2HeadAfterNEONH128I(x []float32, stride, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyNEON is applyNormNEON without the rotation (r is unused): the norm
+// applyNormOnlyL2HeadAfterNEONH128I is applyNormL2HeadAfterNEONH128I without the rotation (r is unused): the norm
 // alone, the separate pass the tests and benchmarks compare it with.
 //
 //go:noescape
-func applyNormOnlyNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormOnlyL2HeadAfterNEONH128I(x []float32, stride, n int, r *float32, w []float32, eps float64)

@@ -3,13 +3,32 @@
 
 package llama4scout
 
-import "math"
+import "unsafe"
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH128I()},
+	}
+}
+
+// genericH128I returns the pure Go kernels of the shape 128/128/interleaved.
+func genericH128I() kernels {
+	k := kernels{
+		fwd: applyGenericH128I,
+		inv: applyInverseGenericH128I,
+	}
+	k.norm, k.normOnly = genericNorms(128, 128, false, 9)
+	return k
+}
+
+// applyGenericH128I rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyGenericH128I(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float32(a*r[0])-float32(b*r[129]), float32(b*r[0])+float32(a*r[129])
 		a, b = h[2], h[3]
@@ -145,11 +164,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH128I rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH128I(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float32(a*r[0])+float32(b*r[129]), float32(b*r[0])-float32(a*r[129])
 		a, b = h[2], h[3]
@@ -282,119 +302,5 @@ func applyInverseGeneric(x []float32, stride, n int, r *row) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// normSums are the 8 partial sums of squares of a normed vector: value j
-// adds its square to s[j mod 8], in increasing j.
-type normSums [8]float64
-
-// add adds the squares of the HeadDim values v to s: v holds values
-// 0…HeadDim−1 of the vector counted from a multiple of 8.
-func (s *normSums) add(v *[HeadDim]float32) {
-	s0, s1, s2, s3, s4, s5, s6, s7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-	j := 0
-	for ; j+8 <= HeadDim; j += 8 {
-		g := (*[8]float32)(v[j:])
-		// float64(a*a): exact for a float32 a; the conversion keeps a
-		// float64 product from being fused into the sum.
-		a0, a1, a2, a3 := float64(g[0]), float64(g[1]), float64(g[2]), float64(g[3])
-		a4, a5, a6, a7 := float64(g[4]), float64(g[5]), float64(g[6]), float64(g[7])
-		s0 += float64(a0 * a0)
-		s1 += float64(a1 * a1)
-		s2 += float64(a2 * a2)
-		s3 += float64(a3 * a3)
-		s4 += float64(a4 * a4)
-		s5 += float64(a5 * a5)
-		s6 += float64(a6 * a6)
-		s7 += float64(a7 * a7)
-	}
-	*s = normSums{s0, s1, s2, s3, s4, s5, s6, s7}
-	for k := 0; j < HeadDim; j, k = j+1, k+1 {
-		a := float64(v[j])
-		s[k] += float64(a * a)
-	}
-}
-
-// scale returns r = 1/sqrt(ss/n + NormEps) for the n values summed in s,
-// each float64 operation rounded, then rounded once to float32.
-func (s *normSums) scale(n int) float32 {
-	ss := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
-	m := ss / float64(n)
-	v := m + NormEps
-	q := math.Sqrt(v)
-	return float32(1 / q)
-}
-
-// normLoad widens the HeadDim values of h into v, exactly.
-func normLoad(v *[HeadDim]float32, h *[HeadDim]float32) {
-	for j := range h {
-		v[j] = h[j]
-	}
-}
-
-// normScale scales v by rs, in place, in the compute type.
-func normScale(v *[HeadDim]float32, rs float32) {
-	for j := range v {
-		v[j] = float32(v[j] * rs)
-	}
-}
-
-// normStore narrows v into h.
-func normStore(h *[HeadDim]float32, v *[HeadDim]float32) {
-	for j := range v {
-		h[j] = v[j]
-	}
-}
-
-// normRotate rotates v forward with table row r, in place, in the compute
-// type: the vector an after-rotation norm normalizes.
-func normRotate(v *[HeadDim]float32, r *row) {
-	for i := 0; i < RotaryDim/2; i++ {
-		a, b := 2*i, 2*i+1
-		c, s := r[a], r[RotaryDim+b]
-		xa, xb := v[a], v[b]
-		v[a] = float32(xa*c) - float32(xb*s)
-		v[b] = float32(xb*c) + float32(xa*s)
-	}
-}
-
-// applyNormGeneric normalizes and rotates n heads of x, head h at
-// x[h·stride:], with table row r, in pure Go: each head
-// alone, after rotating it.
-func applyNormGeneric(x []float32, stride, n int, r *row, w []float32) {
-	normHeads(x, stride, n, r, w, true)
-}
-
-// applyNormOnlyGeneric is applyNormGeneric without the rotation (r is
-// unused): the separate norm pass that the tests and benchmarks compare
-// ApplyNormQK with.
-func applyNormOnlyGeneric(x []float32, stride, n int, r *row, w []float32) {
-	normHeads(x, stride, n, r, w, false)
-}
-
-// normHeads is applyNormGeneric, with the rotation when rotate is set.
-func normHeads(x []float32, stride, n int, r *row, w []float32, rotate bool) {
-	if n <= 0 {
-		return
-	}
-	var v [HeadDim]float32
-	head := func(h int) *[HeadDim]float32 { return (*[HeadDim]float32)(x[h*stride:]) }
-	load := func(h int) {
-		normLoad(&v, head(h))
-		if rotate {
-			normRotate(&v, r)
-		}
-	}
-	store := func(h int) {
-		normStore(head(h), &v)
-	}
-
-	for h := 0; h < n; h++ {
-		load(h)
-		var s normSums
-		s.add(&v)
-		normScale(&v, s.scale(HeadDim))
-		store(h)
 	}
 }

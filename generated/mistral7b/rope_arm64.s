@@ -11,8 +11,8 @@
 // (c in V0…V9, s in V22…V31); the rest are loaded every head.
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH128N(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH128N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -259,8 +259,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[256]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH128N(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH128N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -507,8 +507,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH128N(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH128N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -736,8 +736,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH128N(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH128N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -11,8 +11,8 @@
 // (c in V7…V9, s in V22…V24).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float32, stride, n int, r *[48]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH96R24N(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH96R24N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -81,8 +81,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[48]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH96R24N(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH96R24N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -151,8 +151,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH96R24N(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH96R24N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -218,8 +218,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH96R24N(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH96R24N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -3,11 +3,31 @@
 
 package neox20b
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH96R24N()},
+	}
+}
+
+// genericH96R24N returns the pure Go kernels of the shape 96/24/neox.
+func genericH96R24N() kernels {
+	k := kernels{
+		fwd: applyGenericH96R24N,
+		inv: applyInverseGenericH96R24N,
+	}
+	return k
+}
+
+// applyGenericH96R24N rotates n heads of x forward with the table row at rp (48 values), head h at x[h·stride:], in pure Go.
+func applyGenericH96R24N(x []float32, stride, n int, rp *float32) {
+	r := (*[48]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 96; n-- {
+		h := (*[96]float32)(x)
 		a, b = h[0], h[12]
 		h[0], h[12] = float32(a*r[0])-float32(b*r[36]), float32(b*r[0])+float32(a*r[36])
 		a, b = h[1], h[13]
@@ -39,11 +59,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH96R24N rotates n heads of x backward with the table row at rp (48 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH96R24N(x []float32, stride, n int, rp *float32) {
+	r := (*[48]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 96; n-- {
+		h := (*[96]float32)(x)
 		a, b = h[0], h[12]
 		h[0], h[12] = float32(a*r[0])+float32(b*r[36]), float32(b*r[0])-float32(a*r[36])
 		a, b = h[1], h[13]

@@ -11,8 +11,8 @@
 // (c in V6…V9, s in V22…V25).
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float32, stride, n int, r *[64]float32)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH80R32N(x []float32, stride, n int, r *float32)
+TEXT ·applyNEONH80R32N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -95,8 +95,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float32, stride, n int, r *[64]float32)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH80R32N(x []float32, stride, n int, r *float32)
+TEXT ·applyInverseNEONH80R32N(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -179,8 +179,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH80R32N(x []float32, stride, n int, rows []float32)
+TEXT ·applyRowsNEONH80R32N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -258,8 +258,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH80R32N(x []float32, stride, n int, rows []float32)
+TEXT ·applyInverseRowsNEONH80R32N(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

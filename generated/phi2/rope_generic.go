@@ -3,11 +3,31 @@
 
 package phi2
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH80R32N()},
+	}
+}
+
+// genericH80R32N returns the pure Go kernels of the shape 80/32/neox.
+func genericH80R32N() kernels {
+	k := kernels{
+		fwd: applyGenericH80R32N,
+		inv: applyInverseGenericH80R32N,
+	}
+	return k
+}
+
+// applyGenericH80R32N rotates n heads of x forward with the table row at rp (64 values), head h at x[h·stride:], in pure Go.
+func applyGenericH80R32N(x []float32, stride, n int, rp *float32) {
+	r := (*[64]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 80; n-- {
+		h := (*[80]float32)(x)
 		a, b = h[0], h[16]
 		h[0], h[16] = float32(a*r[0])-float32(b*r[48]), float32(b*r[0])+float32(a*r[48])
 		a, b = h[1], h[17]
@@ -47,11 +67,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH80R32N rotates n heads of x backward with the table row at rp (64 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH80R32N(x []float32, stride, n int, rp *float32) {
+	r := (*[64]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 80; n-- {
+		h := (*[80]float32)(x)
 		a, b = h[0], h[16]
 		h[0], h[16] = float32(a*r[0])+float32(b*r[48]), float32(b*r[0])-float32(a*r[48])
 		a, b = h[1], h[17]

@@ -111,9 +111,9 @@ DATA fillconst<>+816(SB)/8, $0x0000000600000006
 DATA fillconst<>+824(SB)/8, $0x0000000700000007
 GLOBL fillconst<>(SB), RODATA|NOPTR, $832
 
-// func applyAVX512(x []float32, stride int, n int, r *[192]float32)
+// func applyAVX512H96N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H96N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -172,9 +172,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float32, stride int, n int, r *[192]float32)
+// func applyInverseAVX512H96N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H96N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -233,9 +233,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H96N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -295,9 +295,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H96N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -357,9 +357,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512(r *[192]float32, pos float64, freqs *[48]float64, attn float64) (n int)
+// func fillAVX512H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+TEXT ·fillAVX512H96N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
@@ -450,9 +450,9 @@ block:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float32, stride int, n int, r *[192]float32)
+// func applyAVX2H96N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H96N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -709,9 +709,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float32, stride int, n int, r *[192]float32)
+// func applyInverseAVX2H96N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H96N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -968,9 +968,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H96N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1072,9 +1072,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H96N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1176,9 +1176,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2(r *[192]float32, pos float64, freqs *[48]float64, attn float64) (n int)
+// func fillAVX2H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+TEXT ·fillAVX2H96N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0

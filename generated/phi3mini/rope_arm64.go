@@ -13,35 +13,49 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH96N()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
-//
-//go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+// neonH96N returns the NEON kernels of the shape 96/96/neox.
+func neonH96N() kernels {
+	k := kernels{
+		fwd:     applyNEONH96N,
+		fwdRows: applyRowsNEONH96N,
+		inv:     applyInverseNEONH96N,
+		invRows: applyInverseRowsNEONH96N,
+	}
+	return k
+}
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (192 values), using NEON. It reads and writes only their values
+// [0, 96), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (96).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH96N(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (192 values), using NEON. It reads and writes only their values
+// [0, 96), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (96).
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseNEONH96N(x []float32, stride, n int, r *float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·192:][:192], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH96N(x []float32, stride, n int, rows []float32)
+
+// applyInverseRowsNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·192:][:192], using NEON.
+//
+//go:noescape
+func applyInverseRowsNEONH96N(x []float32, stride, n int, rows []float32)

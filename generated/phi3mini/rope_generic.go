@@ -3,11 +3,31 @@
 
 package phi3mini
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH96N()},
+	}
+}
+
+// genericH96N returns the pure Go kernels of the shape 96/96/neox.
+func genericH96N() kernels {
+	k := kernels{
+		fwd: applyGenericH96N,
+		inv: applyInverseGenericH96N,
+	}
+	return k
+}
+
+// applyGenericH96N rotates n heads of x forward with the table row at rp (192 values), head h at x[h·stride:], in pure Go.
+func applyGenericH96N(x []float32, stride, n int, rp *float32) {
+	r := (*[192]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 96; n-- {
+		h := (*[96]float32)(x)
 		a, b = h[0], h[48]
 		h[0], h[48] = float32(a*r[0])-float32(b*r[144]), float32(b*r[0])+float32(a*r[144])
 		a, b = h[1], h[49]
@@ -111,11 +131,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH96N rotates n heads of x backward with the table row at rp (192 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH96N(x []float32, stride, n int, rp *float32) {
+	r := (*[192]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 96; n-- {
+		h := (*[96]float32)(x)
 		a, b = h[0], h[48]
 		h[0], h[48] = float32(a*r[0])+float32(b*r[144]), float32(b*r[0])-float32(a*r[144])
 		a, b = h[1], h[49]

@@ -3,11 +3,31 @@
 
 package pixtral
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH64N()},
+	}
+}
+
+// genericH64N returns the pure Go kernels of the shape 64/64/neox.
+func genericH64N() kernels {
+	k := kernels{
+		fwd: applyGenericH64N,
+		inv: applyInverseGenericH64N,
+	}
+	return k
+}
+
+// applyGenericH64N rotates n heads of x forward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
+func applyGenericH64N(x []float32, stride, n int, rp *float32) {
+	r := (*[128]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 64; n-- {
+		h := (*[64]float32)(x)
 		a, b = h[0], h[32]
 		h[0], h[32] = float32(a*r[0])-float32(b*r[96]), float32(b*r[0])+float32(a*r[96])
 		a, b = h[1], h[33]
@@ -79,11 +99,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH64N rotates n heads of x backward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH64N(x []float32, stride, n int, rp *float32) {
+	r := (*[128]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 64; n-- {
+		h := (*[64]float32)(x)
 		a, b = h[0], h[32]
 		h[0], h[32] = float32(a*r[0])+float32(b*r[96]), float32(b*r[0])-float32(a*r[96])
 		a, b = h[1], h[33]

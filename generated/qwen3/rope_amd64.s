@@ -111,9 +111,9 @@ DATA fillconst<>+816(SB)/8, $0x0000000600000006
 DATA fillconst<>+824(SB)/8, $0x0000000700000007
 GLOBL fillconst<>(SB), RODATA|NOPTR, $832
 
-// func applyAVX512(x []float32, stride int, n int, r *[256]float32)
+// func applyAVX512H128N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H128N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -186,9 +186,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float32, stride int, n int, r *[256]float32)
+// func applyInverseAVX512H128N(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H128N(SB), NOSPLIT, $0-48
 	MOVQ    n+32(FP), AX
 	TESTQ   AX, AX
 	JZ      done
@@ -261,9 +261,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H128N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -337,9 +337,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H128N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -413,9 +413,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX512(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormAVX512(SB), NOSPLIT, $96-72
+TEXT ·applyNormRMSHeadAVX512H128N(SB), NOSPLIT, $96-80
 	MOVQ  n+32(FP), AX
 	CMPQ  AX, $0x00
 	JLE   done
@@ -485,9 +485,7 @@ groupsum:
 	VMOVQ         CX, X3
 	VBROADCASTSD  X3, Z3
 	VDIVPD        Z3, Z1, Z1
-	MOVQ          $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
+	VBROADCASTSD  eps+72(FP), Z3
 	VADDPD        Z3, Z1, Z1
 	VSQRTPD       Z1, Z1
 	MOVQ          $0x3ff0000000000000, CX
@@ -619,8 +617,7 @@ head:
 	MOVQ          $0x00000080, DI
 	VCVTSI2SDQ    DI, X2, X2
 	VDIVSD        X2, X1, X1
-	MOVQ          $0x3eb0c6f7a0b5ed8d, DI
-	VMOVQ         DI, X3
+	VMOVSD        eps+72(FP), X3
 	VADDSD        X3, X1, X1
 	VSQRTSD       X1, X1, X1
 	MOVQ          $0x3ff0000000000000, DI
@@ -702,9 +699,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX512(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormOnlyRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyNormOnlyAVX512(SB), NOSPLIT, $96-72
+TEXT ·applyNormOnlyRMSHeadAVX512H128N(SB), NOSPLIT, $96-80
 	MOVQ  n+32(FP), AX
 	CMPQ  AX, $0x00
 	JLE   done
@@ -774,9 +771,7 @@ groupsum:
 	VMOVQ         CX, X3
 	VBROADCASTSD  X3, Z3
 	VDIVPD        Z3, Z1, Z1
-	MOVQ          $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
+	VBROADCASTSD  eps+72(FP), Z3
 	VADDPD        Z3, Z1, Z1
 	VSQRTPD       Z1, Z1
 	MOVQ          $0x3ff0000000000000, CX
@@ -876,8 +871,7 @@ head:
 	MOVQ          $0x00000080, SI
 	VCVTSI2SDQ    SI, X2, X2
 	VDIVSD        X2, X1, X1
-	MOVQ          $0x3eb0c6f7a0b5ed8d, SI
-	VMOVQ         SI, X3
+	VMOVSD        eps+72(FP), X3
 	VADDSD        X3, X1, X1
 	VSQRTSD       X1, X1, X1
 	MOVQ          $0x3ff0000000000000, SI
@@ -927,9 +921,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+// func fillAVX512H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512(SB), NOSPLIT, $0-40
+TEXT ·fillAVX512H128N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
@@ -1020,9 +1014,9 @@ block:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float32, stride int, n int, r *[256]float32)
+// func applyAVX2H128N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H128N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1355,9 +1349,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float32, stride int, n int, r *[256]float32)
+// func applyInverseAVX2H128N(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H128N(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1690,9 +1684,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H128N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1822,9 +1816,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float32, stride int, n int, rows []float32)
+// func applyInverseRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H128N(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1954,9 +1948,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormAVX2(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormAVX2(SB), NOSPLIT, $48-72
+TEXT ·applyNormRMSHeadAVX2H128N(SB), NOSPLIT, $48-80
 	MOVQ n+32(FP), AX
 	CMPQ AX, $0x00
 	JLE  done
@@ -2088,9 +2082,7 @@ groupsum:
 	VMOVQ        CX, X1
 	VBROADCASTSD X1, Y1
 	VDIVPD       Y1, Y0, Y0
-	MOVQ         $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
+	VBROADCASTSD eps+72(FP), Y1
 	VADDPD       Y1, Y0, Y0
 	VSQRTPD      Y0, Y0
 	MOVQ         $0x3ff0000000000000, CX
@@ -2350,8 +2342,7 @@ head:
 	MOVQ         $0x00000080, DI
 	VCVTSI2SDQ   DI, X3, X3
 	VDIVSD       X3, X0, X0
-	MOVQ         $0x3eb0c6f7a0b5ed8d, DI
-	VMOVQ        DI, X1
+	VMOVSD       eps+72(FP), X1
 	VADDSD       X1, X0, X0
 	VSQRTSD      X0, X0, X0
 	MOVQ         $0x3ff0000000000000, DI
@@ -2497,9 +2488,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyAVX2(x []float32, stride int, n int, r *[256]float32, w []float32)
+// func applyNormOnlyRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormOnlyAVX2(SB), NOSPLIT, $48-72
+TEXT ·applyNormOnlyRMSHeadAVX2H128N(SB), NOSPLIT, $48-80
 	MOVQ n+32(FP), AX
 	CMPQ AX, $0x00
 	JLE  done
@@ -2631,9 +2622,7 @@ groupsum:
 	VMOVQ        CX, X1
 	VBROADCASTSD X1, Y1
 	VDIVPD       Y1, Y0, Y0
-	MOVQ         $0x3eb0c6f7a0b5ed8d, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
+	VBROADCASTSD eps+72(FP), Y1
 	VADDPD       Y1, Y0, Y0
 	VSQRTPD      Y0, Y0
 	MOVQ         $0x3ff0000000000000, CX
@@ -2829,8 +2818,7 @@ head:
 	MOVQ         $0x00000080, SI
 	VCVTSI2SDQ   SI, X3, X3
 	VDIVSD       X3, X0, X0
-	MOVQ         $0x3eb0c6f7a0b5ed8d, SI
-	VMOVQ        SI, X1
+	VMOVSD       eps+72(FP), X1
 	VADDSD       X1, X0, X0
 	VSQRTSD      X0, X0, X0
 	MOVQ         $0x3ff0000000000000, SI
@@ -2912,9 +2900,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2(r *[256]float32, pos float64, freqs *[64]float64, attn float64) (n int)
+// func fillAVX2H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2(SB), NOSPLIT, $0-40
+TEXT ·fillAVX2H128N(SB), NOSPLIT, $0-40
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0

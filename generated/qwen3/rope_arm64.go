@@ -13,49 +13,64 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON, norm: applyNormNEON, normOnly: applyNormOnlyNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH128N()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// neonH128N returns the NEON kernels of the shape 128/128/neox.
+func neonH128N() kernels {
+	k := kernels{
+		fwd:     applyNEONH128N,
+		fwdRows: applyRowsNEONH128N,
+		inv:     applyInverseNEONH128N,
+		invRows: applyInverseRowsNEONH128N,
+	}
+	k.norm[0], k.normOnly[0] = applyNormRMSHeadNEONH128N, applyNormOnlyRMSHeadNEONH128N
+	return k
+}
+
+// applyNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyNEONH128N(x []float32, stride, n int, r *float32)
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyInverseNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyInverseNEON(x []float32, stride, n int, r *[rowLen]float32)
+func applyInverseNEONH128N(x []float32, stride, n int, r *float32)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyRowsNEON(x []float32, stride, n int, rows []float32)
+func applyRowsNEONH128N(x []float32, stride, n int, rows []float32)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseRowsNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float32, stride, n int, rows []float32)
+func applyInverseRowsNEONH128N(x []float32, stride, n int, rows []float32)
 
-// applyNormNEON normalizes (QK-norm rms, each head alone) and rotates the n heads of x, head h at
+// applyNormRMSHeadNEONH128N normalizes (QK-norm rms, each head alone, ε = eps) and rotates the n heads of x, head h at
 // x[h·stride:], normalizing before the rotation, with table row r, using NEON
 // and a scratch head on its stack. It reads and writes nothing else and no
 // slice length: the caller checks the heads, the weights and the stride.
 //
 //go:noescape
-func applyNormNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyNEON is applyNormNEON without the rotation (r is unused): the norm
+// applyNormOnlyRMSHeadNEONH128N is applyNormRMSHeadNEONH128N without the rotation (r is unused): the norm
 // alone, the separate pass the tests and benchmarks compare it with.
 //
 //go:noescape
-func applyNormOnlyNEON(x []float32, stride, n int, r *[rowLen]float32, w []float32)
+func applyNormOnlyRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)

@@ -10,10 +10,10 @@
 // (ropegen's docs/contract.md §10). Each head goes through a scratch head of 512 bytes on
 // the stack: widened, summed, scaled, weighted, rotated, then narrowed into x.
 // Squares and sums in float64 (FCVTL to 2D, FMUL, FADD: no fused multiply-add).
-// applyNormOnlyNEON is the norm alone, without the rotation.
+// applyNormOnlyRMSHeadNEONH128N is the norm alone, without the rotation.
 
-// func applyNormNEON(x []float32, stride, n int, r *[256]float32, w []float32)
-TEXT ·applyNormNEON(SB), $512-72
+// func applyNormRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+TEXT ·applyNormRMSHeadNEONH128N(SB), $512-80
 	MOVD x_base+0(FP), R0
 	MOVD stride+24(FP), R5
 	MOVD n+32(FP), R1
@@ -65,8 +65,7 @@ sum1:
 	WORD $0x7e70db18 // faddp d24, v24.2d
 	SCVTFD R17, F0
 	FDIVD  F0, F24, F24
-	MOVD   $0x3eb0c6f7a0b5ed8d, R17
-	FMOVD  R17, F1
+	FMOVD  eps+72(FP), F1
 	FADDD  F1, F24, F24
 	FSQRTD F24, F24
 	MOVD   $0x3ff0000000000000, R17
@@ -125,8 +124,8 @@ store1:
 done:
 	RET
 
-// func applyNormOnlyNEON(x []float32, stride, n int, r *[256]float32, w []float32)
-TEXT ·applyNormOnlyNEON(SB), $512-72
+// func applyNormOnlyRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+TEXT ·applyNormOnlyRMSHeadNEONH128N(SB), $512-80
 	MOVD x_base+0(FP), R0
 	MOVD stride+24(FP), R5
 	MOVD n+32(FP), R1
@@ -178,8 +177,7 @@ sum1:
 	WORD $0x7e70db18 // faddp d24, v24.2d
 	SCVTFD R17, F0
 	FDIVD  F0, F24, F24
-	MOVD   $0x3eb0c6f7a0b5ed8d, R17
-	FMOVD  R17, F1
+	FMOVD  eps+72(FP), F1
 	FADDD  F1, F24, F24
 	FSQRTD F24, F24
 	MOVD   $0x3ff0000000000000, R17

@@ -3,11 +3,31 @@
 
 package rope128f16
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []uint16, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH128I()},
+	}
+}
+
+// genericH128I returns the pure Go kernels of the shape 128/128/interleaved.
+func genericH128I() kernels {
+	k := kernels{
+		fwd: applyGenericH128I,
+		inv: applyInverseGenericH128I,
+	}
+	return k
+}
+
+// applyGenericH128I rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyGenericH128I(x []uint16, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]uint16)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]uint16)(x)
 		a, b = f16to32(h[0]), f16to32(h[1])
 		h[0], h[1] = f32to16(float32(a*r[0])-float32(b*r[129])), f32to16(float32(b*r[0])+float32(a*r[129]))
 		a, b = f16to32(h[2]), f16to32(h[3])
@@ -143,11 +163,12 @@ func applyGeneric(x []uint16, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []uint16, stride, n int, r *row) {
+// applyInverseGenericH128I rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH128I(x []uint16, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]uint16)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]uint16)(x)
 		a, b = f16to32(h[0]), f16to32(h[1])
 		h[0], h[1] = f32to16(float32(a*r[0])+float32(b*r[129])), f32to16(float32(b*r[0])-float32(a*r[129]))
 		a, b = f16to32(h[2]), f16to32(h[3])

@@ -12,61 +12,77 @@ func archBackends() []backend {
 	var bs []backend
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
-			fwd:     applyAVX512,
-			fwdRows: applyRowsAVX512,
-			inv:     applyInverseAVX512,
-			invRows: applyInverseRowsAVX512,
-			name:    "avx512",
+			name:   "avx512",
+			shapes: []kernels{avx512H128I()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
-			fwd:     applyAVX2,
-			fwdRows: applyRowsAVX2,
-			inv:     applyInverseAVX2,
-			invRows: applyInverseRowsAVX2,
-			name:    "avx2",
+			name:   "avx2",
+			shapes: []kernels{avx2H128I()},
 		})
 	}
 	return bs
 }
 
-// applyAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r, using AVX512.
-//
-//go:noescape
-func applyAVX512(x []float64, stride int, n int, r *[256]float64)
+// avx512H128I returns the AVX512 kernels of the shape 128/128/interleaved.
+func avx512H128I() kernels {
+	k := kernels{
+		fwd:     applyAVX512H128I,
+		fwdRows: applyRowsAVX512H128I,
+		inv:     applyInverseAVX512H128I,
+		invRows: applyInverseRowsAVX512H128I,
+	}
+	return k
+}
 
-// applyInverseAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r, using AVX512.
-//
-//go:noescape
-func applyInverseAVX512(x []float64, stride int, n int, r *[256]float64)
+// avx2H128I returns the AVX2 kernels of the shape 128/128/interleaved.
+func avx2H128I() kernels {
+	k := kernels{
+		fwd:     applyAVX2H128I,
+		fwdRows: applyRowsAVX2H128I,
+		inv:     applyInverseAVX2H128I,
+		invRows: applyInverseRowsAVX2H128I,
+	}
+	return k
+}
 
-// applyRowsAVX512 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// applyAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func applyRowsAVX512(x []float64, stride int, n int, rows []float64)
+func applyAVX512H128I(x []float64, stride int, n int, r *float64)
 
-// applyInverseRowsAVX512 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// applyInverseAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func applyInverseRowsAVX512(x []float64, stride int, n int, rows []float64)
+func applyInverseAVX512H128I(x []float64, stride int, n int, r *float64)
 
-// applyAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r, using AVX2.
+// applyRowsAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func applyAVX2(x []float64, stride int, n int, r *[256]float64)
+func applyRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 
-// applyInverseAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r, using AVX2.
+// applyInverseRowsAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func applyInverseAVX2(x []float64, stride int, n int, r *[256]float64)
+func applyInverseRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 
-// applyRowsAVX2 rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// applyAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func applyRowsAVX2(x []float64, stride int, n int, rows []float64)
+func applyAVX2H128I(x []float64, stride int, n int, r *float64)
 
-// applyInverseRowsAVX2 rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// applyInverseAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func applyInverseRowsAVX2(x []float64, stride int, n int, rows []float64)
+func applyInverseAVX2H128I(x []float64, stride int, n int, r *float64)
+
+// applyRowsAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyRowsAVX2H128I(x []float64, stride int, n int, rows []float64)
+
+// applyInverseRowsAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+//
+//go:noescape
+func applyInverseRowsAVX2H128I(x []float64, stride int, n int, rows []float64)

@@ -5,9 +5,9 @@
 
 #include "textflag.h"
 
-// func applyAVX512(x []float64, stride int, n int, r *[256]float64)
+// func applyAVX512H128I(x []float64, stride int, n int, r *float64)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyAVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -152,9 +152,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512(x []float64, stride int, n int, r *[256]float64)
+// func applyInverseAVX512H128I(x []float64, stride int, n int, r *float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX512H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -299,9 +299,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512(x []float64, stride int, n int, rows []float64)
+// func applyRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX512H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -447,9 +447,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512(x []float64, stride int, n int, rows []float64)
+// func applyInverseRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX512H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -595,9 +595,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyAVX2(x []float64, stride int, n int, r *[256]float64)
+// func applyAVX2H128I(x []float64, stride int, n int, r *float64)
 // Requires: AVX
-TEXT ·applyAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyAVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -1394,9 +1394,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2(x []float64, stride int, n int, r *[256]float64)
+// func applyInverseAVX2H128I(x []float64, stride int, n int, r *float64)
 // Requires: AVX
-TEXT ·applyInverseAVX2(SB), NOSPLIT, $0-48
+TEXT ·applyInverseAVX2H128I(SB), NOSPLIT, $0-48
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2193,9 +2193,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2(x []float64, stride int, n int, rows []float64)
+// func applyRowsAVX2H128I(x []float64, stride int, n int, rows []float64)
 // Requires: AVX
-TEXT ·applyRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyRowsAVX2H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done
@@ -2469,9 +2469,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2(x []float64, stride int, n int, rows []float64)
+// func applyInverseRowsAVX2H128I(x []float64, stride int, n int, rows []float64)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2(SB), NOSPLIT, $0-64
+TEXT ·applyInverseRowsAVX2H128I(SB), NOSPLIT, $0-64
 	MOVQ  n+32(FP), AX
 	TESTQ AX, AX
 	JZ    done

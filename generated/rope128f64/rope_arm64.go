@@ -13,35 +13,49 @@ import "golang.org/x/sys/cpu"
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
-		bs = append(bs, backend{name: "neon", fwd: applyNEON, inv: applyInverseNEON, fwdRows: applyRowsNEON, invRows: applyInverseRowsNEON})
+		bs = append(bs, backend{
+			name:   "neon",
+			shapes: []kernels{neonH128I()},
+		})
 	}
 	return bs
 }
 
-// applyNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
-//
-//go:noescape
-func applyNEON(x []float64, stride, n int, r *[rowLen]float64)
+// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
+func neonH128I() kernels {
+	k := kernels{
+		fwd:     applyNEONH128I,
+		fwdRows: applyRowsNEONH128I,
+		inv:     applyInverseNEONH128I,
+		invRows: applyInverseRowsNEONH128I,
+	}
+	return k
+}
 
-// applyInverseNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r, using NEON. It reads and writes only their values
-// [0, RotaryDim), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim.
+// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyInverseNEON(x []float64, stride, n int, r *[rowLen]float64)
+func applyNEONH128I(x []float64, stride, n int, r *float64)
 
-// applyRowsNEON rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (256 values), using NEON. It reads and writes only their values
+// [0, 128), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (128).
 //
 //go:noescape
-func applyRowsNEON(x []float64, stride, n int, rows []float64)
+func applyInverseNEONH128I(x []float64, stride, n int, r *float64)
 
-// applyInverseRowsNEON rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·rowLen:][:rowLen], using NEON.
+// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·256:][:256], using NEON.
 //
 //go:noescape
-func applyInverseRowsNEON(x []float64, stride, n int, rows []float64)
+func applyRowsNEONH128I(x []float64, stride, n int, rows []float64)
+
+// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·256:][:256], using NEON.
+//
+//go:noescape
+func applyInverseRowsNEONH128I(x []float64, stride, n int, rows []float64)

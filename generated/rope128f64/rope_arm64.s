@@ -12,8 +12,8 @@
 // (c in V0…V9, s in V22…V31); the rest are loaded every head.
 // Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
 
-// func applyNEON(x []float64, stride, n int, r *[256]float64)
-TEXT ·applyNEON(SB), NOSPLIT, $0-48
+// func applyNEONH128I(x []float64, stride, n int, r *float64)
+TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -392,8 +392,8 @@ head:
 done:
 	RET
 
-// func applyInverseNEON(x []float64, stride, n int, r *[256]float64)
-TEXT ·applyInverseNEON(SB), NOSPLIT, $0-48
+// func applyInverseNEONH128I(x []float64, stride, n int, r *float64)
+TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD r+40(FP), R2
@@ -772,8 +772,8 @@ head:
 done:
 	RET
 
-// func applyRowsNEON(x []float64, stride, n int, rows []float64)
-TEXT ·applyRowsNEON(SB), NOSPLIT, $0-64
+// func applyRowsNEONH128I(x []float64, stride, n int, rows []float64)
+TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2
@@ -1133,8 +1133,8 @@ head:
 done:
 	RET
 
-// func applyInverseRowsNEON(x []float64, stride, n int, rows []float64)
-TEXT ·applyInverseRowsNEON(SB), NOSPLIT, $0-64
+// func applyInverseRowsNEONH128I(x []float64, stride, n int, rows []float64)
+TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD rows_base+40(FP), R2

@@ -3,11 +3,31 @@
 
 package rope128f64
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float64, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH128I()},
+	}
+}
+
+// genericH128I returns the pure Go kernels of the shape 128/128/interleaved.
+func genericH128I() kernels {
+	k := kernels{
+		fwd: applyGenericH128I,
+		inv: applyInverseGenericH128I,
+	}
+	return k
+}
+
+// applyGenericH128I rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyGenericH128I(x []float64, stride, n int, rp *float64) {
+	r := (*[256]float64)(unsafe.Pointer(rp))
 	var a, b float64
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float64)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float64)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float64(a*r[0])-float64(b*r[129]), float64(b*r[0])+float64(a*r[129])
 		a, b = h[2], h[3]
@@ -143,11 +163,12 @@ func applyGeneric(x []float64, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float64, stride, n int, r *row) {
+// applyInverseGenericH128I rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH128I(x []float64, stride, n int, rp *float64) {
+	r := (*[256]float64)(unsafe.Pointer(rp))
 	var a, b float64
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float64)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float64)(x)
 		a, b = h[0], h[1]
 		h[0], h[1] = float64(a*r[0])+float64(b*r[129]), float64(b*r[0])-float64(a*r[129])
 		a, b = h[2], h[3]

@@ -3,11 +3,31 @@
 
 package rope128neox
 
-// applyGeneric rotates n heads of x forward with table row r, head h at x[h·stride:], in pure Go.
-func applyGeneric(x []float32, stride, n int, r *row) {
+import "unsafe"
+
+// genericBackend returns the pure Go backend: its kernels for every shape.
+func genericBackend() backend {
+	return backend{
+		name:   "generic",
+		shapes: []kernels{genericH128N()},
+	}
+}
+
+// genericH128N returns the pure Go kernels of the shape 128/128/neox.
+func genericH128N() kernels {
+	k := kernels{
+		fwd: applyGenericH128N,
+		inv: applyInverseGenericH128N,
+	}
+	return k
+}
+
+// applyGenericH128N rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyGenericH128N(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[64]
 		h[0], h[64] = float32(a*r[0])-float32(b*r[192]), float32(b*r[0])+float32(a*r[192])
 		a, b = h[1], h[65]
@@ -143,11 +163,12 @@ func applyGeneric(x []float32, stride, n int, r *row) {
 	}
 }
 
-// applyInverseGeneric rotates n heads of x backward with table row r, head h at x[h·stride:], in pure Go.
-func applyInverseGeneric(x []float32, stride, n int, r *row) {
+// applyInverseGenericH128N rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
+func applyInverseGenericH128N(x []float32, stride, n int, rp *float32) {
+	r := (*[256]float32)(unsafe.Pointer(rp))
 	var a, b float32
-	for ; n > 0 && len(x) >= HeadDim; n-- {
-		h := (*[HeadDim]float32)(x)
+	for ; n > 0 && len(x) >= 128; n-- {
+		h := (*[128]float32)(x)
 		a, b = h[0], h[64]
 		h[0], h[64] = float32(a*r[0])+float32(b*r[192]), float32(b*r[0])-float32(a*r[192])
 		a, b = h[1], h[65]
