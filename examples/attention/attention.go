@@ -1,8 +1,8 @@
 /*
 Package attention shows, in small runnable and tested code, how a model uses
 packages that ropegen generates: causal softmax attention over a
-half-precision KV cache whose keys kv128f16's ApplyTo rotates and narrows in
-one pass (Cache); the same over a paged KV cache, in blocks of BlockSize
+half-precision KV cache whose keys kv128f16's ApplyStore rotates and narrows
+in one pass (Cache); the same over a paged KV cache, in blocks of BlockSize
 rows scattered through the cache, of f16 (kv128f16) or of ggml's q8_0
 blocks (kv128q8), written, read back and shifted for a context shift only
 through the generated cache forms ApplyStore, Store, Load and Shift
@@ -24,11 +24,10 @@ each score within a bound derived the same way (paged_test.go).
 A Table row is 2·128 float32 values, 1 KiB, so a table reaching position 10⁶
 would take 1 GiB. NewCache and CausalLinear therefore accept a nil table and
 then rotate with the package's Rotate, which computes the row for each call
-and gives the same bits as Table.Apply. kv128f16 has ApplyTo only on a Table,
-so a tableless Cache rotates a key with kv128f16.Rotate and then narrows it
-with ApplyTo at position 0 of a one-row table: there cos 0 = 1 and
-sin 0 = 0 exactly and A = 1, so ApplyTo only narrows (a −0 may come out as
-+0). The tests check that both ways store the same keys.
+and gives the same bits as Table.Apply. kv128f16 has ApplyStore only on a
+Table, so a tableless Cache rotates a key with kv128f16.Rotate and then
+narrows it with Store, which narrows without rotating. The tests check that
+both ways store the same keys.
 */
 package attention
 
@@ -53,7 +52,6 @@ const HeadDim = kv128f16.HeadDim
 // A Cache is not safe for concurrent use.
 type Cache struct {
 	table  *kv128f16.Table // nil: rotate with kv128f16.Rotate
-	narrow *kv128f16.Table // one row, position 0: ApplyTo there only narrows
 	heads  int
 	start  int
 	keys   []uint16  // rotated keys, f16 bits: [token][head][HeadDim]
@@ -78,7 +76,6 @@ func NewCache(table *kv128f16.Table, heads, start int) *Cache {
 	}
 	c := &Cache{table: table, heads: heads, start: start, q: make([]float32, heads*HeadDim)}
 	if table == nil {
-		c.narrow = kv128f16.NewTable(1)
 		c.tmp = make([]float32, heads*HeadDim)
 	}
 	return c
@@ -97,7 +94,7 @@ func (c *Cache) Pos() int {
 // Step adds one token and returns its attention output. q, k and v hold the
 // token's query, key and value, heads·HeadDim values each, head after head;
 // they are not modified. At position p = Pos(), Step writes R_p·k into the
-// cache narrowed to f16 (kv128f16's ApplyTo), appends v, rotates a copy of q
+// cache narrowed to f16 (kv128f16's ApplyStore), appends v, rotates a copy of q
 // to R_p·q, and for each head h returns
 //
 //	out_h = Σ_{j≤t} softmax_j(s_j)·v_{j,h},  s_j = (R_p·q_h)·(R_{p_j}·k_{j,h}) / √HeadDim
@@ -117,12 +114,13 @@ func (c *Cache) Step(q, k, v []float32) []float32 {
 	// The key, rotated and narrowed into the cache.
 	c.keys = append(c.keys, make([]uint16, n)...)
 	dst := c.keys[len(c.keys)-n:]
+	token := kv128f16.Strides{Heads: c.heads, Head: HeadDim, Token: n}
 	if c.table != nil {
-		c.table.ApplyTo(dst, k, pos)
+		c.table.ApplyStore(kv128f16.F16Cache(dst, token), []int64{0}, k, token, []int32{int32(pos)})
 	} else {
 		copy(c.tmp, k)
 		kv128f16.Rotate(c.tmp, pos)
-		c.narrow.ApplyTo(dst, c.tmp, 0)
+		kv128f16.Store(kv128f16.F16Cache(dst, token), []int64{0}, c.tmp, token)
 	}
 	c.values = append(c.values, v...)
 

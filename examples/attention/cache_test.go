@@ -21,12 +21,12 @@ func TestF16ToFloat32(t *testing.T) {
 	}
 }
 
-// TestNarrowAtZero checks what a tableless Cache relies on: ApplyTo at
+// TestNarrowAtZero checks that ApplyStore at
 // position 0 narrows to f16 with round-to-nearest-even (x448/float16) and
 // does not rotate; only the sign of a zero may differ.
 func TestNarrowAtZero(t *testing.T) {
 	if kv128f16.AttentionFactor != 1 {
-		t.Fatalf("kv128f16.AttentionFactor = %g: ApplyTo at position 0 narrows unrotated only when A = 1", kv128f16.AttentionFactor)
+		t.Fatalf("kv128f16.AttentionFactor = %g: ApplyStore at position 0 narrows unrotated only when A = 1", kv128f16.AttentionFactor)
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	tab := kv128f16.NewTable(1)
@@ -43,11 +43,16 @@ func TestNarrowAtZero(t *testing.T) {
 	}
 	src[0], src[1], src[2], src[3] = 0, float32(math.Copysign(0, -1)), 65519.99, -65520
 	dst := make([]uint16, len(src))
-	tab.ApplyTo(dst, src, 0)
+	view := kv128f16.Strides{Heads: 1, Head: HeadDim, Token: HeadDim}
+	slots := make([]int64, len(src)/HeadDim)
+	for j := range slots {
+		slots[j] = int64(j)
+	}
+	tab.ApplyStore(kv128f16.F16Cache(dst, view), slots, src, view, make([]int32, len(slots)))
 	for i, x := range src {
 		want := float16.Fromfloat32(x).Bits()
 		if dst[i] != want && !(dst[i]&0x7fff == 0 && want&0x7fff == 0) {
-			t.Fatalf("ApplyTo(·, 0) of %g (index %d) = %#04x: want %#04x", x, i, dst[i], want)
+			t.Fatalf("ApplyStore at position 0 of %g (index %d) = %#04x: want %#04x", x, i, dst[i], want)
 		}
 	}
 }

@@ -66,15 +66,17 @@ func NewPagedF16(table *kv128f16.Table, heads, blocks int) *PagedCache[uint16] {
 	return newPaged(kvFormat[uint16]{
 		name: "kv128f16", cacheHead: kv128f16.CacheHead,
 		applyStore: func(dst []uint16, ds views, slots []int64, src []float32, ss views, pos []int32) {
-			table.ApplyStore(dst, s(ds), slots, src, s(ss), pos)
+			table.ApplyStore(kv128f16.F16Cache(dst, s(ds)), slots, src, s(ss), pos)
 		},
 		store: func(dst []uint16, ds views, slots []int64, src []float32, ss views) {
-			kv128f16.Store(dst, s(ds), slots, src, s(ss))
+			kv128f16.Store(kv128f16.F16Cache(dst, s(ds)), slots, src, s(ss))
 		},
 		load: func(dst []float32, ds views, src []uint16, ss views, slots []int64) {
-			kv128f16.Load(dst, s(ds), src, s(ss), slots)
+			kv128f16.Load(dst, s(ds), kv128f16.F16Cache(src, s(ss)), slots)
 		},
-		shift:  func(c []uint16, cs views, slots []int64, delta []int32) { table.Shift(c, s(cs), slots, delta) },
+		shift: func(c []uint16, cs views, slots []int64, delta []int32) {
+			table.Shift(kv128f16.F16Cache(c, s(cs)), slots, delta)
+		},
 		rotate: table.Apply,
 	}, heads, blocks, table.Len())
 }
@@ -86,15 +88,17 @@ func NewPagedQ8(table *kv128q8.Table, heads, blocks int) *PagedCache[uint8] {
 	return newPaged(kvFormat[uint8]{
 		name: "kv128q8", cacheHead: kv128q8.CacheHead,
 		applyStore: func(dst []uint8, ds views, slots []int64, src []float32, ss views, pos []int32) {
-			table.ApplyStore(dst, s(ds), slots, src, s(ss), pos)
+			table.ApplyStore(kv128q8.Q80Cache(dst, s(ds)), slots, src, s(ss), pos)
 		},
 		store: func(dst []uint8, ds views, slots []int64, src []float32, ss views) {
-			kv128q8.Store(dst, s(ds), slots, src, s(ss))
+			kv128q8.Store(kv128q8.Q80Cache(dst, s(ds)), slots, src, s(ss))
 		},
 		load: func(dst []float32, ds views, src []uint8, ss views, slots []int64) {
-			kv128q8.Load(dst, s(ds), src, s(ss), slots)
+			kv128q8.Load(dst, s(ds), kv128q8.Q80Cache(src, s(ss)), slots)
 		},
-		shift:  func(c []uint8, cs views, slots []int64, delta []int32) { table.Shift(c, s(cs), slots, delta) },
+		shift: func(c []uint8, cs views, slots []int64, delta []int32) {
+			table.Shift(kv128q8.Q80Cache(c, s(cs)), slots, delta)
+		},
 		rotate: table.Apply,
 	}, heads, blocks, table.Len())
 }

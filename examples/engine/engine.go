@@ -8,7 +8,7 @@ rotated) and, when it loads a model, computes that model's numbers with
 package spec, the same code ropegen runs, and builds tables from them:
 
 	s, _ := spec.LoadHFConfig("config.json") // or spec.LoadGGUF
-	rot, _ := engine.New(s)                  // checks the shape, fills Params
+	rot, _ := engine.New(s)                  // rope128neox.New(Params(p.Runtime()))
 	tab := rot.Window(start, n)              // rows for positions [start, start+n)
 
 A table from the loaded numbers is bit for bit the table of a package
@@ -29,45 +29,30 @@ import (
 
 // Rotary is the RoPE of one loaded model, in rope128neox's shape.
 type Rotary struct {
-	Spec   spec.Spec
-	Params rope128neox.Params
+	Spec spec.Spec
+	R    *rope128neox.Rotary
 }
 
-// New resolves s with package spec and returns its Rotary, or an error when
-// the model's heads do not have rope128neox's shape.
+// New resolves s with package spec and returns its Rotary: rope128neox's
+// New takes the model's numbers as data, and refuses a model of another
+// shape, naming the field.
 func New(s spec.Spec) (*Rotary, error) {
 	p, err := spec.Resolve(s)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case p.HeadDim != rope128neox.HeadDim || p.RotaryDim != rope128neox.RotaryDim:
-		return nil, fmt.Errorf("engine: head dim %d, rotary dim %d: this engine serves %d, %d", p.HeadDim, p.RotaryDim, rope128neox.HeadDim, rope128neox.RotaryDim)
-	case s.Layout != spec.NeoX:
-		return nil, fmt.Errorf("engine: layout %s: this engine serves %s", s.Layout, spec.NeoX)
-	case s.DType != "f32" || p.Axes != 1:
-		return nil, fmt.Errorf("engine: dtype %s with %d axes: this engine serves f32, 1-D", s.DType, p.Axes)
-	case p.LongFreqs != nil:
-		return nil, fmt.Errorf("engine: longrope carries two sets of frequencies: choose one per table (not shown here)")
+	r, err := rope128neox.New(rope128neox.Params(p.Runtime()))
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	r := &Rotary{Spec: s}
-	copy(r.Params.Freqs[:], p.Freqs)
-	r.Params.Attn = p.Attn
-	if err := r.Params.Validate(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return &Rotary{Spec: s, R: r}, nil
 }
 
 // Table returns a table for the positions [0, n).
-func (r *Rotary) Table(n int) *rope128neox.Table { return rope128neox.NewTableParams(r.Params, n) }
+func (r *Rotary) Table(n int) *rope128neox.Table { return r.R.NewTable(n) }
 
 // Window returns a table for the positions [start, start+n) only.
-func (r *Rotary) Window(start, n int) *rope128neox.Table {
-	return rope128neox.NewTableRange(r.Params, start, n)
-}
+func (r *Rotary) Window(start, n int) *rope128neox.Table { return r.R.NewTableRange(start, n) }
 
 // Batch returns the rows of a decode step for up to capacity sequences.
-func (r *Rotary) Batch(capacity int) *rope128neox.Batch {
-	return rope128neox.NewBatch(r.Params, capacity)
-}
+func (r *Rotary) Batch(capacity int) *rope128neox.Batch { return r.R.NewBatch(capacity) }
