@@ -18,7 +18,7 @@ func convert(t Target, f *Func) {
 	src, dst := t.Ptr("src", se), t.Ptr("dst", de)
 	var scale V
 	if f.Cache == E4M3 {
-		scale = t.Broadcast("scale")
+		scale = t.Broadcast("scale", F32)
 	}
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
 	t.Heads(t.Int("n"), walks, nil, func(h Head) {

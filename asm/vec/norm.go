@@ -9,8 +9,9 @@ package vec
 //
 // then the forward rotation of y (norm; not for normOnly). After the
 // rotation (Norm.After) x is the rotated head, kept in the compute type in
-// a scratch head. A head-scope norm takes NormGroup heads through each pass
-// at once: their sums first, then their r lane by lane, then the heads.
+// a scratch head. On a Grouper a head-scope norm takes NormGroup heads
+// through each pass at once: their sums first, then their r lane by lane,
+// then the heads.
 func norm(t Target, f *Func) {
 	s, v, c := f.Shape, f.Norm, f.C()
 	x, row := t.Ptr("x", f.X), t.Ptr("r", c)
@@ -92,7 +93,11 @@ func norm(t Target, f *Func) {
 		})
 		return
 	}
-	n, g := t.Int("n"), t.NormGroup()
+	n, g := t.Int("n"), 1
+	grouper, ok := t.(Grouper)
+	if ok {
+		g = grouper.NormGroup()
+	}
 	if after {
 		sc = t.Local(g*s.HeadDim, c)
 	}
@@ -106,17 +111,17 @@ func norm(t Target, f *Func) {
 	}
 	if g > 1 {
 		sums, rs := t.Local(g, F64), t.Local(g, c)
-		t.While(n, g, func() {
+		grouper.While(n, g, func() {
 			xs := t.Copy(x)
 			ss, walks := scratch(xs)
-			t.For(g, walks, func(h Head, i Int) {
+			grouper.For(g, walks, func(h Head, i Int) {
 				acc := t.Acc()
 				sum(h, xs, ss, acc)
-				t.PutScalar(sums, i, t.Reduce(acc))
+				grouper.PutScalar(sums, i, t.Reduce(acc))
 			})
-			t.ScaleLanes(sums, rs, g, t.Imm(s.HeadDim), eps)
+			grouper.ScaleLanes(sums, rs, g, t.Imm(s.HeadDim), eps)
 			ss, walks = scratch(x)
-			t.For(g, walks, func(h Head, i Int) { out(h, x, ss, t.BroadcastAt(rs, i), w) })
+			grouper.For(g, walks, func(h Head, i Int) { out(h, x, ss, grouper.BroadcastAt(rs, i), w) })
 		})
 	}
 	t.Loop(n, []Walk{stride(x)}, func(h Head) {

@@ -63,14 +63,6 @@ type Target interface {
 	// Loop runs body n times (n ≥ 0, consumed), the walks moving after
 	// each iteration.
 	Loop(n Int, walks []Walk, body func(h Head))
-	// For runs body k times with the iteration's index, a constant k > 0.
-	For(k int, walks []Walk, body func(h Head, i Int))
-	// While runs body while n ≥ k, taking k from n after each iteration.
-	While(n Int, k int, body func())
-
-	// NormGroup is how many heads a head-scope norm takes through each
-	// pass at once (1: one at a time).
-	NormGroup() int
 }
 
 // Head is the current head (or heads) of a loop.
@@ -115,8 +107,8 @@ type Ops interface {
 	Div(a, b V) V
 	// Const is v in every lane, in the compute type of the function.
 	Const(v float64) V
-	// Broadcast is the float argument name (float32 or float64) in every lane.
-	Broadcast(name string) V
+	// Broadcast is the argument name, of type e, in every lane.
+	Broadcast(name string, e Elem) V
 
 	// Acc is a zeroed accumulator of the 8 float64 partial sums of a norm.
 	Acc() V
@@ -125,13 +117,6 @@ type Ops interface {
 	// Scale is r = fl(1/sqrt(fl64(ss/count) + eps)) in every lane, the
 	// float64 steps each rounded, r rounded once to the compute type.
 	Scale(ss S, count Int, eps S) V
-	// ScaleLanes is Scale lane by lane over the n sums at sums (float64),
-	// each r stored at rs (compute type).
-	ScaleLanes(sums, rs Arr, n int, count Int, eps S)
-	// PutScalar stores ss at element i of a; BroadcastAt is element i of a
-	// in every lane.
-	PutScalar(a Arr, i Int, ss S)
-	BroadcastAt(a Arr, i Int) V
 	// Scalar is the float64 argument name.
 	Scalar(name string) S
 	// Imm is the constant k.
@@ -144,4 +129,53 @@ func AddSub(o Ops, a, b V, sub bool) V {
 		return o.Sub(a, b)
 	}
 	return o.Add(a, b)
+}
+
+// Grouper is a target whose head-scope norms take several heads through
+// each pass at once: their sums of squares, then their r lane by lane (the
+// division, the square root and the reciprocal paid once a group), then
+// the heads.
+type Grouper interface {
+	// NormGroup is how many heads a group has.
+	NormGroup() int
+	// For runs body k times with the iteration's index, a constant k > 0.
+	For(k int, walks []Walk, body func(h Head, i Int))
+	// While runs body while n ≥ k, taking k from n after each iteration.
+	While(n Int, k int, body func())
+	// PutScalar stores ss at element i of a; BroadcastAt is element i of a
+	// in every lane.
+	PutScalar(a Arr, i Int, ss S)
+	BroadcastAt(a Arr, i Int) V
+	// ScaleLanes is Scale lane by lane over the n sums at sums (float64),
+	// each r stored at rs (compute type).
+	ScaleLanes(sums, rs Arr, n int, count Int, eps S)
+}
+
+// Filler is a target with a table fill: float64 lanes, and integer
+// operations on them.
+type Filler interface {
+	// Lanes is how many values of e a register holds.
+	Lanes(e Elem) int
+	// Result sets the int result name to v.
+	Result(name string, v Int)
+	// Block runs body for the block of Lanes(e) pairs at the head's place.
+	Block(h Head, e Elem, body func(b Block))
+	// PerPair reads a, one value a pair (θ), at the block's pairs.
+	PerPair(b Block, a Arr) V
+	// SetTable writes the block's C and S of the row from c and s, one
+	// value a pair: C[a] = C[b] = c, S[a] = −s, S[b] = s.
+	SetTable(b Block, row Arr, c, s V)
+	// Bits is the bits v in every lane of type e: a constant the target
+	// may read from memory where it is used (a kernel with more constants
+	// than registers).
+	Bits(e Elem, v uint64) V
+	// And, Xor, IAdd and ISub are bitwise and integer operations on the
+	// lanes of a and b; Shl shifts each lane left by n bits.
+	And(a, b V) V
+	Xor(a, b V) V
+	IAdd(a, b V) V
+	ISub(a, b V) V
+	Shl(a V, n int) V
+	// Narrow is a rounded to e (float64 lanes to float32).
+	Narrow(a V, e Elem) V
 }

@@ -258,12 +258,21 @@ func (t *Target) full(w int) bool {
 	return b == 32 || b == 16
 }
 
-// value is a vector of w compute-type values: a register, or (r nil) a
-// register-wide memory operand.
+// value is a vector of w values of e (the compute type when unset): a
+// register, or (r nil) a register-wide memory operand.
 type value struct {
 	r reg.VecVirtual
 	m operand.Mem
 	w int
+	e vec.Elem
+}
+
+// elem is v's type.
+func (t *Target) elem(v *value) vec.Elem {
+	if v.e == (vec.Elem{}) {
+		return t.f.C()
+	}
+	return v.e
 }
 
 func (v *value) op() operand.Op {
@@ -277,6 +286,9 @@ func (v *value) op() operand.Op {
 // narrowest that holds them.
 func (t *Target) reg(w int) reg.VecVirtual { return t.regBytes(w * t.f.C().Size) }
 
+// Lanes is how many values of e a register holds.
+func (t *Target) Lanes(e vec.Elem) int { return t.l.bytes / e.Size }
+
 func (t *Target) regBytes(b int) reg.VecVirtual {
 	switch {
 	case t.l.masked:
@@ -287,17 +299,17 @@ func (t *Target) regBytes(b int) reg.VecVirtual {
 	return t.c.XMM()
 }
 
-// sized is r, a register made at the widest width (a constant, a norm's
-// r), at the width of a block of w values.
-func (t *Target) sized(r reg.VecVirtual, w int) reg.VecVirtual {
-	n := t.reg(w)
-	switch {
-	case t.l.masked || n.Size() == r.Size():
-		return r
-	case n.Size() == 16:
-		return r.AsX().(reg.VecVirtual)
+// sizedTo is k, a register made at the widest width (a constant, a
+// norm's r), at v's width: at AVX2 a narrower tail block is in an XMM or
+// YMM register.
+func (t *Target) sizedTo(k, v reg.VecVirtual) reg.VecVirtual {
+	switch v.Size() {
+	case 16:
+		return k.AsX().(reg.VecVirtual)
+	case 32:
+		return k.AsY().(reg.VecVirtual)
 	}
-	return r.AsY().(reg.VecVirtual)
+	return k.AsZ().(reg.VecVirtual)
 }
 
 // mask is the opmask selecting the low w lanes (AVX-512 tails), made once

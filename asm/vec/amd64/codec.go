@@ -14,9 +14,10 @@ import (
 // lanes do not fault), AVX2 tails narrower registers and scalar moves.
 func (t *Target) loadAt(e vec.Elem, m operand.Mem, w int) *value {
 	c := t.c
-	d := t.reg(w)
+	ce := e.Compute()
+	d := t.regBytes(w * ce.Size)
 	b := w * e.Size
-	masked := t.l.masked && w < t.lanes()
+	masked := t.l.masked && w < t.Lanes(ce)
 	switch e {
 	case vec.F32, vec.F64:
 		mov, movz := c.VMOVUPS, c.VMOVUPS_Z
@@ -67,7 +68,7 @@ func (t *Target) loadAt(e vec.Elem, m operand.Mem, w int) *value {
 	default:
 		panic("amd64: no load of " + e.Name)
 	}
-	return &value{r: d, w: w}
+	return &value{r: d, w: w, e: ce}
 }
 
 // small loads 2 or 4 bytes at m into the low lanes of an XMM register.
@@ -103,7 +104,7 @@ func (t *Target) storeAt(e vec.Elem, v *value, m operand.Mem, w int) {
 	c := t.c
 	r := t.materialize(v)
 	b := w * e.Size
-	masked := t.l.masked && w < t.lanes()
+	masked := t.l.masked && w < t.Lanes(t.elem(v))
 	switch e {
 	case vec.F32, vec.F64:
 		mov := c.VMOVUPS
@@ -190,14 +191,7 @@ func (t *Target) same(r reg.VecVirtual) reg.VecVirtual {
 
 // kon is the 32-bit constant v in every lane, at the width of r.
 func (t *Target) kon(v uint32, r reg.VecVirtual) reg.VecVirtual {
-	k := t.constant(uint64(v), 4)
-	switch {
-	case k.Size() == r.Size():
-		return k
-	case r.Size() == 16:
-		return k.AsX().(reg.VecVirtual)
-	}
-	return k.AsY().(reg.VecVirtual)
+	return t.sizedTo(t.constant(uint64(v), 4), r)
 }
 
 // constant is a register holding v in every lane of size bytes, made once

@@ -26,8 +26,10 @@ func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, e
 	c := build.NewContext()
 	c.ConstraintExpr(constraint)
 	var ks []Kernel
+	tab := &table{slots: map[[8]uint64]int{}}
+	var t *Target
 	for _, l := range Levels {
-		t := New(c, l)
+		t = New(c, l, tab)
 		for _, f := range funcs {
 			g := *f
 			g.Level = l.Name
@@ -38,6 +40,7 @@ func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, e
 			ks = append(ks, Kernel{Func: &g, Features: l.Features(&g)})
 		}
 	}
+	tab.emit(t)
 	file, err := c.Result()
 	if err != nil {
 		return nil, nil, fmt.Errorf("amd64: %w", err)

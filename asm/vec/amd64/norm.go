@@ -207,17 +207,6 @@ func (t *Target) ScaleLanes(sums, rs vec.Arr, n int, count vec.Int, eps vec.S) {
 	c.VMOVUPS(r, t.mem(rs, 0))
 }
 
-// sizedTo is k at v's width.
-func (t *Target) sizedTo(k, v reg.VecVirtual) reg.VecVirtual {
-	switch v.Size() {
-	case 16:
-		return k.AsX().(reg.VecVirtual)
-	case 32:
-		return k.AsY().(reg.VecVirtual)
-	}
-	return k.AsZ().(reg.VecVirtual)
-}
-
 // index is element i of a.
 func (t *Target) index(a vec.Arr, i vec.Int) operand.Mem {
 	m := t.mem(a, 0)

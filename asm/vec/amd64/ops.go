@@ -12,7 +12,7 @@ import (
 // materialize is v in a register: a memory operand loaded.
 func (t *Target) materialize(v *value) reg.VecVirtual {
 	if v.r == nil {
-		*v = *t.loadAt(t.f.C(), v.m, v.w)
+		*v = *t.loadAt(t.elem(v), v.m, v.w)
 	}
 	return v.r
 }
@@ -24,16 +24,16 @@ func (t *Target) arith(ps, pd func(...operand.Op), a, b vec.V) vec.V {
 	if x.r == nil && y.r == nil {
 		t.materialize(y)
 	}
-	w := min(x.w, y.w)
+	w, e := min(x.w, y.w), t.elem(x)
 	in := func(v *value) operand.Op {
 		if v.r == nil {
 			return v.m
 		}
-		return t.sized(v.r, w)
+		return t.sizedTo(v.r, t.regBytes(w*e.Size))
 	}
-	d := t.reg(w)
+	d := t.regBytes(w * e.Size)
 	op := ps
-	if t.f.C() == vec.F64 {
+	if e.Size == 8 {
 		op = pd
 	}
 	if x.r == nil { // the memory operand first: commutative ops only
@@ -41,7 +41,7 @@ func (t *Target) arith(ps, pd func(...operand.Op), a, b vec.V) vec.V {
 	} else {
 		op(in(y), in(x), d)
 	}
-	return &value{r: d, w: w}
+	return &value{r: d, w: w, e: e}
 }
 
 func (t *Target) Mul(a, b vec.V) vec.V { return t.arith(t.vmulps, t.vmulpd, a, b) }
@@ -86,17 +86,17 @@ func (t *Target) Const(v float64) vec.V {
 	return &value{r: t.constant(uint64(math.Float32bits(float32(v))), 4), w: t.lanes()}
 }
 
-// Broadcast is the float argument name in every lane.
-func (t *Target) Broadcast(name string) vec.V {
-	d := t.reg(t.lanes())
+// Broadcast is the argument name, of type e, in every lane.
+func (t *Target) Broadcast(name string, e vec.Elem) vec.V {
+	d := t.regBytes(t.l.bytes)
 	t.hoist(func() {
-		if t.f.C() == vec.F64 {
+		if e == vec.F64 {
 			t.c.VBROADCASTSD(t.param(name), d)
 		} else {
 			t.c.VBROADCASTSS(t.param(name), d)
 		}
 	})
-	return &value{r: d, w: t.lanes()}
+	return &value{r: d, w: t.Lanes(e), e: e}
 }
 
 // param is the address of the argument name.

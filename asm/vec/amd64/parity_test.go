@@ -112,6 +112,9 @@ func countFuncs(asm []byte) map[string]*counts {
 			flush()
 			name = strings.TrimPrefix(strings.Fields(t)[1], "·")
 			name, lines = name[:strings.Index(name, "(")], nil
+		case strings.HasPrefix(t, "DATA") || strings.HasPrefix(t, "GLOBL"):
+			flush()
+			name = ""
 		case name == "" || t == "" || strings.HasPrefix(t, "//"):
 		default:
 			lines = append(lines, t)
@@ -162,7 +165,7 @@ func emitBoth(t *testing.T, p parityCase) (olds, news map[string]*counts) {
 	}
 	var oldAsm []byte
 	if p.cache == (vec.Elem{}) {
-		for _, kind := range []vec.Kind{vec.Fwd, vec.Inv, vec.FwdRows, vec.InvRows} {
+		for _, kind := range []vec.Kind{vec.Fwd, vec.Inv, vec.FwdRows, vec.InvRows, vec.Fill} {
 			add(kind, vec.Func{X: p.x})
 		}
 		if p.to != (vec.Elem{}) {
@@ -283,7 +286,12 @@ func TestParity(t *testing.T) {
 			row := fmt.Sprintf("| %s | %s |", p, name)
 			for _, c := range classes {
 				row += fmt.Sprintf(" %d → %d |", o.n[c], n.n[c])
-				if n.n[c] > o.n[c] && c != "scalar" {
+				// A register move may replace a broadcast: those two together.
+				on, nn := o.n[c], n.n[c]
+				if c == "shuffle" || c == "move" {
+					on, nn = o.n["shuffle"]+o.n["move"], n.n["shuffle"]+n.n["move"]
+				}
+				if nn > on && c != "scalar" {
 					t.Errorf("%v: %s: %s %d → %d", p, name, c, o.n[c], n.n[c])
 				}
 			}

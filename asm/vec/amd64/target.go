@@ -68,18 +68,19 @@ type Target struct {
 	f  *vec.Func
 	fn *ir.Function
 
-	mark    int // where hoisted constants go in fn.Nodes; −1 before the first loop
-	labels  int
-	consts  map[uint64]reg.VecVirtual
-	masks   map[int]reg.OpmaskVirtual
-	cur     map[*ptr]operand.Mem  // a pointer's current address inside a chunk loop
-	pre     map[int][2]*value     // the shared row's preloaded blocks, by first pair
-	scaled  map[reg.GPVirtual]int // strides turned into bytes, by element size
-	fillTab operand.Mem           // the fill kernels' constants
+	mark   int // where hoisted constants go in fn.Nodes; −1 before the first loop
+	labels int
+	consts map[uint64]reg.VecVirtual
+	masks  map[int]reg.OpmaskVirtual
+	cur    map[*ptr]operand.Mem  // a pointer's current address inside a chunk loop
+	pre    map[int][2]*value     // the shared row's preloaded blocks, by first pair
+	scaled map[reg.GPVirtual]int // strides turned into bytes, by element size
+	tab    *table                // the constants read from memory
 }
 
-// New returns a target emitting into c at level l.
-func New(c *build.Context, l Level) *Target { return &Target{c: c, l: l} }
+// New returns a target emitting into c at level l; tab holds the constants
+// its kernels read from memory, shared by the targets of c.
+func New(c *build.Context, l Level, tab *table) *Target { return &Target{c: c, l: l, tab: tab} }
 
 // Level is l's name.
 func (t *Target) Level() string { return t.l.Name }
@@ -238,17 +239,25 @@ func (t *Target) steps(walks []vec.Walk) []operand.Op {
 func (t *Target) Loop(n vec.Int, walks []vec.Walk, body func(vec.Head)) {
 	c := t.c
 	t.startLoop()
-	cnt := n.(reg.GPVirtual)
 	steps := t.steps(walks)
-	top, end := t.label("loop"), t.label("end")
-	c.TESTQ(cnt, cnt)
-	c.JZ(operand.LabelRef(end))
+	top, end := t.label("loop"), ""
+	cnt, ok := n.(reg.GPVirtual)
+	if ok {
+		end = t.label("end")
+		c.TESTQ(cnt, cnt)
+		c.JZ(operand.LabelRef(end))
+	} else { // a constant count, at least 1
+		cnt = c.GP64()
+		c.MOVQ(n.(operand.U32), cnt)
+	}
 	c.Label(top)
 	body(&head{t: t, n: 1})
 	t.advance(walks, steps, 1)
 	c.DECQ(cnt)
 	c.JNZ(operand.LabelRef(top))
-	c.Label(end)
+	if end != "" {
+		c.Label(end)
+	}
 }
 
 // For runs body k times with its index.
