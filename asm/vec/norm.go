@@ -64,11 +64,11 @@ func norm(t Target, f *Func) {
 			if after {
 				src = sc
 			}
-			h.Values(0, s.HeadDim, []Arr{src, x, w}, func(b Block) { b.Store(x, normed(b, b.Load(src), r, w)) })
+			h.Values(0, s.HeadDim, used(src, x, w), func(b Block) { b.Store(x, normed(b, b.Load(src), r, w)) })
 			return
 		}
-		h.Pairs([]Arr{x, row, w}, func(b Block) { b.Store(x, rotate(t, b, row, normed(b, b.Load(x), r, w), false)) })
-		h.Values(s.RotaryDim, s.HeadDim, []Arr{x, w}, func(b Block) { b.Store(x, normed(b, b.Load(x), r, w)) })
+		h.Pairs(used(x, row, w), func(b Block) { b.Store(x, rotate(t, b, row, normed(b, b.Load(x), r, w), false)) })
+		h.Values(s.RotaryDim, s.HeadDim, used(x, w), func(b Block) { b.Store(x, normed(b, b.Load(x), r, w)) })
 	}
 	var sc Arr // the scratch heads of an after-rotation norm
 	st := t.Int("stride")
@@ -129,4 +129,15 @@ func norm(t Target, f *Func) {
 		sum(h, x, sc, acc)
 		out(h, x, sc, t.Scale(t.Reduce(acc), t.Imm(s.HeadDim), eps), w)
 	})
+}
+
+// used is the arrays of as that are set (an l2 norm has no weights).
+func used(as ...Arr) []Arr {
+	var u []Arr
+	for _, a := range as {
+		if a.P != nil {
+			u = append(u, a)
+		}
+	}
+	return u
 }

@@ -103,16 +103,10 @@ func (h *head) run(bs []block, arrs []vec.Arr, partners, pairs bool, body func(v
 	var moved []*ptr
 	saved := map[*ptr]operand.Mem{}
 	move := func(p *ptr, m operand.Mem, second bool) operand.Mem {
-		r := c.GP64()
-		if start == 0 {
-			c.MOVQ(m.Base, r)
-		} else {
-			c.LEAQ(m, r)
-		}
 		if !second {
 			moved = append(moved, p)
 		}
-		return operand.Mem{Base: r}
+		return operand.Mem{Base: t.lea(m)}
 	}
 	sizes := map[*ptr]int{}
 	for _, a := range arrs {

@@ -168,7 +168,7 @@ func (t *Target) SetTable(b vec.Block, row vec.Arr, c, s vec.V) {
 		t.c.VMOVUPS(sv.r, k.addr(srow, k.b.j+h))
 		return
 	}
-	idx := &value{m: t.slot([8]uint64{0, 1 | 1<<32, 2 | 2<<32, 3 | 3<<32, 4 | 4<<32, 5 | 5<<32, 6 | 6<<32, 7 | 7<<32})}
+	idx := &value{m: t.slot([8]uint64{0, 1 | 1<<32, 2 | 2<<32, 3 | 3<<32, 4 | 4<<32, 5 | 5<<32, 6 | 6<<32, 7 | 7<<32}), w: t.Lanes(vec.F32)}
 	t.materialize(idx)
 	dup := func(v reg.VecVirtual) *value {
 		d := t.regBytes(t.l.bytes)

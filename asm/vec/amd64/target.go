@@ -101,7 +101,6 @@ func (t *Target) Func(f *vec.Func, body func()) {
 	file, _ := c.Result()
 	fns := file.Functions()
 	t.fn = fns[len(fns)-1]
-	c.Attributes(attr.NOSPLIT)
 	c.SignatureExpr(f.Signature())
 	c.Doc(fmt.Sprintf("%s %s, using %s.", f.Name(), f.Doc(), t.l.Name))
 	c.Pragma("noescape")
@@ -109,7 +108,14 @@ func (t *Target) Func(f *vec.Func, body func()) {
 	c.Label("done")
 	c.VZEROUPPER()
 	c.RET()
+	if t.fn.LocalSize <= nosplitFrame {
+		t.fn.Attributes = attr.NOSPLIT
+	}
 }
+
+// nosplitFrame is the largest frame a NOSPLIT function here may have:
+// scratch heads (a norm after the rotation) need a stack check.
+const nosplitFrame = 256
 
 // hoist emits what emit emits at the function's mark, before its first
 // loop: the constants and masks a loop body asks for are made once.
@@ -161,15 +167,19 @@ func (t *Target) MulInt(a vec.Int, k int) vec.Int {
 
 // Copy is a new pointer at a.
 func (t *Target) Copy(a vec.Arr) vec.Arr {
+	a.P, a.Off = &ptr{operand.Mem{Base: t.lea(t.mem(a, 0))}}, 0
+	return a
+}
+
+// lea is a new register holding the address m.
+func (t *Target) lea(m operand.Mem) reg.GPVirtual {
 	p := t.c.GP64()
-	m := t.mem(a, 0)
-	if m.Disp == 0 && m.Index == nil && m.Base != reg.StackPointer && m.Symbol.Name == "" {
+	if _, ok := m.Base.(reg.GPVirtual); ok && m.Disp == 0 && m.Index == nil {
 		t.c.MOVQ(m.Base, p)
 	} else {
 		t.c.LEAQ(m, p)
 	}
-	a.P, a.Off = &ptr{operand.Mem{Base: p}}, 0
-	return a
+	return p
 }
 
 // Local is stack space for n elements of e.
