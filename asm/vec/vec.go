@@ -252,9 +252,16 @@ func (f *Func) Signature() string {
 	return sig
 }
 
+// Decl is f's Go declaration, as an assembly function's stub needs it:
+// its doc comment, //go:noescape and "func name(…)".
+func (f *Func) Decl() string {
+	return fmt.Sprintf("// %s %s, using %s.\n//\n//go:noescape\nfunc %s%s\n", f.Name(), f.Doc(), f.Level, f.Name(), strings.TrimPrefix(f.Signature(), "func"))
+}
+
 // Frame returns the byte offset of each parameter and result in the
 // function's argument frame (Go's ABI0) and the frame's size: each value
-// aligned to its size, a slice 24 bytes, the results from a multiple of 8.
+// aligned to its size, a slice 24 bytes, the results from a multiple of 8;
+// the size ends with the last value (go vet's asmdecl checks it).
 func (f *Func) Frame() (offsets map[string]int, size int) {
 	offsets = map[string]int{}
 	place := func(ps []Param) {
@@ -273,9 +280,11 @@ func (f *Func) Frame() (offsets map[string]int, size int) {
 		}
 	}
 	place(f.Params())
-	size = (size + 7) / 8 * 8
-	place(f.Results())
-	return offsets, (size + 7) / 8 * 8
+	if r := f.Results(); r != nil {
+		size = (size + 7) / 8 * 8
+		place(r)
+	}
+	return offsets, size
 }
 
 // Doc is f's doc comment, without its name.
