@@ -184,6 +184,21 @@ func (f *Func) Name() string {
 	return fmt.Sprintf("%s_%s_%s", k, f.Shape.Suffix(), f.Level)
 }
 
+// Field is where f goes in the run-time's kernels struct, as a Go
+// selector from a kernels value: "fwd", "norm[5]", "half[1].storeShift",
+// "bytes[0].load".
+func (f *Func) Field() string {
+	switch {
+	case f.Kind == Norm || f.Kind == NormOnly:
+		return fmt.Sprintf("%s[%d]", f.Kind, f.Norm.Index())
+	case f.Cache == F16 || f.Cache == BF16:
+		return fmt.Sprintf("half[%d].%s", map[Elem]int{F16: 0, BF16: 1}[f.Cache], f.Kind)
+	case f.Cache.Size == 1:
+		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1}[f.Cache], f.Kind)
+	}
+	return string(f.Kind)
+}
+
 // Param is one parameter or result of a kernel.
 type Param struct {
 	Name string
@@ -218,7 +233,7 @@ func (f *Func) Params() []Param {
 		if f.Kind == Load || f.Kind == LoadShift {
 			p = conv("float32", f.Cache.Go)
 		}
-		if f.Cache == E4M3 {
+		if f.Cache.Size == 1 { // e4m3's scale; q8_0 has the same signature
 			p = append(p, Param{"scale", "float32"})
 		}
 		return p
