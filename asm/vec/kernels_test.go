@@ -19,6 +19,7 @@ import (
 
 	"github.com/ropegen/ropegen/asm/vec"
 	"github.com/ropegen/ropegen/asm/vec/amd64"
+	"github.com/ropegen/ropegen/asm/vec/arm64"
 	"github.com/ropegen/ropegen/asm/vec/purego"
 )
 
@@ -30,7 +31,7 @@ import (
 // each, and runs their check (testdata/check_test.go.txt): every kernel at
 // every level this CPU has against the contract's arithmetic written out
 // there, bit for bit. At AVX-512 it runs again at AVX2 (GODEBUG), and with
-// ROPEGEN_ARM64=1 and qemu-aarch64-static under arm64.
+// ROPEGEN_ARM64=1 under arm64 too (qemu-aarch64-static; =only: arm64 alone).
 func TestKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
@@ -63,12 +64,15 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
-	run(nil, "vet")
-	run(nil, "test", "-count=1", "-v", "-run", "TestKernels")
-	if runtime.GOARCH == "amd64" {
-		run([]string{"GODEBUG=cpu.avx512f=off"}, "test", "-count=1", "-v", "-run", "TestKernels")
+	arm := os.Getenv("ROPEGEN_ARM64")
+	if arm != "only" {
+		run(nil, "vet")
+		run(nil, "test", "-count=1", "-v", "-run", "TestKernels")
+		if runtime.GOARCH == "amd64" {
+			run([]string{"GODEBUG=cpu.avx512f=off"}, "test", "-count=1", "-v", "-run", "TestKernels")
+		}
 	}
-	if os.Getenv("ROPEGEN_ARM64") == "1" {
+	if arm != "" {
 		run([]string{"GOARCH=arm64"}, "vet")
 		run([]string{"GOARCH=arm64"}, "test", "-count=1", "-v", "-exec", "qemu-aarch64-static", "-run", "TestKernels")
 	}
@@ -164,7 +168,18 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	for _, k := range ks {
 		b.WriteString(k.Stub + "\n")
 	}
-	files["kernels_amd64.go"] = b.Bytes()
+	files["kernels_amd64.go"] = append([]byte(nil), b.Bytes()...)
+
+	neon, nfs, stubs, err := arm64.Generate(p.funcs, header, "arm64")
+	must(t, err)
+	files["kernels_arm64.s"] = neon
+	b.Reset()
+	b.WriteString(header + "\n//go:build arm64\n\npackage " + p.name + "\n\nfunc init() {\n\tadd(\"neon\", map[string]any{\n")
+	for _, f := range nfs {
+		fmt.Fprintf(&b, "\t\t%q: %s,\n", base(f), f.Name())
+	}
+	b.WriteString("\t})\n}\n\n" + stubs)
+	files["kernels_arm64.go"] = append([]byte(nil), b.Bytes()...)
 
 	tg, gs := purego.Generate(p.funcs)
 	f := jen.NewFile(p.name)
