@@ -40,7 +40,11 @@ func TestKernels(t *testing.T) {
 	must(t, err)
 	dir, err := os.MkdirTemp(filepath.Join(root, "asm", "vec"), "_kt") // _: out of ./... patterns
 	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	if os.Getenv("ROPEGEN_KEEP") == "" {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	} else {
+		t.Logf("packages kept in %s", dir)
+	}
 	var pkgs []string
 	for _, p := range kernelPackages() {
 		pd := filepath.Join(dir, p.name)

@@ -176,8 +176,10 @@ func (t *Target) Heads(n vec.Int, walks []vec.Walk, _ *vec.Arr, body func(vec.He
 	t.Loop(n, walks, body)
 }
 
-// Loop is for ; n > 0; n-- { body; the walks }: the last head's slices
-// are not moved on (they may end with it).
+// Loop is for ; n > 0; n-- { body; the walks }, the last head's slices
+// not moved on (they may end with it). The conditions on the lengths (true
+// for the run-time's checked calls) let the compiler prove every access of
+// a head in bounds: there is no bounds check.
 func (t *Target) Loop(n vec.Int, walks []vec.Walk, body func(vec.Head)) {
 	s := t.open()
 	for _, w := range walks {
@@ -185,6 +187,7 @@ func (t *Target) Loop(n vec.Int, walks []vec.Walk, body func(vec.Head)) {
 		p.scope, p.view = s, ""
 	}
 	body(&head{t: t})
+	cond, last := jen.Add(n.(jen.Code)).Op(">").Lit(0), jen.Add(n.(jen.Code)).Op("==").Lit(1)
 	var adv []jen.Code
 	for _, w := range walks {
 		p := w.A.P.(*ptr)
@@ -192,10 +195,12 @@ func (t *Target) Loop(n vec.Int, walks []vec.Walk, body func(vec.Head)) {
 		if w.Stride != nil {
 			step = jen.Add(w.Stride.(jen.Code))
 		}
-		adv = append(adv, jen.Id(p.name).Op("=").Id(p.name).Index(step.Op(":")))
+		cond.Op("&&").Len(jen.Id(p.name)).Op(">=").Lit(p.n)
+		last.Op("||").Add(step).Op("<").Lit(0).Op("||").Add(step).Op(">").Len(jen.Id(p.name))
+		adv = append(adv, jen.Id(p.name).Op("=").Id(p.name).Index(step.Clone().Op(":")))
 	}
-	stmts := append(t.close(), jen.If(jen.Add(n.(jen.Code)).Op("==").Lit(1)).Block(jen.Break()))
-	t.emit(jen.For(jen.Op(";").Add(n.(jen.Code)).Op(">").Lit(0).Op(";").Add(n.(jen.Code)).Op("--")).Block(append(stmts, adv...)...))
+	stmts := append(t.close(), jen.If(last).Block(jen.Break()))
+	t.emit(jen.For(jen.Op(";").Add(cond).Op(";").Add(n.(jen.Code)).Op("--")).Block(append(stmts, adv...)...))
 	for _, w := range walks {
 		p := w.A.P.(*ptr)
 		p.scope, p.view = t.cur, ""
