@@ -81,7 +81,10 @@ func (t *Target) at(a vec.Arr, j, bytes int, store bool) string {
 	c, ok := s.cs[cursorKey{p, store, off}]
 	if !ok {
 		c = &cursor{r: t.gregIn(s.owner), at: off, start: off, size: a.Elem.Size}
-		l := line{text: fmt.Sprintf("\tADD $%d, %s, %s", off*a.Elem.Size, p.r, c.r)}
+		l := line{text: fmt.Sprintf("\tMOVD %s, %s", p.r, c.r)}
+		if off != 0 {
+			l.text = fmt.Sprintf("\tADD $%d, %s, %s", off*a.Elem.Size, p.r, c.r)
+		}
 		if s.mark < 0 {
 			t.lines = append(t.lines, l)
 		} else {
@@ -125,7 +128,7 @@ func (h *head) run(bs []block, values, step int, pairs bool, body func(vec.Block
 		full++
 	}
 	times := full / loopBlocks
-	if values <= unrollMax || times < 2 || t.pre != nil {
+	if values <= unrollMax || times < 2 {
 		for _, b := range bs {
 			each(b)
 		}
@@ -273,19 +276,21 @@ func (t *Target) table(k *blk, row vec.Arr) table {
 	return table{[]vec.V{c, c}, k.Load(srow), []bool{false, false}}
 }
 
-// preload keeps the row's blocks in registers across heads when they fit.
+// preload keeps the row's first blocks in registers across heads, as
+// many as fit with the constants, when a head's pairs are written out.
 func (t *Target) preload(row vec.Arr) {
-	bs := split(0, t.f.Shape.Half(), lanes(t.f.C()))
+	if t.f.Shape.RotaryDim > unrollMax {
+		return
+	}
 	per := 3 // registers a block: C, and S of each member (neox: C and S)
 	if t.f.Shape.NeoX {
 		per = 2
 	}
-	if len(bs)*per > maxPreload-t.storeConsts() {
-		return
-	}
 	t.pre = map[int]table{}
-	for _, b := range bs {
-		t.pre[b.j] = t.table(&blk{t, b, true}, row)
+	for i, b := range split(0, t.f.Shape.Half(), lanes(t.f.C())) {
+		if (i+1)*per <= maxPreload-t.storeConsts() {
+			t.pre[b.j] = t.table(&blk{t, b, true}, row)
+		}
 	}
 }
 

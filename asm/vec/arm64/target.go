@@ -12,8 +12,8 @@
 // of the rotary values for neox. Memory is walked with post-indexed loads
 // and stores through cursors, one per run of an array a head reads or writes
 // in order. Runs of more than unrollMax values loop over chunks of
-// loopBlocks registers. A shared table row stays in registers across heads
-// when it fits.
+// loopBlocks registers. The first blocks of a shared table row stay in
+// registers across heads, as many as fit.
 package arm64
 
 import (
