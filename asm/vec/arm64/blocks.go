@@ -69,8 +69,9 @@ type cursorKey struct {
 // set before the loop: mark, the line they go at).
 type walkScope struct {
 	cs    map[cursorKey]*cursor
-	mark  int // −1: at the first access
-	owner int // the register scope its cursors' registers belong to
+	made  []*cursor // in the order made
+	mark  int       // −1: at the first access
+	owner int       // the register scope its cursors' registers belong to
 }
 
 // at is the post-indexed operand reading or writing n bytes at value j of
@@ -81,6 +82,7 @@ func (t *Target) at(a vec.Arr, j, bytes int, store bool) string {
 	c, ok := s.cs[cursorKey{p, store, off}]
 	if !ok {
 		c = &cursor{r: t.gregIn(s.owner), at: off, start: off, size: a.Elem.Size}
+		s.made = append(s.made, c)
 		l := line{text: fmt.Sprintf("\tMOVD %s, %s", p.r, c.r)}
 		if off != 0 {
 			l.text = fmt.Sprintf("\tADD $%d, %s, %s", off*a.Elem.Size, p.r, c.r)
@@ -143,7 +145,7 @@ func (h *head) run(bs []block, values, step int, pairs bool, body func(vec.Block
 		for i := range loopBlocks {
 			each(bs[i])
 		}
-		for _, c := range s.cs {
+		for _, c := range s.made {
 			if d := c.start + step - c.at; d != 0 {
 				t.op("ADD $%d, %s", d*c.size, c.r)
 			}
