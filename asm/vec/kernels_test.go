@@ -281,3 +281,16 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeterministic: every target writes the same bytes twice.
+func TestDeterministic(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	must(t, err)
+	p := kernelPackages()[0]
+	a, b := p.files(t, root), p.files(t, root)
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+}
