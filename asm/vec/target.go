@@ -90,11 +90,12 @@ type Block interface {
 	Load(a Arr) []V
 	// Store writes ys, narrowed to a's type, at the block's values of a.
 	Store(a Arr, ys []V)
-	// Partners are the pair partners of the members xs.
+	// Partners are the pair partners of the members xs (it may replace the
+	// elements of xs by the same values, in variables).
 	Partners(xs []V) []V
-	// Table reads the row's values for the members: C and S, the sines
-	// negated for the members with neg set (the target may read the first
-	// members' sines for both: S[b] = −S[a]).
+	// Table reads the row's values for the members: member i's C is c[i]
+	// and its S is s[i], negated when neg[i] (a target may read one
+	// member's sines for both, since S[b] = −S[a]).
 	Table(row Arr) (c, s []V, neg []bool)
 }
 
