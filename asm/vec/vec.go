@@ -38,9 +38,6 @@ var (
 	Q8   = Elem{"q8_0", "uint8", 1}
 )
 
-// Elems are the element types by name.
-var Elems = map[string]Elem{"f32": F32, "f64": F64, "f16": F16, "bf16": BF16, "e4m3": E4M3, "q8_0": Q8}
-
 // Compute is the type the arithmetic on e runs in: float64 for f64, float32
 // for everything else.
 func (e Elem) Compute() Elem {
