@@ -260,10 +260,7 @@ func (t *Target) bf16Round(v reg.VecVirtual) reg.VecVirtual {
 	s := t.same(v)
 	c.VPSRLD(operand.U8(16), v, s)
 	u := t.same(v)
-	var nan reg.Register = t.same(v)
-	if t.l.masked {
-		nan = c.K()
-	}
+	nan := t.laneMask(v)
 	c.VCMPPS(operand.U8(3), v, v, nan) // unordered: NaN
 	t.pand(one, s, u)
 	c.VPADDD(v, u, u)
@@ -319,21 +316,16 @@ func (t *Target) e4m3Narrow(v reg.VecVirtual) reg.VecVirtual {
 	s := t.same(v)
 	c.VADDPS(t.kon(e4m3Magic, v), m, s)
 	c.VPSUBD(t.kon(e4m3Magic, v), s, s)
+	sub, nan := t.laneMask(v), t.laneMask(v)
+	c.VPCMPGTD(a, t.kon(e4m3Normal, v), sub) // 2⁻⁶ > a
+	c.VPCMPGTD(t.kon(e4m3Inf, v), a, nan)    // a > Inf: NaN
+	t.blend(sub, s, n)
+	t.blend(nan, t.kon(e4m3NaN, v), n)
 	if t.l.masked {
-		sub, nan := c.K(), c.K()
-		c.VPCMPGTD(a, t.kon(e4m3Normal, v), sub) // 2⁻⁶ > a
-		c.VPCMPGTD(t.kon(e4m3Inf, v), a, nan)    // a > Inf: NaN
-		c.VPBLENDMD(s, n, sub, n)
-		c.VPBLENDMD(t.kon(e4m3NaN, v), n, nan, n)
 		c.VPTERNLOGD(operand.U8(0xf8), t.kon(0x80, v), sign, n) // n | (sign & 0x80)
-		return n
+	} else {
+		c.VPOR(sign, n, n)
 	}
-	sub, nan := t.same(v), t.same(v)
-	c.VPCMPGTD(a, t.kon(e4m3Normal, v), sub)
-	c.VPCMPGTD(t.kon(e4m3Inf, v), a, nan)
-	c.VPBLENDVB(sub, s, n, n)
-	c.VPBLENDVB(nan, t.kon(e4m3NaN, v), n, n)
-	c.VPOR(sign, n, n)
 	return n
 }
 
@@ -349,19 +341,29 @@ func (t *Target) e4m3Widen(b reg.VecVirtual) reg.VecVirtual {
 	c.VPADDD(t.kon(e4m3Bias, b), n, n) // (e+120)<<23 | m<<20
 	c.VCVTDQ2PS(a, s)
 	c.VMULPS(t.kon(e4m3Sub, b), s, s) // m·2⁻⁹ (a < 8 where it is used)
-	if t.l.masked {
-		sub, nan := c.K(), c.K()
-		c.VPCMPGTD(a, t.kon(8, b), sub)
-		c.VPCMPEQD(t.kon(0x7f, b), a, nan)
-		c.VPBLENDMD(s, n, sub, n)
-		c.VPBLENDMD(t.kon(quietNaN, b), n, nan, n)
-	} else {
-		sub, nan := t.same(b), t.same(b)
-		c.VPCMPGTD(a, t.kon(8, b), sub)
-		c.VPCMPEQD(t.kon(0x7f, b), a, nan)
-		c.VPBLENDVB(sub, s, n, n)
-		c.VPBLENDVB(nan, t.kon(quietNaN, b), n, n)
-	}
+	sub, nan := t.laneMask(b), t.laneMask(b)
+	c.VPCMPGTD(a, t.kon(8, b), sub)
+	c.VPCMPEQD(t.kon(0x7f, b), a, nan)
+	t.blend(sub, s, n)
+	t.blend(nan, t.kon(quietNaN, b), n)
 	t.por(sign, n, n)
 	return n
+}
+
+// laneMask is a fresh lane mask for v's lanes: an opmask at AVX-512, a
+// register of v's width at AVX2.
+func (t *Target) laneMask(v reg.VecVirtual) reg.Register {
+	if t.l.masked {
+		return t.c.K()
+	}
+	return t.same(v)
+}
+
+// blend sets the lanes of d that m selects to s's.
+func (t *Target) blend(m reg.Register, s operand.Op, d reg.VecVirtual) {
+	if t.l.masked {
+		t.c.VPBLENDMD(s, d, m, d)
+	} else {
+		t.c.VPBLENDVB(m, s, d, d)
+	}
 }
