@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/ropegen/ropegen/asm/vec/amd64"
 	"github.com/ropegen/ropegen/asm/vec/arm64"
 	"github.com/ropegen/ropegen/asm/vec/purego"
+	"github.com/ropegen/ropegen/asm/vec/riscv64"
 )
 
 // TestKernels emits the kernels of every family for a set of shapes (every
@@ -30,8 +32,10 @@ import (
 // temporary directory, one package an element type with several shapes
 // each, and runs their check (testdata/check_test.go.txt): every kernel at
 // every level this CPU has against the contract's arithmetic written out
-// there, bit for bit. At AVX-512 it runs again at AVX2 (GODEBUG), and with
-// ROPEGEN_ARM64=1 under arm64 too (qemu-aarch64-static; =only: arm64 alone).
+// there, bit for bit. At AVX-512 it runs again at AVX2 (GODEBUG), with
+// ROPEGEN_ARM64=1 under arm64 too (qemu-aarch64-static; =only: arm64
+// alone), and under qemu-riscv64-static at three vector lengths
+// (testRISCV64).
 func TestKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
@@ -54,31 +58,75 @@ func TestKernels(t *testing.T) {
 		}
 		pkgs = append(pkgs, "./asm/vec/"+filepath.Base(dir)+"/"+p.name)
 	}
-	run := func(env []string, args ...string) {
+	run := func(t *testing.T, env []string, args ...string) (out string) {
 		t.Helper()
 		cmd := exec.Command("go", append(args, pkgs...)...)
 		cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
+		b, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out)
+			t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, b)
 		}
-		for _, l := range strings.Split(string(out), "\n") {
+		for _, l := range strings.Split(string(b), "\n") {
 			if strings.Contains(l, "kernels checked") {
 				t.Logf("%s %s", strings.Join(env, " "), strings.TrimSpace(l))
 			}
 		}
+		return string(b)
 	}
 	arm := os.Getenv("ROPEGEN_ARM64")
 	if arm != "only" {
-		run(nil, "vet")
-		run(nil, "test", "-count=1", "-v", "-run", "TestKernels")
+		run(t, nil, "vet")
+		run(t, nil, "test", "-count=1", "-v", "-run", "TestKernels")
 		if runtime.GOARCH == "amd64" {
-			run([]string{"GODEBUG=cpu.avx512f=off"}, "test", "-count=1", "-v", "-run", "TestKernels")
+			run(t, []string{"GODEBUG=cpu.avx512f=off"}, "test", "-count=1", "-v", "-run", "TestKernels")
 		}
 	}
 	if arm != "" {
-		run([]string{"GOARCH=arm64"}, "vet")
-		run([]string{"GOARCH=arm64"}, "test", "-count=1", "-v", "-exec", "qemu-aarch64-static", "-run", "TestKernels")
+		run(t, []string{"GOARCH=arm64"}, "vet")
+		run(t, []string{"GOARCH=arm64"}, "test", "-count=1", "-v", "-exec", "qemu-aarch64-static", "-run", "TestKernels")
+	}
+	if arm != "only" {
+		t.Run("riscv64", func(t *testing.T) { testRISCV64(t, run) })
+	}
+}
+
+// testRISCV64 vets the packages for riscv64 and runs their check under
+// qemu-riscv64-static at VLEN 128 (every level), 256 and 512 (the RVV
+// kernels only), tails and masked-off lanes agnostic made all ones (so a
+// kernel relying on them fails), and fails unless every RVV kernel
+// passed. Without qemu it is skipped loudly, or fails with
+// ROPEGEN_REQUIRE_RISCV64=1. Debian 12's qemu (7.2) has no riscv_hwprobe,
+// so x/sys/cpu sees no V under it: ROPEGEN_RVV=1 registers the RVV level
+// (kernels_riscv64.go).
+func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string) {
+	qemu, err := exec.LookPath("qemu-riscv64-static")
+	if err != nil {
+		if os.Getenv("ROPEGEN_REQUIRE_RISCV64") == "1" {
+			t.Fatalf("the RVV kernels cannot be tested: %v, and ROPEGEN_REQUIRE_RISCV64=1", err)
+		}
+		msg := "SKIPPED: riscv64 RVV kernels NOT TESTED: qemu-riscv64-static not found (install qemu-user-static; ROPEGEN_REQUIRE_RISCV64=1 makes this a failure)"
+		fmt.Fprintf(os.Stderr, "%s\n## %s\n%s\n", strings.Repeat("#", 72), msg, strings.Repeat("#", 72))
+		t.Skip(msg)
+	}
+	run(t, []string{"GOARCH=riscv64"}, "vet")
+	want := 0
+	for _, p := range kernelPackages() {
+		for _, f := range p.funcs {
+			if f.Kind != vec.Fill {
+				want++
+			}
+		}
+	}
+	for _, vlen := range []int{128, 256, 512} {
+		sel := "TestKernels"
+		if vlen > 128 {
+			sel = "TestKernels/.*_rvv$"
+		}
+		exe := fmt.Sprintf("%s -cpu rv64,v=true,vlen=%d,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true", qemu, vlen)
+		out := run(t, []string{"GOARCH=riscv64", "ROPEGEN_RVV=1"}, "test", "-count=1", "-v", "-exec", exe, "-run", sel)
+		if n := len(regexp.MustCompile(`--- PASS: TestKernels/\w+_rvv `).FindAllString(out, -1)); n != want {
+			t.Errorf("VLEN %d: %d RVV kernels passed, want %d", vlen, n, want)
+		}
 	}
 }
 
@@ -184,6 +232,21 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	}
 	b.WriteString("\t})\n}\n\n" + stubs)
 	files["kernels_arm64.go"] = append([]byte(nil), b.Bytes()...)
+
+	rv, rks := riscv64.Generate(p.funcs, header)
+	files["kernels_riscv64.s"] = rv
+	var r bytes.Buffer
+	r.WriteString(header + "\npackage " + p.name + "\n\nimport (\n\t\"os\"\n\n\t\"golang.org/x/sys/cpu\"\n)\n\n")
+	r.WriteString("// ROPEGEN_RVV=1: the V extension where x/sys/cpu cannot see it (qemu 7.2).\nfunc init() {\n")
+	r.WriteString("\tif cpu.RISCV64.HasV || os.Getenv(\"ROPEGEN_RVV\") == \"1\" {\n\t\tadd(\"rvv\", map[string]any{\n")
+	for _, k := range rks {
+		fmt.Fprintf(&r, "\t\t\t%q: %s,\n", base(k), k.Name())
+	}
+	r.WriteString("\t\t})\n\t}\n}\n")
+	for _, k := range rks {
+		r.WriteString("\n" + k.Decl())
+	}
+	files["kernels_riscv64.go"] = r.Bytes()
 
 	tg, gs := purego.Generate(p.funcs)
 	f := jen.NewFile(p.name)
