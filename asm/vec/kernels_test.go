@@ -233,20 +233,18 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	b.WriteString("\t})\n}\n\n" + stubs)
 	files["kernels_arm64.go"] = append([]byte(nil), b.Bytes()...)
 
-	rv, rks := riscv64.Generate(p.funcs, header)
+	rv, rfs, rstubs, err := riscv64.Generate(p.funcs, header, "riscv64")
+	must(t, err)
 	files["kernels_riscv64.s"] = rv
-	var r bytes.Buffer
-	r.WriteString(header + "\npackage " + p.name + "\n\nimport (\n\t\"os\"\n\n\t\"golang.org/x/sys/cpu\"\n)\n\n")
-	r.WriteString("// ROPEGEN_RVV=1: the V extension where x/sys/cpu cannot see it (qemu 7.2).\nfunc init() {\n")
-	r.WriteString("\tif cpu.RISCV64.HasV || os.Getenv(\"ROPEGEN_RVV\") == \"1\" {\n\t\tadd(\"rvv\", map[string]any{\n")
-	for _, k := range rks {
-		fmt.Fprintf(&r, "\t\t\t%q: %s,\n", base(k), k.Name())
+	b.Reset()
+	b.WriteString(header + "\n//go:build riscv64\n\npackage " + p.name + "\n\nimport (\n\t\"os\"\n\n\t\"golang.org/x/sys/cpu\"\n)\n\n")
+	b.WriteString("// ROPEGEN_RVV=1: the V extension where x/sys/cpu cannot see it (qemu 7.2).\nfunc init() {\n")
+	b.WriteString("\tif cpu.RISCV64.HasV || os.Getenv(\"ROPEGEN_RVV\") == \"1\" {\n\t\tadd(\"rvv\", map[string]any{\n")
+	for _, f := range rfs {
+		fmt.Fprintf(&b, "\t\t\t%q: %s,\n", base(f), f.Name())
 	}
-	r.WriteString("\t\t})\n\t}\n}\n")
-	for _, k := range rks {
-		r.WriteString("\n" + k.Decl())
-	}
-	files["kernels_riscv64.go"] = r.Bytes()
+	b.WriteString("\t\t})\n\t}\n}\n\n" + rstubs)
+	files["kernels_riscv64.go"] = append([]byte(nil), b.Bytes()...)
 
 	tg, gs := purego.Generate(p.funcs)
 	f := jen.NewFile(p.name)

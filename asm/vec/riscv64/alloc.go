@@ -35,29 +35,29 @@ func (r *reg) String() string {
 	return fmt.Sprintf("%c%d", c, p.phys+o)
 }
 
-// mem is the address in a register: "(X5)".
+// mem is the address in a register, "(X5)".
 type mem struct{ p *reg }
 
-// ins is an instruction: "op" and its operands in Go's order (a *reg, a
-// mem, an int printed as a constant, or text), or a label (op "").
+// ins is an instruction, op and its operands in Go's order (a *reg, a mem,
+// an int printed as a constant, or text), or a label (op "").
 type ins struct {
 	op   string
 	args []any
 }
 
-// loop is a backward branch and the label it jumps to: a value live into
-// the loop lives to its end.
+// loop is a backward branch and its label: a value live into the loop
+// lives to its end.
 type loop struct{ top, end *ins }
 
 // gp are the general registers a kernel may use: not X0–X4 (zero, LR, SP,
 // GP, TP), X26 (the closure context), X27 (g) or X31 (the assembler's).
 var gp = []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 28, 29, 30}
 
-// alloc assigns registers to the function's virtual ones by linear scan
-// over their live ranges: a group of n vector registers at a multiple of
-// n, masks at V0, no two overlapping ranges in one register (a value never
-// shares a register with an operand of the instruction that makes it). It
-// reports false when they do not fit.
+// alloc assigns the virtual registers by linear scan over their live
+// ranges: a group of n vector registers at a multiple of n, masks at V0,
+// no two overlapping ranges in one register (so a value never shares one
+// with an operand of the instruction making it). It reports whether they
+// fit.
 func (t *Target) alloc() bool {
 	code := append(t.pre, t.code...)
 	at := map[*ins]int{}
@@ -65,14 +65,11 @@ func (t *Target) alloc() bool {
 	for i, in := range code {
 		at[in] = i
 		for _, a := range in.args {
-			var r *reg
-			switch a := a.(type) {
-			case *reg:
-				r = a
-			case mem:
-				r = a.p
+			r, ok := a.(*reg)
+			if m, isMem := a.(mem); isMem {
+				r, ok = m.p, true
 			}
-			if r == nil {
+			if !ok {
 				continue
 			}
 			if r, _ = r.root(); r.first < 0 {
@@ -82,11 +79,10 @@ func (t *Target) alloc() bool {
 			r.last = i
 		}
 	}
-	for _, l := range t.loops { // innermost first: they end first
-		top, end := at[l.top], at[l.end]
+	for _, l := range t.loops { // inner loops end, and were appended, first
 		for _, r := range regs {
-			if r.first < top && r.last >= top && r.last < end {
-				r.last = end
+			if r.first < at[l.top] && r.last >= at[l.top] && r.last < at[l.end] {
+				r.last = at[l.end]
 			}
 		}
 	}
@@ -95,62 +91,56 @@ func (t *Target) alloc() bool {
 	next:
 		for _, p := range cands {
 			for _, q := range done {
-				same := q.class == r.class || q.class+r.class == 'V'+'M'
-				if same && q.first <= r.last && r.first <= q.last && q.phys < p+r.n && p < q.phys+q.n {
+				file := q.class == r.class || q.class+r.class == 'V'+'M'
+				if file && q.first <= r.last && r.first <= q.last && q.phys < p+r.n && p < q.phys+q.n {
 					continue next
 				}
 			}
-			r.phys = p
-			done = append(done, r)
+			r.phys, done = p, append(done, r)
 			return true
 		}
 		return false
 	}
-	for _, r := range regs {
-		if r.class == 'M' && !place(r, []int{0}) {
-			return false
-		}
-	}
-	for _, r := range regs {
-		var cands []int
-		switch r.class {
-		case 'M':
-			continue
-		case 'X':
-			cands = gp
-		case 'F':
-			for p := range 32 {
-				cands = append(cands, p)
+	for _, class := range "MVXF" { // the masks first: V0 is theirs
+		for _, r := range regs {
+			var cands []int
+			switch {
+			case r.class != byte(class):
+				continue
+			case class == 'M':
+				cands = []int{0}
+			case class == 'X':
+				cands = gp
+			default: // V and F from the top down, away from the masks' V0
+				for p := 32 - r.n; p >= 0; p -= r.n {
+					cands = append(cands, p)
+				}
 			}
-		case 'V':
-			for p := 32 - r.n; p >= 0; p -= r.n { // from the top: V0 is the masks'
-				cands = append(cands, p)
+			if !place(r, cands) {
+				return false
 			}
-		}
-		if !place(r, cands) {
-			return false
 		}
 	}
 	t.code = code
 	return true
 }
 
-// text prints the function's instructions.
-func (t *Target) text(b *strings.Builder) {
+// print writes the function's instructions.
+func (t *Target) print(b *strings.Builder) {
 	for _, in := range t.code {
 		if in.op == "" {
 			fmt.Fprintf(b, "%s:\n", in.args[0])
 			continue
 		}
-		var s []string
-		for _, a := range in.args {
+		s := make([]string, len(in.args))
+		for i, a := range in.args {
 			switch a := a.(type) {
 			case int:
-				s = append(s, fmt.Sprintf("$%d", a))
+				s[i] = fmt.Sprintf("$%d", a)
 			case mem:
-				s = append(s, "("+a.p.String()+")")
+				s[i] = "(" + a.p.String() + ")"
 			default:
-				s = append(s, fmt.Sprint(a))
+				s[i] = fmt.Sprint(a)
 			}
 		}
 		fmt.Fprintf(b, "\t%s\t%s\n", in.op, strings.Join(s, ", "))

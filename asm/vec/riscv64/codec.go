@@ -2,35 +2,33 @@ package riscv64
 
 import "github.com/ropegen/ropegen/asm/vec"
 
-// widen is v, lanes of e, as float32 lanes: exact, in integer operations
-// and one multiplication by a power of two.
+// widen is the lanes v of e as float32 lanes, exactly: integer operations
+// and a multiplication by a power of two.
 func (t *Target) widen(e vec.Elem, v *reg) *reg {
 	if e.Size >= 4 {
 		return v
 	}
 	t.vt(32)
-	w, s, f := t.vreg(32), t.vreg(32), t.vreg(32)
+	w, s, f, k := t.vreg(32), t.vreg(32), t.vreg(32), t.reg('M', 1)
 	switch e {
 	case vec.BF16: // the upper half of a float32
 		t.emit("VZEXTVF2", v, w)
 		t.emit("VSLLVI", 16, w, w)
 		return w
-	case vec.F16: // x = sign·((h & 0x7fff) << 13)·2¹¹², exponent 31 made 255
+	case vec.F16: // sign·((h & 0x7fff) << 13)·2¹¹², exponent 31 (Inf, NaN) made 255
 		t.emit("VZEXTVF2", v, w)
 		t.emit("VSLLVI", 16, w, s) // the sign at bit 31
 		t.emit("VSLLVI", 17, w, w)
 		t.emit("VSRLVI", 4, w, w)
-		t.emit("VFMULVF", t.f32(0x77800000), w, f) // exact: normals and subnormals
-		k := t.mask()
-		t.emit("VMSGTUVX", t.int(0x0f7fffff), w, k) // Inf, NaN: the payload kept
+		t.emit("VFMULVF", t.f32(0x77800000), w, f) // exact, subnormals too
+		t.emit("VMSGTUVX", t.int(0x0f7fffff), w, k)
 		t.emit("VORVX", t.int(0x7f800000), f, k, f)
-	default: // e4m3: x = sign·((b & 0x7f) << 20)·2¹²⁰, S.1111.111 a quiet NaN
+	default: // e4m3: sign·((b & 0x7f) << 20)·2¹²⁰, S.1111.111 a quiet NaN
 		t.emit("VZEXTVF4", v, w)
 		t.emit("VSLLVI", 24, w, s)
 		t.emit("VSLLVI", 25, w, w)
 		t.emit("VSRLVI", 5, w, w)
 		t.emit("VFMULVF", t.f32(0x7b800000), w, f)
-		k := t.mask()
 		t.emit("VMSEQVX", t.int(0x07f00000), w, k)
 		t.emit("VMERGEVXM", t.int(0x7fc00000), f, k, f)
 	}
@@ -38,12 +36,12 @@ func (t *Target) widen(e vec.Elem, v *reg) *reg {
 	return f
 }
 
-// format is a narrow floating-point format's rounding: a float32 of at
-// least low bits is rebiased (bits − bias) and shifted right by shift,
-// rounding to nearest even; one below is added to magic, a float32 whose
-// ulp is the format's smallest subnormal (the float sum rounds to nearest
-// even), whose bits − magic's are the result; top is the largest result
-// (±Inf for f16, ±448 for e4m3), nan or'ed into it gives the NaN.
+// format is how f16 and e4m3 round a float32 (f32to16, f32toe4m3): a
+// magnitude from low, the smallest normal, up is (bits − bias) >> shift
+// rounded to nearest even, at most top (f16: Inf; e4m3: 448); one below is
+// the bits of the float sum |x| + magic (magic's ulp is the smallest
+// subnormal) less magic's; a NaN is top | nan; the sign is x's bits >>
+// signShift, masked by sign.
 type format struct {
 	bias, low, magic, top, nan, sign uint32
 	shift, signShift                 int
@@ -54,84 +52,75 @@ var formats = map[vec.Elem]format{
 	vec.E4M3: {bias: 120 << 23, low: 0x3c800000, magic: 0x46800000, top: 0x7e, nan: 0x01, sign: 0x80, shift: 20, signShift: 24},
 }
 
-// narrow is the float32 lanes v as lanes of e, rounded to nearest even
-// (f16: overflow ±Inf; e4m3: saturating at ±448; bf16: a NaN's top half
-// quieted, f16 and e4m3: a NaN of v's sign), the steps of f32to16 and
-// f32toe4m3 on all lanes, then the lanes' choice.
+// narrow is the float32 lanes v as lanes of e, rounded to nearest even:
+// every lane through both of format's paths, then chosen.
 func (t *Target) narrow(e vec.Elem, v *reg) *reg {
 	if e.Size >= 4 {
 		return v
 	}
-	t.setVXRM()
+	if !t.vxrm { // the clips round to nearest even
+		t.vxrm = true
+		t.pre = append(t.pre, &ins{"CSRRWI", []any{1, "VXRM", "X0"}})
+	}
 	t.vt(32)
-	k := t.mask()
-	if e == vec.BF16 {
+	k := t.reg('M', 1)
+	if e == vec.BF16 { // (u + 0x7fff + (u>>16)&1) >> 16; a NaN: u>>16 | 0x40
 		t.emit("VMFNEVV", v, v, k)
 		t.vt(16)
 		h := t.vreg(16)
-		t.emit("VNCLIPUWI", 16, v, h)         // (u + 0x7fff + (u>>16)&1) >> 16: only a NaN can pass 0xffff
-		t.emit("VNSRLWI", 16, v, k, h)        // NaN: u >> 16
-		t.emit("VORVX", t.int(0x40), h, k, h) // quieted
+		t.emit("VNCLIPUWI", 16, v, h)
+		t.emit("VNSRLWI", 16, v, k, h)
+		t.emit("VORVX", t.int(0x40), h, k, h)
 		return h
 	}
 	fm := formats[e]
 	a, m, s := t.vreg(32), t.vreg(32), t.vreg(32)
-	t.emit("VFSGNJXVV", v, v, a) // |v|
+	t.emit("VFSGNJXVV", v, v, a) // |x|
 	t.emit("VSUBVX", t.int(int(fm.bias)), a, m)
-	t.emit("VMINUVX", t.int(int(fm.top<<fm.shift)), m, m) // overflow, Inf, NaN
+	t.emit("VMINUVX", t.int(int(fm.top<<fm.shift)), m, m)
 	t.emit("VFADDVF", t.f32(fm.magic), a, s)
 	t.emit("VSLLVI", fm.shift, s, s) // (bits − magic) << shift: magic << shift ≡ 0 (mod 2³²)
 	t.emit("VMSLTUVX", t.int(int(fm.low)), a, k)
 	t.emit("VMERGEVVM", s, m, k, m)
-	k = t.mask()
+	k = t.reg('M', 1)
 	t.emit("VMFNEVV", v, v, k)
 	t.vt(16)
 	h, g := t.vreg(16), t.vreg(16)
-	t.emit("VNCLIPUWI", fm.shift, m, h) // rounding to nearest even, as f32to16's + 0xfff + odd
+	t.emit("VNCLIPUWI", fm.shift, m, h)
 	t.emit("VORVX", t.int(int(fm.nan)), h, k, h)
-	t.emit("VNSRLWI", fm.signShift, v, g)
+	t.emit("VNSRLWI", fm.signShift, v, g) // the sign at bit 15 (f16), 7 (e4m3)
 	t.emit("VANDVX", t.int(int(fm.sign)), g, g)
 	t.emit("VORVV", g, h, h)
-	if e == vec.F16 {
-		return h
+	if e == vec.E4M3 {
+		t.vt(8)
+		b := t.vreg(8)
+		t.emit("VNSRLWI", 0, h, b)
+		return b
 	}
-	t.vt(8)
-	b := t.vreg(8)
-	t.emit("VNSRLWI", 0, h, b)
-	return b
-}
-
-// setVXRM makes the fixed-point narrowing shifts round to nearest even,
-// once in the function (vxrm is not preserved across calls).
-func (t *Target) setVXRM() {
-	if !t.vxrm {
-		t.vxrm = true
-		t.pre = append(t.pre, &ins{"CSRRWI", []any{1, "VXRM", "X0"}})
-	}
+	return h
 }
 
 // Quantize stores blocks q8_0 blocks of src's float32 values at dst, a
-// block an iteration: its 32 values in one group (e32 at LMUL 8: 32 lanes
+// block an iteration: its 32 values in one group (e32 at LMUL 8, 32 lanes
 // from VLEN 128 on).
-func (h *head) Quantize(src, dst vec.Arr, blocks int) {
-	t := h.t
+func (t *Target) Quantize(src, dst vec.Arr, blocks int) {
 	ps, pd, cnt := t.addr(src), t.addr(dst), t.x()
 	t.emit("MOV", blocks, cnt)
 	top := t.label()
-	t.setvl(t.int(32), 32, 4, "TA", nil)
-	x, a, m, xm := t.vreg(32), t.vreg(32), t.newReg('V', 1), t.x()
+	t.setvl(t.int(32), 32, 4, "TA", "X0")
+	x, a, m, xm := t.vreg(32), t.vreg(32), t.reg('V', 1), t.x()
 	t.emit("VLE32V", mem{ps}, x)
 	t.emit("VFSGNJXVV", x, x, a)  // |x_j|
-	t.emit("VREDMAXUVS", a, a, m) // their largest bits: +Inf's are below every NaN's
+	t.emit("VREDMAXUVS", a, a, m) // the largest bits: +Inf's are below a NaN's
 	t.emit("VMVXS", m, xm)
-	// amax: the vector's maximum without a NaN, else ggml's MAX in order:
-	// amax = amax > |x_j| ? amax : |x_j| from 0.
-	amax, fast, join := t.fr(), t.newLabel(), t.newLabel()
+	// amax: that maximum without a NaN; else ggml's MAX in order from 0,
+	// amax = amax > |x_j| ? amax : |x_j|.
+	amax, fast, join, keep := t.fr(), t.newLabel(), t.newLabel(), t.newLabel()
 	t.emit("BGEU", t.int(0x7f800000), xm, fast.args[0])
-	p, j, y, lt := t.addr(vec.Arr{Elem: vec.F32, P: &ptr{ps}}), t.x(), t.fr(), t.x()
+	p, j, y, lt := t.addr(vec.Arr{Elem: vec.F32, P: ps}), t.x(), t.fr(), t.x()
 	t.emit("MOV", 32, j)
 	t.emit("FMVWX", "X0", amax)
-	scan, keep := t.label(), t.newLabel()
+	scan := t.label()
 	t.emit("MOVF", mem{p}, y)
 	t.emit("FSGNJXS", y, y, y)
 	t.emit("FLTS", amax, y, lt)
@@ -144,35 +133,36 @@ func (h *head) Quantize(src, dst vec.Arr, blocks int) {
 	t.emit("JMP", join.args[0])
 	t.code = append(t.code, fast)
 	t.emit("FMVWX", xm, amax)
-	t.code = append(t.code, join)
-	// d = amax/127, id = d ≠ 0 ? 1/d : 0; d stored as f16 from a one-lane vector.
+	// d = amax/127, id = d ≠ 0 ? 1/d : 0; d stored as f16 from a one-lane
+	// vector, as two bytes (a block may start at an odd address).
 	d, id, z, nz := t.fr(), t.fr(), t.x(), t.newLabel()
+	t.code = append(t.code, join)
 	t.emit("FDIVS", t.f32(0x42fe0000), amax, d)
 	t.emit("FDIVS", d, t.f32(0x3f800000), id)
 	t.emit("FEQS", t.f32(0), d, z)
 	t.emit("BEQZ", z, nz.args[0])
 	t.emit("FMVWX", "X0", id)
 	t.code = append(t.code, nz)
-	t.setvl(1, 32, 32, "TA", nil)
+	t.setvl(1, 32, 32, "TA", "X0")
 	dv := t.vreg(32)
 	t.emit("VFMVSF", d, dv)
-	t.emit("VSE16V", t.narrow(vec.F16, dv), mem{pd})
-	// q_j = roundf(x_j·id): converted with frm at RMM (nearest, ties away
-	// from zero), set back to RNE at once (an assembly function is not
-	// preempted, a signal handler restores frm); NaN 0; clamped by the
-	// saturating conversions, then to −127.
-	t.setvl(t.int(32), 32, 4, "TA", nil)
-	v, k := t.vreg(32), t.mask()
+	hd := t.narrow(vec.F16, dv)
+	t.setvl(2, 8, 32, "TA", "X0")
+	t.emit("VSE8V", hd, mem{pd})
+	// q_j = roundf(x_j·id), converted with frm at RMM (nearest, ties away
+	// from zero) and back to RNE at once (an assembly function is not
+	// preempted; a signal handler restores frm); a NaN 0, saturated at
+	// ±32767, ±127 and −128 by the conversions, then at −127.
+	t.setvl(t.int(32), 32, 4, "TA", "X0")
+	v, k, q, b, pq := t.vreg(32), t.reg('M', 1), t.vreg(16), t.vreg(8), t.x()
 	t.emit("VFMULVF", id, x, v)
 	t.emit("VMFNEVV", v, v, k)
 	t.vt(16)
-	q := t.vreg(16)
 	t.emit("CSRRWI", 4, "FRM", "X0")
 	t.emit("VFNCVTXFW", v, q)
 	t.emit("CSRRWI", 0, "FRM", "X0")
 	t.emit("VMERGEVIM", 0, q, k, q)
 	t.vt(8)
-	b, pq := t.vreg(8), t.x()
 	t.emit("VNCLIPWI", 0, q, b)
 	t.emit("VMAXVX", t.int(-127), b, b)
 	t.emit("ADD", 2, pd, pq)
@@ -183,18 +173,19 @@ func (h *head) Quantize(src, dst vec.Arr, blocks int) {
 	t.loop("BNEZ", top, cnt)
 }
 
-// Dequantize loads the blocks at src into the float32 values at dst:
-// x_j = fl(q_j·d), d widened from f16 in a one-lane vector.
-func (h *head) Dequantize(src, dst vec.Arr, blocks int) {
-	t := h.t
+// Dequantize loads the blocks at src into the float32 values at dst,
+// x_j = fl(q_j·d), d read as two bytes and widened from f16 in a one-lane
+// vector.
+func (t *Target) Dequantize(src, dst vec.Arr, blocks int) {
 	ps, pd, cnt := t.addr(src), t.addr(dst), t.x()
 	t.emit("MOV", blocks, cnt)
 	top := t.label()
-	t.setvl(1, 32, 32, "TA", nil)
-	hd, d, pq := t.vreg(16), t.fr(), t.x()
-	t.emit("VLE16V", mem{ps}, hd)
+	t.setvl(2, 8, 32, "TA", "X0")
+	hd, d, pq := t.vreg(8), t.fr(), t.x()
+	t.emit("VLE8V", mem{ps}, hd)
+	t.setvl(1, 32, 32, "TA", "X0")
 	t.emit("VFMVFS", t.widen(vec.F16, hd), d)
-	t.setvl(t.int(32), 32, 4, "TA", nil)
+	t.setvl(t.int(32), 32, 4, "TA", "X0")
 	b, w := t.vreg(8), t.vreg(32)
 	t.emit("ADD", 2, ps, pq)
 	t.emit("VLE8V", mem{pq}, b)
