@@ -135,8 +135,10 @@ func (t *Target) pair(ys []*reg) *reg {
 // Partners are the other member.
 func (k *blk) Partners(xs []vec.V) []vec.V { return []vec.V{xs[1], xs[0]} }
 
-// Table reads C and S: neox, C[a] and S[a] for both members (C[b] = C[a],
-// S[b] = −S[a]); interleaved, C[a] and S[b] in strided loads (S[a] = −S[b]).
+// Table reads C and S for the members. Neox: C[a] and S[a] for both
+// (C[b] = C[a], S[b] = −S[a]), y_a = x_a·C[a] + x_b·S[a], y_b = x_b·C[a] −
+// x_a·S[a]; interleaved: C[a] and S[b] in strided loads (S[a] = −S[b]),
+// y_a = x_a·C[a] − x_b·S[b], y_b = x_b·C[a] + x_a·S[b] (forward).
 func (k *blk) Table(row vec.Arr) (c, s []vec.V, neg []bool) {
 	t, sew, R := k.t, k.t.csew(), k.t.f.Shape.RotaryDim
 	cv, sv := t.vreg(sew), t.vreg(sew)

@@ -14,12 +14,13 @@
 // known when the kernel is written.
 //
 // Every operation rounds once, to nearest even: the vector floating point
-// by frm, which Go leaves at RNE; Go's scalar instructions by their encoded
-// rounding; the narrowing clips by vxrm, which a function that narrows sets.
-// No fused multiply-add but the norm's VFWMACC, whose product of two float32
-// values is exact in float64. f16, bf16 and e4m3 convert in integer
-// operations (codec.go): RVV has no f16 conversion without Zvfhmin, which
-// x/sys/cpu does not report.
+// by frm, which Go leaves at RNE (q8_0's one conversion sets it to RMM and
+// back); Go's scalar instructions by their encoded rounding; the narrowing
+// clips by vxrm, which a function that narrows sets. No fused multiply-add
+// but the norm's VFWMACC, whose product of two float32 values is exact in
+// float64. f16, bf16 and e4m3 convert in integer operations (codec.go): RVV
+// has no f16 conversion without Zvfhmin, which x/sys/cpu does not report.
+// The kernels need VLEN ≥ 128, which the V extension guarantees.
 package riscv64
 
 import (
@@ -110,10 +111,13 @@ func (t *Target) newLabel() *ins {
 	return &ins{"", []any{fmt.Sprintf("l%d", t.labels)}}
 }
 
+// place puts the label l here.
+func (t *Target) place(l *ins) { t.code = append(t.code, l) }
+
 // label places a fresh label.
 func (t *Target) label() *ins {
 	l := t.newLabel()
-	t.code = append(t.code, l)
+	t.place(l)
 	return l
 }
 
@@ -264,7 +268,7 @@ func (t *Target) Loop(n vec.Int, walks []vec.Walk, body func(vec.Head)) {
 	}
 	t.emit("ADD", -1, cnt, cnt)
 	t.loop("BNEZ", top, cnt)
-	t.code = append(t.code, end)
+	t.place(end)
 }
 
 // bytes is the stride r turned into bytes of size-byte elements, in place,
