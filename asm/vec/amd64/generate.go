@@ -1,0 +1,68 @@
+package amd64
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+
+	"github.com/ropegen/ropegen/asm/vec"
+)
+
+// Kernel is one emitted function.
+type Kernel struct {
+	*vec.Func
+	Stub     string   // its Go declaration, doc comment and pragmas included, as avo derives it
+	Features []string // the cpu.X86 fields it needs
+}
+
+// Generate emits funcs (their Level unset) at every level, best level
+// first, into one .s file: header replaces avo's own first line,
+// constraint is the build constraint in avo's "+build" form.
+func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, error) {
+	c := build.NewContext()
+	c.ConstraintExpr(constraint)
+	var ks []Kernel
+	tab := &table{slots: map[[8]uint64]int{}}
+	var t *Target
+	for _, l := range Levels {
+		t = New(c, l, tab)
+		for _, f := range funcs {
+			g := *f
+			g.Level = l.Name
+			if g.Kind == vec.Fill && g.C() != vec.F32 {
+				continue
+			}
+			vec.Emit(t, &g)
+			ks = append(ks, Kernel{Func: &g, Features: l.Features(&g)})
+		}
+	}
+	tab.emit(t)
+	file, err := c.Result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("amd64: %w", err)
+	}
+	if err := pass.Compile.Execute(file); err != nil {
+		return nil, nil, fmt.Errorf("amd64: %w", err)
+	}
+	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: "rope"}).Print(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("amd64: %w", err)
+	}
+	_, rest, _ := bytes.Cut(src, []byte("\n")) // avo's own "Code generated" line
+	for i, fn := range file.Functions() {
+		var b strings.Builder
+		for _, d := range fn.Doc {
+			b.WriteString("// " + d + "\n")
+		}
+		for _, p := range fn.Pragmas {
+			b.WriteString("//go:" + p.Directive + "\n")
+		}
+		b.WriteString(fn.Stub() + "\n")
+		ks[i].Stub = b.String()
+	}
+	return append([]byte(header+"\n"), rest...), ks, nil
+}

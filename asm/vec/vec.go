@@ -1,0 +1,340 @@
+// Package vec is the vector-operation layer every kernel family of a
+// generated package is declared against once (docs/contract.md §5, §10,
+// §11): the families (rotation, QK-norm, the KV-cache conversions, the
+// table fill) are Go functions over the Target interface, and each
+// instruction set is one implementation of it: asm/vec/amd64 (AVX2 and
+// AVX-512 through avo), asm/vec/purego (pure Go through jennifer), and the
+// NEON and RVV targets.
+//
+// A family says what one head computes, block by block, in the operations
+// of Target and Block; the target decides everything the arithmetic does not
+// fix: block widths and tails (fixed-width targets unroll a head, a long
+// head loops over chunks, a vector-length agnostic target strip-mines at
+// run time), how a block's pairs are seen (adjacent lanes swapped, or
+// deinterleaving loads), registers, table preloads and how many heads one
+// loop iteration takes. The signatures of the kernels are declared here
+// once (Func.Params); every target derives its declarations from them.
+package vec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Elem is a type of value in memory.
+type Elem struct {
+	Name string // "f32", "f64", "f16", "bf16", "e4m3", "q8_0"
+	Go   string // the Go type of one element
+	Size int    // bytes per element
+}
+
+// The element types.
+var (
+	F32  = Elem{"f32", "float32", 4}
+	F64  = Elem{"f64", "float64", 8}
+	F16  = Elem{"f16", "uint16", 2}
+	BF16 = Elem{"bf16", "uint16", 2}
+	E4M3 = Elem{"e4m3", "uint8", 1}
+	Q8   = Elem{"q8_0", "uint8", 1}
+)
+
+// Compute is the type the arithmetic on e runs in: float64 for f64, float32
+// for everything else.
+func (e Elem) Compute() Elem {
+	if e == F64 {
+		return F64
+	}
+	return F32
+}
+
+// Shape is the geometry of a head.
+type Shape struct {
+	HeadDim   int  // values per head
+	RotaryDim int  // leading values that turn
+	NeoX      bool // pair i is (i, i+R/2), else (2i, 2i+1)
+}
+
+// Half is the number of pairs, R/2.
+func (s Shape) Half() int { return s.RotaryDim / 2 }
+
+// Suffix names the shape in a kernel's name: "128x64i", "128x128n".
+func (s Shape) Suffix() string {
+	l := "i"
+	if s.NeoX {
+		l = "n"
+	}
+	return fmt.Sprintf("%dx%d%s", s.HeadDim, s.RotaryDim, l)
+}
+
+// Kind is what a kernel computes, spelled as the field of the run-time's
+// kernels struct that holds it.
+type Kind string
+
+// The kinds.
+const (
+	Fwd        Kind = "fwd"        // x ← A·R·x in place, values [0, R)
+	Inv        Kind = "inv"        // x ← A·Rᵀ·x
+	FwdRows    Kind = "fwdRows"    // fwd, head h by rows[h·2R:]
+	InvRows    Kind = "invRows"    // inv likewise
+	Fill       Kind = "fill"       // a table row's leading pairs, fillRow's bits
+	Norm       Kind = "norm"       // QK-norm and the forward rotation
+	NormOnly   Kind = "normOnly"   // the QK-norm alone
+	RotTo      Kind = "rotTo"      // float32 heads rotated forward into others, values past R copied
+	Store      Kind = "store"      // float32 heads into cache heads
+	StoreShift Kind = "storeShift" // the first ShiftValues values only
+	Load       Kind = "load"       // cache heads into float32 heads
+	LoadShift  Kind = "loadShift"  // the first ShiftValues values only
+	To         Kind = "to"         // float32 heads rotated forward into f16 or bf16 heads, values past R narrowed
+	Shift      Kind = "shift"      // f16 or bf16 cache heads rotated forward in place (a row with A = 1)
+	ShiftInv   Kind = "shiftInv"   // backward likewise
+)
+
+// Inverse reports whether k turns backward.
+func (k Kind) Inverse() bool { return k == Inv || k == InvRows || k == ShiftInv }
+
+// Rotates reports whether k is one of the rotation family's kinds.
+func (k Kind) Rotates() bool {
+	switch k {
+	case Fwd, Inv, FwdRows, InvRows, RotTo, To, Shift, ShiftInv:
+		return true
+	}
+	return false
+}
+
+// NormVariant is one QK-norm kernel of docs/contract.md §10.
+type NormVariant struct {
+	Kind  string // "rms", "gemma" or "l2"
+	Token bool   // a token's heads are one vector
+	After bool   // normalize the rotated vector
+}
+
+// NormKinds are the norm kinds in the order of NormVariant.Index.
+var NormKinds = []string{"rms", "gemma", "l2"}
+
+// Index is the variant's place in the run-time's [12] arrays:
+// kind·4 + token·2 + after.
+func (v NormVariant) Index() int {
+	i := 0
+	for k, n := range NormKinds {
+		if n == v.Kind {
+			i = 4 * k
+		}
+	}
+	if v.Token {
+		i += 2
+	}
+	if v.After {
+		i++
+	}
+	return i
+}
+
+// Weighted reports whether the norm multiplies by weights (rms, gemma).
+func (v NormVariant) Weighted() bool { return v.Kind != "l2" }
+
+func (v NormVariant) String() string {
+	s := v.Kind + map[bool]string{true: "Token", false: "Head"}[v.Token]
+	if v.After {
+		s += "After"
+	}
+	return s
+}
+
+// Func is one kernel of one shape: what it computes and, through Params,
+// its Go signature.
+type Func struct {
+	Kind  Kind
+	Shape Shape
+	X     Elem        // the elements of x (the heads a rotation or norm turns in place; F32 for the cache kinds)
+	Cache Elem        // store, load, to, shift: the cache's elements
+	Norm  NormVariant // norm, normOnly
+	Level string      // the target's level, e.g. "avx512", "generic"
+}
+
+// C is the compute type of f: the table's and the arithmetic's.
+func (f *Func) C() Elem { return f.X.Compute() }
+
+// Count is how many leading values of a head f reads and writes: the
+// rotary values for the shift kinds (for q8_0 the blocks holding one),
+// else every value.
+func (f *Func) Count() int {
+	if f.Kind != StoreShift && f.Kind != LoadShift {
+		return f.Shape.HeadDim
+	}
+	if f.Cache == Q8 {
+		return (f.Shape.RotaryDim + 31) / 32 * 32
+	}
+	return f.Shape.RotaryDim
+}
+
+// Name is f's Go name: kind, variant, shape and level, e.g.
+// "fwd_128x64i_avx512", "norm_rmsHeadAfter_128x128n_avx2",
+// "store_q8_0_128x128n_generic".
+func (f *Func) Name() string {
+	k := string(f.Kind)
+	switch {
+	case f.Kind == Norm || f.Kind == NormOnly:
+		k += "_" + f.Norm.String()
+	case f.Cache != Elem{}:
+		k += "_" + f.Cache.Name
+	}
+	return fmt.Sprintf("%s_%s_%s", k, f.Shape.Suffix(), f.Level)
+}
+
+// Field is where f goes in the run-time's kernels struct, as a Go
+// selector from a kernels value: "fwd", "norm[5]", "half[1].storeShift",
+// "bytes[0].load".
+func (f *Func) Field() string {
+	switch {
+	case f.Kind == Norm || f.Kind == NormOnly:
+		return fmt.Sprintf("%s[%d]", f.Kind, f.Norm.Index())
+	case f.Cache == F16 || f.Cache == BF16:
+		return fmt.Sprintf("half[%d].%s", map[Elem]int{F16: 0, BF16: 1}[f.Cache], f.Kind)
+	case f.Cache.Size == 1:
+		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1}[f.Cache], f.Kind)
+	}
+	return string(f.Kind)
+}
+
+// Param is one parameter or result of a kernel.
+type Param struct {
+	Name string
+	Type string // Go type: "[]float32", "int", "*float32", "float64"
+}
+
+// Params are f's parameters: the one declaration of its signature.
+func (f *Func) Params() []Param {
+	c := f.C().Go
+	heads := func(x string) []Param {
+		return []Param{{"x", "[]" + x}, {"stride", "int"}, {"n", "int"}}
+	}
+	conv := func(dst, src string) []Param {
+		return []Param{{"dst", "[]" + dst}, {"ds", "int"}, {"src", "[]" + src}, {"ss", "int"}, {"n", "int"}}
+	}
+	row := Param{"r", "*" + c}
+	switch f.Kind {
+	case Fwd, Inv:
+		return append(heads(f.X.Go), row)
+	case Shift, ShiftInv:
+		return append(heads(f.Cache.Go), row)
+	case FwdRows, InvRows:
+		return append(heads(f.X.Go), Param{"rows", "[]" + c})
+	case Norm, NormOnly:
+		return append(heads(f.X.Go), row, Param{"w", "[]" + c}, Param{"eps", "float64"})
+	case RotTo:
+		return append(conv("float32", "float32"), row)
+	case To:
+		return append(conv(f.Cache.Go, "float32"), row)
+	case Store, StoreShift, Load, LoadShift:
+		p := conv(f.Cache.Go, "float32")
+		if f.Kind == Load || f.Kind == LoadShift {
+			p = conv("float32", f.Cache.Go)
+		}
+		if f.Cache.Size == 1 { // e4m3's scale; q8_0 has the same signature
+			p = append(p, Param{"scale", "float32"})
+		}
+		return p
+	case Fill:
+		return []Param{row, {"pos", "float64"}, {"freqs", "*float64"}, {"attn", "float64"}}
+	}
+	panic("vec: unknown kind " + string(f.Kind))
+}
+
+// Results are f's results: fill's count of pairs written.
+func (f *Func) Results() []Param {
+	if f.Kind == Fill {
+		return []Param{{"done", "int"}}
+	}
+	return nil
+}
+
+// Signature is f's Go signature, "func(x []float32, stride int, n int, r *float32)".
+func (f *Func) Signature() string {
+	list := func(ps []Param) string {
+		var s []string
+		for _, p := range ps {
+			s = append(s, p.Name+" "+p.Type)
+		}
+		return strings.Join(s, ", ")
+	}
+	sig := "func(" + list(f.Params()) + ")"
+	if r := f.Results(); r != nil {
+		sig += " (" + list(r) + ")"
+	}
+	return sig
+}
+
+// Decl is f's Go declaration, as an assembly function's stub needs it:
+// its doc comment, //go:noescape and "func name(…)".
+func (f *Func) Decl() string {
+	return fmt.Sprintf("// %s %s, using %s.\n//\n//go:noescape\nfunc %s%s\n", f.Name(), f.Doc(), f.Level, f.Name(), strings.TrimPrefix(f.Signature(), "func"))
+}
+
+// Frame returns the byte offset of each parameter and result in the
+// function's argument frame (Go's ABI0) and the frame's size: each value
+// aligned to its size, a slice 24 bytes, the results from a multiple of 8;
+// the size ends with the last value (go vet's asmdecl checks it).
+func (f *Func) Frame() (offsets map[string]int, size int) {
+	offsets = map[string]int{}
+	place := func(ps []Param) {
+		for _, p := range ps {
+			n := 8
+			switch {
+			case strings.HasPrefix(p.Type, "[]"):
+				n = 24
+			case p.Type == "float32":
+				n = 4
+			}
+			a := min(n, 8)
+			size = (size + a - 1) / a * a
+			offsets[p.Name] = size
+			size += n
+		}
+	}
+	place(f.Params())
+	if r := f.Results(); r != nil {
+		size = (size + 7) / 8 * 8
+		place(r)
+	}
+	return offsets, size
+}
+
+// Doc is f's doc comment, without its name.
+func (f *Func) Doc() string {
+	s := f.Shape
+	h := fmt.Sprintf("of %d values (%d rotary, %s)", s.HeadDim, s.RotaryDim, map[bool]string{true: "neox", false: "interleaved"}[s.NeoX])
+	switch f.Kind {
+	case Fwd, Inv, Shift, ShiftInv:
+		d := map[bool]string{true: "backward (A·R_pᵀ·x)", false: "forward (A·R_p·x)"}[f.Kind.Inverse()]
+		return fmt.Sprintf("rotates the n heads %s of x, stride elements apart, %s in place with table row r", h, d)
+	case FwdRows, InvRows:
+		d := map[bool]string{true: "backward", false: "forward"}[f.Kind.Inverse()]
+		return fmt.Sprintf("rotates the n heads %s of x, stride elements apart, %s in place, head h with rows[h·%d:]", h, d, 2*s.RotaryDim)
+	case Norm, NormOnly:
+		what := map[bool]string{true: "as one vector", false: "each alone"}[f.Norm.Token]
+		rot := "then rotates them forward with table row r"
+		switch {
+		case f.Kind == NormOnly:
+			rot = "without rotating them (r unused)"
+		case f.Norm.After:
+			rot = "after rotating them forward with table row r"
+		}
+		return fmt.Sprintf("normalizes (QK-norm %s, ε = eps) the n heads %s of x, stride elements apart, %s, %s", f.Norm.Kind, h, what, rot)
+	case RotTo, To:
+		return fmt.Sprintf("rotates the n float32 heads %s of src, ss apart, forward with table row r into the %s heads of dst, ds apart, values past the rotary ones as they are", h, f.dstElem().Name)
+	case Store, StoreShift:
+		return fmt.Sprintf("stores the first %d values of the n float32 heads %s of src, ss apart, as %s into the heads of dst, ds apart", f.Count(), h, f.Cache.Name)
+	case Load, LoadShift:
+		return fmt.Sprintf("loads the first %d values of the n %s heads %s of src, ss apart, as float32 into the heads of dst, ds apart", f.Count(), f.Cache.Name, h)
+	case Fill:
+		return "writes the table values of pairs [0, done) of row r at position pos, fillRow's bits"
+	}
+	return ""
+}
+
+func (f *Func) dstElem() Elem {
+	if f.Kind == To {
+		return f.Cache
+	}
+	return F32
+}
