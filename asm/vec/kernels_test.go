@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -313,27 +312,31 @@ func add(level string, fns map[string]any) {
 	return files
 }
 
-// helpers are the run-time's conversions and sincos, from gen (the
-// functions the generated packages carry).
+// helpers are the run-time's functions the pure Go kernels and the check
+// call, copied from rt as the generated packages carry them: the f16 and
+// bf16 conversions, e4m3's and q8_0's, and sincos (sincos.go whole).
 func helpers(t *testing.T, root string) []string {
-	fs := token.NewFileSet()
-	file, err := parser.ParseFile(fs, filepath.Join(root, "gen", "dtype.go"), nil, 0)
-	must(t, err)
+	want := map[string]bool{"f16to32": true, "f32to16": true, "bf16to32": true, "f32tobf16": true,
+		"f32toe4m3": true, "e4m3to32": true, "q8Block": true, "q8Round": true, "q8Unblock": true}
 	var out []string
-	ast.Inspect(file, func(n ast.Node) bool {
-		if kv, ok := n.(*ast.KeyValueExpr); ok {
-			if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.HasPrefix(lit.Value, "`") {
-				s, err := strconv.Unquote(lit.Value)
-				must(t, err)
-				out = append(out, s)
+	for _, name := range []string{"convert.go", "cache_e4m3.go", "cache_q80.go", "sincos.go"} {
+		path := filepath.Join(root, "rt", name)
+		src, err := os.ReadFile(path)
+		must(t, err)
+		fs := token.NewFileSet()
+		file, err := parser.ParseFile(fs, path, src, parser.ParseComments)
+		must(t, err)
+		for _, d := range file.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+				continue
 			}
+			if fd, ok := d.(*ast.FuncDecl); name != "sincos.go" && (!ok || !want[fd.Name.Name]) {
+				continue
+			}
+			out = append(out, string(src[fs.Position(d.Pos()).Offset:fs.Position(d.End()).Offset]))
 		}
-		return true
-	})
-	sc, err := os.ReadFile(filepath.Join(root, "gen", "sincos.go"))
-	must(t, err)
-	i := bytes.Index(sc, []byte("\n// sincosMax is"))
-	return append(out, string(sc[i:]))
+	}
+	return out
 }
 
 func must(t *testing.T, err error) {
