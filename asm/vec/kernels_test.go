@@ -181,7 +181,7 @@ func kernelPackages() []kernelPackage {
 		return p
 	}
 	return []kernelPackage{
-		pkg("f32", vec.F32, []vec.Shape{sh(128, 128, true), sh(128, 64, false), sh(96, 64, true), sh(40, 40, true), sh(30, 30, false), sh(6, 4, true), sh(576, 576, false), sh(512, 320, true)}, 2),
+		pkg("f32", vec.F32, []vec.Shape{sh(128, 128, true), sh(128, 64, false), sh(96, 64, true), sh(40, 40, true), sh(30, 30, false), sh(6, 4, true), sh(576, 576, false), sh(512, 320, true), sh(264, 258, true)}, 2),
 		pkg("f64", vec.F64, []vec.Shape{sh(128, 128, true), sh(128, 64, false), sh(80, 32, true), sh(14, 14, false), sh(512, 512, true)}, 1),
 		pkg("f16", vec.F16, []vec.Shape{sh(128, 128, false), sh(96, 64, true), sh(30, 30, false), sh(512, 512, false)}, 1),
 		pkg("bf16", vec.BF16, []vec.Shape{sh(128, 128, true), sh(80, 32, false), sh(22, 22, true)}, 1),

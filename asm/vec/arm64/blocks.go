@@ -136,24 +136,27 @@ func (h *head) run(bs []block, values, step int, pairs bool, body func(vec.Block
 		}
 		return
 	}
-	cnt := t.greg()
-	t.op("MOVD $%d, %s", times, cnt)
-	top := t.label("chunk")
-	t.lab(top)
-	s := t.walkScope(len(t.lines) - 1)
+	// The count and the chunk's cursors are the loop's: free after it.
 	t.scope(func() {
-		for i := range loopBlocks {
-			each(bs[i])
-		}
-		for _, c := range s.made {
-			if d := c.start + step - c.at; d != 0 {
-				t.op("ADD $%d, %s", d*c.size, c.r)
+		cnt := t.greg()
+		t.op("MOVD $%d, %s", times, cnt)
+		top := t.label("chunk")
+		t.lab(top)
+		s := t.walkScope(len(t.lines) - 1)
+		t.scope(func() {
+			for i := range loopBlocks {
+				each(bs[i])
 			}
-		}
+			for _, c := range s.made {
+				if d := c.start + step - c.at; d != 0 {
+					t.op("ADD $%d, %s", d*c.size, c.r)
+				}
+			}
+		})
+		t.walks = t.walks[:len(t.walks)-1]
+		t.op("SUBS $1, %s", cnt)
+		t.br("BNE", top)
 	})
-	t.walks = t.walks[:len(t.walks)-1]
-	t.op("SUBS $1, %s", cnt)
-	t.br("BNE", top)
 	// The chunk's cursors went through every chunk; later blocks walk anew.
 	for _, b := range bs[times*loopBlocks:] {
 		each(b)

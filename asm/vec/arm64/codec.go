@@ -98,9 +98,11 @@ func (t *Target) konst(bits uint64, arr, mov string) vr {
 	}
 	r := t.vreg()
 	t.hoist(func() {
-		g := t.greg()
-		t.op("%s $%#x, %s", mov, bits, g)
-		t.vop("VDUP %s, V%d.%s", g, r, arr)
+		t.scope(func() { // the general register only carries the bits
+			g := t.greg()
+			t.op("%s $%#x, %s", mov, bits, g)
+			t.vop("VDUP %s, V%d.%s", g, r, arr)
+		})
 	})
 	t.consts[key] = r
 	return r

@@ -86,17 +86,19 @@ func (h *head) SumSquares(acc vec.V, a vec.Arr) {
 	const chunk = 64
 	j := 0
 	if times := H / chunk; H > unrollMax && times >= 2 {
-		cnt := t.greg()
-		t.op("MOVD $%d, %s", times, cnt)
-		top := t.label("sum")
-		t.lab(top)
-		t.walkScope(len(t.lines) - 1)
-		for j = 0; j < chunk; j += l {
-			sq(j, l)
-		}
-		t.walks = t.walks[:len(t.walks)-1]
-		t.op("SUBS $1, %s", cnt)
-		t.br("BNE", top)
+		t.scope(func() { // the count and the loop's cursors: free after it
+			cnt := t.greg()
+			t.op("MOVD $%d, %s", times, cnt)
+			top := t.label("sum")
+			t.lab(top)
+			t.walkScope(len(t.lines) - 1)
+			for j = 0; j < chunk; j += l {
+				sq(j, l)
+			}
+			t.walks = t.walks[:len(t.walks)-1]
+			t.op("SUBS $1, %s", cnt)
+			t.br("BNE", top)
+		})
 		j = times * chunk
 	}
 	for ; j < H; j += l {
