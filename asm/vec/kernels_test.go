@@ -217,7 +217,7 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	}
 	b.WriteString("}\n\n")
 	for _, k := range ks {
-		b.WriteString(k.Stub + "\n")
+		b.WriteString(k.Decl() + "\n")
 	}
 	files["kernels_amd64.go"] = append([]byte(nil), b.Bytes()...)
 

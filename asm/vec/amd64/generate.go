@@ -3,7 +3,6 @@ package amd64
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/pass"
@@ -12,10 +11,9 @@ import (
 	"github.com/ropegen/ropegen/asm/vec"
 )
 
-// Kernel is one emitted function.
+// Kernel is one emitted function (its Go declaration is Func.Decl).
 type Kernel struct {
 	*vec.Func
-	Stub     string   // its Go declaration, doc comment and pragmas included, as avo derives it
 	Features []string // the cpu.X86 fields it needs
 }
 
@@ -53,16 +51,5 @@ func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, e
 		return nil, nil, fmt.Errorf("amd64: %w", err)
 	}
 	_, rest, _ := bytes.Cut(src, []byte("\n")) // avo's own "Code generated" line
-	for i, fn := range file.Functions() {
-		var b strings.Builder
-		for _, d := range fn.Doc {
-			b.WriteString("// " + d + "\n")
-		}
-		for _, p := range fn.Pragmas {
-			b.WriteString("//go:" + p.Directive + "\n")
-		}
-		b.WriteString(fn.Stub() + "\n")
-		ks[i].Stub = b.String()
-	}
 	return append([]byte(header+"\n"), rest...), ks, nil
 }

@@ -102,8 +102,6 @@ func (t *Target) Func(f *vec.Func, body func()) {
 	fns := file.Functions()
 	t.fn = fns[len(fns)-1]
 	c.SignatureExpr(f.Signature())
-	c.Doc(fmt.Sprintf("%s %s, using %s.", f.Name(), f.Doc(), t.l.Name))
-	c.Pragma("noescape")
 	body()
 	c.Label("done")
 	c.VZEROUPPER()
