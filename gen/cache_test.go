@@ -44,24 +44,13 @@ func cacheShapes() []spec.Spec {
 	}
 }
 
-// Every function of rope_cache_amd64.s ends with VZEROUPPER before RET.
+// Every AVX function of a cache package, the cache kernels' among them,
+// ends with VZEROUPPER before RET.
 func TestCacheVZEROUPPER(t *testing.T) {
 	for _, s := range cacheShapes() {
 		for _, f := range generate(t, s, false) {
-			if f.Name != "rope_cache_amd64.s" {
-				continue
-			}
-			funcs := strings.Split(string(f.Data), "TEXT ")[1:]
-			if len(funcs) < 6 {
-				t.Fatalf("%s: %d functions in rope_cache_amd64.s, want at least 6", s.OutDType, len(funcs))
-			}
-			for _, fn := range funcs {
-				lines := strings.Split(fn, "\n")
-				for i, l := range lines {
-					if strings.TrimSpace(l) == "RET" && (i == 0 || strings.TrimSpace(lines[i-1]) != "VZEROUPPER") {
-						t.Errorf("%+v: %s: RET without VZEROUPPER before it", s, lines[0])
-					}
-				}
+			if f.Name == "rope_amd64.s" {
+				checkVZEROUPPER(t, s, f.Data, 2*6) // at least store and load at both levels, and their Shift forms or to, shift, shiftInv
 			}
 		}
 	}
@@ -79,6 +68,7 @@ func TestCachePackagesVerify(t *testing.T) {
 	dir := writeModule(t, shapes, true)
 	goCmd(t, dir, nil, "vet", "./...")
 	goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")
+	goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 	goCmd(t, dir, nil, "vet", "-tags", "purego", "./...")
 	run := "^(TestVerify|TestCacheExhaustive)$/^(cache)?$"
 	count := func(out string) int {
@@ -151,7 +141,7 @@ func TestCacheFiles(t *testing.T) {
 				}
 			}
 		}
-		for _, n := range []string{"rope_cache.go", "rope_cache_amd64.s", "rope_cache_arm64.s"} {
+		for _, n := range []string{"rope_cache.go", "rope_amd64.s", "rope_arm64.s", "rope_riscv64.s"} {
 			if !names[n] {
 				t.Errorf("%s: no %s", s.OutDType, n)
 			}

@@ -18,8 +18,7 @@ var dtypes = map[string]dtype{
 	"bf16": {name: "bf16", goType: "uint16", compute: "float32", about: "bfloat16 (bits in uint16)", widen: "bf16to32", narrow: "f32tobf16", ulp: " + one bfloat16 ulp of |y|"},
 }
 
-func (p *Plan) dtype() dtype    { return dtypes[p.Spec.DType] }
-func (p *Plan) outDtype() dtype { return dtypes[p.Spec.OutDType] }
+func (p *Plan) dtype() dtype { return dtypes[p.Spec.DType] }
 
 // elemType is the Go type of x for the plan's dtype.
 func (p *Plan) elemType() string { return p.dtype().goType }

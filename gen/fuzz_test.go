@@ -504,7 +504,7 @@ var buildSample = map[string]bool{"f16-neox": true, "out-bf16": true, "yarn-msca
 // TestFuzzSpecCorpus keeps testdata/fuzz/FuzzSpec equal to fuzzSeeds (go
 // test ./gen -run TestFuzzSpecCorpus -fuzzcorpus rewrites it), checks each
 // seed as FuzzSpec does, with the validity it is meant to have, and then,
-// without -short, compiles, vets (amd64, arm64, purego) and runs go test
+// without -short, compiles, vets (amd64, arm64, riscv64, purego) and runs go test
 // -short -run TestVerify on the packages of buildSample (of every valid
 // seed with ROPEGEN_FUZZSPEC_BUILD set).
 func TestFuzzSpecCorpus(t *testing.T) {
@@ -551,7 +551,7 @@ func TestFuzzSpecCorpus(t *testing.T) {
 }
 
 // buildSpecs writes the packages of specs into a module (26 to a module:
-// writeModule names them pa…pz), then vets them for amd64, arm64 and
+// writeModule names them pa…pz), then vets them for amd64, arm64, riscv64 and
 // purego and runs their verify suite with -short.
 func buildSpecs(t *testing.T, specs []spec.Spec) {
 	t.Helper()
@@ -562,6 +562,7 @@ func buildSpecs(t *testing.T, specs []spec.Spec) {
 		goCmd(t, dir, nil, "build", "./...")
 		goCmd(t, dir, nil, "vet", "./...")
 		goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")
+		goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 		goCmd(t, dir, nil, "vet", "-tags", "purego", "./...")
 		out := goCmd(t, dir, nil, "test", "-short", "-count=1", "-run", "TestVerify", "./...")
 		if got := strings.Count(out, "ok  \t"); got != n {

@@ -143,20 +143,26 @@ func TestGodocOnEveryExportedName(t *testing.T) {
 func TestVZEROUPPERBeforeEveryRET(t *testing.T) {
 	for _, s := range shapes {
 		for _, f := range generate(t, s, false) {
-			if f.Name != "rope_amd64.s" {
-				continue
+			if f.Name == "rope_amd64.s" {
+				checkVZEROUPPER(t, s, f.Data, 1)
 			}
-			funcs := strings.Split(string(f.Data), "TEXT ")[1:]
-			if len(funcs) == 0 {
-				t.Fatalf("%+v: no functions in rope_amd64.s", s)
-			}
-			for _, fn := range funcs {
-				lines := strings.Split(fn, "\n")
-				for i, l := range lines {
-					if strings.TrimSpace(l) == "RET" && (i == 0 || strings.TrimSpace(lines[i-1]) != "VZEROUPPER") {
-						t.Errorf("%+v: %s: RET without VZEROUPPER before it", s, lines[0])
-					}
-				}
+		}
+	}
+}
+
+// checkVZEROUPPER checks that the amd64 assembly asm of s has at least least
+// functions and that each clears the upper state before it returns.
+func checkVZEROUPPER(t *testing.T, s spec.Spec, asm []byte, least int) {
+	t.Helper()
+	funcs := strings.Split(string(asm), "TEXT ")[1:]
+	if len(funcs) < least {
+		t.Fatalf("%+v: %d functions in rope_amd64.s, want at least %d", s, len(funcs), least)
+	}
+	for _, fn := range funcs {
+		lines := strings.Split(fn, "\n")
+		for i, l := range lines {
+			if strings.TrimSpace(l) == "RET" && (i == 0 || strings.TrimSpace(lines[i-1]) != "VZEROUPPER") {
+				t.Errorf("%+v: %s: RET without VZEROUPPER before it", s, lines[0])
 			}
 		}
 	}
@@ -245,6 +251,7 @@ func TestGeneratedPackagesVerify(t *testing.T) {
 	dir := writeModule(t, shapes, true)
 	goCmd(t, dir, nil, "vet", "./...")
 	goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")
+	goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 	goCmd(t, dir, nil, "vet", "-tags", "purego", "./...")
 	out := goCmd(t, dir, nil, "test", "-short", "-v", "-run", "TestVerify", "./...")
 	if n := len(regexp.MustCompile(`(?m)^--- PASS: TestVerify \(`).FindAllString(out, -1)); n != len(shapes) {

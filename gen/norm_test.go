@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ropegen/ropegen/asm/amd64"
+	"github.com/ropegen/ropegen/asm/vec"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -74,6 +74,7 @@ func TestNormPackagesVerify(t *testing.T) {
 	dir := writeModule(t, shapes, true)
 	goCmd(t, dir, nil, "vet", "./...")
 	goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")
+	goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 	goCmd(t, dir, nil, "vet", "-tags", "purego", "./...")
 	run := "TestVerify/normqk|Example|TestDispatch"
 	out := goCmd(t, dir, nil, "test", "-short", "-count=1", "-v", "-run", run, "./...")
@@ -107,42 +108,34 @@ func TestNormPackagesVerify(t *testing.T) {
 	}
 }
 
-// Every backend of a QK-norm package has a norm kernel: the package's own
-// declarations (amd64, arm64) say so, and a backend without one could not
-// run ApplyNormQK.
+// Every backend of a QK-norm package has its norm kernels: each
+// architecture's dispatch file assigns the vector layer's norm and
+// normOnly of the variant at every level, and a package without a norm has
+// none.
 func TestNormKernelsEveryBackend(t *testing.T) {
+	levels := map[string][]string{"rope_amd64.go": {"avx512", "avx2"}, "rope_arm64.go": {"neon"}, "rope_riscv64.go": {"rvv"}, "rope_generic.go": {"generic"}}
 	for _, s := range normShapes() {
-		files := generate(t, s, false)
 		byName := map[string]string{}
-		for _, f := range files {
+		for _, f := range generate(t, s, false) {
 			byName[f.Name] = string(f.Data)
 		}
 		n := newNormPlan(s)
-		v := n.variant()
-		tag := amd64.Norm{Kind: n.Kind, Token: n.Token, After: n.After}.Tag()
-		sfx := testShape(t, s).sfx
-		amd := byName["rope_amd64.go"]
-		for _, lvl := range []string{"AVX512", "AVX2"} {
-			if !regexp.MustCompile(fmt.Sprintf(`k\.norm\[%d\], k\.normOnly\[%d\] = applyNorm%s%s%s, applyNormOnly%s%s%s\n`, v, v, tag, lvl, sfx, tag, lvl, sfx)).MatchString(amd) {
-				t.Errorf("%+v: rope_amd64.go: the %s backend has no norm kernel", s.QKNorm, lvl)
-			}
-		}
-		if !strings.Contains(byName["rope_arm64.go"], fmt.Sprintf("k.norm[%d], k.normOnly[%d] = applyNorm%sNEON%s, applyNormOnly%sNEON%s\n", v, v, tag, sfx, tag, sfx)) || byName["rope_norm_arm64.s"] == "" {
-			t.Errorf("%+v: no NEON norm kernel", s.QKNorm)
-		}
-		if !strings.Contains(byName["rope_generic.go"], fmt.Sprintf("k.norm, k.normOnly = genericNorms(%d, %d, %v, %d)", s.HeadDim, s.Rotary(), s.Layout == spec.NeoX, v)) {
-			t.Errorf("%+v: the generic backend has no norm kernel", s.QKNorm)
-		}
-		// Every AVX norm function clears the upper state before it returns.
-		for _, fn := range strings.Split(byName["rope_amd64.s"], "TEXT ")[1:] {
-			if strings.HasPrefix(fn, "·applyNorm") && !strings.Contains(fn, "VZEROUPPER\n\tRET") {
-				t.Errorf("%+v: %s does not end with VZEROUPPER", s.QKNorm, strings.SplitN(fn, "(", 2)[0])
+		x := elems[s.DType]
+		for file, ls := range levels {
+			for _, l := range ls {
+				for _, k := range []vec.Kind{vec.Norm, vec.NormOnly} {
+					f := vec.Func{Kind: k, Shape: vec.Shape{HeadDim: s.HeadDim, RotaryDim: s.Rotary(), NeoX: s.Layout == spec.NeoX}, X: x,
+						Norm: vec.NormVariant{Kind: n.Kind, Token: n.Token, After: n.After}, Level: l}
+					if want := fmt.Sprintf("k.%s = %s\n", f.Field(), f.Name()); !strings.Contains(byName[file], want) {
+						t.Errorf("%+v: %s: no %q", s.QKNorm, file, want)
+					}
+				}
 			}
 		}
 	}
 	// Without a norm: none of it.
 	for _, f := range generate(t, specOf(128, 0, spec.NeoX), false) {
-		if strings.Contains(string(f.Data), "applyNorm") || f.Name == "rope_norm_arm64.s" || f.Name == "rope_norm.go" {
+		if regexp.MustCompile(`k\.norm(Only)?\[\d+\] = `).Match(f.Data) || f.Name == "rope_norm.go" {
 			t.Errorf("a spec without -qk-norm has norm code in %s", f.Name)
 		}
 	}

@@ -215,24 +215,11 @@ func (pk *pkg) files() ([]File, error) {
 			return nil, err
 		}
 	}
-	generic, err := pk.genericFile()
-	if err := add("rope_generic.go", generic, err); err != nil {
-		return nil, err
-	}
-	noasm, err := pk.noasmFile()
-	if err := add("rope_noasm.go", noasm, err); err != nil {
-		return nil, err
-	}
-	amd, err := pk.amd64Files()
+	kf, err := pk.kernelFiles()
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, amd...)
-	arm, err := pk.arm64Files()
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, arm...)
+	files = append(files, kf...)
 	if pk.o.Tests {
 		t, err := pk.testFiles()
 		if err != nil {
