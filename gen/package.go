@@ -9,6 +9,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/rt"
 	"github.com/ropegen/ropegen/spec"
 )
@@ -294,6 +295,6 @@ func (pk *pkg) dynamicFile() ([]byte, error) {
 	f.Comment("The package computes dynamic NTK frequencies with the code ropegen runs.")
 	f.Func().Id("init").Params().Block(jen.Id("dynamicNTK").Op("=").Id("dynamicFreqs"))
 	f.Line()
-	f.Id(dynamicSource())
+	f.Id(exact.Source())
 	return goFile(f, pk.header, "")
 }
