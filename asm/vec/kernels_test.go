@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,8 +207,12 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	}
 	for _, l := range amd64.Levels {
 		var cond []string
-		for _, ft := range l.Features(&vec.Func{X: p.x, Cache: vec.Q8}) {
-			cond = append(cond, "cpu.X86."+ft)
+		for _, k := range levels[l.Name] {
+			for _, ft := range k.Features {
+				if !slices.Contains(cond, "cpu.X86."+ft) {
+					cond = append(cond, "cpu.X86."+ft)
+				}
+			}
 		}
 		fmt.Fprintf(&b, "\tif %s {\n\t\tadd(%q, map[string]any{\n", strings.Join(cond, " && "), l.Name)
 		for _, k := range levels[l.Name] {

@@ -3,6 +3,7 @@ package amd64
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/pass"
@@ -14,7 +15,7 @@ import (
 // Kernel is one emitted function (its Go declaration is Func.Decl).
 type Kernel struct {
 	*vec.Func
-	Features []string // the cpu.X86 fields it needs
+	Features []string // the cpu.X86 fields it needs: its level's, then those of the extensions avo finds it uses
 }
 
 // Generate emits funcs (their Level unset) at every level, best level
@@ -35,7 +36,7 @@ func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, e
 				continue
 			}
 			vec.Emit(t, &g)
-			ks = append(ks, Kernel{Func: &g, Features: l.Features(&g)})
+			ks = append(ks, Kernel{Func: &g, Features: []string{l.base()}})
 		}
 	}
 	tab.emit(t)
@@ -45,6 +46,17 @@ func Generate(funcs []*vec.Func, header, constraint string) ([]byte, []Kernel, e
 	}
 	if err := pass.Compile.Execute(file); err != nil {
 		return nil, nil, fmt.Errorf("amd64: %w", err)
+	}
+	for i, fn := range file.Functions() {
+		for _, isa := range fn.ISA {
+			ft, ok := features[isa]
+			if !ok {
+				return nil, nil, fmt.Errorf("amd64: %s uses %s, which no cpu.X86 field is known to guarantee", fn.Name, isa)
+			}
+			if ft != "" && !slices.Contains(ks[i].Features, ft) {
+				ks[i].Features = append(ks[i].Features, ft)
+			}
+		}
 	}
 	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: "rope"}).Print(file)
 	if err != nil {

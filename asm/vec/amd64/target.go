@@ -47,18 +47,22 @@ var (
 	Levels = []Level{AVX512, AVX2}
 )
 
-// Features are the golang.org/x/sys/cpu X86 fields f needs at l.
-func (l Level) Features(f *vec.Func) []string {
+// features maps an instruction set extension, as avo names the ones a
+// function requires, to the golang.org/x/sys/cpu X86 field that guarantees
+// it: "" for amd64's baseline and for AVX, which AVX2 and AVX-512F imply
+// (the level's own field is always checked).
+var features = map[string]string{
+	"SSE": "", "SSE2": "", "CMOV": "", "AVX": "",
+	"AVX2": "HasAVX2", "F16C": "HasF16C",
+	"AVX512F": "HasAVX512F", "AVX512BW": "HasAVX512BW", "AVX512VL": "HasAVX512VL",
+}
+
+// base is the cpu.X86 field of the level itself.
+func (l Level) base() string {
 	if l.masked {
-		if f.X.Size == 2 || f.Cache.Size > 0 && f.Cache.Size < 4 {
-			return []string{"HasAVX512F", "HasAVX512BW"} // masked byte and 16-bit moves
-		}
-		return []string{"HasAVX512F"}
+		return "HasAVX512F"
 	}
-	if f.X == vec.F16 || f.Cache == vec.F16 || f.Cache == vec.Q8 {
-		return []string{"HasAVX2", "HasF16C"}
-	}
-	return []string{"HasAVX2"}
+	return "HasAVX2"
 }
 
 // Target emits kernels at one level into a build.Context.
