@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"go/scanner"
-	"go/token"
 	"io/fs"
 	"math"
 	"math/big"
@@ -17,12 +15,10 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ropegen/ropegen/asm/amd64"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -316,50 +312,6 @@ func TestSincosFloat32(t *testing.T) {
 		}
 		t.Logf("%s (A = %v): %d positions × %d frequencies, %d float32 values: %d differ from math.Sincos's, all within %.3g (relative) of a rounding boundary; sincos rounds correctly in %d of them, math.Sincos in %d",
 			name, attn, len(pos), len(freqs), values, mismatches, worstD, oursRight, mathRight)
-	}
-}
-
-// TestFillConstants checks that the amd64 fill kernels use the constants of
-// sincos: every float literal of sincosSource but sincosMax is one of
-// amd64.FillConsts, and every FillConsts value but 2/π and 1 (an expression
-// and an integer literal there) is one of its float literals. (That the
-// kernels give sincos's bits is checked by the verify suite, which compares
-// Rotate on every backend with the pure Go one.)
-func TestFillConstants(t *testing.T) {
-	src := []byte(sincosSource())
-	fs := token.NewFileSet()
-	var sc scanner.Scanner
-	sc.Init(fs.AddFile("sincos", -1, len(src)), src, nil, 0)
-	lits := map[float64]bool{}
-	for {
-		_, tok, lit := sc.Scan()
-		if tok == token.EOF {
-			break
-		}
-		if tok == token.FLOAT {
-			v, err := strconv.ParseFloat(lit, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lits[math.Abs(v)] = true
-		}
-	}
-	delete(lits, sincosMax) // the Go wrappers check it, not the kernels
-	want := map[float64]bool{}
-	for _, v := range amd64.FillConsts {
-		if v != 2/math.Pi && v != 1 {
-			want[math.Abs(v)] = true
-		}
-	}
-	for v := range lits {
-		if !want[v] {
-			t.Errorf("sincos has the constant %v; amd64.FillConsts does not", v)
-		}
-	}
-	for v := range want {
-		if !lits[v] {
-			t.Errorf("amd64.FillConsts has %v; sincos does not", v)
-		}
 	}
 }
 

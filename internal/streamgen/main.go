@@ -1,6 +1,6 @@
 // Command streamgen writes package verify's stream kernels, the memory-limit
-// baseline of its benchmarks: stream_amd64.s, assembled by avo through
-// asm/amd64.Stream, and stream_amd64.go, their declarations and dispatch.
+// baseline of its benchmarks: stream_amd64.s, assembled by avo (stream.go),
+// and stream_amd64.go, their declarations and dispatch.
 // verify's go:generate line runs it there:
 //
 //	go run ../internal/streamgen        (in verify; or -o dir)
@@ -16,8 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/ropegen/ropegen/asm/amd64"
 )
 
 // header is the first line of both files.
@@ -41,31 +39,31 @@ func main() {
 
 // files returns verify's stream_amd64.s and stream_amd64.go by name.
 func files() (map[string][]byte, error) {
-	o, err := amd64.Stream("verify", header, "amd64,!purego")
+	asm, stubs, err := stream("verify", header, "amd64,!purego")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stream_amd64.s: %w", err)
 	}
 	var b bytes.Buffer
 	b.WriteString(header + "\n\n//go:build amd64 && !purego\n\npackage verify\n\n")
 	b.WriteString("import \"golang.org/x/sys/cpu\"\n\n")
 	b.WriteString("// streamKernels returns the stream kernels this CPU supports, best first.\n")
 	b.WriteString("func streamKernels() []streamKernel {\n\tvar ks []streamKernel\n")
-	for _, l := range o.Levels {
+	for _, l := range levels {
 		var cond []string
-		for _, f := range l.Features {
+		for _, f := range l.features {
 			cond = append(cond, "cpu.X86."+f)
 		}
-		suffix := strings.ToUpper(l.Name)
+		suffix := strings.ToUpper(l.name)
 		fmt.Fprintf(&b, "\tif %s {\n\t\tks = append(ks, streamKernel{name: %q, f32: streamF32%s, f64: streamF64%s})\n\t}\n",
-			strings.Join(cond, " && "), l.Name, suffix, suffix)
+			strings.Join(cond, " && "), l.name, suffix, suffix)
 	}
 	b.WriteString("\treturn ks\n}\n")
-	for _, fn := range o.Funcs {
-		b.WriteString("\n" + fn.Stub)
+	for _, s := range stubs {
+		b.WriteString("\n" + s)
 	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("stream_amd64.go: %w", err)
 	}
-	return map[string][]byte{"stream_amd64.s": o.Asm, "stream_amd64.go": src}, nil
+	return map[string][]byte{"stream_amd64.s": asm, "stream_amd64.go": src}, nil
 }

@@ -1,12 +1,15 @@
-package amd64
+package main
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
 	"github.com/mmcloughlin/avo/reg"
 )
 
@@ -22,7 +25,27 @@ const streamUnroll = 4
 // fastest there both in L1 and from L3 (BENCHMARKS.md).
 const streamLong = 1 << 20
 
-// Stream emits the stream kernels, the memory-limit baseline of package
+// level is one instruction-set level of the stream kernels.
+type level struct {
+	name     string   // dispatch level: "avx512", "avx2"
+	bytes    int      // bytes in the widest register
+	masked   bool     // one masked register for the tail (AVX-512), else scalars
+	features []string // the cpu.X86 fields it needs
+}
+
+var levels = []level{
+	{name: "avx512", bytes: 64, masked: true, features: []string{"HasAVX512F"}},
+	{name: "avx2", bytes: 32, features: []string{"HasAVX2"}},
+}
+
+// elem is an element type of x.
+type elem struct {
+	name   string // "f32", "f64"
+	goType string
+	size   int // bytes
+}
+
+// stream emits the stream kernels, the memory-limit baseline of package
 // verify's benchmarks: each multiplies every value of x by k in place, a
 // load, one multiply and a store per register, with no table and no
 // shuffle. Nothing faster can rotate x in place, which reads and writes the
@@ -35,35 +58,53 @@ const streamLong = 1 << 20
 //
 // The main loop handles streamUnroll registers at a time (AVX-512: below
 // streamLong bytes), then one register at a time; the tail is one masked
-// register (AVX-512) or scalar (AVX2), so no byte outside x is touched. pkg names the package in the assembly's
-// comments; header replaces avo's own first line; constraint is the build
-// constraint in avo's "+build" form. Output.Funcs have Kind "stream".
-func Stream(pkg, header, constraint string) (*Output, error) {
+// register (AVX-512) or scalar (AVX2), so no byte outside x is touched.
+// pkg names the package in the assembly's comments; header replaces avo's
+// own first line; constraint is the build constraint in avo's "+build"
+// form. It returns the .s file and the functions' Go declarations, doc
+// comments and pragmas included.
+func stream(pkg, header, constraint string) (asm []byte, stubs []string, err error) {
 	c := build.NewContext()
 	c.ConstraintExpr(constraint)
-	out := &Output{}
-	var funcs []Func
 	for _, l := range levels {
-		out.Levels = append(out.Levels, Level{l.name, l.features(Kernel{DType: "f32"})})
-		for _, x := range []codec{codecs["f32"], codecs["f64"]} {
-			name := "stream" + strings.ToUpper(x.name) + l.suffix
+		for _, x := range []elem{{"f32", "float32", 4}, {"f64", "float64", 8}} {
+			name := "stream" + strings.ToUpper(x.name+l.name)
 			c.Function(name)
 			c.Attributes(attr.NOSPLIT)
 			c.SignatureExpr(fmt.Sprintf("func(x []%s, k %s)", x.goType, x.goType))
 			c.Doc(fmt.Sprintf("%s multiplies every value of x by k in place, using %s.", name, strings.ToUpper(l.name)))
 			c.Pragma("noescape")
 			emitStream(c, l, x)
-			funcs = append(funcs, Func{Name: name, Kind: "stream", Level: l.name})
 		}
 	}
-	if err := finish(c, out, funcs, pkg, header); err != nil {
-		return nil, err
+	f, err := c.Result()
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	if err := pass.Compile.Execute(f); err != nil {
+		return nil, nil, err
+	}
+	src, err := printer.NewGoAsm(printer.Config{Name: "ropegen", Pkg: pkg}).Print(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	// avo's first line is its own "Code generated" comment: use ours.
+	_, rest, _ := bytes.Cut(src, []byte("\n"))
+	for _, fn := range f.Functions() {
+		var b strings.Builder
+		for _, d := range fn.Doc {
+			b.WriteString("// " + d + "\n")
+		}
+		for _, p := range fn.Pragmas {
+			b.WriteString("//go:" + p.Directive + "\n")
+		}
+		stubs = append(stubs, b.String()+fn.Stub()+"\n")
+	}
+	return append([]byte(header+"\n"), rest...), stubs, nil
 }
 
 // emitStream emits one stream kernel for values of type x at level l.
-func emitStream(c *build.Context, l level, x codec) {
+func emitStream(c *build.Context, l level, x elem) {
 	lanes := l.bytes / x.size
 	vec := func() reg.VecVirtual {
 		if l.masked {
