@@ -3,8 +3,7 @@ package neon
 import "testing"
 
 // The cache kernels' forms join the table every encoder test walks: range
-// checks, binutils' words and text, the Go assembler's acceptance, the
-// FuncMap.
+// checks, binutils' words and text, the Go assembler's acceptance.
 func init() {
 	forms = append(forms,
 		form{name: "fdiv", arrs: fpArrs, kind: kind3, enc3: FDIV},

@@ -21,9 +21,8 @@
 // fused and must not be used for the rotation). FADDP (scalar) ends the
 // QK-norm's float64 sum of squares. Conversions cover f16
 // (FCVTL/FCVTN), f64 (FCVTL/FCVTN on 2S/2D), bf16 (SHLL to widen; XTN/SHRN
-// to narrow) and NaN detection for bf16 rounding (FCMEQ).
-//
-// For text/template use see [Emitter] and [Emitter.FuncMap].
+// to narrow) and NaN detection for bf16 rounding (FCMEQ). asm/vec/arm64,
+// the NEON target of the vector layer, writes its kernels with them.
 package neon
 
 import (
@@ -75,7 +74,6 @@ func (r Reg) String() string { return fmt.Sprintf("V%d", int(r)) }
 
 // Arrangement is a vector arrangement in Arm notation: element count then
 // element size letter, e.g. "4S" is four 32-bit lanes of a 128-bit register.
-// Parsing with [ParseArrangement] accepts upper or lower case.
 type Arrangement string
 
 // The arrangements the encoders understand.
@@ -88,17 +86,6 @@ const (
 	A4S  Arrangement = "4S"  // four words (float32), 128-bit
 	A2D  Arrangement = "2D"  // two doublewords (float64), 128-bit
 )
-
-// ParseArrangement converts s ("4S", "4s", ...) to an Arrangement. It
-// returns an error for anything that is not one of the seven constants.
-func ParseArrangement(s string) (Arrangement, error) {
-	a := Arrangement(strings.ToUpper(s))
-	switch a {
-	case A8B, A16B, A4H, A8H, A2S, A4S, A2D:
-		return a, nil
-	}
-	return "", fmt.Errorf("neon: unknown arrangement %q (accepted 8B, 16B, 4H, 8H, 2S, 4S, 2D)", s)
-}
 
 // lower returns the arrangement as GNU disassembly prints it, e.g. "4s".
 func (a Arrangement) lower() string { return strings.ToLower(string(a)) }
