@@ -13,110 +13,108 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H256N()},
+			shapes: []kernels{kernels_256x256n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H256N()},
+			shapes: []kernels{kernels_256x256n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H256N returns the AVX512 kernels of the shape 256/256/neox.
-func avx512H256N() kernels {
-	k := kernels{
-		fill:    fillAVX512H256N,
-		fwd:     applyAVX512H256N,
-		fwdRows: applyRowsAVX512H256N,
-		inv:     applyInverseAVX512H256N,
-		invRows: applyInverseRowsAVX512H256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadAVX512H256N, applyNormOnlyGemmaHeadAVX512H256N
+// kernels_256x256n_avx512 returns the avx512 kernels of the shape 256/256/neox.
+func kernels_256x256n_avx512() (k kernels) {
+	k.fwd = fwd_256x256n_avx512
+	k.inv = inv_256x256n_avx512
+	k.fwdRows = fwdRows_256x256n_avx512
+	k.invRows = invRows_256x256n_avx512
+	k.fill = fill_256x256n_avx512
+	k.norm[4] = norm_gemmaHead_256x256n_avx512
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx512
 	return k
 }
 
-// avx2H256N returns the AVX2 kernels of the shape 256/256/neox.
-func avx2H256N() kernels {
-	k := kernels{
-		fill:    fillAVX2H256N,
-		fwd:     applyAVX2H256N,
-		fwdRows: applyRowsAVX2H256N,
-		inv:     applyInverseAVX2H256N,
-		invRows: applyInverseRowsAVX2H256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadAVX2H256N, applyNormOnlyGemmaHeadAVX2H256N
+// kernels_256x256n_avx2 returns the avx2 kernels of the shape 256/256/neox.
+func kernels_256x256n_avx2() (k kernels) {
+	k.fwd = fwd_256x256n_avx2
+	k.inv = inv_256x256n_avx2
+	k.fwdRows = fwdRows_256x256n_avx2
+	k.invRows = invRows_256x256n_avx2
+	k.fill = fill_256x256n_avx2
+	k.norm[4] = norm_gemmaHead_256x256n_avx2
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx2
 	return k
 }
 
-// applyAVX512H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (512 values), using AVX512.
+// fwd_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H256N(x []float32, stride int, n int, r *float32)
+func fwd_256x256n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (512 values), using AVX512.
+// inv_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H256N(x []float32, stride int, n int, r *float32)
+func inv_256x256n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·512:][:512], using AVX512.
+// fwdRows_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
+func fwdRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·512:][:512], using AVX512.
+// invRows_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
+func invRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyNormGemmaHeadAVX512H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and rotates it forward with table row r, using AVX512.
+// fill_256x256n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyNormGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fill_256x256n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormOnlyGemmaHeadAVX512H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// norm_gemmaHead_256x256n_avx512 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx512.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func norm_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// fillAVX512H256N writes the table values of pairs [0, n) of row r, n = 128, using AVX512: fillRow's bits.
+// normOnly_gemmaHead_256x256n_avx512 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func fillAVX512H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func normOnly_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyAVX2H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (512 values), using AVX2.
+// fwd_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H256N(x []float32, stride int, n int, r *float32)
+func fwd_256x256n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (512 values), using AVX2.
+// inv_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H256N(x []float32, stride int, n int, r *float32)
+func inv_256x256n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·512:][:512], using AVX2.
+// fwdRows_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
+func fwdRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·512:][:512], using AVX2.
+// invRows_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
+func invRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyNormGemmaHeadAVX2H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and rotates it forward with table row r, using AVX2.
+// fill_256x256n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func applyNormGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fill_256x256n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormOnlyGemmaHeadAVX2H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// norm_gemmaHead_256x256n_avx2 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx2.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func norm_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// fillAVX2H256N writes the table values of pairs [0, n) of row r, n = 128, using AVX2: fillRow's bits.
+// normOnly_gemmaHead_256x256n_avx2 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func fillAVX2H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func normOnly_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)

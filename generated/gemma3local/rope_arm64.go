@@ -8,69 +8,54 @@ package gemma3local
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH256N()},
+			shapes: []kernels{kernels_256x256n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH256N returns the NEON kernels of the shape 256/256/neox.
-func neonH256N() kernels {
-	k := kernels{
-		fwd:     applyNEONH256N,
-		fwdRows: applyRowsNEONH256N,
-		inv:     applyInverseNEONH256N,
-		invRows: applyInverseRowsNEONH256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadNEONH256N, applyNormOnlyGemmaHeadNEONH256N
+// kernels_256x256n_neon returns the neon kernels of the shape 256/256/neox.
+func kernels_256x256n_neon() (k kernels) {
+	k.fwd = fwd_256x256n_neon
+	k.inv = inv_256x256n_neon
+	k.fwdRows = fwdRows_256x256n_neon
+	k.invRows = invRows_256x256n_neon
+	k.norm[4] = norm_gemmaHead_256x256n_neon
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_neon
 	return k
 }
 
-// applyNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (512 values), using NEON. It reads and writes only their values
-// [0, 256), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// fwd_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH256N(x []float32, stride, n int, r *float32)
+func fwd_256x256n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (512 values), using NEON. It reads and writes only their values
-// [0, 256), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// inv_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH256N(x []float32, stride, n int, r *float32)
+func inv_256x256n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·512:][:512], using NEON.
+// fwdRows_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using neon.
 //
 //go:noescape
-func applyRowsNEONH256N(x []float32, stride, n int, rows []float32)
+func fwdRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·512:][:512], using NEON.
+// invRows_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH256N(x []float32, stride, n int, rows []float32)
+func invRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyNormGemmaHeadNEONH256N normalizes (QK-norm gemma, each head alone, ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], normalizing before the rotation, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// norm_gemmaHead_256x256n_neon normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using neon.
 //
 //go:noescape
-func applyNormGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func norm_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyGemmaHeadNEONH256N is applyNormGemmaHeadNEONH256N without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// normOnly_gemmaHead_256x256n_neon normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using neon.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func normOnly_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
