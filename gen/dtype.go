@@ -20,9 +20,6 @@ var dtypes = map[string]dtype{
 
 func (p *Plan) dtype() dtype { return dtypes[p.Spec.DType] }
 
-// elemType is the Go type of x for the plan's dtype.
-func (p *Plan) elemType() string { return p.dtype().goType }
-
 // computeType is the Go type the arithmetic and the table use.
 func (p *Plan) computeType() string { return p.dtype().compute }
 

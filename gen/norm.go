@@ -91,11 +91,6 @@ func (p *Plan) NormBound(n int) (rotated, pass int) {
 	return pass + 4, pass
 }
 
-// weightType is the Go type of ApplyNormQK's weights: the compute type,
-// float32 for f32, f16 and bf16 and float64 for f64 (whose callers have
-// float64 weights; float32 weights convert to it exactly).
-func (p *Plan) weightType() string { return p.computeType() }
-
 // normDoc is the package doc's paragraphs on ApplyNormQK and Prep: the
 // arithmetic of the package's QK-norms and their error bounds.
 func (pk *pkg) normDoc() string {

@@ -36,25 +36,12 @@ type pkg struct {
 // shape is one kernel shape of a package and what the package needs of it.
 type shape struct {
 	p      *Plan      // the shape's plan: Norm nil, no OutDType
-	sfx    string     // the kernels' name suffix: "H128N", "H80R32N", "H64I"
 	norms  []NormPlan // the QK-norm variants, in variant order
 	caches []string   // the package's cache types this shape has kernels for
 }
 
 // cacheOrder is the order of the cache types in a package.
 var cacheOrder = []string{"f32", "f16", "bf16", "e4m3", "q8_0"}
-
-// suffix is the name suffix of a shape's kernels.
-func suffix(hd, rd int, layout string) string {
-	s := fmt.Sprintf("H%d", hd)
-	if rd != hd {
-		s += fmt.Sprintf("R%d", rd)
-	}
-	if layout == spec.NeoX {
-		return s + "N"
-	}
-	return s + "I"
-}
 
 // newShape returns the shape (hd, rd, layout) of a package of dtype, with
 // its norm variants and the caches of the list that fit it (q8_0: a head
@@ -66,7 +53,7 @@ func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, c
 	if err != nil {
 		return nil, err
 	}
-	sh := &shape{p: p, sfx: suffix(hd, rd, layout)}
+	sh := &shape{p: p}
 	for _, n := range norms {
 		if !slices.ContainsFunc(sh.norms, func(m NormPlan) bool { return m.variant() == n.variant() }) {
 			sh.norms = append(sh.norms, n)
@@ -98,27 +85,6 @@ func (sh *shape) withNorm(n NormPlan) *Plan {
 	p := *sh.p
 	p.Norm = &n
 	return &p
-}
-
-// withCache returns the shape's plan with the cache type c (its OutDType).
-func (sh *shape) withCache(c string) *Plan {
-	p := *sh.p
-	s := *p.Params
-	s.Spec.OutDType = c
-	p.Params = &s
-	return &p
-}
-
-// halfCaches are the shape's uint16 cache types, whose keys go through a
-// rotate-and-narrow kernel.
-func (sh *shape) halfCaches() []string {
-	var h []string
-	for _, c := range sh.caches {
-		if c == "f16" || c == "bf16" {
-			h = append(h, c)
-		}
-	}
-	return h
 }
 
 // rotTo reports whether the shape has a cache whose keys go through a
