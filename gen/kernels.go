@@ -20,8 +20,8 @@ import (
 // of the layer lowers the whole list: asm/vec/amd64 into rope_amd64.s
 // (AVX-512 and AVX2), asm/vec/arm64 into rope_arm64.s (NEON),
 // asm/vec/riscv64 into rope_riscv64.s (RVV), asm/vec/purego into
-// rope_generic.go. Beside each assembly file a Go file declares its
-// functions and dispatches: archBackends lists the levels the CPU has,
+// rope_generic.go (all but the rows kernels). Beside each assembly file a
+// Go file declares its functions and dispatches: archBackends lists the levels the CPU has,
 // each with a kernels value per shape (rt/kernels.go's ABI), one
 // assignment per kernel; rope_generic.go's genericBackend does the same
 // for pure Go, and rope_noasm.go, built exactly where no assembly is, has
@@ -112,7 +112,15 @@ type level struct {
 // kernelFiles are the kernels of every target and their dispatch files.
 func (pk *pkg) kernelFiles() ([]File, error) {
 	funcs := pk.kernelFuncs()
-	t, gfs := purego.Generate(funcs)
+	// The pure Go backend walks a head-major view token by token (its
+	// kernels are compute-bound): no rows kernels.
+	var gen []*vec.Func
+	for _, f := range funcs {
+		if f.Kind != vec.FwdRows && f.Kind != vec.InvRows {
+			gen = append(gen, f)
+		}
+	}
+	t, gfs := purego.Generate(gen)
 	f := jen.NewFile(pk.name)
 	pk.dispatch(f, "", []level{{name: t.Level(), funcs: gfs}})
 	for _, c := range t.Funcs() {

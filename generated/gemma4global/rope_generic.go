@@ -17,8 +17,6 @@ func genericBackend() backend {
 func kernels_512x512n_generic() (k kernels) {
 	k.fwd = fwd_512x512n_generic
 	k.inv = inv_512x512n_generic
-	k.fwdRows = fwdRows_512x512n_generic
-	k.invRows = invRows_512x512n_generic
 	return k
 }
 
@@ -121,109 +119,5 @@ func inv_512x512n_generic(x []float32, stride int, n int, r *float32) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// fwdRows_512x512n_generic rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·1024:], in pure Go.
-func fwdRows_512x512n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 512 && len(rows) >= 1024; n-- {
-		h2 := (*[512]float32)(x)
-		h5 := (*[1024]float32)(rows)
-		for k1 := range 16 {
-			c3 := (*[16]float32)(h2[16*k1:])
-			c4 := (*[16]float32)(h2[256+16*k1:])
-			c6 := (*[16]float32)(h5[16*k1:])
-			c7 := (*[16]float32)(h5[768+16*k1:])
-			v0, v1 = c3[0], c4[0]
-			c3[0], c4[0] = float32(v0*c6[0])-float32(v1*c7[0]), float32(v1*c6[0])+float32(v0*c7[0])
-			v0, v1 = c3[1], c4[1]
-			c3[1], c4[1] = float32(v0*c6[1])-float32(v1*c7[1]), float32(v1*c6[1])+float32(v0*c7[1])
-			v0, v1 = c3[2], c4[2]
-			c3[2], c4[2] = float32(v0*c6[2])-float32(v1*c7[2]), float32(v1*c6[2])+float32(v0*c7[2])
-			v0, v1 = c3[3], c4[3]
-			c3[3], c4[3] = float32(v0*c6[3])-float32(v1*c7[3]), float32(v1*c6[3])+float32(v0*c7[3])
-			v0, v1 = c3[4], c4[4]
-			c3[4], c4[4] = float32(v0*c6[4])-float32(v1*c7[4]), float32(v1*c6[4])+float32(v0*c7[4])
-			v0, v1 = c3[5], c4[5]
-			c3[5], c4[5] = float32(v0*c6[5])-float32(v1*c7[5]), float32(v1*c6[5])+float32(v0*c7[5])
-			v0, v1 = c3[6], c4[6]
-			c3[6], c4[6] = float32(v0*c6[6])-float32(v1*c7[6]), float32(v1*c6[6])+float32(v0*c7[6])
-			v0, v1 = c3[7], c4[7]
-			c3[7], c4[7] = float32(v0*c6[7])-float32(v1*c7[7]), float32(v1*c6[7])+float32(v0*c7[7])
-			v0, v1 = c3[8], c4[8]
-			c3[8], c4[8] = float32(v0*c6[8])-float32(v1*c7[8]), float32(v1*c6[8])+float32(v0*c7[8])
-			v0, v1 = c3[9], c4[9]
-			c3[9], c4[9] = float32(v0*c6[9])-float32(v1*c7[9]), float32(v1*c6[9])+float32(v0*c7[9])
-			v0, v1 = c3[10], c4[10]
-			c3[10], c4[10] = float32(v0*c6[10])-float32(v1*c7[10]), float32(v1*c6[10])+float32(v0*c7[10])
-			v0, v1 = c3[11], c4[11]
-			c3[11], c4[11] = float32(v0*c6[11])-float32(v1*c7[11]), float32(v1*c6[11])+float32(v0*c7[11])
-			v0, v1 = c3[12], c4[12]
-			c3[12], c4[12] = float32(v0*c6[12])-float32(v1*c7[12]), float32(v1*c6[12])+float32(v0*c7[12])
-			v0, v1 = c3[13], c4[13]
-			c3[13], c4[13] = float32(v0*c6[13])-float32(v1*c7[13]), float32(v1*c6[13])+float32(v0*c7[13])
-			v0, v1 = c3[14], c4[14]
-			c3[14], c4[14] = float32(v0*c6[14])-float32(v1*c7[14]), float32(v1*c6[14])+float32(v0*c7[14])
-			v0, v1 = c3[15], c4[15]
-			c3[15], c4[15] = float32(v0*c6[15])-float32(v1*c7[15]), float32(v1*c6[15])+float32(v0*c7[15])
-		}
-		if n == 1 || stride < 0 || stride > len(x) || 1024 < 0 || 1024 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[1024:]
-	}
-}
-
-// invRows_512x512n_generic rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·1024:], in pure Go.
-func invRows_512x512n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 512 && len(rows) >= 1024; n-- {
-		h2 := (*[512]float32)(x)
-		h5 := (*[1024]float32)(rows)
-		for k1 := range 16 {
-			c3 := (*[16]float32)(h2[16*k1:])
-			c4 := (*[16]float32)(h2[256+16*k1:])
-			c6 := (*[16]float32)(h5[16*k1:])
-			c7 := (*[16]float32)(h5[768+16*k1:])
-			v0, v1 = c3[0], c4[0]
-			c3[0], c4[0] = float32(v0*c6[0])+float32(v1*c7[0]), float32(v1*c6[0])-float32(v0*c7[0])
-			v0, v1 = c3[1], c4[1]
-			c3[1], c4[1] = float32(v0*c6[1])+float32(v1*c7[1]), float32(v1*c6[1])-float32(v0*c7[1])
-			v0, v1 = c3[2], c4[2]
-			c3[2], c4[2] = float32(v0*c6[2])+float32(v1*c7[2]), float32(v1*c6[2])-float32(v0*c7[2])
-			v0, v1 = c3[3], c4[3]
-			c3[3], c4[3] = float32(v0*c6[3])+float32(v1*c7[3]), float32(v1*c6[3])-float32(v0*c7[3])
-			v0, v1 = c3[4], c4[4]
-			c3[4], c4[4] = float32(v0*c6[4])+float32(v1*c7[4]), float32(v1*c6[4])-float32(v0*c7[4])
-			v0, v1 = c3[5], c4[5]
-			c3[5], c4[5] = float32(v0*c6[5])+float32(v1*c7[5]), float32(v1*c6[5])-float32(v0*c7[5])
-			v0, v1 = c3[6], c4[6]
-			c3[6], c4[6] = float32(v0*c6[6])+float32(v1*c7[6]), float32(v1*c6[6])-float32(v0*c7[6])
-			v0, v1 = c3[7], c4[7]
-			c3[7], c4[7] = float32(v0*c6[7])+float32(v1*c7[7]), float32(v1*c6[7])-float32(v0*c7[7])
-			v0, v1 = c3[8], c4[8]
-			c3[8], c4[8] = float32(v0*c6[8])+float32(v1*c7[8]), float32(v1*c6[8])-float32(v0*c7[8])
-			v0, v1 = c3[9], c4[9]
-			c3[9], c4[9] = float32(v0*c6[9])+float32(v1*c7[9]), float32(v1*c6[9])-float32(v0*c7[9])
-			v0, v1 = c3[10], c4[10]
-			c3[10], c4[10] = float32(v0*c6[10])+float32(v1*c7[10]), float32(v1*c6[10])-float32(v0*c7[10])
-			v0, v1 = c3[11], c4[11]
-			c3[11], c4[11] = float32(v0*c6[11])+float32(v1*c7[11]), float32(v1*c6[11])-float32(v0*c7[11])
-			v0, v1 = c3[12], c4[12]
-			c3[12], c4[12] = float32(v0*c6[12])+float32(v1*c7[12]), float32(v1*c6[12])-float32(v0*c7[12])
-			v0, v1 = c3[13], c4[13]
-			c3[13], c4[13] = float32(v0*c6[13])+float32(v1*c7[13]), float32(v1*c6[13])-float32(v0*c7[13])
-			v0, v1 = c3[14], c4[14]
-			c3[14], c4[14] = float32(v0*c6[14])+float32(v1*c7[14]), float32(v1*c6[14])-float32(v0*c7[14])
-			v0, v1 = c3[15], c4[15]
-			c3[15], c4[15] = float32(v0*c6[15])+float32(v1*c7[15]), float32(v1*c6[15])-float32(v0*c7[15])
-		}
-		if n == 1 || stride < 0 || stride > len(x) || 1024 < 0 || 1024 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[1024:]
 	}
 }

@@ -17,8 +17,6 @@ func genericBackend() backend {
 func kernels_96x24n_generic() (k kernels) {
 	k.fwd = fwd_96x24n_generic
 	k.inv = inv_96x24n_generic
-	k.fwdRows = fwdRows_96x24n_generic
-	k.invRows = invRows_96x24n_generic
 	return k
 }
 
@@ -93,81 +91,5 @@ func inv_96x24n_generic(x []float32, stride int, n int, r *float32) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// fwdRows_96x24n_generic rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·48:], in pure Go.
-func fwdRows_96x24n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 96 && len(rows) >= 48; n-- {
-		h1 := (*[96]float32)(x)
-		h2 := (*[48]float32)(rows)
-		v0, v1 = h1[0], h1[12]
-		h1[0], h1[12] = float32(v0*h2[0])-float32(v1*h2[36]), float32(v1*h2[0])+float32(v0*h2[36])
-		v0, v1 = h1[1], h1[13]
-		h1[1], h1[13] = float32(v0*h2[1])-float32(v1*h2[37]), float32(v1*h2[1])+float32(v0*h2[37])
-		v0, v1 = h1[2], h1[14]
-		h1[2], h1[14] = float32(v0*h2[2])-float32(v1*h2[38]), float32(v1*h2[2])+float32(v0*h2[38])
-		v0, v1 = h1[3], h1[15]
-		h1[3], h1[15] = float32(v0*h2[3])-float32(v1*h2[39]), float32(v1*h2[3])+float32(v0*h2[39])
-		v0, v1 = h1[4], h1[16]
-		h1[4], h1[16] = float32(v0*h2[4])-float32(v1*h2[40]), float32(v1*h2[4])+float32(v0*h2[40])
-		v0, v1 = h1[5], h1[17]
-		h1[5], h1[17] = float32(v0*h2[5])-float32(v1*h2[41]), float32(v1*h2[5])+float32(v0*h2[41])
-		v0, v1 = h1[6], h1[18]
-		h1[6], h1[18] = float32(v0*h2[6])-float32(v1*h2[42]), float32(v1*h2[6])+float32(v0*h2[42])
-		v0, v1 = h1[7], h1[19]
-		h1[7], h1[19] = float32(v0*h2[7])-float32(v1*h2[43]), float32(v1*h2[7])+float32(v0*h2[43])
-		v0, v1 = h1[8], h1[20]
-		h1[8], h1[20] = float32(v0*h2[8])-float32(v1*h2[44]), float32(v1*h2[8])+float32(v0*h2[44])
-		v0, v1 = h1[9], h1[21]
-		h1[9], h1[21] = float32(v0*h2[9])-float32(v1*h2[45]), float32(v1*h2[9])+float32(v0*h2[45])
-		v0, v1 = h1[10], h1[22]
-		h1[10], h1[22] = float32(v0*h2[10])-float32(v1*h2[46]), float32(v1*h2[10])+float32(v0*h2[46])
-		v0, v1 = h1[11], h1[23]
-		h1[11], h1[23] = float32(v0*h2[11])-float32(v1*h2[47]), float32(v1*h2[11])+float32(v0*h2[47])
-		if n == 1 || stride < 0 || stride > len(x) || 48 < 0 || 48 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[48:]
-	}
-}
-
-// invRows_96x24n_generic rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·48:], in pure Go.
-func invRows_96x24n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 96 && len(rows) >= 48; n-- {
-		h1 := (*[96]float32)(x)
-		h2 := (*[48]float32)(rows)
-		v0, v1 = h1[0], h1[12]
-		h1[0], h1[12] = float32(v0*h2[0])+float32(v1*h2[36]), float32(v1*h2[0])-float32(v0*h2[36])
-		v0, v1 = h1[1], h1[13]
-		h1[1], h1[13] = float32(v0*h2[1])+float32(v1*h2[37]), float32(v1*h2[1])-float32(v0*h2[37])
-		v0, v1 = h1[2], h1[14]
-		h1[2], h1[14] = float32(v0*h2[2])+float32(v1*h2[38]), float32(v1*h2[2])-float32(v0*h2[38])
-		v0, v1 = h1[3], h1[15]
-		h1[3], h1[15] = float32(v0*h2[3])+float32(v1*h2[39]), float32(v1*h2[3])-float32(v0*h2[39])
-		v0, v1 = h1[4], h1[16]
-		h1[4], h1[16] = float32(v0*h2[4])+float32(v1*h2[40]), float32(v1*h2[4])-float32(v0*h2[40])
-		v0, v1 = h1[5], h1[17]
-		h1[5], h1[17] = float32(v0*h2[5])+float32(v1*h2[41]), float32(v1*h2[5])-float32(v0*h2[41])
-		v0, v1 = h1[6], h1[18]
-		h1[6], h1[18] = float32(v0*h2[6])+float32(v1*h2[42]), float32(v1*h2[6])-float32(v0*h2[42])
-		v0, v1 = h1[7], h1[19]
-		h1[7], h1[19] = float32(v0*h2[7])+float32(v1*h2[43]), float32(v1*h2[7])-float32(v0*h2[43])
-		v0, v1 = h1[8], h1[20]
-		h1[8], h1[20] = float32(v0*h2[8])+float32(v1*h2[44]), float32(v1*h2[8])-float32(v0*h2[44])
-		v0, v1 = h1[9], h1[21]
-		h1[9], h1[21] = float32(v0*h2[9])+float32(v1*h2[45]), float32(v1*h2[9])-float32(v0*h2[45])
-		v0, v1 = h1[10], h1[22]
-		h1[10], h1[22] = float32(v0*h2[10])+float32(v1*h2[46]), float32(v1*h2[10])-float32(v0*h2[46])
-		v0, v1 = h1[11], h1[23]
-		h1[11], h1[23] = float32(v0*h2[11])+float32(v1*h2[47]), float32(v1*h2[11])-float32(v0*h2[47])
-		if n == 1 || stride < 0 || stride > len(x) || 48 < 0 || 48 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[48:]
 	}
 }

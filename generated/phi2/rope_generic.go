@@ -17,8 +17,6 @@ func genericBackend() backend {
 func kernels_80x32n_generic() (k kernels) {
 	k.fwd = fwd_80x32n_generic
 	k.inv = inv_80x32n_generic
-	k.fwdRows = fwdRows_80x32n_generic
-	k.invRows = invRows_80x32n_generic
 	return k
 }
 
@@ -109,97 +107,5 @@ func inv_80x32n_generic(x []float32, stride int, n int, r *float32) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// fwdRows_80x32n_generic rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·64:], in pure Go.
-func fwdRows_80x32n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 80 && len(rows) >= 64; n-- {
-		h1 := (*[80]float32)(x)
-		h2 := (*[64]float32)(rows)
-		v0, v1 = h1[0], h1[16]
-		h1[0], h1[16] = float32(v0*h2[0])-float32(v1*h2[48]), float32(v1*h2[0])+float32(v0*h2[48])
-		v0, v1 = h1[1], h1[17]
-		h1[1], h1[17] = float32(v0*h2[1])-float32(v1*h2[49]), float32(v1*h2[1])+float32(v0*h2[49])
-		v0, v1 = h1[2], h1[18]
-		h1[2], h1[18] = float32(v0*h2[2])-float32(v1*h2[50]), float32(v1*h2[2])+float32(v0*h2[50])
-		v0, v1 = h1[3], h1[19]
-		h1[3], h1[19] = float32(v0*h2[3])-float32(v1*h2[51]), float32(v1*h2[3])+float32(v0*h2[51])
-		v0, v1 = h1[4], h1[20]
-		h1[4], h1[20] = float32(v0*h2[4])-float32(v1*h2[52]), float32(v1*h2[4])+float32(v0*h2[52])
-		v0, v1 = h1[5], h1[21]
-		h1[5], h1[21] = float32(v0*h2[5])-float32(v1*h2[53]), float32(v1*h2[5])+float32(v0*h2[53])
-		v0, v1 = h1[6], h1[22]
-		h1[6], h1[22] = float32(v0*h2[6])-float32(v1*h2[54]), float32(v1*h2[6])+float32(v0*h2[54])
-		v0, v1 = h1[7], h1[23]
-		h1[7], h1[23] = float32(v0*h2[7])-float32(v1*h2[55]), float32(v1*h2[7])+float32(v0*h2[55])
-		v0, v1 = h1[8], h1[24]
-		h1[8], h1[24] = float32(v0*h2[8])-float32(v1*h2[56]), float32(v1*h2[8])+float32(v0*h2[56])
-		v0, v1 = h1[9], h1[25]
-		h1[9], h1[25] = float32(v0*h2[9])-float32(v1*h2[57]), float32(v1*h2[9])+float32(v0*h2[57])
-		v0, v1 = h1[10], h1[26]
-		h1[10], h1[26] = float32(v0*h2[10])-float32(v1*h2[58]), float32(v1*h2[10])+float32(v0*h2[58])
-		v0, v1 = h1[11], h1[27]
-		h1[11], h1[27] = float32(v0*h2[11])-float32(v1*h2[59]), float32(v1*h2[11])+float32(v0*h2[59])
-		v0, v1 = h1[12], h1[28]
-		h1[12], h1[28] = float32(v0*h2[12])-float32(v1*h2[60]), float32(v1*h2[12])+float32(v0*h2[60])
-		v0, v1 = h1[13], h1[29]
-		h1[13], h1[29] = float32(v0*h2[13])-float32(v1*h2[61]), float32(v1*h2[13])+float32(v0*h2[61])
-		v0, v1 = h1[14], h1[30]
-		h1[14], h1[30] = float32(v0*h2[14])-float32(v1*h2[62]), float32(v1*h2[14])+float32(v0*h2[62])
-		v0, v1 = h1[15], h1[31]
-		h1[15], h1[31] = float32(v0*h2[15])-float32(v1*h2[63]), float32(v1*h2[15])+float32(v0*h2[63])
-		if n == 1 || stride < 0 || stride > len(x) || 64 < 0 || 64 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[64:]
-	}
-}
-
-// invRows_80x32n_generic rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·64:], in pure Go.
-func invRows_80x32n_generic(x []float32, stride int, n int, rows []float32) {
-	var v0, v1 float32
-	for ; n > 0 && len(x) >= 80 && len(rows) >= 64; n-- {
-		h1 := (*[80]float32)(x)
-		h2 := (*[64]float32)(rows)
-		v0, v1 = h1[0], h1[16]
-		h1[0], h1[16] = float32(v0*h2[0])+float32(v1*h2[48]), float32(v1*h2[0])-float32(v0*h2[48])
-		v0, v1 = h1[1], h1[17]
-		h1[1], h1[17] = float32(v0*h2[1])+float32(v1*h2[49]), float32(v1*h2[1])-float32(v0*h2[49])
-		v0, v1 = h1[2], h1[18]
-		h1[2], h1[18] = float32(v0*h2[2])+float32(v1*h2[50]), float32(v1*h2[2])-float32(v0*h2[50])
-		v0, v1 = h1[3], h1[19]
-		h1[3], h1[19] = float32(v0*h2[3])+float32(v1*h2[51]), float32(v1*h2[3])-float32(v0*h2[51])
-		v0, v1 = h1[4], h1[20]
-		h1[4], h1[20] = float32(v0*h2[4])+float32(v1*h2[52]), float32(v1*h2[4])-float32(v0*h2[52])
-		v0, v1 = h1[5], h1[21]
-		h1[5], h1[21] = float32(v0*h2[5])+float32(v1*h2[53]), float32(v1*h2[5])-float32(v0*h2[53])
-		v0, v1 = h1[6], h1[22]
-		h1[6], h1[22] = float32(v0*h2[6])+float32(v1*h2[54]), float32(v1*h2[6])-float32(v0*h2[54])
-		v0, v1 = h1[7], h1[23]
-		h1[7], h1[23] = float32(v0*h2[7])+float32(v1*h2[55]), float32(v1*h2[7])-float32(v0*h2[55])
-		v0, v1 = h1[8], h1[24]
-		h1[8], h1[24] = float32(v0*h2[8])+float32(v1*h2[56]), float32(v1*h2[8])-float32(v0*h2[56])
-		v0, v1 = h1[9], h1[25]
-		h1[9], h1[25] = float32(v0*h2[9])+float32(v1*h2[57]), float32(v1*h2[9])-float32(v0*h2[57])
-		v0, v1 = h1[10], h1[26]
-		h1[10], h1[26] = float32(v0*h2[10])+float32(v1*h2[58]), float32(v1*h2[10])-float32(v0*h2[58])
-		v0, v1 = h1[11], h1[27]
-		h1[11], h1[27] = float32(v0*h2[11])+float32(v1*h2[59]), float32(v1*h2[11])-float32(v0*h2[59])
-		v0, v1 = h1[12], h1[28]
-		h1[12], h1[28] = float32(v0*h2[12])+float32(v1*h2[60]), float32(v1*h2[12])-float32(v0*h2[60])
-		v0, v1 = h1[13], h1[29]
-		h1[13], h1[29] = float32(v0*h2[13])+float32(v1*h2[61]), float32(v1*h2[13])-float32(v0*h2[61])
-		v0, v1 = h1[14], h1[30]
-		h1[14], h1[30] = float32(v0*h2[14])+float32(v1*h2[62]), float32(v1*h2[14])-float32(v0*h2[62])
-		v0, v1 = h1[15], h1[31]
-		h1[15], h1[31] = float32(v0*h2[15])+float32(v1*h2[63]), float32(v1*h2[15])-float32(v0*h2[63])
-		if n == 1 || stride < 0 || stride > len(x) || 64 < 0 || 64 > len(rows) {
-			break
-		}
-		x = x[stride:]
-		rows = rows[64:]
 	}
 }
