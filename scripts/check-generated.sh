@@ -2,9 +2,10 @@
 # check-generated.sh: regenerate every package under generated/ into a temp
 # dir with the command recorded in its header, and fail on any difference.
 #
-# With ROPEGEN_HOST=arm64 it builds ropegen for linux/arm64 and runs it under
-# qemu-aarch64-static: a package generated on an arm64 host must be byte for
-# byte the one generated on amd64.
+# With ROPEGEN_HOST=arm64 (riscv64) it builds ropegen for linux/arm64
+# (linux/riscv64) and runs it under qemu-aarch64-static
+# (qemu-riscv64-static): a package generated on an arm64 or a riscv64 host
+# must be byte for byte the one generated on amd64.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -12,13 +13,15 @@ trap 'rm -rf "$tmp"' EXIT
 host=${ROPEGEN_HOST:-}
 case $host in
 "") go build -o "$tmp/ropegen" "$root/cmd/ropegen" ;;
-arm64)
-	GOOS=linux GOARCH=arm64 go build -o "$tmp/ropegen.arm64" "$root/cmd/ropegen"
-	printf '#!/bin/sh\nexec qemu-aarch64-static "%s" "$@"\n' "$tmp/ropegen.arm64" >"$tmp/ropegen"
+arm64 | riscv64)
+	GOOS=linux GOARCH=$host go build -o "$tmp/ropegen.$host" "$root/cmd/ropegen"
+	qemu=qemu-aarch64-static
+	[ "$host" = riscv64 ] && qemu=qemu-riscv64-static
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$qemu" "$tmp/ropegen.$host" >"$tmp/ropegen"
 	chmod +x "$tmp/ropegen"
 	;;
 *)
-	echo "check-generated: ROPEGEN_HOST=$host: want arm64 or nothing" >&2
+	echo "check-generated: ROPEGEN_HOST=$host: want arm64, riscv64 or nothing" >&2
 	exit 2
 	;;
 esac
