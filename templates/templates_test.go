@@ -50,8 +50,8 @@ func kernel() *Kernel {
 		Header: "// header", Package: "p", HeadDim: 4, RotaryDim: 4, Half: 2, Layout: "interleaved", RowLen: 8,
 		DType: "f32",
 		Funcs: []Func{
-			{Name: "f", Kind: "fwd", Doc: "forward", Params: "x []float32, stride, n int, r *[rowLen]float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
-			{Name: "g", Kind: "inv", Inverse: true, Doc: "backward", Params: "x []float32, stride, n int, r *[rowLen]float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
+			{Name: "f", Kind: "fwd", Doc: "forward", Params: "x []float32, stride, n int, r *float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
+			{Name: "g", Kind: "inv", Inverse: true, Doc: "backward", Params: "x []float32, stride, n int, r *float32", AsmParams: "x []float32, stride, n int, r *[8]float32", ArgSize: 48, Body: body},
 		},
 	}
 }
@@ -83,12 +83,17 @@ func TestExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"backend{name: \"neon\", fwd: f, inv: g, }",
-		"//go:noescape\nfunc f(x []float32, stride, n int, r *[rowLen]float32)\n",
+		"//go:noescape\nfunc f(x []float32, stride, n int, r *float32)\n",
+		"//go:noescape\nfunc g(x []float32, stride, n int, r *float32)\n",
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("rope_arm64.go lacks %q:\n%s", want, src)
 		}
+	}
+	// The Go file declares the functions and nothing else: gen writes the
+	// backend of every shape once, in rope_arm64.go's kernels table.
+	if strings.Contains(string(src), "backend{") || strings.Contains(string(src), "var ") {
+		t.Errorf("rope_arm64.go declares more than the functions:\n%s", src)
 	}
 }
 

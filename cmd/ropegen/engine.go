@@ -245,9 +245,12 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 		return badInput("-engine: no shapes: want -hf-config, -gguf or -shape (each repeatable)")
 	}
 	if slices.Contains(caches, "q8_0") {
+		var noted []string
 		for _, sh := range e.Shapes {
-			if sh.HeadDim%spec.Q8Block != 0 {
-				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %d/%d/%s has no q8_0 kernels (its head dim is not a multiple of %d)\n", sh.HeadDim, sh.RotaryDim, sh.Layout, spec.Q8Block)
+			name := fmt.Sprintf("%d/%d/%s", sh.HeadDim, sh.RotaryDim, sh.Layout)
+			if sh.HeadDim%spec.Q8Block != 0 && !slices.Contains(noted, name) {
+				noted = append(noted, name)
+				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %s has no q8_0 kernels (its head dim is not a multiple of %d)\n", name, spec.Q8Block)
 			}
 		}
 	}

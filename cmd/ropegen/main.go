@@ -365,7 +365,7 @@ func cacheList(v string) ([]string, error) {
 	for _, t := range strings.Split(v, ",") {
 		switch {
 		case !slices.Contains(cacheTypes, t):
-			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s", v, t, strings.Join(cacheTypes, ", "))
+			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s (the KV cache types float32 keys and values are stored as)", v, t, quoteList(cacheTypes))
 		case slices.Contains(out, t):
 			return nil, badInput("-out-dtype %q: %q listed twice: want each cache type once", v, t)
 		}
@@ -988,4 +988,13 @@ func restore(targets []*target) {
 			}
 		}
 	}
+}
+
+// quoteList is vs Go-quoted and comma-separated: "a", "b".
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
