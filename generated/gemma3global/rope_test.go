@@ -29,8 +29,9 @@ func TestVerify(t *testing.T) {
 	verify.Run(t, kernel())
 }
 
-// TestNormEps runs the suite's QK-norm checks on this package's model with
-// another ε: ε is data (Params.NormEps), not the package's NormEps.
+// TestNormEps runs the suite's QK-norm checks (and Prep's, with caches) on
+// this package's model with another ε: ε is data (Params.NormEps), not the
+// package's NormEps.
 func TestNormEps(t *testing.T) {
 	p := Default().Params()
 	p.NormEps = 0.25
@@ -81,6 +82,13 @@ func FuzzKernel(f *testing.F) {
 // back, with every element outside the heads left as it was.
 func FuzzStrided(f *testing.F) {
 	verify.FuzzStrided(f, kernel())
+}
+
+// FuzzNormQK checks ApplyNormQK on the views, positions, values and weights
+// the fuzzer finds: every backend against docs/contract.md §10's arithmetic,
+// with every element outside the heads left as it was.
+func FuzzNormQK(f *testing.F) {
+	verify.FuzzNormQK(f, kernel())
 }
 
 // BenchmarkRope measures every backend against a plain Go loop.

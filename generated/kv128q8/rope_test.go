@@ -26,6 +26,21 @@ func caches(r *Rotary) []verify.CacheForms {
 	return cs
 }
 
+// exampleCache is a q8_0 cache of rows rows of heads heads for the examples.
+func exampleCache(r *Rotary, rows, heads int) Cache {
+	hd := r.CacheHead("q8_0")
+	return Q80Cache(make([]uint8, rows*heads*hd), Strides{
+		Head:  hd,
+		Heads: heads,
+		Token: heads * hd,
+	})
+}
+
+// exampleTurnQK is what Prep does to the queries and keys: ApplyQK.
+func exampleTurnQK(tab *Table, q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
+	tab.ApplyQK(q, qs, k, ks, pos)
+}
+
 // kernel describes this package's default model to package verify.
 func kernel() verify.Kernel[elem] {
 	r := Default()
@@ -78,6 +93,12 @@ func FuzzKernel(f *testing.F) {
 // back, with every element outside the heads left as it was.
 func FuzzStrided(f *testing.F) {
 	verify.FuzzStrided(f, kernel())
+}
+
+// FuzzPrep checks Prep on the steps, values and cache types the fuzzer
+// finds: every backend against ApplyNormQK (or ApplyQK) and Store.
+func FuzzPrep(f *testing.F) {
+	verify.FuzzPrep(f, kernel())
 }
 
 // BenchmarkRope measures every backend against a plain Go loop.
