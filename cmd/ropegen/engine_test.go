@@ -17,7 +17,7 @@ func TestEngine(t *testing.T) {
 	code, stdout, stderr := ropegenRun(t, "-engine", "-o", out, "-pkg", "eng",
 		"-hf-config", filepath.Join(hf, "qwen3-8b.json"),
 		"-hf-config", filepath.Join(hf, "phi-2.json"),
-		"-shape", "80,32,neox", "-shape", "128,128,neox",
+		"-shape", "80,32,neox", "-shape", "128,128,neox,l2/head/after",
 		"-out-dtype", "f16,q8_0")
 	if code != 0 || stdout != "" {
 		t.Fatalf("ropegen -engine: exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -30,7 +30,8 @@ func TestEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"qwen3-8b.json", "phi-2.json", "-shape 80,32,neox", "-shape 128,128,neox", "128/128/neox", "80/32/neox"} {
+	for _, w := range []string{"qwen3-8b.json", "phi-2.json", "-shape 80,32,neox", "-shape 128,128,neox,l2/head/after",
+		"80/32/neox: no QK-norm; caches f16\n", "128/128/neox: norms rms/head, l2/head/after; caches f16, q8_0\n"} {
 		if !strings.Contains(string(doc), w) {
 			t.Errorf("rope.go does not mention %q", w)
 		}
