@@ -4,7 +4,7 @@
 GO ?= go
 BENCHCOUNT ?= 6
 # Packages whose tests run a second time under arm64 emulation.
-ARM64_PKGS ?= ./generated/... ./verify/... ./asm/...
+ARM64_PKGS ?= ./generated/... ./verify/... ./asm/... ./examples/engine/...
 
 .PHONY: test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 downstream bench tools fuzz
 
@@ -89,7 +89,11 @@ tools:
 # f16/bf16 storage, a multi-axis (M-RoPE) package and a QK-norm one (Qwen3-8B:
 # ApplyNormQK), one package at a time (-p 1): feed the output to
 # benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
-BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b ./generated/qwen3
+BENCHPKGS ?= ./generated/rope128 ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen3 ./generated/engine
+
+# Issue 24's comparisons: the engine package against a per-spec package
+# (decode, 512-token prefill) and Prep against ApplyNormQK then Store.
+BENCHENGINEPKGS ?= ./examples/engine
 
 # The KV-cache forms (verify.Bench's cache/…): f16, e4m3 and q8_0 caches.
 BENCHCACHEPKGS ?= ./generated/kv128f16 ./generated/kv128e4m3 ./generated/kv128q8
@@ -97,6 +101,7 @@ BENCHCACHEPKGS ?= ./generated/kv128f16 ./generated/kv128e4m3 ./generated/kv128q8
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)
 	$(GO) test -p 1 -run '^$$' -bench 'Rope/cache/' -count $(BENCHCOUNT) $(BENCHCACHEPKGS)
+	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHENGINEPKGS)
 
 # Many goroutines sharing one Table, under the race detector (which does not
 # see accesses made from assembly).
