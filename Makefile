@@ -4,10 +4,11 @@
 GO ?= go
 BENCHCOUNT ?= 6
 # Packages whose tests run a second time under arm64 emulation: the
-# generated packages (NEON), verify's own checks, and the NEON encoder's
-# words run natively (the generator's own tests test nothing new there:
-# check-generated proves ropegen writes the same bytes on arm64).
-ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/
+# generated packages (NEON), verify's own checks, the NEON encoder's words
+# run natively, and the engine example (every model on NEON, bit for bit).
+# The generator's own tests test nothing new there: check-generated proves
+# ropegen writes the same bytes on arm64.
+ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/ ./examples/engine/...
 
 # qemu-user's riscv64 CPU with the V extension (RVV 1.0) at VLEN 128, the
 # agnostic tail and mask lanes written as all ones (a kernel that relies
@@ -36,7 +37,7 @@ vet:
 
 # gen's tests build and test dozens of generated packages: give them time.
 unit:
-	$(GO) test -timeout 30m ./...
+	$(GO) test -timeout 60m ./...
 	$(GO) test -tags purego ./generated/...
 
 # The default backend must follow the CPU flags and the purego tag.
@@ -129,7 +130,11 @@ tools:
 # f16/bf16 storage, a multi-axis (M-RoPE) package and a QK-norm one (Qwen3-8B:
 # ApplyNormQK), one package at a time (-p 1): feed the output to
 # benchstat, e.g. `make bench | tee new.txt; benchstat new.txt`.
-BENCHPKGS ?= ./generated/rope128 ./generated/rope128neox ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen25vl7b ./generated/qwen3
+BENCHPKGS ?= ./generated/rope128 ./generated/rope128f16 ./generated/rope128bf16 ./generated/qwen3 ./generated/engine
+
+# Issue 24's comparisons: the engine package against a per-spec package
+# (decode, 512-token prefill) and Prep against ApplyNormQK then Store.
+BENCHENGINEPKGS ?= ./examples/engine
 
 # The KV-cache forms (verify.Bench's cache/…): f16, e4m3 and q8_0 caches.
 BENCHCACHEPKGS ?= ./generated/kv128f16 ./generated/kv128e4m3 ./generated/kv128q8
@@ -137,6 +142,7 @@ BENCHCACHEPKGS ?= ./generated/kv128f16 ./generated/kv128e4m3 ./generated/kv128q8
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHPKGS)
 	$(GO) test -p 1 -run '^$$' -bench 'Rope/cache/' -count $(BENCHCOUNT) $(BENCHCACHEPKGS)
+	$(GO) test -p 1 -run '^$$' -bench . -count $(BENCHCOUNT) $(BENCHENGINEPKGS)
 
 # Many goroutines sharing one Table, under the race detector (which does not
 # see accesses made from assembly).

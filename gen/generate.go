@@ -3,8 +3,9 @@
 // The flow is Spec → Plan → files: a spec.Spec is what the user asked for,
 // Plan is that spec validated and reduced to numbers by package spec
 // (frequencies, attention factor, pair indices, axes) plus the table
-// geometry, and every emitter — the jennifer pure-Go emitter here, the avo
-// amd64 emitter (asm/amd64) and the arm64 templates — reads only the Plan.
+// geometry. The kernels are the vector layer's families (asm/vec) at the
+// plan's shapes, lowered by each of its targets (gen/kernels.go); the rest
+// of gen writes the package's API and tests from the Plan alone.
 // The contract for what the kernels compute is docs/contract.md.
 package gen
 

@@ -35,6 +35,9 @@ func (pk *pkg) testFiles() ([]File, error) {
 		if pk.def.Norm != nil {
 			examples = append(examples, "example_norm_test.go")
 		}
+		if len(pk.caches) > 0 {
+			examples = append(examples, "example_prep_test.go")
+		}
 	}
 	var files []File
 	for _, n := range append(glue, examples...) {
@@ -100,6 +103,37 @@ func (pk *pkg) testFile() ([]byte, error) {
 			}
 			g.Return(id("cs"))
 		})
+	}
+
+	if pk.def != nil && len(pk.caches) > 0 {
+		c := pk.caches[0]
+		goType, ctor := cacheTypes[c].goType, map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "q8_0": "Q80Cache"}[c]
+		if c == "f32" {
+			goType = "float32"
+		}
+		args := []jen.Code{jen.Make(jen.Index().Id(goType), id("rows").Op("*").Id("heads").Op("*").Id("hd")), jen.Id("Strides").Values(jen.Dict{id("Heads"): id("heads"), id("Head"): id("hd"), id("Token"): id("heads").Op("*").Id("hd")})}
+		if c == "e4m3" {
+			args = append(args, lit(1))
+		}
+		f.Line()
+		article := "a"
+		if c[0] == 'f' || c[0] == 'e' {
+			article = "an"
+		}
+		f.Comment("exampleCache is " + article + " " + c + " cache of rows rows of heads heads for the examples.")
+		f.Func().Id("exampleCache").Params(id("r").Op("*").Id("Rotary"), jen.List(id("rows"), id("heads")).Int()).Id("Cache").Block(
+			id("hd").Op(":=").Id("r").Dot("CacheHead").Call(lit(c)),
+			jen.Return(id(ctor).Call(args...)),
+		)
+		f.Line()
+		turn := id("tab").Dot("ApplyQK").Call(id("q"), id("qs"), id("k"), id("ks"), id("pos"))
+		f.Comment("exampleTurnQK is what Prep does to the queries and keys: ApplyQK.")
+		if pk.def.Norm != nil {
+			turn = id("tab").Dot("ApplyNormQK").Call(id("q"), id("qs"), id("qw"), id("k"), id("ks"), id("kw"), id("pos"))
+			f.Comment("exampleTurnQK is what Prep does to the queries and keys: ApplyNormQK.")
+		}
+		f.Func().Id("exampleTurnQK").Params(id("tab").Op("*").Id("Table"), id("q").Index().Float32(), id("qs").Id("Strides"), id("qw").Index().Float32(),
+			id("k").Index().Float32(), id("ks").Id("Strides"), id("kw").Index().Float32(), id("pos").Index().Int32()).Block(turn)
 	}
 
 	if pk.def != nil {
@@ -185,6 +219,27 @@ func (pk *pkg) testFile() ([]byte, error) {
 	f.Func().Id("FuzzStrided").Params(id("f").Op("*").Qual("testing", "F")).Block(
 		jen.Qual(verifyPkg, "FuzzStrided").Call(id("f"), pk.firstKernel()),
 	)
+	if nk := pk.normKernel(); nk != nil {
+		f.Line()
+		f.Comment("FuzzNormQK checks ApplyNormQK on the views, positions, values and weights")
+		f.Comment("the fuzzer finds: every backend against docs/contract.md §10's arithmetic,")
+		f.Comment("with every element outside the heads left as it was.")
+		f.Func().Id("FuzzNormQK").Params(id("f").Op("*").Qual("testing", "F")).Block(
+			jen.Qual(verifyPkg, "FuzzNormQK").Call(id("f"), nk),
+		)
+	}
+	if len(pk.caches) > 0 && pk.dt.name == "f32" {
+		k := pk.normKernel()
+		if k == nil {
+			k = pk.firstKernel()
+		}
+		f.Line()
+		f.Comment("FuzzPrep checks Prep on the steps, values and cache types the fuzzer")
+		f.Comment("finds: every backend against ApplyNormQK (or ApplyQK) and Store.")
+		f.Func().Id("FuzzPrep").Params(id("f").Op("*").Qual("testing", "F")).Block(
+			jen.Qual(verifyPkg, "FuzzPrep").Call(id("f"), k),
+		)
+	}
 	f.Line()
 	f.Comment("BenchmarkRope measures every backend against a plain Go loop.")
 	f.Func().Id("BenchmarkRope").Params(id("b").Op("*").Qual("testing", "B")).Block(
@@ -201,6 +256,24 @@ func (pk *pkg) someRotary() jen.Code {
 		return jen.Id("Default").Call()
 	}
 	return jen.Id("model").Call(jen.Lit(0), jen.Lit(-1))
+}
+
+// normKernel is a kernel with a QK-norm, for FuzzNormQK and FuzzPrep: the
+// default model's, or an engine package's first shape with norms with its
+// first; nil for a package without norms.
+func (pk *pkg) normKernel() jen.Code {
+	if pk.def != nil {
+		if pk.def.Norm == nil {
+			return nil
+		}
+		return jen.Id("kernel").Call()
+	}
+	for i, sh := range pk.shapes {
+		if len(sh.norms) > 0 {
+			return jen.Id("kernel").Call(jen.Lit(i), jen.Lit(0))
+		}
+	}
+	return nil
 }
 
 // firstKernel is the kernel the fuzz targets and benchmarks use.
@@ -242,8 +315,9 @@ func (pk *pkg) defaultTests(f *jen.File) {
 	}
 	rot, pass := p.NormBound(0)
 	f.Line()
-	f.Comment("TestNormEps runs the suite's QK-norm checks on this package's model with")
-	f.Comment("another ε: ε is data (Params.NormEps), not the package's NormEps.")
+	f.Comment("TestNormEps runs the suite's QK-norm checks (and Prep's, with caches) on")
+	f.Comment("this package's model with another ε: ε is data (Params.NormEps), not the")
+	f.Comment("package's NormEps.")
 	f.Func().Id("TestNormEps").Params(id("t").Add(tT)).Block(
 		id("p").Op(":=").Id("Default").Call().Dot("Params").Call(),
 		id("p").Dot("NormEps").Op("=").Lit(0.25),
@@ -251,6 +325,11 @@ func (pk *pkg) defaultTests(f *jen.File) {
 		jen.If(id("err").Op("!=").Nil()).Block(id("t").Dot("Fatal").Call(id("err"))),
 		id("k").Op(":=").Id("kernelOf").Call(id("r"), id("Base"), lit(p.Spec.FreqsLabel())),
 		id("k").Dot("Norm").Op("=").Id("normOf").Call(id("r"), jen.Index(lit(2)).Int().Values(lit(rot), lit(pass)), lit(p.computeType() == "float64")),
+		jen.Do(func(s *jen.Statement) {
+			if len(pk.caches) > 0 {
+				s.Id("k").Dot("Caches").Op("=").Id("caches").Call(id("r"))
+			}
+		}),
 		jen.Qual(verifyPkg, "RunNorm").Call(id("t"), id("k")),
 	)
 }
@@ -314,16 +393,14 @@ func (pk *pkg) engineTests(f *jen.File) {
 		g.Return(id("k"))
 	})
 	f.Line()
-	f.Comment("TestVerify runs package verify's property suite on every shape, with its")
-	f.Comment("first QK-norm, and the suite's QK-norm checks with each of its others.")
+	f.Comment("TestVerify runs package verify's property suite on every shape without a")
+	f.Comment("QK-norm, and the suite's QK-norm checks (and Prep's) with each of its norms.")
 	f.Func().Id("TestVerify").Params(id("t").Add(tT)).Block(
 		jen.For(jen.List(id("i"), id("sh")).Op(":=").Range().Id("shapeList")).Block(
-			id("first").Op(":=").Lit(-1),
-			jen.If(jen.Len(id("engineNorms").Index(id("i"))).Op(">").Lit(0)).Block(id("first").Op("=").Lit(0)),
 			id("t").Dot("Run").Call(id("sh").Dot("String").Call(), jen.Func().Params(id("t").Add(tT)).Block(
-				jen.Qual(verifyPkg, "Run").Call(id("t"), id("kernel").Call(id("i"), id("first"))),
+				jen.Qual(verifyPkg, "Run").Call(id("t"), id("kernel").Call(id("i"), lit(-1))),
 			)),
-			jen.For(id("n").Op(":=").Lit(1), id("n").Op("<").Len(id("engineNorms").Index(id("i"))), id("n").Op("++")).Block(
+			jen.For(id("n").Op(":=").Lit(0), id("n").Op("<").Len(id("engineNorms").Index(id("i"))), id("n").Op("++")).Block(
 				id("t").Dot("Run").Call(id("sh").Dot("String").Call().Op("+").Lit("/norm").Op("+").Qual("strconv", "Itoa").Call(id("n")), jen.Func().Params(id("t").Add(tT)).Block(
 					jen.Qual(verifyPkg, "RunNorm").Call(id("t"), id("kernel").Call(id("i"), id("n"))),
 				)),

@@ -68,7 +68,7 @@ func TestCheckSlotsAgainstBruteForce(t *testing.T) {
 				seen[s] = j
 			}
 		}
-		msg, panicked := catchPanic(func() { checkSlots("F", "dst", "ds", slots, rows, 99) })
+		msg, panicked := catchPanic(func() { checkSlots("F", "slots", "dst", "ds", slots, rows, 99) })
 		switch {
 		case wantErr == "" && panicked:
 			t.Fatalf("slots %v, rows %d: panicked %q, want no panic", slots, rows, msg)

@@ -43,7 +43,7 @@ func normK(kind string, after bool) [2]int {
 
 // TestVerifyNorms runs the suite's QK-norm checks on the reference shapes'
 // pure Go norms, every kind, scope and placement across the shapes, with
-// two ε each: ε is data.
+// two ε each: ε is data; with the second, Prep into every cache type.
 func TestVerifyNorms(t *testing.T) {
 	for si, s := range refShapes {
 		for v := range normVariants {
@@ -55,8 +55,12 @@ func TestVerifyNorms(t *testing.T) {
 				p := refParams(s, 10000)
 				p.NormKind, p.NormScope, p.NormAfter, p.NormEps = normKinds[v/4], normScopes[v%4/normToken], after, eps
 				t.Run(fmt.Sprintf("%v/%s/eps=%g", s, normName(v), eps), func(t *testing.T) {
-					k := kernelOf(mustNew(t, p), 10000, "none")
-					k.Norm = normOf(mustNew(t, p), normK(p.NormKind, after), false)
+					r := mustNew(t, p)
+					k := kernelOf(r, 10000, "none")
+					k.Norm = normOf(r, normK(p.NormKind, after), false)
+					if eps != 1e-6 {
+						k.Caches = refCaches(r) // Prep with the norm, into every cache type
+					}
 					verify.RunNorm(t, k)
 				})
 			}

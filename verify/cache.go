@@ -32,6 +32,12 @@ type Cache[C CacheElem] struct {
 	// BatchApplyStore calls a Batch's ApplyStore (docs/contract.md §12):
 	// token j at the position the Batch's Set gave it. Optional.
 	BatchApplyStore func(b Batch[float32], dst []C, scale float32, ds Strides, slots []int64, src []float32, ss Strides)
+	// Prep calls the table's Prep (docs/contract.md §13) with the step p,
+	// its caches of this type; BatchPrep a Batch's. Optional: with them,
+	// Run checks Prep against the Kernel's ApplyNormQK (ApplyQK without a
+	// Norm) and Store, and RunNorm against its Norm's.
+	Prep      func(tab Table[float32], p PrepStep[C], pos []int32)
+	BatchPrep func(b Batch[float32], p PrepStep[C])
 }
 
 // cacheOp is one of the four cache forms.
@@ -111,10 +117,19 @@ type CacheForms interface {
 	run(t *testing.T, s *suite[float32])
 	bench(b *testing.B, s *suite[float32], named bool, backends []Backend, restore func(), input func(int) []float32)
 	exhaustive(t tb, k Kernel[float32], stride uint64)
+	prep(t *testing.T, s *suite[float32])
+	fuzzPrep(s *suite[float32], hdr, vals []byte) string
 }
 
 func (c *Cache[C]) cacheType() string                   { return c.DType }
 func (c *Cache[C]) run(t *testing.T, s *suite[float32]) { runCacheOf(t, s, c) }
+func (c *Cache[C]) prep(t *testing.T, s *suite[float32]) {
+	cs, err := newCacheSuite(s, c)
+	if err != nil {
+		t.Fatalf("verify: invalid Cache: %v", err)
+	}
+	runPrep(t, cs)
+}
 
 func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C], error) {
 	ref, err := newCacheRef(c.DType, s.hd)
@@ -153,6 +168,7 @@ func runCacheOf[C CacheElem](t *testing.T, s *suite[float32], c *Cache[C]) {
 	t.Run("guard", func(t *testing.T) { checkCacheGuard(t, cs) })
 	t.Run("panics", func(t *testing.T) { checkCachePanics(t, cs) })
 	t.Run("batch", func(t *testing.T) { checkCacheBatch(t, cs) })
+	runPrep(t, cs)
 }
 
 // checkCacheBatch checks Batch.ApplyStore, a decode step's keys stored at

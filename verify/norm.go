@@ -428,9 +428,10 @@ func (s *suite[T]) normK(n int) (rot, pass float64) {
 
 // runNorm runs the QK-norm checks as subtests of t, or logs that k has no
 // ApplyNormQK.
-// RunNorm runs only the QK-norm checks of Run on k: for a second model of a
-// package's shape, with a norm or an ε of its own, whose other checks Run
-// has done on the first.
+// RunNorm runs only the QK-norm checks of Run on k, and the Prep checks of
+// its cache types with that norm: for a second model of a package's shape,
+// with a norm or an ε of its own, whose other checks Run has done on the
+// first.
 func RunNorm[T Elem](t *testing.T, k Kernel[T]) {
 	t.Helper()
 	s, err := newSuite(k)
@@ -445,6 +446,9 @@ func RunNorm[T Elem](t *testing.T, k Kernel[T]) {
 		t.Fatalf("verify: %v", err)
 	}
 	runNorm(t, s)
+	if s.k.Norm != nil {
+		t.Run("prep", func(t *testing.T) { runPrepForms(t, s) })
+	}
 }
 
 func runNorm[T Elem](t *testing.T, s *suite[T]) {
@@ -945,29 +949,40 @@ func checkNormStrided[T Elem](t tb, s *suite[T], random int) {
 			}
 			return s.normal(r.Uint64())
 		})
-		want, wa, wb, err := s.wantNorm(c, in, qw, kw, rows)
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		var refGot sbufs[T]
-		for i := len(bs) - 1; i >= 0; i-- {
-			b := bs[i]
-			b.Use()
-			got := in.clone()
-			if msg, panicked := catch(func() { s.invokeNorm(c, got, qw, kw) }); panicked {
-				t.Fatalf("backend %s: ApplyNormQK on %v panicked on a valid call: %s (call %d, seed %d)", b.Name, c, msg, ci, sd)
-			}
-			if d := s.diffNorm(c, got, want, in, wa, wb); d != "" {
-				t.Fatalf("backend %s: ApplyNormQK on %v: %s (call %d, seed %d)", b.Name, c, d, ci, sd)
-			}
-			if i == len(bs)-1 {
-				refGot = got
-			} else if d := s.firstDiffBufs(c, got, refGot); d != "" {
-				t.Fatalf("backend %s differs from %s: ApplyNormQK on %v: %s (call %d, seed %d)", b.Name, bs[len(bs)-1].Name, c, d, ci, sd)
-			}
+		if msg := s.checkNormCall(c, in, qw, kw, bs, rows); msg != "" {
+			t.Fatalf("%s (call %d, seed %d)", msg, ci, sd)
 		}
 	}
 	t.Logf("qk-norm strided: %d ApplyNormQK calls on %d backends: every head as docs/contract.md §10, canaries intact, backends agree (seed %d)", len(calls), len(bs), sd)
+}
+
+// checkNormCall makes ApplyNormQK call c on a copy of in with weights qw
+// and kw on every backend, the last first: each must leave every q and k
+// head as canonUnit computes it and every other element with its bits, and
+// give the last backend's bits. It returns "" or what failed.
+func (s *suite[T]) checkNormCall(c *scall, in sbufs[T], qw, kw []float64, bs []Backend, rows map[int][]cs) string {
+	want, wa, wb, err := s.wantNorm(c, in, qw, kw, rows)
+	if err != nil {
+		return err.Error()
+	}
+	var refGot sbufs[T]
+	for i := len(bs) - 1; i >= 0; i-- {
+		b := bs[i]
+		b.Use()
+		got := in.clone()
+		if msg, panicked := catch(func() { s.invokeNorm(c, got, qw, kw) }); panicked {
+			return fmt.Sprintf("backend %s: ApplyNormQK on %v panicked on a valid call: %s", b.Name, c, msg)
+		}
+		if d := s.diffNorm(c, got, want, in, wa, wb); d != "" {
+			return fmt.Sprintf("backend %s: ApplyNormQK on %v: %s", b.Name, c, d)
+		}
+		if i == len(bs)-1 {
+			refGot = got
+		} else if d := s.firstDiffBufs(c, got, refGot); d != "" {
+			return fmt.Sprintf("backend %s differs from %s: ApplyNormQK on %v: %s", b.Name, bs[len(bs)-1].Name, c, d)
+		}
+	}
+	return ""
 }
 
 // diffNorm compares got with want: written elements (mask) must match

@@ -134,6 +134,14 @@ func (s *suite[T]) fuzzLayout(heads, tokens int, headMajor, edge bool, g []byte)
 // decodeFuzzStrided decodes data (see fuzzStridedHeader) into a call and
 // its buffers.
 func (s *suite[T]) decodeFuzzStrided(data []byte, ops []struct{ op, qk int }) (*scall, sbufs[T]) {
+	c, in, _ := s.decodeFuzzCall(data, ops, false)
+	return c, in
+}
+
+// decodeFuzzCall is decodeFuzzStrided, with whole: every value of every
+// head from the input (the norm reads all of them), not only the rotated
+// ones; it also returns a hash of the whole input.
+func (s *suite[T]) decodeFuzzCall(data []byte, ops []struct{ op, qk int }, whole bool) (*scall, sbufs[T], uint64) {
 	hdr := make([]byte, fuzzStridedHeader)
 	copy(hdr, data)
 	o := ops[int(hdr[0])%len(ops)]
@@ -160,7 +168,7 @@ func (s *suite[T]) decodeFuzzStrided(data []byte, ops []struct{ op, qk int }) (*
 	size := int(sizeOf[T]())
 	vals := data[min(len(data), fuzzStridedHeader):]
 	i := 0
-	in := s.fillStrided(c, salt, false, func() uint64 {
+	in := s.fillStrided(c, salt, whole, func() uint64 {
 		defer func() { i++ }()
 		if (i+1)*size <= len(vals) {
 			var v uint64
@@ -171,5 +179,5 @@ func (s *suite[T]) decodeFuzzStrided(data []byte, ops []struct{ op, qk int }) (*
 		}
 		return s.c.f.special(mix(salt+uint64(i)), false)
 	})
-	return c, in
+	return c, in, salt
 }

@@ -74,7 +74,7 @@ func TestStaleTestFileRemoved(t *testing.T) {
 // scheme lacks is asked of the flags, and the message does not blame the
 // config.
 func TestScalingOverridesConfig(t *testing.T) {
-	cfg := filepath.Join("..", "..", "generated", "llama31", "config.json")
+	cfg := filepath.Join("..", "..", "spec", "testdata", "hf", "llama-3.1-8b.json")
 	for _, args := range [][]string{
 		{"-hf-config", cfg, "-scaling", "yarn", "-explain"},
 		{"-hf-config", cfg, "-scaling", "yarn", "-factor", "4", "-explain"},

@@ -15,8 +15,8 @@ import (
 // -engine writes one package for an engine: the kernels of every shape the
 // models it must serve need (-hf-config and -gguf, each repeatable, every
 // RoPE layer type of each model) and of the bare shapes of -shape, each
-// shape once, with the QK-norms its models need (and -shape-norms for the
-// bare shapes), the cache types of -out-dtype, and no default model.
+// shape once, with the QK-norms its models need (and those a -shape lists),
+// the cache types of -out-dtype, and no default model.
 
 // multiFlag is a repeatable flag: each value, checked by check (which
 // returns what is accepted, or ""), is appended to *p.
@@ -54,16 +54,14 @@ func (c *cli) multiFlag(name, usage string, p *[]string, check func(string) stri
 
 // engineFlags are the flags -engine takes; every other flag describes one
 // spec, which an engine package does not have.
-var engineFlags = []string{"engine", "hf-config", "gguf", "shape", "shape-norms", "out-dtype", "dtype", "pkg", "o", "tests"}
+var engineFlags = []string{"engine", "hf-config", "gguf", "shape", "out-dtype", "dtype", "pkg", "o", "tests"}
 
 // checkEngineFlags refuses a flag -engine does not take, and the -engine
 // flags without -engine.
 func (c *cli) checkEngineFlags() error {
 	if !c.opt.engine {
-		for _, f := range []string{"shape", "shape-norms"} {
-			if c.given[f] {
-				return badInput("-%s: only with -engine (a package of several shapes)", f)
-			}
+		if c.given["shape"] {
+			return badInput("-shape: only with -engine (a package of several shapes)")
 		}
 		for _, l := range []struct {
 			name string
@@ -88,20 +86,21 @@ func (c *cli) checkEngineFlags() error {
 	return nil
 }
 
-// parseShape parses a -shape value: HEAD,ROTARY,LAYOUT.
+// parseShape parses a -shape value: HEAD,ROTARY,LAYOUT, then the shape's
+// QK-norms, each KIND/SCOPE or KIND/SCOPE/after.
 func parseShape(v string) (gen.EngineShape, string) {
-	const want = "want HEAD,ROTARY,LAYOUT: the head dim, the rotary dim (even, at most the head dim) and interleaved or neox, e.g. 128,64,neox"
+	const want = "want HEAD,ROTARY,LAYOUT[,NORM…]: the head dim, the rotary dim (even, at most the head dim), interleaved or neox, and QK-norms KIND/SCOPE[/after] (KIND rms, gemma or l2, SCOPE head or token), e.g. 128,128,neox,rms/head"
 	f := strings.Split(v, ",")
-	if len(f) != 3 {
+	if len(f) < 3 {
 		return gen.EngineShape{}, want
 	}
-	h, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
-	r, err2 := strconv.Atoi(strings.TrimSpace(f[1]))
+	h, err1 := strconv.Atoi(f[0])
+	r, err2 := strconv.Atoi(f[1])
 	if err1 != nil || err2 != nil {
 		return gen.EngineShape{}, want
 	}
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout = h, r, strings.TrimSpace(f[2])
+	s.HeadDim, s.RotaryDim, s.Layout = h, r, f[2]
 	if err := s.Validate(); err != nil {
 		var se *spec.SpecError
 		if errors.As(err, &se) {
@@ -109,31 +108,27 @@ func parseShape(v string) (gen.EngineShape, string) {
 		}
 		return gen.EngineShape{}, err.Error()
 	}
-	return gen.EngineShape{HeadDim: h, RotaryDim: r, Layout: s.Layout}, ""
-}
-
-// parseNorms parses -shape-norms: a comma-separated list of KIND/SCOPE or
-// KIND/SCOPE/after.
-func parseNorms(v string) ([]spec.QKNorm, string) {
-	const want = "want a comma-separated list of KIND/SCOPE[/after]: KIND rms, gemma or l2, SCOPE head or token, e.g. rms/head,l2/head/after"
-	var out []spec.QKNorm
-	for _, e := range strings.Split(v, ",") {
+	sh := gen.EngineShape{HeadDim: h, RotaryDim: r, Layout: s.Layout}
+	for _, e := range f[3:] {
 		p := strings.Split(e, "/")
 		if len(p) < 2 || len(p) > 3 || len(p) == 3 && p[2] != "after" {
-			return nil, fmt.Sprintf("%q: %s", e, want)
+			return gen.EngineShape{}, fmt.Sprintf("norm %q: %s", e, want)
 		}
 		n := spec.QKNorm{Kind: p[0], Scope: p[1], After: len(p) == 3}
-		s := spec.DefaultSpec()
-		s.QKNorm = n
+		ns := s
+		ns.QKNorm = n
 		if !n.Enabled() {
-			return nil, fmt.Sprintf("%q: %s", e, want)
+			return gen.EngineShape{}, fmt.Sprintf("norm %q: %s", e, want)
 		}
-		if err := s.Validate(); err != nil {
-			return nil, fmt.Sprintf("%q: %v; %s", e, err, want)
+		if err := ns.Validate(); err != nil {
+			return gen.EngineShape{}, fmt.Sprintf("norm %q: %v; %s", e, err, want)
 		}
-		out = append(out, n)
+		if slices.Contains(sh.Norms, n) {
+			return gen.EngineShape{}, fmt.Sprintf("norm %q listed twice: want each norm once", e)
+		}
+		sh.Norms = append(sh.Norms, n)
 	}
-	return out, ""
+	return sh, ""
 }
 
 // engineModel is one RoPE of a model an engine package serves.
@@ -225,19 +220,8 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 		e.Shapes = append(e.Shapes, sh)
 		e.Models = append(e.Models, fmt.Sprintf("%s: %d/%d/%s, %s", m.label, sh.HeadDim, sh.RotaryDim, sh.Layout, norm))
 	}
-	var norms []spec.QKNorm
-	if c.opt.shapeNorms != "" {
-		var problem string
-		if norms, problem = parseNorms(c.opt.shapeNorms); problem != "" {
-			return badInput("-shape-norms %q: %s", c.opt.shapeNorms, problem)
-		}
-		if len(c.opt.shapes) == 0 {
-			return badInput("-shape-norms %q: the norms of the bare shapes; want -shape too", c.opt.shapeNorms)
-		}
-	}
 	for _, v := range c.opt.shapes {
 		sh, _ := parseShape(v) // checked as the flag was set
-		sh.Norms = norms
 		e.Shapes = append(e.Shapes, sh)
 		e.Models = append(e.Models, fmt.Sprintf("-shape %s", v))
 	}
@@ -245,9 +229,12 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 		return badInput("-engine: no shapes: want -hf-config, -gguf or -shape (each repeatable)")
 	}
 	if slices.Contains(caches, "q8_0") {
+		var noted []string
 		for _, sh := range e.Shapes {
-			if sh.HeadDim%spec.Q8Block != 0 {
-				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %d/%d/%s has no q8_0 kernels (its head dim is not a multiple of %d)\n", sh.HeadDim, sh.RotaryDim, sh.Layout, spec.Q8Block)
+			name := fmt.Sprintf("%d/%d/%s", sh.HeadDim, sh.RotaryDim, sh.Layout)
+			if sh.HeadDim%spec.Q8Block != 0 && !slices.Contains(noted, name) {
+				noted = append(noted, name)
+				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %s has no q8_0 kernels (its head dim is not a multiple of %d)\n", name, spec.Q8Block)
 			}
 		}
 	}

@@ -162,7 +162,6 @@ type options struct {
 	hfConfigs, ggufs []string
 	engine           bool     // -engine: one package for an engine
 	shapes           []string // -shape: bare shapes of an engine package
-	shapeNorms       string   // -shape-norms: the QK-norms of the bare shapes
 }
 
 // cli is a parsed command line.
@@ -365,7 +364,7 @@ func cacheList(v string) ([]string, error) {
 	for _, t := range strings.Split(v, ",") {
 		switch {
 		case !slices.Contains(cacheTypes, t):
-			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s", v, t, strings.Join(cacheTypes, ", "))
+			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s (the KV cache types float32 keys and values are stored as)", v, t, quoteList(cacheTypes))
 		case slices.Contains(out, t):
 			return nil, badInput("-out-dtype %q: %q listed twice: want each cache type once", v, t)
 		}
@@ -521,8 +520,7 @@ func (c *cli) newFlagSet() {
 	c.optBool("tests", "also write rope_test.go (property tests and benchmarks)", &c.opt.tests)
 	c.multiFlag("gguf", "read the spec from a GGUF model file at `path` (its RoPE metadata and factor tensors, as llama.cpp reads them); flags given override it (with -engine: repeatable, a model to serve)", &c.opt.ggufs, nil)
 	c.optBool("engine", "write one package for an engine: the kernels of every shape of the models of -hf-config and -gguf (each repeatable, every RoPE layer type) and of -shape, their QK-norms, the caches of -out-dtype; no default model (New takes a model's numbers)", &c.opt.engine)
-	c.multiFlag("shape", "with -engine: a shape with no model file, `HEAD,ROTARY,LAYOUT` (e.g. 128,64,neox); repeatable", &c.opt.shapes, func(v string) string { _, p := parseShape(v); return p })
-	c.optString("shape-norms", "with -engine: the QK-norms of the -shape shapes, a comma-separated `list` of KIND/SCOPE[/after] (rms/head, gemma/head, l2/head/after, rms/token, …)", &c.opt.shapeNorms)
+	c.multiFlag("shape", "with -engine: a shape with no model file, `HEAD,ROTARY,LAYOUT[,NORM…]`, the QK-norms KIND/SCOPE[/after] (e.g. 128,64,neox or 128,128,neox,rms/head,l2/head/after); repeatable", &c.opt.shapes, func(v string) string { _, p := parseShape(v); return p })
 	c.optString("layer-type", "with -hf-config: write the RoPE of the layers of this `type` (full_attention, sliding_attention, …; -explain lists a model's); default: the full-attention layers', or the only RoPE", &c.opt.layerType)
 	c.optBool("rope-local", "with -hf-config: the same as -layer-type sliding_attention (Gemma 3's local layers); with -gguf: the local layers' RoPE of a two-base model", &c.opt.local)
 	c.optString("hf-part", "with -hf-config: which rotation of the model to write, `part`: text (default), indexer (DeepSeek-V3.2's and GLM-5's lightning indexer) or vision (vision_config's encoder: Pixtral)", &c.opt.hfPart)
@@ -988,4 +986,13 @@ func restore(targets []*target) {
 			}
 		}
 	}
+}
+
+// quoteList is vs Go-quoted and comma-separated: "a", "b".
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }

@@ -20,7 +20,7 @@ func TestSVGFiguresFresh(t *testing.T) {
 		args []string
 	}{
 		{"rope128.svg", []string{"-dim", "128", "-base", "10000"}},
-		{"llama31.svg", []string{"-hf-config", filepath.Join(root, "generated", "llama31", "config.json")}},
+		{"llama31.svg", []string{"-hf-config", filepath.Join(root, "spec", "testdata", "hf", "llama-3.1-8b.json")}},
 	} {
 		want, err := os.ReadFile(filepath.Join(root, "docs", "figures", tc.file))
 		if err != nil {

@@ -1,58 +1,155 @@
 /*
 Package engine shows, in small tested code, how an inference engine that
 loads models at run time uses ropegen. The kernels depend only on a head's
-shape; the frequencies, the attention factor and the axis map are data. So
-the engine carries one generated package per shape it serves (here
-rope128neox: heads of 128 float32 values, rotate_half pairs, every value
-rotated) and, when it loads a model, computes that model's numbers with
-package spec, the same code ropegen runs, and builds tables from them:
+shape; a model's frequencies, attention factor, axis map and QK-norm are
+data. So the engine carries ONE generated engine package (here
+generated/engine, written by ropegen -engine for the popular shapes: 128
+values in both layouts, DeepSeek's 64, Gemma's 256, Phi-3's 96, with the
+QK-norms and cache types its models need) and, when it loads a model,
+computes that model's numbers with package spec, the same code ropegen runs:
 
-	s, _ := spec.LoadHFConfig("config.json") // or spec.LoadGGUF
-	rot, _ := engine.New(s)                  // rope128neox.New(Params(p.Runtime()))
-	tab := rot.Window(start, n)              // rows for positions [start, start+n)
+	m, _ := engine.LoadHF("config.json")  // every RoPE layer type; or LoadGGUF
+	l := m.Layer("sliding_attention")     // Gemma 3's local layers
+	tab := l.R.NewTableRange(start, n)    // rows for positions [start, start+n)
+	l.Prefill(tab, qkv, ...)              // Prep: norm, rotate, store into the caches
 
-A table from the loaded numbers is bit for bit the table of a package
-generated for that model (the tests compare Llama 3.1 8B, Mistral 7B and
-Qwen2.5 7B with YaRN against their own generated packages). Long contexts
-need no table reaching the last position: a window (NewTableRange) for a
-prefill or a sequence's recent positions, and a Batch for a decode step
-whose sequences sit at scattered positions.
+New is rope.New(rope.Params(p.Runtime())) for p = spec.Resolve(s): the
+engine package picks the shape's kernels and refuses a model whose shape or
+QK-norm it lacks, naming the field and listing what it has. Every model
+gives, bit for bit, what a package generated for that model alone gives
+(the tests compare Llama 3.1, Qwen3, Gemma 3's two layer types, OLMo 2,
+Llama 4 Scout, DeepSeek-V3, Phi-3, Qwen2.5-VL, a GGUF Llama and more,
+on every backend).
 */
 package engine
 
 import (
 	"fmt"
+	"slices"
 
-	"github.com/ropegen/ropegen/generated/rope128neox"
+	rope "github.com/ropegen/ropegen/generated/engine"
 	"github.com/ropegen/ropegen/spec"
 )
 
-// Rotary is the RoPE of one loaded model, in rope128neox's shape.
-type Rotary struct {
-	Spec spec.Spec
-	R    *rope128neox.Rotary
-}
-
-// New resolves s with package spec and returns its Rotary: rope128neox's
-// New takes the model's numbers as data, and refuses a model of another
-// shape, naming the field.
-func New(s spec.Spec) (*Rotary, error) {
+// New resolves s with package spec and returns its Rotary from the engine
+// package: New takes the model's numbers as data and checks them.
+func New(s spec.Spec) (*rope.Rotary, error) {
 	p, err := spec.Resolve(s)
 	if err != nil {
 		return nil, err
 	}
-	r, err := rope128neox.New(rope128neox.Params(p.Runtime()))
+	r, err := rope.New(rope.Params(p.Runtime()))
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Rotary{Spec: s, R: r}, nil
+	return r, nil
 }
 
-// Table returns a table for the positions [0, n).
-func (r *Rotary) Table(n int) *rope128neox.Table { return r.R.NewTable(n) }
+// Layer is the RoPE of one layer type of a model.
+type Layer struct {
+	Type string // the layer type (full_attention, sliding_attention, …); "" for a model of one RoPE
+	Spec spec.Spec
+	R    *rope.Rotary
+}
 
-// Window returns a table for the positions [start, start+n) only.
-func (r *Rotary) Window(start, n int) *rope128neox.Table { return r.R.NewTableRange(start, n) }
+// Model is a loaded model: a Layer for each layer type with a RoPE of its
+// own, in the order the model's layers first use them.
+type Model struct {
+	Path   string
+	Layers []Layer
+}
 
-// Batch returns the rows of a decode step for up to capacity sequences.
-func (r *Rotary) Batch(capacity int) *rope128neox.Batch { return r.R.NewBatch(capacity) }
+// Layer returns the layer of type typ, or with typ "" the first; nil if
+// the model has no such layer type.
+func (m *Model) Layer(typ string) *Layer {
+	for i := range m.Layers {
+		if typ == "" || m.Layers[i].Type == typ {
+			return &m.Layers[i]
+		}
+	}
+	return nil
+}
+
+// LoadHF loads a Hugging Face config.json: the RoPE of every layer type the
+// model's layers use (spec.HFInfo.Layers), each served by the engine
+// package.
+func LoadHF(path string) (*Model, error) {
+	s, info, err := spec.LoadHFConfigWith(path, spec.HFOptions{})
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: path}
+	var types []string
+	for _, l := range info.Layers {
+		if l.NoPE == "" && l.RoPE != "" && !slices.Contains(types, l.Type) {
+			types = append(types, l.Type)
+		}
+	}
+	if len(types) <= 1 {
+		r, err := New(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		typ := ""
+		if len(types) == 1 {
+			typ = types[0]
+		}
+		m.Layers = append(m.Layers, Layer{Type: typ, Spec: s, R: r})
+		return m, nil
+	}
+	for _, lt := range types {
+		s, _, err := spec.LoadHFConfigWith(path, spec.HFOptions{LayerType: lt})
+		if err != nil {
+			return nil, err
+		}
+		r, err := New(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s layers: %w", path, lt, err)
+		}
+		m.Layers = append(m.Layers, Layer{Type: lt, Spec: s, R: r})
+	}
+	return m, nil
+}
+
+// LoadGGUF loads a GGUF model file as llama.cpp reads its RoPE: one layer
+// type, and for a model of two bases (Gemma 3's) its local layers' too.
+func LoadGGUF(path string) (*Model, error) {
+	s, _, err := spec.LoadGGUFWith(path, spec.GGUFOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r, err := New(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := &Model{Path: path, Layers: []Layer{{Spec: s, R: r}}}
+	if ls, _, err := spec.LoadGGUFWith(path, spec.GGUFOptions{Local: true}); err == nil && ls.Base != s.Base {
+		lr, err := New(ls)
+		if err != nil {
+			return nil, fmt.Errorf("%s, local layers: %w", path, err)
+		}
+		m.Layers[0].Type = "global"
+		m.Layers = append(m.Layers, Layer{Type: "local", Spec: ls, R: lr})
+	}
+	return m, nil
+}
+
+// Prefill is one layer's attention prep for tokens whose fused QKV
+// projections lie in qkv, a row of hq query, hkv key and hkv value heads
+// per token: the queries normalized (with the layer's QK-norm and weights
+// qw, kw; nil for a model without one) and rotated in place, the keys
+// normalized, rotated and stored into kc, the values stored into vc, token
+// j at slot slots[j] and at positions pos[j·Axes:(j+1)·Axes]. It is one
+// call of the engine package's Prep: every view, slot and position is
+// checked before anything is written.
+func (l *Layer) Prefill(tab *rope.Table, qkv []float32, hq, hkv int, qw, kw []float32, kc, vc rope.Cache, slots []int64, pos []int32) {
+	hd := l.R.Shape().HeadDim
+	row := (hq + 2*hkv) * hd
+	kv := rope.Strides{Heads: hkv, Head: hd, Token: row}
+	tab.Prep(rope.Step{
+		Q: qkv, QS: rope.Strides{Heads: hq, Head: hd, Token: row}, QW: qw,
+		K: qkv[hq*hd:], KS: kv, KW: kw,
+		V: qkv[(hq+hkv)*hd:], VS: kv,
+		KCache: kc, VCache: vc, Slots: slots,
+	}, pos)
+}

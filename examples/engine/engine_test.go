@@ -3,175 +3,138 @@ package engine
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/ropegen/ropegen/generated/llama31"
-	"github.com/ropegen/ropegen/generated/mistral7b"
-	"github.com/ropegen/ropegen/generated/qwen25"
-	"github.com/ropegen/ropegen/generated/rope128neox"
+	rope "github.com/ropegen/ropegen/generated/engine"
 	"github.com/ropegen/ropegen/spec"
 )
 
-// load returns the Rotary of a checked-in model config.
-func load(t *testing.T, model string) *Rotary {
-	t.Helper()
-	s, err := spec.LoadHFConfig(filepath.Join("..", "..", "generated", model, "config.json"))
+func hfPath(name string) string { return filepath.Join("..", "..", "spec", "testdata", "hf", name) }
+
+// Every RoPE layer type of a model is a Layer: Gemma 3's global and sliding
+// layers (base 1e6 with linear scaling by 8, and base 1e4; one shape, one
+// norm), one layer for Llama.
+func TestLoadHFLayers(t *testing.T) {
+	m, err := LoadHF(hfPath("gemma-3-4b-it.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(s)
-	if err != nil {
-		t.Fatal(err)
+	var types []string
+	for _, l := range m.Layers {
+		types = append(types, l.Type)
 	}
-	return r
-}
-
-// input is a random vector of n float32 values, some of them tiny, huge, zero.
-func input(rng *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		switch i % 11 {
-		case 3:
-			x[i] = 0
-		case 5:
-			x[i] = float32(rng.NormFloat64()) * 1e-30
-		case 7:
-			x[i] = float32(rng.NormFloat64()) * 1e30
-		default:
-			x[i] = float32(rng.NormFloat64())
-		}
+	if !slices.Equal(types, []string{"sliding_attention", "full_attention"}) && !slices.Equal(types, []string{"full_attention", "sliding_attention"}) {
+		t.Fatalf("Gemma 3's layers: %v, want its sliding and full attention layers", types)
 	}
-	return x
+	g, s := m.Layer("full_attention"), m.Layer("sliding_attention")
+	if g.Spec.Base == s.Spec.Base || g.R.Shape() != s.R.Shape() || g.R.Params().NormKind != "gemma" {
+		t.Errorf("global %v base %v, sliding %v base %v", g.R.Shape(), g.Spec.Base, s.R.Shape(), s.Spec.Base)
+	}
+	if m.Layer("linear_attention") != nil {
+		t.Errorf("a layer type Gemma 3 lacks was found")
+	}
+	l, err := LoadHF(hfPath("llama-3.1-8b.json"))
+	if err != nil || len(l.Layers) != 1 {
+		t.Fatalf("Llama 3.1: %v, %v: want one layer", l, err)
+	}
 }
 
-// generatedTable is the table side of a package ropegen generated for one
-// model: what the engine's run-time tables must equal.
-type generatedTable interface {
-	Apply(x []float32, pos int)
-	ApplySeq(x []float32, pos []int32)
-	ApplyInverse(x []float32, pos int)
-}
-
-// A table built at run time from a model's config gives, bit for bit, the
-// table of the package generated for that model, through the same rope128neox
-// kernels: Llama 3.1 (llama3 scaling), Mistral (no scaling), Qwen2.5 with
-// YaRN (attention factor 1.1386). So do a window far into the context and a
-// decode Batch, against the generated package's tableless Rotate.
-func TestRunTimeTablesMatchGeneratedPackages(t *testing.T) {
-	const n = 4096
+// A model the engine package has no kernels for is refused by New, naming
+// the field and listing what the package has: Phi-2's head of 80, GPT-J's
+// rotary 64 of 256, a QK-norm the shape lacks.
+func TestRefused(t *testing.T) {
 	for _, c := range []struct {
-		model  string
-		table  generatedTable
-		rotate func(x []float32, pos int)
-		attn   float64
+		what  string
+		s     func() spec.Spec
+		words []string
 	}{
-		{"llama31", llama31.NewTable(n), llama31.Rotate, llama31.AttentionFactor},
-		{"mistral7b", mistral7b.NewTable(n), mistral7b.Rotate, mistral7b.AttentionFactor},
-		{"qwen25", qwen25.NewTable(n), qwen25.Rotate, qwen25.AttentionFactor},
+		{"Phi-2", func() spec.Spec { s, _ := spec.LoadHFConfig(hfPath("phi-2.json")); return s }, []string{"HeadDim = 80", "128/128/neox", "96/96/neox"}},
+		{"GPT-J", func() spec.Spec { s, _ := spec.LoadHFConfig(hfPath("gpt-j-6b.json")); return s }, []string{"RotaryDim = 64", "256/256/neox"}},
+		{"Llama 3.1 with a gemma norm", func() spec.Spec {
+			s, _ := spec.LoadHFConfig(hfPath("llama-3.1-8b.json"))
+			s.QKNorm = spec.QKNorm{Kind: "gemma"}
+			return s
+		}, []string{`NormKind = "gemma"`, "rms/head", "rms/token"}},
 	} {
-		t.Run(c.model, func(t *testing.T) {
-			r := load(t, c.model)
-			if a := r.R.Params().Attn; a != c.attn {
-				t.Fatalf("A = %v, the generated package's %v", a, c.attn)
+		r, err := New(c.s())
+		if err == nil {
+			t.Errorf("%s: New = %v: want an error", c.what, r.Shape())
+			continue
+		}
+		for _, w := range c.words {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v: does not say %q", c.what, err, w)
 			}
-			rng := rand.New(rand.NewPCG(1, uint64(len(c.model))))
-			tab := r.Table(n)
-			for range 200 {
-				p := rng.IntN(n)
-				x := input(rng, 3*rope128neox.HeadDim)
-				got, want := slices.Clone(x), slices.Clone(x)
-				tab.Apply(got, p)
-				c.table.Apply(want, p)
-				same(t, fmt.Sprintf("Apply at %d", p), got, want)
-				tab.ApplyInverse(got, p)
-				c.table.ApplyInverse(want, p)
-				same(t, fmt.Sprintf("ApplyInverse at %d", p), got, want)
-			}
-			// A window at 10⁶ against Rotate (a full table would take 1 GiB).
-			const start = 1_000_000
-			win := r.Window(start, 512)
-			pos := make([]int32, 64)
-			for j := range pos {
-				pos[j] = int32(start + 100 + j) // a run: the rows kernels' walk
-			}
-			x := input(rng, len(pos)*2*rope128neox.HeadDim)
-			got, want := slices.Clone(x), slices.Clone(x)
-			win.ApplySeq(got, pos)
-			for j, p := range pos {
-				c.rotate(want[j*2*rope128neox.HeadDim:(j+1)*2*rope128neox.HeadDim], int(p))
-			}
-			same(t, "a window at 10⁶", got, want)
-			// A decode step: four sequences at scattered positions.
-			b := r.Batch(8)
-			steps := []int32{3, 900_000, 131_071, 40}
-			b.Set(steps)
-			x = input(rng, len(steps)*rope128neox.HeadDim)
-			got, want = slices.Clone(x), slices.Clone(x)
-			b.ApplySeq(got)
-			for j, p := range steps {
-				c.rotate(want[j*rope128neox.HeadDim:(j+1)*rope128neox.HeadDim], int(p))
-			}
-			same(t, "a decode Batch", got, want)
-		})
-	}
-}
-
-func same(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: index %d: %v (%#x), generated package %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}
 }
 
-// A model of another shape is refused, naming the field; a model of the
-// same shape with three axes is served (its tokens' rows are assembled from
-// the rows of their positions).
-func TestOtherShapesRefused(t *testing.T) {
-	for _, c := range []struct{ model, want string }{
-		{"phi2", "HeadDim = 80"},
-		{"gptj", "HeadDim = 256"},
-		{"rope128", `Layout = "interleaved"`},
-		{"qwen25vl7b", ""},
-	} {
-		path := filepath.Join("..", "..", "generated", c.model, "config.json")
-		var s spec.Spec
-		var err error
-		if c.model == "rope128" {
-			s = spec.DefaultSpec()
-		} else if s, err = spec.LoadHFConfig(path); err != nil {
-			t.Fatal(err)
+// Prefill is the engine package's Prep on fused QKV rows: the queries as
+// ApplyNormQK leaves them, the keys and values in the caches as Store puts
+// them after it.
+func TestPrefill(t *testing.T) {
+	m, err := LoadHF(hfPath("qwen3-8b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layer("")
+	hd := l.R.Shape().HeadDim
+	const hq, hkv, rows = 32, 8, 8
+	row := (hq + 2*hkv) * hd
+	qkv := make([]float32, 3*row)
+	for i := range qkv {
+		qkv[i] = float32(math.Sin(float64(i)))
+	}
+	qw, kw := make([]float32, hd), make([]float32, hd)
+	for i := range qw {
+		qw[i], kw[i] = 1+float32(i%3)/4, 1-float32(i%5)/8
+	}
+	tab := l.R.NewTable(64)
+	pos, slots := []int32{10, 11, 12}, []int64{4, 5, 6}
+	cs := rope.Strides{Heads: hkv, Head: l.R.CacheHead("q8_0"), Token: hkv * l.R.CacheHead("q8_0")}
+	kb, vb := make([]byte, rows*cs.Token), make([]byte, rows*cs.Token)
+	got := slices.Clone(qkv)
+	l.Prefill(tab, got, hq, hkv, qw, kw, rope.Q80Cache(kb, cs), rope.Q80Cache(vb, cs), slots, pos)
+
+	want := slices.Clone(qkv)
+	qs, kvs := rope.Strides{Heads: hq, Head: hd, Token: row}, rope.Strides{Heads: hkv, Head: hd, Token: row}
+	tab.ApplyNormQK(want, qs, qw, want[hq*hd:], kvs, kw, pos)
+	wk, wv := make([]byte, len(kb)), make([]byte, len(vb))
+	l.R.Store(rope.Q80Cache(wk, cs), slots, want[hq*hd:], kvs)
+	l.R.Store(rope.Q80Cache(wv, cs), slots, qkv[(hq+hkv)*hd:], kvs)
+	for j := range 3 {
+		o := j * row
+		if !slices.Equal(got[o:o+hq*hd], want[o:o+hq*hd]) || !slices.Equal(got[o+hq*hd:o+row], qkv[o+hq*hd:o+row]) {
+			t.Fatalf("token %d: the queries differ from ApplyNormQK's, or the keys or values changed", j)
 		}
-		_, err = New(s)
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("%s: New: %v, want an error saying %q", c.model, err, c.want)
-		}
+	}
+	if !slices.Equal(kb, wk) || !slices.Equal(vb, wv) {
+		t.Fatal("the caches differ from ApplyNormQK then Store")
 	}
 }
 
-// The engine loads Llama 3.1's config and rotates a query head by position
-// 1,000,005 with a window, without a table from position 0.
+// The engine loads Gemma 3's config, serves both its layer types from one
+// package, and turns a query head at position 1,000,005 with a window,
+// without a table from position 0.
 func Example() {
-	s, err := spec.LoadHFConfig("../../generated/llama31/config.json")
+	m, err := LoadHF("../../spec/testdata/hf/gemma-3-4b-it.json")
 	if err != nil {
 		panic(err)
 	}
-	r, err := New(s)
-	if err != nil {
-		panic(err)
+	for _, l := range m.Layers {
+		p := l.R.Params()
+		fmt.Printf("%s: %v, θ_1 = %.6g, norm %s/%s ε %g\n", l.Type, l.R.Shape(), p.Freqs[1], p.NormKind, p.NormScope, p.NormEps)
 	}
-	win := r.Window(1_000_000, 64) // 64 rows, not a million
-	q := make([]float32, rope128neox.HeadDim)
+	win := m.Layer("full_attention").R.NewTableRange(1_000_000, 64) // 64 rows, not a million
+	q := make([]float32, 256)
 	q[0] = 1
 	win.Apply(q, 1_000_005)
-	want := make([]float32, rope128neox.HeadDim)
-	want[0] = 1
-	llama31.Rotate(want, 1_000_005)
-	fmt.Println("window rows:", win.Len(), "from", win.Start(), "- same bits as llama31:", slices.Equal(q, want))
-	// Output: window rows: 64 from 1000000 - same bits as llama31: true
+	fmt.Println("window rows:", win.Len(), "from", win.Start())
+	// Output:
+	// sliding_attention: 256/256/neox, θ_1 = 0.930572, norm gemma/head ε 1e-06
+	// full_attention: 256/256/neox, θ_1 = 0.112211, norm gemma/head ε 1e-06
+	// window rows: 64 from 1000000
 }

@@ -8,6 +8,18 @@ import "github.com/ropegen/ropegen/verify"
 // cacheOf describes r's forms of the cache type dtype to verify: mk makes a
 // Cache of that type from a buffer, its view and (e4m3) its scale.
 func cacheOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Strides, scale float32) Cache) verify.CacheForms {
+	step := func(p verify.PrepStep[C]) Step {
+		s := Step{
+			Q: p.Q, QS: Strides(p.QS), QW: p.QW,
+			K: p.K, KS: Strides(p.KS), KW: p.KW,
+			KCache: mk(p.KCache, Strides(p.KC), p.KScale),
+			Slots:  p.Slots,
+		}
+		if p.VCache != nil {
+			s.V, s.VS, s.VCache = p.V, Strides(p.VS), mk(p.VCache, Strides(p.VC), p.VScale)
+		}
+		return s
+	}
 	return &verify.Cache[C]{
 		DType:     dtype,
 		CacheHead: r.CacheHead(dtype),
@@ -25,6 +37,12 @@ func cacheOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Str
 		},
 		BatchApplyStore: func(b verify.Batch[float32], dst []C, scale float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
 			batchOf(b).ApplyStore(mk(dst, Strides(ds), scale), slots, src, Strides(ss))
+		},
+		Prep: func(t verify.Table[float32], p verify.PrepStep[C], pos []int32) {
+			tableOf(t).Prep(step(p), textPos(t, pos))
+		},
+		BatchPrep: func(b verify.Batch[float32], p verify.PrepStep[C]) {
+			batchOf(b).Prep(step(p))
 		},
 	}
 }

@@ -27,15 +27,16 @@ func cacheRows(fn, what string, s Strides, n, headSize int) int {
 
 // checkSlots panics unless every slots[j] is −1 (the token is skipped) or
 // a row below rows, and no row is listed twice; fn names the function,
-// what the cache ("dst", "src", "c") and view its Strides. Slots that
+// sname the slots ("slots", "s.Slots"), what the cache ("c", "s.KCache")
+// and view its Strides. Slots that
 // increase, as a decode step's one slot and a contiguous prefill's do, are
 // checked in one pass; others by their runs of consecutive slots (a paged
 // cache's blocks), and only when two runs overlap by sorting a copy.
-func checkSlots(fn, what, view string, slots []int64, rows, n int) {
+func checkSlots(fn, sname, what, view string, slots []int64, rows, n int) {
 	last, increasing := int64(-1), true
 	for j, s := range slots {
 		if uint64(s+1) > uint64(rows) {
-			panicView(fn, "slots[%d] = %d: want -1 (skip) or 0 <= slot < %d, the rows %s gives %s (len %d)", j, s, rows, view, what, n)
+			panicView(fn, "%s[%d] = %d: want -1 (skip) or 0 <= slot < %d, the rows %s gives %s (len %d)", sname, j, s, rows, view, what, n)
 		}
 		if s >= 0 {
 			increasing = increasing && s > last
@@ -43,7 +44,7 @@ func checkSlots(fn, what, view string, slots []int64, rows, n int) {
 		}
 	}
 	if !increasing {
-		checkDistinct(fn, slots)
+		checkDistinct(fn, sname, slots)
 	}
 }
 
@@ -53,7 +54,7 @@ func checkSlots(fn, what, view string, slots []int64, rows, n int) {
 // slot to its last, and sorts the runs by their first slot: if each run
 // starts after the one before it ends, no slot repeats. Otherwise it sorts
 // a copy of the slots.
-func checkDistinct(fn string, slots []int64) {
+func checkDistinct(fn, sname string, slots []int64) {
 	var buf [64][2]int64
 	runs := buf[:0]
 	lo, hi := int64(-1), int64(-1)
@@ -75,21 +76,21 @@ func checkDistinct(fn string, slots []int64) {
 	slices.SortFunc(runs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	for i := 1; i < len(runs); i++ {
 		if runs[i][0] <= runs[i-1][1] {
-			checkDistinctSorted(fn, slots)
+			checkDistinctSorted(fn, sname, slots)
 			return
 		}
 	}
 }
 
 // checkDistinctSorted is checkDistinct by sorting a copy of the slots.
-func checkDistinctSorted(fn string, slots []int64) {
+func checkDistinctSorted(fn, sname string, slots []int64) {
 	c := slices.Clone(slots)
 	slices.Sort(c)
 	for i := 1; i < len(c); i++ {
 		if c[i] >= 0 && c[i] == c[i-1] {
 			first := slices.Index(slots, c[i])
 			second := first + 1 + slices.Index(slots[first+1:], c[i])
-			panicView(fn, "slots[%d] = %d: slots[%d] is %d too: want each row at most once per call", second, c[i], first, c[i])
+			panicView(fn, "%s[%d] = %d: %s[%d] is %d too: want each row at most once per call", sname, second, c[i], sname, first, c[i])
 		}
 	}
 }

@@ -87,9 +87,9 @@ func (r *Rotary) prep(fn string, w *walk, s *Step) {
 	} else if len(s.QW)+len(s.KW) != 0 {
 		panicf("%s: len(s.QW) = %d, len(s.KW) = %d: want no weights: the Rotary has no QK-norm", fn, len(s.QW), len(s.KW))
 	}
-	ko.check(fn, "s.KCache", s.Slots)
+	ko.check(fn, "s.KCache", "s.Slots", s.Slots)
 	if values {
-		vo.check(fn, "s.VCache", s.Slots)
+		vo.check(fn, "s.VCache", "s.Slots", s.Slots)
 		checkCachesApart(fn, &ko, &vo, s.Slots)
 	}
 	for _, c := range [2]*Cache{&s.KCache, &s.VCache} {

@@ -5,29 +5,15 @@ package kv128f16
 
 import (
 	"os"
-	"runtime"
 	"testing"
 
 	spec "github.com/ropegen/ropegen/spec"
 	verify "github.com/ropegen/ropegen/verify"
-	cpu "golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
 // it loads with Params(p.Runtime()).
 var _ = Params(spec.Runtime{})
-
-// ROPEGEN_RVV=1 says the CPU has the V extension where golang.org/x/sys/cpu
-// cannot see it (qemu-user 7.2 has no riscv_hwprobe): the tests then run the
-// RVV backend too. Only the tests read it; the package dispatches on
-// cpu.RISCV64.HasV alone.
-func init() {
-	if runtime.GOARCH == "riscv64" && os.Getenv("ROPEGEN_RVV") == "1" && !cpu.RISCV64.HasV {
-		cpu.RISCV64.HasV = true
-		backends = complete(append(archBackends(), genericBackend()))
-		active = &backends[0]
-	}
-}
 
 // caches describes r's forms of every cache type the package has at r's shape.
 func caches(r *Rotary) []verify.CacheForms {
@@ -36,6 +22,21 @@ func caches(r *Rotary) []verify.CacheForms {
 		return F16Cache(b, s)
 	}))
 	return cs
+}
+
+// exampleCache is an f16 cache of rows rows of heads heads for the examples.
+func exampleCache(r *Rotary, rows, heads int) Cache {
+	hd := r.CacheHead("f16")
+	return F16Cache(make([]uint16, rows*heads*hd), Strides{
+		Head:  hd,
+		Heads: heads,
+		Token: heads * hd,
+	})
+}
+
+// exampleTurnQK is what Prep does to the queries and keys: ApplyQK.
+func exampleTurnQK(tab *Table, q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
+	tab.ApplyQK(q, qs, k, ks, pos)
 }
 
 // kernel describes this package's default model to package verify.
@@ -109,6 +110,12 @@ func FuzzKernel(f *testing.F) {
 // back, with every element outside the heads left as it was.
 func FuzzStrided(f *testing.F) {
 	verify.FuzzStrided(f, kernel())
+}
+
+// FuzzPrep checks Prep on the steps, values and cache types the fuzzer
+// finds: every backend against ApplyNormQK (or ApplyQK) and Store.
+func FuzzPrep(f *testing.F) {
+	verify.FuzzPrep(f, kernel())
 }
 
 // BenchmarkRope measures every backend against a plain Go loop.

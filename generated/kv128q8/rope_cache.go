@@ -137,10 +137,10 @@ func (c *Cache) size() int {
 // check checks the cache view for the rows slots names (slot −1: none) and
 // returns the rows it gives its buffer: every field positive, every slot
 // −1 or a row that fits, no row twice, the heads of those rows apart.
-func (o *cacheOp) check(fn, what string, slots []int64) int {
+func (o *cacheOp) check(fn, what, sname string, slots []int64) int {
 	n := o.c.size()
 	rows := cacheRows(fn, what, o.c.s, n, o.head)
-	checkSlots(fn, "its buffer", what, slots, rows, n)
+	checkSlots(fn, sname, "its buffer", what, slots, rows, n)
 	checkCacheView(fn, what, o.c.s, rows, o.head, slots)
 	return rows
 }
@@ -324,7 +324,7 @@ func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
 
 func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []float32, ss Strides) {
 	o := r.cacheOp(fn, "c", c)
-	o.check(fn, "c", slots)
+	o.check(fn, "c", "slots", slots)
 	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
 	checkHeads(fn, "c", c.s, "ss", ss)
 	var buf *[]float32
@@ -379,7 +379,7 @@ func (r *Rotary) Store(c Cache, slots []int64, src []float32, ss Strides) {
 func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Strides) {
 	r.checkNil(fn)
 	o := r.cacheOp(fn, "c", &c)
-	o.check(fn, "c", slots)
+	o.check(fn, "c", "slots", slots)
 	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
 	checkHeads(fn, "c", c.s, "ss", ss)
 	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
@@ -402,7 +402,7 @@ func (r *Rotary) Load(dst []float32, ds Strides, c Cache, slots []int64) {
 func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int64) {
 	r.checkNil(fn)
 	o := r.cacheOp(fn, "c", &c)
-	o.check(fn, "c", slots)
+	o.check(fn, "c", "slots", slots)
 	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
 	checkHeads(fn, "ds", ds, "c", c.s)
 	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
@@ -436,7 +436,7 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 			panicf("%s: delta[%d] = %d: want |delta| < 2³¹", fn, j, d)
 		}
 	}
-	o.check(fn, "c", slots)
+	o.check(fn, "c", "slots", slots)
 	row := rowPool.Get().(*[]comp)
 	rr := (*row)[:r.rowLen]
 	buf, sp := r.scratch(0)

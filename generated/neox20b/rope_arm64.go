@@ -8,42 +8,54 @@ package neox20b
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
+// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
+// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{kernels_96x24n_neon()},
+			shapes: []kernels{neonH96R24N()},
 		})
 	}
 	return bs
 }
 
-// kernels_96x24n_neon returns the neon kernels of the shape 96/24/neox.
-func kernels_96x24n_neon() (k kernels) {
-	k.fwd = fwd_96x24n_neon
-	k.inv = inv_96x24n_neon
-	k.fwdRows = fwdRows_96x24n_neon
-	k.invRows = invRows_96x24n_neon
+// neonH96R24N returns the NEON kernels of the shape 96/24/neox.
+func neonH96R24N() kernels {
+	k := kernels{
+		fwd:     applyNEONH96R24N,
+		fwdRows: applyRowsNEONH96R24N,
+		inv:     applyInverseNEONH96R24N,
+		invRows: applyInverseRowsNEONH96R24N,
+	}
 	return k
 }
 
-// fwd_96x24n_neon rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
+// applyNEONH96R24N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// table row r (48 values), using NEON. It reads and writes only their values
+// [0, 24), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (96).
 //
 //go:noescape
-func fwd_96x24n_neon(x []float32, stride int, n int, r *float32)
+func applyNEONH96R24N(x []float32, stride, n int, r *float32)
 
-// inv_96x24n_neon rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
+// applyInverseNEONH96R24N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// table row r (48 values), using NEON. It reads and writes only their values
+// [0, 24), and no slice length: the caller checks that the heads fit
+// and, for n > 1, that stride is at least HeadDim (96).
 //
 //go:noescape
-func inv_96x24n_neon(x []float32, stride int, n int, r *float32)
+func applyInverseNEONH96R24N(x []float32, stride, n int, r *float32)
 
-// fwdRows_96x24n_neon rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·48:], using neon.
+// applyRowsNEONH96R24N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
+// its own table row, rows[h·48:][:48], using NEON.
 //
 //go:noescape
-func fwdRows_96x24n_neon(x []float32, stride int, n int, rows []float32)
+func applyRowsNEONH96R24N(x []float32, stride, n int, rows []float32)
 
-// invRows_96x24n_neon rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·48:], using neon.
+// applyInverseRowsNEONH96R24N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
+// its own table row, rows[h·48:][:48], using NEON.
 //
 //go:noescape
-func invRows_96x24n_neon(x []float32, stride int, n int, rows []float32)
+func applyInverseRowsNEONH96R24N(x []float32, stride, n int, rows []float32)

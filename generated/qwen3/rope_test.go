@@ -5,29 +5,15 @@ package qwen3
 
 import (
 	"os"
-	"runtime"
 	"testing"
 
 	spec "github.com/ropegen/ropegen/spec"
 	verify "github.com/ropegen/ropegen/verify"
-	cpu "golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
 // it loads with Params(p.Runtime()).
 var _ = Params(spec.Runtime{})
-
-// ROPEGEN_RVV=1 says the CPU has the V extension where golang.org/x/sys/cpu
-// cannot see it (qemu-user 7.2 has no riscv_hwprobe): the tests then run the
-// RVV backend too. Only the tests read it; the package dispatches on
-// cpu.RISCV64.HasV alone.
-func init() {
-	if runtime.GOARCH == "riscv64" && os.Getenv("ROPEGEN_RVV") == "1" && !cpu.RISCV64.HasV {
-		cpu.RISCV64.HasV = true
-		backends = complete(append(archBackends(), genericBackend()))
-		active = &backends[0]
-	}
-}
 
 // kernel describes this package's default model to package verify.
 func kernel() verify.Kernel[elem] {
@@ -43,8 +29,9 @@ func TestVerify(t *testing.T) {
 	verify.Run(t, kernel())
 }
 
-// TestNormEps runs the suite's QK-norm checks on this package's model with
-// another ε: ε is data (Params.NormEps), not the package's NormEps.
+// TestNormEps runs the suite's QK-norm checks (and Prep's, with caches) on
+// this package's model with another ε: ε is data (Params.NormEps), not the
+// package's NormEps.
 func TestNormEps(t *testing.T) {
 	p := Default().Params()
 	p.NormEps = 0.25
@@ -95,6 +82,13 @@ func FuzzKernel(f *testing.F) {
 // back, with every element outside the heads left as it was.
 func FuzzStrided(f *testing.F) {
 	verify.FuzzStrided(f, kernel())
+}
+
+// FuzzNormQK checks ApplyNormQK on the views, positions, values and weights
+// the fuzzer finds: every backend against docs/contract.md §10's arithmetic,
+// with every element outside the heads left as it was.
+func FuzzNormQK(f *testing.F) {
+	verify.FuzzNormQK(f, kernel())
 }
 
 // BenchmarkRope measures every backend against a plain Go loop.

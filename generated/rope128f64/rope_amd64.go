@@ -13,72 +13,76 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{kernels_128x128i_avx512()},
+			shapes: []kernels{avx512H128I()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{kernels_128x128i_avx2()},
+			shapes: []kernels{avx2H128I()},
 		})
 	}
 	return bs
 }
 
-// kernels_128x128i_avx512 returns the avx512 kernels of the shape 128/128/interleaved.
-func kernels_128x128i_avx512() (k kernels) {
-	k.fwd = fwd_128x128i_avx512
-	k.inv = inv_128x128i_avx512
-	k.fwdRows = fwdRows_128x128i_avx512
-	k.invRows = invRows_128x128i_avx512
+// avx512H128I returns the AVX512 kernels of the shape 128/128/interleaved.
+func avx512H128I() kernels {
+	k := kernels{
+		fwd:     applyAVX512H128I,
+		fwdRows: applyRowsAVX512H128I,
+		inv:     applyInverseAVX512H128I,
+		invRows: applyInverseRowsAVX512H128I,
+	}
 	return k
 }
 
-// kernels_128x128i_avx2 returns the avx2 kernels of the shape 128/128/interleaved.
-func kernels_128x128i_avx2() (k kernels) {
-	k.fwd = fwd_128x128i_avx2
-	k.inv = inv_128x128i_avx2
-	k.fwdRows = fwdRows_128x128i_avx2
-	k.invRows = invRows_128x128i_avx2
+// avx2H128I returns the AVX2 kernels of the shape 128/128/interleaved.
+func avx2H128I() kernels {
+	k := kernels{
+		fwd:     applyAVX2H128I,
+		fwdRows: applyRowsAVX2H128I,
+		inv:     applyInverseAVX2H128I,
+		invRows: applyInverseRowsAVX2H128I,
+	}
 	return k
 }
 
-// fwd_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
+// applyAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func fwd_128x128i_avx512(x []float64, stride int, n int, r *float64)
+func applyAVX512H128I(x []float64, stride int, n int, r *float64)
 
-// inv_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
+// applyInverseAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
 //
 //go:noescape
-func inv_128x128i_avx512(x []float64, stride int, n int, r *float64)
+func applyInverseAVX512H128I(x []float64, stride int, n int, r *float64)
 
-// fwdRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
+// applyRowsAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func fwdRows_128x128i_avx512(x []float64, stride int, n int, rows []float64)
+func applyRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 
-// invRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
+// applyInverseRowsAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
 //
 //go:noescape
-func invRows_128x128i_avx512(x []float64, stride int, n int, rows []float64)
+func applyInverseRowsAVX512H128I(x []float64, stride int, n int, rows []float64)
 
-// fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
+// applyAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func fwd_128x128i_avx2(x []float64, stride int, n int, r *float64)
+func applyAVX2H128I(x []float64, stride int, n int, r *float64)
 
-// inv_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
+// applyInverseAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
 //
 //go:noescape
-func inv_128x128i_avx2(x []float64, stride int, n int, r *float64)
+func applyInverseAVX2H128I(x []float64, stride int, n int, r *float64)
 
-// fwdRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
+// applyRowsAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
 //
 //go:noescape
-func fwdRows_128x128i_avx2(x []float64, stride int, n int, rows []float64)
+func applyRowsAVX2H128I(x []float64, stride int, n int, rows []float64)
 
-// invRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
+// applyInverseRowsAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
 //
 //go:noescape
-func invRows_128x128i_avx2(x []float64, stride int, n int, rows []float64)
+func applyInverseRowsAVX2H128I(x []float64, stride int, n int, rows []float64)
