@@ -500,7 +500,7 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		if nopeOK {
 			full = fmt.Sprintf("qk_nope_head_dim %d + qk_rope_head_dim %d = %d", nope, mlaRot, nope+mlaRot)
 		}
-		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale's mscale² is the attention's, not the kernel's", mlaRot, full))
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale is the attention's, not the kernel's", mlaRot, full))
 		if entry.indexer != "" {
 			info.Notes = append(info.Notes, fmt.Sprintf("this model also has a lightning indexer, whose RoPE is %s (%s): -hf-part %s writes its package", entry.indexer, entry.indexerCite, HFPartIndexer))
 		}
@@ -546,6 +546,16 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	}
 	info.Layers, info.Notes = hfLayerNotes(groups, chosen, info.Notes)
 	info.Notes = append(info.Notes, outNotes...)
+	scale, note, err := hfSoftmaxScale(c, model, opt.Part)
+	if err != nil {
+		return fail(err)
+	}
+	if scale != 1 {
+		out.SoftmaxScale = scale
+	}
+	if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
 	return out, info, nil
 }
 

@@ -96,6 +96,13 @@ var runtimeCases = []runtimeCase{
 	// Qwen2.5-VL: M-RoPE sections 16, 24, 24.
 	{file: "qwen2.5-vl-7b-instruct.json", head: 128, rot: 128, layout: NeoX, rope: hfref.Rope{Base: 1e6, RopeType: "default"},
 		axes: 3, mrope: "sections", sections: []int{16, 24, 24}, softmax: 1, maxPos: 128000},
+	// DeepSeek-V3: MLA's rotary part, interleaved (rope_interleave's
+	// default), YaRN factor 40 with mscale = mscale_all_dim = 1 (A = 1);
+	// DeepseekV3Attention multiplies its softmax scale by
+	// yarn_get_mscale(40, 1)².
+	{file: "deepseek-v3.json", head: 64, rot: 64, layout: Interleaved,
+		rope: hfref.Rope{Base: 10000, RopeType: "yarn", Factor: 40, OrigMax: 4096, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		axes: 1, softmax: (0.1*math.Log(40) + 1) * (0.1*math.Log(40) + 1), maxPos: 163840},
 	// InternLM2.5: dynamic NTK, factor 2, L = max_position_embeddings 32768.
 	{file: "internlm2.5-7b-chat.json", head: 128, rot: 128, layout: NeoX, rope: hfref.Rope{Base: 1e6, RopeType: "default"},
 		axes: 1, origCtx: 32768, dynFactor: 2, dynBase: 1e6, softmax: 1, maxPos: 32768},
