@@ -66,6 +66,9 @@ var HFParts = []string{HFPartText, HFPartIndexer, HFPartVision}
 // model (which of several RoPEs it is, MLA's rotary part, what the table
 // model leaves to the caller), for -explain.
 type HFInfo struct {
+	// ModelType is the transformers model type whose code decides the
+	// layout, QK-norm and axes: the config's model_type, or for remote
+	// code the type its architectures resolves to (a note says so).
 	ModelType string
 	Layers    []HFLayer // the model's layer types and their RoPEs; nil when the config does not say
 	Notes     []string
@@ -121,6 +124,11 @@ func LoadHFConfig(path string) (Spec, error) {
 //     (Qwen2-VL, Qwen2.5-VL), with mrope_interleaved true interleaved
 //     M-RoPE (Qwen3-VL).
 //   - Layout: from hfLayouts, the one table of model types ropegen knows.
+//     A model_type missing from it (remote code, the publisher's config
+//     as downloaded) is read as the transformers model type whose class
+//     its architectures names, when exactly one type maps to that class in
+//     transformers' auto mappings (hfArchitecturesGen); HFInfo.ModelType
+//     is then that type, and a note says so.
 //
 // Everything else keeps DefaultSpec's value; the package name stays
 // "rope". Flags given on the command line are meant to override the result
@@ -443,11 +451,26 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
 		}
 	}
+	unresolved := ""
+	if !known {
+		// Remote code: the transformers class its architectures names.
+		resolved, note, why, err := hfArchitecture(top, model)
+		if err != nil {
+			return fail(err)
+		}
+		if resolved != "" {
+			entry, refuse, known = hfLookup(resolved)
+			model = resolved
+			info.ModelType = model
+			info.Notes = append(info.Notes, note)
+		}
+		unresolved = why
+	}
 	switch {
 	case known && refuse != "":
 		return fail(c.errf("model_type", "%q is not supported: %s", model, refuse))
 	case !known && opt.Layout == "":
-		return fail(c.errf("model_type", "%q is not in ropegen's table of model types, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, NeoX, Interleaved))
+		return fail(c.errf("model_type", "%q is not in ropegen's table of model types%s, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, unresolved, NeoX, Interleaved))
 	case known:
 		spec.Layout = entry.layouts[0]
 		if entry.ropeInterleave {
@@ -614,6 +637,20 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 
 	// Scaling and axes.
 	if !rpOK || src.noScaling {
+		if _, fixed := hfMRoPEModels[model]; fixed && !rpOK {
+			// The rotary embedding's own sections, with no RoPE parameters
+			// to read them from (ERNIE-4.5-VL's publisher's config).
+			if err := hfAxes(hfObj{path: c.path, prefix: c.prefix + "rope_parameters."}, &spec, model); err != nil {
+				return spec, nil, err
+			}
+			note, err := hfErnieRemote(c, spec)
+			if err != nil {
+				return spec, nil, err
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+		}
 		return spec, notes, nil
 	}
 	sc, scNotes, err := hfScaling(c, rp)
@@ -641,6 +678,13 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 	if err := hfAxes(rp, &spec, model); err != nil {
 		return spec, nil, err
 	}
+	note, err := hfErnieRemote(c, spec)
+	if err != nil {
+		return spec, nil, err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 	return spec, notes, nil
 }
 
@@ -657,6 +701,33 @@ var hfMRoPEModels = map[string]struct {
 	"glm4v_text":           {AxesMRoPE, []int{8, 12, 12}},
 	"glm4v_moe":            {AxesMRoPE, []int{8, 12, 12}}, // Glm4vMoeTextRotaryEmbedding.apply_mrope
 	"glm4v_moe_text":       {AxesMRoPE, []int{8, 12, 12}},
+}
+
+// hfErnieRemote checks ERNIE-4.5-VL's remote-code keys in config c
+// against the 3-D RoPE transformers gives s (Ernie4_5_VLMoeTextRotaryEmbedding,
+// which reads neither): rope_3d must not be false (the remote code then
+// turns every pair by the text position) and freq_allocation, the remote
+// code's pairs of the time axis, must be s's time section. It returns a
+// note when the config has them, "" otherwise.
+func hfErnieRemote(c hfObj, s Spec) (string, error) {
+	if s.Axes != AxesERNIE {
+		return "", nil
+	}
+	r3, r3OK, err := c.bool("rope_3d")
+	if err != nil {
+		return "", err
+	}
+	if r3OK && !r3 {
+		return "", c.errf("rope_3d", "false: ERNIE-4.5-VL's remote code then turns every pair by the text position, while transformers' Ernie4_5_VLMoeTextRotaryEmbedding always applies the 3-D RoPE; give the spec with flags")
+	}
+	fa, faOK, err := c.int("freq_allocation")
+	if err != nil || !faOK {
+		return "", err
+	}
+	if t := s.Sections[2]; fa != t {
+		return "", c.errf("freq_allocation", "%d: the remote code turns the last %d pairs by time, transformers' mrope_section %s the last %d; give the spec with flags (-axes %s -mrope-section)", fa, fa, SectionsString(s.Sections), t, AxesERNIE)
+	}
+	return fmt.Sprintf("ERNIE-4.5-VL: freq_allocation %d (the remote code's time pairs) agrees with transformers' mrope_section %s (height, width, time)", fa, SectionsString(s.Sections)), nil
 }
 
 // hfAxes reads M-RoPE's keys from the RoPE parameters rp into s.
@@ -794,7 +865,7 @@ func hfScaling(c, rp hfObj) (Scaling, []string, error) {
 	}
 	var notes []string
 	if alpha, ok, _ := rp.num("alpha"); ok {
-		notes = append(notes, fmt.Sprintf("HunYuan's dynamic NTK with alpha %s (HunYuanDenseV1RotaryEmbedding): base·alpha^(R/(R−2)) once, which is static NTK with factor alpha; the yarn keys beside it are not read by that path. *Differs from transformers* past max_position_embeddings, where its dynamic_rope_update recomputes plain dynamic NTK from rope_theta (dropping alpha); ropegen keeps the alpha frequencies for every table, as Tencent's reference does", shortFloat(alpha)))
+		notes = append(notes, fmt.Sprintf("HunYuan's dynamic NTK with alpha %s (HunYuanDenseV1RotaryEmbedding, HunYuanMoEV1RotaryEmbedding): base·alpha^(R/(R−2)) once, which is static NTK with factor alpha; the yarn keys beside it are not read by that path. *Differs from transformers* past max_position_embeddings, where its dynamic_rope_update recomputes plain dynamic NTK from rope_theta (dropping alpha); ropegen keeps the alpha frequencies for every table, as Tencent's reference does", shortFloat(alpha)))
 	}
 	if beta, ok, _ := rp.num("llama_4_scaling_beta"); ok && beta != 0 {
 		notes = append(notes, fmt.Sprintf("llama_4_scaling_beta %s (Ministral 3's get_llama_4_attn_scale): after RoPE, transformers multiplies each QUERY at position p by 1 + %s·ln(1 + floor(p/%d)). This package does not: a table row serves queries and keys alike with one attention factor for every position, and this scale is for queries only and changes with p. Multiply each query token by it yourself (it is constant over runs of %d positions)", shortFloat(beta), shortFloat(beta), sc.OrigCtx, sc.OrigCtx))

@@ -151,6 +151,7 @@ func TestHFNormConfigs(t *testing.T) {
 		{"gemma-3-4b-it.json", QKNorm{NormGemma, 1e-6, ScopeHead, false}, "Gemma3RMSNorm"},
 		{"olmo-2-1124-7b.json", QKNorm{NormRMS, 1e-5, ScopeToken, false}, "each token's heads as one vector"},
 		{"llama-4-scout-17b-16e-instruct.json", QKNorm{NormL2, 1e-5, ScopeHead, true}, "after the rotation"},
+		{"hunyuan-a13b-instruct.json", QKNorm{NormRMS, 1e-5, ScopeHead, true}, "HunYuanMoEV1Attention"},
 		{"llama-3.1-8b.json", none, ""},
 		{"mistral-7b-v0.3.json", none, ""},
 		{"deepseek-v3.json", none, ""},
