@@ -72,6 +72,13 @@ type HFInfo struct {
 	ModelType string
 	Layers    []HFLayer // the model's layer types and their RoPEs; nil when the config does not say
 	Notes     []string
+	// NormEps is the ε of a QK-norm on this model: the config's
+	// rms_norm_eps, else its config class's default where ropegen knows
+	// one (spec/hfnorm.go); 0 when neither. ForcedNorm gives it to a norm
+	// the caller sets.
+	NormEps float64
+
+	norm QKNorm // the QK-norm the config gave the spec (NotesFor)
 }
 
 // HFLayer is one layer type of a model: its layers and their RoPE.
@@ -569,6 +576,7 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	}
 	info.Layers, info.Notes = hfLayerNotes(groups, chosen, info.Notes)
 	info.Notes = append(info.Notes, outNotes...)
+	info.norm = out.QKNorm
 	scale, note, err := hfSoftmaxScale(c, model, opt.Part)
 	if err != nil {
 		return fail(err)
