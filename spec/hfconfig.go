@@ -123,10 +123,14 @@ func LoadHFConfig(path string) (Spec, error) {
 //     longrope (also the older name su). The original context is the
 //     top-level original_max_position_embeddings (Phi-3), else the one in
 //     the RoPE parameters, else max_position_embeddings (dynamic always
-//     takes max_position_embeddings, as transformers does); a yarn or
-//     longrope factor that is missing is max_position_embeddings over it,
-//     as in transformers v5. yarn's mscale and mscale_all_dim are kept only
-//     as a pair, since transformers ignores either alone.
+//     takes max_position_embeddings, as transformers does); a longrope
+//     factor that is missing or null, and a yarn factor that is null, is
+//     max_position_embeddings over it, as _compute_longrope_parameters and
+//     _compute_yarn_parameters take it. The keys transformers' validators
+//     require are required (yarn's factor among them: a yarn config
+//     without it is refused, as transformers refuses it). yarn's mscale
+//     and mscale_all_dim are kept only as a pair, since transformers'
+//     rotary embedding ignores either alone.
 //   - Axes: mrope_section in the RoPE parameters gives sectioned M-RoPE
 //     (Qwen2-VL, Qwen2.5-VL), with mrope_interleaved true interleaved
 //     M-RoPE (Qwen3-VL).
@@ -443,7 +447,9 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	info.ModelType = model
 	if n, ok, err := c.int("max_position_embeddings"); err != nil {
 		return fail(err)
-	} else if ok && n > 0 {
+	} else if ok && n <= 0 {
+		return fail(c.errf("max_position_embeddings", "want a positive integer, got %d: it is the model's context length", n))
+	} else if ok {
 		spec.MaxPositions = n
 	}
 	if tcOK {
@@ -962,6 +968,14 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		return sc, rp.errf(unknown[0], "unknown key for rope_type %q (ropegen reads: %s); rather than ignore a key that may change the frequencies, ropegen refuses the config: give the spec with flags instead", name, what)
 	}
 
+	// The keys transformers requires (_check_received_keys raises KeyError
+	// for a missing one; null passes it).
+	for _, k := range hfRequiredKeys[typ] {
+		if _, present := rp.m[k]; !present {
+			return sc, rp.errf(k, "missing: rope_type %q requires it (transformers' _validate_%s_rope_parameters refuses the config without it)", name, hfValidatorName(name))
+		}
+	}
+
 	// factor, in every type but none.
 	factor, factorOK, err := rp.num("factor")
 	if err != nil {
@@ -983,7 +997,7 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	}
 	if typ == ScalingLinear || typ == ScalingNTK || typ == ScalingDynamic {
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
+			return sc, rp.errf("factor", "%s: rope_type %q needs a number (transformers' rotary embedding divides by it)", missingOrNull(rp, "factor"), name)
 		}
 		if typ == ScalingDynamic {
 			// _compute_dynamic_ntk_parameters: L is max_position_embeddings,
@@ -1010,8 +1024,9 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	}
 	sc.OrigCtx = orig
 	if !factorOK && typ != ScalingLlama3 {
-		// transformers v5: the factor defaults to the ratio of the
-		// contexts (Phi-3's longrope, DeepSeek's yarn).
+		// _compute_yarn_parameters and _compute_longrope_parameters: a
+		// factor that is None (longrope: absent too; yarn's validator
+		// refused an absent one above) is the ratio of the contexts.
 		maxPos, ok, err := c.int("max_position_embeddings")
 		if err != nil {
 			return sc, err
@@ -1066,7 +1081,7 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		}
 	case ScalingLlama3:
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
+			return sc, rp.errf("factor", "%s: rope_type %q needs a number (_compute_llama3_parameters divides by it)", missingOrNull(rp, "factor"), name)
 		}
 		for _, p := range []struct {
 			key string
@@ -1103,6 +1118,39 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		}
 	}
 	return sc, nil
+}
+
+// hfRequiredKeys are the keys of the RoPE parameters that transformers'
+// validators require per scaling type (modeling_rope_utils.py at
+// HFSourceCommit, RotaryEmbeddingConfigMixin._validate_<type>_rope_parameters'
+// required_keys), less those standardize_rope_params fills in first:
+// rope_type and rope_theta always, original_max_position_embeddings (yarn,
+// longrope, llama3) from the top-level key or max_position_embeddings,
+// which hfOrigCtx reads likewise. default and proportional require nothing
+// more.
+var hfRequiredKeys = map[string][]string{
+	ScalingLinear:   {"factor"},
+	ScalingDynamic:  {"factor"},
+	ScalingYaRN:     {"factor"},
+	ScalingLlama3:   {"factor", "low_freq_factor", "high_freq_factor"},
+	ScalingLongRoPE: {"short_factor", "long_factor"},
+}
+
+// hfValidatorName is the rope_type a transformers validator is named by:
+// _validate_<name>_rope_parameters (su is Phi-3's first name for longrope).
+func hfValidatorName(name string) string {
+	if name == "su" {
+		return "longrope"
+	}
+	return name
+}
+
+// missingOrNull says whether key is absent from o or null.
+func missingOrNull(o hfObj, key string) string {
+	if _, present := o.m[key]; present {
+		return "null"
+	}
+	return "missing"
 }
 
 // hfOrigCtx returns the original (pre-training) context length and the key

@@ -124,7 +124,7 @@ var realCases = []realCase{
 	{file: "devstral-2-123b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
 		rope: hfref.Rope{RopeType: "yarn", Factor: 64, OrigMax: 4096, BetaFast: 4, BetaSlow: 1, Truncate: true}},
 	{file: "ministral-3-3b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
-		rope:  hfref.Rope{RopeType: "yarn", MaxPos: 262144, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 16, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
 		notes: []string{"text_config", "floor(p/16384)"}},
 	{file: "ministral-3-3b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
 		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder"}},
