@@ -5,7 +5,9 @@
 // a model's Hugging Face config.json (LoadHFConfig) or GGUF file (LoadGGUF,
 // ReadGGUF) into a Spec. ropegen's generator (package gen) computes every number it bakes
 // into a package here; an engine that loads models at run time calls the
-// same code to fill a generated package's Params, and gets the same bits.
+// same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
+// Params.Runtime) to fill a generated package's Params, and gets the same
+// bits.
 //
 // What the numbers mean is docs/contract.md: §2 the layouts, §3 the
 // frequencies and scaling, §9 the multi-axis schemes.
