@@ -127,6 +127,15 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 		fmt.Fprintf(b, "yarn ramp: lo %s, hi %s; r_i = clamp((i − lo)/(hi − lo), 0, 1); θ_i = (θ⁰_i/s)·r_i + θ⁰_i·(1 − r_i): r 0 extrapolates (θ⁰_i), r 1 interpolates (θ⁰_i/s)\n", shortFloat(sd.Lo), shortFloat(sd.Hi))
 	case ScalingLlama3:
 		fmt.Fprintf(b, "scaling: llama3, factor %s, orig-ctx %s, low-freq-factor %s, high-freq-factor %s\n", shortFloat(sc.Factor), l, shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor))
+		if sc.LowFreqFactor == sc.HighFreqFactor {
+			// transformers' _compute_llama3_parameters: the medium band is
+			// wavelengths neither below L/hf nor above L/lf, empty but for
+			// exactly L/lf when the factors are equal (where its σ is 0/0;
+			// ropegen keeps θ⁰_i there).
+			fmt.Fprintf(b, "llama3 bands: high (θ⁰_i) where wavelength ≤ L/high-freq-factor = %s; low (θ⁰_i/s) where wavelength > L/low-freq-factor = %s; no mid band: the factors are equal\n",
+				shortFloat(float64(sc.OrigCtx)/sc.HighFreqFactor), shortFloat(float64(sc.OrigCtx)/sc.LowFreqFactor))
+			break
+		}
 		fmt.Fprintf(b, "llama3 bands: high (θ⁰_i) where wavelength < L/high-freq-factor = %s; low (θ⁰_i/s) where wavelength > L/low-freq-factor = %s; mid between: (1 − σ)·θ⁰_i/s + σ·θ⁰_i, σ = (L/wavelength − %s)/(%s − %s)\n",
 			shortFloat(float64(sc.OrigCtx)/sc.HighFreqFactor), shortFloat(float64(sc.OrigCtx)/sc.LowFreqFactor), shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor), shortFloat(sc.LowFreqFactor))
 	case ScalingLongRoPE:
@@ -153,6 +162,9 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 		how = "always 1 for scaling " + sd.Type
 	}
 	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.Attn), how)
+	if f := s.SoftmaxScale; f != 0 && f != 1 {
+		fmt.Fprintf(b, "softmax scale: ×%s: the attention multiplies its 1/sqrt(head dim) by it (Runtime.SoftmaxScale); no kernel of this package applies it\n", shortFloat(f))
+	}
 	explainNorm(b, s)
 	b.WriteString("\n")
 }

@@ -110,6 +110,19 @@ func TestExplainLlama3(t *testing.T) {
 	wantContains(t, "pair 63", explainRow(t, text, 63), "llama3 low")
 }
 
+// Llama 4's equal low and high factors leave no mid band, and -explain
+// says so instead of printing σ over (1 − 1).
+func TestExplainLlama3EqualFactors(t *testing.T) {
+	_, text := explainConfig(t, "llama-4-scout-17b-16e-instruct.json")
+	wantContains(t, "llama 4", text,
+		"scaling: llama3, factor 16, orig-ctx 8192, low-freq-factor 1, high-freq-factor 1\n",
+		"llama3 bands: high (θ⁰_i) where wavelength ≤ L/high-freq-factor = 8192; low (θ⁰_i/s) where wavelength > L/low-freq-factor = 8192; no mid band: the factors are equal\n",
+	)
+	if strings.Contains(text, "σ") || strings.Contains(text, "llama3 mid") {
+		t.Errorf("-explain of equal factors shows a mid band:\n%s", text)
+	}
+}
+
 func TestExplainYaRN(t *testing.T) {
 	_, text := explainConfig(t, "qwen2.5-7b-instruct-yarn.json")
 	wantContains(t, "qwen2.5", text,

@@ -331,7 +331,7 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 			return fail(m.errf("rope.dimension_count", "missing: MLA (%s) rotates the rope.dimension_count values of each head that carry the position", f.arch))
 		}
 		spec.HeadDim = rot
-		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's", rot))
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's, and this reader does not compute it: Runtime.SoftmaxScale is 1 here (llama.cpp's deepseek2 graph multiplies 1/sqrt(d) by it itself; -hf-config gives it from the model's config)", rot))
 	case headDim > MaxHeadDim:
 		return fail(m.errf(hdKey, "gives a head dim of %d (over attention.head_count): ropegen generates at most %d", headDim, MaxHeadDim))
 	default:

@@ -66,9 +66,19 @@ var HFParts = []string{HFPartText, HFPartIndexer, HFPartVision}
 // model (which of several RoPEs it is, MLA's rotary part, what the table
 // model leaves to the caller), for -explain.
 type HFInfo struct {
+	// ModelType is the transformers model type whose code decides the
+	// layout, QK-norm and axes: the config's model_type, or for remote
+	// code the type its architectures resolves to (a note says so).
 	ModelType string
 	Layers    []HFLayer // the model's layer types and their RoPEs; nil when the config does not say
 	Notes     []string
+	// NormEps is the ε of a QK-norm on this model: the config's
+	// rms_norm_eps, else its config class's default where ropegen knows
+	// one (spec/hfnorm.go); 0 when neither. ForcedNorm gives it to a norm
+	// the caller sets.
+	NormEps float64
+
+	norm QKNorm // the QK-norm the config gave the spec (NotesFor)
 }
 
 // HFLayer is one layer type of a model: its layers and their RoPE.
@@ -113,14 +123,23 @@ func LoadHFConfig(path string) (Spec, error) {
 //     longrope (also the older name su). The original context is the
 //     top-level original_max_position_embeddings (Phi-3), else the one in
 //     the RoPE parameters, else max_position_embeddings (dynamic always
-//     takes max_position_embeddings, as transformers does); a yarn or
-//     longrope factor that is missing is max_position_embeddings over it,
-//     as in transformers v5. yarn's mscale and mscale_all_dim are kept only
-//     as a pair, since transformers ignores either alone.
+//     takes max_position_embeddings, as transformers does); a longrope
+//     factor that is missing or null, and a yarn factor that is null, is
+//     max_position_embeddings over it, as _compute_longrope_parameters and
+//     _compute_yarn_parameters take it. The keys transformers' validators
+//     require are required (yarn's factor among them: a yarn config
+//     without it is refused, as transformers refuses it). yarn's mscale
+//     and mscale_all_dim are kept only as a pair, since transformers'
+//     rotary embedding ignores either alone.
 //   - Axes: mrope_section in the RoPE parameters gives sectioned M-RoPE
 //     (Qwen2-VL, Qwen2.5-VL), with mrope_interleaved true interleaved
 //     M-RoPE (Qwen3-VL).
 //   - Layout: from hfLayouts, the one table of model types ropegen knows.
+//     A model_type missing from it (remote code, the publisher's config
+//     as downloaded) is read as the transformers model type whose class
+//     its architectures names, when exactly one type maps to that class in
+//     transformers' auto mappings (hfArchitecturesGen); HFInfo.ModelType
+//     is then that type, and a note says so.
 //
 // Everything else keeps DefaultSpec's value; the package name stays
 // "rope". Flags given on the command line are meant to override the result
@@ -428,7 +447,9 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	info.ModelType = model
 	if n, ok, err := c.int("max_position_embeddings"); err != nil {
 		return fail(err)
-	} else if ok && n > 0 {
+	} else if ok && n <= 0 {
+		return fail(c.errf("max_position_embeddings", "want a positive integer, got %d: it is the model's context length", n))
+	} else if ok {
 		spec.MaxPositions = n
 	}
 	if tcOK {
@@ -443,11 +464,26 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
 		}
 	}
+	unresolved := ""
+	if !known {
+		// Remote code: the transformers class its architectures names.
+		resolved, note, why, err := hfArchitecture(top, model)
+		if err != nil {
+			return fail(err)
+		}
+		if resolved != "" {
+			entry, refuse, known = hfLookup(resolved)
+			model = resolved
+			info.ModelType = model
+			info.Notes = append(info.Notes, note)
+		}
+		unresolved = why
+	}
 	switch {
 	case known && refuse != "":
 		return fail(c.errf("model_type", "%q is not supported: %s", model, refuse))
 	case !known && opt.Layout == "":
-		return fail(c.errf("model_type", "%q is not in ropegen's table of model types, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, NeoX, Interleaved))
+		return fail(c.errf("model_type", "%q is not in ropegen's table of model types%s, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, unresolved, NeoX, Interleaved))
 	case known:
 		spec.Layout = entry.layouts[0]
 		if entry.ropeInterleave {
@@ -500,7 +536,7 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		if nopeOK {
 			full = fmt.Sprintf("qk_nope_head_dim %d + qk_rope_head_dim %d = %d", nope, mlaRot, nope+mlaRot)
 		}
-		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale's mscale² is the attention's, not the kernel's", mlaRot, full))
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST qk_rope_head_dim = %d values of its %s; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part (x[qk_nope_head_dim:], Head = the full head's length). The softmax scale is the attention's, not the kernel's", mlaRot, full))
 		if entry.indexer != "" {
 			info.Notes = append(info.Notes, fmt.Sprintf("this model also has a lightning indexer, whose RoPE is %s (%s): -hf-part %s writes its package", entry.indexer, entry.indexerCite, HFPartIndexer))
 		}
@@ -546,6 +582,17 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	}
 	info.Layers, info.Notes = hfLayerNotes(groups, chosen, info.Notes)
 	info.Notes = append(info.Notes, outNotes...)
+	info.norm = out.QKNorm
+	scale, note, err := hfSoftmaxScale(c, model, opt.Part)
+	if err != nil {
+		return fail(err)
+	}
+	if scale != 1 {
+		out.SoftmaxScale = scale
+	}
+	if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
 	return out, info, nil
 }
 
@@ -604,6 +651,20 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 
 	// Scaling and axes.
 	if !rpOK || src.noScaling {
+		if _, fixed := hfMRoPEModels[model]; fixed && !rpOK {
+			// The rotary embedding's own sections, with no RoPE parameters
+			// to read them from (ERNIE-4.5-VL's publisher's config).
+			if err := hfAxes(hfObj{path: c.path, prefix: c.prefix + "rope_parameters."}, &spec, model); err != nil {
+				return spec, nil, err
+			}
+			note, err := hfErnieRemote(c, spec)
+			if err != nil {
+				return spec, nil, err
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+		}
 		return spec, notes, nil
 	}
 	sc, scNotes, err := hfScaling(c, rp)
@@ -631,6 +692,13 @@ func hfRoPE(c hfObj, src hfRoPESource, spec Spec, model string, entry hfGenLayou
 	if err := hfAxes(rp, &spec, model); err != nil {
 		return spec, nil, err
 	}
+	note, err := hfErnieRemote(c, spec)
+	if err != nil {
+		return spec, nil, err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 	return spec, notes, nil
 }
 
@@ -647,6 +715,33 @@ var hfMRoPEModels = map[string]struct {
 	"glm4v_text":           {AxesMRoPE, []int{8, 12, 12}},
 	"glm4v_moe":            {AxesMRoPE, []int{8, 12, 12}}, // Glm4vMoeTextRotaryEmbedding.apply_mrope
 	"glm4v_moe_text":       {AxesMRoPE, []int{8, 12, 12}},
+}
+
+// hfErnieRemote checks ERNIE-4.5-VL's remote-code keys in config c
+// against the 3-D RoPE transformers gives s (Ernie4_5_VLMoeTextRotaryEmbedding,
+// which reads neither): rope_3d must not be false (the remote code then
+// turns every pair by the text position) and freq_allocation, the remote
+// code's pairs of the time axis, must be s's time section. It returns a
+// note when the config has them, "" otherwise.
+func hfErnieRemote(c hfObj, s Spec) (string, error) {
+	if s.Axes != AxesERNIE {
+		return "", nil
+	}
+	r3, r3OK, err := c.bool("rope_3d")
+	if err != nil {
+		return "", err
+	}
+	if r3OK && !r3 {
+		return "", c.errf("rope_3d", "false: ERNIE-4.5-VL's remote code then turns every pair by the text position, while transformers' Ernie4_5_VLMoeTextRotaryEmbedding always applies the 3-D RoPE; give the spec with flags")
+	}
+	fa, faOK, err := c.int("freq_allocation")
+	if err != nil || !faOK {
+		return "", err
+	}
+	if t := s.Sections[2]; fa != t {
+		return "", c.errf("freq_allocation", "%d: the remote code turns the last %d pairs by time, transformers' mrope_section %s the last %d; give the spec with flags (-axes %s -mrope-section)", fa, fa, SectionsString(s.Sections), t, AxesERNIE)
+	}
+	return fmt.Sprintf("ERNIE-4.5-VL: freq_allocation %d (the remote code's time pairs) agrees with transformers' mrope_section %s (height, width, time)", fa, SectionsString(s.Sections)), nil
 }
 
 // hfAxes reads M-RoPE's keys from the RoPE parameters rp into s.
@@ -784,7 +879,7 @@ func hfScaling(c, rp hfObj) (Scaling, []string, error) {
 	}
 	var notes []string
 	if alpha, ok, _ := rp.num("alpha"); ok {
-		notes = append(notes, fmt.Sprintf("HunYuan's dynamic NTK with alpha %s (HunYuanDenseV1RotaryEmbedding): base·alpha^(R/(R−2)) once, which is static NTK with factor alpha; the yarn keys beside it are not read by that path. *Differs from transformers* past max_position_embeddings, where its dynamic_rope_update recomputes plain dynamic NTK from rope_theta (dropping alpha); ropegen keeps the alpha frequencies for every table, as Tencent's reference does", shortFloat(alpha)))
+		notes = append(notes, fmt.Sprintf("HunYuan's dynamic NTK with alpha %s (HunYuanDenseV1RotaryEmbedding, HunYuanMoEV1RotaryEmbedding): base·alpha^(R/(R−2)) once, which is static NTK with factor alpha; the yarn keys beside it are not read by that path. *Differs from transformers* past max_position_embeddings, where its dynamic_rope_update recomputes plain dynamic NTK from rope_theta (dropping alpha); ropegen keeps the alpha frequencies for every table, as Tencent's reference does", shortFloat(alpha)))
 	}
 	if beta, ok, _ := rp.num("llama_4_scaling_beta"); ok && beta != 0 {
 		notes = append(notes, fmt.Sprintf("llama_4_scaling_beta %s (Ministral 3's get_llama_4_attn_scale): after RoPE, transformers multiplies each QUERY at position p by 1 + %s·ln(1 + floor(p/%d)). This package does not: a table row serves queries and keys alike with one attention factor for every position, and this scale is for queries only and changes with p. Multiply each query token by it yourself (it is constant over runs of %d positions)", shortFloat(beta), shortFloat(beta), sc.OrigCtx, sc.OrigCtx))
@@ -873,6 +968,14 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		return sc, rp.errf(unknown[0], "unknown key for rope_type %q (ropegen reads: %s); rather than ignore a key that may change the frequencies, ropegen refuses the config: give the spec with flags instead", name, what)
 	}
 
+	// The keys transformers requires (_check_received_keys raises KeyError
+	// for a missing one; null passes it).
+	for _, k := range hfRequiredKeys[typ] {
+		if _, present := rp.m[k]; !present {
+			return sc, rp.errf(k, "missing: rope_type %q requires it (transformers' _validate_%s_rope_parameters refuses the config without it)", name, hfValidatorName(name))
+		}
+	}
+
 	// factor, in every type but none.
 	factor, factorOK, err := rp.num("factor")
 	if err != nil {
@@ -894,7 +997,7 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	}
 	if typ == ScalingLinear || typ == ScalingNTK || typ == ScalingDynamic {
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
+			return sc, rp.errf("factor", "%s: rope_type %q needs a number (transformers' rotary embedding divides by it)", missingOrNull(rp, "factor"), name)
 		}
 		if typ == ScalingDynamic {
 			// _compute_dynamic_ntk_parameters: L is max_position_embeddings,
@@ -921,8 +1024,9 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 	}
 	sc.OrigCtx = orig
 	if !factorOK && typ != ScalingLlama3 {
-		// transformers v5: the factor defaults to the ratio of the
-		// contexts (Phi-3's longrope, DeepSeek's yarn).
+		// _compute_yarn_parameters and _compute_longrope_parameters: a
+		// factor that is None (longrope: absent too; yarn's validator
+		// refused an absent one above) is the ratio of the contexts.
 		maxPos, ok, err := c.int("max_position_embeddings")
 		if err != nil {
 			return sc, err
@@ -977,7 +1081,7 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		}
 	case ScalingLlama3:
 		if !factorOK {
-			return sc, rp.errf("factor", "missing: rope_type %q needs it", name)
+			return sc, rp.errf("factor", "%s: rope_type %q needs a number (_compute_llama3_parameters divides by it)", missingOrNull(rp, "factor"), name)
 		}
 		for _, p := range []struct {
 			key string
@@ -1014,6 +1118,39 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		}
 	}
 	return sc, nil
+}
+
+// hfRequiredKeys are the keys of the RoPE parameters that transformers'
+// validators require per scaling type (modeling_rope_utils.py at
+// HFSourceCommit, RotaryEmbeddingConfigMixin._validate_<type>_rope_parameters'
+// required_keys), less those standardize_rope_params fills in first:
+// rope_type and rope_theta always, original_max_position_embeddings (yarn,
+// longrope, llama3) from the top-level key or max_position_embeddings,
+// which hfOrigCtx reads likewise. default and proportional require nothing
+// more.
+var hfRequiredKeys = map[string][]string{
+	ScalingLinear:   {"factor"},
+	ScalingDynamic:  {"factor"},
+	ScalingYaRN:     {"factor"},
+	ScalingLlama3:   {"factor", "low_freq_factor", "high_freq_factor"},
+	ScalingLongRoPE: {"short_factor", "long_factor"},
+}
+
+// hfValidatorName is the rope_type a transformers validator is named by:
+// _validate_<name>_rope_parameters (su is Phi-3's first name for longrope).
+func hfValidatorName(name string) string {
+	if name == "su" {
+		return "longrope"
+	}
+	return name
+}
+
+// missingOrNull says whether key is absent from o or null.
+func missingOrNull(o hfObj, key string) string {
+	if _, present := o.m[key]; present {
+		return "null"
+	}
+	return "missing"
 }
 
 // hfOrigCtx returns the original (pre-training) context length and the key

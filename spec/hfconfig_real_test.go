@@ -42,6 +42,9 @@ type realCase struct {
 	// head value against transformers' own cos/sin layout (hfref):
 	// "pixtral", "ernie-vl", "glm4v" (interleaved), "glm4v-moe" (neox).
 	angles string
+	// alpha: HunYuan's dynamic NTK with alpha (rope_scaling alpha), whose
+	// frequencies are hfref.HunYuanAlphaInvFreq's; rope is then unused.
+	alpha float64
 }
 
 // realCases are the configs of testdata/hf that hfCases (freq_test.go)
@@ -121,7 +124,7 @@ var realCases = []realCase{
 	{file: "devstral-2-123b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
 		rope: hfref.Rope{RopeType: "yarn", Factor: 64, OrigMax: 4096, BetaFast: 4, BetaSlow: 1, Truncate: true}},
 	{file: "ministral-3-3b-instruct-2512.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX,
-		rope:  hfref.Rope{RopeType: "yarn", MaxPos: 262144, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
+		rope:  hfref.Rope{RopeType: "yarn", Factor: 16, OrigMax: 16384, BetaFast: 32, BetaSlow: 1, MScale: 1, MScaleAllDim: 1, Truncate: true},
 		notes: []string{"text_config", "floor(p/16384)"}},
 	{file: "ministral-3-3b-instruct-2512.json", opt: HFOptions{Part: HFPartVision}, headDim: 64, rotary: 64, base: 10000, layout: NeoX,
 		rope: hfref.Rope{RopeType: "default"}, angles: "pixtral", notes: []string{"vision encoder"}},
@@ -138,6 +141,19 @@ var realCases = []realCase{
 	{file: "olmocr-2-7b-1025.json", headDim: 128, rotary: 128, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
 		mrope: "sections", sections: []int{16, 24, 24}, notes: []string{"text_config"}},
 	{file: "olmo-2-0325-32b.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX, rope: hfref.Rope{RopeType: "default"}},
+	// Publishers' configs of remote-code model types, read as the
+	// transformers type their architectures name. HunYuan-A13B:
+	// HunYuanMoEV1ForCausalLM → hunyuan_v1_moe, rotate_half, dynamic NTK
+	// with alpha 1000 (HunYuanMoEV1RotaryEmbedding: rope_theta·alpha^(d/(d−2))).
+	{file: "hunyuan-a13b-instruct.json", headDim: 128, rotary: 128, base: 10000, layout: NeoX, alpha: 1000,
+		notes: []string{`model_type "hunyuan" is remote code`, `HunYuanMoEV1ForCausalLM is transformers' class of model type "hunyuan_v1_moe"`, "alpha 1000", "qk-norm: rms over each head, after the rotation, ε 1e-05 (rms_norm_eps)"}},
+	// ERNIE-4.5-VL: Ernie4_5_VLMoeForConditionalGeneration →
+	// ernie4_5_vl_moe, whose text config is the flat file's top level
+	// (Ernie4_5_VLMoeConfig.__post_init__: text_config from the kwargs)
+	// and whose rotary embedding takes mrope_section [22, 22, 20] by
+	// default; rope_theta from the file.
+	{file: "ernie-4.5-vl-28b-a3b-pt.json", headDim: 128, rotary: 128, base: 500000, layout: Interleaved, rope: hfref.Rope{RopeType: "default"},
+		angles: "ernie-vl", sections: []int{22, 22, 20}, notes: []string{`model_type "ernie4_5_moe_vl" is remote code`, `model type "ernie4_5_vl_moe"`, "freq_allocation 20"}},
 	// Gemma 3 1B: rope_local_base_freq 1e4 for the sliding layers (5 of
 	// every 6, sliding_window_pattern 6), 1e6 for the global ones.
 	{file: "gemma-3-1b-it.json", headDim: 256, rotary: 256, base: 1e6, layout: NeoX, rope: hfref.Rope{RopeType: "default"},
@@ -199,6 +215,8 @@ func TestHFConfigsReal(t *testing.T) {
 					exact.DynamicFreqs(got, s.Base, s.Scaling.Factor, s.Scaling.OrigCtx, p.RotaryDim, n)
 					compareFreqs(t, fmt.Sprintf("dynamic n=%d", n), got, hfref.DynamicNTKInvFreq(r.Base, r.Dim, r.Factor, r.MaxPos, n))
 				}
+			} else if c.alpha != 0 {
+				want = hfref.HunYuanAlphaInvFreq(c.base, c.alpha, c.rotary)
 			} else {
 				var long []float64
 				want, long, wantAttn = hfref.Reference(r)
@@ -607,5 +625,49 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A model type transformers lacks resolves through architectures only to
+// one transformers type; otherwise it is refused with the -layout hint,
+// which says why architectures did not help. A known type never looks at
+// architectures.
+func TestHFArchitectures(t *testing.T) {
+	const hint = "so the pair layout is unknown: give -layout neox if"
+	for _, c := range []struct {
+		name, config, err, layout, model string
+	}{
+		{name: "unknown class", config: `{"model_type": "remote_thing", "architectures": ["RemoteThingForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
+			err: `"remote_thing" is not in ropegen's table of model types (nor is its architectures' "RemoteThingForCausalLM" a transformers class of a model type in it), ` + hint},
+		{name: "ambiguous class", config: `{"model_type": "remote_thing", "architectures": ["Qwen3_5ForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
+			err: `(its architectures do not pick one: "Qwen3_5ForCausalLM" is the class of model types "qwen3_5", "qwen3_5_text"), ` + hint},
+		{name: "no architectures", config: `{"model_type": "remote_thing", "hidden_size": 4096, "num_attention_heads": 32}`,
+			err: `"remote_thing" is not in ropegen's table of model types, ` + hint},
+		{name: "second class resolves", config: `{"model_type": "remote_thing", "architectures": ["RemoteThingForCausalLM", "Glm4ForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
+			layout: Interleaved, model: "glm4"},
+		{name: "known type wins", config: `{"model_type": "llama", "architectures": ["Glm4ForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
+			layout: NeoX, model: "llama"},
+		{name: "ERNIE rope_3d false", config: `{"model_type": "ernie4_5_moe_vl", "architectures": ["Ernie4_5_VLMoeForConditionalGeneration"], "hidden_size": 2560, "num_attention_heads": 20, "rope_theta": 500000, "rope_3d": false}`,
+			err: `rope_3d: false: ERNIE-4.5-VL's remote code then turns every pair by the text position`},
+		{name: "ERNIE freq_allocation", config: `{"model_type": "ernie4_5_moe_vl", "architectures": ["Ernie4_5_VLMoeForConditionalGeneration"], "hidden_size": 2560, "num_attention_heads": 20, "rope_theta": 500000, "freq_allocation": 16}`,
+			err: `freq_allocation: 16: the remote code turns the last 16 pairs by time, transformers' mrope_section 22,22,20 the last 20`},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		must(t, os.WriteFile(path, []byte(c.config), 0o644))
+		s, info, err := LoadHFConfigWith(path, HFOptions{})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		notes := strings.Join(info.Notes, "\n")
+		if s.Layout != c.layout || info.ModelType != c.model || strings.Contains(notes, "is remote code") != (c.model != "llama") {
+			t.Errorf("%s: layout %s, model type %q, notes %q; want %s, %q", c.name, s.Layout, info.ModelType, info.Notes, c.layout, c.model)
+		}
 	}
 }

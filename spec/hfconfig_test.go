@@ -137,7 +137,9 @@ func TestLoadHFConfigVariants(t *testing.T) {
 		{"yarn, attention_factor and truncate", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096, "attention_factor": 1.25, "truncate": false, "finetuned": true}`), func(s *Spec) {
 			s.Scaling = Scaling{Type: ScalingYaRN, Factor: 4, OrigCtx: 4096, AttnFactor: 1.25}
 		}},
-		{"yarn, factor from the contexts (v5)", llamaLike(`"rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4096}`), func(s *Spec) {
+		// _compute_yarn_parameters: a factor of None is the ratio of the
+		// contexts (the key itself is required by the validator).
+		{"yarn, factor null: from the contexts", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": null, "original_max_position_embeddings": 4096}`), func(s *Spec) {
 			s.Scaling = Scaling{Type: ScalingYaRN, Factor: 32, OrigCtx: 4096, Truncate: true}
 		}},
 		{"yarn, original context from max_position_embeddings", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4}`), func(s *Spec) {
@@ -260,7 +262,7 @@ func TestLoadHFConfigErrors(t *testing.T) {
 		{"max_position_embeddings zero", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 0, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "max_position_embeddings", "want a positive integer, got 0"},
 		{"finetuned a number", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "finetuned": 1}`), "rope_scaling.finetuned", "want true or false, got the number 1"},
 		{"rope_scaling not an object", llamaLike(`"rope_scaling": 2`), "rope_scaling", "want an object or null, got the number 2"},
-		{"dynamic without factor", llamaLike(`"rope_scaling": {"rope_type": "dynamic"}`), "rope_scaling.factor", `missing: rope_type "dynamic" needs it`},
+		{"dynamic without factor", llamaLike(`"rope_scaling": {"rope_type": "dynamic"}`), "rope_scaling.factor", `missing: rope_type "dynamic" requires it (transformers' _validate_dynamic_rope_parameters refuses the config without it)`},
 		{"unknown type", llamaLike(`"rope_scaling": {"rope_type": "foo"}`), "rope_scaling.rope_type", `scaling type "foo" is not supported (ropegen reads "default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope", "proportional")`},
 		{"unknown type, older key", llamaLike(`"rope_scaling": {"type": "foo "}`), "rope_scaling.type", `scaling type "foo " is not supported`},
 		{"type not a string", llamaLike(`"rope_scaling": {"rope_type": 3}`), "rope_scaling.rope_type", "want a string"},
@@ -271,19 +273,27 @@ func TestLoadHFConfigErrors(t *testing.T) {
 		{"factor in default", llamaLike(`"rope_scaling": {"rope_type": "default", "factor": 2}`), "rope_scaling.factor", `unknown key for rope_type "default" (ropegen reads: none)`},
 		{"per-layer mixed with plain keys", llamaLike(`"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}, "rope_theta": 1e4}`), "rope_parameters",
 			"mixes per-layer-type objects (full_attention) with plain keys"},
-		{"linear without factor", llamaLike(`"rope_scaling": {"rope_type": "linear"}`), "rope_scaling.factor", `missing: rope_type "linear" needs it`},
+		{"linear without factor", llamaLike(`"rope_scaling": {"rope_type": "linear"}`), "rope_scaling.factor", `missing: rope_type "linear" requires it (transformers' _validate_linear_rope_parameters refuses the config without it)`},
 		{"factor zero", llamaLike(`"rope_scaling": {"rope_type": "linear", "factor": 0}`), "rope_scaling.factor", "want a number > 0, got 0"},
 		{"factor a string", llamaLike(`"rope_scaling": {"rope_type": "linear", "factor": "2"}`), "rope_scaling.factor", "want a number"},
 		{"factor huge", llamaLike(`"rope_scaling": {"rope_type": "linear", "factor": 1e999}`), "rope_scaling.factor", "1e999 is out of range of float64"},
-		{"llama3 without factor", llamaLike(`"rope_scaling": {"rope_type": "llama3", "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}`), "rope_scaling.factor", `missing: rope_type "llama3" needs it`},
-		{"llama3 without high_freq_factor", llamaLike(`"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "original_max_position_embeddings": 8192}`), "rope_scaling.high_freq_factor", `missing: rope_type "llama3" needs it`},
+		{"llama3 without factor", llamaLike(`"rope_scaling": {"rope_type": "llama3", "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}`), "rope_scaling.factor", `missing: rope_type "llama3" requires it (transformers' _validate_llama3_rope_parameters refuses the config without it)`},
+		{"llama3 without high_freq_factor", llamaLike(`"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "original_max_position_embeddings": 8192}`), "rope_scaling.high_freq_factor", `missing: rope_type "llama3" requires it (transformers' _validate_llama3_rope_parameters refuses the config without it)`},
 		{"yarn without any context", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "rope_scaling.original_max_position_embeddings", "missing, and so is max_position_embeddings"},
 		{"yarn orig fractional", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4096.5}`), "rope_scaling.original_max_position_embeddings", "want an integer"},
 		{"yarn orig zero", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 0}`), "rope_scaling.original_max_position_embeddings", "want a positive integer, got 0"},
 		{"yarn attention_factor zero", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "attention_factor": 0}`), "rope_scaling.attention_factor", "want a number > 0, got 0"},
 		{"yarn truncate a string", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "truncate": "no"}`), "rope_scaling.truncate", `want true or false, got the string "no"`},
 		{"yarn beta_fast a bool", llamaLike(`"rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": true}`), "rope_scaling.beta_fast", "want a number, got true"},
-		{"longrope without long_factor", llamaLike(`"rope_scaling": {"rope_type": "longrope", "factor": 4, "short_factor": [1]}`), "rope_scaling.long_factor", `missing: rope_type "longrope" needs it`},
+		{"longrope without long_factor", llamaLike(`"rope_scaling": {"rope_type": "longrope", "factor": 4, "short_factor": [1]}`), "rope_scaling.long_factor", `missing: rope_type "longrope" requires it (transformers' _validate_longrope_rope_parameters refuses the config without it)`},
+		// transformers' validators require factor for yarn, and every type's
+		// rotary embedding but longrope's and yarn's needs it a number.
+		{"yarn without factor", llamaLike(`"rope_scaling": {"rope_type": "yarn"}`), "rope_scaling.factor", `missing: rope_type "yarn" requires it (transformers' _validate_yarn_rope_parameters refuses the config without it)`},
+		{"yarn without factor, older key", llamaLike(`"rope_scaling": {"type": "yarn", "original_max_position_embeddings": 4096}`), "rope_scaling.factor", `missing: rope_type "yarn" requires it`},
+		{"su without short_factor", llamaLike(`"rope_scaling": {"type": "su", "long_factor": [1]}`), "rope_scaling.short_factor", `missing: rope_type "su" requires it (transformers' _validate_longrope_rope_parameters refuses`},
+		{"linear factor null", llamaLike(`"rope_scaling": {"rope_type": "linear", "factor": null}`), "rope_scaling.factor", `null: rope_type "linear" needs a number`},
+		{"llama3 factor null", llamaLike(`"rope_scaling": {"rope_type": "llama3", "factor": null, "low_freq_factor": 1, "high_freq_factor": 4}`), "rope_scaling.factor", `null: rope_type "llama3" needs a number`},
+		{"max_position_embeddings negative", `{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": -1}`, "max_position_embeddings", "want a positive integer, got -1: it is the model's context length"},
 		{"longrope list of strings", llamaLike(`"rope_scaling": {"rope_type": "longrope", "factor": 4, "short_factor": [1, "2"], "long_factor": [1, 2]}`), "rope_scaling.short_factor", `element 1: want a number, got the string "2"`},
 		{"longrope list not a list", llamaLike(`"rope_scaling": {"rope_type": "longrope", "factor": 4, "short_factor": 1, "long_factor": [1, 2]}`), "rope_scaling.short_factor", "want an array of numbers, got the number 1"},
 		{"longrope no factor, no max_position_embeddings", `{"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "original_max_position_embeddings": 4096, "rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [1]}}`, "rope_scaling.factor", "missing, and so is max_position_embeddings to derive it from (max_position_embeddings/original_max_position_embeddings)"},

@@ -2,7 +2,10 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -458,4 +461,73 @@ func formatLayers(idx []int, n int) string {
 		of = fmt.Sprintf(" of %d", n)
 	}
 	return fmt.Sprintf("(%d%s: %s)", len(idx), of, strings.Join(runs, ", "))
+}
+
+// HFLayerRoPE is the RoPE of one layer type of a model, as
+// LoadHFConfigLayers returns it.
+type HFLayerRoPE struct {
+	Type string // the layer type, HFLayer.Type; "" when the config names none
+	Spec Spec   // LoadHFConfigWith's spec with HFOptions.LayerType = Type
+	Info HFInfo // and its info, this layer type Chosen
+}
+
+// LoadHFConfigLayers reads a Hugging Face config.json once and returns the
+// RoPE of every layer type of the model that has one, in the order their
+// first layers come (HFInfo.Layers'), each exactly as LoadHFConfigWith
+// returns it with opt.LayerType set to that type: Gemma 3's sliding and
+// global layers, OLMo 3's, MiMo-V2-Flash's, Gemma 4's two head dims. Layer
+// types without RoPE (linear attention, EXAONE 4's global layers) are left
+// out. A model whose layers all use one RoPE gives one entry, of its
+// layer type (full_attention when the config names none); a part without
+// layers (HFPartVision) one of type "". An engine that serves every layer
+// of a model needs each of these.
+//
+// opt.LayerType and opt.Local must be unset: the function picks every
+// type. Errors are LoadHFConfigWith's, including one layer type's whose
+// RoPE cannot be read (a spec that serves only some layers would be
+// wrong for the rest).
+func LoadHFConfigLayers(path string, opt HFOptions) ([]HFLayerRoPE, error) {
+	if opt.LayerType != "" || opt.Local {
+		return nil, &HFConfigError{Path: path, Msg: fmt.Sprintf("LoadHFConfigLayers loads every layer type: want HFOptions.LayerType empty and Local false, got %q, %t", opt.LayerType, opt.Local)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &HFConfigError{Path: path, Msg: "cannot read the config: " + err.Error()}
+	}
+	load := func(o HFOptions) (Spec, HFInfo, error) {
+		obj, err := decodeHFConfig(path, data)
+		if err != nil {
+			return Spec{}, HFInfo{}, err
+		}
+		return hfSpec(obj, o)
+	}
+	s, info, err := load(opt)
+	if err != nil {
+		return nil, err
+	}
+	var out []HFLayerRoPE
+	for _, l := range info.Layers {
+		if l.NoPE != "" {
+			continue
+		}
+		if l.Chosen {
+			out = append(out, HFLayerRoPE{Type: l.Type, Spec: s, Info: info})
+			continue
+		}
+		o := opt
+		o.LayerType = l.Type
+		ls, li, err := load(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, HFLayerRoPE{Type: l.Type, Spec: ls, Info: li})
+	}
+	if len(out) == 0 {
+		out = append(out, HFLayerRoPE{Spec: s, Info: info})
+	}
+	return out, nil
 }

@@ -1,6 +1,9 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // hfNorm is a model type's QK-norm, as its transformers code applies it.
 type hfNorm struct {
@@ -97,6 +100,16 @@ var hfNorms = map[string]hfNorm{
 // (use_qk_norm true) the note says that ropegen does not know its formula.
 func hfQKNorm(c hfObj, model string, s *Spec, info *HFInfo) error {
 	e, known := hfNorms[model]
+	eps, epsOK, err := c.num("rms_norm_eps")
+	if err != nil {
+		return err
+	}
+	switch {
+	case epsOK && eps > 0:
+		info.NormEps = eps
+	case !epsOK && known:
+		info.NormEps = e.eps
+	}
 	if !known {
 		on, ok, err := c.bool("use_qk_norm")
 		if err != nil {
@@ -120,17 +133,13 @@ func hfQKNorm(c hfObj, model string, s *Spec, info *HFInfo) error {
 			return nil
 		}
 	}
-	eps, ok, err := c.num("rms_norm_eps")
-	if err != nil {
-		return err
-	}
 	from := "rms_norm_eps"
 	switch {
-	case ok && !(eps > 0):
+	case epsOK && !(eps > 0):
 		return c.errf("rms_norm_eps", "want a number > 0, got %v", eps)
-	case !ok && e.eps == 0:
+	case !epsOK && e.eps == 0:
 		return c.errf("rms_norm_eps", "missing: model_type %q normalizes queries and keys (%s) with ε = rms_norm_eps, and ropegen knows no default for it; add it to the config or give -qk-norm-eps", model, e.how)
-	case !ok:
+	case !epsOK:
 		eps, from = e.eps, e.class+"'s default rms_norm_eps"
 	}
 	s.QKNorm = QKNorm{Kind: e.kind, Eps: eps, Scope: e.scope, After: e.after}
@@ -145,4 +154,45 @@ func hfQKNorm(c hfObj, model string, s *Spec, info *HFInfo) error {
 	info.Notes = append(info.Notes, fmt.Sprintf("qk-norm: %s over %s, %s the rotation, ε %s (%s): %s; ApplyNormQK does both in one pass, with the layer's weights per call",
 		e.kind, over, when, shortFloat(eps), from, e.how))
 	return nil
+}
+
+// ForcedNorm returns n, a QK-norm a caller sets over the config's (the
+// -qk-norm flag), with ε the model's NormEps when n leaves it 0: a norm
+// forced on a model takes the model's rms_norm_eps, as the model's own
+// norms do. An explicit ε (n.Eps ≠ 0) wins; without a NormEps, n stays as
+// it is (ε DefaultNormEps).
+func (info HFInfo) ForcedNorm(n QKNorm) QKNorm {
+	if n.Enabled() && n.Eps == 0 {
+		n.Eps = info.NormEps
+	}
+	return n
+}
+
+// NotesFor returns the notes that hold for s, the spec LoadHFConfigWith
+// returned with a caller's changes: the notes on the QK-norm (those
+// beginning "qk-norm: ") describe the config's norm, so when s's norm is
+// not the config's they give way to one saying what s has instead.
+func (info HFInfo) NotesFor(s Spec) []string {
+	if s.QKNorm == info.norm {
+		return info.Notes
+	}
+	var out []string
+	for _, n := range info.Notes {
+		if !strings.HasPrefix(n, "qk-norm: ") {
+			out = append(out, n)
+		}
+	}
+	was := "none"
+	if info.norm.Enabled() {
+		was = info.norm.Kind
+	}
+	now := "none (no ApplyNormQK)"
+	if s.QKNorm.Enabled() {
+		now = s.QKNorm.Kind
+	}
+	note := fmt.Sprintf("qk-norm: %s, set by the caller over the config's %s", now, was)
+	if s.QKNorm.Enabled() && s.QKNorm.Eps != 0 && s.QKNorm.Eps == info.NormEps {
+		note += fmt.Sprintf("; ε %s is the model's (rms_norm_eps, or its config class's default)", shortFloat(info.NormEps))
+	}
+	return append(out, note)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,6 +152,7 @@ func TestHFNormConfigs(t *testing.T) {
 		{"gemma-3-4b-it.json", QKNorm{NormGemma, 1e-6, ScopeHead, false}, "Gemma3RMSNorm"},
 		{"olmo-2-1124-7b.json", QKNorm{NormRMS, 1e-5, ScopeToken, false}, "each token's heads as one vector"},
 		{"llama-4-scout-17b-16e-instruct.json", QKNorm{NormL2, 1e-5, ScopeHead, true}, "after the rotation"},
+		{"hunyuan-a13b-instruct.json", QKNorm{NormRMS, 1e-5, ScopeHead, true}, "HunYuanMoEV1Attention"},
 		{"llama-3.1-8b.json", none, ""},
 		{"mistral-7b-v0.3.json", none, ""},
 		{"deepseek-v3.json", none, ""},
@@ -177,5 +179,53 @@ func TestHFNormConfigs(t *testing.T) {
 		if !strings.Contains(out, "note: qk-norm: "+c.want.Kind) || !strings.Contains(out, c.note) || !strings.Contains(out, "\nqk-norm: "+c.want.Kind+" over") {
 			t.Errorf("%s: -explain lacks the norm's note (%q) or line:\n%s", c.file, c.note, out)
 		}
+	}
+}
+
+// A norm the caller forces on a config takes the model's ε, and the notes
+// on the config's norm give way when the caller changes it.
+func TestHFForcedNormAndNotes(t *testing.T) {
+	load := func(file string) (Spec, HFInfo) {
+		t.Helper()
+		s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", file), HFOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, info
+	}
+	// Llama 3.1: no QK-norm, rms_norm_eps 1e-05.
+	s, info := load("llama-3.1-8b.json")
+	if info.NormEps != 1e-5 {
+		t.Errorf("llama-3.1: NormEps %v, want 1e-05 (rms_norm_eps)", info.NormEps)
+	}
+	if n := info.ForcedNorm(QKNorm{Kind: NormRMS}); n.Eps != 1e-5 {
+		t.Errorf("forced rms: ε %v, want the config's 1e-05", n.Eps)
+	}
+	if n := info.ForcedNorm(QKNorm{Kind: NormRMS, Eps: 3e-6}); n.Eps != 3e-6 {
+		t.Errorf("forced rms with ε 3e-6: ε %v, want 3e-06", n.Eps)
+	}
+	if n := info.ForcedNorm(QKNorm{Kind: NormNone}); n.Eps != 0 {
+		t.Errorf("no norm: ε %v, want 0", n.Eps)
+	}
+	if got := info.NotesFor(s); !slices.Equal(got, info.Notes) {
+		t.Errorf("unchanged spec: notes %q, want %q", got, info.Notes)
+	}
+	s.QKNorm = info.ForcedNorm(QKNorm{Kind: NormRMS})
+	if got := strings.Join(info.NotesFor(s), "\n"); !strings.Contains(got, "qk-norm: rms, set by the caller over the config's none; ε 1e-05 is the model's") {
+		t.Errorf("forced rms: notes %q", got)
+	}
+	// Gemma 3 gives no rms_norm_eps: Gemma3TextConfig's default 1e-6.
+	if _, info := load("gemma-3-4b-it.json"); info.NormEps != 1e-6 {
+		t.Errorf("gemma-3: NormEps %v, want 1e-06", info.NormEps)
+	}
+	// Qwen3 with its norm turned off: the note on ApplyNormQK goes.
+	s, info = load("qwen3-8b.json")
+	if !strings.Contains(strings.Join(info.Notes, "\n"), "ApplyNormQK does both") {
+		t.Fatalf("qwen3: notes %q lack the norm's", info.Notes)
+	}
+	s.QKNorm = QKNorm{Kind: NormNone}
+	got := strings.Join(info.NotesFor(s), "\n")
+	if strings.Contains(got, "ApplyNormQK does both") || !strings.Contains(got, "qk-norm: none (no ApplyNormQK), set by the caller over the config's rms") {
+		t.Errorf("qwen3 -qk-norm none: notes %q", got)
 	}
 }

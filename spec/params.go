@@ -49,16 +49,3 @@ func (p *Params) Pair(i int) (a, b int) {
 	}
 	return 2 * i, 2*i + 1
 }
-
-// Partner returns the other index of the pair that rotated index j belongs
-// to, and whether j is the pair's first (a) member.
-func (p *Params) Partner(j int) (q int, first bool) {
-	if p.Spec.Layout == NeoX {
-		h := p.RotaryDim / 2
-		if j < h {
-			return j + h, true
-		}
-		return j - h, false
-	}
-	return j ^ 1, j%2 == 0
-}

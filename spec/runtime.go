@@ -1,52 +1,66 @@
 package spec
 
-// TEMPORARY (engine branch): the spec helper's branch adds Runtime with
-// these fields (DESIGN section 3); the lead resolves the merge.
+import "slices"
 
 // Runtime is the part of Params a generated package takes at run time:
-// convertible to any generated package's Params, rope.Params(p.Runtime()).
+// one model's numbers as data. Its fields have the names, types and order
+// of every generated package's Params, so Go converts between them:
+// rope.Params(p.Runtime()). The package's New checks the values.
+//
+// Every slice is the Runtime's own copy: changing it changes no Params.
 type Runtime struct {
-	HeadDim       int       // values per head
-	RotaryDim     int       // leading values of a head that turn
-	Layout        string    // "interleaved" or "neox"
-	Freqs         []float64 // θ_i, RotaryDim/2 values, after scaling
-	Attn          float64   // the attention factor A, folded into cos and sin
-	Axes          int       // positions per token: 1, or the number of axes
-	Axis          []uint8   // pair i's axis (RotaryDim/2 values) when Axes > 1; nil when Axes = 1
-	LongFreqs     []float64 // longrope: θ_i of tables longer than OrigCtx; nil otherwise
-	OrigCtx       int       // longrope and dynamic NTK: L; 0 otherwise
-	DynamicFactor float64   // dynamic NTK: s; 0 otherwise
-	DynamicBase   float64   // dynamic NTK: the base longer tables' frequencies derive from; 0 otherwise
-	NormKind      string    // QK-norm: "" (none), "rms", "gemma" or "l2"
-	NormEps       float64   // ε, as the model's config gives it (the default applied)
-	NormScope     string    // "head" or "token"; "" without a norm
-	NormAfter     bool      // normalize the rotated vector
-	SoftmaxScale  float64   // multiply the attention's 1/sqrt(d) by it: YaRN's mscale² for DeepSeek MLA; 1 otherwise
-	MaxPositions  int       // max_position_embeddings; 0 when not known
+	HeadDim   int       // values per head
+	RotaryDim int       // leading values of a head that turn
+	Layout    string    // "interleaved" or "neox"
+	Freqs     []float64 // θ_i, RotaryDim/2 values, after scaling
+	Attn      float64   // the attention factor A, folded into cos and sin
+	Axes      int       // positions per token: 1, or the number of axes
+	Axis      []uint8   // pair i's axis (RotaryDim/2 values) when Axes > 1; nil when Axes = 1
+	LongFreqs []float64 // longrope: θ_i of tables longer than OrigCtx; nil otherwise
+	OrigCtx   int       // longrope and dynamic NTK: L; 0 otherwise
+	// DynamicFactor is dynamic NTK's s; 0 otherwise. A table of n >
+	// OrigCtx positions takes θ_i = b^(−2i/R) with
+	// b = DynamicBase·((s·n/L) − (s − 1))^(R/(R−2)) (docs/contract.md §3).
+	DynamicFactor float64
+	DynamicBase   float64 // dynamic NTK: the base longer tables' frequencies derive from; 0 otherwise
+	NormKind      string  // QK-norm: "" (none), "rms", "gemma" or "l2"
+	NormEps       float64 // ε, as the model's config gives it (the default applied); 0 without a norm
+	NormScope     string  // "head" or "token"; "" without a norm
+	NormAfter     bool    // normalize the rotated vector
+	SoftmaxScale  float64 // multiply the attention's 1/sqrt(d) by it: YaRN's mscale² for DeepSeek MLA; 1 otherwise
+	MaxPositions  int     // max_position_embeddings; 0 when not known
 }
 
-// Runtime returns the numbers a generated package's New takes.
+// Runtime returns the run-time numbers of p for a generated package's New
+// (docs/contract.md §3 for the frequencies, §10 for the norm): the shape,
+// θ and A, the axis map, longrope's long set and dynamic NTK's parameters
+// (what a table of n positions needs besides n), the QK-norm with its
+// defaults applied (ε DefaultNormEps when Eps is 0, scope ScopeHead when
+// Scope is ""), the softmax scale factor (1 when Spec.SoftmaxScale is 0)
+// and the context length.
 func (p *Params) Runtime() Runtime {
-	s := p.Spec
+	s := &p.Spec
 	r := Runtime{
 		HeadDim:      p.HeadDim,
 		RotaryDim:    p.RotaryDim,
 		Layout:       s.Layout,
-		Freqs:        append([]float64(nil), p.Freqs...),
+		Freqs:        slices.Clone(p.Freqs),
 		Attn:         p.Attn,
 		Axes:         p.Axes,
 		SoftmaxScale: 1,
 		MaxPositions: s.MaxPositions,
 	}
-	if r.Axes > 1 {
-		r.Axis = append([]uint8(nil), p.Axis...)
+	if p.Axes > 1 {
+		r.Axis = slices.Clone(p.Axis)
 	}
-	if p.LongFreqs != nil {
-		r.LongFreqs = append([]float64(nil), p.LongFreqs...)
+	switch s.Scaling.Kind() {
+	case ScalingLongRoPE:
+		r.LongFreqs = slices.Clone(p.LongFreqs)
 		r.OrigCtx = s.Scaling.OrigCtx
-	}
-	if s.Scaling.Kind() == ScalingDynamic {
-		r.OrigCtx, r.DynamicFactor, r.DynamicBase = s.Scaling.OrigCtx, s.Scaling.Factor, s.Base
+	case ScalingDynamic:
+		r.OrigCtx = s.Scaling.OrigCtx
+		r.DynamicFactor = s.Scaling.Factor
+		r.DynamicBase = s.Base
 	}
 	if n := s.QKNorm; n.Enabled() {
 		r.NormKind, r.NormEps, r.NormScope, r.NormAfter = n.Kind, n.Epsilon(), ScopeHead, n.After
@@ -54,9 +68,8 @@ func (p *Params) Runtime() Runtime {
 			r.NormScope = ScopeToken
 		}
 	}
-	if sc := s.Scaling; sc.Kind() == ScalingYaRN && sc.MScaleAllDim != 0 && sc.Factor > 1 {
-		m := YaRNMScale(sc.Factor, sc.MScaleAllDim)
-		r.SoftmaxScale = m * m
+	if s.SoftmaxScale != 0 {
+		r.SoftmaxScale = s.SoftmaxScale
 	}
 	return r
 }

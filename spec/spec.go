@@ -5,7 +5,9 @@
 // a model's Hugging Face config.json (LoadHFConfig) or GGUF file (LoadGGUF,
 // ReadGGUF) into a Spec. ropegen's generator (package gen) computes every number it bakes
 // into a package here; an engine that loads models at run time calls the
-// same code to fill a generated package's Params, and gets the same bits.
+// same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
+// Params.Runtime) to fill a generated package's Params, and gets the same
+// bits.
 //
 // What the numbers mean is docs/contract.md: §2 the layouts, §3 the
 // frequencies and scaling, §9 the multi-axis schemes.
@@ -49,6 +51,12 @@ type Spec struct {
 	// generated package exports it, so that an engine can size its tables.
 	MaxPositions int
 	QKNorm       QKNorm // QK-norm fused with the rotation (ApplyNormQK); the zero value is none
+	// SoftmaxScale multiplies the attention's 1/sqrt(d) softmax scale:
+	// YaRN's mscale² in the attention of DeepSeek-V2/V3 and the MLA models
+	// after them (transformers' yarn_apply_mscale). It changes no
+	// frequency; it is carried to the engine (Runtime). 0 means 1; else
+	// finite and > 0. LoadHFConfigWith sets it.
+	SoftmaxScale float64
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -177,6 +185,9 @@ func (s Spec) validate(sd **Scaled) error {
 	}
 	if s.MaxPositions < 0 {
 		return specErr("max-positions", s.MaxPositions, "the context length must be >= 0 (0: not known)")
+	}
+	if f := s.SoftmaxScale; f != 0 && !finitePos(f) {
+		return specErr("softmax-scale", f, "the softmax scale factor must be finite and > 0 (0 means 1)")
 	}
 	out, err := s.validateScaling()
 	if err != nil {

@@ -176,8 +176,9 @@ type cli struct {
 	// given holds the names of the flags set explicitly.
 	given map[string]bool
 
-	notes  []string // what -hf-config or -gguf said of the model, for -explain
-	caches []string // -out-dtype's cache types
+	notes  []string     // what -hf-config or -gguf said of the model, for -explain
+	hf     *spec.HFInfo // what -hf-config said of the model; nil without it
+	caches []string     // -out-dtype's cache types
 }
 
 func ropegen(args []string, stdout, stderr io.Writer) error {
@@ -308,7 +309,7 @@ func (c *cli) resolve() (spec.Spec, error) {
 		if loaded, info, err = spec.LoadHFConfigWith(c.opt.hfConfig, hopt); err != nil {
 			return spec.Spec{}, badInput("%s", sourceError("-hf-config", c.opt.hfConfig, err))
 		}
-		notes = info.Notes
+		notes, c.hf = info.Notes, &info
 	case c.opt.gguf != "":
 		var info spec.GGUFInfo
 		if loaded, info, err = spec.LoadGGUFWith(c.opt.gguf, spec.GGUFOptions{Local: c.opt.local, Layout: layout}); err != nil {
@@ -319,6 +320,9 @@ func (c *cli) resolve() (spec.Spec, error) {
 	if c.opt.hfConfig != "" || c.opt.gguf != "" {
 		c.notes = notes
 		c.override(&loaded)
+		if c.hf != nil {
+			c.notes = c.hf.NotesFor(loaded) // the config's norm note goes if the flags changed the norm
+		}
 		s = loaded
 	}
 	caches, err := cacheList(s.OutDType)
@@ -402,7 +406,8 @@ func sourceError(flag, path string, err error) string {
 // scheme's come from the flags. A -qk-norm none (or "") that turns off the
 // file's QK-norm drops the rest of it: the ε, scope and placement the file
 // set are not the user's, and no longer mean anything. Those given as flags
-// stay, for Validate to refuse.
+// stay, for Validate to refuse. A -qk-norm forced on an -hf-config model
+// without -qk-norm-eps takes the config's rms_norm_eps (HFInfo.ForcedNorm).
 func (c *cli) override(dst *spec.Spec) {
 	if c.given["scaling"] {
 		dst.Scaling = spec.Scaling{Truncate: true, FreqFactors: dst.Scaling.FreqFactors}
@@ -412,6 +417,9 @@ func (c *cli) override(dst *spec.Spec) {
 			v.copyTo(dst)
 		}
 	})
+	if c.hf != nil && c.given["qk-norm"] && !c.given["qk-norm-eps"] {
+		dst.QKNorm = c.hf.ForcedNorm(dst.QKNorm)
+	}
 	if !c.given["qk-norm"] || dst.QKNorm.Enabled() {
 		return
 	}

@@ -64,6 +64,22 @@ func TestNormHFConfig(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "\nqk-norm: rms over each head (n = HeadDim = 128 values), weights of HeadDim values, ε 3e-06") {
 		t.Errorf("olmo2 with ε and scope flags: exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
 	}
+	// A flag turning Qwen3's norm off drops the config's note on it.
+	qwen3 := filepath.Join("..", "..", "spec", "testdata", "hf", "qwen3-8b.json")
+	code, stdout, stderr = ropegenRun(t, "-hf-config", qwen3, "-explain", "-qk-norm", "none")
+	if code != exitOK || strings.Contains(stdout, "ApplyNormQK does both") || !strings.Contains(stdout, "note: qk-norm: none (no ApplyNormQK), set by the caller over the config's rms") {
+		t.Errorf("qwen3 -qk-norm none: exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
+	}
+	// A norm forced on Llama 3.1 takes its rms_norm_eps 1e-05; -qk-norm-eps wins.
+	llama := filepath.Join("..", "..", "spec", "testdata", "hf", "llama-3.1-8b.json")
+	code, stdout, stderr = ropegenRun(t, "-hf-config", llama, "-explain", "-qk-norm", "rms")
+	if code != exitOK || !strings.Contains(stdout, "\nqk-norm: rms over each head (n = HeadDim = 128 values), weights of HeadDim values, ε 1e-05,") {
+		t.Errorf("llama-3.1 -qk-norm rms: exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
+	}
+	code, stdout, stderr = ropegenRun(t, "-hf-config", llama, "-explain", "-qk-norm", "rms", "-qk-norm-eps", "3e-6")
+	if code != exitOK || !strings.Contains(stdout, "\nqk-norm: rms over each head (n = HeadDim = 128 values), weights of HeadDim values, ε 3e-06,") {
+		t.Errorf("llama-3.1 -qk-norm rms -qk-norm-eps 3e-6: exit %d, stderr %q, stdout\n%s", code, stderr, stdout)
+	}
 	// A flag turning the norm off while setting one of its fields is refused.
 	code, _, stderr = ropegenRun(t, "-hf-config", cfg, "-explain", "-qk-norm", "none", "-qk-norm-after")
 	if code != exitUsage || !strings.HasPrefix(stderr, "ropegen: -qk-norm-after true: needs -qk-norm") {

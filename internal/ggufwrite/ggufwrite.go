@@ -77,9 +77,7 @@ type File struct {
 // Helpers for common entries.
 func U32(key string, v uint32) KV     { return KV{key, Uint32, v} }
 func U64(key string, v uint64) KV     { return KV{key, Uint64, v} }
-func I32(key string, v int32) KV      { return KV{key, Int32, v} }
 func F32(key string, v float32) KV    { return KV{key, Float32, v} }
-func F64(key string, v float64) KV    { return KV{key, Float64, v} }
 func Str(key, v string) KV            { return KV{key, String, v} }
 func BoolKV(key string, v bool) KV    { return KV{key, Bool, v} }
 func Arr(key string, a ArrayValue) KV { return KV{key, Array, a} }

@@ -179,7 +179,7 @@ class BertConfig(PreTrainedConfig):
 	}
 
 	// The rendered table is Go that names the commit.
-	src, err := render(entries, "0123456789012345678901234567890123456789", "huggingface/transformers")
+	src, err := render(entries, nil, "0123456789012345678901234567890123456789", "huggingface/transformers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,5 +216,75 @@ func TestStripPython(t *testing.T) {
 	out := stripPython(in)
 	if strings.Contains(out, "0::2") || strings.Contains(out, "1::2") || !strings.Contains(out, `"#not a comment"`) || strings.Count(out, "\n") != strings.Count(in, "\n") {
 		t.Errorf("stripPython(%q) = %q", in, out)
+	}
+}
+
+// The auto mappings, inverted: a class names the model types with an entry
+// that map to it (several when several do), with the first mapping naming
+// it; tuples of classes count, types without an entry and commented-out
+// lines do not.
+func TestArchitectures(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "auto"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	auto := `
+MODEL_MAPPING_NAMES = OrderedDict(
+    [
+        # Base model mapping
+        ("llama", "LlamaModel"),
+        ("funnel", ("FunnelModel", "FunnelBaseModel")),
+        ("llama4", ("Llama4TextModel", "Llama4Model")),
+        ("llama4_text", "Llama4TextModel"),
+        # ("gptj", "GPTJCommentedModel"),
+    ]
+)
+
+MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict(
+    [
+        ("llama", "LlamaForCausalLM"),
+        ("gptj", "GPTJForCausalLM"),
+        ("llama4_text", "Llama4ForCausalLM"),
+        ("llama4", "Llama4ForCausalLM"),
+    ]
+)
+`
+	if err := os.WriteFile(filepath.Join(root, "auto", "modeling_auto.py"), []byte(auto), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entries := []entry{{modelType: "llama"}, {modelType: "gptj"}, {modelType: "llama4"}, {modelType: "llama4_text"}}
+	archs, err := architectures(root, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range archs {
+		got[a.class] = strings.Join(a.types, ",") + " " + a.mapping
+	}
+	want := map[string]string{
+		"LlamaModel":        "llama MODEL_MAPPING_NAMES",
+		"Llama4Model":       "llama4 MODEL_MAPPING_NAMES",
+		"Llama4TextModel":   "llama4,llama4_text MODEL_MAPPING_NAMES",
+		"LlamaForCausalLM":  "llama MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+		"GPTJForCausalLM":   "gptj MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+		"Llama4ForCausalLM": "llama4,llama4_text MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+	}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+	for c, w := range want {
+		if got[c] != w {
+			t.Errorf("%s: %q, want %q", c, got[c], w)
+		}
+	}
+	src, err := render(entries[:1], archs, "0123456789012345678901234567890123456789", "huggingface/transformers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := `"Llama4ForCausalLM": {models: []string{"llama4", "llama4_text"}, mapping: "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES"}`; !strings.Contains(strings.Join(strings.Fields(string(src)), " "), w) {
+		t.Errorf("rendered table lacks %q:\n%s", w, src)
+	}
+	if _, err := architectures(t.TempDir(), entries); err == nil {
+		t.Error("no auto/modeling_auto.py: no error")
 	}
 }
