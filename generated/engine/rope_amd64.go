@@ -10,1035 +10,983 @@ import "golang.org/x/sys/cpu"
 // archBackends returns the assembly backends this CPU supports, best first.
 func archBackends() []backend {
 	var bs []backend
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
+	if cpu.X86.HasAVX512F && cpu.X86.HasF16C {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H64I(), avx512H96N(), avx512H128I(), avx512H128N(), avx512H256N()},
+			shapes: []kernels{kernels_64x64i_avx512(), kernels_96x96n_avx512(), kernels_128x128i_avx512(), kernels_128x128n_avx512(), kernels_256x256n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasF16C {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H64I(), avx2H96N(), avx2H128I(), avx2H128N(), avx2H256N()},
+			shapes: []kernels{kernels_64x64i_avx2(), kernels_96x96n_avx2(), kernels_128x128i_avx2(), kernels_128x128n_avx2(), kernels_256x256n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H64I returns the AVX512 kernels of the shape 64/64/interleaved.
-func avx512H64I() kernels {
-	k := kernels{
-		fill:    fillAVX512H64I,
-		fwd:     applyAVX512H64I,
-		fwdRows: applyRowsAVX512H64I,
-		inv:     applyInverseAVX512H64I,
-		invRows: applyInverseRowsAVX512H64I,
-		rotTo:   cacheRotToAVX512H64I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H64I,
-		loadShift:  cacheLoadF16AVX512H64I,
-		shift:      cacheShiftF16AVX512H64I,
-		shiftInv:   cacheShiftInverseF16AVX512H64I,
-		store:      cacheStoreF16AVX512H64I,
-		storeShift: cacheStoreF16AVX512H64I,
-		to:         applyToF16AVX512H64I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX512H64I,
-		loadShift:  cacheLoadQ80AVX512H64I,
-		store:      cacheStoreQ80AVX512H64I,
-		storeShift: cacheStoreQ80AVX512H64I,
-	}
+// kernels_64x64i_avx512 returns the avx512 kernels of the shape 64/64/interleaved.
+func kernels_64x64i_avx512() (k kernels) {
+	k.fwd = fwd_64x64i_avx512
+	k.inv = inv_64x64i_avx512
+	k.fwdRows = fwdRows_64x64i_avx512
+	k.invRows = invRows_64x64i_avx512
+	k.fill = fill_64x64i_avx512
+	k.rotTo = rotTo_64x64i_avx512
+	k.half[0].store = store_f16_64x64i_avx512
+	k.half[0].storeShift = store_f16_64x64i_avx512
+	k.half[0].load = load_f16_64x64i_avx512
+	k.half[0].loadShift = load_f16_64x64i_avx512
+	k.half[0].to = to_f16_64x64i_avx512
+	k.half[0].shift = shift_f16_64x64i_avx512
+	k.half[0].shiftInv = shiftInv_f16_64x64i_avx512
+	k.bytes[1].store = store_q8_0_64x64i_avx512
+	k.bytes[1].storeShift = store_q8_0_64x64i_avx512
+	k.bytes[1].load = load_q8_0_64x64i_avx512
+	k.bytes[1].loadShift = load_q8_0_64x64i_avx512
 	return k
 }
 
-// avx512H96N returns the AVX512 kernels of the shape 96/96/neox.
-func avx512H96N() kernels {
-	k := kernels{
-		fill:    fillAVX512H96N,
-		fwd:     applyAVX512H96N,
-		fwdRows: applyRowsAVX512H96N,
-		inv:     applyInverseAVX512H96N,
-		invRows: applyInverseRowsAVX512H96N,
-		rotTo:   cacheRotToAVX512H96N,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H96N,
-		loadShift:  cacheLoadF16AVX512H96N,
-		shift:      cacheShiftF16AVX512H96N,
-		shiftInv:   cacheShiftInverseF16AVX512H96N,
-		store:      cacheStoreF16AVX512H96N,
-		storeShift: cacheStoreF16AVX512H96N,
-		to:         applyToF16AVX512H96N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX512H96N,
-		loadShift:  cacheLoadQ80AVX512H96N,
-		store:      cacheStoreQ80AVX512H96N,
-		storeShift: cacheStoreQ80AVX512H96N,
-	}
+// kernels_96x96n_avx512 returns the avx512 kernels of the shape 96/96/neox.
+func kernels_96x96n_avx512() (k kernels) {
+	k.fwd = fwd_96x96n_avx512
+	k.inv = inv_96x96n_avx512
+	k.fwdRows = fwdRows_96x96n_avx512
+	k.invRows = invRows_96x96n_avx512
+	k.fill = fill_96x96n_avx512
+	k.rotTo = rotTo_96x96n_avx512
+	k.half[0].store = store_f16_96x96n_avx512
+	k.half[0].storeShift = store_f16_96x96n_avx512
+	k.half[0].load = load_f16_96x96n_avx512
+	k.half[0].loadShift = load_f16_96x96n_avx512
+	k.half[0].to = to_f16_96x96n_avx512
+	k.half[0].shift = shift_f16_96x96n_avx512
+	k.half[0].shiftInv = shiftInv_f16_96x96n_avx512
+	k.bytes[1].store = store_q8_0_96x96n_avx512
+	k.bytes[1].storeShift = store_q8_0_96x96n_avx512
+	k.bytes[1].load = load_q8_0_96x96n_avx512
+	k.bytes[1].loadShift = load_q8_0_96x96n_avx512
 	return k
 }
 
-// avx512H128I returns the AVX512 kernels of the shape 128/128/interleaved.
-func avx512H128I() kernels {
-	k := kernels{
-		fill:    fillAVX512H128I,
-		fwd:     applyAVX512H128I,
-		fwdRows: applyRowsAVX512H128I,
-		inv:     applyInverseAVX512H128I,
-		invRows: applyInverseRowsAVX512H128I,
-		rotTo:   cacheRotToAVX512H128I,
-	}
-	k.norm[9], k.normOnly[9] = applyNormL2HeadAfterAVX512H128I, applyNormOnlyL2HeadAfterAVX512H128I
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H128I,
-		loadShift:  cacheLoadF16AVX512H128I,
-		shift:      cacheShiftF16AVX512H128I,
-		shiftInv:   cacheShiftInverseF16AVX512H128I,
-		store:      cacheStoreF16AVX512H128I,
-		storeShift: cacheStoreF16AVX512H128I,
-		to:         applyToF16AVX512H128I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX512H128I,
-		loadShift:  cacheLoadQ80AVX512H128I,
-		store:      cacheStoreQ80AVX512H128I,
-		storeShift: cacheStoreQ80AVX512H128I,
-	}
+// kernels_128x128i_avx512 returns the avx512 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx512() (k kernels) {
+	k.fwd = fwd_128x128i_avx512
+	k.inv = inv_128x128i_avx512
+	k.fwdRows = fwdRows_128x128i_avx512
+	k.invRows = invRows_128x128i_avx512
+	k.fill = fill_128x128i_avx512
+	k.norm[9] = norm_l2HeadAfter_128x128i_avx512
+	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx512
+	k.rotTo = rotTo_128x128i_avx512
+	k.half[0].store = store_f16_128x128i_avx512
+	k.half[0].storeShift = store_f16_128x128i_avx512
+	k.half[0].load = load_f16_128x128i_avx512
+	k.half[0].loadShift = load_f16_128x128i_avx512
+	k.half[0].to = to_f16_128x128i_avx512
+	k.half[0].shift = shift_f16_128x128i_avx512
+	k.half[0].shiftInv = shiftInv_f16_128x128i_avx512
+	k.bytes[1].store = store_q8_0_128x128i_avx512
+	k.bytes[1].storeShift = store_q8_0_128x128i_avx512
+	k.bytes[1].load = load_q8_0_128x128i_avx512
+	k.bytes[1].loadShift = load_q8_0_128x128i_avx512
 	return k
 }
 
-// avx512H128N returns the AVX512 kernels of the shape 128/128/neox.
-func avx512H128N() kernels {
-	k := kernels{
-		fill:    fillAVX512H128N,
-		fwd:     applyAVX512H128N,
-		fwdRows: applyRowsAVX512H128N,
-		inv:     applyInverseAVX512H128N,
-		invRows: applyInverseRowsAVX512H128N,
-		rotTo:   cacheRotToAVX512H128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadAVX512H128N, applyNormOnlyRMSHeadAVX512H128N
-	k.norm[2], k.normOnly[2] = applyNormRMSTokenAVX512H128N, applyNormOnlyRMSTokenAVX512H128N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H128N,
-		loadShift:  cacheLoadF16AVX512H128N,
-		shift:      cacheShiftF16AVX512H128N,
-		shiftInv:   cacheShiftInverseF16AVX512H128N,
-		store:      cacheStoreF16AVX512H128N,
-		storeShift: cacheStoreF16AVX512H128N,
-		to:         applyToF16AVX512H128N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX512H128N,
-		loadShift:  cacheLoadQ80AVX512H128N,
-		store:      cacheStoreQ80AVX512H128N,
-		storeShift: cacheStoreQ80AVX512H128N,
-	}
+// kernels_128x128n_avx512 returns the avx512 kernels of the shape 128/128/neox.
+func kernels_128x128n_avx512() (k kernels) {
+	k.fwd = fwd_128x128n_avx512
+	k.inv = inv_128x128n_avx512
+	k.fwdRows = fwdRows_128x128n_avx512
+	k.invRows = invRows_128x128n_avx512
+	k.fill = fill_128x128n_avx512
+	k.norm[0] = norm_rmsHead_128x128n_avx512
+	k.normOnly[0] = normOnly_rmsHead_128x128n_avx512
+	k.norm[2] = norm_rmsToken_128x128n_avx512
+	k.normOnly[2] = normOnly_rmsToken_128x128n_avx512
+	k.rotTo = rotTo_128x128n_avx512
+	k.half[0].store = store_f16_128x128n_avx512
+	k.half[0].storeShift = store_f16_128x128n_avx512
+	k.half[0].load = load_f16_128x128n_avx512
+	k.half[0].loadShift = load_f16_128x128n_avx512
+	k.half[0].to = to_f16_128x128n_avx512
+	k.half[0].shift = shift_f16_128x128n_avx512
+	k.half[0].shiftInv = shiftInv_f16_128x128n_avx512
+	k.bytes[1].store = store_q8_0_128x128n_avx512
+	k.bytes[1].storeShift = store_q8_0_128x128n_avx512
+	k.bytes[1].load = load_q8_0_128x128n_avx512
+	k.bytes[1].loadShift = load_q8_0_128x128n_avx512
 	return k
 }
 
-// avx512H256N returns the AVX512 kernels of the shape 256/256/neox.
-func avx512H256N() kernels {
-	k := kernels{
-		fill:    fillAVX512H256N,
-		fwd:     applyAVX512H256N,
-		fwdRows: applyRowsAVX512H256N,
-		inv:     applyInverseAVX512H256N,
-		invRows: applyInverseRowsAVX512H256N,
-		rotTo:   cacheRotToAVX512H256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadAVX512H256N, applyNormOnlyGemmaHeadAVX512H256N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H256N,
-		loadShift:  cacheLoadF16AVX512H256N,
-		shift:      cacheShiftF16AVX512H256N,
-		shiftInv:   cacheShiftInverseF16AVX512H256N,
-		store:      cacheStoreF16AVX512H256N,
-		storeShift: cacheStoreF16AVX512H256N,
-		to:         applyToF16AVX512H256N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX512H256N,
-		loadShift:  cacheLoadQ80AVX512H256N,
-		store:      cacheStoreQ80AVX512H256N,
-		storeShift: cacheStoreQ80AVX512H256N,
-	}
+// kernels_256x256n_avx512 returns the avx512 kernels of the shape 256/256/neox.
+func kernels_256x256n_avx512() (k kernels) {
+	k.fwd = fwd_256x256n_avx512
+	k.inv = inv_256x256n_avx512
+	k.fwdRows = fwdRows_256x256n_avx512
+	k.invRows = invRows_256x256n_avx512
+	k.fill = fill_256x256n_avx512
+	k.norm[4] = norm_gemmaHead_256x256n_avx512
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx512
+	k.rotTo = rotTo_256x256n_avx512
+	k.half[0].store = store_f16_256x256n_avx512
+	k.half[0].storeShift = store_f16_256x256n_avx512
+	k.half[0].load = load_f16_256x256n_avx512
+	k.half[0].loadShift = load_f16_256x256n_avx512
+	k.half[0].to = to_f16_256x256n_avx512
+	k.half[0].shift = shift_f16_256x256n_avx512
+	k.half[0].shiftInv = shiftInv_f16_256x256n_avx512
+	k.bytes[1].store = store_q8_0_256x256n_avx512
+	k.bytes[1].storeShift = store_q8_0_256x256n_avx512
+	k.bytes[1].load = load_q8_0_256x256n_avx512
+	k.bytes[1].loadShift = load_q8_0_256x256n_avx512
 	return k
 }
 
-// avx2H64I returns the AVX2 kernels of the shape 64/64/interleaved.
-func avx2H64I() kernels {
-	k := kernels{
-		fill:    fillAVX2H64I,
-		fwd:     applyAVX2H64I,
-		fwdRows: applyRowsAVX2H64I,
-		inv:     applyInverseAVX2H64I,
-		invRows: applyInverseRowsAVX2H64I,
-		rotTo:   cacheRotToAVX2H64I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H64I,
-		loadShift:  cacheLoadF16AVX2H64I,
-		shift:      cacheShiftF16AVX2H64I,
-		shiftInv:   cacheShiftInverseF16AVX2H64I,
-		store:      cacheStoreF16AVX2H64I,
-		storeShift: cacheStoreF16AVX2H64I,
-		to:         applyToF16AVX2H64I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX2H64I,
-		loadShift:  cacheLoadQ80AVX2H64I,
-		store:      cacheStoreQ80AVX2H64I,
-		storeShift: cacheStoreQ80AVX2H64I,
-	}
+// kernels_64x64i_avx2 returns the avx2 kernels of the shape 64/64/interleaved.
+func kernels_64x64i_avx2() (k kernels) {
+	k.fwd = fwd_64x64i_avx2
+	k.inv = inv_64x64i_avx2
+	k.fwdRows = fwdRows_64x64i_avx2
+	k.invRows = invRows_64x64i_avx2
+	k.fill = fill_64x64i_avx2
+	k.rotTo = rotTo_64x64i_avx2
+	k.half[0].store = store_f16_64x64i_avx2
+	k.half[0].storeShift = store_f16_64x64i_avx2
+	k.half[0].load = load_f16_64x64i_avx2
+	k.half[0].loadShift = load_f16_64x64i_avx2
+	k.half[0].to = to_f16_64x64i_avx2
+	k.half[0].shift = shift_f16_64x64i_avx2
+	k.half[0].shiftInv = shiftInv_f16_64x64i_avx2
+	k.bytes[1].store = store_q8_0_64x64i_avx2
+	k.bytes[1].storeShift = store_q8_0_64x64i_avx2
+	k.bytes[1].load = load_q8_0_64x64i_avx2
+	k.bytes[1].loadShift = load_q8_0_64x64i_avx2
 	return k
 }
 
-// avx2H96N returns the AVX2 kernels of the shape 96/96/neox.
-func avx2H96N() kernels {
-	k := kernels{
-		fill:    fillAVX2H96N,
-		fwd:     applyAVX2H96N,
-		fwdRows: applyRowsAVX2H96N,
-		inv:     applyInverseAVX2H96N,
-		invRows: applyInverseRowsAVX2H96N,
-		rotTo:   cacheRotToAVX2H96N,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H96N,
-		loadShift:  cacheLoadF16AVX2H96N,
-		shift:      cacheShiftF16AVX2H96N,
-		shiftInv:   cacheShiftInverseF16AVX2H96N,
-		store:      cacheStoreF16AVX2H96N,
-		storeShift: cacheStoreF16AVX2H96N,
-		to:         applyToF16AVX2H96N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX2H96N,
-		loadShift:  cacheLoadQ80AVX2H96N,
-		store:      cacheStoreQ80AVX2H96N,
-		storeShift: cacheStoreQ80AVX2H96N,
-	}
+// kernels_96x96n_avx2 returns the avx2 kernels of the shape 96/96/neox.
+func kernels_96x96n_avx2() (k kernels) {
+	k.fwd = fwd_96x96n_avx2
+	k.inv = inv_96x96n_avx2
+	k.fwdRows = fwdRows_96x96n_avx2
+	k.invRows = invRows_96x96n_avx2
+	k.fill = fill_96x96n_avx2
+	k.rotTo = rotTo_96x96n_avx2
+	k.half[0].store = store_f16_96x96n_avx2
+	k.half[0].storeShift = store_f16_96x96n_avx2
+	k.half[0].load = load_f16_96x96n_avx2
+	k.half[0].loadShift = load_f16_96x96n_avx2
+	k.half[0].to = to_f16_96x96n_avx2
+	k.half[0].shift = shift_f16_96x96n_avx2
+	k.half[0].shiftInv = shiftInv_f16_96x96n_avx2
+	k.bytes[1].store = store_q8_0_96x96n_avx2
+	k.bytes[1].storeShift = store_q8_0_96x96n_avx2
+	k.bytes[1].load = load_q8_0_96x96n_avx2
+	k.bytes[1].loadShift = load_q8_0_96x96n_avx2
 	return k
 }
 
-// avx2H128I returns the AVX2 kernels of the shape 128/128/interleaved.
-func avx2H128I() kernels {
-	k := kernels{
-		fill:    fillAVX2H128I,
-		fwd:     applyAVX2H128I,
-		fwdRows: applyRowsAVX2H128I,
-		inv:     applyInverseAVX2H128I,
-		invRows: applyInverseRowsAVX2H128I,
-		rotTo:   cacheRotToAVX2H128I,
-	}
-	k.norm[9], k.normOnly[9] = applyNormL2HeadAfterAVX2H128I, applyNormOnlyL2HeadAfterAVX2H128I
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H128I,
-		loadShift:  cacheLoadF16AVX2H128I,
-		shift:      cacheShiftF16AVX2H128I,
-		shiftInv:   cacheShiftInverseF16AVX2H128I,
-		store:      cacheStoreF16AVX2H128I,
-		storeShift: cacheStoreF16AVX2H128I,
-		to:         applyToF16AVX2H128I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX2H128I,
-		loadShift:  cacheLoadQ80AVX2H128I,
-		store:      cacheStoreQ80AVX2H128I,
-		storeShift: cacheStoreQ80AVX2H128I,
-	}
+// kernels_128x128i_avx2 returns the avx2 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx2() (k kernels) {
+	k.fwd = fwd_128x128i_avx2
+	k.inv = inv_128x128i_avx2
+	k.fwdRows = fwdRows_128x128i_avx2
+	k.invRows = invRows_128x128i_avx2
+	k.fill = fill_128x128i_avx2
+	k.norm[9] = norm_l2HeadAfter_128x128i_avx2
+	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx2
+	k.rotTo = rotTo_128x128i_avx2
+	k.half[0].store = store_f16_128x128i_avx2
+	k.half[0].storeShift = store_f16_128x128i_avx2
+	k.half[0].load = load_f16_128x128i_avx2
+	k.half[0].loadShift = load_f16_128x128i_avx2
+	k.half[0].to = to_f16_128x128i_avx2
+	k.half[0].shift = shift_f16_128x128i_avx2
+	k.half[0].shiftInv = shiftInv_f16_128x128i_avx2
+	k.bytes[1].store = store_q8_0_128x128i_avx2
+	k.bytes[1].storeShift = store_q8_0_128x128i_avx2
+	k.bytes[1].load = load_q8_0_128x128i_avx2
+	k.bytes[1].loadShift = load_q8_0_128x128i_avx2
 	return k
 }
 
-// avx2H128N returns the AVX2 kernels of the shape 128/128/neox.
-func avx2H128N() kernels {
-	k := kernels{
-		fill:    fillAVX2H128N,
-		fwd:     applyAVX2H128N,
-		fwdRows: applyRowsAVX2H128N,
-		inv:     applyInverseAVX2H128N,
-		invRows: applyInverseRowsAVX2H128N,
-		rotTo:   cacheRotToAVX2H128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadAVX2H128N, applyNormOnlyRMSHeadAVX2H128N
-	k.norm[2], k.normOnly[2] = applyNormRMSTokenAVX2H128N, applyNormOnlyRMSTokenAVX2H128N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H128N,
-		loadShift:  cacheLoadF16AVX2H128N,
-		shift:      cacheShiftF16AVX2H128N,
-		shiftInv:   cacheShiftInverseF16AVX2H128N,
-		store:      cacheStoreF16AVX2H128N,
-		storeShift: cacheStoreF16AVX2H128N,
-		to:         applyToF16AVX2H128N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX2H128N,
-		loadShift:  cacheLoadQ80AVX2H128N,
-		store:      cacheStoreQ80AVX2H128N,
-		storeShift: cacheStoreQ80AVX2H128N,
-	}
+// kernels_128x128n_avx2 returns the avx2 kernels of the shape 128/128/neox.
+func kernels_128x128n_avx2() (k kernels) {
+	k.fwd = fwd_128x128n_avx2
+	k.inv = inv_128x128n_avx2
+	k.fwdRows = fwdRows_128x128n_avx2
+	k.invRows = invRows_128x128n_avx2
+	k.fill = fill_128x128n_avx2
+	k.norm[0] = norm_rmsHead_128x128n_avx2
+	k.normOnly[0] = normOnly_rmsHead_128x128n_avx2
+	k.norm[2] = norm_rmsToken_128x128n_avx2
+	k.normOnly[2] = normOnly_rmsToken_128x128n_avx2
+	k.rotTo = rotTo_128x128n_avx2
+	k.half[0].store = store_f16_128x128n_avx2
+	k.half[0].storeShift = store_f16_128x128n_avx2
+	k.half[0].load = load_f16_128x128n_avx2
+	k.half[0].loadShift = load_f16_128x128n_avx2
+	k.half[0].to = to_f16_128x128n_avx2
+	k.half[0].shift = shift_f16_128x128n_avx2
+	k.half[0].shiftInv = shiftInv_f16_128x128n_avx2
+	k.bytes[1].store = store_q8_0_128x128n_avx2
+	k.bytes[1].storeShift = store_q8_0_128x128n_avx2
+	k.bytes[1].load = load_q8_0_128x128n_avx2
+	k.bytes[1].loadShift = load_q8_0_128x128n_avx2
 	return k
 }
 
-// avx2H256N returns the AVX2 kernels of the shape 256/256/neox.
-func avx2H256N() kernels {
-	k := kernels{
-		fill:    fillAVX2H256N,
-		fwd:     applyAVX2H256N,
-		fwdRows: applyRowsAVX2H256N,
-		inv:     applyInverseAVX2H256N,
-		invRows: applyInverseRowsAVX2H256N,
-		rotTo:   cacheRotToAVX2H256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadAVX2H256N, applyNormOnlyGemmaHeadAVX2H256N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H256N,
-		loadShift:  cacheLoadF16AVX2H256N,
-		shift:      cacheShiftF16AVX2H256N,
-		shiftInv:   cacheShiftInverseF16AVX2H256N,
-		store:      cacheStoreF16AVX2H256N,
-		storeShift: cacheStoreF16AVX2H256N,
-		to:         applyToF16AVX2H256N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80AVX2H256N,
-		loadShift:  cacheLoadQ80AVX2H256N,
-		store:      cacheStoreQ80AVX2H256N,
-		storeShift: cacheStoreQ80AVX2H256N,
-	}
+// kernels_256x256n_avx2 returns the avx2 kernels of the shape 256/256/neox.
+func kernels_256x256n_avx2() (k kernels) {
+	k.fwd = fwd_256x256n_avx2
+	k.inv = inv_256x256n_avx2
+	k.fwdRows = fwdRows_256x256n_avx2
+	k.invRows = invRows_256x256n_avx2
+	k.fill = fill_256x256n_avx2
+	k.norm[4] = norm_gemmaHead_256x256n_avx2
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx2
+	k.rotTo = rotTo_256x256n_avx2
+	k.half[0].store = store_f16_256x256n_avx2
+	k.half[0].storeShift = store_f16_256x256n_avx2
+	k.half[0].load = load_f16_256x256n_avx2
+	k.half[0].loadShift = load_f16_256x256n_avx2
+	k.half[0].to = to_f16_256x256n_avx2
+	k.half[0].shift = shift_f16_256x256n_avx2
+	k.half[0].shiftInv = shiftInv_f16_256x256n_avx2
+	k.bytes[1].store = store_q8_0_256x256n_avx2
+	k.bytes[1].storeShift = store_q8_0_256x256n_avx2
+	k.bytes[1].load = load_q8_0_256x256n_avx2
+	k.bytes[1].loadShift = load_q8_0_256x256n_avx2
 	return k
 }
 
-// applyAVX512H64I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (128 values), using AVX512.
+// fwd_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H64I(x []float32, stride int, n int, r *float32)
+func fwd_64x64i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H64I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (128 values), using AVX512.
+// inv_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H64I(x []float32, stride int, n int, r *float32)
+func inv_64x64i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H64I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+// fwdRows_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·128:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H64I(x []float32, stride int, n int, rows []float32)
+func fwdRows_64x64i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H64I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+// invRows_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·128:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H64I(x []float32, stride int, n int, rows []float32)
+func invRows_64x64i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyToF16AVX512H64I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (128 values), using AVX512.
+// fill_64x64i_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyToF16AVX512H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func fill_64x64i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// fillAVX512H64I writes the table values of pairs [0, n) of row r, n = 32, using AVX512: fillRow's bits.
+// rotTo_64x64i_avx512 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func fillAVX512H64I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func rotTo_64x64i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyAVX512H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (192 values), using AVX512.
+// store_f16_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyAVX512H96N(x []float32, stride int, n int, r *float32)
+func store_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyInverseAVX512H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (192 values), using AVX512.
+// load_f16_64x64i_avx512 loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H96N(x []float32, stride int, n int, r *float32)
+func load_f16_64x64i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyRowsAVX512H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·192:][:192], using AVX512.
+// to_f16_64x64i_avx512 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
+func to_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyInverseRowsAVX512H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·192:][:192], using AVX512.
+// shift_f16_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
+func shift_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyToF16AVX512H96N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (192 values), using AVX512.
+// shiftInv_f16_64x64i_avx512 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyToF16AVX512H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func shiftInv_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
 
-// fillAVX512H96N writes the table values of pairs [0, n) of row r, n = 48, using AVX512: fillRow's bits.
+// store_q8_0_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func fillAVX512H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func store_q8_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
+// load_q8_0_64x64i_avx512 loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyAVX512H128I(x []float32, stride int, n int, r *float32)
+func load_q8_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyInverseAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
+// fwd_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
+func fwd_96x96n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// inv_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func inv_96x96n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseRowsAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// fwdRows_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func fwdRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyToF16AVX512H128I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX512.
+// invRows_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using avx512.
 //
 //go:noescape
-func applyToF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func invRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyNormL2HeadAfterAVX512H128I normalizes each of the n heads of x, stride values apart, (QK-norm l2, ε = eps) after rotating it forward with table row r, using AVX512.
+// fill_96x96n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyNormL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fill_96x96n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormOnlyL2HeadAfterAVX512H128I normalizes each of the n heads of x, stride values apart, (QK-norm l2, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// rotTo_96x96n_avx512 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyNormOnlyL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func rotTo_96x96n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// fillAVX512H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// store_f16_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func store_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
+// load_f16_96x96n_avx512 loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyAVX512H128N(x []float32, stride int, n int, r *float32)
+func load_f16_96x96n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyInverseAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
+// to_f16_96x96n_avx512 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H128N(x []float32, stride int, n int, r *float32)
+func to_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyRowsAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// shift_f16_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+func shift_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyInverseRowsAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// shiftInv_f16_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+func shiftInv_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyToF16AVX512H128N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX512.
+// store_q8_0_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyToF16AVX512H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func store_q8_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyNormRMSHeadAVX512H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX512.
+// load_q8_0_96x96n_avx512 loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyNormRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func load_q8_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyNormOnlyRMSHeadAVX512H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// fwd_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyNormOnlyRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fwd_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyNormRMSTokenAVX512H128N normalizes the n heads of x, stride values apart, as one vector, head h with weights w[h·HeadDim:] (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX512.
+// inv_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyNormRMSTokenAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func inv_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyNormOnlyRMSTokenAVX512H128N normalizes the n heads of x, stride values apart, as one vector, head h with weights w[h·HeadDim:] (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// fwdRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyNormOnlyRMSTokenAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fwdRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// invRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func fillAVX512H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyAVX512H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (512 values), using AVX512.
+// fill_128x128i_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyAVX512H256N(x []float32, stride int, n int, r *float32)
+func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyInverseAVX512H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (512 values), using AVX512.
+// norm_l2HeadAfter_128x128i_avx512 normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, after rotating them forward with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H256N(x []float32, stride int, n int, r *float32)
+func norm_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyRowsAVX512H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·512:][:512], using AVX512.
+// normOnly_l2HeadAfter_128x128i_avx512 normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func applyRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
+func normOnly_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyInverseRowsAVX512H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·512:][:512], using AVX512.
+// rotTo_128x128i_avx512 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
+func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyToF16AVX512H256N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (512 values), using AVX512.
+// store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyToF16AVX512H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyNormGemmaHeadAVX512H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and rotates it forward with table row r, using AVX512.
+// load_f16_128x128i_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyNormGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyNormOnlyGemmaHeadAVX512H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// to_f16_128x128i_avx512 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func to_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// fillAVX512H256N writes the table values of pairs [0, n) of row r, n = 128, using AVX512: fillRow's bits.
+// shift_f16_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func fillAVX512H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func shift_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyAVX2H64I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (128 values), using AVX2.
+// shiftInv_f16_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX2H64I(x []float32, stride int, n int, r *float32)
+func shiftInv_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyInverseAVX2H64I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (128 values), using AVX2.
+// store_q8_0_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H64I(x []float32, stride int, n int, r *float32)
+func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyRowsAVX2H64I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+// load_q8_0_128x128i_avx512 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyRowsAVX2H64I(x []float32, stride int, n int, rows []float32)
+func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyInverseRowsAVX2H64I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+// fwd_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H64I(x []float32, stride int, n int, rows []float32)
+func fwd_128x128n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyToF16AVX2H64I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (128 values), using AVX2.
+// inv_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyToF16AVX2H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func inv_128x128n_avx512(x []float32, stride int, n int, r *float32)
 
-// fillAVX2H64I writes the table values of pairs [0, n) of row r, n = 32, using AVX2: fillRow's bits.
+// fwdRows_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func fillAVX2H64I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fwdRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyAVX2H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (192 values), using AVX2.
+// invRows_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyAVX2H96N(x []float32, stride int, n int, r *float32)
+func invRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseAVX2H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (192 values), using AVX2.
+// fill_128x128n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H96N(x []float32, stride int, n int, r *float32)
+func fill_128x128n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyRowsAVX2H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·192:][:192], using AVX2.
+// norm_rmsHead_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx512.
 //
 //go:noescape
-func applyRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
+func norm_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyInverseRowsAVX2H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·192:][:192], using AVX2.
+// normOnly_rmsHead_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
+func normOnly_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyToF16AVX2H96N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (192 values), using AVX2.
+// norm_rmsToken_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, then rotates them forward with table row r, using avx512.
 //
 //go:noescape
-func applyToF16AVX2H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func norm_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// fillAVX2H96N writes the table values of pairs [0, n) of row r, n = 48, using AVX2: fillRow's bits.
+// normOnly_rmsToken_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func fillAVX2H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func normOnly_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
+// rotTo_128x128n_avx512 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyAVX2H128I(x []float32, stride int, n int, r *float32)
+func rotTo_128x128n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyInverseAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
+// store_f16_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
+func store_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyRowsAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// load_f16_128x128n_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func load_f16_128x128n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyInverseRowsAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// to_f16_128x128n_avx512 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func to_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyToF16AVX2H128I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX2.
+// shift_f16_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyToF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func shift_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyNormL2HeadAfterAVX2H128I normalizes each of the n heads of x, stride values apart, (QK-norm l2, ε = eps) after rotating it forward with table row r, using AVX2.
+// shiftInv_f16_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyNormL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func shiftInv_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyNormOnlyL2HeadAfterAVX2H128I normalizes each of the n heads of x, stride values apart, (QK-norm l2, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// store_q8_0_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyNormOnlyL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func store_q8_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// fillAVX2H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// load_q8_0_128x128n_avx512 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func load_q8_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
+// fwd_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX2H128N(x []float32, stride int, n int, r *float32)
+func fwd_256x256n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
+// inv_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H128N(x []float32, stride int, n int, r *float32)
+func inv_256x256n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// fwdRows_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using avx512.
 //
 //go:noescape
-func applyRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
+func fwdRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// invRows_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
+func invRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyToF16AVX2H128N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX2.
+// fill_256x256n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyToF16AVX2H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func fill_256x256n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormRMSHeadAVX2H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX2.
+// norm_gemmaHead_256x256n_avx512 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx512.
 //
 //go:noescape
-func applyNormRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func norm_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyRMSHeadAVX2H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// normOnly_gemmaHead_256x256n_avx512 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func applyNormOnlyRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func normOnly_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyNormRMSTokenAVX2H128N normalizes the n heads of x, stride values apart, as one vector, head h with weights w[h·HeadDim:] (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX2.
+// rotTo_256x256n_avx512 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyNormRMSTokenAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func rotTo_256x256n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyNormOnlyRMSTokenAVX2H128N normalizes the n heads of x, stride values apart, as one vector, head h with weights w[h·HeadDim:] (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// store_f16_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyNormOnlyRMSTokenAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func store_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// fillAVX2H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// load_f16_256x256n_avx512 loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func fillAVX2H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func load_f16_256x256n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyAVX2H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (512 values), using AVX2.
+// to_f16_256x256n_avx512 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyAVX2H256N(x []float32, stride int, n int, r *float32)
+func to_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyInverseAVX2H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (512 values), using AVX2.
+// shift_f16_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H256N(x []float32, stride int, n int, r *float32)
+func shift_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyRowsAVX2H256N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·512:][:512], using AVX2.
+// shiftInv_f16_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
+func shiftInv_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyInverseRowsAVX2H256N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·512:][:512], using AVX2.
+// store_q8_0_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
+func store_q8_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyToF16AVX2H256N rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (512 values), using AVX2.
+// load_q8_0_256x256n_avx512 loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyToF16AVX2H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func load_q8_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyNormGemmaHeadAVX2H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and rotates it forward with table row r, using AVX2.
+// fwd_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyNormGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fwd_64x64i_avx2(x []float32, stride int, n int, r *float32)
 
-// applyNormOnlyGemmaHeadAVX2H256N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm gemma, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// inv_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func inv_64x64i_avx2(x []float32, stride int, n int, r *float32)
 
-// fillAVX2H256N writes the table values of pairs [0, n) of row r, n = 128, using AVX2: fillRow's bits.
+// fwdRows_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·128:], using avx2.
 //
 //go:noescape
-func fillAVX2H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fwdRows_64x64i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreF16AVX512H64I stores the first 64 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// invRows_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·128:], using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func invRows_64x64i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadF16AVX512H64I loads the first 64 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// fill_64x64i_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H64I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func fill_64x64i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheShiftF16AVX512H64I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// rotTo_64x64i_avx2 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H64I(x []uint16, stride int, n int, r *float32)
+func rotTo_64x64i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftInverseF16AVX512H64I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// store_f16_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H64I(x []uint16, stride int, n int, r *float32)
+func store_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheRotToAVX512H64I rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+// load_f16_64x64i_avx2 loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheRotToAVX512H64I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func load_f16_64x64i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheStoreQ80AVX512H64I stores the first 64 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+// to_f16_64x64i_avx2 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX512H64I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func to_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadQ80AVX512H64I loads the first 64 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// shift_f16_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX512H64I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func shift_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheStoreF16AVX512H96N stores the first 96 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// shiftInv_f16_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func shiftInv_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheLoadF16AVX512H96N loads the first 96 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// store_q8_0_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H96N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func store_q8_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// cacheShiftF16AVX512H96N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// load_q8_0_64x64i_avx2 loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H96N(x []uint16, stride int, n int, r *float32)
+func load_q8_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// cacheShiftInverseF16AVX512H96N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// fwd_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H96N(x []uint16, stride int, n int, r *float32)
+func fwd_96x96n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheRotToAVX512H96N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+// inv_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheRotToAVX512H96N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func inv_96x96n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheStoreQ80AVX512H96N stores the first 96 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+// fwdRows_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX512H96N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func fwdRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadQ80AVX512H96N loads the first 96 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// invRows_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX512H96N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func invRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreF16AVX512H128I stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// fill_96x96n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func fill_96x96n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheLoadF16AVX512H128I loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// rotTo_96x96n_avx2 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func rotTo_96x96n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftF16AVX512H128I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// store_f16_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H128I(x []uint16, stride int, n int, r *float32)
+func store_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheShiftInverseF16AVX512H128I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// load_f16_96x96n_avx2 loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H128I(x []uint16, stride int, n int, r *float32)
+func load_f16_96x96n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheRotToAVX512H128I rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+// to_f16_96x96n_avx2 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheRotToAVX512H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func to_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheStoreQ80AVX512H128I stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+// shift_f16_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX512H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func shift_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheLoadQ80AVX512H128I loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// shiftInv_f16_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX512H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func shiftInv_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheStoreF16AVX512H128N stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// store_q8_0_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func store_q8_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// cacheLoadF16AVX512H128N loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// load_q8_0_96x96n_avx2 loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H128N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func load_q8_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// cacheShiftF16AVX512H128N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H128N(x []uint16, stride int, n int, r *float32)
+func fwd_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheShiftInverseF16AVX512H128N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// inv_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H128N(x []uint16, stride int, n int, r *float32)
+func inv_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheRotToAVX512H128N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+// fwdRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheRotToAVX512H128N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func fwdRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreQ80AVX512H128N stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+// invRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX512H128N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadQ80AVX512H128N loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// fill_128x128i_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX512H128N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheStoreF16AVX512H256N stores the first 256 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// norm_l2HeadAfter_128x128i_avx2 normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, after rotating them forward with table row r, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func norm_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheLoadF16AVX512H256N loads the first 256 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// normOnly_l2HeadAfter_128x128i_avx2 normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H256N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func normOnly_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheShiftF16AVX512H256N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// rotTo_128x128i_avx2 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H256N(x []uint16, stride int, n int, r *float32)
+func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftInverseF16AVX512H256N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H256N(x []uint16, stride int, n int, r *float32)
+func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheRotToAVX512H256N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX512.
+// load_f16_128x128i_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheRotToAVX512H256N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheStoreQ80AVX512H256N stores the first 256 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX512.
+// to_f16_128x128i_avx2 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX512H256N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func to_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadQ80AVX512H256N loads the first 256 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// shift_f16_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX512H256N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func shift_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheStoreF16AVX2H64I stores the first 64 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// shiftInv_f16_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func shiftInv_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheLoadF16AVX2H64I loads the first 64 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// store_q8_0_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H64I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// cacheShiftF16AVX2H64I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// load_q8_0_128x128i_avx2 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H64I(x []uint16, stride int, n int, r *float32)
+func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// cacheShiftInverseF16AVX2H64I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// fwd_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H64I(x []uint16, stride int, n int, r *float32)
+func fwd_128x128n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheRotToAVX2H64I rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+// inv_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheRotToAVX2H64I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func inv_128x128n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheStoreQ80AVX2H64I stores the first 64 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+// fwdRows_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX2H64I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func fwdRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadQ80AVX2H64I loads the first 64 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// invRows_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX2H64I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func invRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreF16AVX2H96N stores the first 96 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// fill_128x128n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func fill_128x128n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheLoadF16AVX2H96N loads the first 96 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// norm_rmsHead_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H96N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func norm_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheShiftF16AVX2H96N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// normOnly_rmsHead_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H96N(x []uint16, stride int, n int, r *float32)
+func normOnly_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheShiftInverseF16AVX2H96N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// norm_rmsToken_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, then rotates them forward with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H96N(x []uint16, stride int, n int, r *float32)
+func norm_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheRotToAVX2H96N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+// normOnly_rmsToken_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func cacheRotToAVX2H96N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func normOnly_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheStoreQ80AVX2H96N stores the first 96 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+// rotTo_128x128n_avx2 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX2H96N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func rotTo_128x128n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadQ80AVX2H96N loads the first 96 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// store_f16_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX2H96N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func store_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheStoreF16AVX2H128I stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// load_f16_128x128n_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func load_f16_128x128n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheLoadF16AVX2H128I loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// to_f16_128x128n_avx2 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func to_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftF16AVX2H128I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// shift_f16_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H128I(x []uint16, stride int, n int, r *float32)
+func shift_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheShiftInverseF16AVX2H128I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// shiftInv_f16_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H128I(x []uint16, stride int, n int, r *float32)
+func shiftInv_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheRotToAVX2H128I rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+// store_q8_0_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheRotToAVX2H128I(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func store_q8_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// cacheStoreQ80AVX2H128I stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+// load_q8_0_128x128n_avx2 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX2H128I(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func load_q8_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// cacheLoadQ80AVX2H128I loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// fwd_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX2H128I(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func fwd_256x256n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheStoreF16AVX2H128N stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// inv_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func inv_256x256n_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheLoadF16AVX2H128N loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// fwdRows_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H128N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func fwdRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheShiftF16AVX2H128N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// invRows_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H128N(x []uint16, stride int, n int, r *float32)
+func invRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheShiftInverseF16AVX2H128N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// fill_256x256n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H128N(x []uint16, stride int, n int, r *float32)
+func fill_256x256n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheRotToAVX2H128N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+// norm_gemmaHead_256x256n_avx2 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx2.
 //
 //go:noescape
-func cacheRotToAVX2H128N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func norm_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheStoreQ80AVX2H128N stores the first 128 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+// normOnly_gemmaHead_256x256n_avx2 normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX2H128N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func normOnly_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// cacheLoadQ80AVX2H128N loads the first 128 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// rotTo_256x256n_avx2 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX2H128N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func rotTo_256x256n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheStoreF16AVX2H256N stores the first 256 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// store_f16_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func store_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheLoadF16AVX2H256N loads the first 256 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// load_f16_256x256n_avx2 loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H256N(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func load_f16_256x256n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheShiftF16AVX2H256N rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// to_f16_256x256n_avx2 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H256N(x []uint16, stride int, n int, r *float32)
+func to_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftInverseF16AVX2H256N rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// shift_f16_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H256N(x []uint16, stride int, n int, r *float32)
+func shift_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheRotToAVX2H256N rotates the n heads of src, srcStride apart, forward with table row r into the float32 heads of dst, dstStride apart, values past RotaryDim copied, using AVX2.
+// shiftInv_f16_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheRotToAVX2H256N(dst []float32, dstStride int, src []float32, srcStride int, n int, r *float32)
+func shiftInv_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheStoreQ80AVX2H256N stores the first 256 values of n float32 heads of src, srcStride apart, as q8_0 in the heads of dst, dstStride apart, using AVX2.
+// store_q8_0_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreQ80AVX2H256N(dst []uint8, dstStride int, src []float32, srcStride int, n int, scale float32)
+func store_q8_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// cacheLoadQ80AVX2H256N loads the first 256 values of n q8_0 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// load_q8_0_256x256n_avx2 loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheLoadQ80AVX2H256N(dst []float32, dstStride int, src []uint8, srcStride int, n int, scale float32)
+func load_q8_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

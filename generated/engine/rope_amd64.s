@@ -5,14927 +5,15420 @@
 
 #include "textflag.h"
 
-DATA fillconst<>+0(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+8(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+16(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+24(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+32(SB)/8, $0x4338000000000000
-DATA fillconst<>+40(SB)/8, $0x4338000000000000
-DATA fillconst<>+48(SB)/8, $0x4338000000000000
-DATA fillconst<>+56(SB)/8, $0x4338000000000000
-DATA fillconst<>+64(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+72(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+80(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+88(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+96(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+104(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+112(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+120(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+128(SB)/8, $0x3d31846980000000
-DATA fillconst<>+136(SB)/8, $0x3d31846980000000
-DATA fillconst<>+144(SB)/8, $0x3d31846980000000
-DATA fillconst<>+152(SB)/8, $0x3d31846980000000
-DATA fillconst<>+160(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+168(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+176(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+184(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+192(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+200(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+208(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+216(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+224(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+232(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+240(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+248(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+256(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+264(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+272(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+280(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+288(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+296(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+304(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+312(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+320(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+328(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+336(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+344(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+352(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+360(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+368(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+376(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+384(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+392(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+400(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+408(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+416(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+424(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+432(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+440(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+448(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+456(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+464(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+472(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+480(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+488(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+496(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+504(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+512(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+520(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+528(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+536(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+544(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+552(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+560(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+568(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+576(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+584(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+592(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+600(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+608(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+616(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+624(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+632(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+640(SB)/8, $0x0000000000000001
-DATA fillconst<>+648(SB)/8, $0x0000000000000001
-DATA fillconst<>+656(SB)/8, $0x0000000000000001
-DATA fillconst<>+664(SB)/8, $0x0000000000000001
-DATA fillconst<>+672(SB)/8, $0x0000000000000002
-DATA fillconst<>+680(SB)/8, $0x0000000000000002
-DATA fillconst<>+688(SB)/8, $0x0000000000000002
-DATA fillconst<>+696(SB)/8, $0x0000000000000002
-DATA fillconst<>+704(SB)/8, $0x0000000080000000
-DATA fillconst<>+712(SB)/8, $0x0000000080000000
-DATA fillconst<>+720(SB)/8, $0x0000000080000000
-DATA fillconst<>+728(SB)/8, $0x0000000080000000
-DATA fillconst<>+736(SB)/8, $0x8000000080000000
-DATA fillconst<>+744(SB)/8, $0x8000000080000000
-DATA fillconst<>+752(SB)/8, $0x8000000080000000
-DATA fillconst<>+760(SB)/8, $0x8000000080000000
-DATA fillconst<>+768(SB)/8, $0x0000000000000000
-DATA fillconst<>+776(SB)/8, $0x0000000100000001
-DATA fillconst<>+784(SB)/8, $0x0000000200000002
-DATA fillconst<>+792(SB)/8, $0x0000000300000003
-DATA fillconst<>+800(SB)/8, $0x0000000400000004
-DATA fillconst<>+808(SB)/8, $0x0000000500000005
-DATA fillconst<>+816(SB)/8, $0x0000000600000006
-DATA fillconst<>+824(SB)/8, $0x0000000700000007
-GLOBL fillconst<>(SB), RODATA|NOPTR, $832
-
-// func applyAVX512H64I(x []float32, stride int, n int, r *float32)
+// func fwd_64x64i_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H64I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·fwd_64x64i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 256(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 320(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 384(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 448(BX), Z7
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 256(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 320(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 384(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 448(DX), Z7
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z8
+	VMOVUPS   (AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z0, Z8, Z8
 	VMULPS    Z1, Z9, Z9
 	VADDPS    Z9, Z8, Z8
-	VMOVUPS   Z8, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z8
+	VMOVUPS   Z8, (AX)
+	VMOVUPS   64(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z2, Z8, Z8
 	VMULPS    Z3, Z9, Z9
 	VADDPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z8
+	VMOVUPS   Z8, 64(AX)
+	VMOVUPS   128(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z4, Z8, Z8
 	VMULPS    Z5, Z9, Z9
 	VADDPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z8
+	VMOVUPS   Z8, 128(AX)
+	VMOVUPS   192(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z6, Z8, Z8
 	VMULPS    Z7, Z9, Z9
 	VADDPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 192(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Z8, 192(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H64I(x []float32, stride int, n int, r *float32)
+// func inv_64x64i_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H64I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·inv_64x64i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 256(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 320(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 384(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 448(BX), Z7
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 256(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 320(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 384(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 448(DX), Z7
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z8
+	VMOVUPS   (AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z0, Z8, Z8
 	VMULPS    Z1, Z9, Z9
 	VSUBPS    Z9, Z8, Z8
-	VMOVUPS   Z8, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z8
+	VMOVUPS   Z8, (AX)
+	VMOVUPS   64(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z2, Z8, Z8
 	VMULPS    Z3, Z9, Z9
 	VSUBPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z8
+	VMOVUPS   Z8, 64(AX)
+	VMOVUPS   128(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z4, Z8, Z8
 	VMULPS    Z5, Z9, Z9
 	VSUBPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z8
+	VMOVUPS   Z8, 128(AX)
+	VMOVUPS   192(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z6, Z8, Z8
 	VMULPS    Z7, Z9, Z9
 	VSUBPS    Z9, Z8, Z8
-	VMOVUPS   Z8, 192(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Z8, 192(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H64I(x []float32, stride int, n int, rows []float32)
+// func fwdRows_64x64i_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H64I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·fwdRows_64x64i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    256(BX), Z1, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    256(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    320(BX), Z1, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    320(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    384(BX), Z1, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    384(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    448(BX), Z1, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    448(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000200, BX
-	DECQ      AX
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000200, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512H64I(x []float32, stride int, n int, rows []float32)
+// func invRows_64x64i_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H64I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·invRows_64x64i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    256(BX), Z1, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    256(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    320(BX), Z1, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    320(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    384(BX), Z1, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    384(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    448(BX), Z1, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    448(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000200, BX
-	DECQ      AX
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000200, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyToF16AVX512H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+// func fill_64x64i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX512F
-TEXT ·applyToF16AVX512H64I(SB), NOSPLIT, $0-80
-	MOVQ    n+64(FP), AX
-	TESTQ   AX, AX
-	JZ      done
+TEXT ·fill_64x64i_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000020, AX
+	MOVQ         AX, done+32(FP)
+	MOVQ         r+0(FP), AX
+	MOVQ         freqs+16(FP), CX
+	VBROADCASTSD pos+8(FP), Z0
+	VBROADCASTSD attn+24(FP), Z1
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         $0x00000004, DX
+
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z6
+	VADDPD    vecconst<>+64(SB), Z6, Z6
+	VSUBPD    vecconst<>+64(SB), Z6, Z7
+	VMULPD    vecconst<>+128(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z7, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    Z2, Z2, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z8, Z8, Z9
+	VMULPD    Z7, Z2, Z10
+	VMULPD    vecconst<>+384(SB), Z7, Z11
+	VSUBPD    vecconst<>+448(SB), Z11, Z11
+	VMULPD    vecconst<>+512(SB), Z7, Z12
+	VSUBPD    vecconst<>+576(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+640(SB), Z7, Z12
+	VSUBPD    vecconst<>+704(SB), Z12, Z12
+	VMULPD    Z12, Z9, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    Z11, Z10, Z10
+	VADDPD    Z10, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z7, Z10
+	VMOVUPD   vecconst<>+768(SB), Z11
+	VSUBPD    Z10, Z11, Z10
+	VMULPD    vecconst<>+896(SB), Z7, Z11
+	VADDPD    vecconst<>+960(SB), Z11, Z11
+	VMULPD    vecconst<>+1024(SB), Z7, Z12
+	VADDPD    vecconst<>+1088(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+1152(SB), Z7, Z7
+	VADDPD    vecconst<>+1216(SB), Z7, Z7
+	VMULPD    Z7, Z9, Z7
+	VADDPD    Z7, Z11, Z7
+	VMULPD    Z7, Z8, Z7
+	VADDPD    Z7, Z10, Z7
+	VPXORQ    Z7, Z2, Z8
+	VPANDQ    vecconst<>+1280(SB), Z6, Z9
+	VPSUBQ    Z9, Z3, Z9
+	VPANDQ    Z9, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPXORQ    Z8, Z7, Z7
+	VPANDQ    vecconst<>+1344(SB), Z6, Z8
+	VPSLLQ    $0x3e, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z6, Z6
+	VPSLLQ    $0x3e, Z6, Z6
+	VPXORQ    Z6, Z7, Z6
+	VMULPD    Z1, Z6, Z6
+	VCVTPD2PS Z6, Y4
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y5
+	VMOVUPS   vecconst<>+1408(SB), Z2
+	VPERMPS   Z4, Z2, Z6
+	VMOVUPS   Z6, (AX)
+	VPERMPS   Z5, Z2, Z2
+	VPXORQ    vecconst<>+1472(SB), Z2, Z2
+	VMOVUPS   Z2, 256(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop1
+	VZEROUPPER
+	RET
+
+// func rotTo_64x64i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·rotTo_64x64i_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
 	MOVQ    dst_base+0(FP), CX
-	MOVQ    dstStride+24(FP), DX
-	MOVQ    src_base+32(FP), BX
-	MOVQ    srcStride+56(FP), SI
-	SHLQ    $0x01, DX
-	SHLQ    $0x02, SI
-	MOVQ    r+72(FP), DI
-	VMOVUPS (DI), Z0
-	VMOVUPS 256(DI), Z1
-	VMOVUPS 64(DI), Z2
-	VMOVUPS 320(DI), Z3
-	VMOVUPS 128(DI), Z4
-	VMOVUPS 384(DI), Z5
-	VMOVUPS 192(DI), Z6
-	VMOVUPS 448(DI), Z7
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 256(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 320(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 384(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 448(SI), Z7
 
 head:
-	// pairs 0…7
-	VMOVUPS   (BX), Z8
+	VMOVUPS   (AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z0, Z8, Z8
+	VMULPS    Z1, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VMOVUPS   Z8, (CX)
+	VMOVUPS   64(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z2, Z8, Z8
+	VMULPS    Z3, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VMOVUPS   Z8, 64(CX)
+	VMOVUPS   128(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z4, Z8, Z8
+	VMULPS    Z5, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VMOVUPS   Z8, 128(CX)
+	VMOVUPS   192(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z6, Z8, Z8
+	VMULPS    Z7, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VMOVUPS   Z8, 192(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·store_f16_64x64i_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+	VMOVUPS   128(AX), Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+	VMOVUPS   192(AX), Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_64x64i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·load_f16_64x64i_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Z0
+	VMOVUPS   Z0, (CX)
+	VCVTPH2PS 32(AX), Z0
+	VMOVUPS   Z0, 64(CX)
+	VCVTPH2PS 64(AX), Z0
+	VMOVUPS   Z0, 128(CX)
+	VCVTPH2PS 96(AX), Z0
+	VMOVUPS   Z0, 192(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·to_f16_64x64i_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x01, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 256(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 320(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 384(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 448(SI), Z7
+
+head:
+	VMOVUPS   (AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z0, Z8, Z8
 	VMULPS    Z1, Z9, Z9
 	VADDPS    Z9, Z8, Z8
 	VCVTPS2PH $0x00, Z8, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(BX), Z8
+	VMOVUPS   64(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z2, Z8, Z8
 	VMULPS    Z3, Z9, Z9
 	VADDPS    Z9, Z8, Z8
 	VCVTPS2PH $0x00, Z8, 32(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(BX), Z8
+	VMOVUPS   128(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z4, Z8, Z8
 	VMULPS    Z5, Z9, Z9
 	VADDPS    Z9, Z8, Z8
 	VCVTPS2PH $0x00, Z8, 64(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(BX), Z8
+	VMOVUPS   192(AX), Z8
 	VPERMILPS $0xb1, Z8, Z9
 	VMULPS    Z6, Z8, Z8
 	VMULPS    Z7, Z9, Z9
 	VADDPS    Z9, Z8, Z8
 	VCVTPS2PH $0x00, Z8, 96(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H64I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func shift_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H64I(SB), NOSPLIT, $0-40
+TEXT ·shift_f16_64x64i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 256(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 320(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 384(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 448(DX), Z7
+
+head:
+	VCVTPH2PS (AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z0, Z8, Z8
+	VMULPS    Z1, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, (AX)
+	VCVTPH2PS 32(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z2, Z8, Z8
+	VMULPS    Z3, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 32(AX)
+	VCVTPH2PS 64(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z4, Z8, Z8
+	VMULPS    Z5, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 64(AX)
+	VCVTPH2PS 96(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z6, Z8, Z8
+	VMULPS    Z7, Z9, Z9
+	VADDPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 96(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·shiftInv_f16_64x64i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 256(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 320(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 384(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 448(DX), Z7
+
+head:
+	VCVTPH2PS (AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z0, Z8, Z8
+	VMULPS    Z1, Z9, Z9
+	VSUBPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, (AX)
+	VCVTPH2PS 32(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z2, Z8, Z8
+	VMULPS    Z3, Z9, Z9
+	VSUBPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 32(AX)
+	VCVTPH2PS 64(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z4, Z8, Z8
+	VMULPS    Z5, Z9, Z9
+	VSUBPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 64(AX)
+	VCVTPH2PS 96(AX), Z8
+	VPERMILPS $0xb1, Z8, Z9
+	VMULPS    Z6, Z8, Z8
+	VMULPS    Z7, Z9, Z9
+	VSUBPS    Z9, Z8, Z8
+	VCVTPS2PH $0x00, Z8, 96(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_64x64i_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z5
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z6
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z7
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z8
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z9
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000002, R9
+
+block2:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan3
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+
+join4:
+	VDIVSS       X5, X1, X1
+	VDIVSS       X1, X6, X3
+	VXORPS       X10, X10, X10
+	VCMPSS       $0x00, X10, X1, X10
+	VANDNPS      X3, X10, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z5, Z2, K1, Z2
+	VMAXPS       Z7, Z2, Z2
+	VPANDD       Z8, Z2, Z3
+	VPORD        Z9, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z5, Z1, K1, Z1
+	VMAXPS       Z7, Z1, Z1
+	VPANDD       Z8, Z1, Z2
+	VPORD        Z9, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_64x64i_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000002, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_96x96n_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·fwd_96x96n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 384(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 512(DX), Z5
+
+head:
+	VMOVUPS (AX), Z6
+	VMOVUPS 192(AX), Z7
+	VMULPS  Z0, Z6, Z8
+	VMULPS  Z1, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z0, Z7, Z7
+	VMULPS  Z1, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z6, 192(AX)
+	VMOVUPS 64(AX), Z6
+	VMOVUPS 256(AX), Z7
+	VMULPS  Z2, Z6, Z8
+	VMULPS  Z3, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z2, Z7, Z7
+	VMULPS  Z3, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, 64(AX)
+	VMOVUPS Z6, 256(AX)
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 320(AX), Z7
+	VMULPS  Z4, Z6, Z8
+	VMULPS  Z5, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z4, Z7, Z7
+	VMULPS  Z5, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, 128(AX)
+	VMOVUPS Z6, 320(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_96x96n_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·inv_96x96n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 384(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 512(DX), Z5
+
+head:
+	VMOVUPS (AX), Z6
+	VMOVUPS 192(AX), Z7
+	VMULPS  Z0, Z6, Z8
+	VMULPS  Z1, Z7, Z9
+	VSUBPS  Z9, Z8, Z8
+	VMULPS  Z0, Z7, Z7
+	VMULPS  Z1, Z6, Z6
+	VADDPS  Z6, Z7, Z6
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z6, 192(AX)
+	VMOVUPS 64(AX), Z6
+	VMOVUPS 256(AX), Z7
+	VMULPS  Z2, Z6, Z8
+	VMULPS  Z3, Z7, Z9
+	VSUBPS  Z9, Z8, Z8
+	VMULPS  Z2, Z7, Z7
+	VMULPS  Z3, Z6, Z6
+	VADDPS  Z6, Z7, Z6
+	VMOVUPS Z8, 64(AX)
+	VMOVUPS Z6, 256(AX)
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 320(AX), Z7
+	VMULPS  Z4, Z6, Z8
+	VMULPS  Z5, Z7, Z9
+	VSUBPS  Z9, Z8, Z8
+	VMULPS  Z4, Z7, Z7
+	VMULPS  Z5, Z6, Z6
+	VADDPS  Z6, Z7, Z6
+	VMOVUPS Z8, 128(AX)
+	VMOVUPS Z6, 320(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·fwdRows_96x96n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 192(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 384(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 192(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 256(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 256(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 320(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 512(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 320(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000300, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·invRows_96x96n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 192(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 384(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 192(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 256(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 256(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 320(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 512(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 320(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000300, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_96x96n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX512F
+TEXT ·fill_96x96n_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000030, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000020, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000004, DX
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         $0x00000006, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z6
-	VADDPD.BCST fillconst<>+32(SB), Z6, Z6
-	VSUBPD.BCST fillconst<>+32(SB), Z6, Z7
-	VMULPD.BCST fillconst<>+64(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z7, Z7
-	VSUBPD      Z7, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD       Z8, Z8, Z9
-	VMULPD.BCST  fillconst<>+192(SB), Z7, Z10
-	VSUBPD.BCST  fillconst<>+224(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+256(SB), Z7, Z11
-	VSUBPD.BCST  fillconst<>+288(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+320(SB), Z7, Z12
-	VSUBPD.BCST  fillconst<>+352(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z7, Z2, Z11
-	VMULPD       Z10, Z11, Z10
-	VADDPD       Z10, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z7, Z10
-	VADDPD.BCST  fillconst<>+416(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+448(SB), Z7, Z11
-	VADDPD.BCST  fillconst<>+480(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+512(SB), Z7, Z12
-	VADDPD.BCST  fillconst<>+544(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z9
-	VADDPD       Z9, Z10, Z9
-	VBROADCASTSD fillconst<>+608(SB), Z10
-	VMULPD.BCST  fillconst<>+576(SB), Z7, Z7
-	VSUBPD       Z7, Z10, Z7
-	VMULPD       Z9, Z8, Z8
-	VADDPD       Z8, Z7, Z7
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z6, Z8
-	VPSUBQ      Z8, Z3, Z8
-	VPXORQ      Z7, Z2, Z9
-	VPANDQ      Z8, Z9, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPXORQ      Z8, Z7, Z7
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z8
-	VPSLLQ      $0x3e, Z8, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z6
-	VPSLLQ      $0x3e, Z6, Z6
-	VPXORQ      Z6, Z7, Z6
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z6, Z6
-	VCVTPD2PS   Z6, Y4
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y5
-	VMOVDQU32   fillconst<>+768(SB), Z2
-	VPERMPS     Z4, Z2, Z2
-	VMOVDQU32   fillconst<>+768(SB), Z6
-	VPERMPS     Z5, Z6, Z6
-	VPXORQ.BCST fillconst<>+704(SB), Z6, Z6
-	VMOVUPS     Z2, (AX)
-	VMOVUPS     Z6, 256(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000040, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z5
+	VADDPD    vecconst<>+64(SB), Z5, Z5
+	VSUBPD    vecconst<>+64(SB), Z5, Z6
+	VMULPD    vecconst<>+128(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z6, Z6
+	VSUBPD    Z6, Z2, Z2
+	VMULPD    Z2, Z2, Z6
+	VMULPD    Z6, Z6, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z6, Z2, Z9
+	VMULPD    vecconst<>+384(SB), Z6, Z10
+	VSUBPD    vecconst<>+448(SB), Z10, Z10
+	VMULPD    vecconst<>+512(SB), Z6, Z11
+	VSUBPD    vecconst<>+576(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+640(SB), Z6, Z11
+	VSUBPD    vecconst<>+704(SB), Z11, Z11
+	VMULPD    Z11, Z8, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    Z10, Z9, Z9
+	VADDPD    Z9, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z6, Z9
+	VMOVUPD   vecconst<>+768(SB), Z10
+	VSUBPD    Z9, Z10, Z9
+	VMULPD    vecconst<>+896(SB), Z6, Z10
+	VADDPD    vecconst<>+960(SB), Z10, Z10
+	VMULPD    vecconst<>+1024(SB), Z6, Z11
+	VADDPD    vecconst<>+1088(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+1152(SB), Z6, Z6
+	VADDPD    vecconst<>+1216(SB), Z6, Z6
+	VMULPD    Z6, Z8, Z6
+	VADDPD    Z6, Z10, Z6
+	VMULPD    Z6, Z7, Z6
+	VADDPD    Z6, Z9, Z6
+	VPXORQ    Z6, Z2, Z7
+	VPANDQ    vecconst<>+1280(SB), Z5, Z8
+	VPSUBQ    Z8, Z3, Z8
+	VPANDQ    Z8, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPXORQ    Z7, Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z5, Z7
+	VPSLLQ    $0x3e, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z5, Z5
+	VPANDQ    vecconst<>+1344(SB), Z5, Z5
+	VPSLLQ    $0x3e, Z5, Z5
+	VPXORQ    Z5, Z6, Z5
+	VMULPD    Z1, Z5, Z5
+	VCVTPD2PS Z5, Y5
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y4
+	VPXORQ    vecconst<>+1536(SB), Z4, Z2
+	VMOVUPS   Y5, (AX)
+	VMOVUPS   Y5, 192(AX)
+	VMOVUPS   Y2, 384(AX)
+	VMOVUPS   Y4, 576(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX512H96N(x []float32, stride int, n int, r *float32)
+// func rotTo_96x96n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H96N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 384(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 448(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 512(BX), Z5
-
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z6
-	VMOVUPS 192(CX), Z7
-	VMULPS  Z0, Z6, Z8
-	VMULPS  Z1, Z7, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z0, Z7, Z7
-	VMULPS  Z1, Z6, Z6
-	VSUBPS  Z6, Z7, Z7
-	VMOVUPS Z8, (CX)
-	VMOVUPS Z7, 192(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(CX), Z6
-	VMOVUPS 256(CX), Z7
-	VMULPS  Z2, Z6, Z8
-	VMULPS  Z3, Z7, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z2, Z7, Z7
-	VMULPS  Z3, Z6, Z6
-	VSUBPS  Z6, Z7, Z7
-	VMOVUPS Z8, 64(CX)
-	VMOVUPS Z7, 256(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(CX), Z6
-	VMOVUPS 320(CX), Z7
-	VMULPS  Z4, Z6, Z8
-	VMULPS  Z5, Z7, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z4, Z7, Z7
-	VMULPS  Z5, Z6, Z6
-	VSUBPS  Z6, Z7, Z7
-	VMOVUPS Z8, 128(CX)
-	VMOVUPS Z7, 320(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX512H96N(x []float32, stride int, n int, r *float32)
-// Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H96N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 384(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 448(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 512(BX), Z5
-
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z6
-	VMOVUPS 192(CX), Z7
-	VMULPS  Z0, Z6, Z8
-	VMULPS  Z1, Z7, Z9
-	VSUBPS  Z9, Z8, Z8
-	VMULPS  Z0, Z7, Z7
-	VMULPS  Z1, Z6, Z6
-	VADDPS  Z6, Z7, Z7
-	VMOVUPS Z8, (CX)
-	VMOVUPS Z7, 192(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(CX), Z6
-	VMOVUPS 256(CX), Z7
-	VMULPS  Z2, Z6, Z8
-	VMULPS  Z3, Z7, Z9
-	VSUBPS  Z9, Z8, Z8
-	VMULPS  Z2, Z7, Z7
-	VMULPS  Z3, Z6, Z6
-	VADDPS  Z6, Z7, Z7
-	VMOVUPS Z8, 64(CX)
-	VMOVUPS Z7, 256(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(CX), Z6
-	VMOVUPS 320(CX), Z7
-	VMULPS  Z4, Z6, Z8
-	VMULPS  Z5, Z7, Z9
-	VSUBPS  Z9, Z8, Z8
-	VMULPS  Z4, Z7, Z7
-	VMULPS  Z5, Z6, Z6
-	VADDPS  Z6, Z7, Z7
-	VMOVUPS Z8, 128(CX)
-	VMOVUPS Z7, 320(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H96N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 384(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 192(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 448(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 256(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 320(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000300, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H96N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 384(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 192(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 448(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 256(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 320(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000300, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX512H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, AVX512F
-TEXT ·applyToF16AVX512H96N(SB), NOSPLIT, $0-80
-	MOVQ    n+64(FP), AX
-	TESTQ   AX, AX
-	JZ      done
+TEXT ·rotTo_96x96n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
 	MOVQ    dst_base+0(FP), CX
-	MOVQ    dstStride+24(FP), DX
-	MOVQ    src_base+32(FP), BX
-	MOVQ    srcStride+56(FP), SI
-	SHLQ    $0x01, DX
-	SHLQ    $0x02, SI
-	MOVQ    r+72(FP), DI
-	VMOVUPS (DI), Z0
-	VMOVUPS 384(DI), Z1
-	VMOVUPS 64(DI), Z2
-	VMOVUPS 448(DI), Z3
-	VMOVUPS 128(DI), Z4
-	VMOVUPS 512(DI), Z5
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 384(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 448(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 512(SI), Z5
 
 head:
-	// pairs 0…15
-	VMOVUPS   (BX), Z6
-	VMOVUPS   192(BX), Z7
+	VMOVUPS (AX), Z6
+	VMOVUPS 192(AX), Z7
+	VMULPS  Z0, Z6, Z8
+	VMULPS  Z1, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z0, Z7, Z7
+	VMULPS  Z1, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, (CX)
+	VMOVUPS Z6, 192(CX)
+	VMOVUPS 64(AX), Z6
+	VMOVUPS 256(AX), Z7
+	VMULPS  Z2, Z6, Z8
+	VMULPS  Z3, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z2, Z7, Z7
+	VMULPS  Z3, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, 64(CX)
+	VMOVUPS Z6, 256(CX)
+	VMOVUPS 128(AX), Z6
+	VMOVUPS 320(AX), Z7
+	VMULPS  Z4, Z6, Z8
+	VMULPS  Z5, Z7, Z9
+	VADDPS  Z9, Z8, Z8
+	VMULPS  Z4, Z7, Z7
+	VMULPS  Z5, Z6, Z6
+	VSUBPS  Z6, Z7, Z6
+	VMOVUPS Z8, 128(CX)
+	VMOVUPS Z6, 320(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·store_f16_96x96n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+	VMOVUPS   128(AX), Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+	VMOVUPS   192(AX), Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+	VMOVUPS   256(AX), Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+	VMOVUPS   320(AX), Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_96x96n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·load_f16_96x96n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Z0
+	VMOVUPS   Z0, (CX)
+	VCVTPH2PS 32(AX), Z0
+	VMOVUPS   Z0, 64(CX)
+	VCVTPH2PS 64(AX), Z0
+	VMOVUPS   Z0, 128(CX)
+	VCVTPH2PS 96(AX), Z0
+	VMOVUPS   Z0, 192(CX)
+	VCVTPH2PS 128(AX), Z0
+	VMOVUPS   Z0, 256(CX)
+	VCVTPH2PS 160(AX), Z0
+	VMOVUPS   Z0, 320(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·to_f16_96x96n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x01, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 384(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 448(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 512(SI), Z5
+
+head:
+	VMOVUPS   (AX), Z6
+	VMOVUPS   192(AX), Z7
 	VMULPS    Z0, Z6, Z8
 	VMULPS    Z1, Z7, Z9
 	VADDPS    Z9, Z8, Z8
 	VMULPS    Z0, Z7, Z7
 	VMULPS    Z1, Z6, Z6
-	VSUBPS    Z6, Z7, Z7
+	VSUBPS    Z6, Z7, Z6
 	VCVTPS2PH $0x00, Z8, (CX)
-	VCVTPS2PH $0x00, Z7, 96(CX)
-
-	// pairs 16…31
-	VMOVUPS   64(BX), Z6
-	VMOVUPS   256(BX), Z7
+	VCVTPS2PH $0x00, Z6, 96(CX)
+	VMOVUPS   64(AX), Z6
+	VMOVUPS   256(AX), Z7
 	VMULPS    Z2, Z6, Z8
 	VMULPS    Z3, Z7, Z9
 	VADDPS    Z9, Z8, Z8
 	VMULPS    Z2, Z7, Z7
 	VMULPS    Z3, Z6, Z6
-	VSUBPS    Z6, Z7, Z7
+	VSUBPS    Z6, Z7, Z6
 	VCVTPS2PH $0x00, Z8, 32(CX)
-	VCVTPS2PH $0x00, Z7, 128(CX)
-
-	// pairs 32…47
-	VMOVUPS   128(BX), Z6
-	VMOVUPS   320(BX), Z7
+	VCVTPS2PH $0x00, Z6, 128(CX)
+	VMOVUPS   128(AX), Z6
+	VMOVUPS   320(AX), Z7
 	VMULPS    Z4, Z6, Z8
 	VMULPS    Z5, Z7, Z9
 	VADDPS    Z9, Z8, Z8
 	VMULPS    Z4, Z7, Z7
 	VMULPS    Z5, Z6, Z6
-	VSUBPS    Z6, Z7, Z7
+	VSUBPS    Z6, Z7, Z6
 	VCVTPS2PH $0x00, Z8, 64(CX)
-	VCVTPS2PH $0x00, Z7, 160(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	VCVTPS2PH $0x00, Z6, 160(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func shift_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H96N(SB), NOSPLIT, $0-40
+TEXT ·shift_f16_96x96n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 384(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 512(DX), Z5
+
+head:
+	VCVTPH2PS (AX), Z6
+	VCVTPH2PS 96(AX), Z7
+	VMULPS    Z0, Z6, Z8
+	VMULPS    Z1, Z7, Z9
+	VADDPS    Z9, Z8, Z8
+	VMULPS    Z0, Z7, Z7
+	VMULPS    Z1, Z6, Z6
+	VSUBPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, (AX)
+	VCVTPS2PH $0x00, Z6, 96(AX)
+	VCVTPH2PS 32(AX), Z6
+	VCVTPH2PS 128(AX), Z7
+	VMULPS    Z2, Z6, Z8
+	VMULPS    Z3, Z7, Z9
+	VADDPS    Z9, Z8, Z8
+	VMULPS    Z2, Z7, Z7
+	VMULPS    Z3, Z6, Z6
+	VSUBPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, 32(AX)
+	VCVTPS2PH $0x00, Z6, 128(AX)
+	VCVTPH2PS 64(AX), Z6
+	VCVTPH2PS 160(AX), Z7
+	VMULPS    Z4, Z6, Z8
+	VMULPS    Z5, Z7, Z9
+	VADDPS    Z9, Z8, Z8
+	VMULPS    Z4, Z7, Z7
+	VMULPS    Z5, Z6, Z6
+	VSUBPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, 64(AX)
+	VCVTPS2PH $0x00, Z6, 160(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·shiftInv_f16_96x96n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 384(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 448(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 512(DX), Z5
+
+head:
+	VCVTPH2PS (AX), Z6
+	VCVTPH2PS 96(AX), Z7
+	VMULPS    Z0, Z6, Z8
+	VMULPS    Z1, Z7, Z9
+	VSUBPS    Z9, Z8, Z8
+	VMULPS    Z0, Z7, Z7
+	VMULPS    Z1, Z6, Z6
+	VADDPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, (AX)
+	VCVTPS2PH $0x00, Z6, 96(AX)
+	VCVTPH2PS 32(AX), Z6
+	VCVTPH2PS 128(AX), Z7
+	VMULPS    Z2, Z6, Z8
+	VMULPS    Z3, Z7, Z9
+	VSUBPS    Z9, Z8, Z8
+	VMULPS    Z2, Z7, Z7
+	VMULPS    Z3, Z6, Z6
+	VADDPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, 32(AX)
+	VCVTPS2PH $0x00, Z6, 128(AX)
+	VCVTPH2PS 64(AX), Z6
+	VCVTPH2PS 160(AX), Z7
+	VMULPS    Z4, Z6, Z8
+	VMULPS    Z5, Z7, Z9
+	VSUBPS    Z9, Z8, Z8
+	VMULPS    Z4, Z7, Z7
+	VMULPS    Z5, Z6, Z6
+	VADDPS    Z6, Z7, Z6
+	VCVTPS2PH $0x00, Z8, 64(AX)
+	VCVTPS2PH $0x00, Z6, 160(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_96x96n_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z5
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z6
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z7
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z8
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z9
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000003, R9
+
+block2:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan3
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+
+join4:
+	VDIVSS       X5, X1, X1
+	VDIVSS       X1, X6, X3
+	VXORPS       X10, X10, X10
+	VCMPSS       $0x00, X10, X1, X10
+	VANDNPS      X3, X10, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z5, Z2, K1, Z2
+	VMAXPS       Z7, Z2, Z2
+	VPANDD       Z8, Z2, Z3
+	VPORD        Z9, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z5, Z1, K1, Z1
+	VMAXPS       Z7, Z1, Z1
+	VPANDD       Z8, Z1, Z2
+	VPORD        Z9, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_96x96n_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000003, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_128x128i_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·fwd_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
+
+head:
+	VMOVUPS   (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, (AX)
+	VMOVUPS   64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 64(AX)
+	VMOVUPS   128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 128(AX)
+	VMOVUPS   192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 192(AX)
+	VMOVUPS   256(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 256(AX)
+	VMOVUPS   320(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 320(AX)
+	VMOVUPS   384(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 384(AX)
+	VMOVUPS   448(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 448(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_128x128i_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·inv_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
+
+head:
+	VMOVUPS   (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, (AX)
+	VMOVUPS   64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 64(AX)
+	VMOVUPS   128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 128(AX)
+	VMOVUPS   192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 192(AX)
+	VMOVUPS   256(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 256(AX)
+	VMOVUPS   320(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 320(AX)
+	VMOVUPS   384(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 384(AX)
+	VMOVUPS   448(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 448(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·fwdRows_128x128i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    512(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    576(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    640(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    704(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(DX), Z0, Z0
+	VMULPS    768(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(DX), Z0, Z0
+	VMULPS    832(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(DX), Z0, Z0
+	VMULPS    896(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS   448(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(DX), Z0, Z0
+	VMULPS    960(DX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 448(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·invRows_128x128i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    512(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    576(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    640(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    704(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    256(DX), Z0, Z0
+	VMULPS    768(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    320(DX), Z0, Z0
+	VMULPS    832(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    384(DX), Z0, Z0
+	VMULPS    896(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS   448(AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    448(DX), Z0, Z0
+	VMULPS    960(DX), Z1, Z1
+	VSUBPS    Z1, Z0, Z0
+	VMOVUPS   Z0, 448(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX512F
+TEXT ·fill_128x128i_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000030, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000006, DX
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         $0x00000008, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z5
-	VADDPD.BCST fillconst<>+32(SB), Z5, Z5
-	VSUBPD.BCST fillconst<>+32(SB), Z5, Z6
-	VMULPD.BCST fillconst<>+64(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z6, Z6
-	VSUBPD      Z6, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z6
-	VMULPD       Z6, Z6, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD.BCST  fillconst<>+192(SB), Z6, Z9
-	VSUBPD.BCST  fillconst<>+224(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+256(SB), Z6, Z10
-	VSUBPD.BCST  fillconst<>+288(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+320(SB), Z6, Z11
-	VSUBPD.BCST  fillconst<>+352(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z6, Z2, Z10
-	VMULPD       Z9, Z10, Z9
-	VADDPD       Z9, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z6, Z9
-	VADDPD.BCST  fillconst<>+416(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+448(SB), Z6, Z10
-	VADDPD.BCST  fillconst<>+480(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+512(SB), Z6, Z11
-	VADDPD.BCST  fillconst<>+544(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z8
-	VADDPD       Z8, Z9, Z8
-	VBROADCASTSD fillconst<>+608(SB), Z9
-	VMULPD.BCST  fillconst<>+576(SB), Z6, Z6
-	VSUBPD       Z6, Z9, Z6
-	VMULPD       Z8, Z7, Z7
-	VADDPD       Z7, Z6, Z6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z5, Z7
-	VPSUBQ      Z7, Z3, Z7
-	VPXORQ      Z6, Z2, Z8
-	VPANDQ      Z7, Z8, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPXORQ      Z7, Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z7
-	VPSLLQ      $0x3e, Z7, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z5, Z5
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z5
-	VPSLLQ      $0x3e, Z5, Z5
-	VPXORQ      Z5, Z6, Z5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z5, Z5
-	VCVTPD2PS   Z5, Y5
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y4
-	VPXORQ.BCST fillconst<>+736(SB), Z4, Z2
-	VMOVUPS     Y5, (AX)
-	VMOVUPS     Y5, 192(AX)
-	VMOVUPS     Y2, 384(AX)
-	VMOVUPS     Y4, 576(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000020, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z6
+	VADDPD    vecconst<>+64(SB), Z6, Z6
+	VSUBPD    vecconst<>+64(SB), Z6, Z7
+	VMULPD    vecconst<>+128(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z7, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    Z2, Z2, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z8, Z8, Z9
+	VMULPD    Z7, Z2, Z10
+	VMULPD    vecconst<>+384(SB), Z7, Z11
+	VSUBPD    vecconst<>+448(SB), Z11, Z11
+	VMULPD    vecconst<>+512(SB), Z7, Z12
+	VSUBPD    vecconst<>+576(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+640(SB), Z7, Z12
+	VSUBPD    vecconst<>+704(SB), Z12, Z12
+	VMULPD    Z12, Z9, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    Z11, Z10, Z10
+	VADDPD    Z10, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z7, Z10
+	VMOVUPD   vecconst<>+768(SB), Z11
+	VSUBPD    Z10, Z11, Z10
+	VMULPD    vecconst<>+896(SB), Z7, Z11
+	VADDPD    vecconst<>+960(SB), Z11, Z11
+	VMULPD    vecconst<>+1024(SB), Z7, Z12
+	VADDPD    vecconst<>+1088(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+1152(SB), Z7, Z7
+	VADDPD    vecconst<>+1216(SB), Z7, Z7
+	VMULPD    Z7, Z9, Z7
+	VADDPD    Z7, Z11, Z7
+	VMULPD    Z7, Z8, Z7
+	VADDPD    Z7, Z10, Z7
+	VPXORQ    Z7, Z2, Z8
+	VPANDQ    vecconst<>+1280(SB), Z6, Z9
+	VPSUBQ    Z9, Z3, Z9
+	VPANDQ    Z9, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPXORQ    Z8, Z7, Z7
+	VPANDQ    vecconst<>+1344(SB), Z6, Z8
+	VPSLLQ    $0x3e, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z6, Z6
+	VPSLLQ    $0x3e, Z6, Z6
+	VPXORQ    Z6, Z7, Z6
+	VMULPD    Z1, Z6, Z6
+	VCVTPD2PS Z6, Y4
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y5
+	VMOVUPS   vecconst<>+1408(SB), Z2
+	VPERMPS   Z4, Z2, Z6
+	VMOVUPS   Z6, (AX)
+	VPERMPS   Z5, Z2, Z2
+	VPXORQ    vecconst<>+1472(SB), Z2, Z2
+	VMOVUPS   Z2, 512(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX512H128I(x []float32, stride int, n int, r *float32)
+// func norm_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H128I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 768(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 832(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 896(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 960(BX), Z15
+TEXT ·norm_l2HeadAfter_128x128i_avx512(SB), $4192-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
+	SHLQ         $0x02, DX
+	MOVQ         $0x4060000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z4
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z5
 
-head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z0, Z16, Z16
-	VMULPS    Z1, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, (CX)
+while1:
+	CMPQ BX, $0x08
+	JB   end2
+	MOVQ AX, SI
+	LEAQ (SP), DI
+	XORQ R8, R8
 
-	// pairs 8…15
-	VMOVUPS   64(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z2, Z16, Z16
-	VMULPS    Z3, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 64(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VMOVUPS       (SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        (CX), Z2, Z2
+	VMULPS        512(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, (DI)
+	VMOVUPS       64(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        64(CX), Z2, Z2
+	VMULPS        576(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 64(DI)
+	VMOVUPS       128(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        128(CX), Z2, Z2
+	VMULPS        640(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 128(DI)
+	VMOVUPS       192(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        192(CX), Z2, Z2
+	VMULPS        704(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 192(DI)
+	VMOVUPS       256(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        256(CX), Z2, Z2
+	VMULPS        768(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 256(DI)
+	VMOVUPS       320(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        320(CX), Z2, Z2
+	VMULPS        832(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 320(DI)
+	VMOVUPS       384(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        384(CX), Z2, Z2
+	VMULPS        896(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 384(DI)
+	VMOVUPS       448(SI), Z2
+	VPERMILPS     $0xb1, Z2, Z3
+	VMULPS        448(CX), Z2, Z2
+	VMULPS        960(CX), Z3, Z3
+	VADDPS        Z3, Z2, Z2
+	VMOVUPS       Z2, 448(DI)
+	VCVTPS2PD     (DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPD        X3, X2, X3
+	VUNPCKHPD     X3, X3, X2
+	VADDSD        X2, X3, X2
+	VMOVSD        X2, 4096(SP)(R8*8)
+	ADDQ          DX, SI
+	ADDQ          $0x00000200, DI
+	INCQ          R8
+	CMPQ          R8, $0x08
+	JB            for3
+	VMOVUPD       4096(SP), Z2
+	VDIVPD        Z4, Z2, Z2
+	VBROADCASTSD  X0, Z3
+	VADDPD        Z3, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z5, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 4160(SP)
+	LEAQ          (SP), SI
+	XORQ          DI, DI
 
-	// pairs 16…23
-	VMOVUPS   128(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z4, Z16, Z16
-	VMULPS    Z5, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 128(CX)
+for4:
+	VBROADCASTSS 4160(SP)(DI*4), Z2
+	VMOVUPS      (SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, (AX)
+	VMOVUPS      64(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 64(AX)
+	VMOVUPS      128(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 128(AX)
+	VMOVUPS      192(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMOVUPS      256(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 256(AX)
+	VMOVUPS      320(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 320(AX)
+	VMOVUPS      384(SI), Z3
+	VMULPS       Z2, Z3, Z3
+	VMOVUPS      Z3, 384(AX)
+	VMOVUPS      448(SI), Z3
+	VMULPS       Z2, Z3, Z2
+	VMOVUPS      Z2, 448(AX)
+	ADDQ         DX, AX
+	ADDQ         $0x00000200, SI
+	INCQ         DI
+	CMPQ         DI, $0x08
+	JB           for4
+	SUBQ         $0x08, BX
+	JMP          while1
 
-	// pairs 24…31
-	VMOVUPS   192(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z6, Z16, Z16
-	VMULPS    Z7, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 192(CX)
+end2:
+	TESTQ BX, BX
+	JZ    end6
 
-	// pairs 32…39
-	VMOVUPS   256(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z8, Z16, Z16
-	VMULPS    Z9, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 256(CX)
+loop5:
+	VPXORD        Z6, Z6, Z6
+	VMOVUPS       (AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        (CX), Z1, Z1
+	VMULPS        512(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, (SP)
+	VMOVUPS       64(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        64(CX), Z1, Z1
+	VMULPS        576(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 64(SP)
+	VMOVUPS       128(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        128(CX), Z1, Z1
+	VMULPS        640(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 128(SP)
+	VMOVUPS       192(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        192(CX), Z1, Z1
+	VMULPS        704(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 192(SP)
+	VMOVUPS       256(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        256(CX), Z1, Z1
+	VMULPS        768(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 256(SP)
+	VMOVUPS       320(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        320(CX), Z1, Z1
+	VMULPS        832(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 320(SP)
+	VMOVUPS       384(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        384(CX), Z1, Z1
+	VMULPS        896(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 384(SP)
+	VMOVUPS       448(AX), Z1
+	VPERMILPS     $0xb1, Z1, Z2
+	VMULPS        448(CX), Z1, Z1
+	VMULPS        960(CX), Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 448(SP)
+	VCVTPS2PD     (SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     32(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     64(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     96(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     128(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     160(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     192(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     224(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     256(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     288(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     320(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     352(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     384(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     416(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     448(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     480(SP), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPD        Y1, Y6, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X4, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X5, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, (AX)
+	VMOVUPS       64(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 64(AX)
+	VMOVUPS       128(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 128(AX)
+	VMOVUPS       192(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 192(AX)
+	VMOVUPS       256(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 256(AX)
+	VMOVUPS       320(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 320(AX)
+	VMOVUPS       384(SP), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 384(AX)
+	VMOVUPS       448(SP), Z2
+	VMULPS        Z1, Z2, Z1
+	VMOVUPS       Z1, 448(AX)
+	ADDQ          DX, AX
+	DECQ          BX
+	JNZ           loop5
 
-	// pairs 40…47
-	VMOVUPS   320(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z10, Z16, Z16
-	VMULPS    Z11, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z12, Z16, Z16
-	VMULPS    Z13, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z14, Z16, Z16
-	VMULPS    Z15, Z17, Z17
-	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 448(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
+end6:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
+// func normOnly_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H128I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 768(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 832(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 896(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 960(BX), Z15
+TEXT ·normOnly_l2HeadAfter_128x128i_avx512(SB), NOSPLIT, $96-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), CX
+	MOVQ         n+32(FP), DX
+	SHLQ         $0x02, CX
+	MOVQ         $0x4060000000000000, BX
+	VMOVQ        BX, X2
+	VBROADCASTSD X2, Z3
+	MOVQ         $0x3ff0000000000000, BX
+	VMOVQ        BX, X2
+	VBROADCASTSD X2, Z4
 
-head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z0, Z16, Z16
-	VMULPS    Z1, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, (CX)
+while1:
+	CMPQ DX, $0x08
+	JB   end2
+	MOVQ AX, BX
+	XORQ SI, SI
 
-	// pairs 8…15
-	VMOVUPS   64(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z2, Z16, Z16
-	VMULPS    Z3, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 64(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VCVTPS2PD     (BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(BX), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X6
+	VADDPD        X6, X2, X6
+	VUNPCKHPD     X6, X6, X2
+	VADDSD        X2, X6, X2
+	VMOVSD        X2, (SP)(SI*8)
+	ADDQ          CX, BX
+	INCQ          SI
+	CMPQ          SI, $0x08
+	JB            for3
+	VMOVUPD       (SP), Z2
+	VDIVPD        Z3, Z2, Z2
+	VBROADCASTSD  X0, Z6
+	VADDPD        Z6, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z4, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 64(SP)
+	XORQ          BX, BX
 
-	// pairs 16…23
-	VMOVUPS   128(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z4, Z16, Z16
-	VMULPS    Z5, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 128(CX)
+for4:
+	VBROADCASTSS 64(SP)(BX*4), Z2
+	VMOVUPS      (AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, (AX)
+	VMOVUPS      64(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 64(AX)
+	VMOVUPS      128(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 128(AX)
+	VMOVUPS      192(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 192(AX)
+	VMOVUPS      256(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 256(AX)
+	VMOVUPS      320(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 320(AX)
+	VMOVUPS      384(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMOVUPS      Z6, 384(AX)
+	VMOVUPS      448(AX), Z6
+	VMULPS       Z2, Z6, Z2
+	VMOVUPS      Z2, 448(AX)
+	ADDQ         CX, AX
+	INCQ         BX
+	CMPQ         BX, $0x08
+	JB           for4
+	SUBQ         $0x08, DX
+	JMP          while1
 
-	// pairs 24…31
-	VMOVUPS   192(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z6, Z16, Z16
-	VMULPS    Z7, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 192(CX)
+end2:
+	TESTQ DX, DX
+	JZ    end6
 
-	// pairs 32…39
-	VMOVUPS   256(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z8, Z16, Z16
-	VMULPS    Z9, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 256(CX)
+loop5:
+	VPXORD        Z5, Z5, Z5
+	VCVTPS2PD     (AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     32(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     64(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     96(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     128(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     160(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     192(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     224(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     256(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     288(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     320(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     352(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     384(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     416(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     448(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     480(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPD        Y1, Y5, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, (AX)
+	VMOVUPS       64(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 64(AX)
+	VMOVUPS       128(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 128(AX)
+	VMOVUPS       192(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 192(AX)
+	VMOVUPS       256(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 256(AX)
+	VMOVUPS       320(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 320(AX)
+	VMOVUPS       384(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMOVUPS       Z2, 384(AX)
+	VMOVUPS       448(AX), Z2
+	VMULPS        Z1, Z2, Z1
+	VMOVUPS       Z1, 448(AX)
+	ADDQ          CX, AX
+	DECQ          DX
+	JNZ           loop5
 
-	// pairs 40…47
-	VMOVUPS   320(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z10, Z16, Z16
-	VMULPS    Z11, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z12, Z16, Z16
-	VMULPS    Z13, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z16
-	VPERMILPS $0xb1, Z16, Z17
-	VMULPS    Z14, Z16, Z16
-	VMULPS    Z15, Z17, Z17
-	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 448(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
+end6:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+// func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    512(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    576(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    640(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    704(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    256(BX), Z0, Z0
-	VMULPS    768(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    320(BX), Z0, Z0
-	VMULPS    832(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    384(BX), Z0, Z0
-	VMULPS    896(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    448(BX), Z0, Z0
-	VMULPS    960(BX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 448(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
-// Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    512(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    576(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    640(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    704(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    256(BX), Z0, Z0
-	VMULPS    768(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    320(BX), Z0, Z0
-	VMULPS    832(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    384(BX), Z0, Z0
-	VMULPS    896(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z0
-	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    448(BX), Z0, Z0
-	VMULPS    960(BX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 448(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, AVX512F
-TEXT ·applyToF16AVX512H128I(SB), NOSPLIT, $0-80
-	MOVQ    n+64(FP), AX
-	TESTQ   AX, AX
-	JZ      done
+TEXT ·rotTo_128x128i_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
 	MOVQ    dst_base+0(FP), CX
-	MOVQ    dstStride+24(FP), DX
-	MOVQ    src_base+32(FP), BX
-	MOVQ    srcStride+56(FP), SI
-	SHLQ    $0x01, DX
-	SHLQ    $0x02, SI
-	MOVQ    r+72(FP), DI
-	VMOVUPS (DI), Z0
-	VMOVUPS 512(DI), Z1
-	VMOVUPS 64(DI), Z2
-	VMOVUPS 576(DI), Z3
-	VMOVUPS 128(DI), Z4
-	VMOVUPS 640(DI), Z5
-	VMOVUPS 192(DI), Z6
-	VMOVUPS 704(DI), Z7
-	VMOVUPS 256(DI), Z8
-	VMOVUPS 768(DI), Z9
-	VMOVUPS 320(DI), Z10
-	VMOVUPS 832(DI), Z11
-	VMOVUPS 384(DI), Z12
-	VMOVUPS 896(DI), Z13
-	VMOVUPS 448(DI), Z14
-	VMOVUPS 960(DI), Z15
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 512(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 576(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 640(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 704(SI), Z7
+	VMOVUPS 256(SI), Z8
+	VMOVUPS 768(SI), Z9
+	VMOVUPS 320(SI), Z10
+	VMOVUPS 832(SI), Z11
+	VMOVUPS 384(SI), Z12
+	VMOVUPS 896(SI), Z13
+	VMOVUPS 448(SI), Z14
+	VMOVUPS 960(SI), Z15
 
 head:
-	// pairs 0…7
-	VMOVUPS   (BX), Z16
+	VMOVUPS   (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, (CX)
+	VMOVUPS   64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 64(CX)
+	VMOVUPS   128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 128(CX)
+	VMOVUPS   192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 192(CX)
+	VMOVUPS   256(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 256(CX)
+	VMOVUPS   320(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 320(CX)
+	VMOVUPS   384(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 384(CX)
+	VMOVUPS   448(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 448(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·store_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+	VMOVUPS   128(AX), Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+	VMOVUPS   192(AX), Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+	VMOVUPS   256(AX), Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+	VMOVUPS   320(AX), Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+	VMOVUPS   384(AX), Z0
+	VCVTPS2PH $0x00, Z0, 192(CX)
+	VMOVUPS   448(AX), Z0
+	VCVTPS2PH $0x00, Z0, 224(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·load_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Z0
+	VMOVUPS   Z0, (CX)
+	VCVTPH2PS 32(AX), Z0
+	VMOVUPS   Z0, 64(CX)
+	VCVTPH2PS 64(AX), Z0
+	VMOVUPS   Z0, 128(CX)
+	VCVTPH2PS 96(AX), Z0
+	VMOVUPS   Z0, 192(CX)
+	VCVTPH2PS 128(AX), Z0
+	VMOVUPS   Z0, 256(CX)
+	VCVTPH2PS 160(AX), Z0
+	VMOVUPS   Z0, 320(CX)
+	VCVTPH2PS 192(AX), Z0
+	VMOVUPS   Z0, 384(CX)
+	VCVTPH2PS 224(AX), Z0
+	VMOVUPS   Z0, 448(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·to_f16_128x128i_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x01, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 512(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 576(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 640(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 704(SI), Z7
+	VMOVUPS 256(SI), Z8
+	VMOVUPS 768(SI), Z9
+	VMOVUPS 320(SI), Z10
+	VMOVUPS 832(SI), Z11
+	VMOVUPS 384(SI), Z12
+	VMOVUPS 896(SI), Z13
+	VMOVUPS 448(SI), Z14
+	VMOVUPS 960(SI), Z15
+
+head:
+	VMOVUPS   (AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z0, Z16, Z16
 	VMULPS    Z1, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(BX), Z16
+	VMOVUPS   64(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z2, Z16, Z16
 	VMULPS    Z3, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 32(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(BX), Z16
+	VMOVUPS   128(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z4, Z16, Z16
 	VMULPS    Z5, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 64(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(BX), Z16
+	VMOVUPS   192(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z6, Z16, Z16
 	VMULPS    Z7, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 96(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(BX), Z16
+	VMOVUPS   256(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z8, Z16, Z16
 	VMULPS    Z9, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 128(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(BX), Z16
+	VMOVUPS   320(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z10, Z16, Z16
 	VMULPS    Z11, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 160(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(BX), Z16
+	VMOVUPS   384(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z12, Z16, Z16
 	VMULPS    Z13, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 192(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(BX), Z16
+	VMOVUPS   448(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z14, Z16, Z16
 	VMULPS    Z15, Z17, Z17
 	VADDPS    Z17, Z16, Z16
 	VCVTPS2PH $0x00, Z16, 224(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func shift_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyNormL2HeadAfterAVX512H128I(SB), $4192-80
-	MOVQ  n+32(FP), AX
-	CMPQ  AX, $0x00
-	JLE   done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	MOVL  $0x000000ff, SI
-	KMOVW SI, K1
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
-	XORQ DI, DI
-	LEAQ (SP), R8
-
-groupsum:
-	VPXORD Z0, Z0, Z0
-
-	// rotate the head into the scratch head
-	VMOVUPS       (CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        (BX), Z1, Z1
-	VMULPS        512(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, (R8)
-	VMOVUPS       64(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        64(BX), Z1, Z1
-	VMULPS        576(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 64(R8)
-	VMOVUPS       128(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        128(BX), Z1, Z1
-	VMULPS        640(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 128(R8)
-	VMOVUPS       192(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        192(BX), Z1, Z1
-	VMULPS        704(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 192(R8)
-	VMOVUPS       256(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        256(BX), Z1, Z1
-	VMULPS        768(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 256(R8)
-	VMOVUPS       320(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        320(BX), Z1, Z1
-	VMULPS        832(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 320(R8)
-	VMOVUPS       384(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        384(BX), Z1, Z1
-	VMULPS        896(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 384(R8)
-	VMOVUPS       448(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        448(BX), Z1, Z1
-	VMULPS        960(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 448(R8)
-	VCVTPS2PD     (R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(R8), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X2
-	VADDPD        X2, X1, X2
-	VUNPCKHPD     X2, X2, X1
-	VADDSD        X1, X2, X1
-	VMOVSD        X1, 4096(SP)(DI*8)
-	ADDQ          DX, CX
-	ADDQ          $0x00000200, R8
-	INCQ          DI
-	CMPQ          DI, $0x08
-	JB            groupsum
-	VMOVUPD       4096(SP), Z1
-	MOVQ          $0x4060000000000000, CX
-	VMOVQ         CX, X2
-	VBROADCASTSD  X2, Z2
-	VDIVPD        Z2, Z1, Z1
-	VBROADCASTSD  eps+72(FP), Z2
-	VADDPD        Z2, Z1, Z1
-	VSQRTPD       Z1, Z1
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X2
-	VBROADCASTSD  X2, Z2
-	VDIVPD        Z1, Z2, Z2
-	VCVTPD2PS     Z2, Y1
-	VMOVUPS       Y1, 4160(SP)
-	MOVQ          SI, CX
-	XORQ          DI, DI
-	LEAQ          (SP), R8
-
-groupout:
-	VBROADCASTSS 4160(SP)(DI*4), Z1
-
-	// scale and weigh the rotated head
-	VMOVUPS (R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, (CX)
-	VMOVUPS 64(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 64(CX)
-	VMOVUPS 128(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 128(CX)
-	VMOVUPS 192(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 192(CX)
-	VMOVUPS 256(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 256(CX)
-	VMOVUPS 320(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 320(CX)
-	VMOVUPS 384(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 384(CX)
-	VMOVUPS 448(R8), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 448(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000200, R8
-	INCQ    DI
-	CMPQ    DI, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
+TEXT ·shift_f16_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
 
 head:
-	TESTQ  AX, AX
-	JZ     done
-	VPXORD Z0, Z0, Z0
-
-	// rotate the head into the scratch head
-	VMOVUPS       (CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        (BX), Z1, Z1
-	VMULPS        512(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, (SP)
-	VMOVUPS       64(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        64(BX), Z1, Z1
-	VMULPS        576(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 64(SP)
-	VMOVUPS       128(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        128(BX), Z1, Z1
-	VMULPS        640(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 128(SP)
-	VMOVUPS       192(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        192(BX), Z1, Z1
-	VMULPS        704(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 192(SP)
-	VMOVUPS       256(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        256(BX), Z1, Z1
-	VMULPS        768(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 256(SP)
-	VMOVUPS       320(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        320(BX), Z1, Z1
-	VMULPS        832(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 320(SP)
-	VMOVUPS       384(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        384(BX), Z1, Z1
-	VMULPS        896(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 384(SP)
-	VMOVUPS       448(CX), Z1
-	VPERMILPS     $0xb1, Z1, Z2
-	VMULPS        448(BX), Z1, Z1
-	VMULPS        960(BX), Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VMOVUPS       Z1, 448(SP)
-	VCVTPS2PD     (SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(SP), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X2
-	VADDPD        X2, X1, X2
-	VUNPCKHPD     X2, X2, X1
-	VADDSD        X1, X2, X1
-	MOVQ          $0x00000080, SI
-	VCVTSI2SDQ    SI, X3, X3
-	VDIVSD        X3, X1, X1
-	VMOVSD        eps+72(FP), X2
-	VADDSD        X2, X1, X1
-	VSQRTSD       X1, X1, X1
-	MOVQ          $0x3ff0000000000000, SI
-	VMOVQ         SI, X2
-	VDIVSD        X1, X2, X2
-	VCVTSD2SS     X2, X2, X1
-	VBROADCASTSS  X1, Z1
-
-	// scale and weigh the rotated head
-	VMOVUPS (SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, (CX)
-	VMOVUPS 64(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 64(CX)
-	VMOVUPS 128(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 128(CX)
-	VMOVUPS 192(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 192(CX)
-	VMOVUPS 256(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 256(CX)
-	VMOVUPS 320(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 320(CX)
-	VMOVUPS 384(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 384(CX)
-	VMOVUPS 448(SP), Z2
-	VMULPS  Z1, Z2, Z2
-	VMOVUPS Z2, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VCVTPH2PS (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, (AX)
+	VCVTPH2PS 32(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 32(AX)
+	VCVTPH2PS 64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 64(AX)
+	VCVTPH2PS 96(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 96(AX)
+	VCVTPH2PS 128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 128(AX)
+	VCVTPH2PS 160(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 160(AX)
+	VCVTPH2PS 192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 192(AX)
+	VCVTPH2PS 224(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyL2HeadAfterAVX512H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func shiftInv_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyNormOnlyL2HeadAfterAVX512H128I(SB), NOSPLIT, $96-80
-	MOVQ  n+32(FP), AX
-	CMPQ  AX, $0x00
-	JLE   done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	MOVL  $0x000000ff, BX
-	KMOVW BX, K1
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, BX
-	XORQ SI, SI
-
-groupsum:
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	VMOVSD        X1, (SP)(SI*8)
-	ADDQ          DX, CX
-	INCQ          SI
-	CMPQ          SI, $0x08
-	JB            groupsum
-	VMOVUPD       (SP), Z1
-	MOVQ          $0x4060000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z3, Z1, Z1
-	VBROADCASTSD  eps+72(FP), Z3
-	VADDPD        Z3, Z1, Z1
-	VSQRTPD       Z1, Z1
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z1, Z3, Z3
-	VCVTPD2PS     Z3, Y1
-	VMOVUPS       Y1, 64(SP)
-	MOVQ          BX, CX
-	XORQ          SI, SI
-
-groupout:
-	VBROADCASTSS 64(SP)(SI*4), Z1
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, (CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 64(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 128(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 192(CX)
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 256(CX)
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 320(CX)
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 384(CX)
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 448(CX)
-	ADDQ    DX, CX
-	INCQ    SI
-	CMPQ    SI, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
+TEXT ·shiftInv_f16_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
 
 head:
-	TESTQ         AX, AX
-	JZ            done
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	MOVQ          $0x00000080, BX
-	VCVTSI2SDQ    BX, X2, X2
-	VDIVSD        X2, X1, X1
-	VMOVSD        eps+72(FP), X3
-	VADDSD        X3, X1, X1
-	VSQRTSD       X1, X1, X1
-	MOVQ          $0x3ff0000000000000, BX
-	VMOVQ         BX, X3
-	VDIVSD        X1, X3, X3
-	VCVTSD2SS     X3, X3, X1
-	VBROADCASTSS  X1, Z1
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, (CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 64(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 128(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 192(CX)
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 256(CX)
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 320(CX)
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 384(CX)
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMOVUPS Z3, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VCVTPH2PS (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, (AX)
+	VCVTPH2PS 32(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 32(AX)
+	VCVTPH2PS 64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 64(AX)
+	VCVTPH2PS 96(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 96(AX)
+	VCVTPH2PS 128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 128(AX)
+	VCVTPH2PS 160(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 160(AX)
+	VCVTPH2PS 192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 192(AX)
+	VCVTPH2PS 224(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VSUBPS    Z17, Z16, Z16
+	VCVTPS2PH $0x00, Z16, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x7f800000, DI
+	VPBROADCASTD DI, Z11
+	MOVL         $0x00000001, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x047fffff, DI
+	VPBROADCASTD DI, Z13
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z15
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z16
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z18
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z19
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z20
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000001, R10
+
+group2:
+	VMOVUPS       (DI), Z1
+	VMOVUPS       64(DI), Z2
+	VMOVUPS       128(DI), Z3
+	VMOVUPS       192(DI), Z4
+	VMOVUPS       256(DI), Z5
+	VMOVUPS       320(DI), Z6
+	VMOVUPS       384(DI), Z7
+	VMOVUPS       448(DI), Z8
+	VPANDD        Z0, Z1, Z9
+	VPANDD        Z0, Z2, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPANDD        Z0, Z3, Z10
+	VPANDD        Z0, Z4, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VPANDD        Z0, Z5, Z21
+	VPANDD        Z0, Z6, Z22
+	VPMAXUD       Z22, Z21, Z21
+	VPANDD        Z0, Z7, Z22
+	VPANDD        Z0, Z8, Z23
+	VPMAXUD       Z23, Z22, Z22
+	VSHUFI64X2    $0x44, Z10, Z9, Z23
+	VSHUFI64X2    $0xee, Z10, Z9, Z9
+	VPMAXUD       Z9, Z23, Z9
+	VSHUFI64X2    $0x44, Z22, Z21, Z10
+	VSHUFI64X2    $0xee, Z22, Z21, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VSHUFI64X2    $0x88, Z10, Z9, Z21
+	VSHUFI64X2    $0xdd, Z10, Z9, Z9
+	VPMAXUD       Z9, Z21, Z9
+	VPSHUFD       $0x4e, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPSHUFD       $0xb1, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPCMPUD       $0x05, Z11, Z9, K1
+	VPSUBD        Z12, Z9, Z10
+	VPCMPUD       $0x01, Z13, Z10, K2
+	KORTESTW      K1, K2
+	JNE           slowgroup4
+	VDIVPS        Z15, Z9, Z9
+	VDIVPS        Z9, Z16, Z10
+	VPXORD        Z14, Z14, Z14
+	VCMPPS        $0x04, Z14, Z9, K1
+	VMOVAPS.Z     Z10, K1, Z10
+	VCVTPS2PH     $0x00, Z9, Y17
+	VEXTRACTI32X4 $0x01, Z17, X9
+	VPEXTRW       $0x00, X17, (R8)
+	VPEXTRW       $0x04, X17, 34(R8)
+	VPEXTRW       $0x00, X9, 68(R8)
+	VPEXTRW       $0x04, X9, 102(R8)
+	VSHUFF32X4    $0x00, Z10, Z10, Z9
+	VPANDD        Z18, Z1, Z21
+	VPORD         Z19, Z21, Z21
+	VMULPS        Z9, Z1, Z1
+	VADDPS        Z21, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 2(R8)
+	VPANDD        Z18, Z2, Z1
+	VPORD         Z19, Z1, Z1
+	VMULPS        Z9, Z2, Z2
+	VADDPS        Z1, Z2, Z2
+	VCVTTPS2DQ    Z2, Z2
+	VPMOVDB       Z2, 18(R8)
+	VSHUFF32X4    $0x55, Z10, Z10, Z1
+	VPANDD        Z18, Z3, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 36(R8)
+	VPANDD        Z18, Z4, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z4, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 52(R8)
+	VSHUFF32X4    $0xaa, Z10, Z10, Z1
+	VPANDD        Z18, Z5, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z5, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 70(R8)
+	VPANDD        Z18, Z6, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z6, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 86(R8)
+	VSHUFF32X4    $0xff, Z10, Z10, Z1
+	VPANDD        Z18, Z7, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z7, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 104(R8)
+	VPANDD        Z18, Z8, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z8, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 120(R8)
+	ADDQ          $0x00000200, DI
+	ADDQ          $0x00000088, R8
+
+nextgroup3:
+	DECQ R10
+	JNZ  group2
+	JMP  next1
+
+slowgroup4:
+	MOVQ $0x00000004, R9
+
+block5:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan6
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+
+join7:
+	VDIVSS       X15, X1, X1
+	VDIVSS       X1, X16, X3
+	VXORPS       X5, X5, X5
+	VCMPSS       $0x00, X5, X1, X5
+	VANDNPS      X3, X5, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z15, Z2, K1, Z2
+	VMAXPS       Z20, Z2, Z2
+	VPANDD       Z18, Z2, Z3
+	VPORD        Z19, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z15, Z1, K1, Z1
+	VMAXPS       Z20, Z1, Z1
+	VPANDD       Z18, Z1, Z2
+	VPORD        Z19, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block5
+	JMP          nextgroup3
+
+nan6:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R11
+	MOVQ   $0x00000020, R12
+
+scan8:
+	VMOVSS (R11), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R11
+	DECQ   R12
+	JNZ    scan8
+	JMP    join7
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_128x128n_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H128I(SB), NOSPLIT, $0-40
+TEXT ·fwd_128x128n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+
+head:
+	VMOVUPS (AX), Z8
+	VMOVUPS 256(AX), Z9
+	VMULPS  Z0, Z8, Z10
+	VMULPS  Z1, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z0, Z9, Z9
+	VMULPS  Z1, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS 64(AX), Z8
+	VMOVUPS 320(AX), Z9
+	VMULPS  Z2, Z8, Z10
+	VMULPS  Z3, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z2, Z9, Z9
+	VMULPS  Z3, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 64(AX)
+	VMOVUPS Z8, 320(AX)
+	VMOVUPS 128(AX), Z8
+	VMOVUPS 384(AX), Z9
+	VMULPS  Z4, Z8, Z10
+	VMULPS  Z5, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z4, Z9, Z9
+	VMULPS  Z5, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z8, 384(AX)
+	VMOVUPS 192(AX), Z8
+	VMOVUPS 448(AX), Z9
+	VMULPS  Z6, Z8, Z10
+	VMULPS  Z7, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z6, Z9, Z9
+	VMULPS  Z7, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 192(AX)
+	VMOVUPS Z8, 448(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_128x128n_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·inv_128x128n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+
+head:
+	VMOVUPS (AX), Z8
+	VMOVUPS 256(AX), Z9
+	VMULPS  Z0, Z8, Z10
+	VMULPS  Z1, Z9, Z11
+	VSUBPS  Z11, Z10, Z10
+	VMULPS  Z0, Z9, Z9
+	VMULPS  Z1, Z8, Z8
+	VADDPS  Z8, Z9, Z8
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS 64(AX), Z8
+	VMOVUPS 320(AX), Z9
+	VMULPS  Z2, Z8, Z10
+	VMULPS  Z3, Z9, Z11
+	VSUBPS  Z11, Z10, Z10
+	VMULPS  Z2, Z9, Z9
+	VMULPS  Z3, Z8, Z8
+	VADDPS  Z8, Z9, Z8
+	VMOVUPS Z10, 64(AX)
+	VMOVUPS Z8, 320(AX)
+	VMOVUPS 128(AX), Z8
+	VMOVUPS 384(AX), Z9
+	VMULPS  Z4, Z8, Z10
+	VMULPS  Z5, Z9, Z11
+	VSUBPS  Z11, Z10, Z10
+	VMULPS  Z4, Z9, Z9
+	VMULPS  Z5, Z8, Z8
+	VADDPS  Z8, Z9, Z8
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z8, 384(AX)
+	VMOVUPS 192(AX), Z8
+	VMOVUPS 448(AX), Z9
+	VMULPS  Z6, Z8, Z10
+	VMULPS  Z7, Z9, Z11
+	VSUBPS  Z11, Z10, Z10
+	VMULPS  Z6, Z9, Z9
+	VMULPS  Z7, Z8, Z8
+	VADDPS  Z8, Z9, Z8
+	VMOVUPS Z10, 192(AX)
+	VMOVUPS Z8, 448(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·fwdRows_128x128n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 256(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 512(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 256(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 320(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 320(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 384(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 640(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 384(AX)
+	VMOVUPS 192(AX), Z0
+	VMOVUPS 448(AX), Z1
+	VMOVUPS 192(DX), Z2
+	VMOVUPS 704(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 192(AX)
+	VMOVUPS Z0, 448(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000400, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·invRows_128x128n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 256(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 512(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 256(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 320(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 320(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 384(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 640(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 384(AX)
+	VMOVUPS 192(AX), Z0
+	VMOVUPS 448(AX), Z1
+	VMOVUPS 192(DX), Z2
+	VMOVUPS 704(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 192(AX)
+	VMOVUPS Z0, 448(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000400, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_128x128n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX512F
+TEXT ·fill_128x128n_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
+	VPXORQ       Z3, Z3, Z3
 	MOVQ         $0x00000008, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z6
-	VADDPD.BCST fillconst<>+32(SB), Z6, Z6
-	VSUBPD.BCST fillconst<>+32(SB), Z6, Z7
-	VMULPD.BCST fillconst<>+64(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z7, Z7
-	VSUBPD      Z7, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD       Z8, Z8, Z9
-	VMULPD.BCST  fillconst<>+192(SB), Z7, Z10
-	VSUBPD.BCST  fillconst<>+224(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+256(SB), Z7, Z11
-	VSUBPD.BCST  fillconst<>+288(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+320(SB), Z7, Z12
-	VSUBPD.BCST  fillconst<>+352(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z7, Z2, Z11
-	VMULPD       Z10, Z11, Z10
-	VADDPD       Z10, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z7, Z10
-	VADDPD.BCST  fillconst<>+416(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+448(SB), Z7, Z11
-	VADDPD.BCST  fillconst<>+480(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+512(SB), Z7, Z12
-	VADDPD.BCST  fillconst<>+544(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z9
-	VADDPD       Z9, Z10, Z9
-	VBROADCASTSD fillconst<>+608(SB), Z10
-	VMULPD.BCST  fillconst<>+576(SB), Z7, Z7
-	VSUBPD       Z7, Z10, Z7
-	VMULPD       Z9, Z8, Z8
-	VADDPD       Z8, Z7, Z7
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z6, Z8
-	VPSUBQ      Z8, Z3, Z8
-	VPXORQ      Z7, Z2, Z9
-	VPANDQ      Z8, Z9, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPXORQ      Z8, Z7, Z7
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z8
-	VPSLLQ      $0x3e, Z8, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z6
-	VPSLLQ      $0x3e, Z6, Z6
-	VPXORQ      Z6, Z7, Z6
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z6, Z6
-	VCVTPD2PS   Z6, Y4
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y5
-	VMOVDQU32   fillconst<>+768(SB), Z2
-	VPERMPS     Z4, Z2, Z2
-	VMOVDQU32   fillconst<>+768(SB), Z6
-	VPERMPS     Z5, Z6, Z6
-	VPXORQ.BCST fillconst<>+704(SB), Z6, Z6
-	VMOVUPS     Z2, (AX)
-	VMOVUPS     Z6, 512(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000040, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z5
+	VADDPD    vecconst<>+64(SB), Z5, Z5
+	VSUBPD    vecconst<>+64(SB), Z5, Z6
+	VMULPD    vecconst<>+128(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z6, Z6
+	VSUBPD    Z6, Z2, Z2
+	VMULPD    Z2, Z2, Z6
+	VMULPD    Z6, Z6, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z6, Z2, Z9
+	VMULPD    vecconst<>+384(SB), Z6, Z10
+	VSUBPD    vecconst<>+448(SB), Z10, Z10
+	VMULPD    vecconst<>+512(SB), Z6, Z11
+	VSUBPD    vecconst<>+576(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+640(SB), Z6, Z11
+	VSUBPD    vecconst<>+704(SB), Z11, Z11
+	VMULPD    Z11, Z8, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    Z10, Z9, Z9
+	VADDPD    Z9, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z6, Z9
+	VMOVUPD   vecconst<>+768(SB), Z10
+	VSUBPD    Z9, Z10, Z9
+	VMULPD    vecconst<>+896(SB), Z6, Z10
+	VADDPD    vecconst<>+960(SB), Z10, Z10
+	VMULPD    vecconst<>+1024(SB), Z6, Z11
+	VADDPD    vecconst<>+1088(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+1152(SB), Z6, Z6
+	VADDPD    vecconst<>+1216(SB), Z6, Z6
+	VMULPD    Z6, Z8, Z6
+	VADDPD    Z6, Z10, Z6
+	VMULPD    Z6, Z7, Z6
+	VADDPD    Z6, Z9, Z6
+	VPXORQ    Z6, Z2, Z7
+	VPANDQ    vecconst<>+1280(SB), Z5, Z8
+	VPSUBQ    Z8, Z3, Z8
+	VPANDQ    Z8, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPXORQ    Z7, Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z5, Z7
+	VPSLLQ    $0x3e, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z5, Z5
+	VPANDQ    vecconst<>+1344(SB), Z5, Z5
+	VPSLLQ    $0x3e, Z5, Z5
+	VPXORQ    Z5, Z6, Z5
+	VMULPD    Z1, Z5, Z5
+	VCVTPD2PS Z5, Y5
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y4
+	VPXORQ    vecconst<>+1536(SB), Z4, Z2
+	VMOVUPS   Y5, (AX)
+	VMOVUPS   Y5, 256(AX)
+	VMOVUPS   Y2, 512(AX)
+	VMOVUPS   Y4, 768(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX512H128N(x []float32, stride int, n int, r *float32)
+// func norm_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H128N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
+TEXT ·norm_rmsHead_128x128n_avx512(SB), NOSPLIT, $96-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, BX
+	MOVQ         $0x4060000000000000, DI
+	VMOVQ        DI, X2
+	VBROADCASTSD X2, Z3
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X2
+	VBROADCASTSD X2, Z4
 
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z8
-	VMOVUPS 256(CX), Z9
-	VMULPS  Z0, Z8, Z10
-	VMULPS  Z1, Z9, Z11
-	VADDPS  Z11, Z10, Z10
-	VMULPS  Z0, Z9, Z9
-	VMULPS  Z1, Z8, Z8
-	VSUBPS  Z8, Z9, Z9
-	VMOVUPS Z10, (CX)
-	VMOVUPS Z9, 256(CX)
+while1:
+	CMPQ SI, $0x08
+	JB   end2
+	MOVQ AX, DI
+	XORQ R8, R8
 
-	// pairs 16…31
-	VMOVUPS 64(CX), Z8
-	VMOVUPS 320(CX), Z9
-	VMULPS  Z2, Z8, Z10
-	VMULPS  Z3, Z9, Z11
-	VADDPS  Z11, Z10, Z10
-	VMULPS  Z2, Z9, Z9
-	VMULPS  Z3, Z8, Z8
-	VSUBPS  Z8, Z9, Z9
-	VMOVUPS Z10, 64(CX)
-	VMOVUPS Z9, 320(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VCVTPS2PD     (DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X6
+	VADDPD        X6, X2, X6
+	VUNPCKHPD     X6, X6, X2
+	VADDSD        X2, X6, X2
+	VMOVSD        X2, (SP)(R8*8)
+	ADDQ          BX, DI
+	INCQ          R8
+	CMPQ          R8, $0x08
+	JB            for3
+	VMOVUPD       (SP), Z2
+	VDIVPD        Z3, Z2, Z2
+	VBROADCASTSD  X0, Z6
+	VADDPD        Z6, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z4, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 64(SP)
+	XORQ          DI, DI
 
-	// pairs 32…47
-	VMOVUPS 128(CX), Z8
-	VMOVUPS 384(CX), Z9
-	VMULPS  Z4, Z8, Z10
-	VMULPS  Z5, Z9, Z11
-	VADDPS  Z11, Z10, Z10
-	VMULPS  Z4, Z9, Z9
-	VMULPS  Z5, Z8, Z8
-	VSUBPS  Z8, Z9, Z9
-	VMOVUPS Z10, 128(CX)
-	VMOVUPS Z9, 384(CX)
+for4:
+	VBROADCASTSS 64(SP)(DI*4), Z2
+	VMOVUPS      (AX), Z6
+	VMOVUPS      256(AX), Z7
+	VMULPS       Z2, Z6, Z6
+	VMULPS       (DX), Z6, Z6
+	VMULPS       Z2, Z7, Z7
+	VMULPS       256(DX), Z7, Z7
+	VMOVUPS      (CX), Z8
+	VMOVUPS      512(CX), Z9
+	VMULPS       Z8, Z6, Z10
+	VMULPS       Z9, Z7, Z11
+	VADDPS       Z11, Z10, Z10
+	VMULPS       Z8, Z7, Z7
+	VMULPS       Z9, Z6, Z6
+	VSUBPS       Z6, Z7, Z6
+	VMOVUPS      Z10, (AX)
+	VMOVUPS      Z6, 256(AX)
+	VMOVUPS      64(AX), Z6
+	VMOVUPS      320(AX), Z7
+	VMULPS       Z2, Z6, Z6
+	VMULPS       64(DX), Z6, Z6
+	VMULPS       Z2, Z7, Z7
+	VMULPS       320(DX), Z7, Z7
+	VMOVUPS      64(CX), Z8
+	VMOVUPS      576(CX), Z9
+	VMULPS       Z8, Z6, Z10
+	VMULPS       Z9, Z7, Z11
+	VADDPS       Z11, Z10, Z10
+	VMULPS       Z8, Z7, Z7
+	VMULPS       Z9, Z6, Z6
+	VSUBPS       Z6, Z7, Z6
+	VMOVUPS      Z10, 64(AX)
+	VMOVUPS      Z6, 320(AX)
+	VMOVUPS      128(AX), Z6
+	VMOVUPS      384(AX), Z7
+	VMULPS       Z2, Z6, Z6
+	VMULPS       128(DX), Z6, Z6
+	VMULPS       Z2, Z7, Z7
+	VMULPS       384(DX), Z7, Z7
+	VMOVUPS      128(CX), Z8
+	VMOVUPS      640(CX), Z9
+	VMULPS       Z8, Z6, Z10
+	VMULPS       Z9, Z7, Z11
+	VADDPS       Z11, Z10, Z10
+	VMULPS       Z8, Z7, Z7
+	VMULPS       Z9, Z6, Z6
+	VSUBPS       Z6, Z7, Z6
+	VMOVUPS      Z10, 128(AX)
+	VMOVUPS      Z6, 384(AX)
+	VMOVUPS      192(AX), Z6
+	VMOVUPS      448(AX), Z7
+	VMULPS       Z2, Z6, Z6
+	VMULPS       192(DX), Z6, Z6
+	VMULPS       Z2, Z7, Z2
+	VMULPS       448(DX), Z2, Z2
+	VMOVUPS      192(CX), Z7
+	VMOVUPS      704(CX), Z8
+	VMULPS       Z7, Z6, Z9
+	VMULPS       Z8, Z2, Z10
+	VADDPS       Z10, Z9, Z9
+	VMULPS       Z7, Z2, Z2
+	VMULPS       Z8, Z6, Z6
+	VSUBPS       Z6, Z2, Z2
+	VMOVUPS      Z9, 192(AX)
+	VMOVUPS      Z2, 448(AX)
+	ADDQ         BX, AX
+	INCQ         DI
+	CMPQ         DI, $0x08
+	JB           for4
+	SUBQ         $0x08, SI
+	JMP          while1
 
-	// pairs 48…63
-	VMOVUPS 192(CX), Z8
-	VMOVUPS 448(CX), Z9
-	VMULPS  Z6, Z8, Z10
-	VMULPS  Z7, Z9, Z11
-	VADDPS  Z11, Z10, Z10
-	VMULPS  Z6, Z9, Z9
-	VMULPS  Z7, Z8, Z8
-	VSUBPS  Z8, Z9, Z9
-	VMOVUPS Z10, 192(CX)
-	VMOVUPS Z9, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
+end2:
+	TESTQ SI, SI
+	JZ    end6
 
-done:
+loop5:
+	VPXORD        Z5, Z5, Z5
+	VCVTPS2PD     (AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     32(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     64(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     96(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     128(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     160(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     192(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     224(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     256(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     288(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     320(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     352(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     384(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     416(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     448(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     480(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPD        Y1, Y5, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (AX), Z2
+	VMOVUPS       256(AX), Z6
+	VMULPS        Z1, Z2, Z2
+	VMULPS        (DX), Z2, Z2
+	VMULPS        Z1, Z6, Z6
+	VMULPS        256(DX), Z6, Z6
+	VMOVUPS       (CX), Z7
+	VMOVUPS       512(CX), Z8
+	VMULPS        Z7, Z2, Z9
+	VMULPS        Z8, Z6, Z10
+	VADDPS        Z10, Z9, Z9
+	VMULPS        Z7, Z6, Z6
+	VMULPS        Z8, Z2, Z2
+	VSUBPS        Z2, Z6, Z2
+	VMOVUPS       Z9, (AX)
+	VMOVUPS       Z2, 256(AX)
+	VMOVUPS       64(AX), Z2
+	VMOVUPS       320(AX), Z6
+	VMULPS        Z1, Z2, Z2
+	VMULPS        64(DX), Z2, Z2
+	VMULPS        Z1, Z6, Z6
+	VMULPS        320(DX), Z6, Z6
+	VMOVUPS       64(CX), Z7
+	VMOVUPS       576(CX), Z8
+	VMULPS        Z7, Z2, Z9
+	VMULPS        Z8, Z6, Z10
+	VADDPS        Z10, Z9, Z9
+	VMULPS        Z7, Z6, Z6
+	VMULPS        Z8, Z2, Z2
+	VSUBPS        Z2, Z6, Z2
+	VMOVUPS       Z9, 64(AX)
+	VMOVUPS       Z2, 320(AX)
+	VMOVUPS       128(AX), Z2
+	VMOVUPS       384(AX), Z6
+	VMULPS        Z1, Z2, Z2
+	VMULPS        128(DX), Z2, Z2
+	VMULPS        Z1, Z6, Z6
+	VMULPS        384(DX), Z6, Z6
+	VMOVUPS       128(CX), Z7
+	VMOVUPS       640(CX), Z8
+	VMULPS        Z7, Z2, Z9
+	VMULPS        Z8, Z6, Z10
+	VADDPS        Z10, Z9, Z9
+	VMULPS        Z7, Z6, Z6
+	VMULPS        Z8, Z2, Z2
+	VSUBPS        Z2, Z6, Z2
+	VMOVUPS       Z9, 128(AX)
+	VMOVUPS       Z2, 384(AX)
+	VMOVUPS       192(AX), Z2
+	VMOVUPS       448(AX), Z6
+	VMULPS        Z1, Z2, Z2
+	VMULPS        192(DX), Z2, Z2
+	VMULPS        Z1, Z6, Z1
+	VMULPS        448(DX), Z1, Z1
+	VMOVUPS       192(CX), Z6
+	VMOVUPS       704(CX), Z7
+	VMULPS        Z6, Z2, Z8
+	VMULPS        Z7, Z1, Z9
+	VADDPS        Z9, Z8, Z8
+	VMULPS        Z6, Z1, Z1
+	VMULPS        Z7, Z2, Z2
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       Z8, 192(AX)
+	VMOVUPS       Z1, 448(AX)
+	ADDQ          BX, AX
+	DECQ          SI
+	JNZ           loop5
+
+end6:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H128N(x []float32, stride int, n int, r *float32)
+// func normOnly_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H128N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
+TEXT ·normOnly_rmsHead_128x128n_avx512(SB), NOSPLIT, $96-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
+	SHLQ         $0x02, DX
+	MOVQ         $0x4060000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z3
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z4
 
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z8
-	VMOVUPS 256(CX), Z9
-	VMULPS  Z0, Z8, Z10
-	VMULPS  Z1, Z9, Z11
-	VSUBPS  Z11, Z10, Z10
-	VMULPS  Z0, Z9, Z9
-	VMULPS  Z1, Z8, Z8
-	VADDPS  Z8, Z9, Z9
-	VMOVUPS Z10, (CX)
-	VMOVUPS Z9, 256(CX)
+while1:
+	CMPQ BX, $0x08
+	JB   end2
+	MOVQ AX, SI
+	XORQ DI, DI
 
-	// pairs 16…31
-	VMOVUPS 64(CX), Z8
-	VMOVUPS 320(CX), Z9
-	VMULPS  Z2, Z8, Z10
-	VMULPS  Z3, Z9, Z11
-	VSUBPS  Z11, Z10, Z10
-	VMULPS  Z2, Z9, Z9
-	VMULPS  Z3, Z8, Z8
-	VADDPS  Z8, Z9, Z9
-	VMOVUPS Z10, 64(CX)
-	VMOVUPS Z9, 320(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VCVTPS2PD     (SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X6
+	VADDPD        X6, X2, X6
+	VUNPCKHPD     X6, X6, X2
+	VADDSD        X2, X6, X2
+	VMOVSD        X2, (SP)(DI*8)
+	ADDQ          DX, SI
+	INCQ          DI
+	CMPQ          DI, $0x08
+	JB            for3
+	VMOVUPD       (SP), Z2
+	VDIVPD        Z3, Z2, Z2
+	VBROADCASTSD  X0, Z6
+	VADDPD        Z6, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z4, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 64(SP)
+	XORQ          SI, SI
 
-	// pairs 32…47
-	VMOVUPS 128(CX), Z8
-	VMOVUPS 384(CX), Z9
-	VMULPS  Z4, Z8, Z10
-	VMULPS  Z5, Z9, Z11
-	VSUBPS  Z11, Z10, Z10
-	VMULPS  Z4, Z9, Z9
-	VMULPS  Z5, Z8, Z8
-	VADDPS  Z8, Z9, Z9
-	VMOVUPS Z10, 128(CX)
-	VMOVUPS Z9, 384(CX)
+for4:
+	VBROADCASTSS 64(SP)(SI*4), Z2
+	VMOVUPS      (AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       (CX), Z6, Z6
+	VMOVUPS      Z6, (AX)
+	VMOVUPS      64(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       64(CX), Z6, Z6
+	VMOVUPS      Z6, 64(AX)
+	VMOVUPS      128(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       128(CX), Z6, Z6
+	VMOVUPS      Z6, 128(AX)
+	VMOVUPS      192(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       192(CX), Z6, Z6
+	VMOVUPS      Z6, 192(AX)
+	VMOVUPS      256(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       256(CX), Z6, Z6
+	VMOVUPS      Z6, 256(AX)
+	VMOVUPS      320(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       320(CX), Z6, Z6
+	VMOVUPS      Z6, 320(AX)
+	VMOVUPS      384(AX), Z6
+	VMULPS       Z2, Z6, Z6
+	VMULPS       384(CX), Z6, Z6
+	VMOVUPS      Z6, 384(AX)
+	VMOVUPS      448(AX), Z6
+	VMULPS       Z2, Z6, Z2
+	VMULPS       448(CX), Z2, Z2
+	VMOVUPS      Z2, 448(AX)
+	ADDQ         DX, AX
+	INCQ         SI
+	CMPQ         SI, $0x08
+	JB           for4
+	SUBQ         $0x08, BX
+	JMP          while1
 
-	// pairs 48…63
-	VMOVUPS 192(CX), Z8
-	VMOVUPS 448(CX), Z9
-	VMULPS  Z6, Z8, Z10
-	VMULPS  Z7, Z9, Z11
-	VSUBPS  Z11, Z10, Z10
-	VMULPS  Z6, Z9, Z9
-	VMULPS  Z7, Z8, Z8
-	VADDPS  Z8, Z9, Z9
-	VMOVUPS Z10, 192(CX)
-	VMOVUPS Z9, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
+end2:
+	TESTQ BX, BX
+	JZ    end6
 
-done:
+loop5:
+	VPXORD        Z5, Z5, Z5
+	VCVTPS2PD     (AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     32(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     64(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     96(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     128(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     160(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     192(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     224(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     256(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     288(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     320(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     352(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     384(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     416(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     448(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VCVTPS2PD     480(AX), Z1
+	VFMADD231PD   Z1, Z1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPD        Y1, Y5, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        (CX), Z2, Z2
+	VMOVUPS       Z2, (AX)
+	VMOVUPS       64(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        64(CX), Z2, Z2
+	VMOVUPS       Z2, 64(AX)
+	VMOVUPS       128(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        128(CX), Z2, Z2
+	VMOVUPS       Z2, 128(AX)
+	VMOVUPS       192(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        192(CX), Z2, Z2
+	VMOVUPS       Z2, 192(AX)
+	VMOVUPS       256(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        256(CX), Z2, Z2
+	VMOVUPS       Z2, 256(AX)
+	VMOVUPS       320(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        320(CX), Z2, Z2
+	VMOVUPS       Z2, 320(AX)
+	VMOVUPS       384(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VMULPS        384(CX), Z2, Z2
+	VMOVUPS       Z2, 384(AX)
+	VMOVUPS       448(AX), Z2
+	VMULPS        Z1, Z2, Z1
+	VMULPS        448(CX), Z1, Z1
+	VMOVUPS       Z1, 448(AX)
+	ADDQ          DX, AX
+	DECQ          BX
+	JNZ           loop5
+
+end6:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+// func norm_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H128N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+TEXT ·norm_rmsToken_128x128n_avx512(SB), NOSPLIT, $0-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	VPXORD       Z1, Z1, Z1
+	MOVQ         AX, SI
+	MOVQ         n+32(FP), DI
+	SHLQ         $0x02, BX
+	MOVQ         $0x3ff0000000000000, R8
+	VMOVQ        R8, X2
+	VBROADCASTSD X2, Z4
+	TESTQ        DI, DI
+	JZ           end2
 
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 256(CX)
+loop1:
+	VCVTPS2PD   (SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   32(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   64(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   96(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   128(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   160(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   192(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   224(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   256(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   288(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   320(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   352(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   384(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   416(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   448(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   480(SI), Z2
+	VFMADD231PD Z2, Z2, Z1
+	ADDQ        BX, SI
+	DECQ        DI
+	JNZ         loop1
 
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 576(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 320(CX)
+end2:
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPD        X1, X2, X1
+	VUNPCKHPD     X1, X1, X2
+	VADDSD        X2, X1, X1
+	MOVQ          n+32(FP), SI
+	IMUL3Q        $0x00000080, SI, SI
+	VCVTSI2SDQ    SI, X3, X3
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X0
+	VCVTSD2SS     X0, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          n+32(FP), SI
+	TESTQ         SI, SI
+	JZ            end4
 
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 640(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 384(CX)
+loop3:
+	VMOVUPS (AX), Z1
+	VMOVUPS 256(AX), Z2
+	VMULPS  Z0, Z1, Z1
+	VMULPS  (DX), Z1, Z1
+	VMULPS  Z0, Z2, Z2
+	VMULPS  256(DX), Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS 512(CX), Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z4, Z2, Z6
+	VADDPS  Z6, Z5, Z5
+	VMULPS  Z3, Z2, Z2
+	VMULPS  Z4, Z1, Z1
+	VSUBPS  Z1, Z2, Z1
+	VMOVUPS Z5, (AX)
+	VMOVUPS Z1, 256(AX)
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 320(AX), Z2
+	VMULPS  Z0, Z1, Z1
+	VMULPS  64(DX), Z1, Z1
+	VMULPS  Z0, Z2, Z2
+	VMULPS  320(DX), Z2, Z2
+	VMOVUPS 64(CX), Z3
+	VMOVUPS 576(CX), Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z4, Z2, Z6
+	VADDPS  Z6, Z5, Z5
+	VMULPS  Z3, Z2, Z2
+	VMULPS  Z4, Z1, Z1
+	VSUBPS  Z1, Z2, Z1
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z1, 320(AX)
+	VMOVUPS 128(AX), Z1
+	VMOVUPS 384(AX), Z2
+	VMULPS  Z0, Z1, Z1
+	VMULPS  128(DX), Z1, Z1
+	VMULPS  Z0, Z2, Z2
+	VMULPS  384(DX), Z2, Z2
+	VMOVUPS 128(CX), Z3
+	VMOVUPS 640(CX), Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z4, Z2, Z6
+	VADDPS  Z6, Z5, Z5
+	VMULPS  Z3, Z2, Z2
+	VMULPS  Z4, Z1, Z1
+	VSUBPS  Z1, Z2, Z1
+	VMOVUPS Z5, 128(AX)
+	VMOVUPS Z1, 384(AX)
+	VMOVUPS 192(AX), Z1
+	VMOVUPS 448(AX), Z2
+	VMULPS  Z0, Z1, Z1
+	VMULPS  192(DX), Z1, Z1
+	VMULPS  Z0, Z2, Z2
+	VMULPS  448(DX), Z2, Z2
+	VMOVUPS 192(CX), Z3
+	VMOVUPS 704(CX), Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z4, Z2, Z6
+	VADDPS  Z6, Z5, Z5
+	VMULPS  Z3, Z2, Z2
+	VMULPS  Z4, Z1, Z1
+	VSUBPS  Z1, Z2, Z1
+	VMOVUPS Z5, 192(AX)
+	VMOVUPS Z1, 448(AX)
+	ADDQ    BX, AX
+	ADDQ    $0x00000200, DX
+	DECQ    SI
+	JNZ     loop3
 
-	// pairs 48…63
-	VMOVUPS 192(BX), Z0
-	VMOVUPS 704(BX), Z1
-	VMOVUPS 192(CX), Z2
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS Z0, 448(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000400, BX
-	DECQ    AX
-	JNZ     head
-
-done:
+end4:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+// func normOnly_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H128N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+TEXT ·normOnly_rmsToken_128x128n_avx512(SB), NOSPLIT, $0-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	VPXORD       Z1, Z1, Z1
+	MOVQ         AX, BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, DX
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X2
+	VBROADCASTSD X2, Z4
+	TESTQ        SI, SI
+	JZ           end2
 
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 256(CX)
+loop1:
+	VCVTPS2PD   (BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   32(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   64(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   96(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   128(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   160(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   192(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   224(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   256(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   288(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   320(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   352(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   384(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   416(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   448(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	VCVTPS2PD   480(BX), Z2
+	VFMADD231PD Z2, Z2, Z1
+	ADDQ        DX, BX
+	DECQ        SI
+	JNZ         loop1
 
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 576(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 320(CX)
+end2:
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPD        X1, X2, X1
+	VUNPCKHPD     X1, X1, X2
+	VADDSD        X2, X1, X1
+	MOVQ          n+32(FP), BX
+	IMUL3Q        $0x00000080, BX, BX
+	VCVTSI2SDQ    BX, X3, X3
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X0
+	VCVTSD2SS     X0, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          n+32(FP), BX
+	TESTQ         BX, BX
+	JZ            end4
 
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 640(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 384(CX)
+loop3:
+	VMOVUPS (AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  (CX), Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  64(CX), Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  128(CX), Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  192(CX), Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	VMOVUPS 256(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  256(CX), Z1, Z1
+	VMOVUPS Z1, 256(AX)
+	VMOVUPS 320(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  320(CX), Z1, Z1
+	VMOVUPS Z1, 320(AX)
+	VMOVUPS 384(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  384(CX), Z1, Z1
+	VMOVUPS Z1, 384(AX)
+	VMOVUPS 448(AX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  448(CX), Z1, Z1
+	VMOVUPS Z1, 448(AX)
+	ADDQ    DX, AX
+	ADDQ    $0x00000200, CX
+	DECQ    BX
+	JNZ     loop3
 
-	// pairs 48…63
-	VMOVUPS 192(BX), Z0
-	VMOVUPS 704(BX), Z1
-	VMOVUPS 192(CX), Z2
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS Z0, 448(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000400, BX
-	DECQ    AX
-	JNZ     head
-
-done:
+end4:
 	VZEROUPPER
 	RET
 
-// func applyToF16AVX512H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+// func rotTo_128x128n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyToF16AVX512H128N(SB), NOSPLIT, $0-80
-	MOVQ    n+64(FP), AX
-	TESTQ   AX, AX
-	JZ      done
+TEXT ·rotTo_128x128n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
 	MOVQ    dst_base+0(FP), CX
-	MOVQ    dstStride+24(FP), DX
-	MOVQ    src_base+32(FP), BX
-	MOVQ    srcStride+56(FP), SI
-	SHLQ    $0x01, DX
-	SHLQ    $0x02, SI
-	MOVQ    r+72(FP), DI
-	VMOVUPS (DI), Z0
-	VMOVUPS 512(DI), Z1
-	VMOVUPS 64(DI), Z2
-	VMOVUPS 576(DI), Z3
-	VMOVUPS 128(DI), Z4
-	VMOVUPS 640(DI), Z5
-	VMOVUPS 192(DI), Z6
-	VMOVUPS 704(DI), Z7
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 512(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 576(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 640(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 704(SI), Z7
 
 head:
-	// pairs 0…15
-	VMOVUPS   (BX), Z8
-	VMOVUPS   256(BX), Z9
+	VMOVUPS (AX), Z8
+	VMOVUPS 256(AX), Z9
+	VMULPS  Z0, Z8, Z10
+	VMULPS  Z1, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z0, Z9, Z9
+	VMULPS  Z1, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, (CX)
+	VMOVUPS Z8, 256(CX)
+	VMOVUPS 64(AX), Z8
+	VMOVUPS 320(AX), Z9
+	VMULPS  Z2, Z8, Z10
+	VMULPS  Z3, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z2, Z9, Z9
+	VMULPS  Z3, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 64(CX)
+	VMOVUPS Z8, 320(CX)
+	VMOVUPS 128(AX), Z8
+	VMOVUPS 384(AX), Z9
+	VMULPS  Z4, Z8, Z10
+	VMULPS  Z5, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z4, Z9, Z9
+	VMULPS  Z5, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 128(CX)
+	VMOVUPS Z8, 384(CX)
+	VMOVUPS 192(AX), Z8
+	VMOVUPS 448(AX), Z9
+	VMULPS  Z6, Z8, Z10
+	VMULPS  Z7, Z9, Z11
+	VADDPS  Z11, Z10, Z10
+	VMULPS  Z6, Z9, Z9
+	VMULPS  Z7, Z8, Z8
+	VSUBPS  Z8, Z9, Z8
+	VMOVUPS Z10, 192(CX)
+	VMOVUPS Z8, 448(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·store_f16_128x128n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+	VMOVUPS   128(AX), Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+	VMOVUPS   192(AX), Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+	VMOVUPS   256(AX), Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+	VMOVUPS   320(AX), Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+	VMOVUPS   384(AX), Z0
+	VCVTPS2PH $0x00, Z0, 192(CX)
+	VMOVUPS   448(AX), Z0
+	VCVTPS2PH $0x00, Z0, 224(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_128x128n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·load_f16_128x128n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Z0
+	VMOVUPS   Z0, (CX)
+	VCVTPH2PS 32(AX), Z0
+	VMOVUPS   Z0, 64(CX)
+	VCVTPH2PS 64(AX), Z0
+	VMOVUPS   Z0, 128(CX)
+	VCVTPH2PS 96(AX), Z0
+	VMOVUPS   Z0, 192(CX)
+	VCVTPH2PS 128(AX), Z0
+	VMOVUPS   Z0, 256(CX)
+	VCVTPH2PS 160(AX), Z0
+	VMOVUPS   Z0, 320(CX)
+	VCVTPH2PS 192(AX), Z0
+	VMOVUPS   Z0, 384(CX)
+	VCVTPH2PS 224(AX), Z0
+	VMOVUPS   Z0, 448(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·to_f16_128x128n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x01, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 512(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 576(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 640(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 704(SI), Z7
+
+head:
+	VMOVUPS   (AX), Z8
+	VMOVUPS   256(AX), Z9
 	VMULPS    Z0, Z8, Z10
 	VMULPS    Z1, Z9, Z11
 	VADDPS    Z11, Z10, Z10
 	VMULPS    Z0, Z9, Z9
 	VMULPS    Z1, Z8, Z8
-	VSUBPS    Z8, Z9, Z9
+	VSUBPS    Z8, Z9, Z8
 	VCVTPS2PH $0x00, Z10, (CX)
-	VCVTPS2PH $0x00, Z9, 128(CX)
-
-	// pairs 16…31
-	VMOVUPS   64(BX), Z8
-	VMOVUPS   320(BX), Z9
+	VCVTPS2PH $0x00, Z8, 128(CX)
+	VMOVUPS   64(AX), Z8
+	VMOVUPS   320(AX), Z9
 	VMULPS    Z2, Z8, Z10
 	VMULPS    Z3, Z9, Z11
 	VADDPS    Z11, Z10, Z10
 	VMULPS    Z2, Z9, Z9
 	VMULPS    Z3, Z8, Z8
-	VSUBPS    Z8, Z9, Z9
+	VSUBPS    Z8, Z9, Z8
 	VCVTPS2PH $0x00, Z10, 32(CX)
-	VCVTPS2PH $0x00, Z9, 160(CX)
-
-	// pairs 32…47
-	VMOVUPS   128(BX), Z8
-	VMOVUPS   384(BX), Z9
+	VCVTPS2PH $0x00, Z8, 160(CX)
+	VMOVUPS   128(AX), Z8
+	VMOVUPS   384(AX), Z9
 	VMULPS    Z4, Z8, Z10
 	VMULPS    Z5, Z9, Z11
 	VADDPS    Z11, Z10, Z10
 	VMULPS    Z4, Z9, Z9
 	VMULPS    Z5, Z8, Z8
-	VSUBPS    Z8, Z9, Z9
+	VSUBPS    Z8, Z9, Z8
 	VCVTPS2PH $0x00, Z10, 64(CX)
-	VCVTPS2PH $0x00, Z9, 192(CX)
-
-	// pairs 48…63
-	VMOVUPS   192(BX), Z8
-	VMOVUPS   448(BX), Z9
+	VCVTPS2PH $0x00, Z8, 192(CX)
+	VMOVUPS   192(AX), Z8
+	VMOVUPS   448(AX), Z9
 	VMULPS    Z6, Z8, Z10
 	VMULPS    Z7, Z9, Z11
 	VADDPS    Z11, Z10, Z10
 	VMULPS    Z6, Z9, Z9
 	VMULPS    Z7, Z8, Z8
-	VSUBPS    Z8, Z9, Z9
+	VSUBPS    Z8, Z9, Z8
 	VCVTPS2PH $0x00, Z10, 96(CX)
-	VCVTPS2PH $0x00, Z9, 224(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	VCVTPS2PH $0x00, Z8, 224(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func shift_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyNormRMSHeadAVX512H128N(SB), NOSPLIT, $96-80
-	MOVQ  n+32(FP), AX
-	CMPQ  AX, $0x00
-	JLE   done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	MOVQ  w_base+48(FP), SI
-	MOVL  $0x000000ff, DI
-	KMOVW DI, K1
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, DI
-	XORQ R8, R8
-
-groupsum:
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	VMOVSD        X1, (SP)(R8*8)
-	ADDQ          DX, CX
-	INCQ          R8
-	CMPQ          R8, $0x08
-	JB            groupsum
-	VMOVUPD       (SP), Z1
-	MOVQ          $0x4060000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z3, Z1, Z1
-	VBROADCASTSD  eps+72(FP), Z3
-	VADDPD        Z3, Z1, Z1
-	VSQRTPD       Z1, Z1
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z1, Z3, Z3
-	VCVTPD2PS     Z3, Y1
-	VMOVUPS       Y1, 64(SP)
-	MOVQ          DI, CX
-	XORQ          R8, R8
-
-groupout:
-	VBROADCASTSS 64(SP)(R8*4), Z1
-
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  (SI), Z3, Z3
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  256(SI), Z4, Z4
-	VMOVUPS (BX), Z5
-	VMOVUPS 512(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, (CX)
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  64(SI), Z3, Z3
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  320(SI), Z4, Z4
-	VMOVUPS 64(BX), Z5
-	VMOVUPS 576(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, 64(CX)
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  128(SI), Z3, Z3
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  384(SI), Z4, Z4
-	VMOVUPS 128(BX), Z5
-	VMOVUPS 640(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, 128(CX)
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  192(SI), Z3, Z3
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  448(SI), Z4, Z4
-	VMOVUPS 192(BX), Z1
-	VMOVUPS 704(BX), Z5
-	VMULPS  Z1, Z3, Z6
-	VMULPS  Z5, Z4, Z7
-	VADDPS  Z7, Z6, Z6
-	VMULPS  Z1, Z4, Z1
-	VMULPS  Z5, Z3, Z3
-	VSUBPS  Z3, Z1, Z1
-	VMOVUPS Z6, 192(CX)
-	VMOVUPS Z1, 448(CX)
-	ADDQ    DX, CX
-	INCQ    R8
-	CMPQ    R8, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
+TEXT ·shift_f16_128x128n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
 
 head:
-	TESTQ         AX, AX
-	JZ            done
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	MOVQ          $0x00000080, DI
-	VCVTSI2SDQ    DI, X2, X2
-	VDIVSD        X2, X1, X1
-	VMOVSD        eps+72(FP), X3
-	VADDSD        X3, X1, X1
-	VSQRTSD       X1, X1, X1
-	MOVQ          $0x3ff0000000000000, DI
-	VMOVQ         DI, X3
-	VDIVSD        X1, X3, X3
-	VCVTSD2SS     X3, X3, X1
-	VBROADCASTSS  X1, Z1
-
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  (SI), Z3, Z3
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  256(SI), Z4, Z4
-	VMOVUPS (BX), Z5
-	VMOVUPS 512(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, (CX)
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  64(SI), Z3, Z3
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  320(SI), Z4, Z4
-	VMOVUPS 64(BX), Z5
-	VMOVUPS 576(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, 64(CX)
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  128(SI), Z3, Z3
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  384(SI), Z4, Z4
-	VMOVUPS 128(BX), Z5
-	VMOVUPS 640(BX), Z6
-	VMULPS  Z5, Z3, Z7
-	VMULPS  Z6, Z4, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z5, Z4, Z4
-	VMULPS  Z6, Z3, Z3
-	VSUBPS  Z3, Z4, Z4
-	VMOVUPS Z7, 128(CX)
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  192(SI), Z3, Z3
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z1, Z4, Z4
-	VMULPS  448(SI), Z4, Z4
-	VMOVUPS 192(BX), Z1
-	VMOVUPS 704(BX), Z5
-	VMULPS  Z1, Z3, Z6
-	VMULPS  Z5, Z4, Z7
-	VADDPS  Z7, Z6, Z6
-	VMULPS  Z1, Z4, Z1
-	VMULPS  Z5, Z3, Z3
-	VSUBPS  Z3, Z1, Z1
-	VMOVUPS Z6, 192(CX)
-	VMOVUPS Z1, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VCVTPH2PS (AX), Z8
+	VCVTPH2PS 128(AX), Z9
+	VMULPS    Z0, Z8, Z10
+	VMULPS    Z1, Z9, Z11
+	VADDPS    Z11, Z10, Z10
+	VMULPS    Z0, Z9, Z9
+	VMULPS    Z1, Z8, Z8
+	VSUBPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, (AX)
+	VCVTPS2PH $0x00, Z8, 128(AX)
+	VCVTPH2PS 32(AX), Z8
+	VCVTPH2PS 160(AX), Z9
+	VMULPS    Z2, Z8, Z10
+	VMULPS    Z3, Z9, Z11
+	VADDPS    Z11, Z10, Z10
+	VMULPS    Z2, Z9, Z9
+	VMULPS    Z3, Z8, Z8
+	VSUBPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 32(AX)
+	VCVTPS2PH $0x00, Z8, 160(AX)
+	VCVTPH2PS 64(AX), Z8
+	VCVTPH2PS 192(AX), Z9
+	VMULPS    Z4, Z8, Z10
+	VMULPS    Z5, Z9, Z11
+	VADDPS    Z11, Z10, Z10
+	VMULPS    Z4, Z9, Z9
+	VMULPS    Z5, Z8, Z8
+	VSUBPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 64(AX)
+	VCVTPS2PH $0x00, Z8, 192(AX)
+	VCVTPH2PS 96(AX), Z8
+	VCVTPH2PS 224(AX), Z9
+	VMULPS    Z6, Z8, Z10
+	VMULPS    Z7, Z9, Z11
+	VADDPS    Z11, Z10, Z10
+	VMULPS    Z6, Z9, Z9
+	VMULPS    Z7, Z8, Z8
+	VSUBPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 96(AX)
+	VCVTPS2PH $0x00, Z8, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func shiftInv_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyNormOnlyRMSHeadAVX512H128N(SB), NOSPLIT, $96-80
-	MOVQ  n+32(FP), AX
-	CMPQ  AX, $0x00
-	JLE   done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	MOVQ  w_base+48(FP), BX
-	MOVL  $0x000000ff, SI
-	KMOVW SI, K1
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
-	XORQ DI, DI
-
-groupsum:
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	VMOVSD        X1, (SP)(DI*8)
-	ADDQ          DX, CX
-	INCQ          DI
-	CMPQ          DI, $0x08
-	JB            groupsum
-	VMOVUPD       (SP), Z1
-	MOVQ          $0x4060000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z3, Z1, Z1
-	VBROADCASTSD  eps+72(FP), Z3
-	VADDPD        Z3, Z1, Z1
-	VSQRTPD       Z1, Z1
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X3
-	VBROADCASTSD  X3, Z3
-	VDIVPD        Z1, Z3, Z3
-	VCVTPD2PS     Z3, Y1
-	VMOVUPS       Y1, 64(SP)
-	MOVQ          SI, CX
-	XORQ          DI, DI
-
-groupout:
-	VBROADCASTSS 64(SP)(DI*4), Z1
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  (BX), Z3, Z3
-	VMOVUPS Z3, (CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  64(BX), Z3, Z3
-	VMOVUPS Z3, 64(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  128(BX), Z3, Z3
-	VMOVUPS Z3, 128(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  192(BX), Z3, Z3
-	VMOVUPS Z3, 192(CX)
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  256(BX), Z3, Z3
-	VMOVUPS Z3, 256(CX)
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  320(BX), Z3, Z3
-	VMOVUPS Z3, 320(CX)
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  384(BX), Z3, Z3
-	VMOVUPS Z3, 384(CX)
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  448(BX), Z3, Z3
-	VMOVUPS Z3, 448(CX)
-	ADDQ    DX, CX
-	INCQ    DI
-	CMPQ    DI, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
+TEXT ·shiftInv_f16_128x128n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
 
 head:
-	TESTQ         AX, AX
-	JZ            done
-	VPXORD        Z0, Z0, Z0
-	VCVTPS2PD     (CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(CX), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X3
-	VADDPD        X3, X1, X3
-	VUNPCKHPD     X3, X3, X1
-	VADDSD        X1, X3, X1
-	MOVQ          $0x00000080, SI
-	VCVTSI2SDQ    SI, X2, X2
-	VDIVSD        X2, X1, X1
-	VMOVSD        eps+72(FP), X3
-	VADDSD        X3, X1, X1
-	VSQRTSD       X1, X1, X1
-	MOVQ          $0x3ff0000000000000, SI
-	VMOVQ         SI, X3
-	VDIVSD        X1, X3, X3
-	VCVTSD2SS     X3, X3, X1
-	VBROADCASTSS  X1, Z1
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  (BX), Z3, Z3
-	VMOVUPS Z3, (CX)
-	VMOVUPS 64(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  64(BX), Z3, Z3
-	VMOVUPS Z3, 64(CX)
-	VMOVUPS 128(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  128(BX), Z3, Z3
-	VMOVUPS Z3, 128(CX)
-	VMOVUPS 192(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  192(BX), Z3, Z3
-	VMOVUPS Z3, 192(CX)
-	VMOVUPS 256(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  256(BX), Z3, Z3
-	VMOVUPS Z3, 256(CX)
-	VMOVUPS 320(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  320(BX), Z3, Z3
-	VMOVUPS Z3, 320(CX)
-	VMOVUPS 384(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  384(BX), Z3, Z3
-	VMOVUPS Z3, 384(CX)
-	VMOVUPS 448(CX), Z3
-	VMULPS  Z1, Z3, Z3
-	VMULPS  448(BX), Z3, Z3
-	VMOVUPS Z3, 448(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VCVTPH2PS (AX), Z8
+	VCVTPH2PS 128(AX), Z9
+	VMULPS    Z0, Z8, Z10
+	VMULPS    Z1, Z9, Z11
+	VSUBPS    Z11, Z10, Z10
+	VMULPS    Z0, Z9, Z9
+	VMULPS    Z1, Z8, Z8
+	VADDPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, (AX)
+	VCVTPS2PH $0x00, Z8, 128(AX)
+	VCVTPH2PS 32(AX), Z8
+	VCVTPH2PS 160(AX), Z9
+	VMULPS    Z2, Z8, Z10
+	VMULPS    Z3, Z9, Z11
+	VSUBPS    Z11, Z10, Z10
+	VMULPS    Z2, Z9, Z9
+	VMULPS    Z3, Z8, Z8
+	VADDPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 32(AX)
+	VCVTPS2PH $0x00, Z8, 160(AX)
+	VCVTPH2PS 64(AX), Z8
+	VCVTPH2PS 192(AX), Z9
+	VMULPS    Z4, Z8, Z10
+	VMULPS    Z5, Z9, Z11
+	VSUBPS    Z11, Z10, Z10
+	VMULPS    Z4, Z9, Z9
+	VMULPS    Z5, Z8, Z8
+	VADDPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 64(AX)
+	VCVTPS2PH $0x00, Z8, 192(AX)
+	VCVTPH2PS 96(AX), Z8
+	VCVTPH2PS 224(AX), Z9
+	VMULPS    Z6, Z8, Z10
+	VMULPS    Z7, Z9, Z11
+	VSUBPS    Z11, Z10, Z10
+	VMULPS    Z6, Z9, Z9
+	VMULPS    Z7, Z8, Z8
+	VADDPS    Z8, Z9, Z8
+	VCVTPS2PH $0x00, Z10, 96(AX)
+	VCVTPS2PH $0x00, Z8, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormRMSTokenAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX512F
-TEXT ·applyNormRMSTokenAVX512H128N(SB), NOSPLIT, $0-80
-	MOVQ   n+32(FP), AX
-	CMPQ   AX, $0x00
-	JLE    done
-	MOVQ   x_base+0(FP), CX
-	MOVQ   stride+24(FP), DX
-	SHLQ   $0x02, DX
-	MOVQ   r+40(FP), BX
-	MOVQ   w_base+48(FP), SI
-	MOVL   $0x000000ff, DI
-	KMOVW  DI, K1
-	MOVQ   CX, DI
-	MOVQ   AX, R8
-	VPXORD Z0, Z0, Z0
+// func store_q8_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_128x128n_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x7f800000, DI
+	VPBROADCASTD DI, Z11
+	MOVL         $0x00000001, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x047fffff, DI
+	VPBROADCASTD DI, Z13
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z15
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z16
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z18
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z19
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z20
 
-sum:
-	VCVTPS2PD     (DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(DI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	ADDQ          DX, DI
-	DECQ          R8
-	JNZ           sum
-	IMUL3Q        $0x00000080, AX, DI
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPD        X0, X1, X0
-	VUNPCKHPD     X0, X0, X1
-	VADDSD        X1, X0, X0
-	VCVTSI2SDQ    DI, X2, X2
-	VDIVSD        X2, X0, X0
-	VMOVSD        eps+72(FP), X1
-	VADDSD        X1, X0, X0
-	VSQRTSD       X0, X0, X0
-	MOVQ          $0x3ff0000000000000, DI
-	VMOVQ         DI, X1
-	VDIVSD        X0, X1, X1
-	VCVTSD2SS     X1, X1, X0
-	VBROADCASTSS  X0, Z0
-	MOVQ          CX, DI
-	MOVQ          AX, R8
-	MOVQ          SI, AX
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000001, R10
 
-out:
-	// scale, weigh and rotate the head
-	VMOVUPS (DI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  (AX), Z1, Z1
-	VMOVUPS 256(DI), Z2
-	VMULPS  Z0, Z2, Z2
-	VMULPS  256(AX), Z2, Z2
-	VMOVUPS (BX), Z3
-	VMOVUPS 512(BX), Z4
-	VMULPS  Z3, Z1, Z5
-	VMULPS  Z4, Z2, Z6
-	VADDPS  Z6, Z5, Z5
-	VMULPS  Z3, Z2, Z2
-	VMULPS  Z4, Z1, Z1
-	VSUBPS  Z1, Z2, Z2
-	VMOVUPS Z5, (DI)
-	VMOVUPS Z2, 256(DI)
-	VMOVUPS 64(DI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  64(AX), Z1, Z1
-	VMOVUPS 320(DI), Z2
-	VMULPS  Z0, Z2, Z2
-	VMULPS  320(AX), Z2, Z2
-	VMOVUPS 64(BX), Z3
-	VMOVUPS 576(BX), Z4
-	VMULPS  Z3, Z1, Z5
-	VMULPS  Z4, Z2, Z6
-	VADDPS  Z6, Z5, Z5
-	VMULPS  Z3, Z2, Z2
-	VMULPS  Z4, Z1, Z1
-	VSUBPS  Z1, Z2, Z2
-	VMOVUPS Z5, 64(DI)
-	VMOVUPS Z2, 320(DI)
-	VMOVUPS 128(DI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  128(AX), Z1, Z1
-	VMOVUPS 384(DI), Z2
-	VMULPS  Z0, Z2, Z2
-	VMULPS  384(AX), Z2, Z2
-	VMOVUPS 128(BX), Z3
-	VMOVUPS 640(BX), Z4
-	VMULPS  Z3, Z1, Z5
-	VMULPS  Z4, Z2, Z6
-	VADDPS  Z6, Z5, Z5
-	VMULPS  Z3, Z2, Z2
-	VMULPS  Z4, Z1, Z1
-	VSUBPS  Z1, Z2, Z2
-	VMOVUPS Z5, 128(DI)
-	VMOVUPS Z2, 384(DI)
-	VMOVUPS 192(DI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  192(AX), Z1, Z1
-	VMOVUPS 448(DI), Z2
-	VMULPS  Z0, Z2, Z2
-	VMULPS  448(AX), Z2, Z2
-	VMOVUPS 192(BX), Z3
-	VMOVUPS 704(BX), Z4
-	VMULPS  Z3, Z1, Z5
-	VMULPS  Z4, Z2, Z6
-	VADDPS  Z6, Z5, Z5
-	VMULPS  Z3, Z2, Z2
-	VMULPS  Z4, Z1, Z1
-	VSUBPS  Z1, Z2, Z2
-	VMOVUPS Z5, 192(DI)
-	VMOVUPS Z2, 448(DI)
-	ADDQ    DX, DI
-	ADDQ    $0x00000200, AX
-	DECQ    R8
-	JNZ     out
+group2:
+	VMOVUPS       (DI), Z1
+	VMOVUPS       64(DI), Z2
+	VMOVUPS       128(DI), Z3
+	VMOVUPS       192(DI), Z4
+	VMOVUPS       256(DI), Z5
+	VMOVUPS       320(DI), Z6
+	VMOVUPS       384(DI), Z7
+	VMOVUPS       448(DI), Z8
+	VPANDD        Z0, Z1, Z9
+	VPANDD        Z0, Z2, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPANDD        Z0, Z3, Z10
+	VPANDD        Z0, Z4, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VPANDD        Z0, Z5, Z21
+	VPANDD        Z0, Z6, Z22
+	VPMAXUD       Z22, Z21, Z21
+	VPANDD        Z0, Z7, Z22
+	VPANDD        Z0, Z8, Z23
+	VPMAXUD       Z23, Z22, Z22
+	VSHUFI64X2    $0x44, Z10, Z9, Z23
+	VSHUFI64X2    $0xee, Z10, Z9, Z9
+	VPMAXUD       Z9, Z23, Z9
+	VSHUFI64X2    $0x44, Z22, Z21, Z10
+	VSHUFI64X2    $0xee, Z22, Z21, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VSHUFI64X2    $0x88, Z10, Z9, Z21
+	VSHUFI64X2    $0xdd, Z10, Z9, Z9
+	VPMAXUD       Z9, Z21, Z9
+	VPSHUFD       $0x4e, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPSHUFD       $0xb1, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPCMPUD       $0x05, Z11, Z9, K1
+	VPSUBD        Z12, Z9, Z10
+	VPCMPUD       $0x01, Z13, Z10, K2
+	KORTESTW      K1, K2
+	JNE           slowgroup4
+	VDIVPS        Z15, Z9, Z9
+	VDIVPS        Z9, Z16, Z10
+	VPXORD        Z14, Z14, Z14
+	VCMPPS        $0x04, Z14, Z9, K1
+	VMOVAPS.Z     Z10, K1, Z10
+	VCVTPS2PH     $0x00, Z9, Y17
+	VEXTRACTI32X4 $0x01, Z17, X9
+	VPEXTRW       $0x00, X17, (R8)
+	VPEXTRW       $0x04, X17, 34(R8)
+	VPEXTRW       $0x00, X9, 68(R8)
+	VPEXTRW       $0x04, X9, 102(R8)
+	VSHUFF32X4    $0x00, Z10, Z10, Z9
+	VPANDD        Z18, Z1, Z21
+	VPORD         Z19, Z21, Z21
+	VMULPS        Z9, Z1, Z1
+	VADDPS        Z21, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 2(R8)
+	VPANDD        Z18, Z2, Z1
+	VPORD         Z19, Z1, Z1
+	VMULPS        Z9, Z2, Z2
+	VADDPS        Z1, Z2, Z2
+	VCVTTPS2DQ    Z2, Z2
+	VPMOVDB       Z2, 18(R8)
+	VSHUFF32X4    $0x55, Z10, Z10, Z1
+	VPANDD        Z18, Z3, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 36(R8)
+	VPANDD        Z18, Z4, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z4, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 52(R8)
+	VSHUFF32X4    $0xaa, Z10, Z10, Z1
+	VPANDD        Z18, Z5, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z5, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 70(R8)
+	VPANDD        Z18, Z6, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z6, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 86(R8)
+	VSHUFF32X4    $0xff, Z10, Z10, Z1
+	VPANDD        Z18, Z7, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z7, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 104(R8)
+	VPANDD        Z18, Z8, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z8, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 120(R8)
+	ADDQ          $0x00000200, DI
+	ADDQ          $0x00000088, R8
 
-done:
-	VZEROUPPER
-	RET
+nextgroup3:
+	DECQ R10
+	JNZ  group2
+	JMP  next1
 
-// func applyNormOnlyRMSTokenAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX512F
-TEXT ·applyNormOnlyRMSTokenAVX512H128N(SB), NOSPLIT, $0-80
-	MOVQ   n+32(FP), AX
-	CMPQ   AX, $0x00
-	JLE    done
-	MOVQ   x_base+0(FP), CX
-	MOVQ   stride+24(FP), DX
-	SHLQ   $0x02, DX
-	MOVQ   r+40(FP), BX
-	MOVQ   w_base+48(FP), BX
-	MOVL   $0x000000ff, SI
-	KMOVW  SI, K1
-	MOVQ   CX, SI
-	MOVQ   AX, DI
-	VPXORD Z0, Z0, Z0
+slowgroup4:
+	MOVQ $0x00000004, R9
 
-sum:
-	VCVTPS2PD     (SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     32(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     64(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     96(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     128(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     160(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     192(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     224(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     256(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     288(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     320(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     352(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     384(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     416(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     448(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	VCVTPS2PD     480(SI), Z1
-	VFMADD231PD   Z1, Z1, Z0
-	ADDQ          DX, SI
-	DECQ          DI
-	JNZ           sum
-	IMUL3Q        $0x00000080, AX, SI
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y1
-	VEXTRACTF128  $0x01, Y1, X0
-	VADDPD        X0, X1, X0
-	VUNPCKHPD     X0, X0, X1
-	VADDSD        X1, X0, X0
-	VCVTSI2SDQ    SI, X2, X2
-	VDIVSD        X2, X0, X0
-	VMOVSD        eps+72(FP), X1
-	VADDSD        X1, X0, X0
-	VSQRTSD       X0, X0, X0
-	MOVQ          $0x3ff0000000000000, SI
-	VMOVQ         SI, X1
-	VDIVSD        X0, X1, X1
-	VCVTSD2SS     X1, X1, X0
-	VBROADCASTSS  X0, Z0
-	MOVQ          CX, SI
-	MOVQ          AX, DI
-	MOVQ          BX, AX
+block5:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan6
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
 
-out:
-	// scale and weigh the head
-	VMOVUPS (SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  (AX), Z1, Z1
-	VMOVUPS Z1, (SI)
-	VMOVUPS 64(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(SI)
-	VMOVUPS 128(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  128(AX), Z1, Z1
-	VMOVUPS Z1, 128(SI)
-	VMOVUPS 192(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  192(AX), Z1, Z1
-	VMOVUPS Z1, 192(SI)
-	VMOVUPS 256(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  256(AX), Z1, Z1
-	VMOVUPS Z1, 256(SI)
-	VMOVUPS 320(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  320(AX), Z1, Z1
-	VMOVUPS Z1, 320(SI)
-	VMOVUPS 384(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  384(AX), Z1, Z1
-	VMOVUPS Z1, 384(SI)
-	VMOVUPS 448(SI), Z1
-	VMULPS  Z0, Z1, Z1
-	VMULPS  448(AX), Z1, Z1
-	VMOVUPS Z1, 448(SI)
-	ADDQ    DX, SI
-	ADDQ    $0x00000200, AX
-	DECQ    DI
-	JNZ     out
+join7:
+	VDIVSS       X15, X1, X1
+	VDIVSS       X1, X16, X3
+	VXORPS       X5, X5, X5
+	VCMPSS       $0x00, X5, X1, X5
+	VANDNPS      X3, X5, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z15, Z2, K1, Z2
+	VMAXPS       Z20, Z2, Z2
+	VPANDD       Z18, Z2, Z3
+	VPORD        Z19, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z15, Z1, K1, Z1
+	VMAXPS       Z20, Z1, Z1
+	VPANDD       Z18, Z1, Z2
+	VPORD        Z19, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block5
+	JMP          nextgroup3
+
+nan6:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R11
+	MOVQ   $0x00000020, R12
+
+scan8:
+	VMOVSS (R11), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R11
+	DECQ   R12
+	JNZ    scan8
+	JMP    join7
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func load_q8_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_128x128n_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_256x256n_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H128N(SB), NOSPLIT, $0-40
+TEXT ·fwd_256x256n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 1024(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 1152(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 1216(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 1280(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 1344(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 1408(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 1472(DX), Z15
+
+head:
+	VMOVUPS (AX), Z16
+	VMOVUPS 512(AX), Z17
+	VMULPS  Z0, Z16, Z18
+	VMULPS  Z1, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z0, Z17, Z17
+	VMULPS  Z1, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, (AX)
+	VMOVUPS Z16, 512(AX)
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 576(AX), Z17
+	VMULPS  Z2, Z16, Z18
+	VMULPS  Z3, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z2, Z17, Z17
+	VMULPS  Z3, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 64(AX)
+	VMOVUPS Z16, 576(AX)
+	VMOVUPS 128(AX), Z16
+	VMOVUPS 640(AX), Z17
+	VMULPS  Z4, Z16, Z18
+	VMULPS  Z5, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z4, Z17, Z17
+	VMULPS  Z5, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 128(AX)
+	VMOVUPS Z16, 640(AX)
+	VMOVUPS 192(AX), Z16
+	VMOVUPS 704(AX), Z17
+	VMULPS  Z6, Z16, Z18
+	VMULPS  Z7, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z6, Z17, Z17
+	VMULPS  Z7, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 192(AX)
+	VMOVUPS Z16, 704(AX)
+	VMOVUPS 256(AX), Z16
+	VMOVUPS 768(AX), Z17
+	VMULPS  Z8, Z16, Z18
+	VMULPS  Z9, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z8, Z17, Z17
+	VMULPS  Z9, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 256(AX)
+	VMOVUPS Z16, 768(AX)
+	VMOVUPS 320(AX), Z16
+	VMOVUPS 832(AX), Z17
+	VMULPS  Z10, Z16, Z18
+	VMULPS  Z11, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z10, Z17, Z17
+	VMULPS  Z11, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 320(AX)
+	VMOVUPS Z16, 832(AX)
+	VMOVUPS 384(AX), Z16
+	VMOVUPS 896(AX), Z17
+	VMULPS  Z12, Z16, Z18
+	VMULPS  Z13, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z12, Z17, Z17
+	VMULPS  Z13, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 384(AX)
+	VMOVUPS Z16, 896(AX)
+	VMOVUPS 448(AX), Z16
+	VMOVUPS 960(AX), Z17
+	VMULPS  Z14, Z16, Z18
+	VMULPS  Z15, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z14, Z17, Z17
+	VMULPS  Z15, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 448(AX)
+	VMOVUPS Z16, 960(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_256x256n_avx512(x []float32, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·inv_256x256n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 1024(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 1152(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 1216(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 1280(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 1344(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 1408(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 1472(DX), Z15
+
+head:
+	VMOVUPS (AX), Z16
+	VMOVUPS 512(AX), Z17
+	VMULPS  Z0, Z16, Z18
+	VMULPS  Z1, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z0, Z17, Z17
+	VMULPS  Z1, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, (AX)
+	VMOVUPS Z16, 512(AX)
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 576(AX), Z17
+	VMULPS  Z2, Z16, Z18
+	VMULPS  Z3, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z2, Z17, Z17
+	VMULPS  Z3, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 64(AX)
+	VMOVUPS Z16, 576(AX)
+	VMOVUPS 128(AX), Z16
+	VMOVUPS 640(AX), Z17
+	VMULPS  Z4, Z16, Z18
+	VMULPS  Z5, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z4, Z17, Z17
+	VMULPS  Z5, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 128(AX)
+	VMOVUPS Z16, 640(AX)
+	VMOVUPS 192(AX), Z16
+	VMOVUPS 704(AX), Z17
+	VMULPS  Z6, Z16, Z18
+	VMULPS  Z7, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z6, Z17, Z17
+	VMULPS  Z7, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 192(AX)
+	VMOVUPS Z16, 704(AX)
+	VMOVUPS 256(AX), Z16
+	VMOVUPS 768(AX), Z17
+	VMULPS  Z8, Z16, Z18
+	VMULPS  Z9, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z8, Z17, Z17
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 256(AX)
+	VMOVUPS Z16, 768(AX)
+	VMOVUPS 320(AX), Z16
+	VMOVUPS 832(AX), Z17
+	VMULPS  Z10, Z16, Z18
+	VMULPS  Z11, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z10, Z17, Z17
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 320(AX)
+	VMOVUPS Z16, 832(AX)
+	VMOVUPS 384(AX), Z16
+	VMOVUPS 896(AX), Z17
+	VMULPS  Z12, Z16, Z18
+	VMULPS  Z13, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z12, Z17, Z17
+	VMULPS  Z13, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 384(AX)
+	VMOVUPS Z16, 896(AX)
+	VMOVUPS 448(AX), Z16
+	VMOVUPS 960(AX), Z17
+	VMULPS  Z14, Z16, Z18
+	VMULPS  Z15, Z17, Z19
+	VSUBPS  Z19, Z18, Z18
+	VMULPS  Z14, Z17, Z17
+	VMULPS  Z15, Z16, Z16
+	VADDPS  Z16, Z17, Z16
+	VMOVUPS Z18, 448(AX)
+	VMOVUPS Z16, 960(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·fwdRows_256x256n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 512(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 1024(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 512(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 576(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 576(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 640(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 1152(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 640(AX)
+	VMOVUPS 192(AX), Z0
+	VMOVUPS 704(AX), Z1
+	VMOVUPS 192(DX), Z2
+	VMOVUPS 1216(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 192(AX)
+	VMOVUPS Z0, 704(AX)
+	VMOVUPS 256(AX), Z0
+	VMOVUPS 768(AX), Z1
+	VMOVUPS 256(DX), Z2
+	VMOVUPS 1280(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z0, 768(AX)
+	VMOVUPS 320(AX), Z0
+	VMOVUPS 832(AX), Z1
+	VMOVUPS 320(DX), Z2
+	VMOVUPS 1344(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 320(AX)
+	VMOVUPS Z0, 832(AX)
+	VMOVUPS 384(AX), Z0
+	VMOVUPS 896(AX), Z1
+	VMOVUPS 384(DX), Z2
+	VMOVUPS 1408(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 384(AX)
+	VMOVUPS Z0, 896(AX)
+	VMOVUPS 448(AX), Z0
+	VMOVUPS 960(AX), Z1
+	VMOVUPS 448(DX), Z2
+	VMOVUPS 1472(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VADDPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z0, Z1, Z0
+	VMOVUPS Z4, 448(AX)
+	VMOVUPS Z0, 960(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000800, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_256x256n_avx512(x []float32, stride int, n int, rows []float32)
+// Requires: AVX, AVX512F
+TEXT ·invRows_256x256n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Z0
+	VMOVUPS 512(AX), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 1024(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z0, 512(AX)
+	VMOVUPS 64(AX), Z0
+	VMOVUPS 576(AX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 64(AX)
+	VMOVUPS Z0, 576(AX)
+	VMOVUPS 128(AX), Z0
+	VMOVUPS 640(AX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 1152(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 128(AX)
+	VMOVUPS Z0, 640(AX)
+	VMOVUPS 192(AX), Z0
+	VMOVUPS 704(AX), Z1
+	VMOVUPS 192(DX), Z2
+	VMOVUPS 1216(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 192(AX)
+	VMOVUPS Z0, 704(AX)
+	VMOVUPS 256(AX), Z0
+	VMOVUPS 768(AX), Z1
+	VMOVUPS 256(DX), Z2
+	VMOVUPS 1280(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z0, 768(AX)
+	VMOVUPS 320(AX), Z0
+	VMOVUPS 832(AX), Z1
+	VMOVUPS 320(DX), Z2
+	VMOVUPS 1344(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 320(AX)
+	VMOVUPS Z0, 832(AX)
+	VMOVUPS 384(AX), Z0
+	VMOVUPS 896(AX), Z1
+	VMOVUPS 384(DX), Z2
+	VMOVUPS 1408(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 384(AX)
+	VMOVUPS Z0, 896(AX)
+	VMOVUPS 448(AX), Z0
+	VMOVUPS 960(AX), Z1
+	VMOVUPS 448(DX), Z2
+	VMOVUPS 1472(DX), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VADDPS  Z0, Z1, Z0
+	VMOVUPS Z4, 448(AX)
+	VMOVUPS Z0, 960(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000800, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_256x256n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX512F
+TEXT ·fill_256x256n_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000080, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000008, DX
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         $0x00000010, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z5
-	VADDPD.BCST fillconst<>+32(SB), Z5, Z5
-	VSUBPD.BCST fillconst<>+32(SB), Z5, Z6
-	VMULPD.BCST fillconst<>+64(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z6, Z6
-	VSUBPD      Z6, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z6
-	VMULPD       Z6, Z6, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD.BCST  fillconst<>+192(SB), Z6, Z9
-	VSUBPD.BCST  fillconst<>+224(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+256(SB), Z6, Z10
-	VSUBPD.BCST  fillconst<>+288(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+320(SB), Z6, Z11
-	VSUBPD.BCST  fillconst<>+352(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z6, Z2, Z10
-	VMULPD       Z9, Z10, Z9
-	VADDPD       Z9, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z6, Z9
-	VADDPD.BCST  fillconst<>+416(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+448(SB), Z6, Z10
-	VADDPD.BCST  fillconst<>+480(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+512(SB), Z6, Z11
-	VADDPD.BCST  fillconst<>+544(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z8
-	VADDPD       Z8, Z9, Z8
-	VBROADCASTSD fillconst<>+608(SB), Z9
-	VMULPD.BCST  fillconst<>+576(SB), Z6, Z6
-	VSUBPD       Z6, Z9, Z6
-	VMULPD       Z8, Z7, Z7
-	VADDPD       Z7, Z6, Z6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z5, Z7
-	VPSUBQ      Z7, Z3, Z7
-	VPXORQ      Z6, Z2, Z8
-	VPANDQ      Z7, Z8, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPXORQ      Z7, Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z7
-	VPSLLQ      $0x3e, Z7, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z5, Z5
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z5
-	VPSLLQ      $0x3e, Z5, Z5
-	VPXORQ      Z5, Z6, Z5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z5, Z5
-	VCVTPD2PS   Z5, Y5
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y4
-	VPXORQ.BCST fillconst<>+736(SB), Z4, Z2
-	VMOVUPS     Y5, (AX)
-	VMOVUPS     Y5, 256(AX)
-	VMOVUPS     Y2, 512(AX)
-	VMOVUPS     Y4, 768(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000020, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z5
+	VADDPD    vecconst<>+64(SB), Z5, Z5
+	VSUBPD    vecconst<>+64(SB), Z5, Z6
+	VMULPD    vecconst<>+128(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z6, Z6
+	VSUBPD    Z6, Z2, Z2
+	VMULPD    Z2, Z2, Z6
+	VMULPD    Z6, Z6, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z6, Z2, Z9
+	VMULPD    vecconst<>+384(SB), Z6, Z10
+	VSUBPD    vecconst<>+448(SB), Z10, Z10
+	VMULPD    vecconst<>+512(SB), Z6, Z11
+	VSUBPD    vecconst<>+576(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+640(SB), Z6, Z11
+	VSUBPD    vecconst<>+704(SB), Z11, Z11
+	VMULPD    Z11, Z8, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    Z10, Z9, Z9
+	VADDPD    Z9, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z6, Z9
+	VMOVUPD   vecconst<>+768(SB), Z10
+	VSUBPD    Z9, Z10, Z9
+	VMULPD    vecconst<>+896(SB), Z6, Z10
+	VADDPD    vecconst<>+960(SB), Z10, Z10
+	VMULPD    vecconst<>+1024(SB), Z6, Z11
+	VADDPD    vecconst<>+1088(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+1152(SB), Z6, Z6
+	VADDPD    vecconst<>+1216(SB), Z6, Z6
+	VMULPD    Z6, Z8, Z6
+	VADDPD    Z6, Z10, Z6
+	VMULPD    Z6, Z7, Z6
+	VADDPD    Z6, Z9, Z6
+	VPXORQ    Z6, Z2, Z7
+	VPANDQ    vecconst<>+1280(SB), Z5, Z8
+	VPSUBQ    Z8, Z3, Z8
+	VPANDQ    Z8, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPXORQ    Z7, Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z5, Z7
+	VPSLLQ    $0x3e, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z5, Z5
+	VPANDQ    vecconst<>+1344(SB), Z5, Z5
+	VPSLLQ    $0x3e, Z5, Z5
+	VPXORQ    Z5, Z6, Z5
+	VMULPD    Z1, Z5, Z5
+	VCVTPD2PS Z5, Y5
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y4
+	VPXORQ    vecconst<>+1536(SB), Z4, Z2
+	VMOVUPS   Y5, (AX)
+	VMOVUPS   Y5, 512(AX)
+	VMOVUPS   Y2, 1024(AX)
+	VMOVUPS   Y4, 1536(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX512H256N(x []float32, stride int, n int, r *float32)
+// func norm_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H256N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 1024(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 1088(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 1152(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 1216(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 1280(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 1344(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 1408(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 1472(BX), Z15
+TEXT ·norm_gemmaHead_256x256n_avx512(SB), NOSPLIT, $96-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, BX
+	MOVQ         $0x4070000000000000, DI
+	VMOVQ        DI, X2
+	VBROADCASTSD X2, Z3
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X2
+	VBROADCASTSD X2, Z4
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z5
 
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z16
-	VMOVUPS 512(CX), Z17
-	VMULPS  Z0, Z16, Z18
-	VMULPS  Z1, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z0, Z17, Z17
-	VMULPS  Z1, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, (CX)
-	VMOVUPS Z17, 512(CX)
+while1:
+	CMPQ SI, $0x08
+	JB   end2
+	MOVQ AX, DI
+	XORQ R8, R8
 
-	// pairs 16…31
-	VMOVUPS 64(CX), Z16
-	VMOVUPS 576(CX), Z17
-	VMULPS  Z2, Z16, Z18
-	VMULPS  Z3, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z2, Z17, Z17
-	VMULPS  Z3, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 64(CX)
-	VMOVUPS Z17, 576(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VCVTPS2PD     (DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     512(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     544(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     576(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     608(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     640(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     672(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     704(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     736(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     768(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     800(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     832(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     864(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     896(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     928(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     960(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     992(DI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X7
+	VADDPD        X7, X2, X7
+	VUNPCKHPD     X7, X7, X2
+	VADDSD        X2, X7, X2
+	VMOVSD        X2, (SP)(R8*8)
+	ADDQ          BX, DI
+	INCQ          R8
+	CMPQ          R8, $0x08
+	JB            for3
+	VMOVUPD       (SP), Z2
+	VDIVPD        Z3, Z2, Z2
+	VBROADCASTSD  X0, Z7
+	VADDPD        Z7, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z4, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 64(SP)
+	XORQ          DI, DI
 
-	// pairs 32…47
-	VMOVUPS 128(CX), Z16
-	VMOVUPS 640(CX), Z17
-	VMULPS  Z4, Z16, Z18
-	VMULPS  Z5, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z4, Z17, Z17
-	VMULPS  Z5, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 128(CX)
-	VMOVUPS Z17, 640(CX)
+for4:
+	VBROADCASTSS 64(SP)(DI*4), Z2
+	VMOVUPS      (AX), Z7
+	VMOVUPS      512(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       (DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       512(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      (CX), Z9
+	VMOVUPS      1024(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, (AX)
+	VMOVUPS      Z7, 512(AX)
+	VMOVUPS      64(AX), Z7
+	VMOVUPS      576(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       64(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       576(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      64(CX), Z9
+	VMOVUPS      1088(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 64(AX)
+	VMOVUPS      Z7, 576(AX)
+	VMOVUPS      128(AX), Z7
+	VMOVUPS      640(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       128(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       640(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      1152(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 128(AX)
+	VMOVUPS      Z7, 640(AX)
+	VMOVUPS      192(AX), Z7
+	VMOVUPS      704(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       192(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       704(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      192(CX), Z9
+	VMOVUPS      1216(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 192(AX)
+	VMOVUPS      Z7, 704(AX)
+	VMOVUPS      256(AX), Z7
+	VMOVUPS      768(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       256(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       768(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      256(CX), Z9
+	VMOVUPS      1280(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 256(AX)
+	VMOVUPS      Z7, 768(AX)
+	VMOVUPS      320(AX), Z7
+	VMOVUPS      832(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       320(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       832(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      320(CX), Z9
+	VMOVUPS      1344(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 320(AX)
+	VMOVUPS      Z7, 832(AX)
+	VMOVUPS      384(AX), Z7
+	VMOVUPS      896(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       384(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z8
+	VADDPS       896(DX), Z5, Z9
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      384(CX), Z9
+	VMOVUPS      1408(CX), Z10
+	VMULPS       Z9, Z7, Z11
+	VMULPS       Z10, Z8, Z12
+	VADDPS       Z12, Z11, Z11
+	VMULPS       Z9, Z8, Z8
+	VMULPS       Z10, Z7, Z7
+	VSUBPS       Z7, Z8, Z7
+	VMOVUPS      Z11, 384(AX)
+	VMOVUPS      Z7, 896(AX)
+	VMOVUPS      448(AX), Z7
+	VMOVUPS      960(AX), Z8
+	VMULPS       Z2, Z7, Z7
+	VADDPS       448(DX), Z5, Z9
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z2, Z8, Z2
+	VADDPS       960(DX), Z5, Z8
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      448(CX), Z8
+	VMOVUPS      1472(CX), Z9
+	VMULPS       Z8, Z7, Z10
+	VMULPS       Z9, Z2, Z11
+	VADDPS       Z11, Z10, Z10
+	VMULPS       Z8, Z2, Z2
+	VMULPS       Z9, Z7, Z7
+	VSUBPS       Z7, Z2, Z2
+	VMOVUPS      Z10, 448(AX)
+	VMOVUPS      Z2, 960(AX)
+	ADDQ         BX, AX
+	INCQ         DI
+	CMPQ         DI, $0x08
+	JB           for4
+	SUBQ         $0x08, SI
+	JMP          while1
 
-	// pairs 48…63
-	VMOVUPS 192(CX), Z16
-	VMOVUPS 704(CX), Z17
-	VMULPS  Z6, Z16, Z18
-	VMULPS  Z7, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z6, Z17, Z17
-	VMULPS  Z7, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 192(CX)
-	VMOVUPS Z17, 704(CX)
+end2:
+	TESTQ SI, SI
+	JZ    end6
 
-	// pairs 64…79
-	VMOVUPS 256(CX), Z16
-	VMOVUPS 768(CX), Z17
-	VMULPS  Z8, Z16, Z18
-	VMULPS  Z9, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z8, Z17, Z17
-	VMULPS  Z9, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 256(CX)
-	VMOVUPS Z17, 768(CX)
+loop5:
+	VPXORD        Z6, Z6, Z6
+	VCVTPS2PD     (AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     32(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     64(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     96(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     128(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     160(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     192(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     224(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     256(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     288(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     320(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     352(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     384(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     416(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     448(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     480(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     512(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     544(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     576(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     608(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     640(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     672(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     704(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     736(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     768(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     800(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     832(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     864(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     896(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     928(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     960(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     992(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPD        Y1, Y6, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (AX), Z2
+	VMOVUPS       512(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        (DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        512(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       (CX), Z8
+	VMOVUPS       1024(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, (AX)
+	VMOVUPS       Z2, 512(AX)
+	VMOVUPS       64(AX), Z2
+	VMOVUPS       576(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        64(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        576(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       64(CX), Z8
+	VMOVUPS       1088(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 64(AX)
+	VMOVUPS       Z2, 576(AX)
+	VMOVUPS       128(AX), Z2
+	VMOVUPS       640(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        128(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        640(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       128(CX), Z8
+	VMOVUPS       1152(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 128(AX)
+	VMOVUPS       Z2, 640(AX)
+	VMOVUPS       192(AX), Z2
+	VMOVUPS       704(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        192(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        704(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       192(CX), Z8
+	VMOVUPS       1216(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 192(AX)
+	VMOVUPS       Z2, 704(AX)
+	VMOVUPS       256(AX), Z2
+	VMOVUPS       768(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        256(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        768(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       256(CX), Z8
+	VMOVUPS       1280(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 256(AX)
+	VMOVUPS       Z2, 768(AX)
+	VMOVUPS       320(AX), Z2
+	VMOVUPS       832(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        320(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        832(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       320(CX), Z8
+	VMOVUPS       1344(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 320(AX)
+	VMOVUPS       Z2, 832(AX)
+	VMOVUPS       384(AX), Z2
+	VMOVUPS       896(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        384(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z7
+	VADDPS        896(DX), Z5, Z8
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       384(CX), Z8
+	VMOVUPS       1408(CX), Z9
+	VMULPS        Z8, Z2, Z10
+	VMULPS        Z9, Z7, Z11
+	VADDPS        Z11, Z10, Z10
+	VMULPS        Z8, Z7, Z7
+	VMULPS        Z9, Z2, Z2
+	VSUBPS        Z2, Z7, Z2
+	VMOVUPS       Z10, 384(AX)
+	VMOVUPS       Z2, 896(AX)
+	VMOVUPS       448(AX), Z2
+	VMOVUPS       960(AX), Z7
+	VMULPS        Z1, Z2, Z2
+	VADDPS        448(DX), Z5, Z8
+	VMULPS        Z8, Z2, Z2
+	VMULPS        Z1, Z7, Z1
+	VADDPS        960(DX), Z5, Z7
+	VMULPS        Z7, Z1, Z1
+	VMOVUPS       448(CX), Z7
+	VMOVUPS       1472(CX), Z8
+	VMULPS        Z7, Z2, Z9
+	VMULPS        Z8, Z1, Z10
+	VADDPS        Z10, Z9, Z9
+	VMULPS        Z7, Z1, Z1
+	VMULPS        Z8, Z2, Z2
+	VSUBPS        Z2, Z1, Z1
+	VMOVUPS       Z9, 448(AX)
+	VMOVUPS       Z1, 960(AX)
+	ADDQ          BX, AX
+	DECQ          SI
+	JNZ           loop5
 
-	// pairs 80…95
-	VMOVUPS 320(CX), Z16
-	VMOVUPS 832(CX), Z17
-	VMULPS  Z10, Z16, Z18
-	VMULPS  Z11, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z10, Z17, Z17
-	VMULPS  Z11, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 320(CX)
-	VMOVUPS Z17, 832(CX)
-
-	// pairs 96…111
-	VMOVUPS 384(CX), Z16
-	VMOVUPS 896(CX), Z17
-	VMULPS  Z12, Z16, Z18
-	VMULPS  Z13, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z12, Z17, Z17
-	VMULPS  Z13, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 384(CX)
-	VMOVUPS Z17, 896(CX)
-
-	// pairs 112…127
-	VMOVUPS 448(CX), Z16
-	VMOVUPS 960(CX), Z17
-	VMULPS  Z14, Z16, Z18
-	VMULPS  Z15, Z17, Z19
-	VADDPS  Z19, Z18, Z18
-	VMULPS  Z14, Z17, Z17
-	VMULPS  Z15, Z16, Z16
-	VSUBPS  Z16, Z17, Z17
-	VMOVUPS Z18, 448(CX)
-	VMOVUPS Z17, 960(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
+end6:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H256N(x []float32, stride int, n int, r *float32)
+// func normOnly_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H256N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
-	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 1024(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 1088(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 1152(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 1216(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 1280(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 1344(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 1408(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 1472(BX), Z15
+TEXT ·normOnly_gemmaHead_256x256n_avx512(SB), NOSPLIT, $96-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
+	SHLQ         $0x02, DX
+	MOVQ         $0x4070000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z3
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X2
+	VBROADCASTSD X2, Z4
+	MOVL         $0x3f800000, SI
+	VPBROADCASTD SI, Z5
 
-head:
-	// pairs 0…15
-	VMOVUPS (CX), Z16
-	VMOVUPS 512(CX), Z17
-	VMULPS  Z0, Z16, Z18
-	VMULPS  Z1, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z0, Z17, Z17
-	VMULPS  Z1, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, (CX)
-	VMOVUPS Z17, 512(CX)
+while1:
+	CMPQ BX, $0x08
+	JB   end2
+	MOVQ AX, SI
+	XORQ DI, DI
 
-	// pairs 16…31
-	VMOVUPS 64(CX), Z16
-	VMOVUPS 576(CX), Z17
-	VMULPS  Z2, Z16, Z18
-	VMULPS  Z3, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z2, Z17, Z17
-	VMULPS  Z3, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 64(CX)
-	VMOVUPS Z17, 576(CX)
+for3:
+	VPXORD        Z1, Z1, Z1
+	VCVTPS2PD     (SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     32(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     64(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     96(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     128(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     160(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     192(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     224(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     256(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     288(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     320(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     352(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     384(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     416(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     448(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     480(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     512(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     544(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     576(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     608(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     640(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     672(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     704(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     736(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     768(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     800(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     832(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     864(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     896(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     928(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     960(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VCVTPS2PD     992(SI), Z2
+	VFMADD231PD   Z2, Z2, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X7
+	VADDPD        X7, X2, X7
+	VUNPCKHPD     X7, X7, X2
+	VADDSD        X2, X7, X2
+	VMOVSD        X2, (SP)(DI*8)
+	ADDQ          DX, SI
+	INCQ          DI
+	CMPQ          DI, $0x08
+	JB            for3
+	VMOVUPD       (SP), Z2
+	VDIVPD        Z3, Z2, Z2
+	VBROADCASTSD  X0, Z7
+	VADDPD        Z7, Z2, Z2
+	VSQRTPD       Z2, Z2
+	VDIVPD        Z2, Z4, Z2
+	VCVTPD2PS     Z2, Y2
+	VMOVUPS       Y2, 64(SP)
+	XORQ          SI, SI
 
-	// pairs 32…47
-	VMOVUPS 128(CX), Z16
-	VMOVUPS 640(CX), Z17
-	VMULPS  Z4, Z16, Z18
-	VMULPS  Z5, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z4, Z17, Z17
-	VMULPS  Z5, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 128(CX)
-	VMOVUPS Z17, 640(CX)
+for4:
+	VBROADCASTSS 64(SP)(SI*4), Z2
+	VMOVUPS      (AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       (CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, (AX)
+	VMOVUPS      64(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       64(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 64(AX)
+	VMOVUPS      128(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       128(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 128(AX)
+	VMOVUPS      192(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       192(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 192(AX)
+	VMOVUPS      256(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       256(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 256(AX)
+	VMOVUPS      320(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       320(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 320(AX)
+	VMOVUPS      384(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       384(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 384(AX)
+	VMOVUPS      448(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       448(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 448(AX)
+	VMOVUPS      512(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       512(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 512(AX)
+	VMOVUPS      576(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       576(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 576(AX)
+	VMOVUPS      640(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       640(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 640(AX)
+	VMOVUPS      704(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       704(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 704(AX)
+	VMOVUPS      768(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       768(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 768(AX)
+	VMOVUPS      832(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       832(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 832(AX)
+	VMOVUPS      896(AX), Z7
+	VMULPS       Z2, Z7, Z7
+	VADDPS       896(CX), Z5, Z8
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, 896(AX)
+	VMOVUPS      960(AX), Z7
+	VMULPS       Z2, Z7, Z2
+	VADDPS       960(CX), Z5, Z7
+	VMULPS       Z7, Z2, Z2
+	VMOVUPS      Z2, 960(AX)
+	ADDQ         DX, AX
+	INCQ         SI
+	CMPQ         SI, $0x08
+	JB           for4
+	SUBQ         $0x08, BX
+	JMP          while1
 
-	// pairs 48…63
-	VMOVUPS 192(CX), Z16
-	VMOVUPS 704(CX), Z17
-	VMULPS  Z6, Z16, Z18
-	VMULPS  Z7, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z6, Z17, Z17
-	VMULPS  Z7, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 192(CX)
-	VMOVUPS Z17, 704(CX)
+end2:
+	TESTQ BX, BX
+	JZ    end6
 
-	// pairs 64…79
-	VMOVUPS 256(CX), Z16
-	VMOVUPS 768(CX), Z17
-	VMULPS  Z8, Z16, Z18
-	VMULPS  Z9, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z8, Z17, Z17
-	VMULPS  Z9, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 256(CX)
-	VMOVUPS Z17, 768(CX)
+loop5:
+	VPXORD        Z6, Z6, Z6
+	VCVTPS2PD     (AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     32(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     64(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     96(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     128(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     160(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     192(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     224(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     256(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     288(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     320(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     352(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     384(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     416(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     448(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     480(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     512(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     544(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     576(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     608(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     640(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     672(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     704(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     736(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     768(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     800(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     832(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     864(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     896(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     928(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     960(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VCVTPS2PD     992(AX), Z1
+	VFMADD231PD   Z1, Z1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPD        Y1, Y6, Y1
+	VEXTRACTF128  $0x01, Y1, X2
+	VADDPD        X2, X1, X2
+	VUNPCKHPD     X2, X2, X1
+	VADDSD        X1, X2, X1
+	VDIVSD        X3, X1, X1
+	VADDSD        X0, X1, X1
+	VSQRTSD       X1, X1, X1
+	VDIVSD        X1, X4, X1
+	VCVTSD2SS     X1, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMOVUPS       (AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        (CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, (AX)
+	VMOVUPS       64(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        64(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 64(AX)
+	VMOVUPS       128(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        128(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 128(AX)
+	VMOVUPS       192(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        192(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 192(AX)
+	VMOVUPS       256(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        256(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 256(AX)
+	VMOVUPS       320(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        320(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 320(AX)
+	VMOVUPS       384(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        384(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 384(AX)
+	VMOVUPS       448(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        448(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 448(AX)
+	VMOVUPS       512(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        512(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 512(AX)
+	VMOVUPS       576(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        576(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 576(AX)
+	VMOVUPS       640(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        640(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 640(AX)
+	VMOVUPS       704(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        704(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 704(AX)
+	VMOVUPS       768(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        768(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 768(AX)
+	VMOVUPS       832(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        832(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 832(AX)
+	VMOVUPS       896(AX), Z2
+	VMULPS        Z1, Z2, Z2
+	VADDPS        896(CX), Z5, Z7
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 896(AX)
+	VMOVUPS       960(AX), Z2
+	VMULPS        Z1, Z2, Z1
+	VADDPS        960(CX), Z5, Z2
+	VMULPS        Z2, Z1, Z1
+	VMOVUPS       Z1, 960(AX)
+	ADDQ          DX, AX
+	DECQ          BX
+	JNZ           loop5
 
-	// pairs 80…95
-	VMOVUPS 320(CX), Z16
-	VMOVUPS 832(CX), Z17
-	VMULPS  Z10, Z16, Z18
-	VMULPS  Z11, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z10, Z17, Z17
-	VMULPS  Z11, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 320(CX)
-	VMOVUPS Z17, 832(CX)
-
-	// pairs 96…111
-	VMOVUPS 384(CX), Z16
-	VMOVUPS 896(CX), Z17
-	VMULPS  Z12, Z16, Z18
-	VMULPS  Z13, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z12, Z17, Z17
-	VMULPS  Z13, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 384(CX)
-	VMOVUPS Z17, 896(CX)
-
-	// pairs 112…127
-	VMOVUPS 448(CX), Z16
-	VMOVUPS 960(CX), Z17
-	VMULPS  Z14, Z16, Z18
-	VMULPS  Z15, Z17, Z19
-	VSUBPS  Z19, Z18, Z18
-	VMULPS  Z14, Z17, Z17
-	VMULPS  Z15, Z16, Z16
-	VADDPS  Z16, Z17, Z17
-	VMOVUPS Z18, 448(CX)
-	VMOVUPS Z17, 960(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
+end6:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
+// func rotTo_256x256n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H256N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 1024(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 512(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 512(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 1088(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 576(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 576(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 1152(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 640(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 640(CX)
-
-	// pairs 48…63
-	VMOVUPS 192(BX), Z0
-	VMOVUPS 1216(BX), Z1
-	VMOVUPS 192(CX), Z2
-	VMOVUPS 704(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS Z0, 704(CX)
-
-	// pairs 64…79
-	VMOVUPS 256(BX), Z0
-	VMOVUPS 1280(BX), Z1
-	VMOVUPS 256(CX), Z2
-	VMOVUPS 768(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS Z0, 768(CX)
-
-	// pairs 80…95
-	VMOVUPS 320(BX), Z0
-	VMOVUPS 1344(BX), Z1
-	VMOVUPS 320(CX), Z2
-	VMOVUPS 832(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS Z0, 832(CX)
-
-	// pairs 96…111
-	VMOVUPS 384(BX), Z0
-	VMOVUPS 1408(BX), Z1
-	VMOVUPS 384(CX), Z2
-	VMOVUPS 896(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS Z0, 896(CX)
-
-	// pairs 112…127
-	VMOVUPS 448(BX), Z0
-	VMOVUPS 1472(BX), Z1
-	VMOVUPS 448(CX), Z2
-	VMOVUPS 960(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VADDPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z4, 448(CX)
-	VMOVUPS Z0, 960(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000800, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX512H256N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H256N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…15
-	VMOVUPS (BX), Z0
-	VMOVUPS 1024(BX), Z1
-	VMOVUPS (CX), Z2
-	VMOVUPS 512(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z0, 512(CX)
-
-	// pairs 16…31
-	VMOVUPS 64(BX), Z0
-	VMOVUPS 1088(BX), Z1
-	VMOVUPS 64(CX), Z2
-	VMOVUPS 576(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS Z0, 576(CX)
-
-	// pairs 32…47
-	VMOVUPS 128(BX), Z0
-	VMOVUPS 1152(BX), Z1
-	VMOVUPS 128(CX), Z2
-	VMOVUPS 640(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS Z0, 640(CX)
-
-	// pairs 48…63
-	VMOVUPS 192(BX), Z0
-	VMOVUPS 1216(BX), Z1
-	VMOVUPS 192(CX), Z2
-	VMOVUPS 704(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS Z0, 704(CX)
-
-	// pairs 64…79
-	VMOVUPS 256(BX), Z0
-	VMOVUPS 1280(BX), Z1
-	VMOVUPS 256(CX), Z2
-	VMOVUPS 768(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS Z0, 768(CX)
-
-	// pairs 80…95
-	VMOVUPS 320(BX), Z0
-	VMOVUPS 1344(BX), Z1
-	VMOVUPS 320(CX), Z2
-	VMOVUPS 832(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS Z0, 832(CX)
-
-	// pairs 96…111
-	VMOVUPS 384(BX), Z0
-	VMOVUPS 1408(BX), Z1
-	VMOVUPS 384(CX), Z2
-	VMOVUPS 896(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS Z0, 896(CX)
-
-	// pairs 112…127
-	VMOVUPS 448(BX), Z0
-	VMOVUPS 1472(BX), Z1
-	VMOVUPS 448(CX), Z2
-	VMOVUPS 960(CX), Z3
-	VMULPS  Z0, Z2, Z4
-	VMULPS  Z1, Z3, Z5
-	VSUBPS  Z5, Z4, Z4
-	VMULPS  Z0, Z3, Z0
-	VMULPS  Z1, Z2, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z4, 448(CX)
-	VMOVUPS Z0, 960(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000800, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX512H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, AVX512F
-TEXT ·applyToF16AVX512H256N(SB), NOSPLIT, $0-80
-	MOVQ    n+64(FP), AX
-	TESTQ   AX, AX
-	JZ      done
+TEXT ·rotTo_256x256n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
 	MOVQ    dst_base+0(FP), CX
-	MOVQ    dstStride+24(FP), DX
-	MOVQ    src_base+32(FP), BX
-	MOVQ    srcStride+56(FP), SI
-	SHLQ    $0x01, DX
-	SHLQ    $0x02, SI
-	MOVQ    r+72(FP), DI
-	VMOVUPS (DI), Z0
-	VMOVUPS 1024(DI), Z1
-	VMOVUPS 64(DI), Z2
-	VMOVUPS 1088(DI), Z3
-	VMOVUPS 128(DI), Z4
-	VMOVUPS 1152(DI), Z5
-	VMOVUPS 192(DI), Z6
-	VMOVUPS 1216(DI), Z7
-	VMOVUPS 256(DI), Z8
-	VMOVUPS 1280(DI), Z9
-	VMOVUPS 320(DI), Z10
-	VMOVUPS 1344(DI), Z11
-	VMOVUPS 384(DI), Z12
-	VMOVUPS 1408(DI), Z13
-	VMOVUPS 448(DI), Z14
-	VMOVUPS 1472(DI), Z15
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 1024(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 1088(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 1152(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 1216(SI), Z7
+	VMOVUPS 256(SI), Z8
+	VMOVUPS 1280(SI), Z9
+	VMOVUPS 320(SI), Z10
+	VMOVUPS 1344(SI), Z11
+	VMOVUPS 384(SI), Z12
+	VMOVUPS 1408(SI), Z13
+	VMOVUPS 448(SI), Z14
+	VMOVUPS 1472(SI), Z15
 
 head:
-	// pairs 0…15
-	VMOVUPS   (BX), Z16
-	VMOVUPS   512(BX), Z17
+	VMOVUPS (AX), Z16
+	VMOVUPS 512(AX), Z17
+	VMULPS  Z0, Z16, Z18
+	VMULPS  Z1, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z0, Z17, Z17
+	VMULPS  Z1, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, (CX)
+	VMOVUPS Z16, 512(CX)
+	VMOVUPS 64(AX), Z16
+	VMOVUPS 576(AX), Z17
+	VMULPS  Z2, Z16, Z18
+	VMULPS  Z3, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z2, Z17, Z17
+	VMULPS  Z3, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 64(CX)
+	VMOVUPS Z16, 576(CX)
+	VMOVUPS 128(AX), Z16
+	VMOVUPS 640(AX), Z17
+	VMULPS  Z4, Z16, Z18
+	VMULPS  Z5, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z4, Z17, Z17
+	VMULPS  Z5, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 128(CX)
+	VMOVUPS Z16, 640(CX)
+	VMOVUPS 192(AX), Z16
+	VMOVUPS 704(AX), Z17
+	VMULPS  Z6, Z16, Z18
+	VMULPS  Z7, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z6, Z17, Z17
+	VMULPS  Z7, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 192(CX)
+	VMOVUPS Z16, 704(CX)
+	VMOVUPS 256(AX), Z16
+	VMOVUPS 768(AX), Z17
+	VMULPS  Z8, Z16, Z18
+	VMULPS  Z9, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z8, Z17, Z17
+	VMULPS  Z9, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 256(CX)
+	VMOVUPS Z16, 768(CX)
+	VMOVUPS 320(AX), Z16
+	VMOVUPS 832(AX), Z17
+	VMULPS  Z10, Z16, Z18
+	VMULPS  Z11, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z10, Z17, Z17
+	VMULPS  Z11, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 320(CX)
+	VMOVUPS Z16, 832(CX)
+	VMOVUPS 384(AX), Z16
+	VMOVUPS 896(AX), Z17
+	VMULPS  Z12, Z16, Z18
+	VMULPS  Z13, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z12, Z17, Z17
+	VMULPS  Z13, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 384(CX)
+	VMOVUPS Z16, 896(CX)
+	VMOVUPS 448(AX), Z16
+	VMOVUPS 960(AX), Z17
+	VMULPS  Z14, Z16, Z18
+	VMULPS  Z15, Z17, Z19
+	VADDPS  Z19, Z18, Z18
+	VMULPS  Z14, Z17, Z17
+	VMULPS  Z15, Z16, Z16
+	VSUBPS  Z16, Z17, Z16
+	VMOVUPS Z18, 448(CX)
+	VMOVUPS Z16, 960(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·store_f16_256x256n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Z0
+	VCVTPS2PH $0x00, Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VCVTPS2PH $0x00, Z0, 32(CX)
+	VMOVUPS   128(AX), Z0
+	VCVTPS2PH $0x00, Z0, 64(CX)
+	VMOVUPS   192(AX), Z0
+	VCVTPS2PH $0x00, Z0, 96(CX)
+	VMOVUPS   256(AX), Z0
+	VCVTPS2PH $0x00, Z0, 128(CX)
+	VMOVUPS   320(AX), Z0
+	VCVTPS2PH $0x00, Z0, 160(CX)
+	VMOVUPS   384(AX), Z0
+	VCVTPS2PH $0x00, Z0, 192(CX)
+	VMOVUPS   448(AX), Z0
+	VCVTPS2PH $0x00, Z0, 224(CX)
+	VMOVUPS   512(AX), Z0
+	VCVTPS2PH $0x00, Z0, 256(CX)
+	VMOVUPS   576(AX), Z0
+	VCVTPS2PH $0x00, Z0, 288(CX)
+	VMOVUPS   640(AX), Z0
+	VCVTPS2PH $0x00, Z0, 320(CX)
+	VMOVUPS   704(AX), Z0
+	VCVTPS2PH $0x00, Z0, 352(CX)
+	VMOVUPS   768(AX), Z0
+	VCVTPS2PH $0x00, Z0, 384(CX)
+	VMOVUPS   832(AX), Z0
+	VCVTPS2PH $0x00, Z0, 416(CX)
+	VMOVUPS   896(AX), Z0
+	VCVTPS2PH $0x00, Z0, 448(CX)
+	VMOVUPS   960(AX), Z0
+	VCVTPS2PH $0x00, Z0, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_256x256n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, AVX512F
+TEXT ·load_f16_256x256n_avx512(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Z0
+	VMOVUPS   Z0, (CX)
+	VCVTPH2PS 32(AX), Z0
+	VMOVUPS   Z0, 64(CX)
+	VCVTPH2PS 64(AX), Z0
+	VMOVUPS   Z0, 128(CX)
+	VCVTPH2PS 96(AX), Z0
+	VMOVUPS   Z0, 192(CX)
+	VCVTPH2PS 128(AX), Z0
+	VMOVUPS   Z0, 256(CX)
+	VCVTPH2PS 160(AX), Z0
+	VMOVUPS   Z0, 320(CX)
+	VCVTPH2PS 192(AX), Z0
+	VMOVUPS   Z0, 384(CX)
+	VCVTPH2PS 224(AX), Z0
+	VMOVUPS   Z0, 448(CX)
+	VCVTPH2PS 256(AX), Z0
+	VMOVUPS   Z0, 512(CX)
+	VCVTPH2PS 288(AX), Z0
+	VMOVUPS   Z0, 576(CX)
+	VCVTPH2PS 320(AX), Z0
+	VMOVUPS   Z0, 640(CX)
+	VCVTPH2PS 352(AX), Z0
+	VMOVUPS   Z0, 704(CX)
+	VCVTPH2PS 384(AX), Z0
+	VMOVUPS   Z0, 768(CX)
+	VCVTPH2PS 416(AX), Z0
+	VMOVUPS   Z0, 832(CX)
+	VCVTPH2PS 448(AX), Z0
+	VMOVUPS   Z0, 896(CX)
+	VCVTPH2PS 480(AX), Z0
+	VMOVUPS   Z0, 960(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·to_f16_256x256n_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x01, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 1024(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 1088(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 1152(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 1216(SI), Z7
+	VMOVUPS 256(SI), Z8
+	VMOVUPS 1280(SI), Z9
+	VMOVUPS 320(SI), Z10
+	VMOVUPS 1344(SI), Z11
+	VMOVUPS 384(SI), Z12
+	VMOVUPS 1408(SI), Z13
+	VMOVUPS 448(SI), Z14
+	VMOVUPS 1472(SI), Z15
+
+head:
+	VMOVUPS   (AX), Z16
+	VMOVUPS   512(AX), Z17
 	VMULPS    Z0, Z16, Z18
 	VMULPS    Z1, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z0, Z17, Z17
 	VMULPS    Z1, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, (CX)
-	VCVTPS2PH $0x00, Z17, 256(CX)
-
-	// pairs 16…31
-	VMOVUPS   64(BX), Z16
-	VMOVUPS   576(BX), Z17
+	VCVTPS2PH $0x00, Z16, 256(CX)
+	VMOVUPS   64(AX), Z16
+	VMOVUPS   576(AX), Z17
 	VMULPS    Z2, Z16, Z18
 	VMULPS    Z3, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z2, Z17, Z17
 	VMULPS    Z3, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 32(CX)
-	VCVTPS2PH $0x00, Z17, 288(CX)
-
-	// pairs 32…47
-	VMOVUPS   128(BX), Z16
-	VMOVUPS   640(BX), Z17
+	VCVTPS2PH $0x00, Z16, 288(CX)
+	VMOVUPS   128(AX), Z16
+	VMOVUPS   640(AX), Z17
 	VMULPS    Z4, Z16, Z18
 	VMULPS    Z5, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z4, Z17, Z17
 	VMULPS    Z5, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 64(CX)
-	VCVTPS2PH $0x00, Z17, 320(CX)
-
-	// pairs 48…63
-	VMOVUPS   192(BX), Z16
-	VMOVUPS   704(BX), Z17
+	VCVTPS2PH $0x00, Z16, 320(CX)
+	VMOVUPS   192(AX), Z16
+	VMOVUPS   704(AX), Z17
 	VMULPS    Z6, Z16, Z18
 	VMULPS    Z7, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z6, Z17, Z17
 	VMULPS    Z7, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 96(CX)
-	VCVTPS2PH $0x00, Z17, 352(CX)
-
-	// pairs 64…79
-	VMOVUPS   256(BX), Z16
-	VMOVUPS   768(BX), Z17
+	VCVTPS2PH $0x00, Z16, 352(CX)
+	VMOVUPS   256(AX), Z16
+	VMOVUPS   768(AX), Z17
 	VMULPS    Z8, Z16, Z18
 	VMULPS    Z9, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z8, Z17, Z17
 	VMULPS    Z9, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 128(CX)
-	VCVTPS2PH $0x00, Z17, 384(CX)
-
-	// pairs 80…95
-	VMOVUPS   320(BX), Z16
-	VMOVUPS   832(BX), Z17
+	VCVTPS2PH $0x00, Z16, 384(CX)
+	VMOVUPS   320(AX), Z16
+	VMOVUPS   832(AX), Z17
 	VMULPS    Z10, Z16, Z18
 	VMULPS    Z11, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z10, Z17, Z17
 	VMULPS    Z11, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 160(CX)
-	VCVTPS2PH $0x00, Z17, 416(CX)
-
-	// pairs 96…111
-	VMOVUPS   384(BX), Z16
-	VMOVUPS   896(BX), Z17
+	VCVTPS2PH $0x00, Z16, 416(CX)
+	VMOVUPS   384(AX), Z16
+	VMOVUPS   896(AX), Z17
 	VMULPS    Z12, Z16, Z18
 	VMULPS    Z13, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z12, Z17, Z17
 	VMULPS    Z13, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 192(CX)
-	VCVTPS2PH $0x00, Z17, 448(CX)
-
-	// pairs 112…127
-	VMOVUPS   448(BX), Z16
-	VMOVUPS   960(BX), Z17
+	VCVTPS2PH $0x00, Z16, 448(CX)
+	VMOVUPS   448(AX), Z16
+	VMOVUPS   960(AX), Z17
 	VMULPS    Z14, Z16, Z18
 	VMULPS    Z15, Z17, Z19
 	VADDPS    Z19, Z18, Z18
 	VMULPS    Z14, Z17, Z17
 	VMULPS    Z15, Z16, Z16
-	VSUBPS    Z16, Z17, Z17
+	VSUBPS    Z16, Z17, Z16
 	VCVTPS2PH $0x00, Z18, 224(CX)
-	VCVTPS2PH $0x00, Z17, 480(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	VCVTPS2PH $0x00, Z16, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func shift_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyNormGemmaHeadAVX512H256N(SB), NOSPLIT, $96-80
-	MOVQ         n+32(FP), AX
-	CMPQ         AX, $0x00
-	JLE          done
-	MOVQ         x_base+0(FP), CX
-	MOVQ         stride+24(FP), DX
+TEXT ·shift_f16_256x256n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 1024(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 1152(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 1216(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 1280(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 1344(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 1408(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 1472(DX), Z15
+
+head:
+	VCVTPH2PS (AX), Z16
+	VCVTPH2PS 256(AX), Z17
+	VMULPS    Z0, Z16, Z18
+	VMULPS    Z1, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z0, Z17, Z17
+	VMULPS    Z1, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, (AX)
+	VCVTPS2PH $0x00, Z16, 256(AX)
+	VCVTPH2PS 32(AX), Z16
+	VCVTPH2PS 288(AX), Z17
+	VMULPS    Z2, Z16, Z18
+	VMULPS    Z3, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z2, Z17, Z17
+	VMULPS    Z3, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 32(AX)
+	VCVTPS2PH $0x00, Z16, 288(AX)
+	VCVTPH2PS 64(AX), Z16
+	VCVTPH2PS 320(AX), Z17
+	VMULPS    Z4, Z16, Z18
+	VMULPS    Z5, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z4, Z17, Z17
+	VMULPS    Z5, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 64(AX)
+	VCVTPS2PH $0x00, Z16, 320(AX)
+	VCVTPH2PS 96(AX), Z16
+	VCVTPH2PS 352(AX), Z17
+	VMULPS    Z6, Z16, Z18
+	VMULPS    Z7, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z6, Z17, Z17
+	VMULPS    Z7, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 96(AX)
+	VCVTPS2PH $0x00, Z16, 352(AX)
+	VCVTPH2PS 128(AX), Z16
+	VCVTPH2PS 384(AX), Z17
+	VMULPS    Z8, Z16, Z18
+	VMULPS    Z9, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z8, Z17, Z17
+	VMULPS    Z9, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 128(AX)
+	VCVTPS2PH $0x00, Z16, 384(AX)
+	VCVTPH2PS 160(AX), Z16
+	VCVTPH2PS 416(AX), Z17
+	VMULPS    Z10, Z16, Z18
+	VMULPS    Z11, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z10, Z17, Z17
+	VMULPS    Z11, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 160(AX)
+	VCVTPS2PH $0x00, Z16, 416(AX)
+	VCVTPH2PS 192(AX), Z16
+	VCVTPH2PS 448(AX), Z17
+	VMULPS    Z12, Z16, Z18
+	VMULPS    Z13, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z12, Z17, Z17
+	VMULPS    Z13, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 192(AX)
+	VCVTPS2PH $0x00, Z16, 448(AX)
+	VCVTPH2PS 224(AX), Z16
+	VCVTPH2PS 480(AX), Z17
+	VMULPS    Z14, Z16, Z18
+	VMULPS    Z15, Z17, Z19
+	VADDPS    Z19, Z18, Z18
+	VMULPS    Z14, Z17, Z17
+	VMULPS    Z15, Z16, Z16
+	VSUBPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 224(AX)
+	VCVTPS2PH $0x00, Z16, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·shiftInv_f16_256x256n_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
+	JZ      done
+	SHLQ    $0x01, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 1024(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 1088(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 1152(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 1216(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 1280(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 1344(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 1408(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 1472(DX), Z15
+
+head:
+	VCVTPH2PS (AX), Z16
+	VCVTPH2PS 256(AX), Z17
+	VMULPS    Z0, Z16, Z18
+	VMULPS    Z1, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z0, Z17, Z17
+	VMULPS    Z1, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, (AX)
+	VCVTPS2PH $0x00, Z16, 256(AX)
+	VCVTPH2PS 32(AX), Z16
+	VCVTPH2PS 288(AX), Z17
+	VMULPS    Z2, Z16, Z18
+	VMULPS    Z3, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z2, Z17, Z17
+	VMULPS    Z3, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 32(AX)
+	VCVTPS2PH $0x00, Z16, 288(AX)
+	VCVTPH2PS 64(AX), Z16
+	VCVTPH2PS 320(AX), Z17
+	VMULPS    Z4, Z16, Z18
+	VMULPS    Z5, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z4, Z17, Z17
+	VMULPS    Z5, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 64(AX)
+	VCVTPS2PH $0x00, Z16, 320(AX)
+	VCVTPH2PS 96(AX), Z16
+	VCVTPH2PS 352(AX), Z17
+	VMULPS    Z6, Z16, Z18
+	VMULPS    Z7, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z6, Z17, Z17
+	VMULPS    Z7, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 96(AX)
+	VCVTPS2PH $0x00, Z16, 352(AX)
+	VCVTPH2PS 128(AX), Z16
+	VCVTPH2PS 384(AX), Z17
+	VMULPS    Z8, Z16, Z18
+	VMULPS    Z9, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z8, Z17, Z17
+	VMULPS    Z9, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 128(AX)
+	VCVTPS2PH $0x00, Z16, 384(AX)
+	VCVTPH2PS 160(AX), Z16
+	VCVTPH2PS 416(AX), Z17
+	VMULPS    Z10, Z16, Z18
+	VMULPS    Z11, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z10, Z17, Z17
+	VMULPS    Z11, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 160(AX)
+	VCVTPS2PH $0x00, Z16, 416(AX)
+	VCVTPH2PS 192(AX), Z16
+	VCVTPH2PS 448(AX), Z17
+	VMULPS    Z12, Z16, Z18
+	VMULPS    Z13, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z12, Z17, Z17
+	VMULPS    Z13, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 192(AX)
+	VCVTPS2PH $0x00, Z16, 448(AX)
+	VCVTPH2PS 224(AX), Z16
+	VCVTPH2PS 480(AX), Z17
+	VMULPS    Z14, Z16, Z18
+	VMULPS    Z15, Z17, Z19
+	VSUBPS    Z19, Z18, Z18
+	VMULPS    Z14, Z17, Z17
+	VMULPS    Z15, Z16, Z16
+	VADDPS    Z16, Z17, Z16
+	VCVTPS2PH $0x00, Z18, 224(AX)
+	VCVTPS2PH $0x00, Z16, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_256x256n_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
 	SHLQ         $0x02, DX
-	MOVQ         r+40(FP), BX
-	MOVQ         w_base+48(FP), SI
-	MOVL         $0x000000ff, DI
-	KMOVW        DI, K1
-	MOVL         $0x3f800000, DI
+	MOVL         $0x7fffffff, DI
 	VPBROADCASTD DI, Z0
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, DI
-	XORQ R8, R8
-
-groupsum:
-	VPXORD        Z1, Z1, Z1
-	VCVTPS2PD     (CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     32(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     64(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     96(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     128(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     160(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     192(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     224(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     256(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     288(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     320(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     352(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     384(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     416(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     448(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     480(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     512(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     544(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     576(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     608(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     640(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     672(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     704(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     736(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     768(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     800(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     832(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     864(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     896(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     928(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     960(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     992(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPD        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X4
-	VADDPD        X4, X2, X4
-	VUNPCKHPD     X4, X4, X2
-	VADDSD        X2, X4, X2
-	VMOVSD        X2, (SP)(R8*8)
-	ADDQ          DX, CX
-	INCQ          R8
-	CMPQ          R8, $0x08
-	JB            groupsum
-	VMOVUPD       (SP), Z2
-	MOVQ          $0x4070000000000000, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
-	VDIVPD        Z4, Z2, Z2
-	VBROADCASTSD  eps+72(FP), Z4
-	VADDPD        Z4, Z2, Z2
-	VSQRTPD       Z2, Z2
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
-	VDIVPD        Z2, Z4, Z4
-	VCVTPD2PS     Z4, Y2
-	VMOVUPS       Y2, 64(SP)
-	MOVQ          DI, CX
-	XORQ          R8, R8
-
-groupout:
-	VBROADCASTSS 64(SP)(R8*4), Z2
-
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  (SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 512(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  512(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS (BX), Z6
-	VMOVUPS 1024(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, (CX)
-	VMOVUPS Z5, 512(CX)
-	VMOVUPS 64(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  64(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 576(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  576(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 64(BX), Z6
-	VMOVUPS 1088(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 64(CX)
-	VMOVUPS Z5, 576(CX)
-	VMOVUPS 128(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  128(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 640(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  640(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 128(BX), Z6
-	VMOVUPS 1152(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 128(CX)
-	VMOVUPS Z5, 640(CX)
-	VMOVUPS 192(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  192(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 704(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  704(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 1216(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 192(CX)
-	VMOVUPS Z5, 704(CX)
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  256(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 768(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  768(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 256(BX), Z6
-	VMOVUPS 1280(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 256(CX)
-	VMOVUPS Z5, 768(CX)
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  320(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 832(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  832(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 320(BX), Z6
-	VMOVUPS 1344(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 320(CX)
-	VMOVUPS Z5, 832(CX)
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  384(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 896(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  896(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 384(BX), Z6
-	VMOVUPS 1408(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 384(CX)
-	VMOVUPS Z5, 896(CX)
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  448(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 960(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  960(SI), Z0, Z2
-	VMULPS  Z2, Z5, Z5
-	VMOVUPS 448(BX), Z2
-	VMOVUPS 1472(BX), Z6
-	VMULPS  Z2, Z4, Z7
-	VMULPS  Z6, Z5, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z2, Z5, Z2
-	VMULPS  Z6, Z4, Z4
-	VSUBPS  Z4, Z2, Z2
-	VMOVUPS Z7, 448(CX)
-	VMOVUPS Z2, 960(CX)
-	ADDQ    DX, CX
-	INCQ    R8
-	CMPQ    R8, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
+	MOVL         $0x7f800000, DI
+	VPBROADCASTD DI, Z11
+	MOVL         $0x00000001, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x047fffff, DI
+	VPBROADCASTD DI, Z13
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z15
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z16
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z18
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z19
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z20
 
 head:
-	TESTQ         AX, AX
-	JZ            done
-	VPXORD        Z1, Z1, Z1
-	VCVTPS2PD     (CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     32(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     64(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     96(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     128(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     160(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     192(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     224(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     256(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     288(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     320(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     352(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     384(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     416(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     448(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     480(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     512(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     544(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     576(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     608(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     640(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     672(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     704(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     736(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     768(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     800(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     832(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     864(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     896(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     928(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     960(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     992(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPD        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X4
-	VADDPD        X4, X2, X4
-	VUNPCKHPD     X4, X4, X2
-	VADDSD        X2, X4, X2
-	MOVQ          $0x00000100, DI
-	VCVTSI2SDQ    DI, X3, X3
-	VDIVSD        X3, X2, X2
-	VMOVSD        eps+72(FP), X4
-	VADDSD        X4, X2, X2
-	VSQRTSD       X2, X2, X2
-	MOVQ          $0x3ff0000000000000, DI
-	VMOVQ         DI, X4
-	VDIVSD        X2, X4, X4
-	VCVTSD2SS     X4, X4, X2
-	VBROADCASTSS  X2, Z2
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000002, R10
 
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  (SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 512(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  512(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS (BX), Z6
-	VMOVUPS 1024(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, (CX)
-	VMOVUPS Z5, 512(CX)
-	VMOVUPS 64(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  64(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 576(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  576(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 64(BX), Z6
-	VMOVUPS 1088(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 64(CX)
-	VMOVUPS Z5, 576(CX)
-	VMOVUPS 128(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  128(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 640(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  640(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 128(BX), Z6
-	VMOVUPS 1152(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 128(CX)
-	VMOVUPS Z5, 640(CX)
-	VMOVUPS 192(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  192(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 704(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  704(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 1216(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 192(CX)
-	VMOVUPS Z5, 704(CX)
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  256(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 768(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  768(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 256(BX), Z6
-	VMOVUPS 1280(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 256(CX)
-	VMOVUPS Z5, 768(CX)
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  320(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 832(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  832(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 320(BX), Z6
-	VMOVUPS 1344(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 320(CX)
-	VMOVUPS Z5, 832(CX)
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  384(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 896(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  896(SI), Z0, Z6
-	VMULPS  Z6, Z5, Z5
-	VMOVUPS 384(BX), Z6
-	VMOVUPS 1408(BX), Z7
-	VMULPS  Z6, Z4, Z8
-	VMULPS  Z7, Z5, Z9
-	VADDPS  Z9, Z8, Z8
-	VMULPS  Z6, Z5, Z5
-	VMULPS  Z7, Z4, Z4
-	VSUBPS  Z4, Z5, Z5
-	VMOVUPS Z8, 384(CX)
-	VMOVUPS Z5, 896(CX)
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  448(SI), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS 960(CX), Z5
-	VMULPS  Z2, Z5, Z5
-	VADDPS  960(SI), Z0, Z2
-	VMULPS  Z2, Z5, Z5
-	VMOVUPS 448(BX), Z2
-	VMOVUPS 1472(BX), Z6
-	VMULPS  Z2, Z4, Z7
-	VMULPS  Z6, Z5, Z8
-	VADDPS  Z8, Z7, Z7
-	VMULPS  Z2, Z5, Z2
-	VMULPS  Z6, Z4, Z4
-	VSUBPS  Z4, Z2, Z2
-	VMOVUPS Z7, 448(CX)
-	VMOVUPS Z2, 960(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+group2:
+	VMOVUPS       (DI), Z1
+	VMOVUPS       64(DI), Z2
+	VMOVUPS       128(DI), Z3
+	VMOVUPS       192(DI), Z4
+	VMOVUPS       256(DI), Z5
+	VMOVUPS       320(DI), Z6
+	VMOVUPS       384(DI), Z7
+	VMOVUPS       448(DI), Z8
+	VPANDD        Z0, Z1, Z9
+	VPANDD        Z0, Z2, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPANDD        Z0, Z3, Z10
+	VPANDD        Z0, Z4, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VPANDD        Z0, Z5, Z21
+	VPANDD        Z0, Z6, Z22
+	VPMAXUD       Z22, Z21, Z21
+	VPANDD        Z0, Z7, Z22
+	VPANDD        Z0, Z8, Z23
+	VPMAXUD       Z23, Z22, Z22
+	VSHUFI64X2    $0x44, Z10, Z9, Z23
+	VSHUFI64X2    $0xee, Z10, Z9, Z9
+	VPMAXUD       Z9, Z23, Z9
+	VSHUFI64X2    $0x44, Z22, Z21, Z10
+	VSHUFI64X2    $0xee, Z22, Z21, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VSHUFI64X2    $0x88, Z10, Z9, Z21
+	VSHUFI64X2    $0xdd, Z10, Z9, Z9
+	VPMAXUD       Z9, Z21, Z9
+	VPSHUFD       $0x4e, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPSHUFD       $0xb1, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPCMPUD       $0x05, Z11, Z9, K1
+	VPSUBD        Z12, Z9, Z10
+	VPCMPUD       $0x01, Z13, Z10, K2
+	KORTESTW      K1, K2
+	JNE           slowgroup4
+	VDIVPS        Z15, Z9, Z9
+	VDIVPS        Z9, Z16, Z10
+	VPXORD        Z14, Z14, Z14
+	VCMPPS        $0x04, Z14, Z9, K1
+	VMOVAPS.Z     Z10, K1, Z10
+	VCVTPS2PH     $0x00, Z9, Y17
+	VEXTRACTI32X4 $0x01, Z17, X9
+	VPEXTRW       $0x00, X17, (R8)
+	VPEXTRW       $0x04, X17, 34(R8)
+	VPEXTRW       $0x00, X9, 68(R8)
+	VPEXTRW       $0x04, X9, 102(R8)
+	VSHUFF32X4    $0x00, Z10, Z10, Z9
+	VPANDD        Z18, Z1, Z21
+	VPORD         Z19, Z21, Z21
+	VMULPS        Z9, Z1, Z1
+	VADDPS        Z21, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 2(R8)
+	VPANDD        Z18, Z2, Z1
+	VPORD         Z19, Z1, Z1
+	VMULPS        Z9, Z2, Z2
+	VADDPS        Z1, Z2, Z2
+	VCVTTPS2DQ    Z2, Z2
+	VPMOVDB       Z2, 18(R8)
+	VSHUFF32X4    $0x55, Z10, Z10, Z1
+	VPANDD        Z18, Z3, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 36(R8)
+	VPANDD        Z18, Z4, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z4, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 52(R8)
+	VSHUFF32X4    $0xaa, Z10, Z10, Z1
+	VPANDD        Z18, Z5, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z5, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 70(R8)
+	VPANDD        Z18, Z6, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z6, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 86(R8)
+	VSHUFF32X4    $0xff, Z10, Z10, Z1
+	VPANDD        Z18, Z7, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z7, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 104(R8)
+	VPANDD        Z18, Z8, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z8, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 120(R8)
+	ADDQ          $0x00000200, DI
+	ADDQ          $0x00000088, R8
+
+nextgroup3:
+	DECQ R10
+	JNZ  group2
+	JMP  next1
+
+slowgroup4:
+	MOVQ $0x00000004, R9
+
+block5:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan6
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+
+join7:
+	VDIVSS       X15, X1, X1
+	VDIVSS       X1, X16, X3
+	VXORPS       X5, X5, X5
+	VCMPSS       $0x00, X5, X1, X5
+	VANDNPS      X3, X5, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z15, Z2, K1, Z2
+	VMAXPS       Z20, Z2, Z2
+	VPANDD       Z18, Z2, Z3
+	VPORD        Z19, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z15, Z1, K1, Z1
+	VMAXPS       Z20, Z1, Z1
+	VPANDD       Z18, Z1, Z2
+	VPORD        Z19, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block5
+	JMP          nextgroup3
+
+nan6:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R11
+	MOVQ   $0x00000020, R12
+
+scan8:
+	VMOVSS (R11), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R11
+	DECQ   R12
+	JNZ    scan8
+	JMP    join7
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyGemmaHeadAVX512H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX512F
-TEXT ·applyNormOnlyGemmaHeadAVX512H256N(SB), NOSPLIT, $96-80
-	MOVQ         n+32(FP), AX
-	CMPQ         AX, $0x00
-	JLE          done
-	MOVQ         x_base+0(FP), CX
-	MOVQ         stride+24(FP), DX
-	SHLQ         $0x02, DX
-	MOVQ         r+40(FP), BX
-	MOVQ         w_base+48(FP), BX
-	MOVL         $0x000000ff, SI
-	KMOVW        SI, K1
-	MOVL         $0x3f800000, SI
-	VPBROADCASTD SI, Z0
-
-group:
-	CMPQ AX, $0x08
-	JB   head
-
-	// 8 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
-	XORQ DI, DI
-
-groupsum:
-	VPXORD        Z1, Z1, Z1
-	VCVTPS2PD     (CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     32(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     64(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     96(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     128(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     160(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     192(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     224(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     256(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     288(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     320(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     352(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     384(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     416(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     448(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     480(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     512(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     544(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     576(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     608(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     640(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     672(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     704(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     736(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     768(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     800(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     832(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     864(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     896(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     928(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     960(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     992(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPD        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X4
-	VADDPD        X4, X2, X4
-	VUNPCKHPD     X4, X4, X2
-	VADDSD        X2, X4, X2
-	VMOVSD        X2, (SP)(DI*8)
-	ADDQ          DX, CX
-	INCQ          DI
-	CMPQ          DI, $0x08
-	JB            groupsum
-	VMOVUPD       (SP), Z2
-	MOVQ          $0x4070000000000000, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
-	VDIVPD        Z4, Z2, Z2
-	VBROADCASTSD  eps+72(FP), Z4
-	VADDPD        Z4, Z2, Z2
-	VSQRTPD       Z2, Z2
-	MOVQ          $0x3ff0000000000000, CX
-	VMOVQ         CX, X4
-	VBROADCASTSD  X4, Z4
-	VDIVPD        Z2, Z4, Z4
-	VCVTPD2PS     Z4, Y2
-	VMOVUPS       Y2, 64(SP)
-	MOVQ          SI, CX
-	XORQ          DI, DI
-
-groupout:
-	VBROADCASTSS 64(SP)(DI*4), Z2
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  (BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, (CX)
-	VMOVUPS 64(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  64(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS 128(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  128(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS 192(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  192(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  256(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  320(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  384(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  448(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 448(CX)
-	VMOVUPS 512(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  512(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 512(CX)
-	VMOVUPS 576(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  576(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 576(CX)
-	VMOVUPS 640(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  640(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 640(CX)
-	VMOVUPS 704(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  704(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 704(CX)
-	VMOVUPS 768(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  768(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 768(CX)
-	VMOVUPS 832(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  832(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 832(CX)
-	VMOVUPS 896(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  896(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 896(CX)
-	VMOVUPS 960(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  960(BX), Z0, Z2
-	VMULPS  Z2, Z4, Z4
-	VMOVUPS Z4, 960(CX)
-	ADDQ    DX, CX
-	INCQ    DI
-	CMPQ    DI, $0x08
-	JB      groupout
-	SUBQ    $0x08, AX
-	JMP     group
-
-head:
-	TESTQ         AX, AX
-	JZ            done
-	VPXORD        Z1, Z1, Z1
-	VCVTPS2PD     (CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     32(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     64(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     96(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     128(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     160(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     192(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     224(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     256(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     288(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     320(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     352(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     384(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     416(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     448(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     480(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     512(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     544(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     576(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     608(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     640(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     672(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     704(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     736(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     768(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     800(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     832(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     864(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     896(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     928(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     960(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VCVTPS2PD     992(CX), Z2
-	VFMADD231PD   Z2, Z2, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y2
-	VADDPD        Y2, Y1, Y2
-	VEXTRACTF128  $0x01, Y2, X4
-	VADDPD        X4, X2, X4
-	VUNPCKHPD     X4, X4, X2
-	VADDSD        X2, X4, X2
-	MOVQ          $0x00000100, SI
-	VCVTSI2SDQ    SI, X3, X3
-	VDIVSD        X3, X2, X2
-	VMOVSD        eps+72(FP), X4
-	VADDSD        X4, X2, X2
-	VSQRTSD       X2, X2, X2
-	MOVQ          $0x3ff0000000000000, SI
-	VMOVQ         SI, X4
-	VDIVSD        X2, X4, X4
-	VCVTSD2SS     X4, X4, X2
-	VBROADCASTSS  X2, Z2
-
-	// scale and weigh the head
-	VMOVUPS (CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  (BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, (CX)
-	VMOVUPS 64(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  64(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 64(CX)
-	VMOVUPS 128(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  128(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 128(CX)
-	VMOVUPS 192(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  192(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 192(CX)
-	VMOVUPS 256(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  256(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 256(CX)
-	VMOVUPS 320(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  320(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 320(CX)
-	VMOVUPS 384(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  384(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 384(CX)
-	VMOVUPS 448(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  448(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 448(CX)
-	VMOVUPS 512(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  512(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 512(CX)
-	VMOVUPS 576(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  576(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 576(CX)
-	VMOVUPS 640(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  640(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 640(CX)
-	VMOVUPS 704(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  704(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 704(CX)
-	VMOVUPS 768(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  768(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 768(CX)
-	VMOVUPS 832(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  832(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 832(CX)
-	VMOVUPS 896(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  896(BX), Z0, Z5
-	VMULPS  Z5, Z4, Z4
-	VMOVUPS Z4, 896(CX)
-	VMOVUPS 960(CX), Z4
-	VMULPS  Z2, Z4, Z4
-	VADDPS  960(BX), Z0, Z2
-	VMULPS  Z2, Z4, Z4
-	VMOVUPS Z4, 960(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func fillAVX512H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
-// Requires: AVX, AVX512F
-TEXT ·fillAVX512H256N(SB), NOSPLIT, $0-40
-	MOVQ         r+0(FP), AX
-	MOVQ         freqs+16(FP), CX
-	VBROADCASTSD pos+8(FP), Z0
-	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000080, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000010, DX
-
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z5
-	VADDPD.BCST fillconst<>+32(SB), Z5, Z5
-	VSUBPD.BCST fillconst<>+32(SB), Z5, Z6
-	VMULPD.BCST fillconst<>+64(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z6, Z6
-	VSUBPD      Z6, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z6
-	VMULPD       Z6, Z6, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD.BCST  fillconst<>+192(SB), Z6, Z9
-	VSUBPD.BCST  fillconst<>+224(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+256(SB), Z6, Z10
-	VSUBPD.BCST  fillconst<>+288(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+320(SB), Z6, Z11
-	VSUBPD.BCST  fillconst<>+352(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z6, Z2, Z10
-	VMULPD       Z9, Z10, Z9
-	VADDPD       Z9, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z6, Z9
-	VADDPD.BCST  fillconst<>+416(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+448(SB), Z6, Z10
-	VADDPD.BCST  fillconst<>+480(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+512(SB), Z6, Z11
-	VADDPD.BCST  fillconst<>+544(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z8
-	VADDPD       Z8, Z9, Z8
-	VBROADCASTSD fillconst<>+608(SB), Z9
-	VMULPD.BCST  fillconst<>+576(SB), Z6, Z6
-	VSUBPD       Z6, Z9, Z6
-	VMULPD       Z8, Z7, Z7
-	VADDPD       Z7, Z6, Z6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z5, Z7
-	VPSUBQ      Z7, Z3, Z7
-	VPXORQ      Z6, Z2, Z8
-	VPANDQ      Z7, Z8, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPXORQ      Z7, Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z7
-	VPSLLQ      $0x3e, Z7, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z5, Z5
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z5
-	VPSLLQ      $0x3e, Z5, Z5
-	VPXORQ      Z5, Z6, Z5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z5, Z5
-	VCVTPD2PS   Z5, Y5
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y4
-	VPXORQ.BCST fillconst<>+736(SB), Z4, Z2
-	VMOVUPS     Y5, (AX)
-	VMOVUPS     Y5, 512(AX)
-	VMOVUPS     Y2, 1024(AX)
-	VMOVUPS     Y4, 1536(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000020, AX
-	DECQ        DX
-	JNZ         block
-	VZEROUPPER
-	RET
-
-// func applyAVX2H64I(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyAVX2H64I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   256(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
-	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   288(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
-	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   320(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
-	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   352(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
-	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   384(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
-	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   416(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
-	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   448(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
-	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   480(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
-	VMOVUPS   Y0, 224(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    256(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    288(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    320(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    352(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    384(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    416(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    448(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    480(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX2H64I(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyInverseAVX2H64I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   256(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
-	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   288(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
-	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   320(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
-	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   352(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
-	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   384(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
-	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   416(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
-	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   448(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
-	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   480(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
-	VMOVUPS   Y0, 224(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    256(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    288(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    320(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    352(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    384(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    416(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    448(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    480(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX2H64I(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyRowsAVX2H64I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    256(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    288(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    320(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    352(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    384(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    416(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    448(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    480(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000200, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX2H64I(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyInverseRowsAVX2H64I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    256(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    288(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    320(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    352(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    384(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    416(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    448(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    480(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000200, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX2H64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, F16C
-TEXT ·applyToF16AVX2H64I(SB), NOSPLIT, $0-80
-	MOVQ  n+64(FP), AX
-	TESTQ AX, AX
-	JZ    done
+// func load_q8_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_256x256n_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
-	MOVQ  dstStride+24(FP), DX
-	MOVQ  src_base+32(FP), BX
-	MOVQ  srcStride+56(FP), SI
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, SI
-	MOVQ  r+72(FP), DI
-	CMPQ  AX, $0x02
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000008, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_64x64i_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_64x64i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (BX)(SI*1), R8
-	LEAQ (CX)(DX*1), R9
-
-	// pairs 0…3
-	VMOVUPS   (DI), Y0
-	VMOVUPS   256(DI), Y1
-	VMOVUPS   (BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   (R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   256(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, (CX)
-	VCVTPS2PH $0x00, Y0, (R9)
-
-	// pairs 4…7
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   288(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   32(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 16(CX)
-	VCVTPS2PH $0x00, Y0, 16(R9)
-
-	// pairs 8…11
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   320(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   64(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, (SI)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   288(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 32(CX)
-	VCVTPS2PH $0x00, Y0, 32(R9)
-
-	// pairs 12…15
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   352(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   96(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 48(CX)
-	VCVTPS2PH $0x00, Y0, 48(R9)
-
-	// pairs 16…19
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   384(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   128(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, 32(SI)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   320(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 64(CX)
-	VCVTPS2PH $0x00, Y0, 64(R9)
-
-	// pairs 20…23
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   416(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   160(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 80(CX)
-	VCVTPS2PH $0x00, Y0, 80(R9)
-
-	// pairs 24…27
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   448(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   192(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, 64(SI)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   352(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 96(CX)
-	VCVTPS2PH $0x00, Y0, 96(R9)
-
-	// pairs 28…31
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   480(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   224(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 112(CX)
-	VCVTPS2PH $0x00, Y0, 112(R9)
-	LEAQ      (BX)(SI*2), BX
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
+	VMOVUPS   Y0, 96(SI)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(SI)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(SI)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(SI)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
 	JAE       pair
-	TESTQ     AX, AX
+	TESTQ     BX, BX
 	JZ        done
 
 head:
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (DI), Y0, Y0
-	VMULPS    256(DI), Y1, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(DI), Y0, Y0
-	VMULPS    288(DI), Y1, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 16(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(DI), Y0, Y0
-	VMULPS    320(DI), Y1, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 32(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(DI), Y0, Y0
-	VMULPS    352(DI), Y1, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 48(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(DI), Y0, Y0
-	VMULPS    384(DI), Y1, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 64(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(DI), Y0, Y0
-	VMULPS    416(DI), Y1, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 80(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(DI), Y0, Y0
-	VMULPS    448(DI), Y1, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 96(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(DI), Y0, Y0
-	VMULPS    480(DI), Y1, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 112(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Y0, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H64I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func inv_64x64i_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·inv_64x64i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   256(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   288(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   320(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   352(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(SI)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(SI)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(SI)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_64x64i_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·fwdRows_64x64i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000200, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_64x64i_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·invRows_64x64i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000200, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_64x64i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2H64I(SB), NOSPLIT, $0-40
+TEXT ·fill_64x64i_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000020, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0
 	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000020, DX
-	MOVQ         DX, n+32(FP)
+	VPXOR        Y3, Y3, Y3
 	MOVQ         $0x00000008, DX
 
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y5
-	VADDPD  fillconst<>+32(SB), Y5, Y5
-	VSUBPD  fillconst<>+32(SB), Y5, Y6
-	VMULPD  fillconst<>+64(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y6, Y6
-	VSUBPD  Y6, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y6
-	VMULPD  Y6, Y6, Y7
-	VMULPD  Y7, Y7, Y8
-	VMULPD  fillconst<>+192(SB), Y6, Y9
-	VSUBPD  fillconst<>+224(SB), Y9, Y9
-	VMULPD  fillconst<>+256(SB), Y6, Y10
-	VSUBPD  fillconst<>+288(SB), Y10, Y10
-	VMULPD  fillconst<>+320(SB), Y6, Y11
-	VSUBPD  fillconst<>+352(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y6, Y2, Y10
-	VMULPD  Y9, Y10, Y9
-	VADDPD  Y9, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y6, Y9
-	VADDPD  fillconst<>+416(SB), Y9, Y9
-	VMULPD  fillconst<>+448(SB), Y6, Y10
-	VADDPD  fillconst<>+480(SB), Y10, Y10
-	VMULPD  fillconst<>+512(SB), Y6, Y11
-	VADDPD  fillconst<>+544(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y8
-	VADDPD  Y8, Y9, Y8
-	VMOVUPD fillconst<>+608(SB), Y9
-	VMULPD  fillconst<>+576(SB), Y6, Y6
-	VSUBPD  Y6, Y9, Y6
-	VMULPD  Y8, Y7, Y7
-	VADDPD  Y7, Y6, Y6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y7, Y7, Y7
-	VPAND  fillconst<>+640(SB), Y5, Y8
-	VPSUBQ Y8, Y7, Y7
-	VPXOR  Y6, Y2, Y8
-	VPAND  Y7, Y8, Y7
-	VPXOR  Y7, Y2, Y2
-	VPXOR  Y7, Y6, Y6
-	VPAND  fillconst<>+672(SB), Y5, Y7
-	VPSLLQ $0x3e, Y7, Y7
-	VPXOR  Y7, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y5, Y5
-	VPAND  fillconst<>+672(SB), Y5, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y6, Y5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y5, Y5
-	VCVTPD2PSY Y5, X3
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y6
+	VADDPD     vecconst<>+64(SB), Y6, Y6
+	VSUBPD     vecconst<>+64(SB), Y6, Y7
+	VMULPD     vecconst<>+128(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y7, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     Y2, Y2, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y8, Y8, Y9
+	VMULPD     Y7, Y2, Y10
+	VMULPD     vecconst<>+384(SB), Y7, Y11
+	VSUBPD     vecconst<>+448(SB), Y11, Y11
+	VMULPD     vecconst<>+512(SB), Y7, Y12
+	VSUBPD     vecconst<>+576(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+640(SB), Y7, Y12
+	VSUBPD     vecconst<>+704(SB), Y12, Y12
+	VMULPD     Y12, Y9, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     Y11, Y10, Y10
+	VADDPD     Y10, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y7, Y10
+	VMOVUPD    vecconst<>+768(SB), Y11
+	VSUBPD     Y10, Y11, Y10
+	VMULPD     vecconst<>+896(SB), Y7, Y11
+	VADDPD     vecconst<>+960(SB), Y11, Y11
+	VMULPD     vecconst<>+1024(SB), Y7, Y12
+	VADDPD     vecconst<>+1088(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+1152(SB), Y7, Y7
+	VADDPD     vecconst<>+1216(SB), Y7, Y7
+	VMULPD     Y7, Y9, Y7
+	VADDPD     Y7, Y11, Y7
+	VMULPD     Y7, Y8, Y7
+	VADDPD     Y7, Y10, Y7
+	VPXOR      Y7, Y2, Y8
+	VPAND      vecconst<>+1280(SB), Y6, Y9
+	VPSUBQ     Y9, Y3, Y9
+	VPAND      Y9, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPXOR      Y8, Y7, Y7
+	VPAND      vecconst<>+1344(SB), Y6, Y8
+	VPSLLQ     $0x3e, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y6, Y6
+	VPSLLQ     $0x3e, Y6, Y6
+	VPXOR      Y6, Y7, Y6
+	VMULPD     Y1, Y6, Y6
+	VCVTPD2PSY Y6, X4
 	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X4
-	VMOVDQU    fillconst<>+768(SB), Y2
-	VPERMPS    Y3, Y2, Y2
-	VMOVDQU    fillconst<>+768(SB), Y5
-	VPERMPS    Y4, Y5, Y5
-	VPXOR      fillconst<>+704(SB), Y5, Y5
-	VMOVUPS    Y2, (AX)
-	VMOVUPS    Y5, 256(AX)
+	VCVTPD2PSY Y2, X5
+	VMOVUPS    vecconst<>+1408(SB), Y2
+	VPERMPS    Y4, Y2, Y6
+	VMOVUPS    Y6, (AX)
+	VPERMPS    Y5, Y2, Y2
+	VPXOR      vecconst<>+1472(SB), Y2, Y2
+	VMOVUPS    Y2, 256(AX)
 	ADDQ       $0x00000020, CX
 	ADDQ       $0x00000020, AX
 	DECQ       DX
-	JNZ        block
+	JNZ        loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX2H96N(x []float32, stride int, n int, r *float32)
+// func rotTo_64x64i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2H96N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 192(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 192(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 192(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 224(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 224(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 224(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 256(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 256(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 256(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 288(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 288(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 288(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 320(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 320(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 320(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 352(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 352(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 352(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 192(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 224(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 352(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX2H96N(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyInverseAVX2H96N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 192(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 192(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 192(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 224(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 224(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 224(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 256(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 256(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 256(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 288(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 288(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 288(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 320(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 320(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 320(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 352(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 352(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 352(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 192(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 224(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 352(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyRowsAVX2H96N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 192(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 224(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 352(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000300, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyInverseRowsAVX2H96N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 384(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 192(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 192(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 416(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 224(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 224(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 448(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 352(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000300, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX2H96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, F16C
-TEXT ·applyToF16AVX2H96N(SB), NOSPLIT, $0-80
-	MOVQ  n+64(FP), AX
-	TESTQ AX, AX
-	JZ    done
+TEXT ·rotTo_64x64i_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
-	MOVQ  dstStride+24(FP), DX
-	MOVQ  src_base+32(FP), BX
-	MOVQ  srcStride+56(FP), SI
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, SI
-	MOVQ  r+72(FP), DI
-	CMPQ  AX, $0x02
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (BX)(SI*1), R8
-	LEAQ (CX)(DX*1), R9
-
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   384(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   192(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, (CX)
-	VCVTPS2PH $0x00, Y3, 96(CX)
-	VMOVUPS   (R8), Y2
-	VMOVUPS   192(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (R9)
-	VCVTPS2PH $0x00, Y0, 96(R9)
-
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   416(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   224(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 16(CX)
-	VCVTPS2PH $0x00, Y3, 112(CX)
-	VMOVUPS   32(R8), Y2
-	VMOVUPS   224(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(R9)
-	VCVTPS2PH $0x00, Y0, 112(R9)
-
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   448(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   256(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y3, 128(CX)
-	VMOVUPS   64(R8), Y2
-	VMOVUPS   256(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(R9)
-	VCVTPS2PH $0x00, Y0, 128(R9)
-
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   480(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   288(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y3, 144(CX)
-	VMOVUPS   96(R8), Y2
-	VMOVUPS   288(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(R9)
-	VCVTPS2PH $0x00, Y0, 144(R9)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   512(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   320(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y3, 160(CX)
-	VMOVUPS   128(R8), Y2
-	VMOVUPS   320(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(R9)
-	VCVTPS2PH $0x00, Y0, 160(R9)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   544(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   352(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y3, 176(CX)
-	VMOVUPS   160(R8), Y2
-	VMOVUPS   352(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(R9)
-	VCVTPS2PH $0x00, Y0, 176(R9)
-	LEAQ      (BX)(SI*2), BX
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   256(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   (R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (R9)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   288(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   32(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(R9)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   320(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   64(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(R9)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   352(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   96(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(R9)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   384(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   128(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(R9)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   416(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   160(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(R9)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   448(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   192(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(R9)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   480(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VMOVUPS   224(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
 	JAE       pair
-	TESTQ     AX, AX
+	TESTQ     DI, DI
 	JZ        done
 
 head:
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   384(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   192(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (CX)
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (SI), Y0, Y0
+	VMULPS    256(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(SI), Y0, Y0
+	VMULPS    288(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(SI), Y0, Y0
+	VMULPS    320(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(SI), Y0, Y0
+	VMULPS    352(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(SI), Y0, Y0
+	VMULPS    384(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(SI), Y0, Y0
+	VMULPS    416(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(SI), Y0, Y0
+	VMULPS    448(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(SI), Y0, Y0
+	VMULPS    480(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·store_f16_64x64i_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
 	VCVTPS2PH $0x00, Y0, 96(CX)
-
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   416(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   224(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(CX)
+	VMOVUPS   224(AX), Y0
 	VCVTPS2PH $0x00, Y0, 112(CX)
-
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   448(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   256(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   480(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   288(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y0, 144(CX)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   512(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   320(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y0, 160(CX)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   544(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   352(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y0, 176(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
-// Requires: AVX, AVX2
-TEXT ·fillAVX2H96N(SB), NOSPLIT, $0-40
-	MOVQ         r+0(FP), AX
-	MOVQ         freqs+16(FP), CX
-	VBROADCASTSD pos+8(FP), Y0
-	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000030, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x0000000c, DX
-
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y3
-	VADDPD  fillconst<>+32(SB), Y3, Y3
-	VSUBPD  fillconst<>+32(SB), Y3, Y4
-	VMULPD  fillconst<>+64(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y4, Y4
-	VSUBPD  Y4, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y4
-	VMULPD  Y4, Y4, Y5
-	VMULPD  Y5, Y5, Y6
-	VMULPD  fillconst<>+192(SB), Y4, Y7
-	VSUBPD  fillconst<>+224(SB), Y7, Y7
-	VMULPD  fillconst<>+256(SB), Y4, Y8
-	VSUBPD  fillconst<>+288(SB), Y8, Y8
-	VMULPD  fillconst<>+320(SB), Y4, Y9
-	VSUBPD  fillconst<>+352(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y4, Y2, Y8
-	VMULPD  Y7, Y8, Y7
-	VADDPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y4, Y7
-	VADDPD  fillconst<>+416(SB), Y7, Y7
-	VMULPD  fillconst<>+448(SB), Y4, Y8
-	VADDPD  fillconst<>+480(SB), Y8, Y8
-	VMULPD  fillconst<>+512(SB), Y4, Y9
-	VADDPD  fillconst<>+544(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y6
-	VADDPD  Y6, Y7, Y6
-	VMOVUPD fillconst<>+608(SB), Y7
-	VMULPD  fillconst<>+576(SB), Y4, Y4
-	VSUBPD  Y4, Y7, Y4
-	VMULPD  Y6, Y5, Y5
-	VADDPD  Y5, Y4, Y4
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y5, Y5, Y5
-	VPAND  fillconst<>+640(SB), Y3, Y6
-	VPSUBQ Y6, Y5, Y5
-	VPXOR  Y4, Y2, Y6
-	VPAND  Y5, Y6, Y5
-	VPXOR  Y5, Y2, Y2
-	VPXOR  Y5, Y4, Y4
-	VPAND  fillconst<>+672(SB), Y3, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y3, Y3
-	VPAND  fillconst<>+672(SB), Y3, Y3
-	VPSLLQ $0x3e, Y3, Y3
-	VPXOR  Y3, Y4, Y3
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y3, Y3
-	VCVTPD2PSY Y3, X3
-	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X2
-	VPXOR      fillconst<>+736(SB), X2, X4
-	VMOVUPS    X3, (AX)
-	VMOVUPS    X3, 192(AX)
-	VMOVUPS    X4, 384(AX)
-	VMOVUPS    X2, 576(AX)
-	ADDQ       $0x00000020, CX
-	ADDQ       $0x00000010, AX
-	DECQ       DX
-	JNZ        block
-	VZEROUPPER
-	RET
-
-// func applyAVX2H128I(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyAVX2H128I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   512(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
-	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   544(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
-	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   576(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
-	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   608(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
-	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   640(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
-	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   672(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
-	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   704(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
-	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   736(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
-	VMOVUPS   Y0, 224(SI)
-
-	// pairs 32…35
-	VMOVUPS   256(BX), Y0
-	VMOVUPS   768(BX), Y1
-	VMOVUPS   256(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   256(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 256(CX)
-	VMOVUPS   Y0, 256(SI)
-
-	// pairs 36…39
-	VMOVUPS   288(BX), Y0
-	VMOVUPS   800(BX), Y1
-	VMOVUPS   288(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   288(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 288(CX)
-	VMOVUPS   Y0, 288(SI)
-
-	// pairs 40…43
-	VMOVUPS   320(BX), Y0
-	VMOVUPS   832(BX), Y1
-	VMOVUPS   320(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   320(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 320(CX)
-	VMOVUPS   Y0, 320(SI)
-
-	// pairs 44…47
-	VMOVUPS   352(BX), Y0
-	VMOVUPS   864(BX), Y1
-	VMOVUPS   352(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   352(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 352(CX)
-	VMOVUPS   Y0, 352(SI)
-
-	// pairs 48…51
-	VMOVUPS   384(BX), Y0
-	VMOVUPS   896(BX), Y1
-	VMOVUPS   384(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   384(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 384(CX)
-	VMOVUPS   Y0, 384(SI)
-
-	// pairs 52…55
-	VMOVUPS   416(BX), Y0
-	VMOVUPS   928(BX), Y1
-	VMOVUPS   416(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   416(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 416(CX)
-	VMOVUPS   Y0, 416(SI)
-
-	// pairs 56…59
-	VMOVUPS   448(BX), Y0
-	VMOVUPS   960(BX), Y1
-	VMOVUPS   448(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   448(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 448(CX)
-	VMOVUPS   Y0, 448(SI)
-
-	// pairs 60…63
-	VMOVUPS   480(BX), Y0
-	VMOVUPS   992(BX), Y1
-	VMOVUPS   480(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   480(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 480(CX)
-	VMOVUPS   Y0, 480(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyInverseAVX2H128I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   512(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
-	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   544(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
-	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   576(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
-	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   608(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
-	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   640(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
-	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   672(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
-	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   704(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
-	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   736(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
-	VMOVUPS   Y0, 224(SI)
-
-	// pairs 32…35
-	VMOVUPS   256(BX), Y0
-	VMOVUPS   768(BX), Y1
-	VMOVUPS   256(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   256(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 256(CX)
-	VMOVUPS   Y0, 256(SI)
-
-	// pairs 36…39
-	VMOVUPS   288(BX), Y0
-	VMOVUPS   800(BX), Y1
-	VMOVUPS   288(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   288(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 288(CX)
-	VMOVUPS   Y0, 288(SI)
-
-	// pairs 40…43
-	VMOVUPS   320(BX), Y0
-	VMOVUPS   832(BX), Y1
-	VMOVUPS   320(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   320(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 320(CX)
-	VMOVUPS   Y0, 320(SI)
-
-	// pairs 44…47
-	VMOVUPS   352(BX), Y0
-	VMOVUPS   864(BX), Y1
-	VMOVUPS   352(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   352(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 352(CX)
-	VMOVUPS   Y0, 352(SI)
-
-	// pairs 48…51
-	VMOVUPS   384(BX), Y0
-	VMOVUPS   896(BX), Y1
-	VMOVUPS   384(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   384(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 384(CX)
-	VMOVUPS   Y0, 384(SI)
-
-	// pairs 52…55
-	VMOVUPS   416(BX), Y0
-	VMOVUPS   928(BX), Y1
-	VMOVUPS   416(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   416(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 416(CX)
-	VMOVUPS   Y0, 416(SI)
-
-	// pairs 56…59
-	VMOVUPS   448(BX), Y0
-	VMOVUPS   960(BX), Y1
-	VMOVUPS   448(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   448(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 448(CX)
-	VMOVUPS   Y0, 448(SI)
-
-	// pairs 60…63
-	VMOVUPS   480(BX), Y0
-	VMOVUPS   992(BX), Y1
-	VMOVUPS   480(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   480(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 480(CX)
-	VMOVUPS   Y0, 480(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyRowsAVX2H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyInverseRowsAVX2H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
-	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+// func load_f16_64x64i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·applyToF16AVX2H128I(SB), NOSPLIT, $0-80
-	MOVQ  n+64(FP), AX
-	TESTQ AX, AX
-	JZ    done
+TEXT ·load_f16_64x64i_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
-	MOVQ  dstStride+24(FP), DX
-	MOVQ  src_base+32(FP), BX
-	MOVQ  srcStride+56(FP), SI
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
 	SHLQ  $0x01, DX
-	SHLQ  $0x02, SI
-	MOVQ  r+72(FP), DI
-	CMPQ  AX, $0x02
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Y0
+	VMOVUPS   Y0, (CX)
+	VCVTPH2PS 16(AX), Y0
+	VMOVUPS   Y0, 32(CX)
+	VCVTPH2PS 32(AX), Y0
+	VMOVUPS   Y0, 64(CX)
+	VCVTPH2PS 48(AX), Y0
+	VMOVUPS   Y0, 96(CX)
+	VCVTPH2PS 64(AX), Y0
+	VMOVUPS   Y0, 128(CX)
+	VCVTPH2PS 80(AX), Y0
+	VMOVUPS   Y0, 160(CX)
+	VCVTPH2PS 96(AX), Y0
+	VMOVUPS   Y0, 192(CX)
+	VCVTPH2PS 112(AX), Y0
+	VMOVUPS   Y0, 224(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·to_f16_64x64i_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+	CMPQ  DI, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (BX)(SI*1), R8
-	LEAQ (CX)(DX*1), R9
-
-	// pairs 0…3
-	VMOVUPS   (DI), Y0
-	VMOVUPS   512(DI), Y1
-	VMOVUPS   (BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   (R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, (CX)
-	VCVTPS2PH $0x00, Y0, (R9)
-
-	// pairs 4…7
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   544(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   32(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 16(CX)
-	VCVTPS2PH $0x00, Y0, 16(R9)
-
-	// pairs 8…11
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   576(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   64(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 32(CX)
-	VCVTPS2PH $0x00, Y0, 32(R9)
-
-	// pairs 12…15
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   608(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   96(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 48(CX)
-	VCVTPS2PH $0x00, Y0, 48(R9)
-
-	// pairs 16…19
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   640(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   128(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 64(CX)
-	VCVTPS2PH $0x00, Y0, 64(R9)
-
-	// pairs 20…23
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   672(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   160(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 80(CX)
-	VCVTPS2PH $0x00, Y0, 80(R9)
-
-	// pairs 24…27
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   704(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   192(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 96(CX)
-	VCVTPS2PH $0x00, Y0, 96(R9)
-
-	// pairs 28…31
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   736(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   224(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 112(CX)
-	VCVTPS2PH $0x00, Y0, 112(R9)
-
-	// pairs 32…35
-	VMOVUPS   256(DI), Y0
-	VMOVUPS   768(DI), Y1
-	VMOVUPS   256(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   256(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 128(CX)
-	VCVTPS2PH $0x00, Y0, 128(R9)
-
-	// pairs 36…39
-	VMOVUPS   288(DI), Y0
-	VMOVUPS   800(DI), Y1
-	VMOVUPS   288(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   288(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 144(CX)
-	VCVTPS2PH $0x00, Y0, 144(R9)
-
-	// pairs 40…43
-	VMOVUPS   320(DI), Y0
-	VMOVUPS   832(DI), Y1
-	VMOVUPS   320(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   320(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 160(CX)
-	VCVTPS2PH $0x00, Y0, 160(R9)
-
-	// pairs 44…47
-	VMOVUPS   352(DI), Y0
-	VMOVUPS   864(DI), Y1
-	VMOVUPS   352(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   352(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 176(CX)
-	VCVTPS2PH $0x00, Y0, 176(R9)
-
-	// pairs 48…51
-	VMOVUPS   384(DI), Y0
-	VMOVUPS   896(DI), Y1
-	VMOVUPS   384(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   384(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 192(CX)
-	VCVTPS2PH $0x00, Y0, 192(R9)
-
-	// pairs 52…55
-	VMOVUPS   416(DI), Y0
-	VMOVUPS   928(DI), Y1
-	VMOVUPS   416(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   416(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 208(CX)
-	VCVTPS2PH $0x00, Y0, 208(R9)
-
-	// pairs 56…59
-	VMOVUPS   448(DI), Y0
-	VMOVUPS   960(DI), Y1
-	VMOVUPS   448(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   448(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 224(CX)
-	VCVTPS2PH $0x00, Y0, 224(R9)
-
-	// pairs 60…63
-	VMOVUPS   480(DI), Y0
-	VMOVUPS   992(DI), Y1
-	VMOVUPS   480(BX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   480(R8), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y2, 240(CX)
-	VCVTPS2PH $0x00, Y0, 240(R9)
-	LEAQ      (BX)(SI*2), BX
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
-
-head:
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (DI), Y0, Y0
-	VMULPS    512(DI), Y1, Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   256(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
+	VMOVUPS   (R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(DI), Y0, Y0
-	VMULPS    544(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (R9)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   288(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 16(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
+	VMOVUPS   32(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(DI), Y0, Y0
-	VMULPS    576(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(R9)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   320(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 32(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
+	VMOVUPS   64(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(DI), Y0, Y0
-	VMULPS    608(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(R9)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   352(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 48(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
+	VMOVUPS   96(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(DI), Y0, Y0
-	VMULPS    640(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(R9)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   384(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 64(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
+	VMOVUPS   128(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(DI), Y0, Y0
-	VMULPS    672(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(R9)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   416(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 80(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
+	VMOVUPS   160(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(DI), Y0, Y0
-	VMULPS    704(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(R9)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   448(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 96(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
+	VMOVUPS   192(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(DI), Y0, Y0
-	VMULPS    736(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(R9)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   480(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
 	VCVTPS2PH $0x00, Y0, 112(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(BX), Y0
+	VMOVUPS   224(R8), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(DI), Y0, Y0
-	VMULPS    768(DI), Y1, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 128(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(DI), Y0, Y0
-	VMULPS    800(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 144(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(DI), Y0, Y0
-	VMULPS    832(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 160(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(DI), Y0, Y0
-	VMULPS    864(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 176(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(DI), Y0, Y0
-	VMULPS    896(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 192(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(DI), Y0, Y0
-	VMULPS    928(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 208(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(DI), Y0, Y0
-	VMULPS    960(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 224(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(BX), Y0
-	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(DI), Y0, Y0
-	VMULPS    992(DI), Y1, Y1
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y0, 240(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyNormL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormL2HeadAfterAVX2H128I(SB), $2096-80
-	MOVQ n+32(FP), AX
-	CMPQ AX, $0x00
-	JLE  done
-	MOVQ x_base+0(FP), CX
-	MOVQ stride+24(FP), DX
-	SHLQ $0x02, DX
-	MOVQ r+40(FP), BX
-
-group:
-	CMPQ AX, $0x04
-	JB   head
-
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
-	XORQ DI, DI
-	LEAQ (SP), R8
-
-groupsum:
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-
-	// rotate the head into the scratch head
-	VMOVUPS      (CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       (BX), Y2, Y2
-	VMULPS       512(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (R8)
-	VMOVUPS      32(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       32(BX), Y2, Y2
-	VMULPS       544(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 32(R8)
-	VMOVUPS      64(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       64(BX), Y2, Y2
-	VMULPS       576(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 64(R8)
-	VMOVUPS      96(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       96(BX), Y2, Y2
-	VMULPS       608(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 96(R8)
-	VMOVUPS      128(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       128(BX), Y2, Y2
-	VMULPS       640(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 128(R8)
-	VMOVUPS      160(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       160(BX), Y2, Y2
-	VMULPS       672(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 160(R8)
-	VMOVUPS      192(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       192(BX), Y2, Y2
-	VMULPS       704(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 192(R8)
-	VMOVUPS      224(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       224(BX), Y2, Y2
-	VMULPS       736(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 224(R8)
-	VMOVUPS      256(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       256(BX), Y2, Y2
-	VMULPS       768(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 256(R8)
-	VMOVUPS      288(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       288(BX), Y2, Y2
-	VMULPS       800(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 288(R8)
-	VMOVUPS      320(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       320(BX), Y2, Y2
-	VMULPS       832(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 320(R8)
-	VMOVUPS      352(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       352(BX), Y2, Y2
-	VMULPS       864(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 352(R8)
-	VMOVUPS      384(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       384(BX), Y2, Y2
-	VMULPS       896(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 384(R8)
-	VMOVUPS      416(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       416(BX), Y2, Y2
-	VMULPS       928(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 416(R8)
-	VMOVUPS      448(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       448(BX), Y2, Y2
-	VMULPS       960(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 448(R8)
-	VMOVUPS      480(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       480(BX), Y2, Y2
-	VMULPS       992(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 480(R8)
-	VCVTPS2PD    (R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(R8), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VMOVSD       X0, 2048(SP)(DI*8)
-	ADDQ         DX, CX
-	ADDQ         $0x00000200, R8
-	INCQ         DI
-	CMPQ         DI, $0x04
-	JB           groupsum
-	VMOVUPD      2048(SP), Y0
-	MOVQ         $0x4060000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y1, Y0, Y0
-	VBROADCASTSD eps+72(FP), Y1
-	VADDPD       Y1, Y0, Y0
-	VSQRTPD      Y0, Y0
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y0, Y1, Y1
-	VCVTPD2PSY   Y1, X0
-	VMOVUPS      X0, 2080(SP)
-	MOVQ         SI, CX
-	XORQ         DI, DI
-	LEAQ         (SP), R8
-
-groupout:
-	VBROADCASTSS 2080(SP)(DI*4), Y0
-
-	// scale and weigh the rotated head
-	VMOVUPS (R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(R8), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000200, R8
-	INCQ    DI
-	CMPQ    DI, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
-
-head:
-	TESTQ  AX, AX
-	JZ     done
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-
-	// rotate the head into the scratch head
-	VMOVUPS      (CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       (BX), Y2, Y2
-	VMULPS       512(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (SP)
-	VMOVUPS      32(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       32(BX), Y2, Y2
-	VMULPS       544(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 32(SP)
-	VMOVUPS      64(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       64(BX), Y2, Y2
-	VMULPS       576(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 64(SP)
-	VMOVUPS      96(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       96(BX), Y2, Y2
-	VMULPS       608(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 96(SP)
-	VMOVUPS      128(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       128(BX), Y2, Y2
-	VMULPS       640(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 128(SP)
-	VMOVUPS      160(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       160(BX), Y2, Y2
-	VMULPS       672(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 160(SP)
-	VMOVUPS      192(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       192(BX), Y2, Y2
-	VMULPS       704(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 192(SP)
-	VMOVUPS      224(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       224(BX), Y2, Y2
-	VMULPS       736(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 224(SP)
-	VMOVUPS      256(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       256(BX), Y2, Y2
-	VMULPS       768(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 256(SP)
-	VMOVUPS      288(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       288(BX), Y2, Y2
-	VMULPS       800(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 288(SP)
-	VMOVUPS      320(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       320(BX), Y2, Y2
-	VMULPS       832(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 320(SP)
-	VMOVUPS      352(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       352(BX), Y2, Y2
-	VMULPS       864(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 352(SP)
-	VMOVUPS      384(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       384(BX), Y2, Y2
-	VMULPS       896(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 384(SP)
-	VMOVUPS      416(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       416(BX), Y2, Y2
-	VMULPS       928(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 416(SP)
-	VMOVUPS      448(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       448(BX), Y2, Y2
-	VMULPS       960(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 448(SP)
-	VMOVUPS      480(CX), Y2
-	VPERMILPS    $0xb1, Y2, Y3
-	VMULPS       480(BX), Y2, Y2
-	VMULPS       992(BX), Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VMOVUPS      Y2, 480(SP)
-	VCVTPS2PD    (SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(SP), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	MOVQ         $0x00000080, SI
-	VCVTSI2SDQ   SI, X4, X4
-	VDIVSD       X4, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, SI
-	VMOVQ        SI, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
-	VBROADCASTSS X0, Y0
-
-	// scale and weigh the rotated head
-	VMOVUPS (SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(SP), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyNormOnlyL2HeadAfterAVX2H128I(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormOnlyL2HeadAfterAVX2H128I(SB), NOSPLIT, $48-80
-	MOVQ n+32(FP), AX
-	CMPQ AX, $0x00
-	JLE  done
-	MOVQ x_base+0(FP), CX
-	MOVQ stride+24(FP), DX
-	SHLQ $0x02, DX
-	MOVQ r+40(FP), BX
-
-group:
-	CMPQ AX, $0x04
-	JB   head
-
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, BX
-	XORQ SI, SI
-
-groupsum:
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VMOVSD       X0, (SP)(SI*8)
-	ADDQ         DX, CX
-	INCQ         SI
-	CMPQ         SI, $0x04
-	JB           groupsum
-	VMOVUPD      (SP), Y0
-	MOVQ         $0x4060000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y1, Y0, Y0
-	VBROADCASTSD eps+72(FP), Y1
-	VADDPD       Y1, Y0, Y0
-	VSQRTPD      Y0, Y0
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y0, Y1, Y1
-	VCVTPD2PSY   Y1, X0
-	VMOVUPS      X0, 32(SP)
-	MOVQ         BX, CX
-	XORQ         SI, SI
-
-groupout:
-	VBROADCASTSS 32(SP)(SI*4), Y0
-
-	// scale and weigh the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	INCQ    SI
-	CMPQ    SI, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
-
-head:
-	TESTQ        AX, AX
-	JZ           done
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	MOVQ         $0x00000080, BX
-	VCVTSI2SDQ   BX, X3, X3
-	VDIVSD       X3, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, BX
-	VMOVQ        BX, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
-	VBROADCASTSS X0, Y0
-
-	// scale and weigh the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
-// Requires: AVX, AVX2
-TEXT ·fillAVX2H128I(SB), NOSPLIT, $0-40
-	MOVQ         r+0(FP), AX
-	MOVQ         freqs+16(FP), CX
-	VBROADCASTSD pos+8(FP), Y0
-	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000010, DX
-
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y5
-	VADDPD  fillconst<>+32(SB), Y5, Y5
-	VSUBPD  fillconst<>+32(SB), Y5, Y6
-	VMULPD  fillconst<>+64(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y6, Y6
-	VSUBPD  Y6, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y6
-	VMULPD  Y6, Y6, Y7
-	VMULPD  Y7, Y7, Y8
-	VMULPD  fillconst<>+192(SB), Y6, Y9
-	VSUBPD  fillconst<>+224(SB), Y9, Y9
-	VMULPD  fillconst<>+256(SB), Y6, Y10
-	VSUBPD  fillconst<>+288(SB), Y10, Y10
-	VMULPD  fillconst<>+320(SB), Y6, Y11
-	VSUBPD  fillconst<>+352(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y6, Y2, Y10
-	VMULPD  Y9, Y10, Y9
-	VADDPD  Y9, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y6, Y9
-	VADDPD  fillconst<>+416(SB), Y9, Y9
-	VMULPD  fillconst<>+448(SB), Y6, Y10
-	VADDPD  fillconst<>+480(SB), Y10, Y10
-	VMULPD  fillconst<>+512(SB), Y6, Y11
-	VADDPD  fillconst<>+544(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y8
-	VADDPD  Y8, Y9, Y8
-	VMOVUPD fillconst<>+608(SB), Y9
-	VMULPD  fillconst<>+576(SB), Y6, Y6
-	VSUBPD  Y6, Y9, Y6
-	VMULPD  Y8, Y7, Y7
-	VADDPD  Y7, Y6, Y6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y7, Y7, Y7
-	VPAND  fillconst<>+640(SB), Y5, Y8
-	VPSUBQ Y8, Y7, Y7
-	VPXOR  Y6, Y2, Y8
-	VPAND  Y7, Y8, Y7
-	VPXOR  Y7, Y2, Y2
-	VPXOR  Y7, Y6, Y6
-	VPAND  fillconst<>+672(SB), Y5, Y7
-	VPSLLQ $0x3e, Y7, Y7
-	VPXOR  Y7, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y5, Y5
-	VPAND  fillconst<>+672(SB), Y5, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y6, Y5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y5, Y5
-	VCVTPD2PSY Y5, X3
-	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X4
-	VMOVDQU    fillconst<>+768(SB), Y2
-	VPERMPS    Y3, Y2, Y2
-	VMOVDQU    fillconst<>+768(SB), Y5
-	VPERMPS    Y4, Y5, Y5
-	VPXOR      fillconst<>+704(SB), Y5, Y5
-	VMOVUPS    Y2, (AX)
-	VMOVUPS    Y5, 512(AX)
-	ADDQ       $0x00000020, CX
-	ADDQ       $0x00000020, AX
-	DECQ       DX
-	JNZ        block
-	VZEROUPPER
-	RET
-
-// func applyAVX2H128N(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyAVX2H128N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 256(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 256(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 256(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 288(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 288(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 288(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 320(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 320(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 320(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 352(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 352(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 352(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 384(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 384(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 384(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 416(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 416(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 416(SI)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y3, 448(CX)
-	VMOVUPS 192(SI), Y2
-	VMOVUPS 448(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(SI)
-	VMOVUPS Y0, 448(SI)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y3, 480(CX)
-	VMOVUPS 224(SI), Y2
-	VMOVUPS 480(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(SI)
-	VMOVUPS Y0, 480(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 352(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 384(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 416(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 448(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX2H128N(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyInverseAVX2H128N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 256(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 256(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 256(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 288(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 288(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 288(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 320(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 320(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 320(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 352(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 352(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 352(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 384(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 384(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 384(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 416(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 416(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 416(SI)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y3, 448(CX)
-	VMOVUPS 192(SI), Y2
-	VMOVUPS 448(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(SI)
-	VMOVUPS Y0, 448(SI)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y3, 480(CX)
-	VMOVUPS 224(SI), Y2
-	VMOVUPS 480(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(SI)
-	VMOVUPS Y0, 480(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 352(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 384(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 416(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 448(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyRowsAVX2H128N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 352(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 384(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 416(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 448(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000400, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyInverseRowsAVX2H128N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 512(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 256(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 256(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 544(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 288(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 288(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 576(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 320(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 320(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 608(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 352(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 352(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 640(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 384(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 384(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 672(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 416(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 416(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 704(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 448(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 448(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 480(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000400, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX2H128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, F16C
-TEXT ·applyToF16AVX2H128N(SB), NOSPLIT, $0-80
-	MOVQ  n+64(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  dstStride+24(FP), DX
-	MOVQ  src_base+32(FP), BX
-	MOVQ  srcStride+56(FP), SI
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, SI
-	MOVQ  r+72(FP), DI
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (BX)(SI*1), R8
-	LEAQ (CX)(DX*1), R9
-
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   512(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   256(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, (CX)
-	VCVTPS2PH $0x00, Y3, 128(CX)
-	VMOVUPS   (R8), Y2
-	VMOVUPS   256(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (R9)
-	VCVTPS2PH $0x00, Y0, 128(R9)
-
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   544(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   288(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 16(CX)
-	VCVTPS2PH $0x00, Y3, 144(CX)
-	VMOVUPS   32(R8), Y2
-	VMOVUPS   288(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(R9)
-	VCVTPS2PH $0x00, Y0, 144(R9)
-
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   576(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   320(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y3, 160(CX)
-	VMOVUPS   64(R8), Y2
-	VMOVUPS   320(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(R9)
-	VCVTPS2PH $0x00, Y0, 160(R9)
-
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   608(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   352(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y3, 176(CX)
-	VMOVUPS   96(R8), Y2
-	VMOVUPS   352(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(R9)
-	VCVTPS2PH $0x00, Y0, 176(R9)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   640(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   384(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y3, 192(CX)
-	VMOVUPS   128(R8), Y2
-	VMOVUPS   384(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(R9)
-	VCVTPS2PH $0x00, Y0, 192(R9)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   672(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   416(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y3, 208(CX)
-	VMOVUPS   160(R8), Y2
-	VMOVUPS   416(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(R9)
-	VCVTPS2PH $0x00, Y0, 208(R9)
-
-	// pairs 48…55
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   704(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VMOVUPS   448(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 96(CX)
-	VCVTPS2PH $0x00, Y3, 224(CX)
-	VMOVUPS   192(R8), Y2
-	VMOVUPS   448(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 96(R9)
-	VCVTPS2PH $0x00, Y0, 224(R9)
-
-	// pairs 56…63
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   736(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VMOVUPS   480(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 112(CX)
-	VCVTPS2PH $0x00, Y3, 240(CX)
-	VMOVUPS   224(R8), Y2
-	VMOVUPS   480(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 112(R9)
-	VCVTPS2PH $0x00, Y0, 240(R9)
-	LEAQ      (BX)(SI*2), BX
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
+	VCVTPS2PH $0x00, Y0, 112(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
 	JAE       pair
-	TESTQ     AX, AX
+	TESTQ     DI, DI
 	JZ        done
 
 head:
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   512(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   256(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (CX)
-	VCVTPS2PH $0x00, Y0, 128(CX)
-
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   544(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   288(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(CX)
-	VCVTPS2PH $0x00, Y0, 144(CX)
-
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   576(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   320(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y0, 160(CX)
-
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   608(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   352(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y0, 176(CX)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   640(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   384(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y0, 192(CX)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   672(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   416(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y0, 208(CX)
-
-	// pairs 48…55
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   704(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VMOVUPS   448(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 96(CX)
-	VCVTPS2PH $0x00, Y0, 224(CX)
-
-	// pairs 56…63
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   736(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VMOVUPS   480(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 112(CX)
-	VCVTPS2PH $0x00, Y0, 240(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (SI), Y0, Y0
+	VMULPS    256(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(SI), Y0, Y0
+	VMULPS    288(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(SI), Y0, Y0
+	VMULPS    320(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(SI), Y0, Y0
+	VMULPS    352(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(SI), Y0, Y0
+	VMULPS    384(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(SI), Y0, Y0
+	VMULPS    416(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(SI), Y0, Y0
+	VMULPS    448(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(SI), Y0, Y0
+	VMULPS    480(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormRMSHeadAVX2H128N(SB), NOSPLIT, $48-80
-	MOVQ n+32(FP), AX
-	CMPQ AX, $0x00
-	JLE  done
-	MOVQ x_base+0(FP), CX
-	MOVQ stride+24(FP), DX
-	SHLQ $0x02, DX
-	MOVQ r+40(FP), BX
-	MOVQ w_base+48(FP), SI
+// func shift_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shift_f16_64x64i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
 
-group:
-	CMPQ AX, $0x04
-	JB   head
-
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, DI
-	XORQ R8, R8
-
-groupsum:
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VMOVSD       X0, (SP)(R8*8)
-	ADDQ         DX, CX
-	INCQ         R8
-	CMPQ         R8, $0x04
-	JB           groupsum
-	VMOVUPD      (SP), Y0
-	MOVQ         $0x4060000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y1, Y0, Y0
-	VBROADCASTSD eps+72(FP), Y1
-	VADDPD       Y1, Y0, Y0
-	VSQRTPD      Y0, Y0
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y0, Y1, Y1
-	VCVTPD2PSY   Y1, X0
-	VMOVUPS      X0, 32(SP)
-	MOVQ         DI, CX
-	XORQ         R8, R8
-
-groupout:
-	VBROADCASTSS 32(SP)(R8*4), Y0
-
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (SI), Y1, Y1
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  256(SI), Y2, Y2
-	VMOVUPS (BX), Y4
-	VMOVUPS 512(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y2, 256(CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(SI), Y1, Y1
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  288(SI), Y2, Y2
-	VMOVUPS 32(BX), Y4
-	VMOVUPS 544(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 32(CX)
-	VMOVUPS Y2, 288(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(SI), Y1, Y1
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  320(SI), Y2, Y2
-	VMOVUPS 64(BX), Y4
-	VMOVUPS 576(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 64(CX)
-	VMOVUPS Y2, 320(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(SI), Y1, Y1
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  352(SI), Y2, Y2
-	VMOVUPS 96(BX), Y4
-	VMOVUPS 608(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 96(CX)
-	VMOVUPS Y2, 352(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(SI), Y1, Y1
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  384(SI), Y2, Y2
-	VMOVUPS 128(BX), Y4
-	VMOVUPS 640(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 128(CX)
-	VMOVUPS Y2, 384(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(SI), Y1, Y1
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  416(SI), Y2, Y2
-	VMOVUPS 160(BX), Y4
-	VMOVUPS 672(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 160(CX)
-	VMOVUPS Y2, 416(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(SI), Y1, Y1
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  448(SI), Y2, Y2
-	VMOVUPS 192(BX), Y4
-	VMOVUPS 704(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 192(CX)
-	VMOVUPS Y2, 448(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(SI), Y1, Y1
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  480(SI), Y2, Y2
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y4
-	VMULPS  Y0, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y0, Y2, Y0
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y5, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	INCQ    R8
-	CMPQ    R8, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   256(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (SI)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   288(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 16(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(SI)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   320(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(SI)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   352(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 48(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(SI)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(SI)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 80(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(SI)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 112(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
 
 head:
-	TESTQ        AX, AX
-	JZ           done
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	MOVQ         $0x00000080, DI
-	VCVTSI2SDQ   DI, X3, X3
-	VDIVSD       X3, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, DI
-	VMOVQ        DI, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
-	VBROADCASTSS X0, Y0
-
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (SI), Y1, Y1
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  256(SI), Y2, Y2
-	VMOVUPS (BX), Y4
-	VMOVUPS 512(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y2, 256(CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(SI), Y1, Y1
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  288(SI), Y2, Y2
-	VMOVUPS 32(BX), Y4
-	VMOVUPS 544(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 32(CX)
-	VMOVUPS Y2, 288(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(SI), Y1, Y1
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  320(SI), Y2, Y2
-	VMOVUPS 64(BX), Y4
-	VMOVUPS 576(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 64(CX)
-	VMOVUPS Y2, 320(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(SI), Y1, Y1
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  352(SI), Y2, Y2
-	VMOVUPS 96(BX), Y4
-	VMOVUPS 608(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 96(CX)
-	VMOVUPS Y2, 352(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(SI), Y1, Y1
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  384(SI), Y2, Y2
-	VMOVUPS 128(BX), Y4
-	VMOVUPS 640(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 128(CX)
-	VMOVUPS Y2, 384(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(SI), Y1, Y1
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  416(SI), Y2, Y2
-	VMOVUPS 160(BX), Y4
-	VMOVUPS 672(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 160(CX)
-	VMOVUPS Y2, 416(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(SI), Y1, Y1
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  448(SI), Y2, Y2
-	VMOVUPS 192(BX), Y4
-	VMOVUPS 704(BX), Y5
-	VMULPS  Y4, Y1, Y6
-	VMULPS  Y5, Y2, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y4, Y2, Y2
-	VMULPS  Y5, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y6, 192(CX)
-	VMOVUPS Y2, 448(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(SI), Y1, Y1
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  480(SI), Y2, Y2
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 736(BX), Y4
-	VMULPS  Y0, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y0, Y2, Y0
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y5, 224(CX)
-	VMOVUPS Y0, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormOnlyRMSHeadAVX2H128N(SB), NOSPLIT, $48-80
-	MOVQ n+32(FP), AX
-	CMPQ AX, $0x00
-	JLE  done
-	MOVQ x_base+0(FP), CX
-	MOVQ stride+24(FP), DX
-	SHLQ $0x02, DX
-	MOVQ r+40(FP), BX
-	MOVQ w_base+48(FP), BX
+// func shiftInv_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shiftInv_f16_64x64i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
 
-group:
-	CMPQ AX, $0x04
-	JB   head
-
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
-	XORQ DI, DI
-
-groupsum:
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VMOVSD       X0, (SP)(DI*8)
-	ADDQ         DX, CX
-	INCQ         DI
-	CMPQ         DI, $0x04
-	JB           groupsum
-	VMOVUPD      (SP), Y0
-	MOVQ         $0x4060000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y1, Y0, Y0
-	VBROADCASTSD eps+72(FP), Y1
-	VADDPD       Y1, Y0, Y0
-	VSQRTPD      Y0, Y0
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X1
-	VBROADCASTSD X1, Y1
-	VDIVPD       Y0, Y1, Y1
-	VCVTPD2PSY   Y1, X0
-	VMOVUPS      X0, 32(SP)
-	MOVQ         SI, CX
-	XORQ         DI, DI
-
-groupout:
-	VBROADCASTSS 32(SP)(DI*4), Y0
-
-	// scale and weigh the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (BX), Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(BX), Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(BX), Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(BX), Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(BX), Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(BX), Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(BX), Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(BX), Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  256(BX), Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  288(BX), Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  320(BX), Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  352(BX), Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  384(BX), Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  416(BX), Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  448(BX), Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  480(BX), Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	INCQ    DI
-	CMPQ    DI, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   256(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (SI)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   288(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 16(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(SI)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   320(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(SI)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   352(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 48(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(SI)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(SI)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 80(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(SI)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 112(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
 
 head:
-	TESTQ        AX, AX
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    256(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    288(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    320(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    352(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    384(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    416(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    448(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    480(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_64x64i_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
 	JZ           done
-	VXORPD       Y0, Y0, Y0
-	VXORPD       Y1, Y1, Y1
-	VCVTPS2PD    (CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(CX), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	MOVQ         $0x00000080, SI
-	VCVTSI2SDQ   SI, X3, X3
-	VDIVSD       X3, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, SI
-	VMOVQ        SI, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
-	VBROADCASTSS X0, Y0
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
 
-	// scale and weigh the head
-	VMOVUPS (CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (BX), Y1, Y1
-	VMOVUPS Y1, (CX)
-	VMOVUPS 32(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(BX), Y1, Y1
-	VMOVUPS Y1, 32(CX)
-	VMOVUPS 64(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(BX), Y1, Y1
-	VMOVUPS Y1, 64(CX)
-	VMOVUPS 96(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(BX), Y1, Y1
-	VMOVUPS Y1, 96(CX)
-	VMOVUPS 128(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(BX), Y1, Y1
-	VMOVUPS Y1, 128(CX)
-	VMOVUPS 160(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(BX), Y1, Y1
-	VMOVUPS Y1, 160(CX)
-	VMOVUPS 192(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(BX), Y1, Y1
-	VMOVUPS Y1, 192(CX)
-	VMOVUPS 224(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(BX), Y1, Y1
-	VMOVUPS Y1, 224(CX)
-	VMOVUPS 256(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  256(BX), Y1, Y1
-	VMOVUPS Y1, 256(CX)
-	VMOVUPS 288(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  288(BX), Y1, Y1
-	VMOVUPS Y1, 288(CX)
-	VMOVUPS 320(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  320(BX), Y1, Y1
-	VMOVUPS Y1, 320(CX)
-	VMOVUPS 352(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  352(BX), Y1, Y1
-	VMOVUPS Y1, 352(CX)
-	VMOVUPS 384(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  384(BX), Y1, Y1
-	VMOVUPS Y1, 384(CX)
-	VMOVUPS 416(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  416(BX), Y1, Y1
-	VMOVUPS Y1, 416(CX)
-	VMOVUPS 448(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  448(BX), Y1, Y1
-	VMOVUPS Y1, 448(CX)
-	VMOVUPS 480(CX), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  480(BX), Y1, Y1
-	VMOVUPS Y1, 480(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000002, R9
+
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormRMSTokenAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormRMSTokenAVX2H128N(SB), NOSPLIT, $0-80
-	MOVQ   n+32(FP), AX
-	CMPQ   AX, $0x00
-	JLE    done
-	MOVQ   x_base+0(FP), CX
-	MOVQ   stride+24(FP), DX
-	SHLQ   $0x02, DX
-	MOVQ   r+40(FP), BX
-	MOVQ   w_base+48(FP), SI
-	MOVQ   CX, DI
-	MOVQ   AX, R8
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
+// func load_q8_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_64x64i_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
 
-sum:
-	VCVTPS2PD    (DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(DI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	ADDQ         DX, DI
-	DECQ         R8
-	JNZ          sum
-	IMUL3Q       $0x00000080, AX, DI
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VCVTSI2SDQ   DI, X3, X3
-	VDIVSD       X3, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, DI
-	VMOVQ        DI, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000002, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
 	VBROADCASTSS X0, Y0
-	MOVQ         CX, DI
-	MOVQ         AX, R8
-	MOVQ         SI, AX
-
-out:
-	// scale, weigh and rotate the head
-	VMOVUPS (DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (AX), Y1, Y1
-	VMOVUPS 256(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  256(AX), Y2, Y2
-	VMOVUPS (BX), Y3
-	VMOVUPS 512(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, (DI)
-	VMOVUPS Y2, 256(DI)
-	VMOVUPS 32(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(AX), Y1, Y1
-	VMOVUPS 288(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  288(AX), Y2, Y2
-	VMOVUPS 32(BX), Y3
-	VMOVUPS 544(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 32(DI)
-	VMOVUPS Y2, 288(DI)
-	VMOVUPS 64(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(AX), Y1, Y1
-	VMOVUPS 320(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  320(AX), Y2, Y2
-	VMOVUPS 64(BX), Y3
-	VMOVUPS 576(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 64(DI)
-	VMOVUPS Y2, 320(DI)
-	VMOVUPS 96(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(AX), Y1, Y1
-	VMOVUPS 352(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  352(AX), Y2, Y2
-	VMOVUPS 96(BX), Y3
-	VMOVUPS 608(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 96(DI)
-	VMOVUPS Y2, 352(DI)
-	VMOVUPS 128(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(AX), Y1, Y1
-	VMOVUPS 384(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  384(AX), Y2, Y2
-	VMOVUPS 128(BX), Y3
-	VMOVUPS 640(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 128(DI)
-	VMOVUPS Y2, 384(DI)
-	VMOVUPS 160(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(AX), Y1, Y1
-	VMOVUPS 416(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  416(AX), Y2, Y2
-	VMOVUPS 160(BX), Y3
-	VMOVUPS 672(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 160(DI)
-	VMOVUPS Y2, 416(DI)
-	VMOVUPS 192(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(AX), Y1, Y1
-	VMOVUPS 448(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  448(AX), Y2, Y2
-	VMOVUPS 192(BX), Y3
-	VMOVUPS 704(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 192(DI)
-	VMOVUPS Y2, 448(DI)
-	VMOVUPS 224(DI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(AX), Y1, Y1
-	VMOVUPS 480(DI), Y2
-	VMULPS  Y0, Y2, Y2
-	VMULPS  480(AX), Y2, Y2
-	VMOVUPS 224(BX), Y3
-	VMOVUPS 736(BX), Y4
-	VMULPS  Y3, Y1, Y5
-	VMULPS  Y4, Y2, Y6
-	VADDPS  Y6, Y5, Y5
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y1, Y1
-	VSUBPS  Y1, Y2, Y2
-	VMOVUPS Y5, 224(DI)
-	VMOVUPS Y2, 480(DI)
-	ADDQ    DX, DI
-	ADDQ    $0x00000200, AX
-	DECQ    R8
-	JNZ     out
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyRMSTokenAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormOnlyRMSTokenAVX2H128N(SB), NOSPLIT, $0-80
-	MOVQ   n+32(FP), AX
-	CMPQ   AX, $0x00
-	JLE    done
-	MOVQ   x_base+0(FP), CX
-	MOVQ   stride+24(FP), DX
-	SHLQ   $0x02, DX
-	MOVQ   r+40(FP), BX
-	MOVQ   w_base+48(FP), BX
-	MOVQ   CX, SI
-	MOVQ   AX, DI
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
+// func fwd_96x96n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_96x96n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
 
-sum:
-	VCVTPS2PD    (SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    16(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    32(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    48(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    64(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    80(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    96(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    112(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    128(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    144(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    160(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    176(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    192(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    208(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    224(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    240(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    256(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    272(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    288(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    304(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    320(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    336(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    352(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    368(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    384(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    400(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    416(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    432(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    448(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    464(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	VCVTPS2PD    480(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VCVTPS2PD    496(SI), Y2
-	VMULPD       Y2, Y2, Y2
-	VADDPD       Y2, Y1, Y1
-	ADDQ         DX, SI
-	DECQ         DI
-	JNZ          sum
-	IMUL3Q       $0x00000080, AX, SI
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X1
-	VUNPCKHPD    X1, X1, X0
-	VADDSD       X0, X1, X0
-	VCVTSI2SDQ   SI, X3, X3
-	VDIVSD       X3, X0, X0
-	VMOVSD       eps+72(FP), X1
-	VADDSD       X1, X0, X0
-	VSQRTSD      X0, X0, X0
-	MOVQ         $0x3ff0000000000000, SI
-	VMOVQ        SI, X1
-	VDIVSD       X0, X1, X1
-	VCVTSD2SS    X1, X1, X0
-	VBROADCASTSS X0, Y0
-	MOVQ         CX, SI
-	MOVQ         AX, DI
-	MOVQ         BX, AX
-
-out:
-	// scale and weigh the head
-	VMOVUPS (SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  (AX), Y1, Y1
-	VMOVUPS Y1, (SI)
-	VMOVUPS 32(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(SI)
-	VMOVUPS 64(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  64(AX), Y1, Y1
-	VMOVUPS Y1, 64(SI)
-	VMOVUPS 96(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  96(AX), Y1, Y1
-	VMOVUPS Y1, 96(SI)
-	VMOVUPS 128(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  128(AX), Y1, Y1
-	VMOVUPS Y1, 128(SI)
-	VMOVUPS 160(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  160(AX), Y1, Y1
-	VMOVUPS Y1, 160(SI)
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS (SI), Y0
 	VMOVUPS 192(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  192(AX), Y1, Y1
-	VMOVUPS Y1, 192(SI)
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 192(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 32(SI), Y0
 	VMOVUPS 224(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  224(AX), Y1, Y1
-	VMOVUPS Y1, 224(SI)
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 224(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 64(SI), Y0
 	VMOVUPS 256(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  256(AX), Y1, Y1
-	VMOVUPS Y1, 256(SI)
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 256(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 96(SI), Y0
 	VMOVUPS 288(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  288(AX), Y1, Y1
-	VMOVUPS Y1, 288(SI)
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 288(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 128(SI), Y0
 	VMOVUPS 320(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  320(AX), Y1, Y1
-	VMOVUPS Y1, 320(SI)
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 320(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 160(SI), Y0
 	VMOVUPS 352(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  352(AX), Y1, Y1
-	VMOVUPS Y1, 352(SI)
-	VMOVUPS 384(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  384(AX), Y1, Y1
-	VMOVUPS Y1, 384(SI)
-	VMOVUPS 416(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  416(AX), Y1, Y1
-	VMOVUPS Y1, 416(SI)
-	VMOVUPS 448(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  448(AX), Y1, Y1
-	VMOVUPS Y1, 448(SI)
-	VMOVUPS 480(SI), Y1
-	VMULPS  Y0, Y1, Y1
-	VMULPS  480(AX), Y1, Y1
-	VMOVUPS Y1, 480(SI)
-	ADDQ    DX, SI
-	ADDQ    $0x00000200, AX
-	DECQ    DI
-	JNZ     out
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 352(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func inv_96x96n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·inv_96x96n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS (SI), Y0
+	VMOVUPS 192(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 192(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 32(SI), Y0
+	VMOVUPS 224(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 224(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 64(SI), Y0
+	VMOVUPS 256(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 256(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 96(SI), Y0
+	VMOVUPS 288(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 288(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 128(SI), Y0
+	VMOVUPS 320(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 320(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 160(SI), Y0
+	VMOVUPS 352(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 352(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·fwdRows_96x96n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000300, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·invRows_96x96n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 384(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 192(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 416(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 224(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 448(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 480(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 352(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000300, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_96x96n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2H128N(SB), NOSPLIT, $0-40
+TEXT ·fill_96x96n_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000030, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0
 	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
-	MOVQ         $0x00000010, DX
+	VPXOR        Y3, Y3, Y3
+	MOVQ         $0x0000000c, DX
 
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y3
-	VADDPD  fillconst<>+32(SB), Y3, Y3
-	VSUBPD  fillconst<>+32(SB), Y3, Y4
-	VMULPD  fillconst<>+64(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y4, Y4
-	VSUBPD  Y4, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y4
-	VMULPD  Y4, Y4, Y5
-	VMULPD  Y5, Y5, Y6
-	VMULPD  fillconst<>+192(SB), Y4, Y7
-	VSUBPD  fillconst<>+224(SB), Y7, Y7
-	VMULPD  fillconst<>+256(SB), Y4, Y8
-	VSUBPD  fillconst<>+288(SB), Y8, Y8
-	VMULPD  fillconst<>+320(SB), Y4, Y9
-	VSUBPD  fillconst<>+352(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y4, Y2, Y8
-	VMULPD  Y7, Y8, Y7
-	VADDPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y4, Y7
-	VADDPD  fillconst<>+416(SB), Y7, Y7
-	VMULPD  fillconst<>+448(SB), Y4, Y8
-	VADDPD  fillconst<>+480(SB), Y8, Y8
-	VMULPD  fillconst<>+512(SB), Y4, Y9
-	VADDPD  fillconst<>+544(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y6
-	VADDPD  Y6, Y7, Y6
-	VMOVUPD fillconst<>+608(SB), Y7
-	VMULPD  fillconst<>+576(SB), Y4, Y4
-	VSUBPD  Y4, Y7, Y4
-	VMULPD  Y6, Y5, Y5
-	VADDPD  Y5, Y4, Y4
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y5, Y5, Y5
-	VPAND  fillconst<>+640(SB), Y3, Y6
-	VPSUBQ Y6, Y5, Y5
-	VPXOR  Y4, Y2, Y6
-	VPAND  Y5, Y6, Y5
-	VPXOR  Y5, Y2, Y2
-	VPXOR  Y5, Y4, Y4
-	VPAND  fillconst<>+672(SB), Y3, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y3, Y3
-	VPAND  fillconst<>+672(SB), Y3, Y3
-	VPSLLQ $0x3e, Y3, Y3
-	VPXOR  Y3, Y4, Y3
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y3, Y3
-	VCVTPD2PSY Y3, X3
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y5
+	VADDPD     vecconst<>+64(SB), Y5, Y5
+	VSUBPD     vecconst<>+64(SB), Y5, Y6
+	VMULPD     vecconst<>+128(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y6, Y6
+	VSUBPD     Y6, Y2, Y2
+	VMULPD     Y2, Y2, Y6
+	VMULPD     Y6, Y6, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y6, Y2, Y9
+	VMULPD     vecconst<>+384(SB), Y6, Y10
+	VSUBPD     vecconst<>+448(SB), Y10, Y10
+	VMULPD     vecconst<>+512(SB), Y6, Y11
+	VSUBPD     vecconst<>+576(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+640(SB), Y6, Y11
+	VSUBPD     vecconst<>+704(SB), Y11, Y11
+	VMULPD     Y11, Y8, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     Y10, Y9, Y9
+	VADDPD     Y9, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y6, Y9
+	VMOVUPD    vecconst<>+768(SB), Y10
+	VSUBPD     Y9, Y10, Y9
+	VMULPD     vecconst<>+896(SB), Y6, Y10
+	VADDPD     vecconst<>+960(SB), Y10, Y10
+	VMULPD     vecconst<>+1024(SB), Y6, Y11
+	VADDPD     vecconst<>+1088(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+1152(SB), Y6, Y6
+	VADDPD     vecconst<>+1216(SB), Y6, Y6
+	VMULPD     Y6, Y8, Y6
+	VADDPD     Y6, Y10, Y6
+	VMULPD     Y6, Y7, Y6
+	VADDPD     Y6, Y9, Y6
+	VPXOR      Y6, Y2, Y7
+	VPAND      vecconst<>+1280(SB), Y5, Y8
+	VPSUBQ     Y8, Y3, Y8
+	VPAND      Y8, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPXOR      Y7, Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y5, Y7
+	VPSLLQ     $0x3e, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y5, Y5
+	VPAND      vecconst<>+1344(SB), Y5, Y5
+	VPSLLQ     $0x3e, Y5, Y5
+	VPXOR      Y5, Y6, Y5
+	VMULPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X5
 	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X2
-	VPXOR      fillconst<>+736(SB), X2, X4
-	VMOVUPS    X3, (AX)
-	VMOVUPS    X3, 256(AX)
-	VMOVUPS    X4, 512(AX)
-	VMOVUPS    X2, 768(AX)
+	VCVTPD2PSY Y2, X4
+	VPXOR      vecconst<>+1536(SB), Y4, Y2
+	VMOVUPS    X5, (AX)
+	VMOVUPS    X5, 192(AX)
+	VMOVUPS    X2, 384(AX)
+	VMOVUPS    X4, 576(AX)
 	ADDQ       $0x00000020, CX
 	ADDQ       $0x00000010, AX
 	DECQ       DX
-	JNZ        block
+	JNZ        loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX2H256N(x []float32, stride int, n int, r *float32)
+// func rotTo_96x96n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2H256N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 512(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 512(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 512(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 544(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 544(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 544(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 576(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 576(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 576(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 608(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 608(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 608(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 640(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 640(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 640(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 672(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 672(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 672(SI)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y3, 704(CX)
-	VMOVUPS 192(SI), Y2
-	VMOVUPS 704(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(SI)
-	VMOVUPS Y0, 704(SI)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y3, 736(CX)
-	VMOVUPS 224(SI), Y2
-	VMOVUPS 736(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(SI)
-	VMOVUPS Y0, 736(SI)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y3, 768(CX)
-	VMOVUPS 256(SI), Y2
-	VMOVUPS 768(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(SI)
-	VMOVUPS Y0, 768(SI)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y3, 800(CX)
-	VMOVUPS 288(SI), Y2
-	VMOVUPS 800(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(SI)
-	VMOVUPS Y0, 800(SI)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y3, 832(CX)
-	VMOVUPS 320(SI), Y2
-	VMOVUPS 832(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(SI)
-	VMOVUPS Y0, 832(SI)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y3, 864(CX)
-	VMOVUPS 352(SI), Y2
-	VMOVUPS 864(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(SI)
-	VMOVUPS Y0, 864(SI)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y3, 896(CX)
-	VMOVUPS 384(SI), Y2
-	VMOVUPS 896(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(SI)
-	VMOVUPS Y0, 896(SI)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y3, 928(CX)
-	VMOVUPS 416(SI), Y2
-	VMOVUPS 928(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(SI)
-	VMOVUPS Y0, 928(SI)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y3, 960(CX)
-	VMOVUPS 448(SI), Y2
-	VMOVUPS 960(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(SI)
-	VMOVUPS Y0, 960(SI)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y3, 992(CX)
-	VMOVUPS 480(SI), Y2
-	VMOVUPS 992(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(SI)
-	VMOVUPS Y0, 992(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 512(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 544(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 576(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 608(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 640(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 672(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 704(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 736(CX)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y0, 768(CX)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y0, 800(CX)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y0, 832(CX)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y0, 864(CX)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y0, 896(CX)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y0, 928(CX)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y0, 960(CX)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y0, 992(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseAVX2H256N(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyInverseAVX2H256N(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
-	JB    head
-
-pair:
-	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y3, 512(CX)
-	VMOVUPS (SI), Y2
-	VMOVUPS 512(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (SI)
-	VMOVUPS Y0, 512(SI)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y3, 544(CX)
-	VMOVUPS 32(SI), Y2
-	VMOVUPS 544(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(SI)
-	VMOVUPS Y0, 544(SI)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y3, 576(CX)
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 576(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(SI)
-	VMOVUPS Y0, 576(SI)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y3, 608(CX)
-	VMOVUPS 96(SI), Y2
-	VMOVUPS 608(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(SI)
-	VMOVUPS Y0, 608(SI)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y3, 640(CX)
-	VMOVUPS 128(SI), Y2
-	VMOVUPS 640(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(SI)
-	VMOVUPS Y0, 640(SI)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y3, 672(CX)
-	VMOVUPS 160(SI), Y2
-	VMOVUPS 672(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(SI)
-	VMOVUPS Y0, 672(SI)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y3, 704(CX)
-	VMOVUPS 192(SI), Y2
-	VMOVUPS 704(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(SI)
-	VMOVUPS Y0, 704(SI)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y3, 736(CX)
-	VMOVUPS 224(SI), Y2
-	VMOVUPS 736(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(SI)
-	VMOVUPS Y0, 736(SI)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y3, 768(CX)
-	VMOVUPS 256(SI), Y2
-	VMOVUPS 768(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(SI)
-	VMOVUPS Y0, 768(SI)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y3, 800(CX)
-	VMOVUPS 288(SI), Y2
-	VMOVUPS 800(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(SI)
-	VMOVUPS Y0, 800(SI)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y3, 832(CX)
-	VMOVUPS 320(SI), Y2
-	VMOVUPS 832(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(SI)
-	VMOVUPS Y0, 832(SI)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y3, 864(CX)
-	VMOVUPS 352(SI), Y2
-	VMOVUPS 864(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(SI)
-	VMOVUPS Y0, 864(SI)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y3, 896(CX)
-	VMOVUPS 384(SI), Y2
-	VMOVUPS 896(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(SI)
-	VMOVUPS Y0, 896(SI)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y3, 928(CX)
-	VMOVUPS 416(SI), Y2
-	VMOVUPS 928(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(SI)
-	VMOVUPS Y0, 928(SI)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y3, 960(CX)
-	VMOVUPS 448(SI), Y2
-	VMOVUPS 960(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(SI)
-	VMOVUPS Y0, 960(SI)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y3
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y2, Y3, Y3
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y3, 992(CX)
-	VMOVUPS 480(SI), Y2
-	VMOVUPS 992(SI), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(SI)
-	VMOVUPS Y0, 992(SI)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
-	JAE     pair
-	TESTQ   AX, AX
-	JZ      done
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 512(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 544(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 576(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 608(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 640(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 672(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 704(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 736(CX)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y0, 768(CX)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y0, 800(CX)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y0, 832(CX)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y0, 864(CX)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y0, 896(CX)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y0, 928(CX)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y0, 960(CX)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y0, 992(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyRowsAVX2H256N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 512(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 544(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 576(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 608(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 640(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 672(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 704(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 736(CX)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y0, 768(CX)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y0, 800(CX)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y0, 832(CX)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y0, 864(CX)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y0, 896(CX)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y0, 928(CX)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y0, 960(CX)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y0, 992(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000800, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyInverseRowsAVX2H256N(x []float32, stride int, n int, rows []float32)
-// Requires: AVX
-TEXT ·applyInverseRowsAVX2H256N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
-	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
-
-head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 1024(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 512(CX)
-
-	// pairs 8…15
-	VMOVUPS 32(BX), Y0
-	VMOVUPS 1056(BX), Y1
-	VMOVUPS 32(CX), Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 32(CX)
-	VMOVUPS Y0, 544(CX)
-
-	// pairs 16…23
-	VMOVUPS 64(BX), Y0
-	VMOVUPS 1088(BX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 64(CX)
-	VMOVUPS Y0, 576(CX)
-
-	// pairs 24…31
-	VMOVUPS 96(BX), Y0
-	VMOVUPS 1120(BX), Y1
-	VMOVUPS 96(CX), Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 96(CX)
-	VMOVUPS Y0, 608(CX)
-
-	// pairs 32…39
-	VMOVUPS 128(BX), Y0
-	VMOVUPS 1152(BX), Y1
-	VMOVUPS 128(CX), Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 128(CX)
-	VMOVUPS Y0, 640(CX)
-
-	// pairs 40…47
-	VMOVUPS 160(BX), Y0
-	VMOVUPS 1184(BX), Y1
-	VMOVUPS 160(CX), Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 160(CX)
-	VMOVUPS Y0, 672(CX)
-
-	// pairs 48…55
-	VMOVUPS 192(BX), Y0
-	VMOVUPS 1216(BX), Y1
-	VMOVUPS 192(CX), Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 192(CX)
-	VMOVUPS Y0, 704(CX)
-
-	// pairs 56…63
-	VMOVUPS 224(BX), Y0
-	VMOVUPS 1248(BX), Y1
-	VMOVUPS 224(CX), Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 224(CX)
-	VMOVUPS Y0, 736(CX)
-
-	// pairs 64…71
-	VMOVUPS 256(BX), Y0
-	VMOVUPS 1280(BX), Y1
-	VMOVUPS 256(CX), Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 256(CX)
-	VMOVUPS Y0, 768(CX)
-
-	// pairs 72…79
-	VMOVUPS 288(BX), Y0
-	VMOVUPS 1312(BX), Y1
-	VMOVUPS 288(CX), Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 288(CX)
-	VMOVUPS Y0, 800(CX)
-
-	// pairs 80…87
-	VMOVUPS 320(BX), Y0
-	VMOVUPS 1344(BX), Y1
-	VMOVUPS 320(CX), Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 320(CX)
-	VMOVUPS Y0, 832(CX)
-
-	// pairs 88…95
-	VMOVUPS 352(BX), Y0
-	VMOVUPS 1376(BX), Y1
-	VMOVUPS 352(CX), Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 352(CX)
-	VMOVUPS Y0, 864(CX)
-
-	// pairs 96…103
-	VMOVUPS 384(BX), Y0
-	VMOVUPS 1408(BX), Y1
-	VMOVUPS 384(CX), Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 384(CX)
-	VMOVUPS Y0, 896(CX)
-
-	// pairs 104…111
-	VMOVUPS 416(BX), Y0
-	VMOVUPS 1440(BX), Y1
-	VMOVUPS 416(CX), Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 416(CX)
-	VMOVUPS Y0, 928(CX)
-
-	// pairs 112…119
-	VMOVUPS 448(BX), Y0
-	VMOVUPS 1472(BX), Y1
-	VMOVUPS 448(CX), Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 448(CX)
-	VMOVUPS Y0, 960(CX)
-
-	// pairs 120…127
-	VMOVUPS 480(BX), Y0
-	VMOVUPS 1504(BX), Y1
-	VMOVUPS 480(CX), Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, 480(CX)
-	VMOVUPS Y0, 992(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x00000800, BX
-	DECQ    AX
-	JNZ     head
-
-done:
-	VZEROUPPER
-	RET
-
-// func applyToF16AVX2H256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-// Requires: AVX, F16C
-TEXT ·applyToF16AVX2H256N(SB), NOSPLIT, $0-80
-	MOVQ  n+64(FP), AX
-	TESTQ AX, AX
-	JZ    done
+TEXT ·rotTo_96x96n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
-	MOVQ  dstStride+24(FP), DX
-	MOVQ  src_base+32(FP), BX
-	MOVQ  srcStride+56(FP), SI
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, SI
-	MOVQ  r+72(FP), DI
-	CMPQ  AX, $0x02
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (BX)(SI*1), R8
-	LEAQ (CX)(DX*1), R9
-
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   1024(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   512(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, (CX)
-	VCVTPS2PH $0x00, Y3, 256(CX)
-	VMOVUPS   (R8), Y2
-	VMOVUPS   512(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (R9)
-	VCVTPS2PH $0x00, Y0, 256(R9)
-
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   1056(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   544(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 16(CX)
-	VCVTPS2PH $0x00, Y3, 272(CX)
-	VMOVUPS   32(R8), Y2
-	VMOVUPS   544(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(R9)
-	VCVTPS2PH $0x00, Y0, 272(R9)
-
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   1088(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   576(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y3, 288(CX)
-	VMOVUPS   64(R8), Y2
-	VMOVUPS   576(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(R9)
-	VCVTPS2PH $0x00, Y0, 288(R9)
-
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   1120(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   608(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y3, 304(CX)
-	VMOVUPS   96(R8), Y2
-	VMOVUPS   608(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(R9)
-	VCVTPS2PH $0x00, Y0, 304(R9)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   1152(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   640(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y3, 320(CX)
-	VMOVUPS   128(R8), Y2
-	VMOVUPS   640(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(R9)
-	VCVTPS2PH $0x00, Y0, 320(R9)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   1184(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   672(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y3, 336(CX)
-	VMOVUPS   160(R8), Y2
-	VMOVUPS   672(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(R9)
-	VCVTPS2PH $0x00, Y0, 336(R9)
-
-	// pairs 48…55
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   1216(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VMOVUPS   704(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 96(CX)
-	VCVTPS2PH $0x00, Y3, 352(CX)
-	VMOVUPS   192(R8), Y2
-	VMOVUPS   704(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 96(R9)
-	VCVTPS2PH $0x00, Y0, 352(R9)
-
-	// pairs 56…63
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   1248(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VMOVUPS   736(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 112(CX)
-	VCVTPS2PH $0x00, Y3, 368(CX)
-	VMOVUPS   224(R8), Y2
-	VMOVUPS   736(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 112(R9)
-	VCVTPS2PH $0x00, Y0, 368(R9)
-
-	// pairs 64…71
-	VMOVUPS   256(DI), Y0
-	VMOVUPS   1280(DI), Y1
-	VMOVUPS   256(BX), Y2
-	VMOVUPS   768(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 128(CX)
-	VCVTPS2PH $0x00, Y3, 384(CX)
-	VMOVUPS   256(R8), Y2
-	VMOVUPS   768(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 128(R9)
-	VCVTPS2PH $0x00, Y0, 384(R9)
-
-	// pairs 72…79
-	VMOVUPS   288(DI), Y0
-	VMOVUPS   1312(DI), Y1
-	VMOVUPS   288(BX), Y2
-	VMOVUPS   800(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 144(CX)
-	VCVTPS2PH $0x00, Y3, 400(CX)
-	VMOVUPS   288(R8), Y2
-	VMOVUPS   800(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 144(R9)
-	VCVTPS2PH $0x00, Y0, 400(R9)
-
-	// pairs 80…87
-	VMOVUPS   320(DI), Y0
-	VMOVUPS   1344(DI), Y1
-	VMOVUPS   320(BX), Y2
-	VMOVUPS   832(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 160(CX)
-	VCVTPS2PH $0x00, Y3, 416(CX)
-	VMOVUPS   320(R8), Y2
-	VMOVUPS   832(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 160(R9)
-	VCVTPS2PH $0x00, Y0, 416(R9)
-
-	// pairs 88…95
-	VMOVUPS   352(DI), Y0
-	VMOVUPS   1376(DI), Y1
-	VMOVUPS   352(BX), Y2
-	VMOVUPS   864(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 176(CX)
-	VCVTPS2PH $0x00, Y3, 432(CX)
-	VMOVUPS   352(R8), Y2
-	VMOVUPS   864(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 176(R9)
-	VCVTPS2PH $0x00, Y0, 432(R9)
-
-	// pairs 96…103
-	VMOVUPS   384(DI), Y0
-	VMOVUPS   1408(DI), Y1
-	VMOVUPS   384(BX), Y2
-	VMOVUPS   896(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 192(CX)
-	VCVTPS2PH $0x00, Y3, 448(CX)
-	VMOVUPS   384(R8), Y2
-	VMOVUPS   896(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 192(R9)
-	VCVTPS2PH $0x00, Y0, 448(R9)
-
-	// pairs 104…111
-	VMOVUPS   416(DI), Y0
-	VMOVUPS   1440(DI), Y1
-	VMOVUPS   416(BX), Y2
-	VMOVUPS   928(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 208(CX)
-	VCVTPS2PH $0x00, Y3, 464(CX)
-	VMOVUPS   416(R8), Y2
-	VMOVUPS   928(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 208(R9)
-	VCVTPS2PH $0x00, Y0, 464(R9)
-
-	// pairs 112…119
-	VMOVUPS   448(DI), Y0
-	VMOVUPS   1472(DI), Y1
-	VMOVUPS   448(BX), Y2
-	VMOVUPS   960(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 224(CX)
-	VCVTPS2PH $0x00, Y3, 480(CX)
-	VMOVUPS   448(R8), Y2
-	VMOVUPS   960(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 224(R9)
-	VCVTPS2PH $0x00, Y0, 480(R9)
-
-	// pairs 120…127
-	VMOVUPS   480(DI), Y0
-	VMOVUPS   1504(DI), Y1
-	VMOVUPS   480(BX), Y2
-	VMOVUPS   992(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y3
-	VMULPS    Y1, Y2, Y2
-	VSUBPS    Y2, Y3, Y3
-	VCVTPS2PH $0x00, Y4, 240(CX)
-	VCVTPS2PH $0x00, Y3, 496(CX)
-	VMOVUPS   480(R8), Y2
-	VMOVUPS   992(R8), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 240(R9)
-	VCVTPS2PH $0x00, Y0, 496(R9)
-	LEAQ      (BX)(SI*2), BX
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
-	JAE       pair
-	TESTQ     AX, AX
-	JZ        done
+	LEAQ    (AX)(DX*1), R8
+	LEAQ    (CX)(BX*1), R9
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 384(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 192(CX)
+	VMOVUPS (R8), Y0
+	VMOVUPS 192(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y0, 192(R9)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 416(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 224(CX)
+	VMOVUPS 32(R8), Y0
+	VMOVUPS 224(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(R9)
+	VMOVUPS Y0, 224(R9)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 448(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 256(CX)
+	VMOVUPS 64(R8), Y0
+	VMOVUPS 256(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(R9)
+	VMOVUPS Y0, 256(R9)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 480(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 288(CX)
+	VMOVUPS 96(R8), Y0
+	VMOVUPS 288(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(R9)
+	VMOVUPS Y0, 288(R9)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 512(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 320(CX)
+	VMOVUPS 128(R8), Y0
+	VMOVUPS 320(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(R9)
+	VMOVUPS Y0, 320(R9)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 544(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 352(CX)
+	VMOVUPS 160(R8), Y0
+	VMOVUPS 352(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(R9)
+	VMOVUPS Y0, 352(R9)
+	LEAQ    (AX)(DX*2), AX
+	LEAQ    (CX)(BX*2), CX
+	SUBQ    $0x02, DI
+	CMPQ    DI, $0x02
+	JAE     pair
+	TESTQ   DI, DI
+	JZ      done
 
 head:
-	// pairs 0…7
-	VMOVUPS   (DI), Y0
-	VMOVUPS   1024(DI), Y1
-	VMOVUPS   (BX), Y2
-	VMOVUPS   512(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, (CX)
-	VCVTPS2PH $0x00, Y0, 256(CX)
+	VMOVUPS (AX), Y0
+	VMOVUPS 192(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 384(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 192(CX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 416(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 224(CX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 448(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 256(CX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 480(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 288(CX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 512(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 320(CX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 544(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 352(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
 
-	// pairs 8…15
-	VMOVUPS   32(DI), Y0
-	VMOVUPS   1056(DI), Y1
-	VMOVUPS   32(BX), Y2
-	VMOVUPS   544(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 16(CX)
-	VCVTPS2PH $0x00, Y0, 272(CX)
+done:
+	VZEROUPPER
+	RET
 
-	// pairs 16…23
-	VMOVUPS   64(DI), Y0
-	VMOVUPS   1088(DI), Y1
-	VMOVUPS   64(BX), Y2
-	VMOVUPS   576(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 32(CX)
-	VCVTPS2PH $0x00, Y0, 288(CX)
+// func store_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·store_f16_96x96n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
 
-	// pairs 24…31
-	VMOVUPS   96(DI), Y0
-	VMOVUPS   1120(DI), Y1
-	VMOVUPS   96(BX), Y2
-	VMOVUPS   608(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 48(CX)
-	VCVTPS2PH $0x00, Y0, 304(CX)
-
-	// pairs 32…39
-	VMOVUPS   128(DI), Y0
-	VMOVUPS   1152(DI), Y1
-	VMOVUPS   128(BX), Y2
-	VMOVUPS   640(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 64(CX)
-	VCVTPS2PH $0x00, Y0, 320(CX)
-
-	// pairs 40…47
-	VMOVUPS   160(DI), Y0
-	VMOVUPS   1184(DI), Y1
-	VMOVUPS   160(BX), Y2
-	VMOVUPS   672(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 80(CX)
-	VCVTPS2PH $0x00, Y0, 336(CX)
-
-	// pairs 48…55
-	VMOVUPS   192(DI), Y0
-	VMOVUPS   1216(DI), Y1
-	VMOVUPS   192(BX), Y2
-	VMOVUPS   704(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 96(CX)
-	VCVTPS2PH $0x00, Y0, 352(CX)
-
-	// pairs 56…63
-	VMOVUPS   224(DI), Y0
-	VMOVUPS   1248(DI), Y1
-	VMOVUPS   224(BX), Y2
-	VMOVUPS   736(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 112(CX)
-	VCVTPS2PH $0x00, Y0, 368(CX)
-
-	// pairs 64…71
-	VMOVUPS   256(DI), Y0
-	VMOVUPS   1280(DI), Y1
-	VMOVUPS   256(BX), Y2
-	VMOVUPS   768(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 128(CX)
-	VCVTPS2PH $0x00, Y0, 384(CX)
-
-	// pairs 72…79
-	VMOVUPS   288(DI), Y0
-	VMOVUPS   1312(DI), Y1
-	VMOVUPS   288(BX), Y2
-	VMOVUPS   800(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 144(CX)
-	VCVTPS2PH $0x00, Y0, 400(CX)
-
-	// pairs 80…87
-	VMOVUPS   320(DI), Y0
-	VMOVUPS   1344(DI), Y1
-	VMOVUPS   320(BX), Y2
-	VMOVUPS   832(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 160(CX)
-	VCVTPS2PH $0x00, Y0, 416(CX)
-
-	// pairs 88…95
-	VMOVUPS   352(DI), Y0
-	VMOVUPS   1376(DI), Y1
-	VMOVUPS   352(BX), Y2
-	VMOVUPS   864(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 176(CX)
-	VCVTPS2PH $0x00, Y0, 432(CX)
-
-	// pairs 96…103
-	VMOVUPS   384(DI), Y0
-	VMOVUPS   1408(DI), Y1
-	VMOVUPS   384(BX), Y2
-	VMOVUPS   896(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 192(CX)
-	VCVTPS2PH $0x00, Y0, 448(CX)
-
-	// pairs 104…111
-	VMOVUPS   416(DI), Y0
-	VMOVUPS   1440(DI), Y1
-	VMOVUPS   416(BX), Y2
-	VMOVUPS   928(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 208(CX)
-	VCVTPS2PH $0x00, Y0, 464(CX)
-
-	// pairs 112…119
-	VMOVUPS   448(DI), Y0
-	VMOVUPS   1472(DI), Y1
-	VMOVUPS   448(BX), Y2
-	VMOVUPS   960(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 224(CX)
-	VCVTPS2PH $0x00, Y0, 480(CX)
-
-	// pairs 120…127
-	VMOVUPS   480(DI), Y0
-	VMOVUPS   1504(DI), Y1
-	VMOVUPS   480(BX), Y2
-	VMOVUPS   992(BX), Y3
-	VMULPS    Y0, Y2, Y4
-	VMULPS    Y1, Y3, Y5
-	VADDPS    Y5, Y4, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y2, Y1
-	VSUBPS    Y1, Y0, Y0
-	VCVTPS2PH $0x00, Y4, 240(CX)
-	VCVTPS2PH $0x00, Y0, 496(CX)
-	ADDQ      SI, BX
-	ADDQ      DX, CX
-	DECQ      AX
+head:
+	VMOVUPS   (AX), Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   256(AX), Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   288(AX), Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   320(AX), Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   352(AX), Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyNormGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
-// Requires: AVX, AVX2
-TEXT ·applyNormGemmaHeadAVX2H256N(SB), NOSPLIT, $48-80
-	MOVQ         n+32(FP), AX
-	CMPQ         AX, $0x00
-	JLE          done
-	MOVQ         x_base+0(FP), CX
-	MOVQ         stride+24(FP), DX
+// func load_f16_96x96n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·load_f16_96x96n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Y0
+	VMOVUPS   Y0, (CX)
+	VCVTPH2PS 16(AX), Y0
+	VMOVUPS   Y0, 32(CX)
+	VCVTPH2PS 32(AX), Y0
+	VMOVUPS   Y0, 64(CX)
+	VCVTPH2PS 48(AX), Y0
+	VMOVUPS   Y0, 96(CX)
+	VCVTPH2PS 64(AX), Y0
+	VMOVUPS   Y0, 128(CX)
+	VCVTPH2PS 80(AX), Y0
+	VMOVUPS   Y0, 160(CX)
+	VCVTPH2PS 96(AX), Y0
+	VMOVUPS   Y0, 192(CX)
+	VCVTPH2PS 112(AX), Y0
+	VMOVUPS   Y0, 224(CX)
+	VCVTPH2PS 128(AX), Y0
+	VMOVUPS   Y0, 256(CX)
+	VCVTPH2PS 144(AX), Y0
+	VMOVUPS   Y0, 288(CX)
+	VCVTPH2PS 160(AX), Y0
+	VMOVUPS   Y0, 320(CX)
+	VCVTPH2PS 176(AX), Y0
+	VMOVUPS   Y0, 352(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·to_f16_96x96n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VMOVUPS   192(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   384(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   (R8), Y0
+	VMOVUPS   192(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (R9)
+	VCVTPS2PH $0x00, Y0, 96(R9)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   224(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   416(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   32(R8), Y0
+	VMOVUPS   224(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(R9)
+	VCVTPS2PH $0x00, Y0, 112(R9)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   256(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   448(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   64(R8), Y0
+	VMOVUPS   256(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(R9)
+	VCVTPS2PH $0x00, Y0, 128(R9)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   288(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   480(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   96(R8), Y0
+	VMOVUPS   288(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(R9)
+	VCVTPS2PH $0x00, Y0, 144(R9)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   320(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   128(R8), Y0
+	VMOVUPS   320(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(R9)
+	VCVTPS2PH $0x00, Y0, 160(R9)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   352(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   160(R8), Y0
+	VMOVUPS   352(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(R9)
+	VCVTPS2PH $0x00, Y0, 176(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VMOVUPS   192(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   384(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   224(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   416(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   256(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   448(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   288(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   480(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   320(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   352(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shift_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shift_f16_96x96n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 96(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 96(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 112(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 112(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 128(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 144(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 160(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 176(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 96(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 112(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shiftInv_f16_96x96n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 96(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 96(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 112(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 112(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 128(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 144(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 160(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 176(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 96(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   384(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 112(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   416(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   448(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   480(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_96x96n_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
 	SHLQ         $0x02, DX
-	MOVQ         r+40(FP), BX
-	MOVQ         w_base+48(FP), SI
-	MOVL         $0x3f800000, DI
+	MOVL         $0x7fffffff, DI
 	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
 
-group:
-	CMPQ AX, $0x04
-	JB   head
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000003, R9
 
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, DI
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_96x96n_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000003, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_128x128i_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(SI)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(SI)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(SI)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(SI)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   256(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(SI)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   288(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(SI)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   320(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(SI)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   352(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(SI)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   384(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(SI)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   416(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(SI)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   448(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(SI)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	VMOVUPS   480(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_128x128i_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·inv_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(SI)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(SI)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(SI)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(SI)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(SI)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(SI)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(SI)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   256(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(SI)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   288(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(SI)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   320(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(SI)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   352(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(SI)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   384(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(SI)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   416(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(SI)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   448(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(SI)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	VMOVUPS   480(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·fwdRows_128x128i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·invRows_128x128i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX2
+TEXT ·fill_128x128i_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
+	MOVQ         r+0(FP), AX
+	MOVQ         freqs+16(FP), CX
+	VBROADCASTSD pos+8(FP), Y0
+	VBROADCASTSD attn+24(FP), Y1
+	VPXOR        Y3, Y3, Y3
+	MOVQ         $0x00000010, DX
+
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y6
+	VADDPD     vecconst<>+64(SB), Y6, Y6
+	VSUBPD     vecconst<>+64(SB), Y6, Y7
+	VMULPD     vecconst<>+128(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y7, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     Y2, Y2, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y8, Y8, Y9
+	VMULPD     Y7, Y2, Y10
+	VMULPD     vecconst<>+384(SB), Y7, Y11
+	VSUBPD     vecconst<>+448(SB), Y11, Y11
+	VMULPD     vecconst<>+512(SB), Y7, Y12
+	VSUBPD     vecconst<>+576(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+640(SB), Y7, Y12
+	VSUBPD     vecconst<>+704(SB), Y12, Y12
+	VMULPD     Y12, Y9, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     Y11, Y10, Y10
+	VADDPD     Y10, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y7, Y10
+	VMOVUPD    vecconst<>+768(SB), Y11
+	VSUBPD     Y10, Y11, Y10
+	VMULPD     vecconst<>+896(SB), Y7, Y11
+	VADDPD     vecconst<>+960(SB), Y11, Y11
+	VMULPD     vecconst<>+1024(SB), Y7, Y12
+	VADDPD     vecconst<>+1088(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+1152(SB), Y7, Y7
+	VADDPD     vecconst<>+1216(SB), Y7, Y7
+	VMULPD     Y7, Y9, Y7
+	VADDPD     Y7, Y11, Y7
+	VMULPD     Y7, Y8, Y7
+	VADDPD     Y7, Y10, Y7
+	VPXOR      Y7, Y2, Y8
+	VPAND      vecconst<>+1280(SB), Y6, Y9
+	VPSUBQ     Y9, Y3, Y9
+	VPAND      Y9, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPXOR      Y8, Y7, Y7
+	VPAND      vecconst<>+1344(SB), Y6, Y8
+	VPSLLQ     $0x3e, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y6, Y6
+	VPSLLQ     $0x3e, Y6, Y6
+	VPXOR      Y6, Y7, Y6
+	VMULPD     Y1, Y6, Y6
+	VCVTPD2PSY Y6, X4
+	VMULPD     Y1, Y2, Y2
+	VCVTPD2PSY Y2, X5
+	VMOVUPS    vecconst<>+1408(SB), Y2
+	VPERMPS    Y4, Y2, Y6
+	VMOVUPS    Y6, (AX)
+	VPERMPS    Y5, Y2, Y2
+	VPXOR      vecconst<>+1472(SB), Y2, Y2
+	VMOVUPS    Y2, 512(AX)
+	ADDQ       $0x00000020, CX
+	ADDQ       $0x00000020, AX
+	DECQ       DX
+	JNZ        loop1
+	VZEROUPPER
+	RET
+
+// func norm_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·norm_l2HeadAfter_128x128i_avx2(SB), $2096-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
+	SHLQ         $0x02, DX
+	MOVQ         $0x4060000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y5
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y6
+
+while1:
+	CMPQ BX, $0x04
+	JB   end2
+	MOVQ AX, SI
+	LEAQ (SP), DI
 	XORQ R8, R8
 
-groupsum:
+for3:
 	VXORPD       Y1, Y1, Y1
 	VXORPD       Y2, Y2, Y2
-	VCVTPS2PD    (CX), Y3
+	VMOVUPS      (SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       (CX), Y3, Y3
+	VMULPS       512(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (DI)
+	VMOVUPS      32(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       32(CX), Y3, Y3
+	VMULPS       544(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 32(DI)
+	VMOVUPS      64(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       64(CX), Y3, Y3
+	VMULPS       576(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 64(DI)
+	VMOVUPS      96(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       96(CX), Y3, Y3
+	VMULPS       608(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 96(DI)
+	VMOVUPS      128(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       128(CX), Y3, Y3
+	VMULPS       640(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 128(DI)
+	VMOVUPS      160(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       160(CX), Y3, Y3
+	VMULPS       672(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 160(DI)
+	VMOVUPS      192(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       192(CX), Y3, Y3
+	VMULPS       704(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 192(DI)
+	VMOVUPS      224(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       224(CX), Y3, Y3
+	VMULPS       736(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 224(DI)
+	VMOVUPS      256(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       256(CX), Y3, Y3
+	VMULPS       768(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 256(DI)
+	VMOVUPS      288(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       288(CX), Y3, Y3
+	VMULPS       800(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 288(DI)
+	VMOVUPS      320(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       320(CX), Y3, Y3
+	VMULPS       832(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 320(DI)
+	VMOVUPS      352(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       352(CX), Y3, Y3
+	VMULPS       864(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 352(DI)
+	VMOVUPS      384(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       384(CX), Y3, Y3
+	VMULPS       896(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 384(DI)
+	VMOVUPS      416(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       416(CX), Y3, Y3
+	VMULPS       928(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 416(DI)
+	VMOVUPS      448(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       448(CX), Y3, Y3
+	VMULPS       960(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 448(DI)
+	VMOVUPS      480(SI), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       480(CX), Y3, Y3
+	VMULPS       992(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 480(DI)
+	VCVTPS2PD    (DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    16(CX), Y3
+	VCVTPS2PD    16(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    32(CX), Y3
+	VCVTPS2PD    32(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    48(CX), Y3
+	VCVTPS2PD    48(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    64(CX), Y3
+	VCVTPS2PD    64(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    80(CX), Y3
+	VCVTPS2PD    80(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    96(CX), Y3
+	VCVTPS2PD    96(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    112(CX), Y3
+	VCVTPS2PD    112(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    128(CX), Y3
+	VCVTPS2PD    128(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    144(CX), Y3
+	VCVTPS2PD    144(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    160(CX), Y3
+	VCVTPS2PD    160(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    176(CX), Y3
+	VCVTPS2PD    176(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    192(CX), Y3
+	VCVTPS2PD    192(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    208(CX), Y3
+	VCVTPS2PD    208(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    224(CX), Y3
+	VCVTPS2PD    224(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    240(CX), Y3
+	VCVTPS2PD    240(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    256(CX), Y3
+	VCVTPS2PD    256(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    272(CX), Y3
+	VCVTPS2PD    272(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    288(CX), Y3
+	VCVTPS2PD    288(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    304(CX), Y3
+	VCVTPS2PD    304(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    320(CX), Y3
+	VCVTPS2PD    320(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    336(CX), Y3
+	VCVTPS2PD    336(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    352(CX), Y3
+	VCVTPS2PD    352(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    368(CX), Y3
+	VCVTPS2PD    368(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    384(CX), Y3
+	VCVTPS2PD    384(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    400(CX), Y3
+	VCVTPS2PD    400(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    416(CX), Y3
+	VCVTPS2PD    416(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    432(CX), Y3
+	VCVTPS2PD    432(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    448(CX), Y3
+	VCVTPS2PD    448(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    464(CX), Y3
+	VCVTPS2PD    464(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    480(CX), Y3
+	VCVTPS2PD    480(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    496(CX), Y3
+	VCVTPS2PD    496(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    512(CX), Y3
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VMOVSD       X1, 2048(SP)(R8*8)
+	ADDQ         DX, SI
+	ADDQ         $0x00000200, DI
+	INCQ         R8
+	CMPQ         R8, $0x04
+	JB           for3
+	VMOVUPD      2048(SP), Y1
+	VDIVPD       Y5, Y1, Y1
+	VBROADCASTSD X0, Y2
+	VADDPD       Y2, Y1, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y6, Y1
+	VCVTPD2PSY   Y1, X1
+	VMOVUPS      X1, 2080(SP)
+	LEAQ         (SP), SI
+	XORQ         DI, DI
+
+for4:
+	VBROADCASTSS 2080(SP)(DI*4), Y1
+	VMOVUPS      (SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(SI), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(SI), Y2
+	VMULPS       Y1, Y2, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         DX, AX
+	ADDQ         $0x00000200, SI
+	INCQ         DI
+	CMPQ         DI, $0x04
+	JB           for4
+	SUBQ         $0x04, BX
+	JMP          while1
+
+end2:
+	TESTQ BX, BX
+	JZ    end6
+
+loop5:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VMOVUPS      (AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       (CX), Y3, Y3
+	VMULPS       512(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, (SP)
+	VMOVUPS      32(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       32(CX), Y3, Y3
+	VMULPS       544(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 32(SP)
+	VMOVUPS      64(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       64(CX), Y3, Y3
+	VMULPS       576(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 64(SP)
+	VMOVUPS      96(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       96(CX), Y3, Y3
+	VMULPS       608(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 96(SP)
+	VMOVUPS      128(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       128(CX), Y3, Y3
+	VMULPS       640(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 128(SP)
+	VMOVUPS      160(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       160(CX), Y3, Y3
+	VMULPS       672(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 160(SP)
+	VMOVUPS      192(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       192(CX), Y3, Y3
+	VMULPS       704(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 192(SP)
+	VMOVUPS      224(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       224(CX), Y3, Y3
+	VMULPS       736(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 224(SP)
+	VMOVUPS      256(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       256(CX), Y3, Y3
+	VMULPS       768(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 256(SP)
+	VMOVUPS      288(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       288(CX), Y3, Y3
+	VMULPS       800(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 288(SP)
+	VMOVUPS      320(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       320(CX), Y3, Y3
+	VMULPS       832(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 320(SP)
+	VMOVUPS      352(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       352(CX), Y3, Y3
+	VMULPS       864(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 352(SP)
+	VMOVUPS      384(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       384(CX), Y3, Y3
+	VMULPS       896(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 384(SP)
+	VMOVUPS      416(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       416(CX), Y3, Y3
+	VMULPS       928(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 416(SP)
+	VMOVUPS      448(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       448(CX), Y3, Y3
+	VMULPS       960(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 448(SP)
+	VMOVUPS      480(AX), Y3
+	VPERMILPS    $0xb1, Y3, Y4
+	VMULPS       480(CX), Y3, Y3
+	VMULPS       992(CX), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VMOVUPS      Y3, 480(SP)
+	VCVTPS2PD    (SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    528(CX), Y3
+	VCVTPS2PD    16(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    544(CX), Y3
+	VCVTPS2PD    32(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    560(CX), Y3
+	VCVTPS2PD    48(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    576(CX), Y3
+	VCVTPS2PD    64(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    592(CX), Y3
+	VCVTPS2PD    80(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    608(CX), Y3
+	VCVTPS2PD    96(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    624(CX), Y3
+	VCVTPS2PD    112(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    640(CX), Y3
+	VCVTPS2PD    128(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    656(CX), Y3
+	VCVTPS2PD    144(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    672(CX), Y3
+	VCVTPS2PD    160(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    688(CX), Y3
+	VCVTPS2PD    176(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    704(CX), Y3
+	VCVTPS2PD    192(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    720(CX), Y3
+	VCVTPS2PD    208(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    736(CX), Y3
+	VCVTPS2PD    224(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    752(CX), Y3
+	VCVTPS2PD    240(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    768(CX), Y3
+	VCVTPS2PD    256(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    784(CX), Y3
+	VCVTPS2PD    272(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    800(CX), Y3
+	VCVTPS2PD    288(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    816(CX), Y3
+	VCVTPS2PD    304(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    832(CX), Y3
+	VCVTPS2PD    320(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    848(CX), Y3
+	VCVTPS2PD    336(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    864(CX), Y3
+	VCVTPS2PD    352(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    880(CX), Y3
+	VCVTPS2PD    368(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    896(CX), Y3
+	VCVTPS2PD    384(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    912(CX), Y3
+	VCVTPS2PD    400(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    928(CX), Y3
+	VCVTPS2PD    416(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    944(CX), Y3
+	VCVTPS2PD    432(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    960(CX), Y3
+	VCVTPS2PD    448(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    976(CX), Y3
+	VCVTPS2PD    464(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    992(CX), Y3
+	VCVTPS2PD    480(SP), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    1008(CX), Y3
+	VCVTPS2PD    496(SP), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VDIVSD       X5, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X6, X1
+	VCVTSD2SS    X1, X1, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(SP), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(SP), Y2
+	VMULPS       Y1, Y2, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         DX, AX
+	DECQ         BX
+	JNZ          loop5
+
+end6:
+	VZEROUPPER
+	RET
+
+// func normOnly_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·normOnly_l2HeadAfter_128x128i_avx2(SB), NOSPLIT, $48-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), CX
+	MOVQ         n+32(FP), DX
+	SHLQ         $0x02, CX
+	MOVQ         $0x4060000000000000, BX
+	VMOVQ        BX, X1
+	VBROADCASTSD X1, Y4
+	MOVQ         $0x3ff0000000000000, BX
+	VMOVQ        BX, X1
+	VBROADCASTSD X1, Y5
+
+while1:
+	CMPQ DX, $0x04
+	JB   end2
+	MOVQ AX, BX
+	XORQ SI, SI
+
+for3:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(BX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VMOVSD       X1, (SP)(SI*8)
+	ADDQ         CX, BX
+	INCQ         SI
+	CMPQ         SI, $0x04
+	JB           for3
+	VMOVUPD      (SP), Y1
+	VDIVPD       Y4, Y1, Y1
+	VBROADCASTSD X0, Y2
+	VADDPD       Y2, Y1, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y5, Y1
+	VCVTPD2PSY   Y1, X1
+	VMOVUPS      X1, 32(SP)
+	XORQ         BX, BX
+
+for4:
+	VBROADCASTSS 32(SP)(BX*4), Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         CX, AX
+	INCQ         BX
+	CMPQ         BX, $0x04
+	JB           for4
+	SUBQ         $0x04, DX
+	JMP          while1
+
+end2:
+	TESTQ DX, DX
+	JZ    end6
+
+loop5:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VDIVSD       X4, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X5, X1
+	VCVTSD2SS    X1, X1, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         CX, AX
+	DECQ         DX
+	JNZ          loop5
+
+end6:
+	VZEROUPPER
+	RET
+
+// func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX
+TEXT ·rotTo_128x128i_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   (R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (R9)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   32(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(R9)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   576(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   64(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(R9)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   608(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   96(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(R9)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   640(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   128(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(R9)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   672(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   160(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(R9)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   704(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   192(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(R9)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   736(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VMOVUPS   224(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(R9)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(SI), Y2
+	VMOVUPS   768(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+	VMOVUPS   256(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(R9)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(SI), Y2
+	VMOVUPS   800(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+	VMOVUPS   288(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(R9)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(SI), Y2
+	VMOVUPS   832(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+	VMOVUPS   320(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(R9)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(SI), Y2
+	VMOVUPS   864(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+	VMOVUPS   352(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(R9)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(SI), Y2
+	VMOVUPS   896(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+	VMOVUPS   384(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(R9)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(SI), Y2
+	VMOVUPS   928(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+	VMOVUPS   416(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(R9)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(SI), Y2
+	VMOVUPS   960(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+	VMOVUPS   448(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(R9)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(SI), Y2
+	VMOVUPS   992(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	VMOVUPS   480(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (SI), Y0, Y0
+	VMULPS    512(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(SI), Y0, Y0
+	VMULPS    544(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(SI), Y0, Y0
+	VMULPS    576(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(SI), Y0, Y0
+	VMULPS    608(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(SI), Y0, Y0
+	VMULPS    640(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(SI), Y0, Y0
+	VMULPS    672(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(SI), Y0, Y0
+	VMULPS    704(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(SI), Y0, Y0
+	VMULPS    736(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(SI), Y0, Y0
+	VMULPS    768(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(SI), Y0, Y0
+	VMULPS    800(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(SI), Y0, Y0
+	VMULPS    832(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(SI), Y0, Y0
+	VMULPS    864(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(SI), Y0, Y0
+	VMULPS    896(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(SI), Y0, Y0
+	VMULPS    928(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(SI), Y0, Y0
+	VMULPS    960(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(SI), Y0, Y0
+	VMULPS    992(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·store_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   256(AX), Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   288(AX), Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   320(AX), Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   352(AX), Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   384(AX), Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   416(AX), Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   448(AX), Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   480(AX), Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·load_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Y0
+	VMOVUPS   Y0, (CX)
+	VCVTPH2PS 16(AX), Y0
+	VMOVUPS   Y0, 32(CX)
+	VCVTPH2PS 32(AX), Y0
+	VMOVUPS   Y0, 64(CX)
+	VCVTPH2PS 48(AX), Y0
+	VMOVUPS   Y0, 96(CX)
+	VCVTPH2PS 64(AX), Y0
+	VMOVUPS   Y0, 128(CX)
+	VCVTPH2PS 80(AX), Y0
+	VMOVUPS   Y0, 160(CX)
+	VCVTPH2PS 96(AX), Y0
+	VMOVUPS   Y0, 192(CX)
+	VCVTPH2PS 112(AX), Y0
+	VMOVUPS   Y0, 224(CX)
+	VCVTPH2PS 128(AX), Y0
+	VMOVUPS   Y0, 256(CX)
+	VCVTPH2PS 144(AX), Y0
+	VMOVUPS   Y0, 288(CX)
+	VCVTPH2PS 160(AX), Y0
+	VMOVUPS   Y0, 320(CX)
+	VCVTPH2PS 176(AX), Y0
+	VMOVUPS   Y0, 352(CX)
+	VCVTPH2PS 192(AX), Y0
+	VMOVUPS   Y0, 384(CX)
+	VCVTPH2PS 208(AX), Y0
+	VMOVUPS   Y0, 416(CX)
+	VCVTPH2PS 224(AX), Y0
+	VMOVUPS   Y0, 448(CX)
+	VCVTPH2PS 240(AX), Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·to_f16_128x128i_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   (R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (R9)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   32(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(R9)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   576(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   64(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(R9)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   608(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   96(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(R9)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   640(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   128(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(R9)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   672(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   160(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(R9)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   704(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   192(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(R9)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   736(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   224(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(R9)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(SI), Y2
+	VMOVUPS   768(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   256(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(R9)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(SI), Y2
+	VMOVUPS   800(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   288(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(R9)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(SI), Y2
+	VMOVUPS   832(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   320(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(R9)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(SI), Y2
+	VMOVUPS   864(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   352(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(R9)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(SI), Y2
+	VMOVUPS   896(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   384(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(R9)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(SI), Y2
+	VMOVUPS   928(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   416(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(R9)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(SI), Y2
+	VMOVUPS   960(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   448(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(R9)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(SI), Y2
+	VMOVUPS   992(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	VMOVUPS   480(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (SI), Y0, Y0
+	VMULPS    512(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(SI), Y0, Y0
+	VMULPS    544(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(SI), Y0, Y0
+	VMULPS    576(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(SI), Y0, Y0
+	VMULPS    608(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(SI), Y0, Y0
+	VMULPS    640(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(SI), Y0, Y0
+	VMULPS    672(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(SI), Y0, Y0
+	VMULPS    704(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(SI), Y0, Y0
+	VMULPS    736(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(SI), Y0, Y0
+	VMULPS    768(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(SI), Y0, Y0
+	VMULPS    800(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(SI), Y0, Y0
+	VMULPS    832(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(SI), Y0, Y0
+	VMULPS    864(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(SI), Y0, Y0
+	VMULPS    896(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(SI), Y0, Y0
+	VMULPS    928(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(SI), Y0, Y0
+	VMULPS    960(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(SI), Y0, Y0
+	VMULPS    992(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shift_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shift_f16_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (SI)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 16(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(SI)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(SI)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 48(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(SI)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(SI)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 80(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(SI)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 112(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	VCVTPH2PS 128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 144(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 144(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 176(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 176(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	VCVTPH2PS 192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(SI)
+	VCVTPH2PS 208(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 208(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(SI)
+	VCVTPH2PS 224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(SI)
+	VCVTPH2PS 240(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	VCVTPH2PS 240(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 144(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 176(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 208(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 240(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shiftInv_f16_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (SI)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 16(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(SI)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(SI)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 48(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(SI)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(SI)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 80(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(SI)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(SI)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 112(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(SI)
+	VCVTPH2PS 128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 144(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 144(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 176(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 176(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	VCVTPH2PS 192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(SI)
+	VCVTPH2PS 208(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 208(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(SI)
+	VCVTPH2PS 224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(SI)
+	VCVTPH2PS 240(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	VCVTPH2PS 240(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VCVTPH2PS 16(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VCVTPH2PS 32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VCVTPH2PS 48(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	VCVTPH2PS 64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 64(AX)
+	VCVTPH2PS 80(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 80(AX)
+	VCVTPH2PS 96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 96(AX)
+	VCVTPH2PS 112(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 112(AX)
+	VCVTPH2PS 128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 144(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 176(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 208(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 240(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
+	VSUBPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_128x128n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_128x128n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS (SI), Y0
+	VMOVUPS 256(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 256(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 32(SI), Y0
+	VMOVUPS 288(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 288(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 64(SI), Y0
+	VMOVUPS 320(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 320(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 96(SI), Y0
+	VMOVUPS 352(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 352(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 128(SI), Y0
+	VMOVUPS 384(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 384(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 160(SI), Y0
+	VMOVUPS 416(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 416(SI)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 192(SI), Y0
+	VMOVUPS 448(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(SI)
+	VMOVUPS Y0, 448(SI)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	VMOVUPS 224(SI), Y0
+	VMOVUPS 480(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(SI)
+	VMOVUPS Y0, 480(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_128x128n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·inv_128x128n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS (SI), Y0
+	VMOVUPS 256(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 256(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 32(SI), Y0
+	VMOVUPS 288(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 288(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 64(SI), Y0
+	VMOVUPS 320(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 320(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 96(SI), Y0
+	VMOVUPS 352(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 352(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 128(SI), Y0
+	VMOVUPS 384(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 384(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 160(SI), Y0
+	VMOVUPS 416(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 416(SI)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 192(SI), Y0
+	VMOVUPS 448(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(SI)
+	VMOVUPS Y0, 448(SI)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	VMOVUPS 224(SI), Y0
+	VMOVUPS 480(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(SI)
+	VMOVUPS Y0, 480(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·fwdRows_128x128n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000400, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·invRows_128x128n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 512(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 256(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 544(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 288(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 576(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 320(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 608(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 352(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 640(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 384(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 672(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 416(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 704(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 448(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 736(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 480(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000400, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_128x128n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
+// Requires: AVX, AVX2
+TEXT ·fill_128x128n_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
+	MOVQ         r+0(FP), AX
+	MOVQ         freqs+16(FP), CX
+	VBROADCASTSD pos+8(FP), Y0
+	VBROADCASTSD attn+24(FP), Y1
+	VPXOR        Y3, Y3, Y3
+	MOVQ         $0x00000010, DX
+
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y5
+	VADDPD     vecconst<>+64(SB), Y5, Y5
+	VSUBPD     vecconst<>+64(SB), Y5, Y6
+	VMULPD     vecconst<>+128(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y6, Y6
+	VSUBPD     Y6, Y2, Y2
+	VMULPD     Y2, Y2, Y6
+	VMULPD     Y6, Y6, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y6, Y2, Y9
+	VMULPD     vecconst<>+384(SB), Y6, Y10
+	VSUBPD     vecconst<>+448(SB), Y10, Y10
+	VMULPD     vecconst<>+512(SB), Y6, Y11
+	VSUBPD     vecconst<>+576(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+640(SB), Y6, Y11
+	VSUBPD     vecconst<>+704(SB), Y11, Y11
+	VMULPD     Y11, Y8, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     Y10, Y9, Y9
+	VADDPD     Y9, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y6, Y9
+	VMOVUPD    vecconst<>+768(SB), Y10
+	VSUBPD     Y9, Y10, Y9
+	VMULPD     vecconst<>+896(SB), Y6, Y10
+	VADDPD     vecconst<>+960(SB), Y10, Y10
+	VMULPD     vecconst<>+1024(SB), Y6, Y11
+	VADDPD     vecconst<>+1088(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+1152(SB), Y6, Y6
+	VADDPD     vecconst<>+1216(SB), Y6, Y6
+	VMULPD     Y6, Y8, Y6
+	VADDPD     Y6, Y10, Y6
+	VMULPD     Y6, Y7, Y6
+	VADDPD     Y6, Y9, Y6
+	VPXOR      Y6, Y2, Y7
+	VPAND      vecconst<>+1280(SB), Y5, Y8
+	VPSUBQ     Y8, Y3, Y8
+	VPAND      Y8, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPXOR      Y7, Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y5, Y7
+	VPSLLQ     $0x3e, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y5, Y5
+	VPAND      vecconst<>+1344(SB), Y5, Y5
+	VPSLLQ     $0x3e, Y5, Y5
+	VPXOR      Y5, Y6, Y5
+	VMULPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X5
+	VMULPD     Y1, Y2, Y2
+	VCVTPD2PSY Y2, X4
+	VPXOR      vecconst<>+1536(SB), Y4, Y2
+	VMOVUPS    X5, (AX)
+	VMOVUPS    X5, 256(AX)
+	VMOVUPS    X2, 512(AX)
+	VMOVUPS    X4, 768(AX)
+	ADDQ       $0x00000020, CX
+	ADDQ       $0x00000010, AX
+	DECQ       DX
+	JNZ        loop1
+	VZEROUPPER
+	RET
+
+// func norm_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·norm_rmsHead_128x128n_avx2(SB), NOSPLIT, $48-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, BX
+	MOVQ         $0x4060000000000000, DI
+	VMOVQ        DI, X1
+	VBROADCASTSD X1, Y4
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X1
+	VBROADCASTSD X1, Y5
+
+while1:
+	CMPQ SI, $0x04
+	JB   end2
+	MOVQ AX, DI
+	XORQ R8, R8
+
+for3:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(DI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y1
@@ -14934,521 +15427,258 @@ groupsum:
 	VUNPCKHPD    X2, X2, X1
 	VADDSD       X1, X2, X1
 	VMOVSD       X1, (SP)(R8*8)
-	ADDQ         DX, CX
+	ADDQ         BX, DI
 	INCQ         R8
 	CMPQ         R8, $0x04
-	JB           groupsum
+	JB           for3
 	VMOVUPD      (SP), Y1
-	MOVQ         $0x4070000000000000, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
-	VDIVPD       Y2, Y1, Y1
-	VBROADCASTSD eps+72(FP), Y2
+	VDIVPD       Y4, Y1, Y1
+	VBROADCASTSD X0, Y2
 	VADDPD       Y2, Y1, Y1
 	VSQRTPD      Y1, Y1
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
-	VDIVPD       Y1, Y2, Y2
-	VCVTPD2PSY   Y2, X1
+	VDIVPD       Y1, Y5, Y1
+	VCVTPD2PSY   Y1, X1
 	VMOVUPS      X1, 32(SP)
-	MOVQ         DI, CX
-	XORQ         R8, R8
+	XORQ         DI, DI
 
-groupout:
-	VBROADCASTSS 32(SP)(R8*4), Y1
+for4:
+	VBROADCASTSS 32(SP)(DI*4), Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      256(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       (DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       256(DX), Y3, Y3
+	VMOVUPS      (CX), Y6
+	VMOVUPS      512(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      32(AX), Y2
+	VMOVUPS      288(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       32(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       288(DX), Y3, Y3
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      544(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 32(AX)
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      320(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       64(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       320(DX), Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      576(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 64(AX)
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      96(AX), Y2
+	VMOVUPS      352(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       96(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       352(DX), Y3, Y3
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      608(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 96(AX)
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      128(AX), Y2
+	VMOVUPS      384(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       128(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       384(DX), Y3, Y3
+	VMOVUPS      128(CX), Y6
+	VMOVUPS      640(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 128(AX)
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      160(AX), Y2
+	VMOVUPS      416(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       160(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       416(DX), Y3, Y3
+	VMOVUPS      160(CX), Y6
+	VMOVUPS      672(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 160(AX)
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      192(AX), Y2
+	VMOVUPS      448(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       192(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       448(DX), Y3, Y3
+	VMOVUPS      192(CX), Y6
+	VMOVUPS      704(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 192(AX)
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      224(AX), Y2
+	VMOVUPS      480(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       224(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y1
+	VMULPS       480(DX), Y1, Y1
+	VMOVUPS      224(CX), Y3
+	VMOVUPS      736(CX), Y6
+	VMULPS       Y3, Y2, Y7
+	VMULPS       Y6, Y1, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y6, Y2, Y2
+	VSUBPS       Y2, Y1, Y1
+	VMOVUPS      Y7, 224(AX)
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         BX, AX
+	INCQ         DI
+	CMPQ         DI, $0x04
+	JB           for4
+	SUBQ         $0x04, SI
+	JMP          while1
 
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  (SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  512(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS (BX), Y5
-	VMOVUPS 1024(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, (CX)
-	VMOVUPS Y3, 512(CX)
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  32(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  544(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 32(BX), Y5
-	VMOVUPS 1056(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 32(CX)
-	VMOVUPS Y3, 544(CX)
-	VMOVUPS 64(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  64(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  576(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 64(BX), Y5
-	VMOVUPS 1088(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 64(CX)
-	VMOVUPS Y3, 576(CX)
-	VMOVUPS 96(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  96(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  608(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 96(BX), Y5
-	VMOVUPS 1120(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 96(CX)
-	VMOVUPS Y3, 608(CX)
-	VMOVUPS 128(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  128(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  640(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 128(BX), Y5
-	VMOVUPS 1152(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 128(CX)
-	VMOVUPS Y3, 640(CX)
-	VMOVUPS 160(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  160(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  672(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 160(BX), Y5
-	VMOVUPS 1184(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 160(CX)
-	VMOVUPS Y3, 672(CX)
-	VMOVUPS 192(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  192(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  704(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 192(BX), Y5
-	VMOVUPS 1216(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 192(CX)
-	VMOVUPS Y3, 704(CX)
-	VMOVUPS 224(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  224(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  736(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 224(BX), Y5
-	VMOVUPS 1248(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 224(CX)
-	VMOVUPS Y3, 736(CX)
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  256(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  768(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 256(BX), Y5
-	VMOVUPS 1280(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 256(CX)
-	VMOVUPS Y3, 768(CX)
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  288(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  800(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 288(BX), Y5
-	VMOVUPS 1312(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 288(CX)
-	VMOVUPS Y3, 800(CX)
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  320(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  832(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 320(BX), Y5
-	VMOVUPS 1344(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 320(CX)
-	VMOVUPS Y3, 832(CX)
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  352(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  864(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 352(BX), Y5
-	VMOVUPS 1376(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 352(CX)
-	VMOVUPS Y3, 864(CX)
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  384(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  896(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 384(BX), Y5
-	VMOVUPS 1408(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 384(CX)
-	VMOVUPS Y3, 896(CX)
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  416(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  928(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 416(BX), Y5
-	VMOVUPS 1440(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 416(CX)
-	VMOVUPS Y3, 928(CX)
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  448(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  960(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 448(BX), Y5
-	VMOVUPS 1472(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 448(CX)
-	VMOVUPS Y3, 960(CX)
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  480(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  992(SI), Y0, Y1
-	VMULPS  Y1, Y3, Y3
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 1504(BX), Y5
-	VMULPS  Y1, Y2, Y6
-	VMULPS  Y5, Y3, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y1, Y3, Y1
-	VMULPS  Y5, Y2, Y2
-	VSUBPS  Y2, Y1, Y1
-	VMOVUPS Y6, 480(CX)
-	VMOVUPS Y1, 992(CX)
-	ADDQ    DX, CX
-	INCQ    R8
-	CMPQ    R8, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
+end2:
+	TESTQ SI, SI
+	JZ    end6
 
-head:
-	TESTQ        AX, AX
-	JZ           done
+loop5:
 	VXORPD       Y1, Y1, Y1
 	VXORPD       Y2, Y2, Y2
-	VCVTPS2PD    (CX), Y3
+	VCVTPS2PD    (AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    16(CX), Y3
+	VCVTPS2PD    16(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    32(CX), Y3
+	VCVTPS2PD    32(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    48(CX), Y3
+	VCVTPS2PD    48(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    64(CX), Y3
+	VCVTPS2PD    64(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    80(CX), Y3
+	VCVTPS2PD    80(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    96(CX), Y3
+	VCVTPS2PD    96(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    112(CX), Y3
+	VCVTPS2PD    112(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    128(CX), Y3
+	VCVTPS2PD    128(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    144(CX), Y3
+	VCVTPS2PD    144(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    160(CX), Y3
+	VCVTPS2PD    160(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    176(CX), Y3
+	VCVTPS2PD    176(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    192(CX), Y3
+	VCVTPS2PD    192(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    208(CX), Y3
+	VCVTPS2PD    208(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    224(CX), Y3
+	VCVTPS2PD    224(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    240(CX), Y3
+	VCVTPS2PD    240(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    256(CX), Y3
+	VCVTPS2PD    256(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    272(CX), Y3
+	VCVTPS2PD    272(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    288(CX), Y3
+	VCVTPS2PD    288(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    304(CX), Y3
+	VCVTPS2PD    304(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    320(CX), Y3
+	VCVTPS2PD    320(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    336(CX), Y3
+	VCVTPS2PD    336(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    352(CX), Y3
+	VCVTPS2PD    352(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    368(CX), Y3
+	VCVTPS2PD    368(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    384(CX), Y3
+	VCVTPS2PD    384(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    400(CX), Y3
+	VCVTPS2PD    400(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    416(CX), Y3
+	VCVTPS2PD    416(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    432(CX), Y3
+	VCVTPS2PD    432(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    448(CX), Y3
+	VCVTPS2PD    448(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    464(CX), Y3
+	VCVTPS2PD    464(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    480(CX), Y3
+	VCVTPS2PD    480(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    496(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    512(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    528(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    544(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    560(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    576(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    592(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    608(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    624(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    640(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    656(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    672(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    688(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    704(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    720(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    736(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    752(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    768(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    784(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    800(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    816(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    832(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    848(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    864(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    880(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    896(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    912(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    928(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    944(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    960(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    976(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    992(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    1008(CX), Y3
+	VCVTPS2PD    496(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y1
@@ -15456,531 +15686,268 @@ head:
 	VADDPD       X2, X1, X2
 	VUNPCKHPD    X2, X2, X1
 	VADDSD       X1, X2, X1
-	MOVQ         $0x00000100, DI
-	VCVTSI2SDQ   DI, X4, X4
 	VDIVSD       X4, X1, X1
-	VMOVSD       eps+72(FP), X2
-	VADDSD       X2, X1, X1
+	VADDSD       X0, X1, X1
 	VSQRTSD      X1, X1, X1
-	MOVQ         $0x3ff0000000000000, DI
-	VMOVQ        DI, X2
-	VDIVSD       X1, X2, X2
-	VCVTSD2SS    X2, X2, X1
+	VDIVSD       X1, X5, X1
+	VCVTSD2SS    X1, X1, X1
 	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      256(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       (DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       256(DX), Y3, Y3
+	VMOVUPS      (CX), Y6
+	VMOVUPS      512(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, (AX)
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      32(AX), Y2
+	VMOVUPS      288(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       32(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       288(DX), Y3, Y3
+	VMOVUPS      32(CX), Y6
+	VMOVUPS      544(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 32(AX)
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      320(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       64(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       320(DX), Y3, Y3
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      576(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 64(AX)
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      96(AX), Y2
+	VMOVUPS      352(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       96(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       352(DX), Y3, Y3
+	VMOVUPS      96(CX), Y6
+	VMOVUPS      608(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 96(AX)
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      128(AX), Y2
+	VMOVUPS      384(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       128(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       384(DX), Y3, Y3
+	VMOVUPS      128(CX), Y6
+	VMOVUPS      640(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 128(AX)
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      160(AX), Y2
+	VMOVUPS      416(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       160(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       416(DX), Y3, Y3
+	VMOVUPS      160(CX), Y6
+	VMOVUPS      672(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 160(AX)
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      192(AX), Y2
+	VMOVUPS      448(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       192(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VMULPS       448(DX), Y3, Y3
+	VMOVUPS      192(CX), Y6
+	VMOVUPS      704(CX), Y7
+	VMULPS       Y6, Y2, Y8
+	VMULPS       Y7, Y3, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y8, 192(AX)
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      224(AX), Y2
+	VMOVUPS      480(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VMULPS       224(DX), Y2, Y2
+	VMULPS       Y1, Y3, Y1
+	VMULPS       480(DX), Y1, Y1
+	VMOVUPS      224(CX), Y3
+	VMOVUPS      736(CX), Y6
+	VMULPS       Y3, Y2, Y7
+	VMULPS       Y6, Y1, Y8
+	VADDPS       Y8, Y7, Y7
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y6, Y2, Y2
+	VSUBPS       Y2, Y1, Y1
+	VMOVUPS      Y7, 224(AX)
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         BX, AX
+	DECQ         SI
+	JNZ          loop5
 
-	// scale, weigh and rotate the head
-	VMOVUPS (CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  (SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 512(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  512(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS (BX), Y5
-	VMOVUPS 1024(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, (CX)
-	VMOVUPS Y3, 512(CX)
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  32(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 544(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  544(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 32(BX), Y5
-	VMOVUPS 1056(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 32(CX)
-	VMOVUPS Y3, 544(CX)
-	VMOVUPS 64(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  64(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 576(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  576(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 64(BX), Y5
-	VMOVUPS 1088(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 64(CX)
-	VMOVUPS Y3, 576(CX)
-	VMOVUPS 96(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  96(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 608(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  608(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 96(BX), Y5
-	VMOVUPS 1120(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 96(CX)
-	VMOVUPS Y3, 608(CX)
-	VMOVUPS 128(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  128(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 640(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  640(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 128(BX), Y5
-	VMOVUPS 1152(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 128(CX)
-	VMOVUPS Y3, 640(CX)
-	VMOVUPS 160(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  160(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 672(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  672(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 160(BX), Y5
-	VMOVUPS 1184(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 160(CX)
-	VMOVUPS Y3, 672(CX)
-	VMOVUPS 192(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  192(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 704(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  704(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 192(BX), Y5
-	VMOVUPS 1216(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 192(CX)
-	VMOVUPS Y3, 704(CX)
-	VMOVUPS 224(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  224(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 736(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  736(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 224(BX), Y5
-	VMOVUPS 1248(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 224(CX)
-	VMOVUPS Y3, 736(CX)
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  256(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 768(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  768(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 256(BX), Y5
-	VMOVUPS 1280(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 256(CX)
-	VMOVUPS Y3, 768(CX)
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  288(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 800(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  800(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 288(BX), Y5
-	VMOVUPS 1312(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 288(CX)
-	VMOVUPS Y3, 800(CX)
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  320(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 832(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  832(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 320(BX), Y5
-	VMOVUPS 1344(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 320(CX)
-	VMOVUPS Y3, 832(CX)
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  352(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 864(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  864(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 352(BX), Y5
-	VMOVUPS 1376(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 352(CX)
-	VMOVUPS Y3, 864(CX)
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  384(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 896(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  896(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 384(BX), Y5
-	VMOVUPS 1408(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 384(CX)
-	VMOVUPS Y3, 896(CX)
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  416(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 928(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  928(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 416(BX), Y5
-	VMOVUPS 1440(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 416(CX)
-	VMOVUPS Y3, 928(CX)
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  448(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 960(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  960(SI), Y0, Y5
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS 448(BX), Y5
-	VMOVUPS 1472(BX), Y6
-	VMULPS  Y5, Y2, Y7
-	VMULPS  Y6, Y3, Y8
-	VADDPS  Y8, Y7, Y7
-	VMULPS  Y5, Y3, Y3
-	VMULPS  Y6, Y2, Y2
-	VSUBPS  Y2, Y3, Y3
-	VMOVUPS Y7, 448(CX)
-	VMOVUPS Y3, 960(CX)
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  480(SI), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS 992(CX), Y3
-	VMULPS  Y1, Y3, Y3
-	VADDPS  992(SI), Y0, Y1
-	VMULPS  Y1, Y3, Y3
-	VMOVUPS 480(BX), Y1
-	VMOVUPS 1504(BX), Y5
-	VMULPS  Y1, Y2, Y6
-	VMULPS  Y5, Y3, Y7
-	VADDPS  Y7, Y6, Y6
-	VMULPS  Y1, Y3, Y1
-	VMULPS  Y5, Y2, Y2
-	VSUBPS  Y2, Y1, Y1
-	VMOVUPS Y6, 480(CX)
-	VMOVUPS Y1, 992(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
-
-done:
+end6:
 	VZEROUPPER
 	RET
 
-// func applyNormOnlyGemmaHeadAVX2H256N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// func normOnly_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 // Requires: AVX, AVX2
-TEXT ·applyNormOnlyGemmaHeadAVX2H256N(SB), NOSPLIT, $48-80
-	MOVQ         n+32(FP), AX
-	CMPQ         AX, $0x00
-	JLE          done
-	MOVQ         x_base+0(FP), CX
+TEXT ·normOnly_rmsHead_128x128n_avx2(SB), NOSPLIT, $48-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
 	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
 	SHLQ         $0x02, DX
-	MOVQ         r+40(FP), BX
-	MOVQ         w_base+48(FP), BX
-	MOVL         $0x3f800000, SI
-	VMOVD        SI, X0
-	VPBROADCASTD X0, Y0
+	MOVQ         $0x4060000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y4
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y5
 
-group:
-	CMPQ AX, $0x04
-	JB   head
-
-	// 4 heads: their sums of squares, then their r together, then the heads
-	MOVQ CX, SI
+while1:
+	CMPQ BX, $0x04
+	JB   end2
+	MOVQ AX, SI
 	XORQ DI, DI
 
-groupsum:
+for3:
 	VXORPD       Y1, Y1, Y1
 	VXORPD       Y2, Y2, Y2
-	VCVTPS2PD    (CX), Y3
+	VCVTPS2PD    (SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    16(CX), Y3
+	VCVTPS2PD    16(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    32(CX), Y3
+	VCVTPS2PD    32(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    48(CX), Y3
+	VCVTPS2PD    48(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    64(CX), Y3
+	VCVTPS2PD    64(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    80(CX), Y3
+	VCVTPS2PD    80(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    96(CX), Y3
+	VCVTPS2PD    96(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    112(CX), Y3
+	VCVTPS2PD    112(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    128(CX), Y3
+	VCVTPS2PD    128(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    144(CX), Y3
+	VCVTPS2PD    144(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    160(CX), Y3
+	VCVTPS2PD    160(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    176(CX), Y3
+	VCVTPS2PD    176(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    192(CX), Y3
+	VCVTPS2PD    192(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    208(CX), Y3
+	VCVTPS2PD    208(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    224(CX), Y3
+	VCVTPS2PD    224(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    240(CX), Y3
+	VCVTPS2PD    240(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    256(CX), Y3
+	VCVTPS2PD    256(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    272(CX), Y3
+	VCVTPS2PD    272(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    288(CX), Y3
+	VCVTPS2PD    288(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    304(CX), Y3
+	VCVTPS2PD    304(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    320(CX), Y3
+	VCVTPS2PD    320(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    336(CX), Y3
+	VCVTPS2PD    336(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    352(CX), Y3
+	VCVTPS2PD    352(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    368(CX), Y3
+	VCVTPS2PD    368(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    384(CX), Y3
+	VCVTPS2PD    384(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    400(CX), Y3
+	VCVTPS2PD    400(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    416(CX), Y3
+	VCVTPS2PD    416(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    432(CX), Y3
+	VCVTPS2PD    432(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    448(CX), Y3
+	VCVTPS2PD    448(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    464(CX), Y3
+	VCVTPS2PD    464(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    480(CX), Y3
+	VCVTPS2PD    480(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    496(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    512(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    528(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    544(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    560(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    576(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    592(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    608(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    624(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    640(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    656(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    672(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    688(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    704(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    720(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    736(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    752(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    768(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    784(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    800(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    816(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    832(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    848(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    864(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    880(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    896(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    912(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    928(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    944(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    960(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    976(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    992(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    1008(CX), Y3
+	VCVTPS2PD    496(SI), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y1
@@ -15989,393 +15956,194 @@ groupsum:
 	VUNPCKHPD    X2, X2, X1
 	VADDSD       X1, X2, X1
 	VMOVSD       X1, (SP)(DI*8)
-	ADDQ         DX, CX
+	ADDQ         DX, SI
 	INCQ         DI
 	CMPQ         DI, $0x04
-	JB           groupsum
+	JB           for3
 	VMOVUPD      (SP), Y1
-	MOVQ         $0x4070000000000000, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
-	VDIVPD       Y2, Y1, Y1
-	VBROADCASTSD eps+72(FP), Y2
+	VDIVPD       Y4, Y1, Y1
+	VBROADCASTSD X0, Y2
 	VADDPD       Y2, Y1, Y1
 	VSQRTPD      Y1, Y1
-	MOVQ         $0x3ff0000000000000, CX
-	VMOVQ        CX, X2
-	VBROADCASTSD X2, Y2
-	VDIVPD       Y1, Y2, Y2
-	VCVTPD2PSY   Y2, X1
+	VDIVPD       Y1, Y5, Y1
+	VCVTPD2PSY   Y1, X1
 	VMOVUPS      X1, 32(SP)
-	MOVQ         SI, CX
-	XORQ         DI, DI
+	XORQ         SI, SI
 
-groupout:
-	VBROADCASTSS 32(SP)(DI*4), Y1
+for4:
+	VBROADCASTSS 32(SP)(SI*4), Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       (CX), Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       32(CX), Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       64(CX), Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       96(CX), Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       128(CX), Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       160(CX), Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       192(CX), Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       224(CX), Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       256(CX), Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       288(CX), Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       320(CX), Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       352(CX), Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       384(CX), Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       416(CX), Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       448(CX), Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VMULPS       480(CX), Y1, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         DX, AX
+	INCQ         SI
+	CMPQ         SI, $0x04
+	JB           for4
+	SUBQ         $0x04, BX
+	JMP          while1
 
-	// scale and weigh the head
-	VMOVUPS (CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  (BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, (CX)
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  32(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)
-	VMOVUPS 64(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  64(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 64(CX)
-	VMOVUPS 96(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  96(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 96(CX)
-	VMOVUPS 128(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  128(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 128(CX)
-	VMOVUPS 160(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  160(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 160(CX)
-	VMOVUPS 192(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  192(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 192(CX)
-	VMOVUPS 224(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  224(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 224(CX)
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  256(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 256(CX)
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  288(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 288(CX)
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  320(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 320(CX)
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  352(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 352(CX)
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  384(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 384(CX)
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  416(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 416(CX)
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  448(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 448(CX)
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  480(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 480(CX)
-	VMOVUPS 512(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  512(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 512(CX)
-	VMOVUPS 544(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  544(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 544(CX)
-	VMOVUPS 576(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  576(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 576(CX)
-	VMOVUPS 608(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  608(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 608(CX)
-	VMOVUPS 640(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  640(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 640(CX)
-	VMOVUPS 672(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  672(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 672(CX)
-	VMOVUPS 704(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  704(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 704(CX)
-	VMOVUPS 736(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  736(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 736(CX)
-	VMOVUPS 768(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  768(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 768(CX)
-	VMOVUPS 800(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  800(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 800(CX)
-	VMOVUPS 832(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  832(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 832(CX)
-	VMOVUPS 864(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  864(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 864(CX)
-	VMOVUPS 896(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  896(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 896(CX)
-	VMOVUPS 928(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  928(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 928(CX)
-	VMOVUPS 960(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  960(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 960(CX)
-	VMOVUPS 992(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  992(BX), Y0, Y1
-	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 992(CX)
-	ADDQ    DX, CX
-	INCQ    DI
-	CMPQ    DI, $0x04
-	JB      groupout
-	SUBQ    $0x04, AX
-	JMP     group
+end2:
+	TESTQ BX, BX
+	JZ    end6
 
-head:
-	TESTQ        AX, AX
-	JZ           done
+loop5:
 	VXORPD       Y1, Y1, Y1
 	VXORPD       Y2, Y2, Y2
-	VCVTPS2PD    (CX), Y3
+	VCVTPS2PD    (AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    16(CX), Y3
+	VCVTPS2PD    16(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    32(CX), Y3
+	VCVTPS2PD    32(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    48(CX), Y3
+	VCVTPS2PD    48(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    64(CX), Y3
+	VCVTPS2PD    64(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    80(CX), Y3
+	VCVTPS2PD    80(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    96(CX), Y3
+	VCVTPS2PD    96(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    112(CX), Y3
+	VCVTPS2PD    112(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    128(CX), Y3
+	VCVTPS2PD    128(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    144(CX), Y3
+	VCVTPS2PD    144(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    160(CX), Y3
+	VCVTPS2PD    160(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    176(CX), Y3
+	VCVTPS2PD    176(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    192(CX), Y3
+	VCVTPS2PD    192(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    208(CX), Y3
+	VCVTPS2PD    208(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    224(CX), Y3
+	VCVTPS2PD    224(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    240(CX), Y3
+	VCVTPS2PD    240(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    256(CX), Y3
+	VCVTPS2PD    256(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    272(CX), Y3
+	VCVTPS2PD    272(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    288(CX), Y3
+	VCVTPS2PD    288(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    304(CX), Y3
+	VCVTPS2PD    304(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    320(CX), Y3
+	VCVTPS2PD    320(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    336(CX), Y3
+	VCVTPS2PD    336(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    352(CX), Y3
+	VCVTPS2PD    352(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    368(CX), Y3
+	VCVTPS2PD    368(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    384(CX), Y3
+	VCVTPS2PD    384(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    400(CX), Y3
+	VCVTPS2PD    400(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    416(CX), Y3
+	VCVTPS2PD    416(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    432(CX), Y3
+	VCVTPS2PD    432(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    448(CX), Y3
+	VCVTPS2PD    448(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    464(CX), Y3
+	VCVTPS2PD    464(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    480(CX), Y3
+	VCVTPS2PD    480(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    496(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    512(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    528(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    544(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    560(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    576(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    592(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    608(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    624(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    640(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    656(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    672(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    688(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    704(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    720(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    736(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    752(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    768(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    784(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    800(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    816(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    832(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    848(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    864(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    880(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    896(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    912(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    928(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    944(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    960(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    976(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y2, Y2
-	VCVTPS2PD    992(CX), Y3
-	VMULPD       Y3, Y3, Y3
-	VADDPD       Y3, Y1, Y1
-	VCVTPS2PD    1008(CX), Y3
+	VCVTPS2PD    496(AX), Y3
 	VMULPD       Y3, Y3, Y3
 	VADDPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y1
@@ -16383,276 +16151,8482 @@ head:
 	VADDPD       X2, X1, X2
 	VUNPCKHPD    X2, X2, X1
 	VADDSD       X1, X2, X1
-	MOVQ         $0x00000100, SI
+	VDIVSD       X4, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X5, X1
+	VCVTSD2SS    X1, X1, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       (CX), Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       32(CX), Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       64(CX), Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       96(CX), Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       128(CX), Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       160(CX), Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       192(CX), Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       224(CX), Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       256(CX), Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       288(CX), Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       320(CX), Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       352(CX), Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       384(CX), Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       416(CX), Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VMULPS       448(CX), Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VMULPS       480(CX), Y1, Y1
+	VMOVUPS      Y1, 480(AX)
+	ADDQ         DX, AX
+	DECQ         BX
+	JNZ          loop5
+
+end6:
+	VZEROUPPER
+	RET
+
+// func norm_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·norm_rmsToken_128x128n_avx2(SB), NOSPLIT, $0-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         AX, SI
+	MOVQ         n+32(FP), DI
+	SHLQ         $0x02, BX
+	MOVQ         $0x3ff0000000000000, R8
+	VMOVQ        R8, X3
+	VBROADCASTSD X3, Y5
+	TESTQ        DI, DI
+	JZ           end2
+
+loop1:
+	VCVTPS2PD (SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 16(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 32(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 48(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 64(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 80(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 96(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 112(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 128(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 144(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 160(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 176(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 192(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 208(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 224(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 240(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 256(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 272(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 288(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 304(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 320(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 336(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 352(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 368(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 384(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 400(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 416(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 432(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 448(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 464(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 480(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 496(SI), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	ADDQ      BX, SI
+	DECQ      DI
+	JNZ       loop1
+
+end2:
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	MOVQ         n+32(FP), SI
+	IMUL3Q       $0x00000080, SI, SI
 	VCVTSI2SDQ   SI, X4, X4
 	VDIVSD       X4, X1, X1
-	VMOVSD       eps+72(FP), X2
-	VADDSD       X2, X1, X1
+	VADDSD       X0, X1, X1
 	VSQRTSD      X1, X1, X1
-	MOVQ         $0x3ff0000000000000, SI
-	VMOVQ        SI, X2
-	VDIVSD       X1, X2, X2
-	VCVTSD2SS    X2, X2, X1
-	VBROADCASTSS X1, Y1
+	VDIVSD       X1, X5, X0
+	VCVTSD2SS    X0, X0, X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+32(FP), SI
+	TESTQ        SI, SI
+	JZ           end4
 
-	// scale and weigh the head
-	VMOVUPS (CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  (BX), Y0, Y3
+loop3:
+	VMOVUPS (AX), Y1
+	VMOVUPS 256(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  (DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  256(DX), Y2, Y2
+	VMOVUPS (CX), Y3
+	VMOVUPS 512(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, (CX)
-	VMOVUPS 32(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  32(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, (AX)
+	VMOVUPS Y1, 256(AX)
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 288(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  32(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  288(DX), Y2, Y2
+	VMOVUPS 32(CX), Y3
+	VMOVUPS 544(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 32(CX)
-	VMOVUPS 64(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  64(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 32(AX)
+	VMOVUPS Y1, 288(AX)
+	VMOVUPS 64(AX), Y1
+	VMOVUPS 320(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  64(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  320(DX), Y2, Y2
+	VMOVUPS 64(CX), Y3
+	VMOVUPS 576(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 64(CX)
-	VMOVUPS 96(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  96(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 64(AX)
+	VMOVUPS Y1, 320(AX)
+	VMOVUPS 96(AX), Y1
+	VMOVUPS 352(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  96(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  352(DX), Y2, Y2
+	VMOVUPS 96(CX), Y3
+	VMOVUPS 608(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 96(CX)
-	VMOVUPS 128(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  128(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 96(AX)
+	VMOVUPS Y1, 352(AX)
+	VMOVUPS 128(AX), Y1
+	VMOVUPS 384(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  128(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  384(DX), Y2, Y2
+	VMOVUPS 128(CX), Y3
+	VMOVUPS 640(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 128(CX)
-	VMOVUPS 160(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  160(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 128(AX)
+	VMOVUPS Y1, 384(AX)
+	VMOVUPS 160(AX), Y1
+	VMOVUPS 416(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  160(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  416(DX), Y2, Y2
+	VMOVUPS 160(CX), Y3
+	VMOVUPS 672(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 160(CX)
-	VMOVUPS 192(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  192(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y1, 416(AX)
+	VMOVUPS 192(AX), Y1
+	VMOVUPS 448(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  192(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  448(DX), Y2, Y2
+	VMOVUPS 192(CX), Y3
+	VMOVUPS 704(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 192(CX)
-	VMOVUPS 224(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  224(BX), Y0, Y3
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 192(AX)
+	VMOVUPS Y1, 448(AX)
+	VMOVUPS 224(AX), Y1
+	VMOVUPS 480(AX), Y2
+	VMULPS  Y0, Y1, Y1
+	VMULPS  224(DX), Y1, Y1
+	VMULPS  Y0, Y2, Y2
+	VMULPS  480(DX), Y2, Y2
+	VMOVUPS 224(CX), Y3
+	VMOVUPS 736(CX), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VADDPS  Y6, Y5, Y5
 	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 224(CX)
-	VMOVUPS 256(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  256(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 256(CX)
-	VMOVUPS 288(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  288(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 288(CX)
-	VMOVUPS 320(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  320(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 320(CX)
-	VMOVUPS 352(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  352(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 352(CX)
-	VMOVUPS 384(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  384(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 384(CX)
-	VMOVUPS 416(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  416(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 416(CX)
-	VMOVUPS 448(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  448(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 448(CX)
-	VMOVUPS 480(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  480(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 480(CX)
-	VMOVUPS 512(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  512(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 512(CX)
-	VMOVUPS 544(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  544(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 544(CX)
-	VMOVUPS 576(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  576(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 576(CX)
-	VMOVUPS 608(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  608(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 608(CX)
-	VMOVUPS 640(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  640(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 640(CX)
-	VMOVUPS 672(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  672(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 672(CX)
-	VMOVUPS 704(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  704(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 704(CX)
-	VMOVUPS 736(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  736(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 736(CX)
-	VMOVUPS 768(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  768(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 768(CX)
-	VMOVUPS 800(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  800(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 800(CX)
-	VMOVUPS 832(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  832(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 832(CX)
-	VMOVUPS 864(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  864(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 864(CX)
-	VMOVUPS 896(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  896(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 896(CX)
-	VMOVUPS 928(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  928(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 928(CX)
-	VMOVUPS 960(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  960(BX), Y0, Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS Y2, 960(CX)
-	VMOVUPS 992(CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  992(BX), Y0, Y1
-	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 992(CX)
-	ADDQ    DX, CX
-	DECQ    AX
-	JMP     head
+	VMULPS  Y4, Y1, Y1
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y5, 224(AX)
+	VMOVUPS Y1, 480(AX)
+	ADDQ    BX, AX
+	ADDQ    $0x00000200, DX
+	DECQ    SI
+	JNZ     loop3
+
+end4:
+	VZEROUPPER
+	RET
+
+// func normOnly_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·normOnly_rmsToken_128x128n_avx2(SB), NOSPLIT, $0-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         AX, BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, DX
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X3
+	VBROADCASTSD X3, Y5
+	TESTQ        SI, SI
+	JZ           end2
+
+loop1:
+	VCVTPS2PD (BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 16(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 32(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 48(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 64(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 80(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 96(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 112(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 128(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 144(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 160(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 176(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 192(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 208(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 224(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 240(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 256(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 272(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 288(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 304(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 320(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 336(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 352(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 368(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 384(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 400(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 416(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 432(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 448(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 464(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VCVTPS2PD 480(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 496(BX), Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	ADDQ      DX, BX
+	DECQ      SI
+	JNZ       loop1
+
+end2:
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	MOVQ         n+32(FP), BX
+	IMUL3Q       $0x00000080, BX, BX
+	VCVTSI2SDQ   BX, X4, X4
+	VDIVSD       X4, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X5, X0
+	VCVTSD2SS    X0, X0, X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+32(FP), BX
+	TESTQ        BX, BX
+	JZ           end4
+
+loop3:
+	VMOVUPS (AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  (CX), Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  32(CX), Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  64(CX), Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  96(CX), Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	VMOVUPS 128(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  128(CX), Y1, Y1
+	VMOVUPS Y1, 128(AX)
+	VMOVUPS 160(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  160(CX), Y1, Y1
+	VMOVUPS Y1, 160(AX)
+	VMOVUPS 192(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  192(CX), Y1, Y1
+	VMOVUPS Y1, 192(AX)
+	VMOVUPS 224(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  224(CX), Y1, Y1
+	VMOVUPS Y1, 224(AX)
+	VMOVUPS 256(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  256(CX), Y1, Y1
+	VMOVUPS Y1, 256(AX)
+	VMOVUPS 288(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  288(CX), Y1, Y1
+	VMOVUPS Y1, 288(AX)
+	VMOVUPS 320(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  320(CX), Y1, Y1
+	VMOVUPS Y1, 320(AX)
+	VMOVUPS 352(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  352(CX), Y1, Y1
+	VMOVUPS Y1, 352(AX)
+	VMOVUPS 384(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  384(CX), Y1, Y1
+	VMOVUPS Y1, 384(AX)
+	VMOVUPS 416(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  416(CX), Y1, Y1
+	VMOVUPS Y1, 416(AX)
+	VMOVUPS 448(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  448(CX), Y1, Y1
+	VMOVUPS Y1, 448(AX)
+	VMOVUPS 480(AX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  480(CX), Y1, Y1
+	VMOVUPS Y1, 480(AX)
+	ADDQ    DX, AX
+	ADDQ    $0x00000200, CX
+	DECQ    BX
+	JNZ     loop3
+
+end4:
+	VZEROUPPER
+	RET
+
+// func rotTo_128x128n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX
+TEXT ·rotTo_128x128n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(DX*1), R8
+	LEAQ    (CX)(BX*1), R9
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 512(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 256(CX)
+	VMOVUPS (R8), Y0
+	VMOVUPS 256(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y0, 256(R9)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 544(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 288(CX)
+	VMOVUPS 32(R8), Y0
+	VMOVUPS 288(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(R9)
+	VMOVUPS Y0, 288(R9)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 576(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 320(CX)
+	VMOVUPS 64(R8), Y0
+	VMOVUPS 320(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(R9)
+	VMOVUPS Y0, 320(R9)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 608(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 352(CX)
+	VMOVUPS 96(R8), Y0
+	VMOVUPS 352(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(R9)
+	VMOVUPS Y0, 352(R9)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 640(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 384(CX)
+	VMOVUPS 128(R8), Y0
+	VMOVUPS 384(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(R9)
+	VMOVUPS Y0, 384(R9)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 672(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 416(CX)
+	VMOVUPS 160(R8), Y0
+	VMOVUPS 416(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(R9)
+	VMOVUPS Y0, 416(R9)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(SI), Y2
+	VMOVUPS 704(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(CX)
+	VMOVUPS Y0, 448(CX)
+	VMOVUPS 192(R8), Y0
+	VMOVUPS 448(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(R9)
+	VMOVUPS Y0, 448(R9)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(SI), Y2
+	VMOVUPS 736(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(CX)
+	VMOVUPS Y0, 480(CX)
+	VMOVUPS 224(R8), Y0
+	VMOVUPS 480(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(R9)
+	VMOVUPS Y0, 480(R9)
+	LEAQ    (AX)(DX*2), AX
+	LEAQ    (CX)(BX*2), CX
+	SUBQ    $0x02, DI
+	CMPQ    DI, $0x02
+	JAE     pair
+	TESTQ   DI, DI
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 256(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 512(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 256(CX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 288(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 544(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 288(CX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 320(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 576(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 320(CX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 352(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 608(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 352(CX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 384(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 640(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 384(CX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 416(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 672(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 416(CX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 448(AX), Y1
+	VMOVUPS 192(SI), Y2
+	VMOVUPS 704(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(CX)
+	VMOVUPS Y0, 448(CX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 480(AX), Y1
+	VMOVUPS 224(SI), Y2
+	VMOVUPS 736(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(CX)
+	VMOVUPS Y0, 480(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H256N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func store_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·store_f16_128x128n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   256(AX), Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   288(AX), Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   320(AX), Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   352(AX), Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   384(AX), Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   416(AX), Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   448(AX), Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   480(AX), Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_128x128n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·load_f16_128x128n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Y0
+	VMOVUPS   Y0, (CX)
+	VCVTPH2PS 16(AX), Y0
+	VMOVUPS   Y0, 32(CX)
+	VCVTPH2PS 32(AX), Y0
+	VMOVUPS   Y0, 64(CX)
+	VCVTPH2PS 48(AX), Y0
+	VMOVUPS   Y0, 96(CX)
+	VCVTPH2PS 64(AX), Y0
+	VMOVUPS   Y0, 128(CX)
+	VCVTPH2PS 80(AX), Y0
+	VMOVUPS   Y0, 160(CX)
+	VCVTPH2PS 96(AX), Y0
+	VMOVUPS   Y0, 192(CX)
+	VCVTPH2PS 112(AX), Y0
+	VMOVUPS   Y0, 224(CX)
+	VCVTPH2PS 128(AX), Y0
+	VMOVUPS   Y0, 256(CX)
+	VCVTPH2PS 144(AX), Y0
+	VMOVUPS   Y0, 288(CX)
+	VCVTPH2PS 160(AX), Y0
+	VMOVUPS   Y0, 320(CX)
+	VCVTPH2PS 176(AX), Y0
+	VMOVUPS   Y0, 352(CX)
+	VCVTPH2PS 192(AX), Y0
+	VMOVUPS   Y0, 384(CX)
+	VCVTPH2PS 208(AX), Y0
+	VMOVUPS   Y0, 416(CX)
+	VCVTPH2PS 224(AX), Y0
+	VMOVUPS   Y0, 448(CX)
+	VCVTPH2PS 240(AX), Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·to_f16_128x128n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VMOVUPS   256(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   (R8), Y0
+	VMOVUPS   256(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (R9)
+	VCVTPS2PH $0x00, Y0, 128(R9)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   288(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   32(R8), Y0
+	VMOVUPS   288(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(R9)
+	VCVTPS2PH $0x00, Y0, 144(R9)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   320(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   576(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   64(R8), Y0
+	VMOVUPS   320(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(R9)
+	VCVTPS2PH $0x00, Y0, 160(R9)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   352(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   608(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   96(R8), Y0
+	VMOVUPS   352(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(R9)
+	VCVTPS2PH $0x00, Y0, 176(R9)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   384(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   640(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   128(R8), Y0
+	VMOVUPS   384(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(R9)
+	VCVTPS2PH $0x00, Y0, 192(R9)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   416(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   672(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   160(R8), Y0
+	VMOVUPS   416(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(R9)
+	VCVTPS2PH $0x00, Y0, 208(R9)
+	VMOVUPS   192(AX), Y0
+	VMOVUPS   448(AX), Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   704(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(CX)
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   192(R8), Y0
+	VMOVUPS   448(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(R9)
+	VCVTPS2PH $0x00, Y0, 224(R9)
+	VMOVUPS   224(AX), Y0
+	VMOVUPS   480(AX), Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   736(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(CX)
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	VMOVUPS   224(R8), Y0
+	VMOVUPS   480(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(R9)
+	VCVTPS2PH $0x00, Y0, 240(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VMOVUPS   256(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   288(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   320(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   576(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   352(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   608(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   384(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   640(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   416(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   672(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   192(AX), Y0
+	VMOVUPS   448(AX), Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   704(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(CX)
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   224(AX), Y0
+	VMOVUPS   480(AX), Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   736(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(CX)
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shift_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shift_f16_128x128n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 128(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 144(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 160(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 176(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 192(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 192(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 192(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 208(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 208(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 208(SI)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 224(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 96(SI), Y0
+	VCVTPH2PS 224(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(SI)
+	VCVTPS2PH $0x00, Y0, 224(SI)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 240(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	VCVTPH2PS 112(SI), Y0
+	VCVTPH2PS 240(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(SI)
+	VCVTPS2PH $0x00, Y0, 240(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 192(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 208(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 224(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 240(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shiftInv_f16_128x128n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 128(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 128(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 144(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 144(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 160(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 160(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 176(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 176(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 192(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 192(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 192(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 208(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 208(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 208(SI)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 224(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 96(SI), Y0
+	VCVTPH2PS 224(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(SI)
+	VCVTPS2PH $0x00, Y0, 224(SI)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 240(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	VCVTPH2PS 112(SI), Y0
+	VCVTPH2PS 240(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(SI)
+	VCVTPS2PH $0x00, Y0, 240(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 128(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 128(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 144(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 144(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 160(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 160(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 176(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 176(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 192(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 192(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 208(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 208(AX)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 224(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 224(AX)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 240(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 240(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_128x128n_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_128x128n_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_256x256n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_256x256n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS (SI), Y0
+	VMOVUPS 512(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 512(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 32(SI), Y0
+	VMOVUPS 544(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 544(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 64(SI), Y0
+	VMOVUPS 576(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 576(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 96(SI), Y0
+	VMOVUPS 608(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 608(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 128(SI), Y0
+	VMOVUPS 640(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 640(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 160(SI), Y0
+	VMOVUPS 672(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 672(SI)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 192(SI), Y0
+	VMOVUPS 704(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(SI)
+	VMOVUPS Y0, 704(SI)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 224(SI), Y0
+	VMOVUPS 736(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(SI)
+	VMOVUPS Y0, 736(SI)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 256(SI), Y0
+	VMOVUPS 768(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(SI)
+	VMOVUPS Y0, 768(SI)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 288(SI), Y0
+	VMOVUPS 800(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(SI)
+	VMOVUPS Y0, 800(SI)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 320(SI), Y0
+	VMOVUPS 832(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(SI)
+	VMOVUPS Y0, 832(SI)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 352(SI), Y0
+	VMOVUPS 864(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(SI)
+	VMOVUPS Y0, 864(SI)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 384(SI), Y0
+	VMOVUPS 896(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(SI)
+	VMOVUPS Y0, 896(SI)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 416(SI), Y0
+	VMOVUPS 928(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(SI)
+	VMOVUPS Y0, 928(SI)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 448(SI), Y0
+	VMOVUPS 960(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(SI)
+	VMOVUPS Y0, 960(SI)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	VMOVUPS 480(SI), Y0
+	VMOVUPS 992(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(SI)
+	VMOVUPS Y0, 992(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func inv_256x256n_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·inv_256x256n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(CX*1), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS (SI), Y0
+	VMOVUPS 512(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y0, 512(SI)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 32(SI), Y0
+	VMOVUPS 544(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(SI)
+	VMOVUPS Y0, 544(SI)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 64(SI), Y0
+	VMOVUPS 576(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(SI)
+	VMOVUPS Y0, 576(SI)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 96(SI), Y0
+	VMOVUPS 608(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS Y0, 608(SI)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 128(SI), Y0
+	VMOVUPS 640(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y0, 640(SI)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 160(SI), Y0
+	VMOVUPS 672(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(SI)
+	VMOVUPS Y0, 672(SI)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 192(SI), Y0
+	VMOVUPS 704(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(SI)
+	VMOVUPS Y0, 704(SI)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 224(SI), Y0
+	VMOVUPS 736(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(SI)
+	VMOVUPS Y0, 736(SI)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 256(SI), Y0
+	VMOVUPS 768(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(SI)
+	VMOVUPS Y0, 768(SI)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 288(SI), Y0
+	VMOVUPS 800(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(SI)
+	VMOVUPS Y0, 800(SI)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 320(SI), Y0
+	VMOVUPS 832(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(SI)
+	VMOVUPS Y0, 832(SI)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 352(SI), Y0
+	VMOVUPS 864(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(SI)
+	VMOVUPS Y0, 864(SI)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 384(SI), Y0
+	VMOVUPS 896(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(SI)
+	VMOVUPS Y0, 896(SI)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 416(SI), Y0
+	VMOVUPS 928(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(SI)
+	VMOVUPS Y0, 928(SI)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 448(SI), Y0
+	VMOVUPS 960(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(SI)
+	VMOVUPS Y0, 960(SI)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	VMOVUPS 480(SI), Y0
+	VMOVUPS 992(SI), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(SI)
+	VMOVUPS Y0, 992(SI)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
+	JAE     pair
+	TESTQ   BX, BX
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	ADDQ    CX, AX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwdRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·fwdRows_256x256n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000800, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func invRows_256x256n_avx2(x []float32, stride int, n int, rows []float32)
+// Requires: AVX
+TEXT ·invRows_256x256n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 1024(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 512(AX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(DX), Y2
+	VMOVUPS 1056(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y0, 544(AX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 1088(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(AX)
+	VMOVUPS Y0, 576(AX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(DX), Y2
+	VMOVUPS 1120(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(AX)
+	VMOVUPS Y0, 608(AX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(DX), Y2
+	VMOVUPS 1152(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y0, 640(AX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(DX), Y2
+	VMOVUPS 1184(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(AX)
+	VMOVUPS Y0, 672(AX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 1216(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(AX)
+	VMOVUPS Y0, 704(AX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(DX), Y2
+	VMOVUPS 1248(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(AX)
+	VMOVUPS Y0, 736(AX)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(DX), Y2
+	VMOVUPS 1280(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(AX)
+	VMOVUPS Y0, 768(AX)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(DX), Y2
+	VMOVUPS 1312(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(AX)
+	VMOVUPS Y0, 800(AX)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(DX), Y2
+	VMOVUPS 1344(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(AX)
+	VMOVUPS Y0, 832(AX)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
+	VMOVUPS Y0, 864(AX)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(DX), Y2
+	VMOVUPS 1408(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(AX)
+	VMOVUPS Y0, 896(AX)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(DX), Y2
+	VMOVUPS 1440(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(AX)
+	VMOVUPS Y0, 928(AX)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(DX), Y2
+	VMOVUPS 1472(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(AX)
+	VMOVUPS Y0, 960(AX)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(DX), Y2
+	VMOVUPS 1504(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(AX)
+	VMOVUPS Y0, 992(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x00000800, DX
+	DECQ    BX
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fill_256x256n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2H256N(SB), NOSPLIT, $0-40
+TEXT ·fill_256x256n_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000080, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0
 	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000080, DX
-	MOVQ         DX, n+32(FP)
+	VPXOR        Y3, Y3, Y3
 	MOVQ         $0x00000020, DX
 
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y3
-	VADDPD  fillconst<>+32(SB), Y3, Y3
-	VSUBPD  fillconst<>+32(SB), Y3, Y4
-	VMULPD  fillconst<>+64(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y4, Y4
-	VSUBPD  Y4, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y4
-	VMULPD  Y4, Y4, Y5
-	VMULPD  Y5, Y5, Y6
-	VMULPD  fillconst<>+192(SB), Y4, Y7
-	VSUBPD  fillconst<>+224(SB), Y7, Y7
-	VMULPD  fillconst<>+256(SB), Y4, Y8
-	VSUBPD  fillconst<>+288(SB), Y8, Y8
-	VMULPD  fillconst<>+320(SB), Y4, Y9
-	VSUBPD  fillconst<>+352(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y4, Y2, Y8
-	VMULPD  Y7, Y8, Y7
-	VADDPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y4, Y7
-	VADDPD  fillconst<>+416(SB), Y7, Y7
-	VMULPD  fillconst<>+448(SB), Y4, Y8
-	VADDPD  fillconst<>+480(SB), Y8, Y8
-	VMULPD  fillconst<>+512(SB), Y4, Y9
-	VADDPD  fillconst<>+544(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y6
-	VADDPD  Y6, Y7, Y6
-	VMOVUPD fillconst<>+608(SB), Y7
-	VMULPD  fillconst<>+576(SB), Y4, Y4
-	VSUBPD  Y4, Y7, Y4
-	VMULPD  Y6, Y5, Y5
-	VADDPD  Y5, Y4, Y4
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y5, Y5, Y5
-	VPAND  fillconst<>+640(SB), Y3, Y6
-	VPSUBQ Y6, Y5, Y5
-	VPXOR  Y4, Y2, Y6
-	VPAND  Y5, Y6, Y5
-	VPXOR  Y5, Y2, Y2
-	VPXOR  Y5, Y4, Y4
-	VPAND  fillconst<>+672(SB), Y3, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y3, Y3
-	VPAND  fillconst<>+672(SB), Y3, Y3
-	VPSLLQ $0x3e, Y3, Y3
-	VPXOR  Y3, Y4, Y3
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y3, Y3
-	VCVTPD2PSY Y3, X3
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y5
+	VADDPD     vecconst<>+64(SB), Y5, Y5
+	VSUBPD     vecconst<>+64(SB), Y5, Y6
+	VMULPD     vecconst<>+128(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y6, Y6
+	VSUBPD     Y6, Y2, Y2
+	VMULPD     Y2, Y2, Y6
+	VMULPD     Y6, Y6, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y6, Y2, Y9
+	VMULPD     vecconst<>+384(SB), Y6, Y10
+	VSUBPD     vecconst<>+448(SB), Y10, Y10
+	VMULPD     vecconst<>+512(SB), Y6, Y11
+	VSUBPD     vecconst<>+576(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+640(SB), Y6, Y11
+	VSUBPD     vecconst<>+704(SB), Y11, Y11
+	VMULPD     Y11, Y8, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     Y10, Y9, Y9
+	VADDPD     Y9, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y6, Y9
+	VMOVUPD    vecconst<>+768(SB), Y10
+	VSUBPD     Y9, Y10, Y9
+	VMULPD     vecconst<>+896(SB), Y6, Y10
+	VADDPD     vecconst<>+960(SB), Y10, Y10
+	VMULPD     vecconst<>+1024(SB), Y6, Y11
+	VADDPD     vecconst<>+1088(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+1152(SB), Y6, Y6
+	VADDPD     vecconst<>+1216(SB), Y6, Y6
+	VMULPD     Y6, Y8, Y6
+	VADDPD     Y6, Y10, Y6
+	VMULPD     Y6, Y7, Y6
+	VADDPD     Y6, Y9, Y6
+	VPXOR      Y6, Y2, Y7
+	VPAND      vecconst<>+1280(SB), Y5, Y8
+	VPSUBQ     Y8, Y3, Y8
+	VPAND      Y8, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPXOR      Y7, Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y5, Y7
+	VPSLLQ     $0x3e, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y5, Y5
+	VPAND      vecconst<>+1344(SB), Y5, Y5
+	VPSLLQ     $0x3e, Y5, Y5
+	VPXOR      Y5, Y6, Y5
+	VMULPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X5
 	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X2
-	VPXOR      fillconst<>+736(SB), X2, X4
-	VMOVUPS    X3, (AX)
-	VMOVUPS    X3, 512(AX)
-	VMOVUPS    X4, 1024(AX)
-	VMOVUPS    X2, 1536(AX)
+	VCVTPD2PSY Y2, X4
+	VPXOR      vecconst<>+1536(SB), Y4, Y2
+	VMOVUPS    X5, (AX)
+	VMOVUPS    X5, 512(AX)
+	VMOVUPS    X2, 1024(AX)
+	VMOVUPS    X4, 1536(AX)
 	ADDQ       $0x00000020, CX
 	ADDQ       $0x00000010, AX
 	DECQ       DX
-	JNZ        block
+	JNZ        loop1
 	VZEROUPPER
 	RET
+
+// func norm_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·norm_gemmaHead_256x256n_avx2(SB), NOSPLIT, $48-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), DX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), BX
+	MOVQ         n+32(FP), SI
+	SHLQ         $0x02, BX
+	MOVQ         $0x4070000000000000, DI
+	VMOVQ        DI, X1
+	VBROADCASTSD X1, Y4
+	MOVQ         $0x3ff0000000000000, DI
+	VMOVQ        DI, X1
+	VBROADCASTSD X1, Y5
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X6
+	VPBROADCASTD X6, Y6
+
+while1:
+	CMPQ SI, $0x04
+	JB   end2
+	MOVQ AX, DI
+	XORQ R8, R8
+
+for3:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    512(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    528(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    544(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    560(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    576(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    592(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    608(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    624(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    640(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    656(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    672(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    688(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    704(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    720(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    736(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    752(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    768(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    784(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    800(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    816(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    832(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    848(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    864(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    880(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    896(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    912(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    928(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    944(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    960(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    976(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    992(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    1008(DI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VMOVSD       X1, (SP)(R8*8)
+	ADDQ         BX, DI
+	INCQ         R8
+	CMPQ         R8, $0x04
+	JB           for3
+	VMOVUPD      (SP), Y1
+	VDIVPD       Y4, Y1, Y1
+	VBROADCASTSD X0, Y2
+	VADDPD       Y2, Y1, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y5, Y1
+	VCVTPD2PSY   Y1, X1
+	VMOVUPS      X1, 32(SP)
+	XORQ         DI, DI
+
+for4:
+	VBROADCASTSS 32(SP)(DI*4), Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      512(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       (DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       512(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      (CX), Y7
+	VMOVUPS      1024(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, (AX)
+	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      32(AX), Y2
+	VMOVUPS      544(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       32(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       544(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      1056(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 32(AX)
+	VMOVUPS      Y2, 544(AX)
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      576(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       64(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       576(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMOVUPS      1088(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 64(AX)
+	VMOVUPS      Y2, 576(AX)
+	VMOVUPS      96(AX), Y2
+	VMOVUPS      608(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       96(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       608(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      1120(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 96(AX)
+	VMOVUPS      Y2, 608(AX)
+	VMOVUPS      128(AX), Y2
+	VMOVUPS      640(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       128(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       640(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      128(CX), Y7
+	VMOVUPS      1152(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 128(AX)
+	VMOVUPS      Y2, 640(AX)
+	VMOVUPS      160(AX), Y2
+	VMOVUPS      672(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       160(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       672(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      160(CX), Y7
+	VMOVUPS      1184(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 160(AX)
+	VMOVUPS      Y2, 672(AX)
+	VMOVUPS      192(AX), Y2
+	VMOVUPS      704(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       192(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       704(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      192(CX), Y7
+	VMOVUPS      1216(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 192(AX)
+	VMOVUPS      Y2, 704(AX)
+	VMOVUPS      224(AX), Y2
+	VMOVUPS      736(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       224(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       736(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      224(CX), Y7
+	VMOVUPS      1248(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 224(AX)
+	VMOVUPS      Y2, 736(AX)
+	VMOVUPS      256(AX), Y2
+	VMOVUPS      768(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       256(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       768(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      256(CX), Y7
+	VMOVUPS      1280(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 256(AX)
+	VMOVUPS      Y2, 768(AX)
+	VMOVUPS      288(AX), Y2
+	VMOVUPS      800(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       288(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       800(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      288(CX), Y7
+	VMOVUPS      1312(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 288(AX)
+	VMOVUPS      Y2, 800(AX)
+	VMOVUPS      320(AX), Y2
+	VMOVUPS      832(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       320(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       832(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      320(CX), Y7
+	VMOVUPS      1344(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 320(AX)
+	VMOVUPS      Y2, 832(AX)
+	VMOVUPS      352(AX), Y2
+	VMOVUPS      864(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       352(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       864(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      352(CX), Y7
+	VMOVUPS      1376(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 352(AX)
+	VMOVUPS      Y2, 864(AX)
+	VMOVUPS      384(AX), Y2
+	VMOVUPS      896(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       384(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       896(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      384(CX), Y7
+	VMOVUPS      1408(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 384(AX)
+	VMOVUPS      Y2, 896(AX)
+	VMOVUPS      416(AX), Y2
+	VMOVUPS      928(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       416(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       928(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      416(CX), Y7
+	VMOVUPS      1440(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 416(AX)
+	VMOVUPS      Y2, 928(AX)
+	VMOVUPS      448(AX), Y2
+	VMOVUPS      960(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       448(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       960(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      448(CX), Y7
+	VMOVUPS      1472(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 448(AX)
+	VMOVUPS      Y2, 960(AX)
+	VMOVUPS      480(AX), Y2
+	VMOVUPS      992(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       480(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y1
+	VADDPS       992(DX), Y6, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      480(CX), Y3
+	VMOVUPS      1504(CX), Y7
+	VMULPS       Y3, Y2, Y8
+	VMULPS       Y7, Y1, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y1, Y1
+	VMOVUPS      Y8, 480(AX)
+	VMOVUPS      Y1, 992(AX)
+	ADDQ         BX, AX
+	INCQ         DI
+	CMPQ         DI, $0x04
+	JB           for4
+	SUBQ         $0x04, SI
+	JMP          while1
+
+end2:
+	TESTQ SI, SI
+	JZ    end6
+
+loop5:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    512(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    528(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    544(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    560(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    576(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    592(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    608(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    624(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    640(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    656(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    672(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    688(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    704(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    720(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    736(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    752(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    768(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    784(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    800(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    816(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    832(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    848(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    864(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    880(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    896(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    912(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    928(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    944(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    960(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    976(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    992(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    1008(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VDIVSD       X4, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X5, X1
+	VCVTSD2SS    X1, X1, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+	VMOVUPS      512(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       (DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       512(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      (CX), Y7
+	VMOVUPS      1024(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, (AX)
+	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      32(AX), Y2
+	VMOVUPS      544(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       32(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       544(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      1056(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 32(AX)
+	VMOVUPS      Y2, 544(AX)
+	VMOVUPS      64(AX), Y2
+	VMOVUPS      576(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       64(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       576(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      64(CX), Y7
+	VMOVUPS      1088(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 64(AX)
+	VMOVUPS      Y2, 576(AX)
+	VMOVUPS      96(AX), Y2
+	VMOVUPS      608(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       96(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       608(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      1120(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 96(AX)
+	VMOVUPS      Y2, 608(AX)
+	VMOVUPS      128(AX), Y2
+	VMOVUPS      640(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       128(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       640(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      128(CX), Y7
+	VMOVUPS      1152(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 128(AX)
+	VMOVUPS      Y2, 640(AX)
+	VMOVUPS      160(AX), Y2
+	VMOVUPS      672(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       160(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       672(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      160(CX), Y7
+	VMOVUPS      1184(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 160(AX)
+	VMOVUPS      Y2, 672(AX)
+	VMOVUPS      192(AX), Y2
+	VMOVUPS      704(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       192(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       704(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      192(CX), Y7
+	VMOVUPS      1216(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 192(AX)
+	VMOVUPS      Y2, 704(AX)
+	VMOVUPS      224(AX), Y2
+	VMOVUPS      736(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       224(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       736(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      224(CX), Y7
+	VMOVUPS      1248(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 224(AX)
+	VMOVUPS      Y2, 736(AX)
+	VMOVUPS      256(AX), Y2
+	VMOVUPS      768(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       256(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       768(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      256(CX), Y7
+	VMOVUPS      1280(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 256(AX)
+	VMOVUPS      Y2, 768(AX)
+	VMOVUPS      288(AX), Y2
+	VMOVUPS      800(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       288(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       800(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      288(CX), Y7
+	VMOVUPS      1312(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 288(AX)
+	VMOVUPS      Y2, 800(AX)
+	VMOVUPS      320(AX), Y2
+	VMOVUPS      832(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       320(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       832(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      320(CX), Y7
+	VMOVUPS      1344(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 320(AX)
+	VMOVUPS      Y2, 832(AX)
+	VMOVUPS      352(AX), Y2
+	VMOVUPS      864(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       352(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       864(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      352(CX), Y7
+	VMOVUPS      1376(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 352(AX)
+	VMOVUPS      Y2, 864(AX)
+	VMOVUPS      384(AX), Y2
+	VMOVUPS      896(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       384(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       896(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      384(CX), Y7
+	VMOVUPS      1408(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 384(AX)
+	VMOVUPS      Y2, 896(AX)
+	VMOVUPS      416(AX), Y2
+	VMOVUPS      928(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       416(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       928(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      416(CX), Y7
+	VMOVUPS      1440(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 416(AX)
+	VMOVUPS      Y2, 928(AX)
+	VMOVUPS      448(AX), Y2
+	VMOVUPS      960(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       448(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y3
+	VADDPS       960(DX), Y6, Y7
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      448(CX), Y7
+	VMOVUPS      1472(CX), Y8
+	VMULPS       Y7, Y2, Y9
+	VMULPS       Y8, Y3, Y10
+	VADDPS       Y10, Y9, Y9
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y8, Y2, Y2
+	VSUBPS       Y2, Y3, Y2
+	VMOVUPS      Y9, 448(AX)
+	VMOVUPS      Y2, 960(AX)
+	VMOVUPS      480(AX), Y2
+	VMOVUPS      992(AX), Y3
+	VMULPS       Y1, Y2, Y2
+	VADDPS       480(DX), Y6, Y7
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y1, Y3, Y1
+	VADDPS       992(DX), Y6, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      480(CX), Y3
+	VMOVUPS      1504(CX), Y7
+	VMULPS       Y3, Y2, Y8
+	VMULPS       Y7, Y1, Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y7, Y2, Y2
+	VSUBPS       Y2, Y1, Y1
+	VMOVUPS      Y8, 480(AX)
+	VMOVUPS      Y1, 992(AX)
+	ADDQ         BX, AX
+	DECQ         SI
+	JNZ          loop5
+
+end6:
+	VZEROUPPER
+	RET
+
+// func normOnly_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+// Requires: AVX, AVX2
+TEXT ·normOnly_gemmaHead_256x256n_avx2(SB), NOSPLIT, $48-80
+	MOVQ         x_base+0(FP), AX
+	MOVQ         r+40(FP), CX
+	MOVQ         w_base+48(FP), CX
+	VMOVSD       eps+72(FP), X0
+	MOVQ         stride+24(FP), DX
+	MOVQ         n+32(FP), BX
+	SHLQ         $0x02, DX
+	MOVQ         $0x4070000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y4
+	MOVQ         $0x3ff0000000000000, SI
+	VMOVQ        SI, X1
+	VBROADCASTSD X1, Y5
+	MOVL         $0x3f800000, SI
+	VMOVD        SI, X6
+	VPBROADCASTD X6, Y6
+
+while1:
+	CMPQ BX, $0x04
+	JB   end2
+	MOVQ AX, SI
+	XORQ DI, DI
+
+for3:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    512(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    528(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    544(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    560(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    576(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    592(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    608(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    624(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    640(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    656(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    672(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    688(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    704(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    720(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    736(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    752(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    768(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    784(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    800(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    816(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    832(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    848(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    864(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    880(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    896(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    912(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    928(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    944(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    960(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    976(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    992(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    1008(SI), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VMOVSD       X1, (SP)(DI*8)
+	ADDQ         DX, SI
+	INCQ         DI
+	CMPQ         DI, $0x04
+	JB           for3
+	VMOVUPD      (SP), Y1
+	VDIVPD       Y4, Y1, Y1
+	VBROADCASTSD X0, Y2
+	VADDPD       Y2, Y1, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y5, Y1
+	VCVTPD2PSY   Y1, X1
+	VMOVUPS      X1, 32(SP)
+	XORQ         SI, SI
+
+for4:
+	VBROADCASTSS 32(SP)(SI*4), Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       (CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       32(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       64(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       96(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       128(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       160(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       192(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       224(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       256(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       288(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       320(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       352(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       384(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       416(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       448(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       480(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 480(AX)
+	VMOVUPS      512(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       512(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      544(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       544(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 544(AX)
+	VMOVUPS      576(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       576(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 576(AX)
+	VMOVUPS      608(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       608(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 608(AX)
+	VMOVUPS      640(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       640(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 640(AX)
+	VMOVUPS      672(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       672(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 672(AX)
+	VMOVUPS      704(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       704(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 704(AX)
+	VMOVUPS      736(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       736(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 736(AX)
+	VMOVUPS      768(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       768(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 768(AX)
+	VMOVUPS      800(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       800(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 800(AX)
+	VMOVUPS      832(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       832(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 832(AX)
+	VMOVUPS      864(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       864(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 864(AX)
+	VMOVUPS      896(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       896(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMOVUPS      928(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       928(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 928(AX)
+	VMOVUPS      960(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       960(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 960(AX)
+	VMOVUPS      992(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VADDPS       992(CX), Y6, Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      Y1, 992(AX)
+	ADDQ         DX, AX
+	INCQ         SI
+	CMPQ         SI, $0x04
+	JB           for4
+	SUBQ         $0x04, BX
+	JMP          while1
+
+end2:
+	TESTQ BX, BX
+	JZ    end6
+
+loop5:
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VCVTPS2PD    (AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    16(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    32(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    48(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    64(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    80(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    96(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    112(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    128(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    144(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    160(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    176(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    192(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    208(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    224(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    240(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    256(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    272(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    288(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    304(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    320(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    336(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    352(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    368(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    384(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    400(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    416(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    432(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    448(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    464(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    480(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    496(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    512(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    528(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    544(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    560(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    576(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    592(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    608(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    624(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    640(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    656(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    672(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    688(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    704(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    720(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    736(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    752(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    768(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    784(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    800(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    816(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    832(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    848(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    864(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    880(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    896(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    912(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    928(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    944(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    960(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    976(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VCVTPS2PD    992(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VCVTPS2PD    1008(AX), Y3
+	VMULPD       Y3, Y3, Y3
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X2
+	VUNPCKHPD    X2, X2, X1
+	VADDSD       X1, X2, X1
+	VDIVSD       X4, X1, X1
+	VADDSD       X0, X1, X1
+	VSQRTSD      X1, X1, X1
+	VDIVSD       X1, X5, X1
+	VCVTSD2SS    X1, X1, X1
+	VBROADCASTSS X1, Y1
+	VMOVUPS      (AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       (CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      32(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       32(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMOVUPS      64(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       64(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 64(AX)
+	VMOVUPS      96(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       96(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 96(AX)
+	VMOVUPS      128(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       128(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 128(AX)
+	VMOVUPS      160(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       160(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 160(AX)
+	VMOVUPS      192(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       192(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 192(AX)
+	VMOVUPS      224(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       224(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 224(AX)
+	VMOVUPS      256(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       256(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 256(AX)
+	VMOVUPS      288(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       288(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 288(AX)
+	VMOVUPS      320(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       320(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 320(AX)
+	VMOVUPS      352(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       352(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 352(AX)
+	VMOVUPS      384(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       384(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 384(AX)
+	VMOVUPS      416(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       416(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 416(AX)
+	VMOVUPS      448(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       448(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 448(AX)
+	VMOVUPS      480(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       480(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 480(AX)
+	VMOVUPS      512(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       512(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 512(AX)
+	VMOVUPS      544(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       544(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 544(AX)
+	VMOVUPS      576(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       576(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 576(AX)
+	VMOVUPS      608(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       608(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 608(AX)
+	VMOVUPS      640(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       640(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 640(AX)
+	VMOVUPS      672(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       672(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 672(AX)
+	VMOVUPS      704(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       704(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 704(AX)
+	VMOVUPS      736(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       736(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 736(AX)
+	VMOVUPS      768(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       768(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 768(AX)
+	VMOVUPS      800(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       800(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 800(AX)
+	VMOVUPS      832(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       832(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 832(AX)
+	VMOVUPS      864(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       864(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 864(AX)
+	VMOVUPS      896(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       896(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 896(AX)
+	VMOVUPS      928(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       928(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 928(AX)
+	VMOVUPS      960(AX), Y2
+	VMULPS       Y1, Y2, Y2
+	VADDPS       960(CX), Y6, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, 960(AX)
+	VMOVUPS      992(AX), Y2
+	VMULPS       Y1, Y2, Y1
+	VADDPS       992(CX), Y6, Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      Y1, 992(AX)
+	ADDQ         DX, AX
+	DECQ         BX
+	JNZ          loop5
+
+end6:
+	VZEROUPPER
+	RET
+
+// func rotTo_256x256n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX
+TEXT ·rotTo_256x256n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ    (AX)(DX*1), R8
+	LEAQ    (CX)(BX*1), R9
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 1024(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 512(CX)
+	VMOVUPS (R8), Y0
+	VMOVUPS 512(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (R9)
+	VMOVUPS Y0, 512(R9)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 1056(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 544(CX)
+	VMOVUPS 32(R8), Y0
+	VMOVUPS 544(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(R9)
+	VMOVUPS Y0, 544(R9)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 1088(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 576(CX)
+	VMOVUPS 64(R8), Y0
+	VMOVUPS 576(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(R9)
+	VMOVUPS Y0, 576(R9)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 1120(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 608(CX)
+	VMOVUPS 96(R8), Y0
+	VMOVUPS 608(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(R9)
+	VMOVUPS Y0, 608(R9)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 1152(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 640(CX)
+	VMOVUPS 128(R8), Y0
+	VMOVUPS 640(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(R9)
+	VMOVUPS Y0, 640(R9)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 1184(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 672(CX)
+	VMOVUPS 160(R8), Y0
+	VMOVUPS 672(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(R9)
+	VMOVUPS Y0, 672(R9)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(SI), Y2
+	VMOVUPS 1216(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(CX)
+	VMOVUPS Y0, 704(CX)
+	VMOVUPS 192(R8), Y0
+	VMOVUPS 704(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(R9)
+	VMOVUPS Y0, 704(R9)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(SI), Y2
+	VMOVUPS 1248(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(CX)
+	VMOVUPS Y0, 736(CX)
+	VMOVUPS 224(R8), Y0
+	VMOVUPS 736(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(R9)
+	VMOVUPS Y0, 736(R9)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(SI), Y2
+	VMOVUPS 1280(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(CX)
+	VMOVUPS Y0, 768(CX)
+	VMOVUPS 256(R8), Y0
+	VMOVUPS 768(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(R9)
+	VMOVUPS Y0, 768(R9)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(SI), Y2
+	VMOVUPS 1312(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(CX)
+	VMOVUPS Y0, 800(CX)
+	VMOVUPS 288(R8), Y0
+	VMOVUPS 800(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(R9)
+	VMOVUPS Y0, 800(R9)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(SI), Y2
+	VMOVUPS 1344(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(CX)
+	VMOVUPS Y0, 832(CX)
+	VMOVUPS 320(R8), Y0
+	VMOVUPS 832(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(R9)
+	VMOVUPS Y0, 832(R9)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(SI), Y2
+	VMOVUPS 1376(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(CX)
+	VMOVUPS Y0, 864(CX)
+	VMOVUPS 352(R8), Y0
+	VMOVUPS 864(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(R9)
+	VMOVUPS Y0, 864(R9)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(SI), Y2
+	VMOVUPS 1408(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(CX)
+	VMOVUPS Y0, 896(CX)
+	VMOVUPS 384(R8), Y0
+	VMOVUPS 896(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(R9)
+	VMOVUPS Y0, 896(R9)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(SI), Y2
+	VMOVUPS 1440(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(CX)
+	VMOVUPS Y0, 928(CX)
+	VMOVUPS 416(R8), Y0
+	VMOVUPS 928(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(R9)
+	VMOVUPS Y0, 928(R9)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(SI), Y2
+	VMOVUPS 1472(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(CX)
+	VMOVUPS Y0, 960(CX)
+	VMOVUPS 448(R8), Y0
+	VMOVUPS 960(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(R9)
+	VMOVUPS Y0, 960(R9)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(SI), Y2
+	VMOVUPS 1504(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(CX)
+	VMOVUPS Y0, 992(CX)
+	VMOVUPS 480(R8), Y0
+	VMOVUPS 992(R8), Y1
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(R9)
+	VMOVUPS Y0, 992(R9)
+	LEAQ    (AX)(DX*2), AX
+	LEAQ    (CX)(BX*2), CX
+	SUBQ    $0x02, DI
+	CMPQ    DI, $0x02
+	JAE     pair
+	TESTQ   DI, DI
+	JZ      done
+
+head:
+	VMOVUPS (AX), Y0
+	VMOVUPS 512(AX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS 1024(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y0, 512(CX)
+	VMOVUPS 32(AX), Y0
+	VMOVUPS 544(AX), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 1056(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 32(CX)
+	VMOVUPS Y0, 544(CX)
+	VMOVUPS 64(AX), Y0
+	VMOVUPS 576(AX), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 1088(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 64(CX)
+	VMOVUPS Y0, 576(CX)
+	VMOVUPS 96(AX), Y0
+	VMOVUPS 608(AX), Y1
+	VMOVUPS 96(SI), Y2
+	VMOVUPS 1120(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 96(CX)
+	VMOVUPS Y0, 608(CX)
+	VMOVUPS 128(AX), Y0
+	VMOVUPS 640(AX), Y1
+	VMOVUPS 128(SI), Y2
+	VMOVUPS 1152(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 128(CX)
+	VMOVUPS Y0, 640(CX)
+	VMOVUPS 160(AX), Y0
+	VMOVUPS 672(AX), Y1
+	VMOVUPS 160(SI), Y2
+	VMOVUPS 1184(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 160(CX)
+	VMOVUPS Y0, 672(CX)
+	VMOVUPS 192(AX), Y0
+	VMOVUPS 704(AX), Y1
+	VMOVUPS 192(SI), Y2
+	VMOVUPS 1216(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 192(CX)
+	VMOVUPS Y0, 704(CX)
+	VMOVUPS 224(AX), Y0
+	VMOVUPS 736(AX), Y1
+	VMOVUPS 224(SI), Y2
+	VMOVUPS 1248(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 224(CX)
+	VMOVUPS Y0, 736(CX)
+	VMOVUPS 256(AX), Y0
+	VMOVUPS 768(AX), Y1
+	VMOVUPS 256(SI), Y2
+	VMOVUPS 1280(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 256(CX)
+	VMOVUPS Y0, 768(CX)
+	VMOVUPS 288(AX), Y0
+	VMOVUPS 800(AX), Y1
+	VMOVUPS 288(SI), Y2
+	VMOVUPS 1312(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 288(CX)
+	VMOVUPS Y0, 800(CX)
+	VMOVUPS 320(AX), Y0
+	VMOVUPS 832(AX), Y1
+	VMOVUPS 320(SI), Y2
+	VMOVUPS 1344(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 320(CX)
+	VMOVUPS Y0, 832(CX)
+	VMOVUPS 352(AX), Y0
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(SI), Y2
+	VMOVUPS 1376(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(CX)
+	VMOVUPS Y0, 864(CX)
+	VMOVUPS 384(AX), Y0
+	VMOVUPS 896(AX), Y1
+	VMOVUPS 384(SI), Y2
+	VMOVUPS 1408(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 384(CX)
+	VMOVUPS Y0, 896(CX)
+	VMOVUPS 416(AX), Y0
+	VMOVUPS 928(AX), Y1
+	VMOVUPS 416(SI), Y2
+	VMOVUPS 1440(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 416(CX)
+	VMOVUPS Y0, 928(CX)
+	VMOVUPS 448(AX), Y0
+	VMOVUPS 960(AX), Y1
+	VMOVUPS 448(SI), Y2
+	VMOVUPS 1472(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 448(CX)
+	VMOVUPS Y0, 960(CX)
+	VMOVUPS 480(AX), Y0
+	VMOVUPS 992(AX), Y1
+	VMOVUPS 480(SI), Y2
+	VMOVUPS 1504(SI), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 480(CX)
+	VMOVUPS Y0, 992(CX)
+	ADDQ    DX, AX
+	ADDQ    BX, CX
+	DECQ    DI
+	JNZ     head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·store_f16_256x256n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+
+head:
+	VMOVUPS   (AX), Y0
+	VCVTPS2PH $0x00, Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VCVTPS2PH $0x00, Y0, 16(CX)
+	VMOVUPS   64(AX), Y0
+	VCVTPS2PH $0x00, Y0, 32(CX)
+	VMOVUPS   96(AX), Y0
+	VCVTPS2PH $0x00, Y0, 48(CX)
+	VMOVUPS   128(AX), Y0
+	VCVTPS2PH $0x00, Y0, 64(CX)
+	VMOVUPS   160(AX), Y0
+	VCVTPS2PH $0x00, Y0, 80(CX)
+	VMOVUPS   192(AX), Y0
+	VCVTPS2PH $0x00, Y0, 96(CX)
+	VMOVUPS   224(AX), Y0
+	VCVTPS2PH $0x00, Y0, 112(CX)
+	VMOVUPS   256(AX), Y0
+	VCVTPS2PH $0x00, Y0, 128(CX)
+	VMOVUPS   288(AX), Y0
+	VCVTPS2PH $0x00, Y0, 144(CX)
+	VMOVUPS   320(AX), Y0
+	VCVTPS2PH $0x00, Y0, 160(CX)
+	VMOVUPS   352(AX), Y0
+	VCVTPS2PH $0x00, Y0, 176(CX)
+	VMOVUPS   384(AX), Y0
+	VCVTPS2PH $0x00, Y0, 192(CX)
+	VMOVUPS   416(AX), Y0
+	VCVTPS2PH $0x00, Y0, 208(CX)
+	VMOVUPS   448(AX), Y0
+	VCVTPS2PH $0x00, Y0, 224(CX)
+	VMOVUPS   480(AX), Y0
+	VCVTPS2PH $0x00, Y0, 240(CX)
+	VMOVUPS   512(AX), Y0
+	VCVTPS2PH $0x00, Y0, 256(CX)
+	VMOVUPS   544(AX), Y0
+	VCVTPS2PH $0x00, Y0, 272(CX)
+	VMOVUPS   576(AX), Y0
+	VCVTPS2PH $0x00, Y0, 288(CX)
+	VMOVUPS   608(AX), Y0
+	VCVTPS2PH $0x00, Y0, 304(CX)
+	VMOVUPS   640(AX), Y0
+	VCVTPS2PH $0x00, Y0, 320(CX)
+	VMOVUPS   672(AX), Y0
+	VCVTPS2PH $0x00, Y0, 336(CX)
+	VMOVUPS   704(AX), Y0
+	VCVTPS2PH $0x00, Y0, 352(CX)
+	VMOVUPS   736(AX), Y0
+	VCVTPS2PH $0x00, Y0, 368(CX)
+	VMOVUPS   768(AX), Y0
+	VCVTPS2PH $0x00, Y0, 384(CX)
+	VMOVUPS   800(AX), Y0
+	VCVTPS2PH $0x00, Y0, 400(CX)
+	VMOVUPS   832(AX), Y0
+	VCVTPS2PH $0x00, Y0, 416(CX)
+	VMOVUPS   864(AX), Y0
+	VCVTPS2PH $0x00, Y0, 432(CX)
+	VMOVUPS   896(AX), Y0
+	VCVTPS2PH $0x00, Y0, 448(CX)
+	VMOVUPS   928(AX), Y0
+	VCVTPS2PH $0x00, Y0, 464(CX)
+	VMOVUPS   960(AX), Y0
+	VCVTPS2PH $0x00, Y0, 480(CX)
+	VMOVUPS   992(AX), Y0
+	VCVTPS2PH $0x00, Y0, 496(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_f16_256x256n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// Requires: AVX, F16C
+TEXT ·load_f16_256x256n_avx2(SB), NOSPLIT, $0-72
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x01, DX
+	SHLQ  $0x02, BX
+
+head:
+	VCVTPH2PS (AX), Y0
+	VMOVUPS   Y0, (CX)
+	VCVTPH2PS 16(AX), Y0
+	VMOVUPS   Y0, 32(CX)
+	VCVTPH2PS 32(AX), Y0
+	VMOVUPS   Y0, 64(CX)
+	VCVTPH2PS 48(AX), Y0
+	VMOVUPS   Y0, 96(CX)
+	VCVTPH2PS 64(AX), Y0
+	VMOVUPS   Y0, 128(CX)
+	VCVTPH2PS 80(AX), Y0
+	VMOVUPS   Y0, 160(CX)
+	VCVTPH2PS 96(AX), Y0
+	VMOVUPS   Y0, 192(CX)
+	VCVTPH2PS 112(AX), Y0
+	VMOVUPS   Y0, 224(CX)
+	VCVTPH2PS 128(AX), Y0
+	VMOVUPS   Y0, 256(CX)
+	VCVTPH2PS 144(AX), Y0
+	VMOVUPS   Y0, 288(CX)
+	VCVTPH2PS 160(AX), Y0
+	VMOVUPS   Y0, 320(CX)
+	VCVTPH2PS 176(AX), Y0
+	VMOVUPS   Y0, 352(CX)
+	VCVTPH2PS 192(AX), Y0
+	VMOVUPS   Y0, 384(CX)
+	VCVTPH2PS 208(AX), Y0
+	VMOVUPS   Y0, 416(CX)
+	VCVTPH2PS 224(AX), Y0
+	VMOVUPS   Y0, 448(CX)
+	VCVTPH2PS 240(AX), Y0
+	VMOVUPS   Y0, 480(CX)
+	VCVTPH2PS 256(AX), Y0
+	VMOVUPS   Y0, 512(CX)
+	VCVTPH2PS 272(AX), Y0
+	VMOVUPS   Y0, 544(CX)
+	VCVTPH2PS 288(AX), Y0
+	VMOVUPS   Y0, 576(CX)
+	VCVTPH2PS 304(AX), Y0
+	VMOVUPS   Y0, 608(CX)
+	VCVTPH2PS 320(AX), Y0
+	VMOVUPS   Y0, 640(CX)
+	VCVTPH2PS 336(AX), Y0
+	VMOVUPS   Y0, 672(CX)
+	VCVTPH2PS 352(AX), Y0
+	VMOVUPS   Y0, 704(CX)
+	VCVTPH2PS 368(AX), Y0
+	VMOVUPS   Y0, 736(CX)
+	VCVTPH2PS 384(AX), Y0
+	VMOVUPS   Y0, 768(CX)
+	VCVTPH2PS 400(AX), Y0
+	VMOVUPS   Y0, 800(CX)
+	VCVTPH2PS 416(AX), Y0
+	VMOVUPS   Y0, 832(CX)
+	VCVTPH2PS 432(AX), Y0
+	VMOVUPS   Y0, 864(CX)
+	VCVTPH2PS 448(AX), Y0
+	VMOVUPS   Y0, 896(CX)
+	VCVTPH2PS 464(AX), Y0
+	VMOVUPS   Y0, 928(CX)
+	VCVTPH2PS 480(AX), Y0
+	VMOVUPS   Y0, 960(CX)
+	VCVTPH2PS 496(AX), Y0
+	VMOVUPS   Y0, 992(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      SI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func to_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·to_f16_256x256n_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x01, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VMOVUPS   512(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   1024(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 256(CX)
+	VMOVUPS   (R8), Y0
+	VMOVUPS   512(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (R9)
+	VCVTPS2PH $0x00, Y0, 256(R9)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   544(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   1056(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 272(CX)
+	VMOVUPS   32(R8), Y0
+	VMOVUPS   544(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(R9)
+	VCVTPS2PH $0x00, Y0, 272(R9)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   576(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   1088(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 288(CX)
+	VMOVUPS   64(R8), Y0
+	VMOVUPS   576(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(R9)
+	VCVTPS2PH $0x00, Y0, 288(R9)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   608(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   1120(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 304(CX)
+	VMOVUPS   96(R8), Y0
+	VMOVUPS   608(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(R9)
+	VCVTPS2PH $0x00, Y0, 304(R9)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   640(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   1152(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 320(CX)
+	VMOVUPS   128(R8), Y0
+	VMOVUPS   640(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(R9)
+	VCVTPS2PH $0x00, Y0, 320(R9)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   672(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   1184(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 336(CX)
+	VMOVUPS   160(R8), Y0
+	VMOVUPS   672(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(R9)
+	VCVTPS2PH $0x00, Y0, 336(R9)
+	VMOVUPS   192(AX), Y0
+	VMOVUPS   704(AX), Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   1216(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(CX)
+	VCVTPS2PH $0x00, Y0, 352(CX)
+	VMOVUPS   192(R8), Y0
+	VMOVUPS   704(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(R9)
+	VCVTPS2PH $0x00, Y0, 352(R9)
+	VMOVUPS   224(AX), Y0
+	VMOVUPS   736(AX), Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   1248(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(CX)
+	VCVTPS2PH $0x00, Y0, 368(CX)
+	VMOVUPS   224(R8), Y0
+	VMOVUPS   736(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(R9)
+	VCVTPS2PH $0x00, Y0, 368(R9)
+	VMOVUPS   256(AX), Y0
+	VMOVUPS   768(AX), Y1
+	VMOVUPS   256(SI), Y2
+	VMOVUPS   1280(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(CX)
+	VCVTPS2PH $0x00, Y0, 384(CX)
+	VMOVUPS   256(R8), Y0
+	VMOVUPS   768(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(R9)
+	VCVTPS2PH $0x00, Y0, 384(R9)
+	VMOVUPS   288(AX), Y0
+	VMOVUPS   800(AX), Y1
+	VMOVUPS   288(SI), Y2
+	VMOVUPS   1312(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(CX)
+	VCVTPS2PH $0x00, Y0, 400(CX)
+	VMOVUPS   288(R8), Y0
+	VMOVUPS   800(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(R9)
+	VCVTPS2PH $0x00, Y0, 400(R9)
+	VMOVUPS   320(AX), Y0
+	VMOVUPS   832(AX), Y1
+	VMOVUPS   320(SI), Y2
+	VMOVUPS   1344(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(CX)
+	VCVTPS2PH $0x00, Y0, 416(CX)
+	VMOVUPS   320(R8), Y0
+	VMOVUPS   832(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(R9)
+	VCVTPS2PH $0x00, Y0, 416(R9)
+	VMOVUPS   352(AX), Y0
+	VMOVUPS   864(AX), Y1
+	VMOVUPS   352(SI), Y2
+	VMOVUPS   1376(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(CX)
+	VCVTPS2PH $0x00, Y0, 432(CX)
+	VMOVUPS   352(R8), Y0
+	VMOVUPS   864(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(R9)
+	VCVTPS2PH $0x00, Y0, 432(R9)
+	VMOVUPS   384(AX), Y0
+	VMOVUPS   896(AX), Y1
+	VMOVUPS   384(SI), Y2
+	VMOVUPS   1408(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(CX)
+	VCVTPS2PH $0x00, Y0, 448(CX)
+	VMOVUPS   384(R8), Y0
+	VMOVUPS   896(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(R9)
+	VCVTPS2PH $0x00, Y0, 448(R9)
+	VMOVUPS   416(AX), Y0
+	VMOVUPS   928(AX), Y1
+	VMOVUPS   416(SI), Y2
+	VMOVUPS   1440(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(CX)
+	VCVTPS2PH $0x00, Y0, 464(CX)
+	VMOVUPS   416(R8), Y0
+	VMOVUPS   928(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(R9)
+	VCVTPS2PH $0x00, Y0, 464(R9)
+	VMOVUPS   448(AX), Y0
+	VMOVUPS   960(AX), Y1
+	VMOVUPS   448(SI), Y2
+	VMOVUPS   1472(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(CX)
+	VCVTPS2PH $0x00, Y0, 480(CX)
+	VMOVUPS   448(R8), Y0
+	VMOVUPS   960(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(R9)
+	VCVTPS2PH $0x00, Y0, 480(R9)
+	VMOVUPS   480(AX), Y0
+	VMOVUPS   992(AX), Y1
+	VMOVUPS   480(SI), Y2
+	VMOVUPS   1504(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(CX)
+	VCVTPS2PH $0x00, Y0, 496(CX)
+	VMOVUPS   480(R8), Y0
+	VMOVUPS   992(R8), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(R9)
+	VCVTPS2PH $0x00, Y0, 496(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VMOVUPS   512(AX), Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   1024(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (CX)
+	VCVTPS2PH $0x00, Y0, 256(CX)
+	VMOVUPS   32(AX), Y0
+	VMOVUPS   544(AX), Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   1056(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(CX)
+	VCVTPS2PH $0x00, Y0, 272(CX)
+	VMOVUPS   64(AX), Y0
+	VMOVUPS   576(AX), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   1088(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(CX)
+	VCVTPS2PH $0x00, Y0, 288(CX)
+	VMOVUPS   96(AX), Y0
+	VMOVUPS   608(AX), Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   1120(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(CX)
+	VCVTPS2PH $0x00, Y0, 304(CX)
+	VMOVUPS   128(AX), Y0
+	VMOVUPS   640(AX), Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   1152(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(CX)
+	VCVTPS2PH $0x00, Y0, 320(CX)
+	VMOVUPS   160(AX), Y0
+	VMOVUPS   672(AX), Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   1184(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(CX)
+	VCVTPS2PH $0x00, Y0, 336(CX)
+	VMOVUPS   192(AX), Y0
+	VMOVUPS   704(AX), Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   1216(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(CX)
+	VCVTPS2PH $0x00, Y0, 352(CX)
+	VMOVUPS   224(AX), Y0
+	VMOVUPS   736(AX), Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   1248(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(CX)
+	VCVTPS2PH $0x00, Y0, 368(CX)
+	VMOVUPS   256(AX), Y0
+	VMOVUPS   768(AX), Y1
+	VMOVUPS   256(SI), Y2
+	VMOVUPS   1280(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(CX)
+	VCVTPS2PH $0x00, Y0, 384(CX)
+	VMOVUPS   288(AX), Y0
+	VMOVUPS   800(AX), Y1
+	VMOVUPS   288(SI), Y2
+	VMOVUPS   1312(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(CX)
+	VCVTPS2PH $0x00, Y0, 400(CX)
+	VMOVUPS   320(AX), Y0
+	VMOVUPS   832(AX), Y1
+	VMOVUPS   320(SI), Y2
+	VMOVUPS   1344(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(CX)
+	VCVTPS2PH $0x00, Y0, 416(CX)
+	VMOVUPS   352(AX), Y0
+	VMOVUPS   864(AX), Y1
+	VMOVUPS   352(SI), Y2
+	VMOVUPS   1376(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(CX)
+	VCVTPS2PH $0x00, Y0, 432(CX)
+	VMOVUPS   384(AX), Y0
+	VMOVUPS   896(AX), Y1
+	VMOVUPS   384(SI), Y2
+	VMOVUPS   1408(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(CX)
+	VCVTPS2PH $0x00, Y0, 448(CX)
+	VMOVUPS   416(AX), Y0
+	VMOVUPS   928(AX), Y1
+	VMOVUPS   416(SI), Y2
+	VMOVUPS   1440(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(CX)
+	VCVTPS2PH $0x00, Y0, 464(CX)
+	VMOVUPS   448(AX), Y0
+	VMOVUPS   960(AX), Y1
+	VMOVUPS   448(SI), Y2
+	VMOVUPS   1472(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(CX)
+	VCVTPS2PH $0x00, Y0, 480(CX)
+	VMOVUPS   480(AX), Y0
+	VMOVUPS   992(AX), Y1
+	VMOVUPS   480(SI), Y2
+	VMOVUPS   1504(SI), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(CX)
+	VCVTPS2PH $0x00, Y0, 496(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shift_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shift_f16_256x256n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 256(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   1024(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 256(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 256(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 256(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 272(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   1056(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 272(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 272(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 272(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 288(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   1088(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 288(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 288(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 288(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 304(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   1120(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 304(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 304(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 304(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 320(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   1152(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 320(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 320(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 320(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 336(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   1184(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 336(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 336(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 336(SI)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 352(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   1216(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 352(AX)
+	VCVTPH2PS 96(SI), Y0
+	VCVTPH2PS 352(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(SI)
+	VCVTPS2PH $0x00, Y0, 352(SI)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 368(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   1248(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 368(AX)
+	VCVTPH2PS 112(SI), Y0
+	VCVTPH2PS 368(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(SI)
+	VCVTPS2PH $0x00, Y0, 368(SI)
+	VCVTPH2PS 128(AX), Y0
+	VCVTPH2PS 384(AX), Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   1280(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(AX)
+	VCVTPS2PH $0x00, Y0, 384(AX)
+	VCVTPH2PS 128(SI), Y0
+	VCVTPH2PS 384(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(SI)
+	VCVTPS2PH $0x00, Y0, 384(SI)
+	VCVTPH2PS 144(AX), Y0
+	VCVTPH2PS 400(AX), Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   1312(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(AX)
+	VCVTPS2PH $0x00, Y0, 400(AX)
+	VCVTPH2PS 144(SI), Y0
+	VCVTPH2PS 400(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(SI)
+	VCVTPS2PH $0x00, Y0, 400(SI)
+	VCVTPH2PS 160(AX), Y0
+	VCVTPH2PS 416(AX), Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   1344(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(AX)
+	VCVTPS2PH $0x00, Y0, 416(AX)
+	VCVTPH2PS 160(SI), Y0
+	VCVTPH2PS 416(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(SI)
+	VCVTPS2PH $0x00, Y0, 416(SI)
+	VCVTPH2PS 176(AX), Y0
+	VCVTPH2PS 432(AX), Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   1376(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(AX)
+	VCVTPS2PH $0x00, Y0, 432(AX)
+	VCVTPH2PS 176(SI), Y0
+	VCVTPH2PS 432(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(SI)
+	VCVTPS2PH $0x00, Y0, 432(SI)
+	VCVTPH2PS 192(AX), Y0
+	VCVTPH2PS 448(AX), Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   1408(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(AX)
+	VCVTPS2PH $0x00, Y0, 448(AX)
+	VCVTPH2PS 192(SI), Y0
+	VCVTPH2PS 448(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(SI)
+	VCVTPS2PH $0x00, Y0, 448(SI)
+	VCVTPH2PS 208(AX), Y0
+	VCVTPH2PS 464(AX), Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   1440(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(AX)
+	VCVTPS2PH $0x00, Y0, 464(AX)
+	VCVTPH2PS 208(SI), Y0
+	VCVTPH2PS 464(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(SI)
+	VCVTPS2PH $0x00, Y0, 464(SI)
+	VCVTPH2PS 224(AX), Y0
+	VCVTPH2PS 480(AX), Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   1472(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(AX)
+	VCVTPS2PH $0x00, Y0, 480(AX)
+	VCVTPH2PS 224(SI), Y0
+	VCVTPH2PS 480(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(SI)
+	VCVTPS2PH $0x00, Y0, 480(SI)
+	VCVTPH2PS 240(AX), Y0
+	VCVTPH2PS 496(AX), Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   1504(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(AX)
+	VCVTPS2PH $0x00, Y0, 496(AX)
+	VCVTPH2PS 240(SI), Y0
+	VCVTPH2PS 496(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(SI)
+	VCVTPS2PH $0x00, Y0, 496(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 256(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   1024(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 256(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 272(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   1056(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 272(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 288(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   1088(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 288(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 304(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   1120(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 304(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 320(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   1152(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 320(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 336(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   1184(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 336(AX)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 352(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   1216(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 352(AX)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 368(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   1248(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 368(AX)
+	VCVTPH2PS 128(AX), Y0
+	VCVTPH2PS 384(AX), Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   1280(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(AX)
+	VCVTPS2PH $0x00, Y0, 384(AX)
+	VCVTPH2PS 144(AX), Y0
+	VCVTPH2PS 400(AX), Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   1312(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(AX)
+	VCVTPS2PH $0x00, Y0, 400(AX)
+	VCVTPH2PS 160(AX), Y0
+	VCVTPH2PS 416(AX), Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   1344(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(AX)
+	VCVTPS2PH $0x00, Y0, 416(AX)
+	VCVTPH2PS 176(AX), Y0
+	VCVTPH2PS 432(AX), Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   1376(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(AX)
+	VCVTPS2PH $0x00, Y0, 432(AX)
+	VCVTPH2PS 192(AX), Y0
+	VCVTPH2PS 448(AX), Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   1408(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(AX)
+	VCVTPS2PH $0x00, Y0, 448(AX)
+	VCVTPH2PS 208(AX), Y0
+	VCVTPH2PS 464(AX), Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   1440(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(AX)
+	VCVTPS2PH $0x00, Y0, 464(AX)
+	VCVTPH2PS 224(AX), Y0
+	VCVTPH2PS 480(AX), Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   1472(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(AX)
+	VCVTPS2PH $0x00, Y0, 480(AX)
+	VCVTPH2PS 240(AX), Y0
+	VCVTPH2PS 496(AX), Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   1504(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VADDPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VSUBPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(AX)
+	VCVTPS2PH $0x00, Y0, 496(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func shiftInv_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
+// Requires: AVX, F16C
+TEXT ·shiftInv_f16_256x256n_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(CX*1), SI
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 256(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   1024(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 256(AX)
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 256(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (SI)
+	VCVTPS2PH $0x00, Y0, 256(SI)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 272(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   1056(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 272(AX)
+	VCVTPH2PS 16(SI), Y0
+	VCVTPH2PS 272(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(SI)
+	VCVTPS2PH $0x00, Y0, 272(SI)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 288(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   1088(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 288(AX)
+	VCVTPH2PS 32(SI), Y0
+	VCVTPH2PS 288(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(SI)
+	VCVTPS2PH $0x00, Y0, 288(SI)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 304(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   1120(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 304(AX)
+	VCVTPH2PS 48(SI), Y0
+	VCVTPH2PS 304(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(SI)
+	VCVTPS2PH $0x00, Y0, 304(SI)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 320(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   1152(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 320(AX)
+	VCVTPH2PS 64(SI), Y0
+	VCVTPH2PS 320(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(SI)
+	VCVTPS2PH $0x00, Y0, 320(SI)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 336(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   1184(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 336(AX)
+	VCVTPH2PS 80(SI), Y0
+	VCVTPH2PS 336(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(SI)
+	VCVTPS2PH $0x00, Y0, 336(SI)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 352(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   1216(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 352(AX)
+	VCVTPH2PS 96(SI), Y0
+	VCVTPH2PS 352(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(SI)
+	VCVTPS2PH $0x00, Y0, 352(SI)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 368(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   1248(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 368(AX)
+	VCVTPH2PS 112(SI), Y0
+	VCVTPH2PS 368(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(SI)
+	VCVTPS2PH $0x00, Y0, 368(SI)
+	VCVTPH2PS 128(AX), Y0
+	VCVTPH2PS 384(AX), Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   1280(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(AX)
+	VCVTPS2PH $0x00, Y0, 384(AX)
+	VCVTPH2PS 128(SI), Y0
+	VCVTPH2PS 384(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(SI)
+	VCVTPS2PH $0x00, Y0, 384(SI)
+	VCVTPH2PS 144(AX), Y0
+	VCVTPH2PS 400(AX), Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   1312(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(AX)
+	VCVTPS2PH $0x00, Y0, 400(AX)
+	VCVTPH2PS 144(SI), Y0
+	VCVTPH2PS 400(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(SI)
+	VCVTPS2PH $0x00, Y0, 400(SI)
+	VCVTPH2PS 160(AX), Y0
+	VCVTPH2PS 416(AX), Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   1344(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(AX)
+	VCVTPS2PH $0x00, Y0, 416(AX)
+	VCVTPH2PS 160(SI), Y0
+	VCVTPH2PS 416(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(SI)
+	VCVTPS2PH $0x00, Y0, 416(SI)
+	VCVTPH2PS 176(AX), Y0
+	VCVTPH2PS 432(AX), Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   1376(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(AX)
+	VCVTPS2PH $0x00, Y0, 432(AX)
+	VCVTPH2PS 176(SI), Y0
+	VCVTPH2PS 432(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(SI)
+	VCVTPS2PH $0x00, Y0, 432(SI)
+	VCVTPH2PS 192(AX), Y0
+	VCVTPH2PS 448(AX), Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   1408(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(AX)
+	VCVTPS2PH $0x00, Y0, 448(AX)
+	VCVTPH2PS 192(SI), Y0
+	VCVTPH2PS 448(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(SI)
+	VCVTPS2PH $0x00, Y0, 448(SI)
+	VCVTPH2PS 208(AX), Y0
+	VCVTPH2PS 464(AX), Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   1440(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(AX)
+	VCVTPS2PH $0x00, Y0, 464(AX)
+	VCVTPH2PS 208(SI), Y0
+	VCVTPH2PS 464(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(SI)
+	VCVTPS2PH $0x00, Y0, 464(SI)
+	VCVTPH2PS 224(AX), Y0
+	VCVTPH2PS 480(AX), Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   1472(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(AX)
+	VCVTPS2PH $0x00, Y0, 480(AX)
+	VCVTPH2PS 224(SI), Y0
+	VCVTPH2PS 480(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(SI)
+	VCVTPS2PH $0x00, Y0, 480(SI)
+	VCVTPH2PS 240(AX), Y0
+	VCVTPH2PS 496(AX), Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   1504(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(AX)
+	VCVTPS2PH $0x00, Y0, 496(AX)
+	VCVTPH2PS 240(SI), Y0
+	VCVTPH2PS 496(SI), Y1
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(SI)
+	VCVTPS2PH $0x00, Y0, 496(SI)
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
+	JAE       pair
+	TESTQ     BX, BX
+	JZ        done
+
+head:
+	VCVTPH2PS (AX), Y0
+	VCVTPH2PS 256(AX), Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   1024(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, (AX)
+	VCVTPS2PH $0x00, Y0, 256(AX)
+	VCVTPH2PS 16(AX), Y0
+	VCVTPH2PS 272(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   1056(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 16(AX)
+	VCVTPS2PH $0x00, Y0, 272(AX)
+	VCVTPH2PS 32(AX), Y0
+	VCVTPH2PS 288(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   1088(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 32(AX)
+	VCVTPS2PH $0x00, Y0, 288(AX)
+	VCVTPH2PS 48(AX), Y0
+	VCVTPH2PS 304(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   1120(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 48(AX)
+	VCVTPS2PH $0x00, Y0, 304(AX)
+	VCVTPH2PS 64(AX), Y0
+	VCVTPH2PS 320(AX), Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   1152(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 64(AX)
+	VCVTPS2PH $0x00, Y0, 320(AX)
+	VCVTPH2PS 80(AX), Y0
+	VCVTPH2PS 336(AX), Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   1184(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 80(AX)
+	VCVTPS2PH $0x00, Y0, 336(AX)
+	VCVTPH2PS 96(AX), Y0
+	VCVTPH2PS 352(AX), Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   1216(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 96(AX)
+	VCVTPS2PH $0x00, Y0, 352(AX)
+	VCVTPH2PS 112(AX), Y0
+	VCVTPH2PS 368(AX), Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   1248(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 112(AX)
+	VCVTPS2PH $0x00, Y0, 368(AX)
+	VCVTPH2PS 128(AX), Y0
+	VCVTPH2PS 384(AX), Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   1280(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 128(AX)
+	VCVTPS2PH $0x00, Y0, 384(AX)
+	VCVTPH2PS 144(AX), Y0
+	VCVTPH2PS 400(AX), Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   1312(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 144(AX)
+	VCVTPS2PH $0x00, Y0, 400(AX)
+	VCVTPH2PS 160(AX), Y0
+	VCVTPH2PS 416(AX), Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   1344(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 160(AX)
+	VCVTPS2PH $0x00, Y0, 416(AX)
+	VCVTPH2PS 176(AX), Y0
+	VCVTPH2PS 432(AX), Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   1376(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 176(AX)
+	VCVTPS2PH $0x00, Y0, 432(AX)
+	VCVTPH2PS 192(AX), Y0
+	VCVTPH2PS 448(AX), Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   1408(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 192(AX)
+	VCVTPS2PH $0x00, Y0, 448(AX)
+	VCVTPH2PS 208(AX), Y0
+	VCVTPH2PS 464(AX), Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   1440(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 208(AX)
+	VCVTPS2PH $0x00, Y0, 464(AX)
+	VCVTPH2PS 224(AX), Y0
+	VCVTPH2PS 480(AX), Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   1472(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 224(AX)
+	VCVTPS2PH $0x00, Y0, 480(AX)
+	VCVTPH2PS 240(AX), Y0
+	VCVTPH2PS 496(AX), Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   1504(DX), Y3
+	VMULPS    Y2, Y0, Y4
+	VMULPS    Y3, Y1, Y5
+	VSUBPS    Y5, Y4, Y4
+	VMULPS    Y2, Y1, Y1
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y0, Y1, Y0
+	VCVTPS2PH $0x00, Y4, 240(AX)
+	VCVTPS2PH $0x00, Y0, 496(AX)
+	ADDQ      CX, AX
+	DECQ      BX
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_256x256n_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000008, R9
+
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_256x256n_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000008, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vecconst<>+0(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+8(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+16(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+24(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+32(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+40(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+48(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+56(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+64(SB)/8, $0x4338000000000000
+DATA vecconst<>+72(SB)/8, $0x4338000000000000
+DATA vecconst<>+80(SB)/8, $0x4338000000000000
+DATA vecconst<>+88(SB)/8, $0x4338000000000000
+DATA vecconst<>+96(SB)/8, $0x4338000000000000
+DATA vecconst<>+104(SB)/8, $0x4338000000000000
+DATA vecconst<>+112(SB)/8, $0x4338000000000000
+DATA vecconst<>+120(SB)/8, $0x4338000000000000
+DATA vecconst<>+128(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+136(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+144(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+152(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+160(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+168(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+176(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+184(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+192(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+200(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+208(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+216(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+224(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+232(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+240(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+248(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+256(SB)/8, $0x3d31846980000000
+DATA vecconst<>+264(SB)/8, $0x3d31846980000000
+DATA vecconst<>+272(SB)/8, $0x3d31846980000000
+DATA vecconst<>+280(SB)/8, $0x3d31846980000000
+DATA vecconst<>+288(SB)/8, $0x3d31846980000000
+DATA vecconst<>+296(SB)/8, $0x3d31846980000000
+DATA vecconst<>+304(SB)/8, $0x3d31846980000000
+DATA vecconst<>+312(SB)/8, $0x3d31846980000000
+DATA vecconst<>+320(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+328(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+336(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+344(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+352(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+360(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+368(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+376(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+384(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+392(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+400(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+408(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+416(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+424(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+432(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+440(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+448(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+456(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+464(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+472(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+480(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+488(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+496(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+504(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+512(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+520(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+528(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+536(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+544(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+552(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+560(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+568(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+576(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+584(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+592(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+600(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+608(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+616(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+624(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+632(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+640(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+648(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+656(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+664(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+672(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+680(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+688(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+696(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+704(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+712(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+720(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+728(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+736(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+744(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+752(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+760(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+768(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+776(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+784(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+792(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+800(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+808(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+816(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+824(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+832(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+840(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+848(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+856(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+864(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+872(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+880(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+888(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+896(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+904(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+912(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+920(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+928(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+936(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+944(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+952(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+960(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+968(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+976(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+984(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+992(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1000(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1008(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1016(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1024(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1032(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1040(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1048(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1056(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1064(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1072(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1080(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1088(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1096(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1104(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1112(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1120(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1128(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1136(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1144(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1152(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1160(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1168(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1176(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1184(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1192(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1200(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1208(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1216(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1224(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1232(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1240(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1248(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1256(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1264(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1272(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1280(SB)/8, $0x0000000000000001
+DATA vecconst<>+1288(SB)/8, $0x0000000000000001
+DATA vecconst<>+1296(SB)/8, $0x0000000000000001
+DATA vecconst<>+1304(SB)/8, $0x0000000000000001
+DATA vecconst<>+1312(SB)/8, $0x0000000000000001
+DATA vecconst<>+1320(SB)/8, $0x0000000000000001
+DATA vecconst<>+1328(SB)/8, $0x0000000000000001
+DATA vecconst<>+1336(SB)/8, $0x0000000000000001
+DATA vecconst<>+1344(SB)/8, $0x0000000000000002
+DATA vecconst<>+1352(SB)/8, $0x0000000000000002
+DATA vecconst<>+1360(SB)/8, $0x0000000000000002
+DATA vecconst<>+1368(SB)/8, $0x0000000000000002
+DATA vecconst<>+1376(SB)/8, $0x0000000000000002
+DATA vecconst<>+1384(SB)/8, $0x0000000000000002
+DATA vecconst<>+1392(SB)/8, $0x0000000000000002
+DATA vecconst<>+1400(SB)/8, $0x0000000000000002
+DATA vecconst<>+1408(SB)/8, $0x0000000000000000
+DATA vecconst<>+1416(SB)/8, $0x0000000100000001
+DATA vecconst<>+1424(SB)/8, $0x0000000200000002
+DATA vecconst<>+1432(SB)/8, $0x0000000300000003
+DATA vecconst<>+1440(SB)/8, $0x0000000400000004
+DATA vecconst<>+1448(SB)/8, $0x0000000500000005
+DATA vecconst<>+1456(SB)/8, $0x0000000600000006
+DATA vecconst<>+1464(SB)/8, $0x0000000700000007
+DATA vecconst<>+1472(SB)/8, $0x0000000080000000
+DATA vecconst<>+1480(SB)/8, $0x0000000080000000
+DATA vecconst<>+1488(SB)/8, $0x0000000080000000
+DATA vecconst<>+1496(SB)/8, $0x0000000080000000
+DATA vecconst<>+1504(SB)/8, $0x0000000080000000
+DATA vecconst<>+1512(SB)/8, $0x0000000080000000
+DATA vecconst<>+1520(SB)/8, $0x0000000080000000
+DATA vecconst<>+1528(SB)/8, $0x0000000080000000
+DATA vecconst<>+1536(SB)/8, $0x8000000080000000
+DATA vecconst<>+1544(SB)/8, $0x8000000080000000
+DATA vecconst<>+1552(SB)/8, $0x8000000080000000
+DATA vecconst<>+1560(SB)/8, $0x8000000080000000
+DATA vecconst<>+1568(SB)/8, $0x8000000080000000
+DATA vecconst<>+1576(SB)/8, $0x8000000080000000
+DATA vecconst<>+1584(SB)/8, $0x8000000080000000
+DATA vecconst<>+1592(SB)/8, $0x8000000080000000
+GLOBL vecconst<>(SB), RODATA|NOPTR, $1600

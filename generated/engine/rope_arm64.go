@@ -8,496 +8,466 @@ package engine
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH64I(), neonH96N(), neonH128I(), neonH128N(), neonH256N()},
+			shapes: []kernels{kernels_64x64i_neon(), kernels_96x96n_neon(), kernels_128x128i_neon(), kernels_128x128n_neon(), kernels_256x256n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH64I returns the NEON kernels of the shape 64/64/interleaved.
-func neonH64I() kernels {
-	k := kernels{
-		fwd:     applyNEONH64I,
-		fwdRows: applyRowsNEONH64I,
-		inv:     applyInverseNEONH64I,
-		invRows: applyInverseRowsNEONH64I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH64I,
-		loadShift:  cacheLoadF16NEONH64I,
-		store:      cacheStoreF16NEONH64I,
-		storeShift: cacheStoreF16NEONH64I,
-		to:         applyToF16NEONH64I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80NEONH64I,
-		loadShift:  cacheLoadQ80NEONH64I,
-		store:      cacheStoreQ80NEONH64I,
-		storeShift: cacheStoreQ80NEONH64I,
-	}
+// kernels_64x64i_neon returns the neon kernels of the shape 64/64/interleaved.
+func kernels_64x64i_neon() (k kernels) {
+	k.fwd = fwd_64x64i_neon
+	k.inv = inv_64x64i_neon
+	k.fwdRows = fwdRows_64x64i_neon
+	k.invRows = invRows_64x64i_neon
+	k.rotTo = rotTo_64x64i_neon
+	k.half[0].store = store_f16_64x64i_neon
+	k.half[0].storeShift = store_f16_64x64i_neon
+	k.half[0].load = load_f16_64x64i_neon
+	k.half[0].loadShift = load_f16_64x64i_neon
+	k.half[0].to = to_f16_64x64i_neon
+	k.half[0].shift = shift_f16_64x64i_neon
+	k.half[0].shiftInv = shiftInv_f16_64x64i_neon
+	k.bytes[1].store = store_q8_0_64x64i_neon
+	k.bytes[1].storeShift = store_q8_0_64x64i_neon
+	k.bytes[1].load = load_q8_0_64x64i_neon
+	k.bytes[1].loadShift = load_q8_0_64x64i_neon
 	return k
 }
 
-// neonH96N returns the NEON kernels of the shape 96/96/neox.
-func neonH96N() kernels {
-	k := kernels{
-		fwd:     applyNEONH96N,
-		fwdRows: applyRowsNEONH96N,
-		inv:     applyInverseNEONH96N,
-		invRows: applyInverseRowsNEONH96N,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH96N,
-		loadShift:  cacheLoadF16NEONH96N,
-		store:      cacheStoreF16NEONH96N,
-		storeShift: cacheStoreF16NEONH96N,
-		to:         applyToF16NEONH96N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80NEONH96N,
-		loadShift:  cacheLoadQ80NEONH96N,
-		store:      cacheStoreQ80NEONH96N,
-		storeShift: cacheStoreQ80NEONH96N,
-	}
+// kernels_96x96n_neon returns the neon kernels of the shape 96/96/neox.
+func kernels_96x96n_neon() (k kernels) {
+	k.fwd = fwd_96x96n_neon
+	k.inv = inv_96x96n_neon
+	k.fwdRows = fwdRows_96x96n_neon
+	k.invRows = invRows_96x96n_neon
+	k.rotTo = rotTo_96x96n_neon
+	k.half[0].store = store_f16_96x96n_neon
+	k.half[0].storeShift = store_f16_96x96n_neon
+	k.half[0].load = load_f16_96x96n_neon
+	k.half[0].loadShift = load_f16_96x96n_neon
+	k.half[0].to = to_f16_96x96n_neon
+	k.half[0].shift = shift_f16_96x96n_neon
+	k.half[0].shiftInv = shiftInv_f16_96x96n_neon
+	k.bytes[1].store = store_q8_0_96x96n_neon
+	k.bytes[1].storeShift = store_q8_0_96x96n_neon
+	k.bytes[1].load = load_q8_0_96x96n_neon
+	k.bytes[1].loadShift = load_q8_0_96x96n_neon
 	return k
 }
 
-// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
-func neonH128I() kernels {
-	k := kernels{
-		fwd:     applyNEONH128I,
-		fwdRows: applyRowsNEONH128I,
-		inv:     applyInverseNEONH128I,
-		invRows: applyInverseRowsNEONH128I,
-	}
-	k.norm[9], k.normOnly[9] = applyNormL2HeadAfterNEONH128I, applyNormOnlyL2HeadAfterNEONH128I
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH128I,
-		loadShift:  cacheLoadF16NEONH128I,
-		store:      cacheStoreF16NEONH128I,
-		storeShift: cacheStoreF16NEONH128I,
-		to:         applyToF16NEONH128I,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80NEONH128I,
-		loadShift:  cacheLoadQ80NEONH128I,
-		store:      cacheStoreQ80NEONH128I,
-		storeShift: cacheStoreQ80NEONH128I,
-	}
+// kernels_128x128i_neon returns the neon kernels of the shape 128/128/interleaved.
+func kernels_128x128i_neon() (k kernels) {
+	k.fwd = fwd_128x128i_neon
+	k.inv = inv_128x128i_neon
+	k.fwdRows = fwdRows_128x128i_neon
+	k.invRows = invRows_128x128i_neon
+	k.norm[9] = norm_l2HeadAfter_128x128i_neon
+	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_neon
+	k.rotTo = rotTo_128x128i_neon
+	k.half[0].store = store_f16_128x128i_neon
+	k.half[0].storeShift = store_f16_128x128i_neon
+	k.half[0].load = load_f16_128x128i_neon
+	k.half[0].loadShift = load_f16_128x128i_neon
+	k.half[0].to = to_f16_128x128i_neon
+	k.half[0].shift = shift_f16_128x128i_neon
+	k.half[0].shiftInv = shiftInv_f16_128x128i_neon
+	k.bytes[1].store = store_q8_0_128x128i_neon
+	k.bytes[1].storeShift = store_q8_0_128x128i_neon
+	k.bytes[1].load = load_q8_0_128x128i_neon
+	k.bytes[1].loadShift = load_q8_0_128x128i_neon
 	return k
 }
 
-// neonH128N returns the NEON kernels of the shape 128/128/neox.
-func neonH128N() kernels {
-	k := kernels{
-		fwd:     applyNEONH128N,
-		fwdRows: applyRowsNEONH128N,
-		inv:     applyInverseNEONH128N,
-		invRows: applyInverseRowsNEONH128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadNEONH128N, applyNormOnlyRMSHeadNEONH128N
-	k.norm[2], k.normOnly[2] = applyNormRMSTokenNEONH128N, applyNormOnlyRMSTokenNEONH128N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH128N,
-		loadShift:  cacheLoadF16NEONH128N,
-		store:      cacheStoreF16NEONH128N,
-		storeShift: cacheStoreF16NEONH128N,
-		to:         applyToF16NEONH128N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80NEONH128N,
-		loadShift:  cacheLoadQ80NEONH128N,
-		store:      cacheStoreQ80NEONH128N,
-		storeShift: cacheStoreQ80NEONH128N,
-	}
+// kernels_128x128n_neon returns the neon kernels of the shape 128/128/neox.
+func kernels_128x128n_neon() (k kernels) {
+	k.fwd = fwd_128x128n_neon
+	k.inv = inv_128x128n_neon
+	k.fwdRows = fwdRows_128x128n_neon
+	k.invRows = invRows_128x128n_neon
+	k.norm[0] = norm_rmsHead_128x128n_neon
+	k.normOnly[0] = normOnly_rmsHead_128x128n_neon
+	k.norm[2] = norm_rmsToken_128x128n_neon
+	k.normOnly[2] = normOnly_rmsToken_128x128n_neon
+	k.rotTo = rotTo_128x128n_neon
+	k.half[0].store = store_f16_128x128n_neon
+	k.half[0].storeShift = store_f16_128x128n_neon
+	k.half[0].load = load_f16_128x128n_neon
+	k.half[0].loadShift = load_f16_128x128n_neon
+	k.half[0].to = to_f16_128x128n_neon
+	k.half[0].shift = shift_f16_128x128n_neon
+	k.half[0].shiftInv = shiftInv_f16_128x128n_neon
+	k.bytes[1].store = store_q8_0_128x128n_neon
+	k.bytes[1].storeShift = store_q8_0_128x128n_neon
+	k.bytes[1].load = load_q8_0_128x128n_neon
+	k.bytes[1].loadShift = load_q8_0_128x128n_neon
 	return k
 }
 
-// neonH256N returns the NEON kernels of the shape 256/256/neox.
-func neonH256N() kernels {
-	k := kernels{
-		fwd:     applyNEONH256N,
-		fwdRows: applyRowsNEONH256N,
-		inv:     applyInverseNEONH256N,
-		invRows: applyInverseRowsNEONH256N,
-	}
-	k.norm[4], k.normOnly[4] = applyNormGemmaHeadNEONH256N, applyNormOnlyGemmaHeadNEONH256N
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH256N,
-		loadShift:  cacheLoadF16NEONH256N,
-		store:      cacheStoreF16NEONH256N,
-		storeShift: cacheStoreF16NEONH256N,
-		to:         applyToF16NEONH256N,
-	}
-	k.bytes[1] = byteKernels{
-		load:       cacheLoadQ80NEONH256N,
-		loadShift:  cacheLoadQ80NEONH256N,
-		store:      cacheStoreQ80NEONH256N,
-		storeShift: cacheStoreQ80NEONH256N,
-	}
+// kernels_256x256n_neon returns the neon kernels of the shape 256/256/neox.
+func kernels_256x256n_neon() (k kernels) {
+	k.fwd = fwd_256x256n_neon
+	k.inv = inv_256x256n_neon
+	k.fwdRows = fwdRows_256x256n_neon
+	k.invRows = invRows_256x256n_neon
+	k.norm[4] = norm_gemmaHead_256x256n_neon
+	k.normOnly[4] = normOnly_gemmaHead_256x256n_neon
+	k.rotTo = rotTo_256x256n_neon
+	k.half[0].store = store_f16_256x256n_neon
+	k.half[0].storeShift = store_f16_256x256n_neon
+	k.half[0].load = load_f16_256x256n_neon
+	k.half[0].loadShift = load_f16_256x256n_neon
+	k.half[0].to = to_f16_256x256n_neon
+	k.half[0].shift = shift_f16_256x256n_neon
+	k.half[0].shiftInv = shiftInv_f16_256x256n_neon
+	k.bytes[1].store = store_q8_0_256x256n_neon
+	k.bytes[1].storeShift = store_q8_0_256x256n_neon
+	k.bytes[1].load = load_q8_0_256x256n_neon
+	k.bytes[1].loadShift = load_q8_0_256x256n_neon
 	return k
 }
 
-// applyNEONH64I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (64).
+// fwd_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH64I(x []float32, stride, n int, r *float32)
+func fwd_64x64i_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH64I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (64).
+// inv_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH64I(x []float32, stride, n int, r *float32)
+func inv_64x64i_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH64I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// fwdRows_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyRowsNEONH64I(x []float32, stride, n int, rows []float32)
+func fwdRows_64x64i_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH64I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// invRows_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH64I(x []float32, stride, n int, rows []float32)
+func invRows_64x64i_neon(x []float32, stride int, n int, rows []float32)
 
-// applyToF16NEONH64I rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (64).
+// rotTo_64x64i_neon rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func applyToF16NEONH64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func rotTo_64x64i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheStoreF16NEONH64I stores the first 64 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// store_f16_64x64i_neon stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH64I(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func store_f16_64x64i_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheLoadF16NEONH64I loads the first 64 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// load_f16_64x64i_neon loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH64I(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func load_f16_64x64i_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheStoreQ80NEONH64I stores the first 64 values of n float32 heads of src, srcStride apart,
-// as q8_0 in the heads of dst, dstStride apart, using NEON.
+// to_f16_64x64i_neon rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func cacheStoreQ80NEONH64I(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+func to_f16_64x64i_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadQ80NEONH64I loads the first 64 values of n q8_0 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// shift_f16_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheLoadQ80NEONH64I(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+func shift_f16_64x64i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (192 values), using NEON. It reads and writes only their values
-// [0, 96), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (96).
+// shiftInv_f16_64x64i_neon rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH96N(x []float32, stride, n int, r *float32)
+func shiftInv_f16_64x64i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyInverseNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (192 values), using NEON. It reads and writes only their values
-// [0, 96), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (96).
+// store_q8_0_64x64i_neon stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyInverseNEONH96N(x []float32, stride, n int, r *float32)
+func store_q8_0_64x64i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyRowsNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·192:][:192], using NEON.
+// load_q8_0_64x64i_neon loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyRowsNEONH96N(x []float32, stride, n int, rows []float32)
+func load_q8_0_64x64i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyInverseRowsNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·192:][:192], using NEON.
+// fwd_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH96N(x []float32, stride, n int, rows []float32)
+func fwd_96x96n_neon(x []float32, stride int, n int, r *float32)
 
-// applyToF16NEONH96N rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (96).
+// inv_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyToF16NEONH96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func inv_96x96n_neon(x []float32, stride int, n int, r *float32)
 
-// cacheStoreF16NEONH96N stores the first 96 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// fwdRows_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH96N(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func fwdRows_96x96n_neon(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadF16NEONH96N loads the first 96 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// invRows_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH96N(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func invRows_96x96n_neon(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreQ80NEONH96N stores the first 96 values of n float32 heads of src, srcStride apart,
-// as q8_0 in the heads of dst, dstStride apart, using NEON.
+// rotTo_96x96n_neon rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func cacheStoreQ80NEONH96N(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+func rotTo_96x96n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadQ80NEONH96N loads the first 96 values of n q8_0 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// store_f16_96x96n_neon stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func cacheLoadQ80NEONH96N(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+func store_f16_96x96n_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// load_f16_96x96n_neon loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNEONH128I(x []float32, stride, n int, r *float32)
+func load_f16_96x96n_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// to_f16_96x96n_neon rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
+func to_f16_96x96n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// shift_f16_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
+func shift_f16_96x96n_neon(x []uint16, stride int, n int, r *float32)
 
-// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// shiftInv_f16_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
+func shiftInv_f16_96x96n_neon(x []uint16, stride int, n int, r *float32)
 
-// applyToF16NEONH128I rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (128).
+// store_q8_0_96x96n_neon stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyToF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func store_q8_0_96x96n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyNormL2HeadAfterNEONH128I normalizes (QK-norm l2, each head alone, ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], rotating before the norm, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// load_q8_0_96x96n_neon loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNormL2HeadAfterNEONH128I(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func load_q8_0_96x96n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// applyNormOnlyL2HeadAfterNEONH128I is applyNormL2HeadAfterNEONH128I without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// fwd_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNormOnlyL2HeadAfterNEONH128I(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func fwd_128x128i_neon(x []float32, stride int, n int, r *float32)
 
-// cacheStoreF16NEONH128I stores the first 128 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// inv_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func inv_128x128i_neon(x []float32, stride int, n int, r *float32)
 
-// cacheLoadF16NEONH128I loads the first 128 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// fwdRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH128I(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 
-// cacheStoreQ80NEONH128I stores the first 128 values of n float32 heads of src, srcStride apart,
-// as q8_0 in the heads of dst, dstStride apart, using NEON.
+// invRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func cacheStoreQ80NEONH128I(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadQ80NEONH128I loads the first 128 values of n q8_0 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// norm_l2HeadAfter_128x128i_neon normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, after rotating them forward with table row r, using neon.
 //
 //go:noescape
-func cacheLoadQ80NEONH128I(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+func norm_l2HeadAfter_128x128i_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// normOnly_l2HeadAfter_128x128i_neon normalizes (QK-norm l2, ε = eps) the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, each alone, without rotating them (r unused), using neon.
 //
 //go:noescape
-func applyNEONH128N(x []float32, stride, n int, r *float32)
+func normOnly_l2HeadAfter_128x128i_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyInverseNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// rotTo_128x128i_neon rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func applyInverseNEONH128N(x []float32, stride, n int, r *float32)
+func rotTo_128x128i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyRowsNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// store_f16_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyRowsNEONH128N(x []float32, stride, n int, rows []float32)
+func store_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyInverseRowsNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// load_f16_128x128i_neon loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH128N(x []float32, stride, n int, rows []float32)
+func load_f16_128x128i_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyToF16NEONH128N rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (128).
+// to_f16_128x128i_neon rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func applyToF16NEONH128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func to_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyNormRMSHeadNEONH128N normalizes (QK-norm rms, each head alone, ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], normalizing before the rotation, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// shift_f16_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNormRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func shift_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyNormOnlyRMSHeadNEONH128N is applyNormRMSHeadNEONH128N without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// shiftInv_f16_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNormOnlyRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func shiftInv_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyNormRMSTokenNEONH128N normalizes (QK-norm rms, the n heads as one vector, head h
-// weighted by w[h·HeadDim:], ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], normalizing before the rotation, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// store_q8_0_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNormRMSTokenNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func store_q8_0_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// applyNormOnlyRMSTokenNEONH128N is applyNormRMSTokenNEONH128N without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// load_q8_0_128x128i_neon loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNormOnlyRMSTokenNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func load_q8_0_128x128i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// cacheStoreF16NEONH128N stores the first 128 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// fwd_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH128N(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func fwd_128x128n_neon(x []float32, stride int, n int, r *float32)
 
-// cacheLoadF16NEONH128N loads the first 128 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// inv_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH128N(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func inv_128x128n_neon(x []float32, stride int, n int, r *float32)
 
-// cacheStoreQ80NEONH128N stores the first 128 values of n float32 heads of src, srcStride apart,
-// as q8_0 in the heads of dst, dstStride apart, using NEON.
+// fwdRows_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func cacheStoreQ80NEONH128N(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+func fwdRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadQ80NEONH128N loads the first 128 values of n q8_0 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// invRows_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func cacheLoadQ80NEONH128N(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+func invRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (512 values), using NEON. It reads and writes only their values
-// [0, 256), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// norm_rmsHead_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using neon.
 //
 //go:noescape
-func applyNEONH256N(x []float32, stride, n int, r *float32)
+func norm_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyInverseNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (512 values), using NEON. It reads and writes only their values
-// [0, 256), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// normOnly_rmsHead_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using neon.
 //
 //go:noescape
-func applyInverseNEONH256N(x []float32, stride, n int, r *float32)
+func normOnly_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyRowsNEONH256N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·512:][:512], using NEON.
+// norm_rmsToken_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, then rotates them forward with table row r, using neon.
 //
 //go:noescape
-func applyRowsNEONH256N(x []float32, stride, n int, rows []float32)
+func norm_rmsToken_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyInverseRowsNEONH256N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·512:][:512], using NEON.
+// normOnly_rmsToken_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, as one vector, without rotating them (r unused), using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH256N(x []float32, stride, n int, rows []float32)
+func normOnly_rmsToken_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyToF16NEONH256N rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (256).
+// rotTo_128x128n_neon rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func applyToF16NEONH256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func rotTo_128x128n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// applyNormGemmaHeadNEONH256N normalizes (QK-norm gemma, each head alone, ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], normalizing before the rotation, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// store_f16_128x128n_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNormGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func store_f16_128x128n_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyNormOnlyGemmaHeadNEONH256N is applyNormGemmaHeadNEONH256N without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// load_f16_128x128n_neon loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyNormOnlyGemmaHeadNEONH256N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func load_f16_128x128n_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheStoreF16NEONH256N stores the first 256 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// to_f16_128x128n_neon rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH256N(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func to_f16_128x128n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheLoadF16NEONH256N loads the first 256 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// shift_f16_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH256N(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func shift_f16_128x128n_neon(x []uint16, stride int, n int, r *float32)
 
-// cacheStoreQ80NEONH256N stores the first 256 values of n float32 heads of src, srcStride apart,
-// as q8_0 in the heads of dst, dstStride apart, using NEON.
+// shiftInv_f16_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func cacheStoreQ80NEONH256N(dst []uint8, dstStride int, src []float32, srcStride, n int, scale float32)
+func shiftInv_f16_128x128n_neon(x []uint16, stride int, n int, r *float32)
 
-// cacheLoadQ80NEONH256N loads the first 256 values of n q8_0 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// store_q8_0_128x128n_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func cacheLoadQ80NEONH256N(dst []float32, dstStride int, src []uint8, srcStride, n int, scale float32)
+func store_q8_0_128x128n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+
+// load_q8_0_128x128n_neon loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
+//
+//go:noescape
+func load_q8_0_128x128n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+
+// fwd_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
+//
+//go:noescape
+func fwd_256x256n_neon(x []float32, stride int, n int, r *float32)
+
+// inv_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
+//
+//go:noescape
+func inv_256x256n_neon(x []float32, stride int, n int, r *float32)
+
+// fwdRows_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·512:], using neon.
+//
+//go:noescape
+func fwdRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
+
+// invRows_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·512:], using neon.
+//
+//go:noescape
+func invRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
+
+// norm_gemmaHead_256x256n_neon normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using neon.
+//
+//go:noescape
+func norm_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+
+// normOnly_gemmaHead_256x256n_neon normalizes (QK-norm gemma, ε = eps) the n heads of 256 values (256 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using neon.
+//
+//go:noescape
+func normOnly_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+
+// rotTo_256x256n_neon rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, using neon.
+//
+//go:noescape
+func rotTo_256x256n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// store_f16_256x256n_neon stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
+//
+//go:noescape
+func store_f16_256x256n_neon(dst []uint16, ds int, src []float32, ss int, n int)
+
+// load_f16_256x256n_neon loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
+//
+//go:noescape
+func load_f16_256x256n_neon(dst []float32, ds int, src []uint16, ss int, n int)
+
+// to_f16_256x256n_neon rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
+//
+//go:noescape
+func to_f16_256x256n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+
+// shift_f16_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
+//
+//go:noescape
+func shift_f16_256x256n_neon(x []uint16, stride int, n int, r *float32)
+
+// shiftInv_f16_256x256n_neon rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
+//
+//go:noescape
+func shiftInv_f16_256x256n_neon(x []uint16, stride int, n int, r *float32)
+
+// store_q8_0_256x256n_neon stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
+//
+//go:noescape
+func store_q8_0_256x256n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+
+// load_q8_0_256x256n_neon loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
+//
+//go:noescape
+func load_q8_0_256x256n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

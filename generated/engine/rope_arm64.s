@@ -5,6192 +5,16697 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 64, RotaryDim 64, interleaved layout.
-// One head is 8 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4.
-// The table values of the first 8 block(s) stay in registers across heads
-// (c in V2…V9, s in V22…V29).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-// applyToNEON loads float32 and stores f16, narrowing the values past
-// RotaryDim unrotated.
-
-// func applyNEONH64I(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH64I(SB), NOSPLIT, $0-48
+// func fwd_64x64i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_64x64i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 0 in V2
-	ADD  $32, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 1 in V3
-	ADD  $64, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 2 in V4
-	ADD  $96, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 3 in V5
-	ADD  $128, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 4 in V6
-	ADD  $160, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 5 in V7
-	ADD  $192, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 6 in V8
-	ADD  $224, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 7 in V9
-	ADD  $480, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $448, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $416, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $384, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $352, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $320, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $288, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $256, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $256, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $416, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH64I(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH64I(SB), NOSPLIT, $0-48
+// func inv_64x64i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_64x64i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 0 in V2
-	ADD  $32, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 1 in V3
-	ADD  $64, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 2 in V4
-	ADD  $96, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 3 in V5
-	ADD  $128, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 4 in V6
-	ADD  $160, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 5 in V7
-	ADD  $192, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 6 in V8
-	ADD  $224, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 7 in V9
-	ADD  $480, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $448, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $416, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $384, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $352, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $320, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $288, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $256, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $256, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $416, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH64I(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH64I(SB), NOSPLIT, $0-64
+// func fwdRows_64x64i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_64x64i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $256, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $512, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $256, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $512, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH64I(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH64I(SB), NOSPLIT, $0-64
+// func invRows_64x64i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_64x64i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $256, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $512, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $256, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $512, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyToF16NEONH64I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-TEXT ·applyToF16NEONH64I(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R9
+// func rotTo_64x64i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_64x64i_neon(SB), NOSPLIT, $0-80
 	MOVD src_base+32(FP), R0
-	MOVD n+64(FP), R1
-	MOVD r+72(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 0 in V2
-	ADD  $32, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 1 in V3
-	ADD  $64, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 2 in V4
-	ADD  $96, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 3 in V5
-	ADD  $128, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 4 in V6
-	ADD  $160, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 5 in V7
-	ADD  $192, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 6 in V8
-	ADD  $224, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 7 in V9
-	ADD  $480, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $448, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $416, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $384, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $352, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $320, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $288, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $256, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD srcStride+56(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // srcStride in bytes less the 256 a head walks
-	MOVD dstStride+24(FP), R13
-	LSL  $1, R13
-	SUB  $128, R13 // dstStride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R9, R4
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD2.P 32(R6), [V0.S4, V1.S4]
+	ADD $256, R4, R7
+	VLD2.P 32(R7), [V1.S4, V2.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	VLD2.P 32(R7), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	VLD2.P 32(R7), [V7.S4, V8.S4]
+	VLD2.P 32(R6), [V9.S4, V10.S4]
+	VLD2.P 32(R7), [V10.S4, V11.S4]
+	VLD2.P 32(R6), [V12.S4, V13.S4]
+	VLD2.P 32(R7), [V13.S4, V14.S4]
 
 head:
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R13, R4
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// NEON kernels for HeadDim 96, RotaryDim 96, neox layout.
-// One head is 12 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-// applyToNEON loads float32 and stores f16, narrowing the values past
-// RotaryDim unrotated.
-
-// func applyNEONH96N(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH96N(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $720, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $704, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $688, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $672, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $656, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $624, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $608, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $592, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $576, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $192, R12 // stride in bytes less the 192 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $192, R0, R5
-	MOVD R5, R6
-
-head:
-	ADD  $160, R2, R7
-	ADD  $736, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R8
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R1, R9
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	ADD $160, R4, R10
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	ADD $416, R4, R11
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH96N(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH96N(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $720, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $704, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $688, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $672, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $656, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $624, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $608, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $592, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $576, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $192, R12 // stride in bytes less the 192 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $192, R0, R5
-	MOVD R5, R6
-
-head:
-	ADD  $160, R2, R7
-	ADD  $736, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyRowsNEONH96N(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH96N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $192, R12 // stride in bytes less the 192 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $192, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $576, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $768, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseRowsNEONH96N(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH96N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $192, R12 // stride in bytes less the 192 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $192, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $576, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $768, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyToF16NEONH96N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-TEXT ·applyToF16NEONH96N(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R9
+// func store_f16_64x64i_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_64x64i_neon(SB), NOSPLIT, $0-72
 	MOVD src_base+32(FP), R0
-	MOVD n+64(FP), R1
-	MOVD r+72(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $720, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $704, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $688, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $672, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $656, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $624, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $608, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $592, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $576, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD srcStride+56(FP), R12
-	LSL  $2, R12
-	SUB  $192, R12 // srcStride in bytes less the 192 a head walks
-	MOVD dstStride+24(FP), R13
-	LSL  $1, R13
-	SUB  $96, R13 // dstStride in bytes less the 96 a head walks
-	MOVD R0, R3
-	MOVD R9, R4
-	ADD  $192, R0, R5
-	ADD  $96, R9, R6
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	LSL $1, R3
 
 head:
-	ADD  $160, R2, R7
-	ADD  $736, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	ADD  R12, R3
-	ADD  R13, R4
-	ADD  R12, R5
-	ADD  R13, R6
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R5
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	MOVD R1, R6
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
 
 done:
 	RET
 
-// NEON kernels for HeadDim 128, RotaryDim 128, interleaved layout.
-// One head is 16 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-// applyToNEON loads float32 and stores f16, narrowing the values past
-// RotaryDim unrotated.
-
-// func applyNEONH128I(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.S4, V1.S4] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 9 in V9
-	ADD  $800, R2, R7
-	VLD2 (R7), [V30.S4, V31.S4] // s of block 9 in V31
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-
-head:
-	ADD  $320, R2, R7
-	ADD  $832, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.S4, V1.S4] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 9 in V9
-	ADD  $800, R2, R7
-	VLD2 (R7), [V30.S4, V31.S4] // s of block 9 in V31
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-
-head:
-	ADD  $320, R2, R7
-	ADD  $832, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-
-head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-
-head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyToF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-TEXT ·applyToF16NEONH128I(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R9
+// func load_f16_64x64i_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_64x64i_neon(SB), NOSPLIT, $0-72
 	MOVD src_base+32(FP), R0
-	MOVD n+64(FP), R1
-	MOVD r+72(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.S4, V1.S4] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 9 in V9
-	ADD  $800, R2, R7
-	VLD2 (R7), [V30.S4, V31.S4] // s of block 9 in V31
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD srcStride+56(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // srcStride in bytes less the 512 a head walks
-	MOVD dstStride+24(FP), R13
-	LSL  $1, R13
-	SUB  $256, R13 // dstStride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R9, R4
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $1, R2
+	LSL $2, R3
 
 head:
-	ADD  $320, R2, R7
-	ADD  $832, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R13, R4
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R5
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	MOVD R1, R6
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
 
 done:
 	RET
 
-// NEON kernels for HeadDim 128, RotaryDim 128, neox layout.
-// One head is 16 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-// applyToNEON loads float32 and stores f16, narrowing the values past
-// RotaryDim unrotated.
-
-// func applyNEONH128N(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH128N(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $912, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $896, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $880, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $864, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $848, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $832, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $816, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $800, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $784, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $768, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $256, R0, R5
-	MOVD R5, R6
-
-head:
-	ADD  $160, R2, R7
-	ADD  $928, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseNEONH128N(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH128N(SB), NOSPLIT, $0-48
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $912, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $896, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $880, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $864, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $848, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $832, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $816, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $800, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $784, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $768, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $256, R0, R5
-	MOVD R5, R6
-
-head:
-	ADD  $160, R2, R7
-	ADD  $928, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyRowsNEONH128N(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH128N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $256, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $768, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseRowsNEONH128N(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH128N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $256, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $768, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyToF16NEONH128N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-TEXT ·applyToF16NEONH128N(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R9
+// func to_f16_64x64i_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·to_f16_64x64i_neon(SB), NOSPLIT, $0-80
 	MOVD src_base+32(FP), R0
-	MOVD n+64(FP), R1
-	MOVD r+72(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $912, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $896, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $880, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $864, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $848, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $832, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $816, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $800, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $784, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $768, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD srcStride+56(FP), R12
-	LSL  $2, R12
-	SUB  $256, R12 // srcStride in bytes less the 256 a head walks
-	MOVD dstStride+24(FP), R13
-	LSL  $1, R13
-	SUB  $128, R13 // dstStride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R9, R4
-	ADD  $256, R0, R5
-	ADD  $128, R9, R6
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $1, R3
+	MOVD R4, R6
+	VLD2.P 32(R6), [V0.S4, V1.S4]
+	ADD $256, R4, R7
+	VLD2.P 32(R7), [V1.S4, V2.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	VLD2.P 32(R7), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	VLD2.P 32(R7), [V7.S4, V8.S4]
+	VLD2.P 32(R6), [V9.S4, V10.S4]
+	VLD2.P 32(R7), [V10.S4, V11.S4]
+	VLD2.P 32(R6), [V12.S4, V13.S4]
+	VLD2.P 32(R7), [V13.S4, V14.S4]
 
 head:
-	ADD  $160, R2, R7
-	ADD  $928, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R8
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R1, R9
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	ADD  R12, R3
-	ADD  R13, R4
-	ADD  R12, R5
-	ADD  R13, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	ADD $160, R4, R10
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	ADD $416, R4, R11
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
 
 done:
 	RET
 
-// NEON kernels for HeadDim 256, RotaryDim 256, neox layout.
-// One head is 32 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-// applyToNEON loads float32 and stores f16, narrowing the values past
-// RotaryDim unrotated.
-
-// func applyNEONH256N(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH256N(SB), NOSPLIT, $0-48
+// func shift_f16_64x64i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shift_f16_64x64i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $1680, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $1664, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $1648, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $1632, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $1616, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $1600, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $1584, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $1568, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $1552, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $1536, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $512, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $256, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $160, R2, R7
-	ADD  $1696, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $416, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH256N(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH256N(SB), NOSPLIT, $0-48
+// func shiftInv_f16_64x64i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shiftInv_f16_64x64i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $1680, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $1664, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $1648, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $1632, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $1616, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $1600, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $1584, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $1568, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $1552, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $1536, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $512, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $256, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $160, R2, R7
-	ADD  $1696, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $416, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH256N(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH256N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $512, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $1536, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $2048, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyInverseRowsNEONH256N(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH256N(SB), NOSPLIT, $0-64
-	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
-	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $512, R0, R5
-	MOVD R5, R6
-
-head:
-	MOVD R2, R7
-	ADD  $1536, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $2048, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
-
-done:
-	RET
-
-// func applyToF16NEONH256N(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
-TEXT ·applyToF16NEONH256N(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R9
+// func store_q8_0_64x64i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_64x64i_neon(SB), NOSPLIT, $0-76
 	MOVD src_base+32(FP), R0
-	MOVD n+64(FP), R1
-	MOVD r+72(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $1680, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $1664, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $1648, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $1632, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $1616, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $1600, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $1584, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $1568, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $1552, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $1536, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD srcStride+56(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // srcStride in bytes less the 512 a head walks
-	MOVD dstStride+24(FP), R13
-	LSL  $1, R13
-	SUB  $256, R13 // dstStride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R9, R4
-	ADD  $512, R0, R5
-	ADD  $256, R9, R6
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x42fe0000, R5
+	VDUP R5, V0.S4
+	MOVW $0xc2fe0000, R5
+	VDUP R5, V1.S4
+	MOVW $0x3f800000, R5
+	VDUP R5, V2.S4
+	MOVW $0x0, R5
+	VDUP R5, V3.S4
 
 head:
-	ADD  $160, R2, R7
-	ADD  $1696, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $2, R7
+
+block1:
+	MOVD R5, R8
+	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
+	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
+	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
+	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
+	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
+	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
+	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
+	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
+	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
+	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
+	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
+	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
+	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
+	WORD $0x6e30f98d // fmaxv s13, v12.4s
+	FCMPS F13, F13
+	BVS nan2 // a NaN in the block
+
+join3:
+	FDIVS F0, F13, F12 // d = amax/127
+	FDIVS F12, F2, F14
+	FCMPS $(0.0), F12
+	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
+	FCVTSH F12, F12
+	FMOVS F12, R9
+	MOVH.P R9, 2(R6) // d as f16
+	VDUP V14.S[0], V14.S4
+	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
+	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
+	VAND V15.B16, V4.B16, V4.B16
+	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
+	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
+	WORD $0x6e218884 // frinta v4.4s, v4.4s
+	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
+	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
+	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
+	VAND V15.B16, V5.B16, V5.B16
+	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
+	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
+	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
+	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
+	VAND V15.B16, V6.B16, V6.B16
+	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
+	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
+	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
+	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
+	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
+	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
+	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
+	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
+	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
+	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
+	VAND V15.B16, V8.B16, V8.B16
+	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
+	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
+	WORD $0x6e218908 // frinta v8.4s, v8.4s
+	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
+	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
+	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
+	VAND V15.B16, V9.B16, V9.B16
+	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
+	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
+	WORD $0x6e218929 // frinta v9.4s, v9.4s
+	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
+	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
+	VAND V15.B16, V10.B16, V10.B16
+	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
+	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
+	WORD $0x6e21894a // frinta v10.4s, v10.4s
+	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
+	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
+	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
+	VAND V14.B16, V11.B16, V11.B16
+	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
+	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
+	WORD $0x6e21896b // frinta v11.4s, v11.4s
+	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
+	WORD $0x0e61288e // xtn v14.4h, v4.4s
+	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
+	WORD $0x0e6128cf // xtn v15.4h, v6.4s
+	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
+	WORD $0x0e612910 // xtn v16.4h, v8.4s
+	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
+	WORD $0x0e612951 // xtn v17.4h, v10.4s
+	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
+	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
+	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
+	WORD $0x0e212a13 // xtn v19.8b, v16.8h
+	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
+	VST1.P [V18.B16, V19.B16], 32(R6)
+	SUBS $1, R7
+	BNE block1
+	B next5
+
+nan2:
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD $32, R10
+
+scan4:
+	FMOVS.P 4(R8), F12
+	FABSS F12, F12
+	FCMPS F12, F13
+	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
+	SUBS $1, R10
+	BNE scan4
+	B join3
+
+next5:
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_q8_0_64x64i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_64x64i_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $2, R7
+
+block1:
+	MOVHU.P 2(R5), R8
+	FMOVS R8, F0
+	FCVTHS F0, F0
+	VDUP V0.S[0], V0.S4
+	VLD1.P 32(R5), [V1.B16, V2.B16]
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
+	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
+	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
+	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
+	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
+	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
+	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
+	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
+	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	SUBS $1, R7
+	BNE block1
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func fwd_96x96n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_96x96n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $384, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $192, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
 	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $192, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
 	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
 	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
 	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
 	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $512, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func inv_96x96n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_96x96n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $384, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $192, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $192, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $512, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func fwdRows_96x96n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_96x96n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $192, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $384, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $192, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $768, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func invRows_96x96n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_96x96n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $192, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $384, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $192, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $768, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func rotTo_96x96n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_96x96n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $384, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $192, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R1, R10
+	VST1.P [V20.S4], 16(R10)
+	ADD $192, R1, R11
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $512, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func store_f16_96x96n_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_96x96n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	LSL $1, R3
+
+head:
+	MOVD R0, R5
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	MOVD R1, R6
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_f16_96x96n_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_96x96n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $1, R2
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	MOVD R1, R6
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func to_f16_96x96n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·to_f16_96x96n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $1, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $384, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $192, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R1, R10
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $96, R1, R11
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $512, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func shift_f16_96x96n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shift_f16_96x96n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $384, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $96, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $96, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $512, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func shiftInv_f16_96x96n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shiftInv_f16_96x96n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $384, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $96, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $96, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $512, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func store_q8_0_96x96n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_96x96n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x42fe0000, R5
+	VDUP R5, V0.S4
+	MOVW $0xc2fe0000, R5
+	VDUP R5, V1.S4
+	MOVW $0x3f800000, R5
+	VDUP R5, V2.S4
+	MOVW $0x0, R5
+	VDUP R5, V3.S4
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $3, R7
+
+block1:
+	MOVD R5, R8
+	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
+	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
+	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
+	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
+	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
+	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
+	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
+	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
+	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
+	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
+	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
+	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
+	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
+	WORD $0x6e30f98d // fmaxv s13, v12.4s
+	FCMPS F13, F13
+	BVS nan2 // a NaN in the block
+
+join3:
+	FDIVS F0, F13, F12 // d = amax/127
+	FDIVS F12, F2, F14
+	FCMPS $(0.0), F12
+	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
+	FCVTSH F12, F12
+	FMOVS F12, R9
+	MOVH.P R9, 2(R6) // d as f16
+	VDUP V14.S[0], V14.S4
+	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
+	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
+	VAND V15.B16, V4.B16, V4.B16
+	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
+	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
+	WORD $0x6e218884 // frinta v4.4s, v4.4s
+	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
+	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
+	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
+	VAND V15.B16, V5.B16, V5.B16
+	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
+	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
+	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
+	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
+	VAND V15.B16, V6.B16, V6.B16
+	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
+	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
+	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
+	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
+	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
+	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
+	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
+	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
+	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
+	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
+	VAND V15.B16, V8.B16, V8.B16
+	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
+	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
+	WORD $0x6e218908 // frinta v8.4s, v8.4s
+	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
+	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
+	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
+	VAND V15.B16, V9.B16, V9.B16
+	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
+	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
+	WORD $0x6e218929 // frinta v9.4s, v9.4s
+	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
+	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
+	VAND V15.B16, V10.B16, V10.B16
+	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
+	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
+	WORD $0x6e21894a // frinta v10.4s, v10.4s
+	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
+	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
+	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
+	VAND V14.B16, V11.B16, V11.B16
+	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
+	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
+	WORD $0x6e21896b // frinta v11.4s, v11.4s
+	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
+	WORD $0x0e61288e // xtn v14.4h, v4.4s
+	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
+	WORD $0x0e6128cf // xtn v15.4h, v6.4s
+	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
+	WORD $0x0e612910 // xtn v16.4h, v8.4s
+	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
+	WORD $0x0e612951 // xtn v17.4h, v10.4s
+	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
+	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
+	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
+	WORD $0x0e212a13 // xtn v19.8b, v16.8h
+	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
+	VST1.P [V18.B16, V19.B16], 32(R6)
+	SUBS $1, R7
+	BNE block1
+	B next5
+
+nan2:
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD $32, R10
+
+scan4:
+	FMOVS.P 4(R8), F12
+	FABSS F12, F12
+	FCMPS F12, F13
+	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
+	SUBS $1, R10
+	BNE scan4
+	B join3
+
+next5:
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_q8_0_96x96n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_96x96n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $3, R7
+
+block1:
+	MOVHU.P 2(R5), R8
+	FMOVS R8, F0
+	FCVTHS F0, F0
+	VDUP V0.S[0], V0.S4
+	VLD1.P 32(R5), [V1.B16, V2.B16]
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
+	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
+	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
+	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
+	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
+	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
+	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
+	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
+	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	SUBS $1, R7
+	BNE block1
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func fwd_128x128i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func inv_128x128i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func norm_l2HeadAfter_128x128i_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·norm_l2HeadAfter_128x128i_neon(SB), $512-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R2
+	MOVD n+32(FP), R3
+	MOVD $scratch-512(SP), R4
+	LSL $2, R2
+	CBZ R3, end2
+
+loop1:
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R0, R5
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	MOVD R1, R6
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	ADD $512, R1, R7
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	MOVD R4, R8
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	VLD2.P 32(R7), [V8.S4, V9.S4]
+	WORD $0x6e27dcaa // fmul v10.4s, v5.4s, v7.4s
+	WORD $0x6e28dccb // fmul v11.4s, v6.4s, v8.4s
+	WORD $0x4e2bd54c // fadd v12.4s, v10.4s, v11.4s
+	WORD $0x6e27dcc8 // fmul v8.4s, v6.4s, v7.4s
+	WORD $0x6e29dca6 // fmul v6.4s, v5.4s, v9.4s
+	WORD $0x4e26d50d // fadd v13.4s, v8.4s, v6.4s
+	VST2.P [V12.S4, V13.S4], 32(R8)
+	MOVD R4, R9
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD $128, R10
+	SCVTFD R10, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD R4, R10
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	MOVD R0, R11
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R11)
+	ADD R2, R0
+	SUBS $1, R3
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func normOnly_l2HeadAfter_128x128i_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·normOnly_l2HeadAfter_128x128i_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R2
+	MOVD n+32(FP), R3
+	LSL $2, R2
+	CBZ R3, end2
+
+loop1:
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R0, R4
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R4), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD $128, R5
+	SCVTFD R5, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	MOVD R0, R6
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	VLD1.P 16(R5), [V1.S4]
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	VST1.P [V3.S4], 16(R6)
+	ADD R2, R0
+	SUBS $1, R3
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func rotTo_128x128i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_128x128i_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD2.P 32(R6), [V0.S4, V1.S4]
+	ADD $512, R4, R7
+	VLD2.P 32(R7), [V1.S4, V2.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	VLD2.P 32(R7), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	VLD2.P 32(R7), [V7.S4, V8.S4]
+	VLD2.P 32(R6), [V9.S4, V10.S4]
+	VLD2.P 32(R7), [V10.S4, V11.S4]
+	VLD2.P 32(R6), [V12.S4, V13.S4]
+	VLD2.P 32(R7), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R8
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R1, R9
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	ADD $160, R4, R10
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	ADD $672, R4, R11
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func store_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_128x128i_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	LSL $1, R3
+
+head:
+	MOVD R0, R5
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	MOVD R1, R6
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_f16_128x128i_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_128x128i_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $1, R2
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	MOVD R1, R6
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func to_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·to_f16_128x128i_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $1, R3
+	MOVD R4, R6
+	VLD2.P 32(R6), [V0.S4, V1.S4]
+	ADD $512, R4, R7
+	VLD2.P 32(R7), [V1.S4, V2.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	VLD2.P 32(R7), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	VLD2.P 32(R7), [V7.S4, V8.S4]
+	VLD2.P 32(R6), [V9.S4, V10.S4]
+	VLD2.P 32(R7), [V10.S4, V11.S4]
+	VLD2.P 32(R6), [V12.S4, V13.S4]
+	VLD2.P 32(R7), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R8
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R1, R9
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	ADD $160, R4, R10
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	ADD $672, R4, R11
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R9)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func shift_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shift_f16_128x128i_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func shiftInv_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shiftInv_f16_128x128i_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
+	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
+	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func store_q8_0_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x42fe0000, R5
+	VDUP R5, V0.S4
+	MOVW $0xc2fe0000, R5
+	VDUP R5, V1.S4
+	MOVW $0x3f800000, R5
+	VDUP R5, V2.S4
+	MOVW $0x0, R5
+	VDUP R5, V3.S4
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $4, R7
+
+block1:
+	MOVD R5, R8
+	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
+	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
+	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
+	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
+	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
+	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
+	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
+	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
+	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
+	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
+	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
+	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
+	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
+	WORD $0x6e30f98d // fmaxv s13, v12.4s
+	FCMPS F13, F13
+	BVS nan2 // a NaN in the block
+
+join3:
+	FDIVS F0, F13, F12 // d = amax/127
+	FDIVS F12, F2, F14
+	FCMPS $(0.0), F12
+	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
+	FCVTSH F12, F12
+	FMOVS F12, R9
+	MOVH.P R9, 2(R6) // d as f16
+	VDUP V14.S[0], V14.S4
+	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
+	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
+	VAND V15.B16, V4.B16, V4.B16
+	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
+	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
+	WORD $0x6e218884 // frinta v4.4s, v4.4s
+	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
+	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
+	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
+	VAND V15.B16, V5.B16, V5.B16
+	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
+	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
+	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
+	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
+	VAND V15.B16, V6.B16, V6.B16
+	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
+	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
+	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
+	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
+	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
+	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
+	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
+	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
+	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
+	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
+	VAND V15.B16, V8.B16, V8.B16
+	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
+	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
+	WORD $0x6e218908 // frinta v8.4s, v8.4s
+	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
+	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
+	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
+	VAND V15.B16, V9.B16, V9.B16
+	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
+	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
+	WORD $0x6e218929 // frinta v9.4s, v9.4s
+	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
+	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
+	VAND V15.B16, V10.B16, V10.B16
+	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
+	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
+	WORD $0x6e21894a // frinta v10.4s, v10.4s
+	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
+	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
+	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
+	VAND V14.B16, V11.B16, V11.B16
+	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
+	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
+	WORD $0x6e21896b // frinta v11.4s, v11.4s
+	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
+	WORD $0x0e61288e // xtn v14.4h, v4.4s
+	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
+	WORD $0x0e6128cf // xtn v15.4h, v6.4s
+	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
+	WORD $0x0e612910 // xtn v16.4h, v8.4s
+	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
+	WORD $0x0e612951 // xtn v17.4h, v10.4s
+	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
+	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
+	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
+	WORD $0x0e212a13 // xtn v19.8b, v16.8h
+	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
+	VST1.P [V18.B16, V19.B16], 32(R6)
+	SUBS $1, R7
+	BNE block1
+	B next5
+
+nan2:
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD $32, R10
+
+scan4:
+	FMOVS.P 4(R8), F12
+	FABSS F12, F12
+	FCMPS F12, F13
+	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
+	SUBS $1, R10
+	BNE scan4
+	B join3
+
+next5:
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_q8_0_128x128i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $4, R7
+
+block1:
+	MOVHU.P 2(R5), R8
+	FMOVS R8, F0
+	FCVTHS F0, F0
+	VDUP V0.S[0], V0.S4
+	VLD1.P 32(R5), [V1.B16, V2.B16]
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
+	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
+	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
+	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
+	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
+	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
+	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
+	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
+	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	SUBS $1, R7
+	BNE block1
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func fwd_128x128n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_128x128n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $256, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $256, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $640, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func inv_128x128n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_128x128n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $256, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $256, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $640, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func fwdRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_128x128n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $256, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $512, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $256, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func invRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_128x128n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $256, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $512, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $256, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func norm_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·norm_rmsHead_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	LSL $2, R3
+	CBZ R4, end2
+
+loop1:
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R0, R5
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD $128, R6
+	SCVTFD R6, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD R0, R6
+	VLD1.P 16(R6), [V1.S4]
+	ADD $256, R0, R7
+	VLD1.P 16(R7), [V3.S4]
+	MOVD R2, R8
+	VLD1.P 16(R8), [V4.S4]
+	ADD $256, R2, R9
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	MOVD R1, R10
+	VLD1.P 16(R10), [V4.S4]
+	ADD $512, R1, R11
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	MOVD R0, R12
+	VST1.P [V8.S4], 16(R12)
+	ADD $256, R0, R13
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc83 // fmul v3.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V4.S4]
+	VLD1.P 16(R11), [V5.S4]
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x6e25dc67 // fmul v7.4s, v3.4s, v5.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e24dc66 // fmul v6.4s, v3.4s, v4.4s
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4c1 // fsub v1.4s, v6.4s, v3.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R8), [V4.S4]
+	VLD1.P 16(R9), [V5.S4]
+	WORD $0x6e22dc26 // fmul v6.4s, v1.4s, v2.4s
+	WORD $0x6e24dcc1 // fmul v1.4s, v6.4s, v4.4s
+	WORD $0x6e22dc64 // fmul v4.4s, v3.4s, v2.4s
+	WORD $0x6e25dc82 // fmul v2.4s, v4.4s, v5.4s
+	VLD1.P 16(R10), [V3.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x4ea2d4a1 // fsub v1.4s, v5.4s, v2.4s
+	VST1.P [V7.S4], 16(R12)
+	VST1.P [V1.S4], 16(R13)
+	ADD R3, R0
+	SUBS $1, R4
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func normOnly_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·normOnly_rmsHead_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	LSL $2, R3
+	CBZ R4, end2
+
+loop1:
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R0, R5
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R5), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD $128, R6
+	SCVTFD R6, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD R0, R6
+	VLD1.P 16(R6), [V1.S4]
+	MOVD R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	MOVD R0, R8
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc81 // fmul v1.4s, v4.4s, v3.4s
+	VST1.P [V1.S4], 16(R8)
+	ADD R3, R0
+	SUBS $1, R4
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func norm_rmsToken_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·norm_rmsToken_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	ADD $0, R0, R4
+	MOVD n+32(FP), R5
+	LSL $2, R3
+	CBZ R5, end2
+
+loop1:
+	MOVD R4, R6
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	ADD R3, R4
+	SUBS $1, R5
+	BNE loop1
+
+end2:
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD n+32(FP), R6
+	MOVD $128, R7
+	MUL R6, R7, R7
+	SCVTFD R7, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD n+32(FP), R8
+	CBZ R8, end4
+
+loop3:
+	MOVD R0, R9
+	VLD1.P 16(R9), [V0.S4]
+	ADD $256, R0, R10
+	VLD1.P 16(R10), [V1.S4]
+	MOVD R2, R11
+	VLD1.P 16(R11), [V3.S4]
+	ADD $256, R2, R12
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	MOVD R1, R13
+	VLD1.P 16(R13), [V3.S4]
+	ADD $512, R1, R14
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	MOVD R0, R15
+	VST1.P [V7.S4], 16(R15)
+	ADD $256, R0, R16
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	VLD1.P 16(R11), [V3.S4]
+	VLD1.P 16(R12), [V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dca0 // fmul v0.4s, v5.4s, v3.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc61 // fmul v1.4s, v3.4s, v4.4s
+	VLD1.P 16(R13), [V3.S4]
+	VLD1.P 16(R14), [V4.S4]
+	WORD $0x6e23dc05 // fmul v5.4s, v0.4s, v3.4s
+	WORD $0x6e24dc26 // fmul v6.4s, v1.4s, v4.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
+	VST1.P [V7.S4], 16(R15)
+	VST1.P [V0.S4], 16(R16)
+	ADD R3, R0
+	ADD $512, R2
+	SUBS $1, R8
+	BNE loop3
+
+end4:
+
+done:
+	RET
+
+// func normOnly_rmsToken_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·normOnly_rmsToken_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	ADD $0, R0, R4
+	MOVD n+32(FP), R5
+	LSL $2, R3
+	CBZ R5, end2
+
+loop1:
+	MOVD R4, R6
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d421 // fadd v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	VLD1.P 16(R6), [V5.S4]
+	WORD $0x0e6178a6 // fcvtl v6.2d, v5.2s
+	WORD $0x4e6178a7 // fcvtl2 v7.2d, v5.4s
+	WORD $0x6e66dcc6 // fmul v6.2d, v6.2d, v6.2d
+	WORD $0x4e66d463 // fadd v3.2d, v3.2d, v6.2d
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	ADD R3, R4
+	SUBS $1, R5
+	BNE loop1
+
+end2:
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e62d421 // fadd v1.2d, v1.2d, v2.2d
+	WORD $0x7e70d821 // faddp d1, v1.2d
+	MOVD n+32(FP), R6
+	MOVD $128, R7
+	MUL R6, R7, R7
+	SCVTFD R7, F2
+	FDIVD F2, F1, F1
+	FADDD F0, F1, F1
+	FSQRTD F1, F1
+	FMOVD $(1.0), F2
+	FDIVD F1, F2, F2
+	FCVTDS F2, F2
+	VDUP V2.S[0], V2.S4
+	MOVD n+32(FP), R8
+	CBZ R8, end4
+
+loop3:
+	MOVD R0, R9
+	VLD1.P 16(R9), [V0.S4]
+	MOVD R2, R10
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	MOVD R0, R11
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	VLD1.P 16(R9), [V0.S4]
+	VLD1.P 16(R10), [V1.S4]
+	WORD $0x6e22dc03 // fmul v3.4s, v0.4s, v2.4s
+	WORD $0x6e21dc60 // fmul v0.4s, v3.4s, v1.4s
+	VST1.P [V0.S4], 16(R11)
+	ADD R3, R0
+	ADD $512, R2
+	SUBS $1, R8
+	BNE loop3
+
+end4:
+
+done:
+	RET
+
+// func rotTo_128x128n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $512, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $256, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R1, R10
+	VST1.P [V20.S4], 16(R10)
+	ADD $256, R1, R11
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $640, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func store_f16_128x128n_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_128x128n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	LSL $1, R3
+
+head:
+	MOVD R0, R5
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	MOVD R1, R6
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_f16_128x128n_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_128x128n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $1, R2
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	MOVD R1, R6
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func to_f16_128x128n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·to_f16_128x128n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $1, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $512, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $256, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R1, R10
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $128, R1, R11
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $640, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func shift_f16_128x128n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shift_f16_128x128n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $128, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $128, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $640, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func shiftInv_f16_128x128n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shiftInv_f16_128x128n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $128, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $128, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $640, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func store_q8_0_128x128n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_128x128n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x42fe0000, R5
+	VDUP R5, V0.S4
+	MOVW $0xc2fe0000, R5
+	VDUP R5, V1.S4
+	MOVW $0x3f800000, R5
+	VDUP R5, V2.S4
+	MOVW $0x0, R5
+	VDUP R5, V3.S4
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $4, R7
+
+block1:
+	MOVD R5, R8
+	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
+	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
+	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
+	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
+	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
+	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
+	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
+	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
+	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
+	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
+	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
+	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
+	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
+	WORD $0x6e30f98d // fmaxv s13, v12.4s
+	FCMPS F13, F13
+	BVS nan2 // a NaN in the block
+
+join3:
+	FDIVS F0, F13, F12 // d = amax/127
+	FDIVS F12, F2, F14
+	FCMPS $(0.0), F12
+	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
+	FCVTSH F12, F12
+	FMOVS F12, R9
+	MOVH.P R9, 2(R6) // d as f16
+	VDUP V14.S[0], V14.S4
+	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
+	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
+	VAND V15.B16, V4.B16, V4.B16
+	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
+	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
+	WORD $0x6e218884 // frinta v4.4s, v4.4s
+	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
+	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
+	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
+	VAND V15.B16, V5.B16, V5.B16
+	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
+	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
+	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
+	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
+	VAND V15.B16, V6.B16, V6.B16
+	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
+	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
+	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
+	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
+	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
+	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
+	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
+	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
+	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
+	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
+	VAND V15.B16, V8.B16, V8.B16
+	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
+	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
+	WORD $0x6e218908 // frinta v8.4s, v8.4s
+	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
+	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
+	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
+	VAND V15.B16, V9.B16, V9.B16
+	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
+	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
+	WORD $0x6e218929 // frinta v9.4s, v9.4s
+	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
+	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
+	VAND V15.B16, V10.B16, V10.B16
+	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
+	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
+	WORD $0x6e21894a // frinta v10.4s, v10.4s
+	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
+	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
+	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
+	VAND V14.B16, V11.B16, V11.B16
+	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
+	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
+	WORD $0x6e21896b // frinta v11.4s, v11.4s
+	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
+	WORD $0x0e61288e // xtn v14.4h, v4.4s
+	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
+	WORD $0x0e6128cf // xtn v15.4h, v6.4s
+	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
+	WORD $0x0e612910 // xtn v16.4h, v8.4s
+	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
+	WORD $0x0e612951 // xtn v17.4h, v10.4s
+	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
+	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
+	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
+	WORD $0x0e212a13 // xtn v19.8b, v16.8h
+	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
+	VST1.P [V18.B16, V19.B16], 32(R6)
+	SUBS $1, R7
+	BNE block1
+	B next5
+
+nan2:
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD $32, R10
+
+scan4:
+	FMOVS.P 4(R8), F12
+	FABSS F12, F12
+	FCMPS F12, F13
+	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
+	SUBS $1, R10
+	BNE scan4
+	B join3
+
+next5:
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_q8_0_128x128n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_128x128n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $4, R7
+
+block1:
+	MOVHU.P 2(R5), R8
+	FMOVS R8, F0
+	FCVTHS F0, F0
+	VDUP V0.S[0], V0.S4
+	VLD1.P 32(R5), [V1.B16, V2.B16]
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
+	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
+	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
+	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
+	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
+	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
+	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
+	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
+	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	SUBS $1, R7
+	BNE block1
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func fwd_256x256n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_256x256n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $1024, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $512, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $512, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $1152, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func inv_256x256n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_256x256n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $1024, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $512, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $512, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $1152, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func fwdRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_256x256n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $1024, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $512, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $2048, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func invRows_256x256n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_256x256n_neon(SB), NOSPLIT, $0-64
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD rows_base+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+
+head:
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $512, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $1024, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $512, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $2048, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func norm_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·norm_gemmaHead_256x256n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	LSL $2, R3
+	MOVW $0x3f800000, R10
+	VDUP R10, V1.S4
+	CBZ R4, end2
+
+loop1:
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R0, R5
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e65d463 // fadd v3.2d, v3.2d, v5.2d
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	WORD $0x7e70d842 // faddp d2, v2.2d
+	MOVD $256, R6
+	SCVTFD R6, F3
+	FDIVD F3, F2, F2
+	FADDD F0, F2, F2
+	FSQRTD F2, F2
+	FMOVD $(1.0), F3
+	FDIVD F2, F3, F3
+	FCVTDS F3, F3
+	VDUP V3.S[0], V3.S4
+	MOVD R0, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $512, R0, R7
+	VLD1.P 16(R7), [V4.S4]
+	MOVD R2, R8
+	VLD1.P 16(R8), [V5.S4]
+	ADD $512, R2, R9
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	MOVD R1, R10
+	VLD1.P 16(R10), [V2.S4]
+	ADD $1024, R1, R11
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	MOVD R0, R12
+	VST1.P [V9.S4], 16(R12)
+	ADD $512, R0, R13
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c4 // fadd v4.4s, v6.4s, v1.4s
+	WORD $0x6e24dc46 // fmul v6.4s, v2.4s, v4.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V4.S4]
+	WORD $0x6e22dca7 // fmul v7.4s, v5.4s, v2.4s
+	WORD $0x6e24dcc8 // fmul v8.4s, v6.4s, v4.4s
+	WORD $0x4e28d4e9 // fadd v9.4s, v7.4s, v8.4s
+	WORD $0x6e22dcc7 // fmul v7.4s, v6.4s, v2.4s
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4ea2d4e4 // fsub v4.4s, v7.4s, v2.4s
+	VST1.P [V9.S4], 16(R12)
+	VST1.P [V4.S4], 16(R13)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	VLD1.P 16(R8), [V5.S4]
+	VLD1.P 16(R9), [V6.S4]
+	WORD $0x6e23dc47 // fmul v7.4s, v2.4s, v3.4s
+	WORD $0x4e21d4a2 // fadd v2.4s, v5.4s, v1.4s
+	WORD $0x6e22dce5 // fmul v5.4s, v7.4s, v2.4s
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e21d4c3 // fadd v3.4s, v6.4s, v1.4s
+	WORD $0x6e23dc44 // fmul v4.4s, v2.4s, v3.4s
+	VLD1.P 16(R10), [V2.S4]
+	VLD1.P 16(R11), [V3.S4]
+	WORD $0x6e22dca6 // fmul v6.4s, v5.4s, v2.4s
+	WORD $0x6e23dc87 // fmul v7.4s, v4.4s, v3.4s
+	WORD $0x4e27d4c8 // fadd v8.4s, v6.4s, v7.4s
+	WORD $0x6e22dc86 // fmul v6.4s, v4.4s, v2.4s
+	WORD $0x6e23dca2 // fmul v2.4s, v5.4s, v3.4s
+	WORD $0x4ea2d4c3 // fsub v3.4s, v6.4s, v2.4s
+	VST1.P [V8.S4], 16(R12)
+	VST1.P [V3.S4], 16(R13)
+	ADD R3, R0
+	SUBS $1, R4
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func normOnly_gemmaHead_256x256n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+TEXT ·normOnly_gemmaHead_256x256n_neon(SB), NOSPLIT, $0-80
+	MOVD x_base+0(FP), R0
+	MOVD r+40(FP), R1
+	MOVD w_base+48(FP), R2
+	FMOVD eps+72(FP), F0
+	MOVD stride+24(FP), R3
+	MOVD n+32(FP), R4
+	LSL $2, R3
+	MOVW $0x3f800000, R8
+	VDUP R8, V1.S4
+	CBZ R4, end2
+
+loop1:
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R0, R5
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
+	VLD1.P 16(R5), [V6.S4]
+	WORD $0x0e6178c7 // fcvtl v7.2d, v6.2s
+	WORD $0x4e6178c8 // fcvtl2 v8.2d, v6.4s
+	WORD $0x6e67dce7 // fmul v7.2d, v7.2d, v7.2d
+	WORD $0x4e67d484 // fadd v4.2d, v4.2d, v7.2d
+	WORD $0x6e68dd08 // fmul v8.2d, v8.2d, v8.2d
+	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4e65d463 // fadd v3.2d, v3.2d, v5.2d
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	WORD $0x7e70d842 // faddp d2, v2.2d
+	MOVD $256, R6
+	SCVTFD R6, F3
+	FDIVD F3, F2, F2
+	FADDD F0, F2, F2
+	FSQRTD F2, F2
+	FMOVD $(1.0), F3
+	FDIVD F2, F3, F3
+	FCVTDS F3, F3
+	VDUP V3.S[0], V3.S4
+	MOVD R0, R6
+	VLD1.P 16(R6), [V2.S4]
+	MOVD R2, R7
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	MOVD R0, R8
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca4 // fmul v4.4s, v5.4s, v2.4s
+	VST1.P [V4.S4], 16(R8)
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V4.S4]
+	WORD $0x6e23dc45 // fmul v5.4s, v2.4s, v3.4s
+	WORD $0x4e21d482 // fadd v2.4s, v4.4s, v1.4s
+	WORD $0x6e22dca3 // fmul v3.4s, v5.4s, v2.4s
+	VST1.P [V3.S4], 16(R8)
+	ADD R3, R0
+	SUBS $1, R4
+	BNE loop1
+
+end2:
+
+done:
+	RET
+
+// func rotTo_256x256n_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_256x256n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $1024, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $512, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R1, R10
+	VST1.P [V20.S4], 16(R10)
+	ADD $512, R1, R11
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $1152, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	VST1.P [V22.S4], 16(R10)
+	VST1.P [V16.S4], 16(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func store_f16_256x256n_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_256x256n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	LSL $1, R3
+
+head:
+	MOVD R0, R5
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	MOVD R1, R6
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	VLD1.P 16(R5), [V0.S4]
+	WORD $0x0e216801 // fcvtn v1.4h, v0.4s
+	FMOVD.P F1, 8(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_f16_256x256n_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_256x256n_neon(SB), NOSPLIT, $0-72
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $1, R2
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	MOVD R1, R6
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	FMOVD.P 8(R5), F0
+	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	VST1.P [V0.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func to_f16_256x256n_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·to_f16_256x256n_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $1, R3
+	MOVD R4, R6
+	VLD1.P 16(R6), [V0.S4]
+	ADD $1024, R4, R7
+	VLD1.P 16(R7), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R6), [V6.S4]
+	VLD1.P 16(R7), [V7.S4]
+	VLD1.P 16(R6), [V8.S4]
+	VLD1.P 16(R7), [V9.S4]
+	VLD1.P 16(R6), [V10.S4]
+	VLD1.P 16(R7), [V11.S4]
+	VLD1.P 16(R6), [V12.S4]
+	VLD1.P 16(R7), [V13.S4]
+	VLD1.P 16(R6), [V14.S4]
+	VLD1.P 16(R7), [V15.S4]
+
+head:
+	MOVD R0, R8
+	VLD1.P 16(R8), [V16.S4]
+	ADD $512, R0, R9
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R1, R10
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $256, R1, R11
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	ADD $128, R4, R12
+	VLD1.P 16(R12), [V18.S4]
+	ADD $1152, R4, R13
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	VLD1.P 16(R8), [V16.S4]
+	VLD1.P 16(R9), [V17.S4]
+	VLD1.P 16(R12), [V18.S4]
+	VLD1.P 16(R13), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R10)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R11)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func shift_f16_256x256n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shift_f16_256x256n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $1024, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $256, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $256, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $1152, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4eb1d690 // fsub v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func shiftInv_f16_256x256n_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·shiftInv_f16_256x256n_neon(SB), NOSPLIT, $0-48
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	MOVD r+40(FP), R2
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $1024, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
 	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	WORD $0x0e21698c // fcvtn v12.4h, v12.4s
-	WORD $0x0e2169ad // fcvtn v13.4h, v13.4s
-	WORD $0x0e216a52 // fcvtn v18.4h, v18.4s
-	WORD $0x0e216a73 // fcvtn v19.4h, v19.4s
-	VST1.P [V12.H4], 8(R4)
-	VST1.P [V13.H4], 8(R6)
-	VST1.P [V18.H4], 8(R4)
-	VST1.P [V19.H4], 8(R6)
-	ADD  R12, R3
-	ADD  R13, R4
-	ADD  R12, R5
-	ADD  R13, R6
-	SUBS $1, R1
-	BNE  head
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
+
+head:
+	MOVD R0, R6
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	ADD $256, R0, R7
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	MOVD R0, R8
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	ADD $256, R0, R9
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
+	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
+	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
+	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	WORD $0x0e216a91 // fcvtn v17.4h, v20.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	ADD $128, R2, R10
+	VLD1.P 16(R10), [V18.S4]
+	ADD $1152, R2, R11
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	FMOVD.P 8(R6), F16
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	FMOVD.P 8(R7), F17
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	VLD1.P 16(R10), [V18.S4]
+	VLD1.P 16(R11), [V19.S4]
+	WORD $0x6e32de14 // fmul v20.4s, v16.4s, v18.4s
+	WORD $0x6e33de35 // fmul v21.4s, v17.4s, v19.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e32de34 // fmul v20.4s, v17.4s, v18.4s
+	WORD $0x6e33de11 // fmul v17.4s, v16.4s, v19.4s
+	WORD $0x4e31d690 // fadd v16.4s, v20.4s, v17.4s
+	WORD $0x0e216ad1 // fcvtn v17.4h, v22.4s
+	FMOVD.P F17, 8(R8)
+	WORD $0x0e216a11 // fcvtn v17.4h, v16.4s
+	FMOVD.P F17, 8(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func store_q8_0_256x256n_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_256x256n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x42fe0000, R5
+	VDUP R5, V0.S4
+	MOVW $0xc2fe0000, R5
+	VDUP R5, V1.S4
+	MOVW $0x3f800000, R5
+	VDUP R5, V2.S4
+	MOVW $0x0, R5
+	VDUP R5, V3.S4
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $8, R7
+
+block1:
+	MOVD R5, R8
+	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
+	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
+	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
+	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
+	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
+	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
+	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
+	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
+	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
+	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
+	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
+	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
+	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
+	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
+	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
+	WORD $0x6e30f98d // fmaxv s13, v12.4s
+	FCMPS F13, F13
+	BVS nan2 // a NaN in the block
+
+join3:
+	FDIVS F0, F13, F12 // d = amax/127
+	FDIVS F12, F2, F14
+	FCMPS $(0.0), F12
+	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
+	FCVTSH F12, F12
+	FMOVS F12, R9
+	MOVH.P R9, 2(R6) // d as f16
+	VDUP V14.S[0], V14.S4
+	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
+	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
+	VAND V15.B16, V4.B16, V4.B16
+	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
+	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
+	WORD $0x6e218884 // frinta v4.4s, v4.4s
+	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
+	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
+	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
+	VAND V15.B16, V5.B16, V5.B16
+	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
+	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
+	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
+	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
+	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
+	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
+	VAND V15.B16, V6.B16, V6.B16
+	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
+	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
+	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
+	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
+	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
+	VAND V15.B16, V7.B16, V7.B16
+	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
+	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
+	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
+	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
+	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
+	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
+	VAND V15.B16, V8.B16, V8.B16
+	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
+	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
+	WORD $0x6e218908 // frinta v8.4s, v8.4s
+	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
+	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
+	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
+	VAND V15.B16, V9.B16, V9.B16
+	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
+	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
+	WORD $0x6e218929 // frinta v9.4s, v9.4s
+	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
+	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
+	VAND V15.B16, V10.B16, V10.B16
+	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
+	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
+	WORD $0x6e21894a // frinta v10.4s, v10.4s
+	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
+	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
+	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
+	VAND V14.B16, V11.B16, V11.B16
+	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
+	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
+	WORD $0x6e21896b // frinta v11.4s, v11.4s
+	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
+	WORD $0x0e61288e // xtn v14.4h, v4.4s
+	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
+	WORD $0x0e6128cf // xtn v15.4h, v6.4s
+	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
+	WORD $0x0e612910 // xtn v16.4h, v8.4s
+	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
+	WORD $0x0e612951 // xtn v17.4h, v10.4s
+	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
+	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
+	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
+	WORD $0x0e212a13 // xtn v19.8b, v16.8h
+	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
+	VST1.P [V18.B16, V19.B16], 32(R6)
+	SUBS $1, R7
+	BNE block1
+	B next5
+
+nan2:
+	VEOR V13.B16, V13.B16, V13.B16
+	MOVD $32, R10
+
+scan4:
+	FMOVS.P 4(R8), F12
+	FABSS F12, F12
+	FCMPS F12, F13
+	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
+	SUBS $1, R10
+	BNE scan4
+	B join3
+
+next5:
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_q8_0_256x256n_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_256x256n_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+
+head:
+	MOVD R0, R5
+	MOVD R1, R6
+	MOVD $8, R7
+
+block1:
+	MOVHU.P 2(R5), R8
+	FMOVS R8, F0
+	FCVTHS F0, F0
+	VDUP V0.S[0], V0.S4
+	VLD1.P 32(R5), [V1.B16, V2.B16]
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
+	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
+	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
+	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
+	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
+	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
+	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
+	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
+	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
+	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
+	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
+	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
+	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	SUBS $1, R7
+	BNE block1
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
 
 done:
 	RET

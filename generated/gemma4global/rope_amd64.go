@@ -13,88 +13,84 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H512N()},
+			shapes: []kernels{kernels_512x512n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H512N()},
+			shapes: []kernels{kernels_512x512n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H512N returns the AVX512 kernels of the shape 512/512/neox.
-func avx512H512N() kernels {
-	k := kernels{
-		fill:    fillAVX512H512N,
-		fwd:     applyAVX512H512N,
-		fwdRows: applyRowsAVX512H512N,
-		inv:     applyInverseAVX512H512N,
-		invRows: applyInverseRowsAVX512H512N,
-	}
+// kernels_512x512n_avx512 returns the avx512 kernels of the shape 512/512/neox.
+func kernels_512x512n_avx512() (k kernels) {
+	k.fwd = fwd_512x512n_avx512
+	k.inv = inv_512x512n_avx512
+	k.fwdRows = fwdRows_512x512n_avx512
+	k.invRows = invRows_512x512n_avx512
+	k.fill = fill_512x512n_avx512
 	return k
 }
 
-// avx2H512N returns the AVX2 kernels of the shape 512/512/neox.
-func avx2H512N() kernels {
-	k := kernels{
-		fill:    fillAVX2H512N,
-		fwd:     applyAVX2H512N,
-		fwdRows: applyRowsAVX2H512N,
-		inv:     applyInverseAVX2H512N,
-		invRows: applyInverseRowsAVX2H512N,
-	}
+// kernels_512x512n_avx2 returns the avx2 kernels of the shape 512/512/neox.
+func kernels_512x512n_avx2() (k kernels) {
+	k.fwd = fwd_512x512n_avx2
+	k.inv = inv_512x512n_avx2
+	k.fwdRows = fwdRows_512x512n_avx2
+	k.invRows = invRows_512x512n_avx2
+	k.fill = fill_512x512n_avx2
 	return k
 }
 
-// applyAVX512H512N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (1024 values), using AVX512.
+// fwd_512x512n_avx512 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H512N(x []float32, stride int, n int, r *float32)
+func fwd_512x512n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H512N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (1024 values), using AVX512.
+// inv_512x512n_avx512 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H512N(x []float32, stride int, n int, r *float32)
+func inv_512x512n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H512N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·1024:][:1024], using AVX512.
+// fwdRows_512x512n_avx512 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·1024:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H512N(x []float32, stride int, n int, rows []float32)
+func fwdRows_512x512n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H512N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·1024:][:1024], using AVX512.
+// invRows_512x512n_avx512 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·1024:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H512N(x []float32, stride int, n int, rows []float32)
+func invRows_512x512n_avx512(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512H512N writes the table values of pairs [0, n) of row r, n = 256, using AVX512: fillRow's bits.
+// fill_512x512n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func fillAVX512H512N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_512x512n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyAVX2H512N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (1024 values), using AVX2.
+// fwd_512x512n_avx2 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H512N(x []float32, stride int, n int, r *float32)
+func fwd_512x512n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H512N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (1024 values), using AVX2.
+// inv_512x512n_avx2 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H512N(x []float32, stride int, n int, r *float32)
+func inv_512x512n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H512N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·1024:][:1024], using AVX2.
+// fwdRows_512x512n_avx2 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·1024:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H512N(x []float32, stride int, n int, rows []float32)
+func fwdRows_512x512n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H512N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·1024:][:1024], using AVX2.
+// invRows_512x512n_avx2 rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·1024:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H512N(x []float32, stride int, n int, rows []float32)
+func invRows_512x512n_avx2(x []float32, stride int, n int, rows []float32)
 
-// fillAVX2H512N writes the table values of pairs [0, n) of row r, n = 256, using AVX2: fillRow's bits.
+// fill_512x512n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func fillAVX2H512N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_512x512n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)

@@ -8,54 +8,42 @@ package gemma4global
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH512N()},
+			shapes: []kernels{kernels_512x512n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH512N returns the NEON kernels of the shape 512/512/neox.
-func neonH512N() kernels {
-	k := kernels{
-		fwd:     applyNEONH512N,
-		fwdRows: applyRowsNEONH512N,
-		inv:     applyInverseNEONH512N,
-		invRows: applyInverseRowsNEONH512N,
-	}
+// kernels_512x512n_neon returns the neon kernels of the shape 512/512/neox.
+func kernels_512x512n_neon() (k kernels) {
+	k.fwd = fwd_512x512n_neon
+	k.inv = inv_512x512n_neon
+	k.fwdRows = fwdRows_512x512n_neon
+	k.invRows = invRows_512x512n_neon
 	return k
 }
 
-// applyNEONH512N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (1024 values), using NEON. It reads and writes only their values
-// [0, 512), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (512).
+// fwd_512x512n_neon rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH512N(x []float32, stride, n int, r *float32)
+func fwd_512x512n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH512N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (1024 values), using NEON. It reads and writes only their values
-// [0, 512), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (512).
+// inv_512x512n_neon rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH512N(x []float32, stride, n int, r *float32)
+func inv_512x512n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH512N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·1024:][:1024], using NEON.
+// fwdRows_512x512n_neon rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·1024:], using neon.
 //
 //go:noescape
-func applyRowsNEONH512N(x []float32, stride, n int, rows []float32)
+func fwdRows_512x512n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH512N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·1024:][:1024], using NEON.
+// invRows_512x512n_neon rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·1024:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH512N(x []float32, stride, n int, rows []float32)
+func invRows_512x512n_neon(x []float32, stride int, n int, rows []float32)

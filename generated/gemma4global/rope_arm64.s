@@ -5,3362 +5,500 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 512, RotaryDim 512, neox layout.
-// One head is 64 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-
-// func applyNEONH512N(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH512N(SB), NOSPLIT, $0-48
+// func fwd_512x512n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_512x512n_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $3216, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $3200, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $3184, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $3168, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $3152, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $3136, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $3120, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $3104, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $3088, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $3072, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $1024, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	ADD  $160, R2, R7
-	ADD  $3232, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 128…135
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 136…143
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 144…151
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 152…159
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 160…167
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 168…175
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 176…183
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 184…191
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 192…199
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 200…207
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 208…215
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 216…223
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 224…231
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 232…239
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 240…247
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 248…255
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	MOVD $8, R4
+	MOVD R0, R5
+	ADD $1024, R0, R6
+	MOVD R2, R7
+	ADD $2048, R2, R8
+	MOVD R0, R9
+	ADD $1024, R0, R10
+
+chunk1:
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	SUBS $1, R4
+	BNE chunk1
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH512N(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH512N(SB), NOSPLIT, $0-48
+// func inv_512x512n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_512x512n_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V0.S4] // c of block 0 in V0
-	ADD  $16, R2, R7
-	VLD1 (R7), [V1.S4] // c of block 1 in V1
-	ADD  $32, R2, R7
-	VLD1 (R7), [V2.S4] // c of block 2 in V2
-	ADD  $48, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 3 in V3
-	ADD  $64, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 4 in V4
-	ADD  $80, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 5 in V5
-	ADD  $96, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 6 in V6
-	ADD  $112, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 7 in V7
-	ADD  $128, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 8 in V8
-	ADD  $144, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 9 in V9
-	ADD  $3216, R2, R7
-	VLD1 (R7), [V31.S4] // s of block 9 in V31
-	ADD  $3200, R2, R7
-	VLD1 (R7), [V30.S4] // s of block 8 in V30
-	ADD  $3184, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $3168, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $3152, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $3136, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $3120, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $3104, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $3088, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $3072, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $1024, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	ADD  $160, R2, R7
-	ADD  $3232, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 128…135
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 136…143
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 144…151
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 152…159
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 160…167
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 168…175
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 176…183
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 184…191
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 192…199
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 200…207
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 208…215
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 216…223
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 224…231
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 232…239
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 240…247
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 248…255
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	MOVD $8, R4
+	MOVD R0, R5
+	ADD $1024, R0, R6
+	MOVD R2, R7
+	ADD $2048, R2, R8
+	MOVD R0, R9
+	ADD $1024, R0, R10
+
+chunk1:
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	SUBS $1, R4
+	BNE chunk1
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH512N(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH512N(SB), NOSPLIT, $0-64
+// func fwdRows_512x512n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_512x512n_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $1024, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
+	MOVD $8, R4
+	MOVD R0, R5
+	ADD $1024, R0, R6
 	MOVD R2, R7
-	ADD  $3072, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 128…135
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 136…143
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 144…151
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 152…159
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 160…167
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 168…175
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 176…183
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 184…191
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 192…199
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 200…207
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 208…215
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 216…223
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 224…231
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 232…239
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 240…247
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 248…255
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $4096, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	ADD $2048, R2, R8
+	MOVD R0, R9
+	ADD $1024, R0, R10
+
+chunk1:
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	SUBS $1, R4
+	BNE chunk1
+	ADD R1, R0
+	ADD $4096, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH512N(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH512N(SB), NOSPLIT, $0-64
+// func invRows_512x512n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_512x512n_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $1024, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
+	MOVD $8, R4
+	MOVD R0, R5
+	ADD $1024, R0, R6
 	MOVD R2, R7
-	ADD  $3072, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 32…39
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 40…47
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 48…55
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 56…63
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 64…71
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 72…79
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 80…87
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 88…95
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 96…103
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 104…111
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 112…119
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 120…127
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 128…135
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 136…143
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 144…151
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 152…159
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 160…167
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 168…175
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 176…183
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 184…191
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 192…199
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 200…207
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 208…215
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 216…223
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 224…231
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 232…239
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 240…247
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 248…255
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $4096, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	ADD $2048, R2, R8
+	MOVD R0, R9
+	ADD $1024, R0, R10
+
+chunk1:
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	VLD1.P 16(R5), [V0.S4]
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P 16(R7), [V2.S4]
+	VLD1.P 16(R8), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R9)
+	VST1.P [V0.S4], 16(R10)
+	SUBS $1, R4
+	BNE chunk1
+	ADD R1, R0
+	ADD $4096, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET

@@ -9,60 +9,60 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH512N()},
+		shapes: []kernels{kernels_512x512n_generic()},
 	}
 }
 
-// genericH512N returns the pure Go kernels of the shape 512/512/neox.
-func genericH512N() kernels {
-	k := kernels{
-		fwd: applyGenericH512N,
-		inv: applyInverseGenericH512N,
-	}
+// kernels_512x512n_generic returns the generic kernels of the shape 512/512/neox.
+func kernels_512x512n_generic() (k kernels) {
+	k.fwd = fwd_512x512n_generic
+	k.inv = inv_512x512n_generic
 	return k
 }
 
-// applyGenericH512N rotates n heads of x forward with the table row at rp (1024 values), head h at x[h·stride:], in pure Go.
-func applyGenericH512N(x []float32, stride, n int, rp *float32) {
-	r := (*[1024]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_512x512n_generic rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_512x512n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h5 := (*[1024]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 512; n-- {
-		h := (*[512]float32)(x)
-		for k := range 16 {
-			cos, sin := (*[16]float32)(r[16*k:]), (*[16]float32)(r[768+16*k:])
-			ha, hb := (*[16]float32)(h[16*k:]), (*[16]float32)(h[256+16*k:])
-			a, b = ha[0], hb[0]
-			ha[0], hb[0] = float32(a*cos[0])-float32(b*sin[0]), float32(b*cos[0])+float32(a*sin[0])
-			a, b = ha[1], hb[1]
-			ha[1], hb[1] = float32(a*cos[1])-float32(b*sin[1]), float32(b*cos[1])+float32(a*sin[1])
-			a, b = ha[2], hb[2]
-			ha[2], hb[2] = float32(a*cos[2])-float32(b*sin[2]), float32(b*cos[2])+float32(a*sin[2])
-			a, b = ha[3], hb[3]
-			ha[3], hb[3] = float32(a*cos[3])-float32(b*sin[3]), float32(b*cos[3])+float32(a*sin[3])
-			a, b = ha[4], hb[4]
-			ha[4], hb[4] = float32(a*cos[4])-float32(b*sin[4]), float32(b*cos[4])+float32(a*sin[4])
-			a, b = ha[5], hb[5]
-			ha[5], hb[5] = float32(a*cos[5])-float32(b*sin[5]), float32(b*cos[5])+float32(a*sin[5])
-			a, b = ha[6], hb[6]
-			ha[6], hb[6] = float32(a*cos[6])-float32(b*sin[6]), float32(b*cos[6])+float32(a*sin[6])
-			a, b = ha[7], hb[7]
-			ha[7], hb[7] = float32(a*cos[7])-float32(b*sin[7]), float32(b*cos[7])+float32(a*sin[7])
-			a, b = ha[8], hb[8]
-			ha[8], hb[8] = float32(a*cos[8])-float32(b*sin[8]), float32(b*cos[8])+float32(a*sin[8])
-			a, b = ha[9], hb[9]
-			ha[9], hb[9] = float32(a*cos[9])-float32(b*sin[9]), float32(b*cos[9])+float32(a*sin[9])
-			a, b = ha[10], hb[10]
-			ha[10], hb[10] = float32(a*cos[10])-float32(b*sin[10]), float32(b*cos[10])+float32(a*sin[10])
-			a, b = ha[11], hb[11]
-			ha[11], hb[11] = float32(a*cos[11])-float32(b*sin[11]), float32(b*cos[11])+float32(a*sin[11])
-			a, b = ha[12], hb[12]
-			ha[12], hb[12] = float32(a*cos[12])-float32(b*sin[12]), float32(b*cos[12])+float32(a*sin[12])
-			a, b = ha[13], hb[13]
-			ha[13], hb[13] = float32(a*cos[13])-float32(b*sin[13]), float32(b*cos[13])+float32(a*sin[13])
-			a, b = ha[14], hb[14]
-			ha[14], hb[14] = float32(a*cos[14])-float32(b*sin[14]), float32(b*cos[14])+float32(a*sin[14])
-			a, b = ha[15], hb[15]
-			ha[15], hb[15] = float32(a*cos[15])-float32(b*sin[15]), float32(b*cos[15])+float32(a*sin[15])
+		h2 := (*[512]float32)(x)
+		for k1 := range 16 {
+			c3 := (*[16]float32)(h2[16*k1:])
+			c4 := (*[16]float32)(h2[256+16*k1:])
+			c6 := (*[16]float32)(h5[16*k1:])
+			c7 := (*[16]float32)(h5[768+16*k1:])
+			v0, v1 = c3[0], c4[0]
+			c3[0], c4[0] = float32(v0*c6[0])-float32(v1*c7[0]), float32(v1*c6[0])+float32(v0*c7[0])
+			v0, v1 = c3[1], c4[1]
+			c3[1], c4[1] = float32(v0*c6[1])-float32(v1*c7[1]), float32(v1*c6[1])+float32(v0*c7[1])
+			v0, v1 = c3[2], c4[2]
+			c3[2], c4[2] = float32(v0*c6[2])-float32(v1*c7[2]), float32(v1*c6[2])+float32(v0*c7[2])
+			v0, v1 = c3[3], c4[3]
+			c3[3], c4[3] = float32(v0*c6[3])-float32(v1*c7[3]), float32(v1*c6[3])+float32(v0*c7[3])
+			v0, v1 = c3[4], c4[4]
+			c3[4], c4[4] = float32(v0*c6[4])-float32(v1*c7[4]), float32(v1*c6[4])+float32(v0*c7[4])
+			v0, v1 = c3[5], c4[5]
+			c3[5], c4[5] = float32(v0*c6[5])-float32(v1*c7[5]), float32(v1*c6[5])+float32(v0*c7[5])
+			v0, v1 = c3[6], c4[6]
+			c3[6], c4[6] = float32(v0*c6[6])-float32(v1*c7[6]), float32(v1*c6[6])+float32(v0*c7[6])
+			v0, v1 = c3[7], c4[7]
+			c3[7], c4[7] = float32(v0*c6[7])-float32(v1*c7[7]), float32(v1*c6[7])+float32(v0*c7[7])
+			v0, v1 = c3[8], c4[8]
+			c3[8], c4[8] = float32(v0*c6[8])-float32(v1*c7[8]), float32(v1*c6[8])+float32(v0*c7[8])
+			v0, v1 = c3[9], c4[9]
+			c3[9], c4[9] = float32(v0*c6[9])-float32(v1*c7[9]), float32(v1*c6[9])+float32(v0*c7[9])
+			v0, v1 = c3[10], c4[10]
+			c3[10], c4[10] = float32(v0*c6[10])-float32(v1*c7[10]), float32(v1*c6[10])+float32(v0*c7[10])
+			v0, v1 = c3[11], c4[11]
+			c3[11], c4[11] = float32(v0*c6[11])-float32(v1*c7[11]), float32(v1*c6[11])+float32(v0*c7[11])
+			v0, v1 = c3[12], c4[12]
+			c3[12], c4[12] = float32(v0*c6[12])-float32(v1*c7[12]), float32(v1*c6[12])+float32(v0*c7[12])
+			v0, v1 = c3[13], c4[13]
+			c3[13], c4[13] = float32(v0*c6[13])-float32(v1*c7[13]), float32(v1*c6[13])+float32(v0*c7[13])
+			v0, v1 = c3[14], c4[14]
+			c3[14], c4[14] = float32(v0*c6[14])-float32(v1*c7[14]), float32(v1*c6[14])+float32(v0*c7[14])
+			v0, v1 = c3[15], c4[15]
+			c3[15], c4[15] = float32(v0*c6[15])-float32(v1*c7[15]), float32(v1*c6[15])+float32(v0*c7[15])
 		}
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
@@ -71,47 +71,49 @@ func applyGenericH512N(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH512N rotates n heads of x backward with the table row at rp (1024 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH512N(x []float32, stride, n int, rp *float32) {
-	r := (*[1024]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_512x512n_generic rotates the n heads of 512 values (512 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_512x512n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h5 := (*[1024]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 512; n-- {
-		h := (*[512]float32)(x)
-		for k := range 16 {
-			cos, sin := (*[16]float32)(r[16*k:]), (*[16]float32)(r[768+16*k:])
-			ha, hb := (*[16]float32)(h[16*k:]), (*[16]float32)(h[256+16*k:])
-			a, b = ha[0], hb[0]
-			ha[0], hb[0] = float32(a*cos[0])+float32(b*sin[0]), float32(b*cos[0])-float32(a*sin[0])
-			a, b = ha[1], hb[1]
-			ha[1], hb[1] = float32(a*cos[1])+float32(b*sin[1]), float32(b*cos[1])-float32(a*sin[1])
-			a, b = ha[2], hb[2]
-			ha[2], hb[2] = float32(a*cos[2])+float32(b*sin[2]), float32(b*cos[2])-float32(a*sin[2])
-			a, b = ha[3], hb[3]
-			ha[3], hb[3] = float32(a*cos[3])+float32(b*sin[3]), float32(b*cos[3])-float32(a*sin[3])
-			a, b = ha[4], hb[4]
-			ha[4], hb[4] = float32(a*cos[4])+float32(b*sin[4]), float32(b*cos[4])-float32(a*sin[4])
-			a, b = ha[5], hb[5]
-			ha[5], hb[5] = float32(a*cos[5])+float32(b*sin[5]), float32(b*cos[5])-float32(a*sin[5])
-			a, b = ha[6], hb[6]
-			ha[6], hb[6] = float32(a*cos[6])+float32(b*sin[6]), float32(b*cos[6])-float32(a*sin[6])
-			a, b = ha[7], hb[7]
-			ha[7], hb[7] = float32(a*cos[7])+float32(b*sin[7]), float32(b*cos[7])-float32(a*sin[7])
-			a, b = ha[8], hb[8]
-			ha[8], hb[8] = float32(a*cos[8])+float32(b*sin[8]), float32(b*cos[8])-float32(a*sin[8])
-			a, b = ha[9], hb[9]
-			ha[9], hb[9] = float32(a*cos[9])+float32(b*sin[9]), float32(b*cos[9])-float32(a*sin[9])
-			a, b = ha[10], hb[10]
-			ha[10], hb[10] = float32(a*cos[10])+float32(b*sin[10]), float32(b*cos[10])-float32(a*sin[10])
-			a, b = ha[11], hb[11]
-			ha[11], hb[11] = float32(a*cos[11])+float32(b*sin[11]), float32(b*cos[11])-float32(a*sin[11])
-			a, b = ha[12], hb[12]
-			ha[12], hb[12] = float32(a*cos[12])+float32(b*sin[12]), float32(b*cos[12])-float32(a*sin[12])
-			a, b = ha[13], hb[13]
-			ha[13], hb[13] = float32(a*cos[13])+float32(b*sin[13]), float32(b*cos[13])-float32(a*sin[13])
-			a, b = ha[14], hb[14]
-			ha[14], hb[14] = float32(a*cos[14])+float32(b*sin[14]), float32(b*cos[14])-float32(a*sin[14])
-			a, b = ha[15], hb[15]
-			ha[15], hb[15] = float32(a*cos[15])+float32(b*sin[15]), float32(b*cos[15])-float32(a*sin[15])
+		h2 := (*[512]float32)(x)
+		for k1 := range 16 {
+			c3 := (*[16]float32)(h2[16*k1:])
+			c4 := (*[16]float32)(h2[256+16*k1:])
+			c6 := (*[16]float32)(h5[16*k1:])
+			c7 := (*[16]float32)(h5[768+16*k1:])
+			v0, v1 = c3[0], c4[0]
+			c3[0], c4[0] = float32(v0*c6[0])+float32(v1*c7[0]), float32(v1*c6[0])-float32(v0*c7[0])
+			v0, v1 = c3[1], c4[1]
+			c3[1], c4[1] = float32(v0*c6[1])+float32(v1*c7[1]), float32(v1*c6[1])-float32(v0*c7[1])
+			v0, v1 = c3[2], c4[2]
+			c3[2], c4[2] = float32(v0*c6[2])+float32(v1*c7[2]), float32(v1*c6[2])-float32(v0*c7[2])
+			v0, v1 = c3[3], c4[3]
+			c3[3], c4[3] = float32(v0*c6[3])+float32(v1*c7[3]), float32(v1*c6[3])-float32(v0*c7[3])
+			v0, v1 = c3[4], c4[4]
+			c3[4], c4[4] = float32(v0*c6[4])+float32(v1*c7[4]), float32(v1*c6[4])-float32(v0*c7[4])
+			v0, v1 = c3[5], c4[5]
+			c3[5], c4[5] = float32(v0*c6[5])+float32(v1*c7[5]), float32(v1*c6[5])-float32(v0*c7[5])
+			v0, v1 = c3[6], c4[6]
+			c3[6], c4[6] = float32(v0*c6[6])+float32(v1*c7[6]), float32(v1*c6[6])-float32(v0*c7[6])
+			v0, v1 = c3[7], c4[7]
+			c3[7], c4[7] = float32(v0*c6[7])+float32(v1*c7[7]), float32(v1*c6[7])-float32(v0*c7[7])
+			v0, v1 = c3[8], c4[8]
+			c3[8], c4[8] = float32(v0*c6[8])+float32(v1*c7[8]), float32(v1*c6[8])-float32(v0*c7[8])
+			v0, v1 = c3[9], c4[9]
+			c3[9], c4[9] = float32(v0*c6[9])+float32(v1*c7[9]), float32(v1*c6[9])-float32(v0*c7[9])
+			v0, v1 = c3[10], c4[10]
+			c3[10], c4[10] = float32(v0*c6[10])+float32(v1*c7[10]), float32(v1*c6[10])-float32(v0*c7[10])
+			v0, v1 = c3[11], c4[11]
+			c3[11], c4[11] = float32(v0*c6[11])+float32(v1*c7[11]), float32(v1*c6[11])-float32(v0*c7[11])
+			v0, v1 = c3[12], c4[12]
+			c3[12], c4[12] = float32(v0*c6[12])+float32(v1*c7[12]), float32(v1*c6[12])-float32(v0*c7[12])
+			v0, v1 = c3[13], c4[13]
+			c3[13], c4[13] = float32(v0*c6[13])+float32(v1*c7[13]), float32(v1*c6[13])-float32(v0*c7[13])
+			v0, v1 = c3[14], c4[14]
+			c3[14], c4[14] = float32(v0*c6[14])+float32(v1*c7[14]), float32(v1*c6[14])-float32(v0*c7[14])
+			v0, v1 = c3[15], c4[15]
+			c3[15], c4[15] = float32(v0*c6[15])+float32(v1*c7[15]), float32(v1*c6[15])-float32(v0*c7[15])
 		}
 		if n == 1 || stride < 0 || stride > len(x) {
 			break

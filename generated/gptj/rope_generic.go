@@ -9,89 +9,87 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH256R64I()},
+		shapes: []kernels{kernels_256x64i_generic()},
 	}
 }
 
-// genericH256R64I returns the pure Go kernels of the shape 256/64/interleaved.
-func genericH256R64I() kernels {
-	k := kernels{
-		fwd: applyGenericH256R64I,
-		inv: applyInverseGenericH256R64I,
-	}
+// kernels_256x64i_generic returns the generic kernels of the shape 256/64/interleaved.
+func kernels_256x64i_generic() (k kernels) {
+	k.fwd = fwd_256x64i_generic
+	k.inv = inv_256x64i_generic
 	return k
 }
 
-// applyGenericH256R64I rotates n heads of x forward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
-func applyGenericH256R64I(x []float32, stride, n int, rp *float32) {
-	r := (*[128]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_256x64i_generic rotates the n heads of 256 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_256x64i_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[128]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 256; n-- {
-		h := (*[256]float32)(x)
-		a, b = h[0], h[1]
-		h[0], h[1] = float32(a*r[0])-float32(b*r[65]), float32(b*r[0])+float32(a*r[65])
-		a, b = h[2], h[3]
-		h[2], h[3] = float32(a*r[2])-float32(b*r[67]), float32(b*r[2])+float32(a*r[67])
-		a, b = h[4], h[5]
-		h[4], h[5] = float32(a*r[4])-float32(b*r[69]), float32(b*r[4])+float32(a*r[69])
-		a, b = h[6], h[7]
-		h[6], h[7] = float32(a*r[6])-float32(b*r[71]), float32(b*r[6])+float32(a*r[71])
-		a, b = h[8], h[9]
-		h[8], h[9] = float32(a*r[8])-float32(b*r[73]), float32(b*r[8])+float32(a*r[73])
-		a, b = h[10], h[11]
-		h[10], h[11] = float32(a*r[10])-float32(b*r[75]), float32(b*r[10])+float32(a*r[75])
-		a, b = h[12], h[13]
-		h[12], h[13] = float32(a*r[12])-float32(b*r[77]), float32(b*r[12])+float32(a*r[77])
-		a, b = h[14], h[15]
-		h[14], h[15] = float32(a*r[14])-float32(b*r[79]), float32(b*r[14])+float32(a*r[79])
-		a, b = h[16], h[17]
-		h[16], h[17] = float32(a*r[16])-float32(b*r[81]), float32(b*r[16])+float32(a*r[81])
-		a, b = h[18], h[19]
-		h[18], h[19] = float32(a*r[18])-float32(b*r[83]), float32(b*r[18])+float32(a*r[83])
-		a, b = h[20], h[21]
-		h[20], h[21] = float32(a*r[20])-float32(b*r[85]), float32(b*r[20])+float32(a*r[85])
-		a, b = h[22], h[23]
-		h[22], h[23] = float32(a*r[22])-float32(b*r[87]), float32(b*r[22])+float32(a*r[87])
-		a, b = h[24], h[25]
-		h[24], h[25] = float32(a*r[24])-float32(b*r[89]), float32(b*r[24])+float32(a*r[89])
-		a, b = h[26], h[27]
-		h[26], h[27] = float32(a*r[26])-float32(b*r[91]), float32(b*r[26])+float32(a*r[91])
-		a, b = h[28], h[29]
-		h[28], h[29] = float32(a*r[28])-float32(b*r[93]), float32(b*r[28])+float32(a*r[93])
-		a, b = h[30], h[31]
-		h[30], h[31] = float32(a*r[30])-float32(b*r[95]), float32(b*r[30])+float32(a*r[95])
-		a, b = h[32], h[33]
-		h[32], h[33] = float32(a*r[32])-float32(b*r[97]), float32(b*r[32])+float32(a*r[97])
-		a, b = h[34], h[35]
-		h[34], h[35] = float32(a*r[34])-float32(b*r[99]), float32(b*r[34])+float32(a*r[99])
-		a, b = h[36], h[37]
-		h[36], h[37] = float32(a*r[36])-float32(b*r[101]), float32(b*r[36])+float32(a*r[101])
-		a, b = h[38], h[39]
-		h[38], h[39] = float32(a*r[38])-float32(b*r[103]), float32(b*r[38])+float32(a*r[103])
-		a, b = h[40], h[41]
-		h[40], h[41] = float32(a*r[40])-float32(b*r[105]), float32(b*r[40])+float32(a*r[105])
-		a, b = h[42], h[43]
-		h[42], h[43] = float32(a*r[42])-float32(b*r[107]), float32(b*r[42])+float32(a*r[107])
-		a, b = h[44], h[45]
-		h[44], h[45] = float32(a*r[44])-float32(b*r[109]), float32(b*r[44])+float32(a*r[109])
-		a, b = h[46], h[47]
-		h[46], h[47] = float32(a*r[46])-float32(b*r[111]), float32(b*r[46])+float32(a*r[111])
-		a, b = h[48], h[49]
-		h[48], h[49] = float32(a*r[48])-float32(b*r[113]), float32(b*r[48])+float32(a*r[113])
-		a, b = h[50], h[51]
-		h[50], h[51] = float32(a*r[50])-float32(b*r[115]), float32(b*r[50])+float32(a*r[115])
-		a, b = h[52], h[53]
-		h[52], h[53] = float32(a*r[52])-float32(b*r[117]), float32(b*r[52])+float32(a*r[117])
-		a, b = h[54], h[55]
-		h[54], h[55] = float32(a*r[54])-float32(b*r[119]), float32(b*r[54])+float32(a*r[119])
-		a, b = h[56], h[57]
-		h[56], h[57] = float32(a*r[56])-float32(b*r[121]), float32(b*r[56])+float32(a*r[121])
-		a, b = h[58], h[59]
-		h[58], h[59] = float32(a*r[58])-float32(b*r[123]), float32(b*r[58])+float32(a*r[123])
-		a, b = h[60], h[61]
-		h[60], h[61] = float32(a*r[60])-float32(b*r[125]), float32(b*r[60])+float32(a*r[125])
-		a, b = h[62], h[63]
-		h[62], h[63] = float32(a*r[62])-float32(b*r[127]), float32(b*r[62])+float32(a*r[127])
+		h1 := (*[256]float32)(x)
+		v0, v1 = h1[0], h1[1]
+		h1[0], h1[1] = float32(v0*h2[0])-float32(v1*h2[65]), float32(v1*h2[0])+float32(v0*h2[65])
+		v0, v1 = h1[2], h1[3]
+		h1[2], h1[3] = float32(v0*h2[2])-float32(v1*h2[67]), float32(v1*h2[2])+float32(v0*h2[67])
+		v0, v1 = h1[4], h1[5]
+		h1[4], h1[5] = float32(v0*h2[4])-float32(v1*h2[69]), float32(v1*h2[4])+float32(v0*h2[69])
+		v0, v1 = h1[6], h1[7]
+		h1[6], h1[7] = float32(v0*h2[6])-float32(v1*h2[71]), float32(v1*h2[6])+float32(v0*h2[71])
+		v0, v1 = h1[8], h1[9]
+		h1[8], h1[9] = float32(v0*h2[8])-float32(v1*h2[73]), float32(v1*h2[8])+float32(v0*h2[73])
+		v0, v1 = h1[10], h1[11]
+		h1[10], h1[11] = float32(v0*h2[10])-float32(v1*h2[75]), float32(v1*h2[10])+float32(v0*h2[75])
+		v0, v1 = h1[12], h1[13]
+		h1[12], h1[13] = float32(v0*h2[12])-float32(v1*h2[77]), float32(v1*h2[12])+float32(v0*h2[77])
+		v0, v1 = h1[14], h1[15]
+		h1[14], h1[15] = float32(v0*h2[14])-float32(v1*h2[79]), float32(v1*h2[14])+float32(v0*h2[79])
+		v0, v1 = h1[16], h1[17]
+		h1[16], h1[17] = float32(v0*h2[16])-float32(v1*h2[81]), float32(v1*h2[16])+float32(v0*h2[81])
+		v0, v1 = h1[18], h1[19]
+		h1[18], h1[19] = float32(v0*h2[18])-float32(v1*h2[83]), float32(v1*h2[18])+float32(v0*h2[83])
+		v0, v1 = h1[20], h1[21]
+		h1[20], h1[21] = float32(v0*h2[20])-float32(v1*h2[85]), float32(v1*h2[20])+float32(v0*h2[85])
+		v0, v1 = h1[22], h1[23]
+		h1[22], h1[23] = float32(v0*h2[22])-float32(v1*h2[87]), float32(v1*h2[22])+float32(v0*h2[87])
+		v0, v1 = h1[24], h1[25]
+		h1[24], h1[25] = float32(v0*h2[24])-float32(v1*h2[89]), float32(v1*h2[24])+float32(v0*h2[89])
+		v0, v1 = h1[26], h1[27]
+		h1[26], h1[27] = float32(v0*h2[26])-float32(v1*h2[91]), float32(v1*h2[26])+float32(v0*h2[91])
+		v0, v1 = h1[28], h1[29]
+		h1[28], h1[29] = float32(v0*h2[28])-float32(v1*h2[93]), float32(v1*h2[28])+float32(v0*h2[93])
+		v0, v1 = h1[30], h1[31]
+		h1[30], h1[31] = float32(v0*h2[30])-float32(v1*h2[95]), float32(v1*h2[30])+float32(v0*h2[95])
+		v0, v1 = h1[32], h1[33]
+		h1[32], h1[33] = float32(v0*h2[32])-float32(v1*h2[97]), float32(v1*h2[32])+float32(v0*h2[97])
+		v0, v1 = h1[34], h1[35]
+		h1[34], h1[35] = float32(v0*h2[34])-float32(v1*h2[99]), float32(v1*h2[34])+float32(v0*h2[99])
+		v0, v1 = h1[36], h1[37]
+		h1[36], h1[37] = float32(v0*h2[36])-float32(v1*h2[101]), float32(v1*h2[36])+float32(v0*h2[101])
+		v0, v1 = h1[38], h1[39]
+		h1[38], h1[39] = float32(v0*h2[38])-float32(v1*h2[103]), float32(v1*h2[38])+float32(v0*h2[103])
+		v0, v1 = h1[40], h1[41]
+		h1[40], h1[41] = float32(v0*h2[40])-float32(v1*h2[105]), float32(v1*h2[40])+float32(v0*h2[105])
+		v0, v1 = h1[42], h1[43]
+		h1[42], h1[43] = float32(v0*h2[42])-float32(v1*h2[107]), float32(v1*h2[42])+float32(v0*h2[107])
+		v0, v1 = h1[44], h1[45]
+		h1[44], h1[45] = float32(v0*h2[44])-float32(v1*h2[109]), float32(v1*h2[44])+float32(v0*h2[109])
+		v0, v1 = h1[46], h1[47]
+		h1[46], h1[47] = float32(v0*h2[46])-float32(v1*h2[111]), float32(v1*h2[46])+float32(v0*h2[111])
+		v0, v1 = h1[48], h1[49]
+		h1[48], h1[49] = float32(v0*h2[48])-float32(v1*h2[113]), float32(v1*h2[48])+float32(v0*h2[113])
+		v0, v1 = h1[50], h1[51]
+		h1[50], h1[51] = float32(v0*h2[50])-float32(v1*h2[115]), float32(v1*h2[50])+float32(v0*h2[115])
+		v0, v1 = h1[52], h1[53]
+		h1[52], h1[53] = float32(v0*h2[52])-float32(v1*h2[117]), float32(v1*h2[52])+float32(v0*h2[117])
+		v0, v1 = h1[54], h1[55]
+		h1[54], h1[55] = float32(v0*h2[54])-float32(v1*h2[119]), float32(v1*h2[54])+float32(v0*h2[119])
+		v0, v1 = h1[56], h1[57]
+		h1[56], h1[57] = float32(v0*h2[56])-float32(v1*h2[121]), float32(v1*h2[56])+float32(v0*h2[121])
+		v0, v1 = h1[58], h1[59]
+		h1[58], h1[59] = float32(v0*h2[58])-float32(v1*h2[123]), float32(v1*h2[58])+float32(v0*h2[123])
+		v0, v1 = h1[60], h1[61]
+		h1[60], h1[61] = float32(v0*h2[60])-float32(v1*h2[125]), float32(v1*h2[60])+float32(v0*h2[125])
+		v0, v1 = h1[62], h1[63]
+		h1[62], h1[63] = float32(v0*h2[62])-float32(v1*h2[127]), float32(v1*h2[62])+float32(v0*h2[127])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
@@ -99,76 +97,76 @@ func applyGenericH256R64I(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH256R64I rotates n heads of x backward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH256R64I(x []float32, stride, n int, rp *float32) {
-	r := (*[128]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_256x64i_generic rotates the n heads of 256 values (64 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_256x64i_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[128]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 256; n-- {
-		h := (*[256]float32)(x)
-		a, b = h[0], h[1]
-		h[0], h[1] = float32(a*r[0])+float32(b*r[65]), float32(b*r[0])-float32(a*r[65])
-		a, b = h[2], h[3]
-		h[2], h[3] = float32(a*r[2])+float32(b*r[67]), float32(b*r[2])-float32(a*r[67])
-		a, b = h[4], h[5]
-		h[4], h[5] = float32(a*r[4])+float32(b*r[69]), float32(b*r[4])-float32(a*r[69])
-		a, b = h[6], h[7]
-		h[6], h[7] = float32(a*r[6])+float32(b*r[71]), float32(b*r[6])-float32(a*r[71])
-		a, b = h[8], h[9]
-		h[8], h[9] = float32(a*r[8])+float32(b*r[73]), float32(b*r[8])-float32(a*r[73])
-		a, b = h[10], h[11]
-		h[10], h[11] = float32(a*r[10])+float32(b*r[75]), float32(b*r[10])-float32(a*r[75])
-		a, b = h[12], h[13]
-		h[12], h[13] = float32(a*r[12])+float32(b*r[77]), float32(b*r[12])-float32(a*r[77])
-		a, b = h[14], h[15]
-		h[14], h[15] = float32(a*r[14])+float32(b*r[79]), float32(b*r[14])-float32(a*r[79])
-		a, b = h[16], h[17]
-		h[16], h[17] = float32(a*r[16])+float32(b*r[81]), float32(b*r[16])-float32(a*r[81])
-		a, b = h[18], h[19]
-		h[18], h[19] = float32(a*r[18])+float32(b*r[83]), float32(b*r[18])-float32(a*r[83])
-		a, b = h[20], h[21]
-		h[20], h[21] = float32(a*r[20])+float32(b*r[85]), float32(b*r[20])-float32(a*r[85])
-		a, b = h[22], h[23]
-		h[22], h[23] = float32(a*r[22])+float32(b*r[87]), float32(b*r[22])-float32(a*r[87])
-		a, b = h[24], h[25]
-		h[24], h[25] = float32(a*r[24])+float32(b*r[89]), float32(b*r[24])-float32(a*r[89])
-		a, b = h[26], h[27]
-		h[26], h[27] = float32(a*r[26])+float32(b*r[91]), float32(b*r[26])-float32(a*r[91])
-		a, b = h[28], h[29]
-		h[28], h[29] = float32(a*r[28])+float32(b*r[93]), float32(b*r[28])-float32(a*r[93])
-		a, b = h[30], h[31]
-		h[30], h[31] = float32(a*r[30])+float32(b*r[95]), float32(b*r[30])-float32(a*r[95])
-		a, b = h[32], h[33]
-		h[32], h[33] = float32(a*r[32])+float32(b*r[97]), float32(b*r[32])-float32(a*r[97])
-		a, b = h[34], h[35]
-		h[34], h[35] = float32(a*r[34])+float32(b*r[99]), float32(b*r[34])-float32(a*r[99])
-		a, b = h[36], h[37]
-		h[36], h[37] = float32(a*r[36])+float32(b*r[101]), float32(b*r[36])-float32(a*r[101])
-		a, b = h[38], h[39]
-		h[38], h[39] = float32(a*r[38])+float32(b*r[103]), float32(b*r[38])-float32(a*r[103])
-		a, b = h[40], h[41]
-		h[40], h[41] = float32(a*r[40])+float32(b*r[105]), float32(b*r[40])-float32(a*r[105])
-		a, b = h[42], h[43]
-		h[42], h[43] = float32(a*r[42])+float32(b*r[107]), float32(b*r[42])-float32(a*r[107])
-		a, b = h[44], h[45]
-		h[44], h[45] = float32(a*r[44])+float32(b*r[109]), float32(b*r[44])-float32(a*r[109])
-		a, b = h[46], h[47]
-		h[46], h[47] = float32(a*r[46])+float32(b*r[111]), float32(b*r[46])-float32(a*r[111])
-		a, b = h[48], h[49]
-		h[48], h[49] = float32(a*r[48])+float32(b*r[113]), float32(b*r[48])-float32(a*r[113])
-		a, b = h[50], h[51]
-		h[50], h[51] = float32(a*r[50])+float32(b*r[115]), float32(b*r[50])-float32(a*r[115])
-		a, b = h[52], h[53]
-		h[52], h[53] = float32(a*r[52])+float32(b*r[117]), float32(b*r[52])-float32(a*r[117])
-		a, b = h[54], h[55]
-		h[54], h[55] = float32(a*r[54])+float32(b*r[119]), float32(b*r[54])-float32(a*r[119])
-		a, b = h[56], h[57]
-		h[56], h[57] = float32(a*r[56])+float32(b*r[121]), float32(b*r[56])-float32(a*r[121])
-		a, b = h[58], h[59]
-		h[58], h[59] = float32(a*r[58])+float32(b*r[123]), float32(b*r[58])-float32(a*r[123])
-		a, b = h[60], h[61]
-		h[60], h[61] = float32(a*r[60])+float32(b*r[125]), float32(b*r[60])-float32(a*r[125])
-		a, b = h[62], h[63]
-		h[62], h[63] = float32(a*r[62])+float32(b*r[127]), float32(b*r[62])-float32(a*r[127])
+		h1 := (*[256]float32)(x)
+		v0, v1 = h1[0], h1[1]
+		h1[0], h1[1] = float32(v0*h2[0])+float32(v1*h2[65]), float32(v1*h2[0])-float32(v0*h2[65])
+		v0, v1 = h1[2], h1[3]
+		h1[2], h1[3] = float32(v0*h2[2])+float32(v1*h2[67]), float32(v1*h2[2])-float32(v0*h2[67])
+		v0, v1 = h1[4], h1[5]
+		h1[4], h1[5] = float32(v0*h2[4])+float32(v1*h2[69]), float32(v1*h2[4])-float32(v0*h2[69])
+		v0, v1 = h1[6], h1[7]
+		h1[6], h1[7] = float32(v0*h2[6])+float32(v1*h2[71]), float32(v1*h2[6])-float32(v0*h2[71])
+		v0, v1 = h1[8], h1[9]
+		h1[8], h1[9] = float32(v0*h2[8])+float32(v1*h2[73]), float32(v1*h2[8])-float32(v0*h2[73])
+		v0, v1 = h1[10], h1[11]
+		h1[10], h1[11] = float32(v0*h2[10])+float32(v1*h2[75]), float32(v1*h2[10])-float32(v0*h2[75])
+		v0, v1 = h1[12], h1[13]
+		h1[12], h1[13] = float32(v0*h2[12])+float32(v1*h2[77]), float32(v1*h2[12])-float32(v0*h2[77])
+		v0, v1 = h1[14], h1[15]
+		h1[14], h1[15] = float32(v0*h2[14])+float32(v1*h2[79]), float32(v1*h2[14])-float32(v0*h2[79])
+		v0, v1 = h1[16], h1[17]
+		h1[16], h1[17] = float32(v0*h2[16])+float32(v1*h2[81]), float32(v1*h2[16])-float32(v0*h2[81])
+		v0, v1 = h1[18], h1[19]
+		h1[18], h1[19] = float32(v0*h2[18])+float32(v1*h2[83]), float32(v1*h2[18])-float32(v0*h2[83])
+		v0, v1 = h1[20], h1[21]
+		h1[20], h1[21] = float32(v0*h2[20])+float32(v1*h2[85]), float32(v1*h2[20])-float32(v0*h2[85])
+		v0, v1 = h1[22], h1[23]
+		h1[22], h1[23] = float32(v0*h2[22])+float32(v1*h2[87]), float32(v1*h2[22])-float32(v0*h2[87])
+		v0, v1 = h1[24], h1[25]
+		h1[24], h1[25] = float32(v0*h2[24])+float32(v1*h2[89]), float32(v1*h2[24])-float32(v0*h2[89])
+		v0, v1 = h1[26], h1[27]
+		h1[26], h1[27] = float32(v0*h2[26])+float32(v1*h2[91]), float32(v1*h2[26])-float32(v0*h2[91])
+		v0, v1 = h1[28], h1[29]
+		h1[28], h1[29] = float32(v0*h2[28])+float32(v1*h2[93]), float32(v1*h2[28])-float32(v0*h2[93])
+		v0, v1 = h1[30], h1[31]
+		h1[30], h1[31] = float32(v0*h2[30])+float32(v1*h2[95]), float32(v1*h2[30])-float32(v0*h2[95])
+		v0, v1 = h1[32], h1[33]
+		h1[32], h1[33] = float32(v0*h2[32])+float32(v1*h2[97]), float32(v1*h2[32])-float32(v0*h2[97])
+		v0, v1 = h1[34], h1[35]
+		h1[34], h1[35] = float32(v0*h2[34])+float32(v1*h2[99]), float32(v1*h2[34])-float32(v0*h2[99])
+		v0, v1 = h1[36], h1[37]
+		h1[36], h1[37] = float32(v0*h2[36])+float32(v1*h2[101]), float32(v1*h2[36])-float32(v0*h2[101])
+		v0, v1 = h1[38], h1[39]
+		h1[38], h1[39] = float32(v0*h2[38])+float32(v1*h2[103]), float32(v1*h2[38])-float32(v0*h2[103])
+		v0, v1 = h1[40], h1[41]
+		h1[40], h1[41] = float32(v0*h2[40])+float32(v1*h2[105]), float32(v1*h2[40])-float32(v0*h2[105])
+		v0, v1 = h1[42], h1[43]
+		h1[42], h1[43] = float32(v0*h2[42])+float32(v1*h2[107]), float32(v1*h2[42])-float32(v0*h2[107])
+		v0, v1 = h1[44], h1[45]
+		h1[44], h1[45] = float32(v0*h2[44])+float32(v1*h2[109]), float32(v1*h2[44])-float32(v0*h2[109])
+		v0, v1 = h1[46], h1[47]
+		h1[46], h1[47] = float32(v0*h2[46])+float32(v1*h2[111]), float32(v1*h2[46])-float32(v0*h2[111])
+		v0, v1 = h1[48], h1[49]
+		h1[48], h1[49] = float32(v0*h2[48])+float32(v1*h2[113]), float32(v1*h2[48])-float32(v0*h2[113])
+		v0, v1 = h1[50], h1[51]
+		h1[50], h1[51] = float32(v0*h2[50])+float32(v1*h2[115]), float32(v1*h2[50])-float32(v0*h2[115])
+		v0, v1 = h1[52], h1[53]
+		h1[52], h1[53] = float32(v0*h2[52])+float32(v1*h2[117]), float32(v1*h2[52])-float32(v0*h2[117])
+		v0, v1 = h1[54], h1[55]
+		h1[54], h1[55] = float32(v0*h2[54])+float32(v1*h2[119]), float32(v1*h2[54])-float32(v0*h2[119])
+		v0, v1 = h1[56], h1[57]
+		h1[56], h1[57] = float32(v0*h2[56])+float32(v1*h2[121]), float32(v1*h2[56])-float32(v0*h2[121])
+		v0, v1 = h1[58], h1[59]
+		h1[58], h1[59] = float32(v0*h2[58])+float32(v1*h2[123]), float32(v1*h2[58])-float32(v0*h2[123])
+		v0, v1 = h1[60], h1[61]
+		h1[60], h1[61] = float32(v0*h2[60])+float32(v1*h2[125]), float32(v1*h2[60])-float32(v0*h2[125])
+		v0, v1 = h1[62], h1[63]
+		h1[62], h1[63] = float32(v0*h2[62])+float32(v1*h2[127]), float32(v1*h2[62])-float32(v0*h2[127])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}

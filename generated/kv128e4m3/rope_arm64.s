@@ -5,818 +5,2243 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 128, RotaryDim 128, interleaved layout.
-// One head is 16 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-
-// func applyNEONH128I(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
+// func fwd_128x128i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.S4, V1.S4] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 9 in V9
-	ADD  $800, R2, R7
-	VLD2 (R7), [V30.S4, V31.S4] // s of block 9 in V31
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $320, R2, R7
-	ADD  $832, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
+// func inv_128x128i_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.S4, V1.S4] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 9 in V9
-	ADD  $800, R2, R7
-	VLD2 (R7), [V30.S4, V31.S4] // s of block 9 in V31
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V1.S4, V2.S4]
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $320, R2, R7
-	ADD  $832, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e20dd6d // fmul v13.4s, v11.4s, v0.4s
-	WORD $0x6e20dd4c // fmul v12.4s, v10.4s, v0.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
 	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	MOVD R0, R7
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
 	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3fde34 // fmul v20.4s, v17.4s, v31.4s
-	WORD $0x6e3fde15 // fmul v21.4s, v16.4s, v31.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d634 // fsub v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $672, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	VLD2.P 32(R6), [V15.S4, V16.S4]
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d696 // fsub v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d657 // fsub v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
+// func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4e26d4a7 // fadd v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4e21d468 // fadd v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
+// func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $512, R12 // stride in bytes less the 512 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 8…15
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 16…23
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 24…31
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 32…39
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 40…47
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 48…55
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	// pairs 56…63
-	VLD2.P 32(R3), [V10.S4, V11.S4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 32(R3), [V16.S4, V17.S4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST2.P [V12.S4, V13.S4], 32(R4)
-	VST2.P [V18.S4, V19.S4], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	MOVD R0, R7
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
+	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
+	WORD $0x4ea6d4a7 // fsub v7.4s, v5.4s, v6.4s
+	WORD $0x6e22dc23 // fmul v3.4s, v1.4s, v2.4s
+	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
+	WORD $0x4ea1d468 // fsub v8.4s, v3.4s, v1.4s
+	VST2.P [V7.S4, V8.S4], 32(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
+
+done:
+	RET
+
+// func rotTo_128x128i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+TEXT ·rotTo_128x128i_neon(SB), NOSPLIT, $0-80
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD r+72(FP), R4
+	MOVD n+64(FP), R5
+	CBZ R5, done
+	LSL $2, R2
+	LSL $2, R3
+	MOVD R4, R6
+	VLD2.P 32(R6), [V0.S4, V1.S4]
+	ADD $512, R4, R7
+	VLD2.P 32(R7), [V1.S4, V2.S4]
+	VLD2.P 32(R6), [V3.S4, V4.S4]
+	VLD2.P 32(R7), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	VLD2.P 32(R7), [V7.S4, V8.S4]
+	VLD2.P 32(R6), [V9.S4, V10.S4]
+	VLD2.P 32(R7), [V10.S4, V11.S4]
+	VLD2.P 32(R6), [V12.S4, V13.S4]
+	VLD2.P 32(R7), [V13.S4, V14.S4]
+
+head:
+	MOVD R0, R8
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
+	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
+	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	MOVD R1, R9
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d634 // fadd v20.4s, v17.4s, v16.4s
+	VST2.P [V19.S4, V20.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	ADD $160, R4, R10
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	ADD $672, R4, R11
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	VLD2.P 32(R8), [V15.S4, V16.S4]
+	VLD2.P 32(R10), [V17.S4, V18.S4]
+	VLD2.P 32(R11), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d696 // fadd v22.4s, v20.4s, v21.4s
+	WORD $0x6e31de12 // fmul v18.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d657 // fadd v23.4s, v18.4s, v16.4s
+	VST2.P [V22.S4, V23.S4], 32(R9)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R5
+	BNE head
+
+done:
+	RET
+
+// func store_e4m3_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_e4m3_128x128i_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	FMOVS scale+72(FP), F0
+	VDUP V0.S[0], V0.S4
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R2
+	MOVW $0x7fffffff, R6
+	VDUP R6, V1.S4
+	MOVW $0x43e00000, R6
+	VDUP R6, V2.S4
+	MOVW $0x1, R6
+	VDUP R6, V3.S4
+	MOVW $0x7ffff, R6
+	VDUP R6, V4.S4
+	MOVW $0x3c0, R6
+	VDUP R6, V5.S4
+	MOVW $0x46800000, R6
+	VDUP R6, V6.S4
+	MOVW $0x3c800000, R6
+	VDUP R6, V7.S4
+	MOVW $0x7f800000, R6
+	VDUP R6, V8.S4
+	MOVW $0x7f, R6
+	VDUP R6, V9.S4
+
+head:
+	MOVD R0, R5
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	MOVD R1, R6
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	VLD1.P 16(R5), [V10.S4]
+	WORD $0x6e20fd4b // fdiv v11.4s, v10.4s, v0.4s
+	VAND V1.B16, V11.B16, V10.B16
+	VEOR V10.B16, V11.B16, V12.B16
+	VUSHR $24, V12.S4, V12.S4
+	VUMIN V2.S4, V10.S4, V11.S4
+	VUSHR $20, V11.S4, V13.S4
+	VAND V3.B16, V13.B16, V13.B16
+	VADD V11.S4, V13.S4, V13.S4
+	VADD V4.S4, V13.S4, V13.S4
+	VUSHR $20, V13.S4, V13.S4
+	VSUB V5.S4, V13.S4, V13.S4
+	WORD $0x4e26d56e // fadd v14.4s, v11.4s, v6.4s
+	VSUB V6.S4, V14.S4, V14.S4
+	WORD $0x4eaa34eb // cmgt v11.4s, v7.4s, v10.4s
+	WORD $0x4ea8354f // cmgt v15.4s, v10.4s, v8.4s
+	VBIT V11.B16, V14.B16, V13.B16
+	VBIT V15.B16, V9.B16, V13.B16
+	VORR V12.B16, V13.B16, V13.B16
+	WORD $0x0e6129ad // xtn v13.4h, v13.4s
+	WORD $0x0e2129ad // xtn v13.8b, v13.8h
+	FMOVS.P F13, 4(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
+
+done:
+	RET
+
+// func load_e4m3_128x128i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_e4m3_128x128i_neon(SB), NOSPLIT, $0-76
+	MOVD src_base+32(FP), R0
+	MOVD dst_base+0(FP), R1
+	FMOVS scale+72(FP), F0
+	VDUP V0.S[0], V0.S4
+	MOVD ss+56(FP), R2
+	MOVD ds+24(FP), R3
+	MOVD n+64(FP), R4
+	CBZ R4, done
+	LSL $2, R3
+	MOVW $0x7f, R6
+	VDUP R6, V1.S4
+	MOVW $0x80, R6
+	VDUP R6, V2.S4
+	MOVW $0x3c000000, R6
+	VDUP R6, V3.S4
+	MOVW $0x3b000000, R6
+	VDUP R6, V4.S4
+	MOVW $0x8, R6
+	VDUP R6, V5.S4
+	MOVW $0x7fc00000, R6
+	VDUP R6, V6.S4
+
+head:
+	MOVD R0, R5
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	MOVD R1, R6
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	FMOVS.P 4(R5), F7
+	VUXTL V7.B8, V7.H8
+	VUXTL V7.H4, V7.S4
+	VAND V1.B16, V7.B16, V8.B16
+	VAND V2.B16, V7.B16, V9.B16
+	VSHL $24, V9.S4, V9.S4
+	VSHL $20, V8.S4, V10.S4
+	VADD V3.S4, V10.S4, V10.S4
+	WORD $0x4e21d90b // scvtf v11.4s, v8.4s
+	WORD $0x6e24dd6b // fmul v11.4s, v11.4s, v4.4s
+	WORD $0x4ea834ac // cmgt v12.4s, v5.4s, v8.4s
+	VCMEQ V1.S4, V8.S4, V13.S4
+	VBIT V12.B16, V11.B16, V10.B16
+	VBIT V13.B16, V6.B16, V10.B16
+	VORR V9.B16, V10.B16, V7.B16
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	VST1.P [V8.S4], 16(R6)
+	ADD R2, R0
+	ADD R3, R1
+	SUBS $1, R4
+	BNE head
 
 done:
 	RET

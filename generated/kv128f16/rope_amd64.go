@@ -10,159 +10,151 @@ import "golang.org/x/sys/cpu"
 // archBackends returns the assembly backends this CPU supports, best first.
 func archBackends() []backend {
 	var bs []backend
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
+	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H128I()},
+			shapes: []kernels{kernels_128x128i_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasF16C {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H128I()},
+			shapes: []kernels{kernels_128x128i_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H128I returns the AVX512 kernels of the shape 128/128/interleaved.
-func avx512H128I() kernels {
-	k := kernels{
-		fill:    fillAVX512H128I,
-		fwd:     applyAVX512H128I,
-		fwdRows: applyRowsAVX512H128I,
-		inv:     applyInverseAVX512H128I,
-		invRows: applyInverseRowsAVX512H128I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX512H128I,
-		loadShift:  cacheLoadF16AVX512H128I,
-		shift:      cacheShiftF16AVX512H128I,
-		shiftInv:   cacheShiftInverseF16AVX512H128I,
-		store:      cacheStoreF16AVX512H128I,
-		storeShift: cacheStoreF16AVX512H128I,
-		to:         applyToF16AVX512H128I,
-	}
+// kernels_128x128i_avx512 returns the avx512 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx512() (k kernels) {
+	k.fwd = fwd_128x128i_avx512
+	k.inv = inv_128x128i_avx512
+	k.fwdRows = fwdRows_128x128i_avx512
+	k.invRows = invRows_128x128i_avx512
+	k.fill = fill_128x128i_avx512
+	k.half[0].store = store_f16_128x128i_avx512
+	k.half[0].storeShift = store_f16_128x128i_avx512
+	k.half[0].load = load_f16_128x128i_avx512
+	k.half[0].loadShift = load_f16_128x128i_avx512
+	k.half[0].to = to_f16_128x128i_avx512
+	k.half[0].shift = shift_f16_128x128i_avx512
+	k.half[0].shiftInv = shiftInv_f16_128x128i_avx512
 	return k
 }
 
-// avx2H128I returns the AVX2 kernels of the shape 128/128/interleaved.
-func avx2H128I() kernels {
-	k := kernels{
-		fill:    fillAVX2H128I,
-		fwd:     applyAVX2H128I,
-		fwdRows: applyRowsAVX2H128I,
-		inv:     applyInverseAVX2H128I,
-		invRows: applyInverseRowsAVX2H128I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16AVX2H128I,
-		loadShift:  cacheLoadF16AVX2H128I,
-		shift:      cacheShiftF16AVX2H128I,
-		shiftInv:   cacheShiftInverseF16AVX2H128I,
-		store:      cacheStoreF16AVX2H128I,
-		storeShift: cacheStoreF16AVX2H128I,
-		to:         applyToF16AVX2H128I,
-	}
+// kernels_128x128i_avx2 returns the avx2 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx2() (k kernels) {
+	k.fwd = fwd_128x128i_avx2
+	k.inv = inv_128x128i_avx2
+	k.fwdRows = fwdRows_128x128i_avx2
+	k.invRows = invRows_128x128i_avx2
+	k.fill = fill_128x128i_avx2
+	k.half[0].store = store_f16_128x128i_avx2
+	k.half[0].storeShift = store_f16_128x128i_avx2
+	k.half[0].load = load_f16_128x128i_avx2
+	k.half[0].loadShift = load_f16_128x128i_avx2
+	k.half[0].to = to_f16_128x128i_avx2
+	k.half[0].shift = shift_f16_128x128i_avx2
+	k.half[0].shiftInv = shiftInv_f16_128x128i_avx2
 	return k
 }
 
-// applyAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
+// fwd_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H128I(x []float32, stride int, n int, r *float32)
+func fwd_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
+// inv_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
+func inv_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// fwdRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func fwdRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// invRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyToF16AVX512H128I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX512.
+// fill_128x128i_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyToF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// fillAVX512H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// applyAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
+// load_f16_128x128i_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func applyAVX2H128I(x []float32, stride int, n int, r *float32)
+func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
-// applyInverseAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
+// to_f16_128x128i_avx512 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
-func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
+func to_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// applyRowsAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// shift_f16_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func shift_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyInverseRowsAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// shiftInv_f16_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func shiftInv_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 
-// applyToF16AVX2H128I rotates the n heads of src, srcStride values apart, forward into the heads of dst, dstStride values apart, narrowed to f16, with table row r (256 values), using AVX2.
+// fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyToF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func fwd_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// fillAVX2H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// inv_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func inv_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// cacheStoreF16AVX512H128I stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX512.
+// fwdRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX512H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func fwdRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheLoadF16AVX512H128I loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX512.
+// invRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX512H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// cacheShiftF16AVX512H128I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX512.
+// fill_128x128i_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX512H128I(x []uint16, stride int, n int, r *float32)
+func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// cacheShiftInverseF16AVX512H128I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX512.
+// store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX512H128I(x []uint16, stride int, n int, r *float32)
+func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheStoreF16AVX2H128I stores the first 128 values of n float32 heads of src, srcStride apart, as f16 in the heads of dst, dstStride apart, using AVX2.
+// load_f16_128x128i_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func cacheStoreF16AVX2H128I(dst []uint16, dstStride int, src []float32, srcStride int, n int)
+func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheLoadF16AVX2H128I loads the first 128 values of n f16 heads of src, srcStride apart, as float32 into the heads of dst, dstStride apart, using AVX2.
+// to_f16_128x128i_avx2 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
-func cacheLoadF16AVX2H128I(dst []float32, dstStride int, src []uint16, srcStride int, n int)
+func to_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 
-// cacheShiftF16AVX2H128I rotates the n f16 cache heads of x, stride apart, forward (R_p·x, A = 1 in r) in place with table row r, using AVX2.
+// shift_f16_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftF16AVX2H128I(x []uint16, stride int, n int, r *float32)
+func shift_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 
-// cacheShiftInverseF16AVX2H128I rotates the n f16 cache heads of x, stride apart, backward (R_pᵀ·x) in place with table row r, using AVX2.
+// shiftInv_f16_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func cacheShiftInverseF16AVX2H128I(x []uint16, stride int, n int, r *float32)
+func shiftInv_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)

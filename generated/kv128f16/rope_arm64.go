@@ -8,81 +8,74 @@ package kv128f16
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH128I()},
+			shapes: []kernels{kernels_128x128i_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
-func neonH128I() kernels {
-	k := kernels{
-		fwd:     applyNEONH128I,
-		fwdRows: applyRowsNEONH128I,
-		inv:     applyInverseNEONH128I,
-		invRows: applyInverseRowsNEONH128I,
-	}
-	k.half[0] = halfKernels{
-		load:       cacheLoadF16NEONH128I,
-		loadShift:  cacheLoadF16NEONH128I,
-		store:      cacheStoreF16NEONH128I,
-		storeShift: cacheStoreF16NEONH128I,
-		to:         applyToF16NEONH128I,
-	}
+// kernels_128x128i_neon returns the neon kernels of the shape 128/128/interleaved.
+func kernels_128x128i_neon() (k kernels) {
+	k.fwd = fwd_128x128i_neon
+	k.inv = inv_128x128i_neon
+	k.fwdRows = fwdRows_128x128i_neon
+	k.invRows = invRows_128x128i_neon
+	k.half[0].store = store_f16_128x128i_neon
+	k.half[0].storeShift = store_f16_128x128i_neon
+	k.half[0].load = load_f16_128x128i_neon
+	k.half[0].loadShift = load_f16_128x128i_neon
+	k.half[0].to = to_f16_128x128i_neon
+	k.half[0].shift = shift_f16_128x128i_neon
+	k.half[0].shiftInv = shiftInv_f16_128x128i_neon
 	return k
 }
 
-// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// fwd_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH128I(x []float32, stride, n int, r *float32)
+func fwd_128x128i_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// inv_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH128I(x []float32, stride, n int, r *float32)
+func inv_128x128i_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// fwdRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyRowsNEONH128I(x []float32, stride, n int, rows []float32)
+func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// invRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH128I(x []float32, stride, n int, rows []float32)
+func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 
-// applyToF16NEONH128I rotates n heads of src, head h at src[h·srcStride:], forward (A·R_p·x) into dst, narrowed to IEEE binary16 (bits in uint16),
-// head h at dst[h·dstStride:], with table row r, using NEON. It reads and
-// writes nothing else and no slice length: the caller checks that the heads
-// fit and, for n > 1, that both strides are at least HeadDim (128).
+// store_f16_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func applyToF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride int, n int, r *float32)
+func store_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// cacheStoreF16NEONH128I stores the first 128 values of n float32 heads of src, srcStride apart,
-// as f16 in the heads of dst, dstStride apart, using NEON.
+// load_f16_128x128i_neon loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func cacheStoreF16NEONH128I(dst []uint16, dstStride int, src []float32, srcStride, n int)
+func load_f16_128x128i_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
-// cacheLoadF16NEONH128I loads the first 128 values of n f16 heads of src, srcStride apart,
-// as float32 into the heads of dst, dstStride apart, using NEON.
+// to_f16_128x128i_neon rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //
 //go:noescape
-func cacheLoadF16NEONH128I(dst []float32, dstStride int, src []uint16, srcStride, n int)
+func to_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
+
+// shift_f16_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
+//
+//go:noescape
+func shift_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)
+
+// shiftInv_f16_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
+//
+//go:noescape
+func shiftInv_f16_128x128i_neon(x []uint16, stride int, n int, r *float32)

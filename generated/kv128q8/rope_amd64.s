@@ -5,1790 +5,2520 @@
 
 #include "textflag.h"
 
-DATA fillconst<>+0(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+8(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+16(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+24(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+32(SB)/8, $0x4338000000000000
-DATA fillconst<>+40(SB)/8, $0x4338000000000000
-DATA fillconst<>+48(SB)/8, $0x4338000000000000
-DATA fillconst<>+56(SB)/8, $0x4338000000000000
-DATA fillconst<>+64(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+72(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+80(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+88(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+96(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+104(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+112(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+120(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+128(SB)/8, $0x3d31846980000000
-DATA fillconst<>+136(SB)/8, $0x3d31846980000000
-DATA fillconst<>+144(SB)/8, $0x3d31846980000000
-DATA fillconst<>+152(SB)/8, $0x3d31846980000000
-DATA fillconst<>+160(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+168(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+176(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+184(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+192(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+200(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+208(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+216(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+224(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+232(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+240(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+248(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+256(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+264(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+272(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+280(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+288(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+296(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+304(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+312(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+320(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+328(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+336(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+344(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+352(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+360(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+368(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+376(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+384(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+392(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+400(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+408(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+416(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+424(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+432(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+440(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+448(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+456(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+464(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+472(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+480(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+488(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+496(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+504(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+512(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+520(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+528(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+536(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+544(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+552(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+560(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+568(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+576(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+584(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+592(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+600(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+608(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+616(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+624(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+632(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+640(SB)/8, $0x0000000000000001
-DATA fillconst<>+648(SB)/8, $0x0000000000000001
-DATA fillconst<>+656(SB)/8, $0x0000000000000001
-DATA fillconst<>+664(SB)/8, $0x0000000000000001
-DATA fillconst<>+672(SB)/8, $0x0000000000000002
-DATA fillconst<>+680(SB)/8, $0x0000000000000002
-DATA fillconst<>+688(SB)/8, $0x0000000000000002
-DATA fillconst<>+696(SB)/8, $0x0000000000000002
-DATA fillconst<>+704(SB)/8, $0x0000000080000000
-DATA fillconst<>+712(SB)/8, $0x0000000080000000
-DATA fillconst<>+720(SB)/8, $0x0000000080000000
-DATA fillconst<>+728(SB)/8, $0x0000000080000000
-DATA fillconst<>+736(SB)/8, $0x8000000080000000
-DATA fillconst<>+744(SB)/8, $0x8000000080000000
-DATA fillconst<>+752(SB)/8, $0x8000000080000000
-DATA fillconst<>+760(SB)/8, $0x8000000080000000
-DATA fillconst<>+768(SB)/8, $0x0000000000000000
-DATA fillconst<>+776(SB)/8, $0x0000000100000001
-DATA fillconst<>+784(SB)/8, $0x0000000200000002
-DATA fillconst<>+792(SB)/8, $0x0000000300000003
-DATA fillconst<>+800(SB)/8, $0x0000000400000004
-DATA fillconst<>+808(SB)/8, $0x0000000500000005
-DATA fillconst<>+816(SB)/8, $0x0000000600000006
-DATA fillconst<>+824(SB)/8, $0x0000000700000007
-GLOBL fillconst<>(SB), RODATA|NOPTR, $832
-
-// func applyAVX512H128I(x []float32, stride int, n int, r *float32)
+// func fwd_128x128i_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H128I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·fwd_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 768(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 832(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 896(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 960(BX), Z15
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z16
+	VMOVUPS   (AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z0, Z16, Z16
 	VMULPS    Z1, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z16
+	VMOVUPS   Z16, (AX)
+	VMOVUPS   64(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z2, Z16, Z16
 	VMULPS    Z3, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z16
+	VMOVUPS   Z16, 64(AX)
+	VMOVUPS   128(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z4, Z16, Z16
 	VMULPS    Z5, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z16
+	VMOVUPS   Z16, 128(AX)
+	VMOVUPS   192(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z6, Z16, Z16
 	VMULPS    Z7, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z16
+	VMOVUPS   Z16, 192(AX)
+	VMOVUPS   256(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z8, Z16, Z16
 	VMULPS    Z9, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z16
+	VMOVUPS   Z16, 256(AX)
+	VMOVUPS   320(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z10, Z16, Z16
 	VMULPS    Z11, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z16
+	VMOVUPS   Z16, 320(AX)
+	VMOVUPS   384(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z12, Z16, Z16
 	VMULPS    Z13, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z16
+	VMOVUPS   Z16, 384(AX)
+	VMOVUPS   448(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z14, Z16, Z16
 	VMULPS    Z15, Z17, Z17
 	VADDPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 448(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Z16, 448(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
+// func inv_128x128i_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H128I(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·inv_128x128i_avx512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Z0
-	VMOVUPS 512(BX), Z1
-	VMOVUPS 64(BX), Z2
-	VMOVUPS 576(BX), Z3
-	VMOVUPS 128(BX), Z4
-	VMOVUPS 640(BX), Z5
-	VMOVUPS 192(BX), Z6
-	VMOVUPS 704(BX), Z7
-	VMOVUPS 256(BX), Z8
-	VMOVUPS 768(BX), Z9
-	VMOVUPS 320(BX), Z10
-	VMOVUPS 832(BX), Z11
-	VMOVUPS 384(BX), Z12
-	VMOVUPS 896(BX), Z13
-	VMOVUPS 448(BX), Z14
-	VMOVUPS 960(BX), Z15
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Z0
+	VMOVUPS 512(DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 576(DX), Z3
+	VMOVUPS 128(DX), Z4
+	VMOVUPS 640(DX), Z5
+	VMOVUPS 192(DX), Z6
+	VMOVUPS 704(DX), Z7
+	VMOVUPS 256(DX), Z8
+	VMOVUPS 768(DX), Z9
+	VMOVUPS 320(DX), Z10
+	VMOVUPS 832(DX), Z11
+	VMOVUPS 384(DX), Z12
+	VMOVUPS 896(DX), Z13
+	VMOVUPS 448(DX), Z14
+	VMOVUPS 960(DX), Z15
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z16
+	VMOVUPS   (AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z0, Z16, Z16
 	VMULPS    Z1, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z16
+	VMOVUPS   Z16, (AX)
+	VMOVUPS   64(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z2, Z16, Z16
 	VMULPS    Z3, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z16
+	VMOVUPS   Z16, 64(AX)
+	VMOVUPS   128(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z4, Z16, Z16
 	VMULPS    Z5, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z16
+	VMOVUPS   Z16, 128(AX)
+	VMOVUPS   192(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z6, Z16, Z16
 	VMULPS    Z7, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z16
+	VMOVUPS   Z16, 192(AX)
+	VMOVUPS   256(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z8, Z16, Z16
 	VMULPS    Z9, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z16
+	VMOVUPS   Z16, 256(AX)
+	VMOVUPS   320(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z10, Z16, Z16
 	VMULPS    Z11, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z16
+	VMOVUPS   Z16, 320(AX)
+	VMOVUPS   384(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z12, Z16, Z16
 	VMULPS    Z13, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z16
+	VMOVUPS   Z16, 384(AX)
+	VMOVUPS   448(AX), Z16
 	VPERMILPS $0xb1, Z16, Z17
 	VMULPS    Z14, Z16, Z16
 	VMULPS    Z15, Z17, Z17
 	VSUBPS    Z17, Z16, Z16
-	VMOVUPS   Z16, 448(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Z16, 448(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+// func fwdRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·fwdRows_128x128i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    512(BX), Z1, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    512(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    576(BX), Z1, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    576(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    640(BX), Z1, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    640(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    704(BX), Z1, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    704(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    256(BX), Z0, Z0
-	VMULPS    768(BX), Z1, Z1
+	VMULPS    256(DX), Z0, Z0
+	VMULPS    768(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    320(BX), Z0, Z0
-	VMULPS    832(BX), Z1, Z1
+	VMULPS    320(DX), Z0, Z0
+	VMULPS    832(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    384(BX), Z0, Z0
-	VMULPS    896(BX), Z1, Z1
+	VMULPS    384(DX), Z0, Z0
+	VMULPS    896(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS   448(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    448(BX), Z0, Z0
-	VMULPS    960(BX), Z1, Z1
+	VMULPS    448(DX), Z0, Z0
+	VMULPS    960(DX), Z1, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 448(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
+	VMOVUPS   Z0, 448(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+// func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·invRows_128x128i_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    (BX), Z0, Z0
-	VMULPS    512(BX), Z1, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    512(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, (CX)
-
-	// pairs 8…15
-	VMOVUPS   64(CX), Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    64(BX), Z0, Z0
-	VMULPS    576(BX), Z1, Z1
+	VMULPS    64(DX), Z0, Z0
+	VMULPS    576(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 64(CX)
-
-	// pairs 16…23
-	VMOVUPS   128(CX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    128(BX), Z0, Z0
-	VMULPS    640(BX), Z1, Z1
+	VMULPS    128(DX), Z0, Z0
+	VMULPS    640(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 128(CX)
-
-	// pairs 24…31
-	VMOVUPS   192(CX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    192(BX), Z0, Z0
-	VMULPS    704(BX), Z1, Z1
+	VMULPS    192(DX), Z0, Z0
+	VMULPS    704(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 192(CX)
-
-	// pairs 32…39
-	VMOVUPS   256(CX), Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    256(BX), Z0, Z0
-	VMULPS    768(BX), Z1, Z1
+	VMULPS    256(DX), Z0, Z0
+	VMULPS    768(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 256(CX)
-
-	// pairs 40…47
-	VMOVUPS   320(CX), Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    320(BX), Z0, Z0
-	VMULPS    832(BX), Z1, Z1
+	VMULPS    320(DX), Z0, Z0
+	VMULPS    832(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 320(CX)
-
-	// pairs 48…55
-	VMOVUPS   384(CX), Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    384(BX), Z0, Z0
-	VMULPS    896(BX), Z1, Z1
+	VMULPS    384(DX), Z0, Z0
+	VMULPS    896(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 384(CX)
-
-	// pairs 56…63
-	VMOVUPS   448(CX), Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS   448(AX), Z0
 	VPERMILPS $0xb1, Z0, Z1
-	VMULPS    448(BX), Z0, Z0
-	VMULPS    960(BX), Z1, Z1
+	VMULPS    448(DX), Z0, Z0
+	VMULPS    960(DX), Z1, Z1
 	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z0, 448(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
+	VMOVUPS   Z0, 448(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H128I(SB), NOSPLIT, $0-40
+TEXT ·fill_128x128i_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
+	VPXORQ       Z3, Z3, Z3
 	MOVQ         $0x00000008, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z6
-	VADDPD.BCST fillconst<>+32(SB), Z6, Z6
-	VSUBPD.BCST fillconst<>+32(SB), Z6, Z7
-	VMULPD.BCST fillconst<>+64(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z7, Z8
-	VSUBPD      Z8, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z7, Z7
-	VSUBPD      Z7, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD       Z8, Z8, Z9
-	VMULPD.BCST  fillconst<>+192(SB), Z7, Z10
-	VSUBPD.BCST  fillconst<>+224(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+256(SB), Z7, Z11
-	VSUBPD.BCST  fillconst<>+288(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+320(SB), Z7, Z12
-	VSUBPD.BCST  fillconst<>+352(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z7, Z2, Z11
-	VMULPD       Z10, Z11, Z10
-	VADDPD       Z10, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z7, Z10
-	VADDPD.BCST  fillconst<>+416(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+448(SB), Z7, Z11
-	VADDPD.BCST  fillconst<>+480(SB), Z11, Z11
-	VMULPD.BCST  fillconst<>+512(SB), Z7, Z12
-	VADDPD.BCST  fillconst<>+544(SB), Z12, Z12
-	VMULPD       Z11, Z8, Z11
-	VADDPD       Z11, Z10, Z10
-	VMULPD       Z12, Z9, Z9
-	VADDPD       Z9, Z10, Z9
-	VBROADCASTSD fillconst<>+608(SB), Z10
-	VMULPD.BCST  fillconst<>+576(SB), Z7, Z7
-	VSUBPD       Z7, Z10, Z7
-	VMULPD       Z9, Z8, Z8
-	VADDPD       Z8, Z7, Z7
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z6, Z8
-	VPSUBQ      Z8, Z3, Z8
-	VPXORQ      Z7, Z2, Z9
-	VPANDQ      Z8, Z9, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPXORQ      Z8, Z7, Z7
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z8
-	VPSLLQ      $0x3e, Z8, Z8
-	VPXORQ      Z8, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z6, Z6
-	VPSLLQ      $0x3e, Z6, Z6
-	VPXORQ      Z6, Z7, Z6
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z6, Z6
-	VCVTPD2PS   Z6, Y4
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y5
-	VMOVDQU32   fillconst<>+768(SB), Z2
-	VPERMPS     Z4, Z2, Z2
-	VMOVDQU32   fillconst<>+768(SB), Z6
-	VPERMPS     Z5, Z6, Z6
-	VPXORQ.BCST fillconst<>+704(SB), Z6, Z6
-	VMOVUPS     Z2, (AX)
-	VMOVUPS     Z6, 512(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000040, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z6
+	VADDPD    vecconst<>+64(SB), Z6, Z6
+	VSUBPD    vecconst<>+64(SB), Z6, Z7
+	VMULPD    vecconst<>+128(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z7, Z8
+	VSUBPD    Z8, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z7, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    Z2, Z2, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z8, Z8, Z9
+	VMULPD    Z7, Z2, Z10
+	VMULPD    vecconst<>+384(SB), Z7, Z11
+	VSUBPD    vecconst<>+448(SB), Z11, Z11
+	VMULPD    vecconst<>+512(SB), Z7, Z12
+	VSUBPD    vecconst<>+576(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+640(SB), Z7, Z12
+	VSUBPD    vecconst<>+704(SB), Z12, Z12
+	VMULPD    Z12, Z9, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    Z11, Z10, Z10
+	VADDPD    Z10, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z7, Z10
+	VMOVUPD   vecconst<>+768(SB), Z11
+	VSUBPD    Z10, Z11, Z10
+	VMULPD    vecconst<>+896(SB), Z7, Z11
+	VADDPD    vecconst<>+960(SB), Z11, Z11
+	VMULPD    vecconst<>+1024(SB), Z7, Z12
+	VADDPD    vecconst<>+1088(SB), Z12, Z12
+	VMULPD    Z12, Z8, Z12
+	VADDPD    Z12, Z11, Z11
+	VMULPD    vecconst<>+1152(SB), Z7, Z7
+	VADDPD    vecconst<>+1216(SB), Z7, Z7
+	VMULPD    Z7, Z9, Z7
+	VADDPD    Z7, Z11, Z7
+	VMULPD    Z7, Z8, Z7
+	VADDPD    Z7, Z10, Z7
+	VPXORQ    Z7, Z2, Z8
+	VPANDQ    vecconst<>+1280(SB), Z6, Z9
+	VPSUBQ    Z9, Z3, Z9
+	VPANDQ    Z9, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPXORQ    Z8, Z7, Z7
+	VPANDQ    vecconst<>+1344(SB), Z6, Z8
+	VPSLLQ    $0x3e, Z8, Z8
+	VPXORQ    Z8, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z6, Z6
+	VPSLLQ    $0x3e, Z6, Z6
+	VPXORQ    Z6, Z7, Z6
+	VMULPD    Z1, Z6, Z6
+	VCVTPD2PS Z6, Y4
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y5
+	VMOVUPS   vecconst<>+1408(SB), Z2
+	VPERMPS   Z4, Z2, Z6
+	VMOVUPS   Z6, (AX)
+	VPERMPS   Z5, Z2, Z2
+	VPXORQ    vecconst<>+1472(SB), Z2, Z2
+	VMOVUPS   Z2, 512(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000040, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX2H128I(x []float32, stride int, n int, r *float32)
-// Requires: AVX
-TEXT ·applyAVX2H128I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+// func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX, AVX512F
+TEXT ·rotTo_128x128i_avx512(SB), NOSPLIT, $0-80
+	MOVQ    src_base+32(FP), AX
+	MOVQ    dst_base+0(FP), CX
+	MOVQ    ss+56(FP), DX
+	MOVQ    ds+24(FP), BX
+	MOVQ    r+72(FP), SI
+	MOVQ    n+64(FP), DI
+	TESTQ   DI, DI
+	JZ      done
+	SHLQ    $0x02, DX
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 512(SI), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 576(SI), Z3
+	VMOVUPS 128(SI), Z4
+	VMOVUPS 640(SI), Z5
+	VMOVUPS 192(SI), Z6
+	VMOVUPS 704(SI), Z7
+	VMOVUPS 256(SI), Z8
+	VMOVUPS 768(SI), Z9
+	VMOVUPS 320(SI), Z10
+	VMOVUPS 832(SI), Z11
+	VMOVUPS 384(SI), Z12
+	VMOVUPS 896(SI), Z13
+	VMOVUPS 448(SI), Z14
+	VMOVUPS 960(SI), Z15
+
+head:
+	VMOVUPS   (AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z0, Z16, Z16
+	VMULPS    Z1, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, (CX)
+	VMOVUPS   64(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z2, Z16, Z16
+	VMULPS    Z3, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 64(CX)
+	VMOVUPS   128(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z4, Z16, Z16
+	VMULPS    Z5, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 128(CX)
+	VMOVUPS   192(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z6, Z16, Z16
+	VMULPS    Z7, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 192(CX)
+	VMOVUPS   256(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z8, Z16, Z16
+	VMULPS    Z9, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 256(CX)
+	VMOVUPS   320(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z10, Z16, Z16
+	VMULPS    Z11, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 320(CX)
+	VMOVUPS   384(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z12, Z16, Z16
+	VMULPS    Z13, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 384(CX)
+	VMOVUPS   448(AX), Z16
+	VPERMILPS $0xb1, Z16, Z17
+	VMULPS    Z14, Z16, Z16
+	VMULPS    Z15, Z17, Z17
+	VADDPS    Z17, Z16, Z16
+	VMOVUPS   Z16, 448(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x7f800000, DI
+	VPBROADCASTD DI, Z11
+	MOVL         $0x00000001, DI
+	VPBROADCASTD DI, Z12
+	MOVL         $0x047fffff, DI
+	VPBROADCASTD DI, Z13
+	MOVL         $0x42fe0000, DI
+	VPBROADCASTD DI, Z15
+	MOVL         $0x3f800000, DI
+	VPBROADCASTD DI, Z16
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z18
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z19
+	MOVL         $0xc2fe0000, DI
+	VPBROADCASTD DI, Z20
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000001, R10
+
+group2:
+	VMOVUPS       (DI), Z1
+	VMOVUPS       64(DI), Z2
+	VMOVUPS       128(DI), Z3
+	VMOVUPS       192(DI), Z4
+	VMOVUPS       256(DI), Z5
+	VMOVUPS       320(DI), Z6
+	VMOVUPS       384(DI), Z7
+	VMOVUPS       448(DI), Z8
+	VPANDD        Z0, Z1, Z9
+	VPANDD        Z0, Z2, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPANDD        Z0, Z3, Z10
+	VPANDD        Z0, Z4, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VPANDD        Z0, Z5, Z21
+	VPANDD        Z0, Z6, Z22
+	VPMAXUD       Z22, Z21, Z21
+	VPANDD        Z0, Z7, Z22
+	VPANDD        Z0, Z8, Z23
+	VPMAXUD       Z23, Z22, Z22
+	VSHUFI64X2    $0x44, Z10, Z9, Z23
+	VSHUFI64X2    $0xee, Z10, Z9, Z9
+	VPMAXUD       Z9, Z23, Z9
+	VSHUFI64X2    $0x44, Z22, Z21, Z10
+	VSHUFI64X2    $0xee, Z22, Z21, Z21
+	VPMAXUD       Z21, Z10, Z10
+	VSHUFI64X2    $0x88, Z10, Z9, Z21
+	VSHUFI64X2    $0xdd, Z10, Z9, Z9
+	VPMAXUD       Z9, Z21, Z9
+	VPSHUFD       $0x4e, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPSHUFD       $0xb1, Z9, Z10
+	VPMAXUD       Z10, Z9, Z9
+	VPCMPUD       $0x05, Z11, Z9, K1
+	VPSUBD        Z12, Z9, Z10
+	VPCMPUD       $0x01, Z13, Z10, K2
+	KORTESTW      K1, K2
+	JNE           slowgroup4
+	VDIVPS        Z15, Z9, Z9
+	VDIVPS        Z9, Z16, Z10
+	VPXORD        Z14, Z14, Z14
+	VCMPPS        $0x04, Z14, Z9, K1
+	VMOVAPS.Z     Z10, K1, Z10
+	VCVTPS2PH     $0x00, Z9, Y17
+	VEXTRACTI32X4 $0x01, Z17, X9
+	VPEXTRW       $0x00, X17, (R8)
+	VPEXTRW       $0x04, X17, 34(R8)
+	VPEXTRW       $0x00, X9, 68(R8)
+	VPEXTRW       $0x04, X9, 102(R8)
+	VSHUFF32X4    $0x00, Z10, Z10, Z9
+	VPANDD        Z18, Z1, Z21
+	VPORD         Z19, Z21, Z21
+	VMULPS        Z9, Z1, Z1
+	VADDPS        Z21, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 2(R8)
+	VPANDD        Z18, Z2, Z1
+	VPORD         Z19, Z1, Z1
+	VMULPS        Z9, Z2, Z2
+	VADDPS        Z1, Z2, Z2
+	VCVTTPS2DQ    Z2, Z2
+	VPMOVDB       Z2, 18(R8)
+	VSHUFF32X4    $0x55, Z10, Z10, Z1
+	VPANDD        Z18, Z3, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 36(R8)
+	VPANDD        Z18, Z4, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z4, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 52(R8)
+	VSHUFF32X4    $0xaa, Z10, Z10, Z1
+	VPANDD        Z18, Z5, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z5, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 70(R8)
+	VPANDD        Z18, Z6, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z6, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 86(R8)
+	VSHUFF32X4    $0xff, Z10, Z10, Z1
+	VPANDD        Z18, Z7, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z7, Z3
+	VADDPS        Z2, Z3, Z3
+	VCVTTPS2DQ    Z3, Z3
+	VPMOVDB       Z3, 104(R8)
+	VPANDD        Z18, Z8, Z2
+	VPORD         Z19, Z2, Z2
+	VMULPS        Z1, Z8, Z1
+	VADDPS        Z2, Z1, Z1
+	VCVTTPS2DQ    Z1, Z1
+	VPMOVDB       Z1, 120(R8)
+	ADDQ          $0x00000200, DI
+	ADDQ          $0x00000088, R8
+
+nextgroup3:
+	DECQ R10
+	JNZ  group2
+	JMP  next1
+
+slowgroup4:
+	MOVQ $0x00000004, R9
+
+block5:
+	VMOVUPS       (DI), Z2
+	VPANDD        Z0, Z2, Z1
+	VMOVUPS       64(DI), Z4
+	VPANDD        Z0, Z4, Z3
+	VCMPPS        $0x03, Z1, Z1, K1
+	VCMPPS        $0x03, Z3, Z3, K2
+	KORTESTW      K1, K2
+	JNE           nan6
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y3
+	VEXTRACTF128  $0x01, Y3, X1
+	VMAXPS        X1, X3, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+
+join7:
+	VDIVSS       X15, X1, X1
+	VDIVSS       X1, X16, X3
+	VXORPS       X5, X5, X5
+	VCMPSS       $0x00, X5, X1, X5
+	VANDNPS      X3, X5, X3
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X3, Z1
+	VMULPS       Z2, Z1, Z2
+	VCMPPS       $0x07, Z2, Z2, K1
+	VMINPS.Z     Z15, Z2, K1, Z2
+	VMAXPS       Z20, Z2, Z2
+	VPANDD       Z18, Z2, Z3
+	VPORD        Z19, Z3, Z3
+	VADDPS       Z3, Z2, Z2
+	VCVTTPS2DQ   Z2, Z2
+	VPMOVDB      Z2, 2(R8)
+	VMULPS       Z4, Z1, Z1
+	VCMPPS       $0x07, Z1, Z1, K1
+	VMINPS.Z     Z15, Z1, K1, Z1
+	VMAXPS       Z20, Z1, Z1
+	VPANDD       Z18, Z1, Z2
+	VPORD        Z19, Z2, Z2
+	VADDPS       Z2, Z1, Z1
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block5
+	JMP          nextgroup3
+
+nan6:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R11
+	MOVQ   $0x00000020, R12
+
+scan8:
+	VMOVSS (R11), X3
+	VANDPS X0, X3, X3
+	VMAXSS X3, X1, X1
+	ADDQ   $0x00000004, R11
+	DECQ   R12
+	JNZ    scan8
+	JMP    join7
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX512F, F16C
+TEXT ·load_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Z0
+	VPMOVSXBD    2(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (R8)
+	VPMOVSXBD    18(DI), Z1
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, 64(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwd_128x128i_avx2(x []float32, stride int, n int, r *float32)
+// Requires: AVX
+TEXT ·fwd_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   512(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   544(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   576(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   608(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   640(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   672(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   704(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   736(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 224(SI)
-
-	// pairs 32…35
-	VMOVUPS   256(BX), Y0
-	VMOVUPS   768(BX), Y1
-	VMOVUPS   256(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   256(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 256(CX)
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   256(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 256(SI)
-
-	// pairs 36…39
-	VMOVUPS   288(BX), Y0
-	VMOVUPS   800(BX), Y1
-	VMOVUPS   288(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   288(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 288(CX)
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   288(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 288(SI)
-
-	// pairs 40…43
-	VMOVUPS   320(BX), Y0
-	VMOVUPS   832(BX), Y1
-	VMOVUPS   320(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   320(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 320(CX)
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   320(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 320(SI)
-
-	// pairs 44…47
-	VMOVUPS   352(BX), Y0
-	VMOVUPS   864(BX), Y1
-	VMOVUPS   352(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   352(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 352(CX)
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   352(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 352(SI)
-
-	// pairs 48…51
-	VMOVUPS   384(BX), Y0
-	VMOVUPS   896(BX), Y1
-	VMOVUPS   384(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   384(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 384(CX)
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   384(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 384(SI)
-
-	// pairs 52…55
-	VMOVUPS   416(BX), Y0
-	VMOVUPS   928(BX), Y1
-	VMOVUPS   416(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   416(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 416(CX)
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   416(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 416(SI)
-
-	// pairs 56…59
-	VMOVUPS   448(BX), Y0
-	VMOVUPS   960(BX), Y1
-	VMOVUPS   448(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   448(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 448(CX)
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   448(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 448(SI)
-
-	// pairs 60…63
-	VMOVUPS   480(BX), Y0
-	VMOVUPS   992(BX), Y1
-	VMOVUPS   480(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VADDPS    Y3, Y2, Y2
-	VMOVUPS   480(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 480(CX)
+	VMOVUPS   Y0, 480(AX)
+	VMOVUPS   480(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 480(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
 	JAE       pair
-	TESTQ     AX, AX
+	TESTQ     BX, BX
 	JZ        done
 
 head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
+// func inv_128x128i_avx2(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2H128I(SB), NOSPLIT, $0-48
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·inv_128x128i_avx2(SB), NOSPLIT, $0-48
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  r+40(FP), BX
-	CMPQ  AX, $0x02
+	SHLQ  $0x02, CX
+	CMPQ  BX, $0x02
 	JB    head
 
 pair:
 	// two heads at a time
-	LEAQ (CX)(DX*1), SI
-
-	// pairs 0…3
-	VMOVUPS   (BX), Y0
-	VMOVUPS   512(BX), Y1
-	VMOVUPS   (CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	LEAQ      (AX)(CX*1), SI
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (DX), Y2
+	VMOVUPS   512(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, (CX)
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   (SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, (SI)
-
-	// pairs 4…7
-	VMOVUPS   32(BX), Y0
-	VMOVUPS   544(BX), Y1
-	VMOVUPS   32(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   32(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(DX), Y2
+	VMOVUPS   544(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 32(CX)
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   32(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 32(SI)
-
-	// pairs 8…11
-	VMOVUPS   64(BX), Y0
-	VMOVUPS   576(BX), Y1
-	VMOVUPS   64(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   64(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(DX), Y2
+	VMOVUPS   576(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 64(CX)
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   64(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 64(SI)
-
-	// pairs 12…15
-	VMOVUPS   96(BX), Y0
-	VMOVUPS   608(BX), Y1
-	VMOVUPS   96(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   96(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(DX), Y2
+	VMOVUPS   608(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 96(CX)
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   96(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 96(SI)
-
-	// pairs 16…19
-	VMOVUPS   128(BX), Y0
-	VMOVUPS   640(BX), Y1
-	VMOVUPS   128(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   128(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(DX), Y2
+	VMOVUPS   640(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 128(CX)
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   128(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 128(SI)
-
-	// pairs 20…23
-	VMOVUPS   160(BX), Y0
-	VMOVUPS   672(BX), Y1
-	VMOVUPS   160(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   160(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(DX), Y2
+	VMOVUPS   672(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 160(CX)
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   160(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 160(SI)
-
-	// pairs 24…27
-	VMOVUPS   192(BX), Y0
-	VMOVUPS   704(BX), Y1
-	VMOVUPS   192(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   192(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(DX), Y2
+	VMOVUPS   704(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 192(CX)
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   192(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 192(SI)
-
-	// pairs 28…31
-	VMOVUPS   224(BX), Y0
-	VMOVUPS   736(BX), Y1
-	VMOVUPS   224(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   224(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(DX), Y2
+	VMOVUPS   736(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 224(CX)
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   224(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 224(SI)
-
-	// pairs 32…35
-	VMOVUPS   256(BX), Y0
-	VMOVUPS   768(BX), Y1
-	VMOVUPS   256(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   256(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(DX), Y2
+	VMOVUPS   768(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 256(CX)
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   256(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 256(SI)
-
-	// pairs 36…39
-	VMOVUPS   288(BX), Y0
-	VMOVUPS   800(BX), Y1
-	VMOVUPS   288(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   288(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(DX), Y2
+	VMOVUPS   800(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 288(CX)
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   288(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 288(SI)
-
-	// pairs 40…43
-	VMOVUPS   320(BX), Y0
-	VMOVUPS   832(BX), Y1
-	VMOVUPS   320(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   320(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(DX), Y2
+	VMOVUPS   832(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 320(CX)
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   320(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 320(SI)
-
-	// pairs 44…47
-	VMOVUPS   352(BX), Y0
-	VMOVUPS   864(BX), Y1
-	VMOVUPS   352(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   352(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(DX), Y2
+	VMOVUPS   864(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 352(CX)
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   352(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 352(SI)
-
-	// pairs 48…51
-	VMOVUPS   384(BX), Y0
-	VMOVUPS   896(BX), Y1
-	VMOVUPS   384(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   384(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(DX), Y2
+	VMOVUPS   896(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 384(CX)
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   384(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 384(SI)
-
-	// pairs 52…55
-	VMOVUPS   416(BX), Y0
-	VMOVUPS   928(BX), Y1
-	VMOVUPS   416(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   416(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(DX), Y2
+	VMOVUPS   928(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 416(CX)
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   416(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 416(SI)
-
-	// pairs 56…59
-	VMOVUPS   448(BX), Y0
-	VMOVUPS   960(BX), Y1
-	VMOVUPS   448(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   448(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(DX), Y2
+	VMOVUPS   960(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 448(CX)
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   448(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 448(SI)
-
-	// pairs 60…63
-	VMOVUPS   480(BX), Y0
-	VMOVUPS   992(BX), Y1
-	VMOVUPS   480(CX), Y2
-	VPERMILPS $0xb1, Y2, Y3
-	VMULPS    Y0, Y2, Y2
-	VMULPS    Y1, Y3, Y3
-	VSUBPS    Y3, Y2, Y2
-	VMOVUPS   480(SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS    Y0, Y3, Y0
-	VMULPS    Y1, Y4, Y1
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(DX), Y2
+	VMOVUPS   992(DX), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y2, 480(CX)
+	VMOVUPS   Y0, 480(AX)
+	VMOVUPS   480(SI), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VSUBPS    Y1, Y0, Y0
 	VMOVUPS   Y0, 480(SI)
-	LEAQ      (CX)(DX*2), CX
-	SUBQ      $0x02, AX
-	CMPQ      AX, $0x02
+	LEAQ      (AX)(CX*2), AX
+	SUBQ      $0x02, BX
+	CMPQ      BX, $0x02
 	JAE       pair
-	TESTQ     AX, AX
+	TESTQ     BX, BX
 	JZ        done
 
 head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+// func fwdRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·fwdRows_128x128i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
 	VADDPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+// func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2H128I(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·invRows_128x128i_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…3
-	VMOVUPS   (CX), Y0
+	VMOVUPS   (AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    (BX), Y0, Y0
-	VMULPS    512(BX), Y1, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    512(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, (CX)
-
-	// pairs 4…7
-	VMOVUPS   32(CX), Y0
+	VMOVUPS   Y0, (AX)
+	VMOVUPS   32(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    32(BX), Y0, Y0
-	VMULPS    544(BX), Y1, Y1
+	VMULPS    32(DX), Y0, Y0
+	VMULPS    544(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 32(CX)
-
-	// pairs 8…11
-	VMOVUPS   64(CX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VMOVUPS   64(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    64(BX), Y0, Y0
-	VMULPS    576(BX), Y1, Y1
+	VMULPS    64(DX), Y0, Y0
+	VMULPS    576(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 64(CX)
-
-	// pairs 12…15
-	VMOVUPS   96(CX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VMOVUPS   96(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    96(BX), Y0, Y0
-	VMULPS    608(BX), Y1, Y1
+	VMULPS    96(DX), Y0, Y0
+	VMULPS    608(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 96(CX)
-
-	// pairs 16…19
-	VMOVUPS   128(CX), Y0
+	VMOVUPS   Y0, 96(AX)
+	VMOVUPS   128(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    128(BX), Y0, Y0
-	VMULPS    640(BX), Y1, Y1
+	VMULPS    128(DX), Y0, Y0
+	VMULPS    640(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 128(CX)
-
-	// pairs 20…23
-	VMOVUPS   160(CX), Y0
+	VMOVUPS   Y0, 128(AX)
+	VMOVUPS   160(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    160(BX), Y0, Y0
-	VMULPS    672(BX), Y1, Y1
+	VMULPS    160(DX), Y0, Y0
+	VMULPS    672(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 160(CX)
-
-	// pairs 24…27
-	VMOVUPS   192(CX), Y0
+	VMOVUPS   Y0, 160(AX)
+	VMOVUPS   192(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    192(BX), Y0, Y0
-	VMULPS    704(BX), Y1, Y1
+	VMULPS    192(DX), Y0, Y0
+	VMULPS    704(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 192(CX)
-
-	// pairs 28…31
-	VMOVUPS   224(CX), Y0
+	VMOVUPS   Y0, 192(AX)
+	VMOVUPS   224(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    224(BX), Y0, Y0
-	VMULPS    736(BX), Y1, Y1
+	VMULPS    224(DX), Y0, Y0
+	VMULPS    736(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 224(CX)
-
-	// pairs 32…35
-	VMOVUPS   256(CX), Y0
+	VMOVUPS   Y0, 224(AX)
+	VMOVUPS   256(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    256(BX), Y0, Y0
-	VMULPS    768(BX), Y1, Y1
+	VMULPS    256(DX), Y0, Y0
+	VMULPS    768(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 256(CX)
-
-	// pairs 36…39
-	VMOVUPS   288(CX), Y0
+	VMOVUPS   Y0, 256(AX)
+	VMOVUPS   288(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    288(BX), Y0, Y0
-	VMULPS    800(BX), Y1, Y1
+	VMULPS    288(DX), Y0, Y0
+	VMULPS    800(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 288(CX)
-
-	// pairs 40…43
-	VMOVUPS   320(CX), Y0
+	VMOVUPS   Y0, 288(AX)
+	VMOVUPS   320(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    320(BX), Y0, Y0
-	VMULPS    832(BX), Y1, Y1
+	VMULPS    320(DX), Y0, Y0
+	VMULPS    832(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 320(CX)
-
-	// pairs 44…47
-	VMOVUPS   352(CX), Y0
+	VMOVUPS   Y0, 320(AX)
+	VMOVUPS   352(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    352(BX), Y0, Y0
-	VMULPS    864(BX), Y1, Y1
+	VMULPS    352(DX), Y0, Y0
+	VMULPS    864(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 352(CX)
-
-	// pairs 48…51
-	VMOVUPS   384(CX), Y0
+	VMOVUPS   Y0, 352(AX)
+	VMOVUPS   384(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    384(BX), Y0, Y0
-	VMULPS    896(BX), Y1, Y1
+	VMULPS    384(DX), Y0, Y0
+	VMULPS    896(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 384(CX)
-
-	// pairs 52…55
-	VMOVUPS   416(CX), Y0
+	VMOVUPS   Y0, 384(AX)
+	VMOVUPS   416(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    416(BX), Y0, Y0
-	VMULPS    928(BX), Y1, Y1
+	VMULPS    416(DX), Y0, Y0
+	VMULPS    928(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 416(CX)
-
-	// pairs 56…59
-	VMOVUPS   448(CX), Y0
+	VMOVUPS   Y0, 416(AX)
+	VMOVUPS   448(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    448(BX), Y0, Y0
-	VMULPS    960(BX), Y1, Y1
+	VMULPS    448(DX), Y0, Y0
+	VMULPS    960(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 448(CX)
-
-	// pairs 60…63
-	VMOVUPS   480(CX), Y0
+	VMOVUPS   Y0, 448(AX)
+	VMOVUPS   480(AX), Y0
 	VPERMILPS $0xb1, Y0, Y1
-	VMULPS    480(BX), Y0, Y0
-	VMULPS    992(BX), Y1, Y1
+	VMULPS    480(DX), Y0, Y0
+	VMULPS    992(DX), Y1, Y1
 	VSUBPS    Y1, Y0, Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x00000400, BX
-	DECQ      AX
+	VMOVUPS   Y0, 480(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x00000400, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2H128I(SB), NOSPLIT, $0-40
+TEXT ·fill_128x128i_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000040, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0
 	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x00000040, DX
-	MOVQ         DX, n+32(FP)
+	VPXOR        Y3, Y3, Y3
 	MOVQ         $0x00000010, DX
 
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y5
-	VADDPD  fillconst<>+32(SB), Y5, Y5
-	VSUBPD  fillconst<>+32(SB), Y5, Y6
-	VMULPD  fillconst<>+64(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y6, Y7
-	VSUBPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y6, Y6
-	VSUBPD  Y6, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y6
-	VMULPD  Y6, Y6, Y7
-	VMULPD  Y7, Y7, Y8
-	VMULPD  fillconst<>+192(SB), Y6, Y9
-	VSUBPD  fillconst<>+224(SB), Y9, Y9
-	VMULPD  fillconst<>+256(SB), Y6, Y10
-	VSUBPD  fillconst<>+288(SB), Y10, Y10
-	VMULPD  fillconst<>+320(SB), Y6, Y11
-	VSUBPD  fillconst<>+352(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y6, Y2, Y10
-	VMULPD  Y9, Y10, Y9
-	VADDPD  Y9, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y6, Y9
-	VADDPD  fillconst<>+416(SB), Y9, Y9
-	VMULPD  fillconst<>+448(SB), Y6, Y10
-	VADDPD  fillconst<>+480(SB), Y10, Y10
-	VMULPD  fillconst<>+512(SB), Y6, Y11
-	VADDPD  fillconst<>+544(SB), Y11, Y11
-	VMULPD  Y10, Y7, Y10
-	VADDPD  Y10, Y9, Y9
-	VMULPD  Y11, Y8, Y8
-	VADDPD  Y8, Y9, Y8
-	VMOVUPD fillconst<>+608(SB), Y9
-	VMULPD  fillconst<>+576(SB), Y6, Y6
-	VSUBPD  Y6, Y9, Y6
-	VMULPD  Y8, Y7, Y7
-	VADDPD  Y7, Y6, Y6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y7, Y7, Y7
-	VPAND  fillconst<>+640(SB), Y5, Y8
-	VPSUBQ Y8, Y7, Y7
-	VPXOR  Y6, Y2, Y8
-	VPAND  Y7, Y8, Y7
-	VPXOR  Y7, Y2, Y2
-	VPXOR  Y7, Y6, Y6
-	VPAND  fillconst<>+672(SB), Y5, Y7
-	VPSLLQ $0x3e, Y7, Y7
-	VPXOR  Y7, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y5, Y5
-	VPAND  fillconst<>+672(SB), Y5, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y6, Y5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y5, Y5
-	VCVTPD2PSY Y5, X3
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y6
+	VADDPD     vecconst<>+64(SB), Y6, Y6
+	VSUBPD     vecconst<>+64(SB), Y6, Y7
+	VMULPD     vecconst<>+128(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y7, Y8
+	VSUBPD     Y8, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y7, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     Y2, Y2, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y8, Y8, Y9
+	VMULPD     Y7, Y2, Y10
+	VMULPD     vecconst<>+384(SB), Y7, Y11
+	VSUBPD     vecconst<>+448(SB), Y11, Y11
+	VMULPD     vecconst<>+512(SB), Y7, Y12
+	VSUBPD     vecconst<>+576(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+640(SB), Y7, Y12
+	VSUBPD     vecconst<>+704(SB), Y12, Y12
+	VMULPD     Y12, Y9, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     Y11, Y10, Y10
+	VADDPD     Y10, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y7, Y10
+	VMOVUPD    vecconst<>+768(SB), Y11
+	VSUBPD     Y10, Y11, Y10
+	VMULPD     vecconst<>+896(SB), Y7, Y11
+	VADDPD     vecconst<>+960(SB), Y11, Y11
+	VMULPD     vecconst<>+1024(SB), Y7, Y12
+	VADDPD     vecconst<>+1088(SB), Y12, Y12
+	VMULPD     Y12, Y8, Y12
+	VADDPD     Y12, Y11, Y11
+	VMULPD     vecconst<>+1152(SB), Y7, Y7
+	VADDPD     vecconst<>+1216(SB), Y7, Y7
+	VMULPD     Y7, Y9, Y7
+	VADDPD     Y7, Y11, Y7
+	VMULPD     Y7, Y8, Y7
+	VADDPD     Y7, Y10, Y7
+	VPXOR      Y7, Y2, Y8
+	VPAND      vecconst<>+1280(SB), Y6, Y9
+	VPSUBQ     Y9, Y3, Y9
+	VPAND      Y9, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPXOR      Y8, Y7, Y7
+	VPAND      vecconst<>+1344(SB), Y6, Y8
+	VPSLLQ     $0x3e, Y8, Y8
+	VPXOR      Y8, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y6, Y6
+	VPSLLQ     $0x3e, Y6, Y6
+	VPXOR      Y6, Y7, Y6
+	VMULPD     Y1, Y6, Y6
+	VCVTPD2PSY Y6, X4
 	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X4
-	VMOVDQU    fillconst<>+768(SB), Y2
-	VPERMPS    Y3, Y2, Y2
-	VMOVDQU    fillconst<>+768(SB), Y5
-	VPERMPS    Y4, Y5, Y5
-	VPXOR      fillconst<>+704(SB), Y5, Y5
-	VMOVUPS    Y2, (AX)
-	VMOVUPS    Y5, 512(AX)
+	VCVTPD2PSY Y2, X5
+	VMOVUPS    vecconst<>+1408(SB), Y2
+	VPERMPS    Y4, Y2, Y6
+	VMOVUPS    Y6, (AX)
+	VPERMPS    Y5, Y2, Y2
+	VPXOR      vecconst<>+1472(SB), Y2, Y2
+	VMOVUPS    Y2, 512(AX)
 	ADDQ       $0x00000020, CX
 	ADDQ       $0x00000020, AX
 	DECQ       DX
-	JNZ        block
+	JNZ        loop1
 	VZEROUPPER
 	RET
+
+// func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+// Requires: AVX
+TEXT ·rotTo_128x128i_avx2(SB), NOSPLIT, $0-80
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  r+72(FP), SI
+	MOVQ  n+64(FP), DI
+	TESTQ DI, DI
+	JZ    done
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, BX
+	CMPQ  DI, $0x02
+	JB    head
+
+pair:
+	// two heads at a time
+	LEAQ      (AX)(DX*1), R8
+	LEAQ      (CX)(BX*1), R9
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   (SI), Y2
+	VMOVUPS   512(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   (R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (R9)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   32(SI), Y2
+	VMOVUPS   544(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   32(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(R9)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   576(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   64(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(R9)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   96(SI), Y2
+	VMOVUPS   608(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   96(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(R9)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   128(SI), Y2
+	VMOVUPS   640(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   128(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(R9)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   160(SI), Y2
+	VMOVUPS   672(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   160(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(R9)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   192(SI), Y2
+	VMOVUPS   704(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   192(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(R9)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   224(SI), Y2
+	VMOVUPS   736(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VMOVUPS   224(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(R9)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   256(SI), Y2
+	VMOVUPS   768(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+	VMOVUPS   256(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(R9)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   288(SI), Y2
+	VMOVUPS   800(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+	VMOVUPS   288(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(R9)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   320(SI), Y2
+	VMOVUPS   832(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+	VMOVUPS   320(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(R9)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   352(SI), Y2
+	VMOVUPS   864(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+	VMOVUPS   352(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(R9)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   384(SI), Y2
+	VMOVUPS   896(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+	VMOVUPS   384(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(R9)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   416(SI), Y2
+	VMOVUPS   928(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+	VMOVUPS   416(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(R9)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   448(SI), Y2
+	VMOVUPS   960(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+	VMOVUPS   448(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(R9)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMOVUPS   480(SI), Y2
+	VMOVUPS   992(SI), Y3
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	VMOVUPS   480(R8), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    Y2, Y0, Y0
+	VMULPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(R9)
+	LEAQ      (AX)(DX*2), AX
+	LEAQ      (CX)(BX*2), CX
+	SUBQ      $0x02, DI
+	CMPQ      DI, $0x02
+	JAE       pair
+	TESTQ     DI, DI
+	JZ        done
+
+head:
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (SI), Y0, Y0
+	VMULPS    512(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VMOVUPS   32(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    32(SI), Y0, Y0
+	VMULPS    544(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VMOVUPS   64(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    64(SI), Y0, Y0
+	VMULPS    576(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VMOVUPS   96(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    96(SI), Y0, Y0
+	VMULPS    608(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VMOVUPS   128(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    128(SI), Y0, Y0
+	VMULPS    640(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VMOVUPS   160(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    160(SI), Y0, Y0
+	VMULPS    672(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VMOVUPS   192(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    192(SI), Y0, Y0
+	VMULPS    704(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VMOVUPS   224(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    224(SI), Y0, Y0
+	VMULPS    736(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VMOVUPS   256(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    256(SI), Y0, Y0
+	VMULPS    768(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+	VMOVUPS   288(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    288(SI), Y0, Y0
+	VMULPS    800(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+	VMOVUPS   320(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    320(SI), Y0, Y0
+	VMULPS    832(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+	VMOVUPS   352(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    352(SI), Y0, Y0
+	VMULPS    864(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+	VMOVUPS   384(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    384(SI), Y0, Y0
+	VMULPS    896(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+	VMOVUPS   416(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    416(SI), Y0, Y0
+	VMULPS    928(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+	VMOVUPS   448(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    448(SI), Y0, Y0
+	VMULPS    960(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+	VMOVUPS   480(AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    480(SI), Y0, Y0
+	VMULPS    992(SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	ADDQ      DX, AX
+	ADDQ      BX, CX
+	DECQ      DI
+	JNZ       head
+
+done:
+	VZEROUPPER
+	RET
+
+// func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+	MOVQ         src_base+32(FP), AX
+	MOVQ         dst_base+0(FP), CX
+	MOVQ         ss+56(FP), DX
+	MOVQ         ds+24(FP), BX
+	MOVQ         n+64(FP), SI
+	TESTQ        SI, SI
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0xc2fe0000, DI
+	VMOVD        DI, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x3effffff, DI
+	VMOVD        DI, X11
+	VPBROADCASTD X11, Y11
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block2:
+	VPAND        (DI), Y0, Y1
+	VPAND        32(DI), Y0, Y2
+	VPAND        64(DI), Y0, Y3
+	VPAND        96(DI), Y0, Y4
+	VCMPPS       $0x03, Y1, Y1, Y5
+	VCMPPS       $0x03, Y2, Y2, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y6
+	VORPS        Y6, Y5, Y5
+	VCMPPS       $0x03, Y4, Y4, Y6
+	VORPS        Y6, Y5, Y5
+	VPTEST       Y5, Y5
+	JNE          nan3
+	VMAXPS       Y2, Y1, Y1
+	VMAXPS       Y3, Y1, Y1
+	VMAXPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMAXPS       X2, X1, X2
+	VPERMILPS    $0x4e, X2, X1
+	VMAXPS       X1, X2, X2
+	VPERMILPS    $0xb1, X2, X1
+	VMAXPS       X1, X2, X1
+
+join4:
+	VDIVSS       X7, X1, X1
+	VDIVSS       X1, X8, X2
+	VXORPS       X3, X3, X3
+	VCMPSS       $0x00, X3, X1, X3
+	VANDNPS      X2, X3, X2
+	VCVTPS2PH    $0x00, X1, X1
+	VPEXTRW      $0x00, X1, (R8)
+	VBROADCASTSS X2, Y1
+	VMULPS       32(DI), Y1, Y2
+	VCMPPS       $0x07, Y2, Y2, Y3
+	VANDPS       Y3, Y2, Y2
+	VMINPS       Y7, Y2, Y2
+	VMAXPS       Y9, Y2, Y2
+	VPAND        Y10, Y2, Y3
+	VPOR         Y11, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VMULPS       (DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y2, Y3, Y2
+	VMULPS       96(DI), Y1, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VANDPS       Y4, Y3, Y3
+	VMINPS       Y7, Y3, Y3
+	VMAXPS       Y9, Y3, Y3
+	VPAND        Y10, Y3, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VMULPS       64(DI), Y1, Y1
+	VCMPPS       $0x07, Y1, Y1, Y4
+	VANDPS       Y4, Y1, Y1
+	VMINPS       Y7, Y1, Y1
+	VMAXPS       Y9, Y1, Y1
+	VPAND        Y10, Y1, Y4
+	VPOR         Y11, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPACKSSDW    Y3, Y1, Y1
+	VPACKSSWB    Y1, Y2, Y1
+	VEXTRACTI128 $0x01, Y1, X2
+	VPUNPCKLDQ   X2, X1, X3
+	VPUNPCKHDQ   X2, X1, X1
+	VMOVDQU      X3, 2(R8)
+	VMOVDQU      X1, 18(R8)
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000022, R8
+	DECQ         R9
+	JNZ          block2
+	JMP          next1
+
+nan3:
+	VXORPS X1, X1, X1
+	MOVQ   DI, R10
+	MOVQ   $0x00000020, R11
+
+scan5:
+	VMOVSS (R10), X2
+	VANDPS X0, X2, X2
+	VMAXSS X2, X1, X1
+	ADDQ   $0x00000004, R10
+	DECQ   R11
+	JNZ    scan5
+	JMP    join4
+
+next1:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ SI
+	JNZ  head
+
+done:
+	VZEROUPPER
+	RET
+
+// func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// Requires: AVX, AVX2, F16C
+TEXT ·load_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+	MOVQ  src_base+32(FP), AX
+	MOVQ  dst_base+0(FP), CX
+	MOVQ  ss+56(FP), DX
+	MOVQ  ds+24(FP), BX
+	MOVQ  n+64(FP), SI
+	TESTQ SI, SI
+	JZ    done
+	SHLQ  $0x02, BX
+
+head:
+	LEAQ (AX), DI
+	LEAQ (CX), R8
+	MOVQ $0x00000004, R9
+
+block1:
+	MOVWLZX      (DI), R10
+	VMOVD        R10, X0
+	VCVTPH2PS    X0, X0
+	VBROADCASTSS X0, Y0
+	VPMOVSXBD    2(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (R8)
+	VPMOVSXBD    10(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 32(R8)
+	VPMOVSXBD    18(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 64(R8)
+	VPMOVSXBD    26(DI), Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, 96(R8)
+	ADDQ         $0x00000022, DI
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          block1
+	ADDQ         DX, AX
+	ADDQ         BX, CX
+	DECQ         SI
+	JNZ          head
+
+done:
+	VZEROUPPER
+	RET
+
+DATA vecconst<>+0(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+8(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+16(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+24(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+32(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+40(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+48(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+56(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+64(SB)/8, $0x4338000000000000
+DATA vecconst<>+72(SB)/8, $0x4338000000000000
+DATA vecconst<>+80(SB)/8, $0x4338000000000000
+DATA vecconst<>+88(SB)/8, $0x4338000000000000
+DATA vecconst<>+96(SB)/8, $0x4338000000000000
+DATA vecconst<>+104(SB)/8, $0x4338000000000000
+DATA vecconst<>+112(SB)/8, $0x4338000000000000
+DATA vecconst<>+120(SB)/8, $0x4338000000000000
+DATA vecconst<>+128(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+136(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+144(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+152(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+160(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+168(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+176(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+184(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+192(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+200(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+208(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+216(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+224(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+232(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+240(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+248(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+256(SB)/8, $0x3d31846980000000
+DATA vecconst<>+264(SB)/8, $0x3d31846980000000
+DATA vecconst<>+272(SB)/8, $0x3d31846980000000
+DATA vecconst<>+280(SB)/8, $0x3d31846980000000
+DATA vecconst<>+288(SB)/8, $0x3d31846980000000
+DATA vecconst<>+296(SB)/8, $0x3d31846980000000
+DATA vecconst<>+304(SB)/8, $0x3d31846980000000
+DATA vecconst<>+312(SB)/8, $0x3d31846980000000
+DATA vecconst<>+320(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+328(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+336(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+344(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+352(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+360(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+368(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+376(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+384(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+392(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+400(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+408(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+416(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+424(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+432(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+440(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+448(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+456(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+464(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+472(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+480(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+488(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+496(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+504(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+512(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+520(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+528(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+536(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+544(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+552(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+560(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+568(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+576(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+584(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+592(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+600(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+608(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+616(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+624(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+632(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+640(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+648(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+656(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+664(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+672(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+680(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+688(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+696(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+704(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+712(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+720(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+728(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+736(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+744(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+752(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+760(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+768(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+776(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+784(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+792(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+800(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+808(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+816(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+824(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+832(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+840(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+848(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+856(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+864(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+872(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+880(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+888(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+896(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+904(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+912(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+920(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+928(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+936(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+944(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+952(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+960(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+968(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+976(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+984(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+992(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1000(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1008(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1016(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1024(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1032(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1040(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1048(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1056(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1064(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1072(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1080(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1088(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1096(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1104(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1112(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1120(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1128(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1136(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1144(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1152(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1160(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1168(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1176(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1184(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1192(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1200(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1208(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1216(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1224(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1232(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1240(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1248(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1256(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1264(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1272(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1280(SB)/8, $0x0000000000000001
+DATA vecconst<>+1288(SB)/8, $0x0000000000000001
+DATA vecconst<>+1296(SB)/8, $0x0000000000000001
+DATA vecconst<>+1304(SB)/8, $0x0000000000000001
+DATA vecconst<>+1312(SB)/8, $0x0000000000000001
+DATA vecconst<>+1320(SB)/8, $0x0000000000000001
+DATA vecconst<>+1328(SB)/8, $0x0000000000000001
+DATA vecconst<>+1336(SB)/8, $0x0000000000000001
+DATA vecconst<>+1344(SB)/8, $0x0000000000000002
+DATA vecconst<>+1352(SB)/8, $0x0000000000000002
+DATA vecconst<>+1360(SB)/8, $0x0000000000000002
+DATA vecconst<>+1368(SB)/8, $0x0000000000000002
+DATA vecconst<>+1376(SB)/8, $0x0000000000000002
+DATA vecconst<>+1384(SB)/8, $0x0000000000000002
+DATA vecconst<>+1392(SB)/8, $0x0000000000000002
+DATA vecconst<>+1400(SB)/8, $0x0000000000000002
+DATA vecconst<>+1408(SB)/8, $0x0000000000000000
+DATA vecconst<>+1416(SB)/8, $0x0000000100000001
+DATA vecconst<>+1424(SB)/8, $0x0000000200000002
+DATA vecconst<>+1432(SB)/8, $0x0000000300000003
+DATA vecconst<>+1440(SB)/8, $0x0000000400000004
+DATA vecconst<>+1448(SB)/8, $0x0000000500000005
+DATA vecconst<>+1456(SB)/8, $0x0000000600000006
+DATA vecconst<>+1464(SB)/8, $0x0000000700000007
+DATA vecconst<>+1472(SB)/8, $0x0000000080000000
+DATA vecconst<>+1480(SB)/8, $0x0000000080000000
+DATA vecconst<>+1488(SB)/8, $0x0000000080000000
+DATA vecconst<>+1496(SB)/8, $0x0000000080000000
+DATA vecconst<>+1504(SB)/8, $0x0000000080000000
+DATA vecconst<>+1512(SB)/8, $0x0000000080000000
+DATA vecconst<>+1520(SB)/8, $0x0000000080000000
+DATA vecconst<>+1528(SB)/8, $0x0000000080000000
+GLOBL vecconst<>(SB), RODATA|NOPTR, $1536

@@ -9,154 +9,156 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH128I()},
+		shapes: []kernels{kernels_128x128i_generic()},
 	}
 }
 
-// genericH128I returns the pure Go kernels of the shape 128/128/interleaved.
-func genericH128I() kernels {
-	k := kernels{
-		fwd: applyGenericH128I,
-		inv: applyInverseGenericH128I,
-	}
-	k.bytes[1] = genericQ80(128, 128)
+// kernels_128x128i_generic returns the generic kernels of the shape 128/128/interleaved.
+func kernels_128x128i_generic() (k kernels) {
+	k.fwd = fwd_128x128i_generic
+	k.inv = inv_128x128i_generic
+	k.rotTo = rotTo_128x128i_generic
+	k.bytes[1].store = store_q8_0_128x128i_generic
+	k.bytes[1].storeShift = store_q8_0_128x128i_generic
+	k.bytes[1].load = load_q8_0_128x128i_generic
+	k.bytes[1].loadShift = load_q8_0_128x128i_generic
 	return k
 }
 
-// applyGenericH128I rotates n heads of x forward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
-func applyGenericH128I(x []float32, stride, n int, rp *float32) {
-	r := (*[256]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_128x128i_generic rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_128x128i_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[256]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 128; n-- {
-		h := (*[128]float32)(x)
-		a, b = h[0], h[1]
-		h[0], h[1] = float32(a*r[0])-float32(b*r[129]), float32(b*r[0])+float32(a*r[129])
-		a, b = h[2], h[3]
-		h[2], h[3] = float32(a*r[2])-float32(b*r[131]), float32(b*r[2])+float32(a*r[131])
-		a, b = h[4], h[5]
-		h[4], h[5] = float32(a*r[4])-float32(b*r[133]), float32(b*r[4])+float32(a*r[133])
-		a, b = h[6], h[7]
-		h[6], h[7] = float32(a*r[6])-float32(b*r[135]), float32(b*r[6])+float32(a*r[135])
-		a, b = h[8], h[9]
-		h[8], h[9] = float32(a*r[8])-float32(b*r[137]), float32(b*r[8])+float32(a*r[137])
-		a, b = h[10], h[11]
-		h[10], h[11] = float32(a*r[10])-float32(b*r[139]), float32(b*r[10])+float32(a*r[139])
-		a, b = h[12], h[13]
-		h[12], h[13] = float32(a*r[12])-float32(b*r[141]), float32(b*r[12])+float32(a*r[141])
-		a, b = h[14], h[15]
-		h[14], h[15] = float32(a*r[14])-float32(b*r[143]), float32(b*r[14])+float32(a*r[143])
-		a, b = h[16], h[17]
-		h[16], h[17] = float32(a*r[16])-float32(b*r[145]), float32(b*r[16])+float32(a*r[145])
-		a, b = h[18], h[19]
-		h[18], h[19] = float32(a*r[18])-float32(b*r[147]), float32(b*r[18])+float32(a*r[147])
-		a, b = h[20], h[21]
-		h[20], h[21] = float32(a*r[20])-float32(b*r[149]), float32(b*r[20])+float32(a*r[149])
-		a, b = h[22], h[23]
-		h[22], h[23] = float32(a*r[22])-float32(b*r[151]), float32(b*r[22])+float32(a*r[151])
-		a, b = h[24], h[25]
-		h[24], h[25] = float32(a*r[24])-float32(b*r[153]), float32(b*r[24])+float32(a*r[153])
-		a, b = h[26], h[27]
-		h[26], h[27] = float32(a*r[26])-float32(b*r[155]), float32(b*r[26])+float32(a*r[155])
-		a, b = h[28], h[29]
-		h[28], h[29] = float32(a*r[28])-float32(b*r[157]), float32(b*r[28])+float32(a*r[157])
-		a, b = h[30], h[31]
-		h[30], h[31] = float32(a*r[30])-float32(b*r[159]), float32(b*r[30])+float32(a*r[159])
-		a, b = h[32], h[33]
-		h[32], h[33] = float32(a*r[32])-float32(b*r[161]), float32(b*r[32])+float32(a*r[161])
-		a, b = h[34], h[35]
-		h[34], h[35] = float32(a*r[34])-float32(b*r[163]), float32(b*r[34])+float32(a*r[163])
-		a, b = h[36], h[37]
-		h[36], h[37] = float32(a*r[36])-float32(b*r[165]), float32(b*r[36])+float32(a*r[165])
-		a, b = h[38], h[39]
-		h[38], h[39] = float32(a*r[38])-float32(b*r[167]), float32(b*r[38])+float32(a*r[167])
-		a, b = h[40], h[41]
-		h[40], h[41] = float32(a*r[40])-float32(b*r[169]), float32(b*r[40])+float32(a*r[169])
-		a, b = h[42], h[43]
-		h[42], h[43] = float32(a*r[42])-float32(b*r[171]), float32(b*r[42])+float32(a*r[171])
-		a, b = h[44], h[45]
-		h[44], h[45] = float32(a*r[44])-float32(b*r[173]), float32(b*r[44])+float32(a*r[173])
-		a, b = h[46], h[47]
-		h[46], h[47] = float32(a*r[46])-float32(b*r[175]), float32(b*r[46])+float32(a*r[175])
-		a, b = h[48], h[49]
-		h[48], h[49] = float32(a*r[48])-float32(b*r[177]), float32(b*r[48])+float32(a*r[177])
-		a, b = h[50], h[51]
-		h[50], h[51] = float32(a*r[50])-float32(b*r[179]), float32(b*r[50])+float32(a*r[179])
-		a, b = h[52], h[53]
-		h[52], h[53] = float32(a*r[52])-float32(b*r[181]), float32(b*r[52])+float32(a*r[181])
-		a, b = h[54], h[55]
-		h[54], h[55] = float32(a*r[54])-float32(b*r[183]), float32(b*r[54])+float32(a*r[183])
-		a, b = h[56], h[57]
-		h[56], h[57] = float32(a*r[56])-float32(b*r[185]), float32(b*r[56])+float32(a*r[185])
-		a, b = h[58], h[59]
-		h[58], h[59] = float32(a*r[58])-float32(b*r[187]), float32(b*r[58])+float32(a*r[187])
-		a, b = h[60], h[61]
-		h[60], h[61] = float32(a*r[60])-float32(b*r[189]), float32(b*r[60])+float32(a*r[189])
-		a, b = h[62], h[63]
-		h[62], h[63] = float32(a*r[62])-float32(b*r[191]), float32(b*r[62])+float32(a*r[191])
-		a, b = h[64], h[65]
-		h[64], h[65] = float32(a*r[64])-float32(b*r[193]), float32(b*r[64])+float32(a*r[193])
-		a, b = h[66], h[67]
-		h[66], h[67] = float32(a*r[66])-float32(b*r[195]), float32(b*r[66])+float32(a*r[195])
-		a, b = h[68], h[69]
-		h[68], h[69] = float32(a*r[68])-float32(b*r[197]), float32(b*r[68])+float32(a*r[197])
-		a, b = h[70], h[71]
-		h[70], h[71] = float32(a*r[70])-float32(b*r[199]), float32(b*r[70])+float32(a*r[199])
-		a, b = h[72], h[73]
-		h[72], h[73] = float32(a*r[72])-float32(b*r[201]), float32(b*r[72])+float32(a*r[201])
-		a, b = h[74], h[75]
-		h[74], h[75] = float32(a*r[74])-float32(b*r[203]), float32(b*r[74])+float32(a*r[203])
-		a, b = h[76], h[77]
-		h[76], h[77] = float32(a*r[76])-float32(b*r[205]), float32(b*r[76])+float32(a*r[205])
-		a, b = h[78], h[79]
-		h[78], h[79] = float32(a*r[78])-float32(b*r[207]), float32(b*r[78])+float32(a*r[207])
-		a, b = h[80], h[81]
-		h[80], h[81] = float32(a*r[80])-float32(b*r[209]), float32(b*r[80])+float32(a*r[209])
-		a, b = h[82], h[83]
-		h[82], h[83] = float32(a*r[82])-float32(b*r[211]), float32(b*r[82])+float32(a*r[211])
-		a, b = h[84], h[85]
-		h[84], h[85] = float32(a*r[84])-float32(b*r[213]), float32(b*r[84])+float32(a*r[213])
-		a, b = h[86], h[87]
-		h[86], h[87] = float32(a*r[86])-float32(b*r[215]), float32(b*r[86])+float32(a*r[215])
-		a, b = h[88], h[89]
-		h[88], h[89] = float32(a*r[88])-float32(b*r[217]), float32(b*r[88])+float32(a*r[217])
-		a, b = h[90], h[91]
-		h[90], h[91] = float32(a*r[90])-float32(b*r[219]), float32(b*r[90])+float32(a*r[219])
-		a, b = h[92], h[93]
-		h[92], h[93] = float32(a*r[92])-float32(b*r[221]), float32(b*r[92])+float32(a*r[221])
-		a, b = h[94], h[95]
-		h[94], h[95] = float32(a*r[94])-float32(b*r[223]), float32(b*r[94])+float32(a*r[223])
-		a, b = h[96], h[97]
-		h[96], h[97] = float32(a*r[96])-float32(b*r[225]), float32(b*r[96])+float32(a*r[225])
-		a, b = h[98], h[99]
-		h[98], h[99] = float32(a*r[98])-float32(b*r[227]), float32(b*r[98])+float32(a*r[227])
-		a, b = h[100], h[101]
-		h[100], h[101] = float32(a*r[100])-float32(b*r[229]), float32(b*r[100])+float32(a*r[229])
-		a, b = h[102], h[103]
-		h[102], h[103] = float32(a*r[102])-float32(b*r[231]), float32(b*r[102])+float32(a*r[231])
-		a, b = h[104], h[105]
-		h[104], h[105] = float32(a*r[104])-float32(b*r[233]), float32(b*r[104])+float32(a*r[233])
-		a, b = h[106], h[107]
-		h[106], h[107] = float32(a*r[106])-float32(b*r[235]), float32(b*r[106])+float32(a*r[235])
-		a, b = h[108], h[109]
-		h[108], h[109] = float32(a*r[108])-float32(b*r[237]), float32(b*r[108])+float32(a*r[237])
-		a, b = h[110], h[111]
-		h[110], h[111] = float32(a*r[110])-float32(b*r[239]), float32(b*r[110])+float32(a*r[239])
-		a, b = h[112], h[113]
-		h[112], h[113] = float32(a*r[112])-float32(b*r[241]), float32(b*r[112])+float32(a*r[241])
-		a, b = h[114], h[115]
-		h[114], h[115] = float32(a*r[114])-float32(b*r[243]), float32(b*r[114])+float32(a*r[243])
-		a, b = h[116], h[117]
-		h[116], h[117] = float32(a*r[116])-float32(b*r[245]), float32(b*r[116])+float32(a*r[245])
-		a, b = h[118], h[119]
-		h[118], h[119] = float32(a*r[118])-float32(b*r[247]), float32(b*r[118])+float32(a*r[247])
-		a, b = h[120], h[121]
-		h[120], h[121] = float32(a*r[120])-float32(b*r[249]), float32(b*r[120])+float32(a*r[249])
-		a, b = h[122], h[123]
-		h[122], h[123] = float32(a*r[122])-float32(b*r[251]), float32(b*r[122])+float32(a*r[251])
-		a, b = h[124], h[125]
-		h[124], h[125] = float32(a*r[124])-float32(b*r[253]), float32(b*r[124])+float32(a*r[253])
-		a, b = h[126], h[127]
-		h[126], h[127] = float32(a*r[126])-float32(b*r[255]), float32(b*r[126])+float32(a*r[255])
+		h1 := (*[128]float32)(x)
+		v0, v1 = h1[0], h1[1]
+		h1[0], h1[1] = float32(v0*h2[0])-float32(v1*h2[129]), float32(v1*h2[0])+float32(v0*h2[129])
+		v0, v1 = h1[2], h1[3]
+		h1[2], h1[3] = float32(v0*h2[2])-float32(v1*h2[131]), float32(v1*h2[2])+float32(v0*h2[131])
+		v0, v1 = h1[4], h1[5]
+		h1[4], h1[5] = float32(v0*h2[4])-float32(v1*h2[133]), float32(v1*h2[4])+float32(v0*h2[133])
+		v0, v1 = h1[6], h1[7]
+		h1[6], h1[7] = float32(v0*h2[6])-float32(v1*h2[135]), float32(v1*h2[6])+float32(v0*h2[135])
+		v0, v1 = h1[8], h1[9]
+		h1[8], h1[9] = float32(v0*h2[8])-float32(v1*h2[137]), float32(v1*h2[8])+float32(v0*h2[137])
+		v0, v1 = h1[10], h1[11]
+		h1[10], h1[11] = float32(v0*h2[10])-float32(v1*h2[139]), float32(v1*h2[10])+float32(v0*h2[139])
+		v0, v1 = h1[12], h1[13]
+		h1[12], h1[13] = float32(v0*h2[12])-float32(v1*h2[141]), float32(v1*h2[12])+float32(v0*h2[141])
+		v0, v1 = h1[14], h1[15]
+		h1[14], h1[15] = float32(v0*h2[14])-float32(v1*h2[143]), float32(v1*h2[14])+float32(v0*h2[143])
+		v0, v1 = h1[16], h1[17]
+		h1[16], h1[17] = float32(v0*h2[16])-float32(v1*h2[145]), float32(v1*h2[16])+float32(v0*h2[145])
+		v0, v1 = h1[18], h1[19]
+		h1[18], h1[19] = float32(v0*h2[18])-float32(v1*h2[147]), float32(v1*h2[18])+float32(v0*h2[147])
+		v0, v1 = h1[20], h1[21]
+		h1[20], h1[21] = float32(v0*h2[20])-float32(v1*h2[149]), float32(v1*h2[20])+float32(v0*h2[149])
+		v0, v1 = h1[22], h1[23]
+		h1[22], h1[23] = float32(v0*h2[22])-float32(v1*h2[151]), float32(v1*h2[22])+float32(v0*h2[151])
+		v0, v1 = h1[24], h1[25]
+		h1[24], h1[25] = float32(v0*h2[24])-float32(v1*h2[153]), float32(v1*h2[24])+float32(v0*h2[153])
+		v0, v1 = h1[26], h1[27]
+		h1[26], h1[27] = float32(v0*h2[26])-float32(v1*h2[155]), float32(v1*h2[26])+float32(v0*h2[155])
+		v0, v1 = h1[28], h1[29]
+		h1[28], h1[29] = float32(v0*h2[28])-float32(v1*h2[157]), float32(v1*h2[28])+float32(v0*h2[157])
+		v0, v1 = h1[30], h1[31]
+		h1[30], h1[31] = float32(v0*h2[30])-float32(v1*h2[159]), float32(v1*h2[30])+float32(v0*h2[159])
+		v0, v1 = h1[32], h1[33]
+		h1[32], h1[33] = float32(v0*h2[32])-float32(v1*h2[161]), float32(v1*h2[32])+float32(v0*h2[161])
+		v0, v1 = h1[34], h1[35]
+		h1[34], h1[35] = float32(v0*h2[34])-float32(v1*h2[163]), float32(v1*h2[34])+float32(v0*h2[163])
+		v0, v1 = h1[36], h1[37]
+		h1[36], h1[37] = float32(v0*h2[36])-float32(v1*h2[165]), float32(v1*h2[36])+float32(v0*h2[165])
+		v0, v1 = h1[38], h1[39]
+		h1[38], h1[39] = float32(v0*h2[38])-float32(v1*h2[167]), float32(v1*h2[38])+float32(v0*h2[167])
+		v0, v1 = h1[40], h1[41]
+		h1[40], h1[41] = float32(v0*h2[40])-float32(v1*h2[169]), float32(v1*h2[40])+float32(v0*h2[169])
+		v0, v1 = h1[42], h1[43]
+		h1[42], h1[43] = float32(v0*h2[42])-float32(v1*h2[171]), float32(v1*h2[42])+float32(v0*h2[171])
+		v0, v1 = h1[44], h1[45]
+		h1[44], h1[45] = float32(v0*h2[44])-float32(v1*h2[173]), float32(v1*h2[44])+float32(v0*h2[173])
+		v0, v1 = h1[46], h1[47]
+		h1[46], h1[47] = float32(v0*h2[46])-float32(v1*h2[175]), float32(v1*h2[46])+float32(v0*h2[175])
+		v0, v1 = h1[48], h1[49]
+		h1[48], h1[49] = float32(v0*h2[48])-float32(v1*h2[177]), float32(v1*h2[48])+float32(v0*h2[177])
+		v0, v1 = h1[50], h1[51]
+		h1[50], h1[51] = float32(v0*h2[50])-float32(v1*h2[179]), float32(v1*h2[50])+float32(v0*h2[179])
+		v0, v1 = h1[52], h1[53]
+		h1[52], h1[53] = float32(v0*h2[52])-float32(v1*h2[181]), float32(v1*h2[52])+float32(v0*h2[181])
+		v0, v1 = h1[54], h1[55]
+		h1[54], h1[55] = float32(v0*h2[54])-float32(v1*h2[183]), float32(v1*h2[54])+float32(v0*h2[183])
+		v0, v1 = h1[56], h1[57]
+		h1[56], h1[57] = float32(v0*h2[56])-float32(v1*h2[185]), float32(v1*h2[56])+float32(v0*h2[185])
+		v0, v1 = h1[58], h1[59]
+		h1[58], h1[59] = float32(v0*h2[58])-float32(v1*h2[187]), float32(v1*h2[58])+float32(v0*h2[187])
+		v0, v1 = h1[60], h1[61]
+		h1[60], h1[61] = float32(v0*h2[60])-float32(v1*h2[189]), float32(v1*h2[60])+float32(v0*h2[189])
+		v0, v1 = h1[62], h1[63]
+		h1[62], h1[63] = float32(v0*h2[62])-float32(v1*h2[191]), float32(v1*h2[62])+float32(v0*h2[191])
+		v0, v1 = h1[64], h1[65]
+		h1[64], h1[65] = float32(v0*h2[64])-float32(v1*h2[193]), float32(v1*h2[64])+float32(v0*h2[193])
+		v0, v1 = h1[66], h1[67]
+		h1[66], h1[67] = float32(v0*h2[66])-float32(v1*h2[195]), float32(v1*h2[66])+float32(v0*h2[195])
+		v0, v1 = h1[68], h1[69]
+		h1[68], h1[69] = float32(v0*h2[68])-float32(v1*h2[197]), float32(v1*h2[68])+float32(v0*h2[197])
+		v0, v1 = h1[70], h1[71]
+		h1[70], h1[71] = float32(v0*h2[70])-float32(v1*h2[199]), float32(v1*h2[70])+float32(v0*h2[199])
+		v0, v1 = h1[72], h1[73]
+		h1[72], h1[73] = float32(v0*h2[72])-float32(v1*h2[201]), float32(v1*h2[72])+float32(v0*h2[201])
+		v0, v1 = h1[74], h1[75]
+		h1[74], h1[75] = float32(v0*h2[74])-float32(v1*h2[203]), float32(v1*h2[74])+float32(v0*h2[203])
+		v0, v1 = h1[76], h1[77]
+		h1[76], h1[77] = float32(v0*h2[76])-float32(v1*h2[205]), float32(v1*h2[76])+float32(v0*h2[205])
+		v0, v1 = h1[78], h1[79]
+		h1[78], h1[79] = float32(v0*h2[78])-float32(v1*h2[207]), float32(v1*h2[78])+float32(v0*h2[207])
+		v0, v1 = h1[80], h1[81]
+		h1[80], h1[81] = float32(v0*h2[80])-float32(v1*h2[209]), float32(v1*h2[80])+float32(v0*h2[209])
+		v0, v1 = h1[82], h1[83]
+		h1[82], h1[83] = float32(v0*h2[82])-float32(v1*h2[211]), float32(v1*h2[82])+float32(v0*h2[211])
+		v0, v1 = h1[84], h1[85]
+		h1[84], h1[85] = float32(v0*h2[84])-float32(v1*h2[213]), float32(v1*h2[84])+float32(v0*h2[213])
+		v0, v1 = h1[86], h1[87]
+		h1[86], h1[87] = float32(v0*h2[86])-float32(v1*h2[215]), float32(v1*h2[86])+float32(v0*h2[215])
+		v0, v1 = h1[88], h1[89]
+		h1[88], h1[89] = float32(v0*h2[88])-float32(v1*h2[217]), float32(v1*h2[88])+float32(v0*h2[217])
+		v0, v1 = h1[90], h1[91]
+		h1[90], h1[91] = float32(v0*h2[90])-float32(v1*h2[219]), float32(v1*h2[90])+float32(v0*h2[219])
+		v0, v1 = h1[92], h1[93]
+		h1[92], h1[93] = float32(v0*h2[92])-float32(v1*h2[221]), float32(v1*h2[92])+float32(v0*h2[221])
+		v0, v1 = h1[94], h1[95]
+		h1[94], h1[95] = float32(v0*h2[94])-float32(v1*h2[223]), float32(v1*h2[94])+float32(v0*h2[223])
+		v0, v1 = h1[96], h1[97]
+		h1[96], h1[97] = float32(v0*h2[96])-float32(v1*h2[225]), float32(v1*h2[96])+float32(v0*h2[225])
+		v0, v1 = h1[98], h1[99]
+		h1[98], h1[99] = float32(v0*h2[98])-float32(v1*h2[227]), float32(v1*h2[98])+float32(v0*h2[227])
+		v0, v1 = h1[100], h1[101]
+		h1[100], h1[101] = float32(v0*h2[100])-float32(v1*h2[229]), float32(v1*h2[100])+float32(v0*h2[229])
+		v0, v1 = h1[102], h1[103]
+		h1[102], h1[103] = float32(v0*h2[102])-float32(v1*h2[231]), float32(v1*h2[102])+float32(v0*h2[231])
+		v0, v1 = h1[104], h1[105]
+		h1[104], h1[105] = float32(v0*h2[104])-float32(v1*h2[233]), float32(v1*h2[104])+float32(v0*h2[233])
+		v0, v1 = h1[106], h1[107]
+		h1[106], h1[107] = float32(v0*h2[106])-float32(v1*h2[235]), float32(v1*h2[106])+float32(v0*h2[235])
+		v0, v1 = h1[108], h1[109]
+		h1[108], h1[109] = float32(v0*h2[108])-float32(v1*h2[237]), float32(v1*h2[108])+float32(v0*h2[237])
+		v0, v1 = h1[110], h1[111]
+		h1[110], h1[111] = float32(v0*h2[110])-float32(v1*h2[239]), float32(v1*h2[110])+float32(v0*h2[239])
+		v0, v1 = h1[112], h1[113]
+		h1[112], h1[113] = float32(v0*h2[112])-float32(v1*h2[241]), float32(v1*h2[112])+float32(v0*h2[241])
+		v0, v1 = h1[114], h1[115]
+		h1[114], h1[115] = float32(v0*h2[114])-float32(v1*h2[243]), float32(v1*h2[114])+float32(v0*h2[243])
+		v0, v1 = h1[116], h1[117]
+		h1[116], h1[117] = float32(v0*h2[116])-float32(v1*h2[245]), float32(v1*h2[116])+float32(v0*h2[245])
+		v0, v1 = h1[118], h1[119]
+		h1[118], h1[119] = float32(v0*h2[118])-float32(v1*h2[247]), float32(v1*h2[118])+float32(v0*h2[247])
+		v0, v1 = h1[120], h1[121]
+		h1[120], h1[121] = float32(v0*h2[120])-float32(v1*h2[249]), float32(v1*h2[120])+float32(v0*h2[249])
+		v0, v1 = h1[122], h1[123]
+		h1[122], h1[123] = float32(v0*h2[122])-float32(v1*h2[251]), float32(v1*h2[122])+float32(v0*h2[251])
+		v0, v1 = h1[124], h1[125]
+		h1[124], h1[125] = float32(v0*h2[124])-float32(v1*h2[253]), float32(v1*h2[124])+float32(v0*h2[253])
+		v0, v1 = h1[126], h1[127]
+		h1[126], h1[127] = float32(v0*h2[126])-float32(v1*h2[255]), float32(v1*h2[126])+float32(v0*h2[255])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
@@ -164,143 +166,314 @@ func applyGenericH128I(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH128I rotates n heads of x backward with the table row at rp (256 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH128I(x []float32, stride, n int, rp *float32) {
-	r := (*[256]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_128x128i_generic rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_128x128i_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[256]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 128; n-- {
-		h := (*[128]float32)(x)
-		a, b = h[0], h[1]
-		h[0], h[1] = float32(a*r[0])+float32(b*r[129]), float32(b*r[0])-float32(a*r[129])
-		a, b = h[2], h[3]
-		h[2], h[3] = float32(a*r[2])+float32(b*r[131]), float32(b*r[2])-float32(a*r[131])
-		a, b = h[4], h[5]
-		h[4], h[5] = float32(a*r[4])+float32(b*r[133]), float32(b*r[4])-float32(a*r[133])
-		a, b = h[6], h[7]
-		h[6], h[7] = float32(a*r[6])+float32(b*r[135]), float32(b*r[6])-float32(a*r[135])
-		a, b = h[8], h[9]
-		h[8], h[9] = float32(a*r[8])+float32(b*r[137]), float32(b*r[8])-float32(a*r[137])
-		a, b = h[10], h[11]
-		h[10], h[11] = float32(a*r[10])+float32(b*r[139]), float32(b*r[10])-float32(a*r[139])
-		a, b = h[12], h[13]
-		h[12], h[13] = float32(a*r[12])+float32(b*r[141]), float32(b*r[12])-float32(a*r[141])
-		a, b = h[14], h[15]
-		h[14], h[15] = float32(a*r[14])+float32(b*r[143]), float32(b*r[14])-float32(a*r[143])
-		a, b = h[16], h[17]
-		h[16], h[17] = float32(a*r[16])+float32(b*r[145]), float32(b*r[16])-float32(a*r[145])
-		a, b = h[18], h[19]
-		h[18], h[19] = float32(a*r[18])+float32(b*r[147]), float32(b*r[18])-float32(a*r[147])
-		a, b = h[20], h[21]
-		h[20], h[21] = float32(a*r[20])+float32(b*r[149]), float32(b*r[20])-float32(a*r[149])
-		a, b = h[22], h[23]
-		h[22], h[23] = float32(a*r[22])+float32(b*r[151]), float32(b*r[22])-float32(a*r[151])
-		a, b = h[24], h[25]
-		h[24], h[25] = float32(a*r[24])+float32(b*r[153]), float32(b*r[24])-float32(a*r[153])
-		a, b = h[26], h[27]
-		h[26], h[27] = float32(a*r[26])+float32(b*r[155]), float32(b*r[26])-float32(a*r[155])
-		a, b = h[28], h[29]
-		h[28], h[29] = float32(a*r[28])+float32(b*r[157]), float32(b*r[28])-float32(a*r[157])
-		a, b = h[30], h[31]
-		h[30], h[31] = float32(a*r[30])+float32(b*r[159]), float32(b*r[30])-float32(a*r[159])
-		a, b = h[32], h[33]
-		h[32], h[33] = float32(a*r[32])+float32(b*r[161]), float32(b*r[32])-float32(a*r[161])
-		a, b = h[34], h[35]
-		h[34], h[35] = float32(a*r[34])+float32(b*r[163]), float32(b*r[34])-float32(a*r[163])
-		a, b = h[36], h[37]
-		h[36], h[37] = float32(a*r[36])+float32(b*r[165]), float32(b*r[36])-float32(a*r[165])
-		a, b = h[38], h[39]
-		h[38], h[39] = float32(a*r[38])+float32(b*r[167]), float32(b*r[38])-float32(a*r[167])
-		a, b = h[40], h[41]
-		h[40], h[41] = float32(a*r[40])+float32(b*r[169]), float32(b*r[40])-float32(a*r[169])
-		a, b = h[42], h[43]
-		h[42], h[43] = float32(a*r[42])+float32(b*r[171]), float32(b*r[42])-float32(a*r[171])
-		a, b = h[44], h[45]
-		h[44], h[45] = float32(a*r[44])+float32(b*r[173]), float32(b*r[44])-float32(a*r[173])
-		a, b = h[46], h[47]
-		h[46], h[47] = float32(a*r[46])+float32(b*r[175]), float32(b*r[46])-float32(a*r[175])
-		a, b = h[48], h[49]
-		h[48], h[49] = float32(a*r[48])+float32(b*r[177]), float32(b*r[48])-float32(a*r[177])
-		a, b = h[50], h[51]
-		h[50], h[51] = float32(a*r[50])+float32(b*r[179]), float32(b*r[50])-float32(a*r[179])
-		a, b = h[52], h[53]
-		h[52], h[53] = float32(a*r[52])+float32(b*r[181]), float32(b*r[52])-float32(a*r[181])
-		a, b = h[54], h[55]
-		h[54], h[55] = float32(a*r[54])+float32(b*r[183]), float32(b*r[54])-float32(a*r[183])
-		a, b = h[56], h[57]
-		h[56], h[57] = float32(a*r[56])+float32(b*r[185]), float32(b*r[56])-float32(a*r[185])
-		a, b = h[58], h[59]
-		h[58], h[59] = float32(a*r[58])+float32(b*r[187]), float32(b*r[58])-float32(a*r[187])
-		a, b = h[60], h[61]
-		h[60], h[61] = float32(a*r[60])+float32(b*r[189]), float32(b*r[60])-float32(a*r[189])
-		a, b = h[62], h[63]
-		h[62], h[63] = float32(a*r[62])+float32(b*r[191]), float32(b*r[62])-float32(a*r[191])
-		a, b = h[64], h[65]
-		h[64], h[65] = float32(a*r[64])+float32(b*r[193]), float32(b*r[64])-float32(a*r[193])
-		a, b = h[66], h[67]
-		h[66], h[67] = float32(a*r[66])+float32(b*r[195]), float32(b*r[66])-float32(a*r[195])
-		a, b = h[68], h[69]
-		h[68], h[69] = float32(a*r[68])+float32(b*r[197]), float32(b*r[68])-float32(a*r[197])
-		a, b = h[70], h[71]
-		h[70], h[71] = float32(a*r[70])+float32(b*r[199]), float32(b*r[70])-float32(a*r[199])
-		a, b = h[72], h[73]
-		h[72], h[73] = float32(a*r[72])+float32(b*r[201]), float32(b*r[72])-float32(a*r[201])
-		a, b = h[74], h[75]
-		h[74], h[75] = float32(a*r[74])+float32(b*r[203]), float32(b*r[74])-float32(a*r[203])
-		a, b = h[76], h[77]
-		h[76], h[77] = float32(a*r[76])+float32(b*r[205]), float32(b*r[76])-float32(a*r[205])
-		a, b = h[78], h[79]
-		h[78], h[79] = float32(a*r[78])+float32(b*r[207]), float32(b*r[78])-float32(a*r[207])
-		a, b = h[80], h[81]
-		h[80], h[81] = float32(a*r[80])+float32(b*r[209]), float32(b*r[80])-float32(a*r[209])
-		a, b = h[82], h[83]
-		h[82], h[83] = float32(a*r[82])+float32(b*r[211]), float32(b*r[82])-float32(a*r[211])
-		a, b = h[84], h[85]
-		h[84], h[85] = float32(a*r[84])+float32(b*r[213]), float32(b*r[84])-float32(a*r[213])
-		a, b = h[86], h[87]
-		h[86], h[87] = float32(a*r[86])+float32(b*r[215]), float32(b*r[86])-float32(a*r[215])
-		a, b = h[88], h[89]
-		h[88], h[89] = float32(a*r[88])+float32(b*r[217]), float32(b*r[88])-float32(a*r[217])
-		a, b = h[90], h[91]
-		h[90], h[91] = float32(a*r[90])+float32(b*r[219]), float32(b*r[90])-float32(a*r[219])
-		a, b = h[92], h[93]
-		h[92], h[93] = float32(a*r[92])+float32(b*r[221]), float32(b*r[92])-float32(a*r[221])
-		a, b = h[94], h[95]
-		h[94], h[95] = float32(a*r[94])+float32(b*r[223]), float32(b*r[94])-float32(a*r[223])
-		a, b = h[96], h[97]
-		h[96], h[97] = float32(a*r[96])+float32(b*r[225]), float32(b*r[96])-float32(a*r[225])
-		a, b = h[98], h[99]
-		h[98], h[99] = float32(a*r[98])+float32(b*r[227]), float32(b*r[98])-float32(a*r[227])
-		a, b = h[100], h[101]
-		h[100], h[101] = float32(a*r[100])+float32(b*r[229]), float32(b*r[100])-float32(a*r[229])
-		a, b = h[102], h[103]
-		h[102], h[103] = float32(a*r[102])+float32(b*r[231]), float32(b*r[102])-float32(a*r[231])
-		a, b = h[104], h[105]
-		h[104], h[105] = float32(a*r[104])+float32(b*r[233]), float32(b*r[104])-float32(a*r[233])
-		a, b = h[106], h[107]
-		h[106], h[107] = float32(a*r[106])+float32(b*r[235]), float32(b*r[106])-float32(a*r[235])
-		a, b = h[108], h[109]
-		h[108], h[109] = float32(a*r[108])+float32(b*r[237]), float32(b*r[108])-float32(a*r[237])
-		a, b = h[110], h[111]
-		h[110], h[111] = float32(a*r[110])+float32(b*r[239]), float32(b*r[110])-float32(a*r[239])
-		a, b = h[112], h[113]
-		h[112], h[113] = float32(a*r[112])+float32(b*r[241]), float32(b*r[112])-float32(a*r[241])
-		a, b = h[114], h[115]
-		h[114], h[115] = float32(a*r[114])+float32(b*r[243]), float32(b*r[114])-float32(a*r[243])
-		a, b = h[116], h[117]
-		h[116], h[117] = float32(a*r[116])+float32(b*r[245]), float32(b*r[116])-float32(a*r[245])
-		a, b = h[118], h[119]
-		h[118], h[119] = float32(a*r[118])+float32(b*r[247]), float32(b*r[118])-float32(a*r[247])
-		a, b = h[120], h[121]
-		h[120], h[121] = float32(a*r[120])+float32(b*r[249]), float32(b*r[120])-float32(a*r[249])
-		a, b = h[122], h[123]
-		h[122], h[123] = float32(a*r[122])+float32(b*r[251]), float32(b*r[122])-float32(a*r[251])
-		a, b = h[124], h[125]
-		h[124], h[125] = float32(a*r[124])+float32(b*r[253]), float32(b*r[124])-float32(a*r[253])
-		a, b = h[126], h[127]
-		h[126], h[127] = float32(a*r[126])+float32(b*r[255]), float32(b*r[126])-float32(a*r[255])
+		h1 := (*[128]float32)(x)
+		v0, v1 = h1[0], h1[1]
+		h1[0], h1[1] = float32(v0*h2[0])+float32(v1*h2[129]), float32(v1*h2[0])-float32(v0*h2[129])
+		v0, v1 = h1[2], h1[3]
+		h1[2], h1[3] = float32(v0*h2[2])+float32(v1*h2[131]), float32(v1*h2[2])-float32(v0*h2[131])
+		v0, v1 = h1[4], h1[5]
+		h1[4], h1[5] = float32(v0*h2[4])+float32(v1*h2[133]), float32(v1*h2[4])-float32(v0*h2[133])
+		v0, v1 = h1[6], h1[7]
+		h1[6], h1[7] = float32(v0*h2[6])+float32(v1*h2[135]), float32(v1*h2[6])-float32(v0*h2[135])
+		v0, v1 = h1[8], h1[9]
+		h1[8], h1[9] = float32(v0*h2[8])+float32(v1*h2[137]), float32(v1*h2[8])-float32(v0*h2[137])
+		v0, v1 = h1[10], h1[11]
+		h1[10], h1[11] = float32(v0*h2[10])+float32(v1*h2[139]), float32(v1*h2[10])-float32(v0*h2[139])
+		v0, v1 = h1[12], h1[13]
+		h1[12], h1[13] = float32(v0*h2[12])+float32(v1*h2[141]), float32(v1*h2[12])-float32(v0*h2[141])
+		v0, v1 = h1[14], h1[15]
+		h1[14], h1[15] = float32(v0*h2[14])+float32(v1*h2[143]), float32(v1*h2[14])-float32(v0*h2[143])
+		v0, v1 = h1[16], h1[17]
+		h1[16], h1[17] = float32(v0*h2[16])+float32(v1*h2[145]), float32(v1*h2[16])-float32(v0*h2[145])
+		v0, v1 = h1[18], h1[19]
+		h1[18], h1[19] = float32(v0*h2[18])+float32(v1*h2[147]), float32(v1*h2[18])-float32(v0*h2[147])
+		v0, v1 = h1[20], h1[21]
+		h1[20], h1[21] = float32(v0*h2[20])+float32(v1*h2[149]), float32(v1*h2[20])-float32(v0*h2[149])
+		v0, v1 = h1[22], h1[23]
+		h1[22], h1[23] = float32(v0*h2[22])+float32(v1*h2[151]), float32(v1*h2[22])-float32(v0*h2[151])
+		v0, v1 = h1[24], h1[25]
+		h1[24], h1[25] = float32(v0*h2[24])+float32(v1*h2[153]), float32(v1*h2[24])-float32(v0*h2[153])
+		v0, v1 = h1[26], h1[27]
+		h1[26], h1[27] = float32(v0*h2[26])+float32(v1*h2[155]), float32(v1*h2[26])-float32(v0*h2[155])
+		v0, v1 = h1[28], h1[29]
+		h1[28], h1[29] = float32(v0*h2[28])+float32(v1*h2[157]), float32(v1*h2[28])-float32(v0*h2[157])
+		v0, v1 = h1[30], h1[31]
+		h1[30], h1[31] = float32(v0*h2[30])+float32(v1*h2[159]), float32(v1*h2[30])-float32(v0*h2[159])
+		v0, v1 = h1[32], h1[33]
+		h1[32], h1[33] = float32(v0*h2[32])+float32(v1*h2[161]), float32(v1*h2[32])-float32(v0*h2[161])
+		v0, v1 = h1[34], h1[35]
+		h1[34], h1[35] = float32(v0*h2[34])+float32(v1*h2[163]), float32(v1*h2[34])-float32(v0*h2[163])
+		v0, v1 = h1[36], h1[37]
+		h1[36], h1[37] = float32(v0*h2[36])+float32(v1*h2[165]), float32(v1*h2[36])-float32(v0*h2[165])
+		v0, v1 = h1[38], h1[39]
+		h1[38], h1[39] = float32(v0*h2[38])+float32(v1*h2[167]), float32(v1*h2[38])-float32(v0*h2[167])
+		v0, v1 = h1[40], h1[41]
+		h1[40], h1[41] = float32(v0*h2[40])+float32(v1*h2[169]), float32(v1*h2[40])-float32(v0*h2[169])
+		v0, v1 = h1[42], h1[43]
+		h1[42], h1[43] = float32(v0*h2[42])+float32(v1*h2[171]), float32(v1*h2[42])-float32(v0*h2[171])
+		v0, v1 = h1[44], h1[45]
+		h1[44], h1[45] = float32(v0*h2[44])+float32(v1*h2[173]), float32(v1*h2[44])-float32(v0*h2[173])
+		v0, v1 = h1[46], h1[47]
+		h1[46], h1[47] = float32(v0*h2[46])+float32(v1*h2[175]), float32(v1*h2[46])-float32(v0*h2[175])
+		v0, v1 = h1[48], h1[49]
+		h1[48], h1[49] = float32(v0*h2[48])+float32(v1*h2[177]), float32(v1*h2[48])-float32(v0*h2[177])
+		v0, v1 = h1[50], h1[51]
+		h1[50], h1[51] = float32(v0*h2[50])+float32(v1*h2[179]), float32(v1*h2[50])-float32(v0*h2[179])
+		v0, v1 = h1[52], h1[53]
+		h1[52], h1[53] = float32(v0*h2[52])+float32(v1*h2[181]), float32(v1*h2[52])-float32(v0*h2[181])
+		v0, v1 = h1[54], h1[55]
+		h1[54], h1[55] = float32(v0*h2[54])+float32(v1*h2[183]), float32(v1*h2[54])-float32(v0*h2[183])
+		v0, v1 = h1[56], h1[57]
+		h1[56], h1[57] = float32(v0*h2[56])+float32(v1*h2[185]), float32(v1*h2[56])-float32(v0*h2[185])
+		v0, v1 = h1[58], h1[59]
+		h1[58], h1[59] = float32(v0*h2[58])+float32(v1*h2[187]), float32(v1*h2[58])-float32(v0*h2[187])
+		v0, v1 = h1[60], h1[61]
+		h1[60], h1[61] = float32(v0*h2[60])+float32(v1*h2[189]), float32(v1*h2[60])-float32(v0*h2[189])
+		v0, v1 = h1[62], h1[63]
+		h1[62], h1[63] = float32(v0*h2[62])+float32(v1*h2[191]), float32(v1*h2[62])-float32(v0*h2[191])
+		v0, v1 = h1[64], h1[65]
+		h1[64], h1[65] = float32(v0*h2[64])+float32(v1*h2[193]), float32(v1*h2[64])-float32(v0*h2[193])
+		v0, v1 = h1[66], h1[67]
+		h1[66], h1[67] = float32(v0*h2[66])+float32(v1*h2[195]), float32(v1*h2[66])-float32(v0*h2[195])
+		v0, v1 = h1[68], h1[69]
+		h1[68], h1[69] = float32(v0*h2[68])+float32(v1*h2[197]), float32(v1*h2[68])-float32(v0*h2[197])
+		v0, v1 = h1[70], h1[71]
+		h1[70], h1[71] = float32(v0*h2[70])+float32(v1*h2[199]), float32(v1*h2[70])-float32(v0*h2[199])
+		v0, v1 = h1[72], h1[73]
+		h1[72], h1[73] = float32(v0*h2[72])+float32(v1*h2[201]), float32(v1*h2[72])-float32(v0*h2[201])
+		v0, v1 = h1[74], h1[75]
+		h1[74], h1[75] = float32(v0*h2[74])+float32(v1*h2[203]), float32(v1*h2[74])-float32(v0*h2[203])
+		v0, v1 = h1[76], h1[77]
+		h1[76], h1[77] = float32(v0*h2[76])+float32(v1*h2[205]), float32(v1*h2[76])-float32(v0*h2[205])
+		v0, v1 = h1[78], h1[79]
+		h1[78], h1[79] = float32(v0*h2[78])+float32(v1*h2[207]), float32(v1*h2[78])-float32(v0*h2[207])
+		v0, v1 = h1[80], h1[81]
+		h1[80], h1[81] = float32(v0*h2[80])+float32(v1*h2[209]), float32(v1*h2[80])-float32(v0*h2[209])
+		v0, v1 = h1[82], h1[83]
+		h1[82], h1[83] = float32(v0*h2[82])+float32(v1*h2[211]), float32(v1*h2[82])-float32(v0*h2[211])
+		v0, v1 = h1[84], h1[85]
+		h1[84], h1[85] = float32(v0*h2[84])+float32(v1*h2[213]), float32(v1*h2[84])-float32(v0*h2[213])
+		v0, v1 = h1[86], h1[87]
+		h1[86], h1[87] = float32(v0*h2[86])+float32(v1*h2[215]), float32(v1*h2[86])-float32(v0*h2[215])
+		v0, v1 = h1[88], h1[89]
+		h1[88], h1[89] = float32(v0*h2[88])+float32(v1*h2[217]), float32(v1*h2[88])-float32(v0*h2[217])
+		v0, v1 = h1[90], h1[91]
+		h1[90], h1[91] = float32(v0*h2[90])+float32(v1*h2[219]), float32(v1*h2[90])-float32(v0*h2[219])
+		v0, v1 = h1[92], h1[93]
+		h1[92], h1[93] = float32(v0*h2[92])+float32(v1*h2[221]), float32(v1*h2[92])-float32(v0*h2[221])
+		v0, v1 = h1[94], h1[95]
+		h1[94], h1[95] = float32(v0*h2[94])+float32(v1*h2[223]), float32(v1*h2[94])-float32(v0*h2[223])
+		v0, v1 = h1[96], h1[97]
+		h1[96], h1[97] = float32(v0*h2[96])+float32(v1*h2[225]), float32(v1*h2[96])-float32(v0*h2[225])
+		v0, v1 = h1[98], h1[99]
+		h1[98], h1[99] = float32(v0*h2[98])+float32(v1*h2[227]), float32(v1*h2[98])-float32(v0*h2[227])
+		v0, v1 = h1[100], h1[101]
+		h1[100], h1[101] = float32(v0*h2[100])+float32(v1*h2[229]), float32(v1*h2[100])-float32(v0*h2[229])
+		v0, v1 = h1[102], h1[103]
+		h1[102], h1[103] = float32(v0*h2[102])+float32(v1*h2[231]), float32(v1*h2[102])-float32(v0*h2[231])
+		v0, v1 = h1[104], h1[105]
+		h1[104], h1[105] = float32(v0*h2[104])+float32(v1*h2[233]), float32(v1*h2[104])-float32(v0*h2[233])
+		v0, v1 = h1[106], h1[107]
+		h1[106], h1[107] = float32(v0*h2[106])+float32(v1*h2[235]), float32(v1*h2[106])-float32(v0*h2[235])
+		v0, v1 = h1[108], h1[109]
+		h1[108], h1[109] = float32(v0*h2[108])+float32(v1*h2[237]), float32(v1*h2[108])-float32(v0*h2[237])
+		v0, v1 = h1[110], h1[111]
+		h1[110], h1[111] = float32(v0*h2[110])+float32(v1*h2[239]), float32(v1*h2[110])-float32(v0*h2[239])
+		v0, v1 = h1[112], h1[113]
+		h1[112], h1[113] = float32(v0*h2[112])+float32(v1*h2[241]), float32(v1*h2[112])-float32(v0*h2[241])
+		v0, v1 = h1[114], h1[115]
+		h1[114], h1[115] = float32(v0*h2[114])+float32(v1*h2[243]), float32(v1*h2[114])-float32(v0*h2[243])
+		v0, v1 = h1[116], h1[117]
+		h1[116], h1[117] = float32(v0*h2[116])+float32(v1*h2[245]), float32(v1*h2[116])-float32(v0*h2[245])
+		v0, v1 = h1[118], h1[119]
+		h1[118], h1[119] = float32(v0*h2[118])+float32(v1*h2[247]), float32(v1*h2[118])-float32(v0*h2[247])
+		v0, v1 = h1[120], h1[121]
+		h1[120], h1[121] = float32(v0*h2[120])+float32(v1*h2[249]), float32(v1*h2[120])-float32(v0*h2[249])
+		v0, v1 = h1[122], h1[123]
+		h1[122], h1[123] = float32(v0*h2[122])+float32(v1*h2[251]), float32(v1*h2[122])-float32(v0*h2[251])
+		v0, v1 = h1[124], h1[125]
+		h1[124], h1[125] = float32(v0*h2[124])+float32(v1*h2[253]), float32(v1*h2[124])-float32(v0*h2[253])
+		v0, v1 = h1[126], h1[127]
+		h1[126], h1[127] = float32(v0*h2[126])+float32(v1*h2[255]), float32(v1*h2[126])-float32(v0*h2[255])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
 		x = x[stride:]
+	}
+}
+
+// rotTo_128x128i_generic rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f32 heads of dst, ds apart, values past the rotary ones as they are, in pure Go.
+func rotTo_128x128i_generic(dst []float32, ds int, src []float32, ss int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[256]float32)(unsafe.Pointer(r))
+	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
+		h1 := (*[128]float32)(src)
+		h3 := (*[128]float32)(dst)
+		v0, v1 = h1[0], h1[1]
+		h3[0], h3[1] = float32(v0*h2[0])-float32(v1*h2[129]), float32(v1*h2[0])+float32(v0*h2[129])
+		v0, v1 = h1[2], h1[3]
+		h3[2], h3[3] = float32(v0*h2[2])-float32(v1*h2[131]), float32(v1*h2[2])+float32(v0*h2[131])
+		v0, v1 = h1[4], h1[5]
+		h3[4], h3[5] = float32(v0*h2[4])-float32(v1*h2[133]), float32(v1*h2[4])+float32(v0*h2[133])
+		v0, v1 = h1[6], h1[7]
+		h3[6], h3[7] = float32(v0*h2[6])-float32(v1*h2[135]), float32(v1*h2[6])+float32(v0*h2[135])
+		v0, v1 = h1[8], h1[9]
+		h3[8], h3[9] = float32(v0*h2[8])-float32(v1*h2[137]), float32(v1*h2[8])+float32(v0*h2[137])
+		v0, v1 = h1[10], h1[11]
+		h3[10], h3[11] = float32(v0*h2[10])-float32(v1*h2[139]), float32(v1*h2[10])+float32(v0*h2[139])
+		v0, v1 = h1[12], h1[13]
+		h3[12], h3[13] = float32(v0*h2[12])-float32(v1*h2[141]), float32(v1*h2[12])+float32(v0*h2[141])
+		v0, v1 = h1[14], h1[15]
+		h3[14], h3[15] = float32(v0*h2[14])-float32(v1*h2[143]), float32(v1*h2[14])+float32(v0*h2[143])
+		v0, v1 = h1[16], h1[17]
+		h3[16], h3[17] = float32(v0*h2[16])-float32(v1*h2[145]), float32(v1*h2[16])+float32(v0*h2[145])
+		v0, v1 = h1[18], h1[19]
+		h3[18], h3[19] = float32(v0*h2[18])-float32(v1*h2[147]), float32(v1*h2[18])+float32(v0*h2[147])
+		v0, v1 = h1[20], h1[21]
+		h3[20], h3[21] = float32(v0*h2[20])-float32(v1*h2[149]), float32(v1*h2[20])+float32(v0*h2[149])
+		v0, v1 = h1[22], h1[23]
+		h3[22], h3[23] = float32(v0*h2[22])-float32(v1*h2[151]), float32(v1*h2[22])+float32(v0*h2[151])
+		v0, v1 = h1[24], h1[25]
+		h3[24], h3[25] = float32(v0*h2[24])-float32(v1*h2[153]), float32(v1*h2[24])+float32(v0*h2[153])
+		v0, v1 = h1[26], h1[27]
+		h3[26], h3[27] = float32(v0*h2[26])-float32(v1*h2[155]), float32(v1*h2[26])+float32(v0*h2[155])
+		v0, v1 = h1[28], h1[29]
+		h3[28], h3[29] = float32(v0*h2[28])-float32(v1*h2[157]), float32(v1*h2[28])+float32(v0*h2[157])
+		v0, v1 = h1[30], h1[31]
+		h3[30], h3[31] = float32(v0*h2[30])-float32(v1*h2[159]), float32(v1*h2[30])+float32(v0*h2[159])
+		v0, v1 = h1[32], h1[33]
+		h3[32], h3[33] = float32(v0*h2[32])-float32(v1*h2[161]), float32(v1*h2[32])+float32(v0*h2[161])
+		v0, v1 = h1[34], h1[35]
+		h3[34], h3[35] = float32(v0*h2[34])-float32(v1*h2[163]), float32(v1*h2[34])+float32(v0*h2[163])
+		v0, v1 = h1[36], h1[37]
+		h3[36], h3[37] = float32(v0*h2[36])-float32(v1*h2[165]), float32(v1*h2[36])+float32(v0*h2[165])
+		v0, v1 = h1[38], h1[39]
+		h3[38], h3[39] = float32(v0*h2[38])-float32(v1*h2[167]), float32(v1*h2[38])+float32(v0*h2[167])
+		v0, v1 = h1[40], h1[41]
+		h3[40], h3[41] = float32(v0*h2[40])-float32(v1*h2[169]), float32(v1*h2[40])+float32(v0*h2[169])
+		v0, v1 = h1[42], h1[43]
+		h3[42], h3[43] = float32(v0*h2[42])-float32(v1*h2[171]), float32(v1*h2[42])+float32(v0*h2[171])
+		v0, v1 = h1[44], h1[45]
+		h3[44], h3[45] = float32(v0*h2[44])-float32(v1*h2[173]), float32(v1*h2[44])+float32(v0*h2[173])
+		v0, v1 = h1[46], h1[47]
+		h3[46], h3[47] = float32(v0*h2[46])-float32(v1*h2[175]), float32(v1*h2[46])+float32(v0*h2[175])
+		v0, v1 = h1[48], h1[49]
+		h3[48], h3[49] = float32(v0*h2[48])-float32(v1*h2[177]), float32(v1*h2[48])+float32(v0*h2[177])
+		v0, v1 = h1[50], h1[51]
+		h3[50], h3[51] = float32(v0*h2[50])-float32(v1*h2[179]), float32(v1*h2[50])+float32(v0*h2[179])
+		v0, v1 = h1[52], h1[53]
+		h3[52], h3[53] = float32(v0*h2[52])-float32(v1*h2[181]), float32(v1*h2[52])+float32(v0*h2[181])
+		v0, v1 = h1[54], h1[55]
+		h3[54], h3[55] = float32(v0*h2[54])-float32(v1*h2[183]), float32(v1*h2[54])+float32(v0*h2[183])
+		v0, v1 = h1[56], h1[57]
+		h3[56], h3[57] = float32(v0*h2[56])-float32(v1*h2[185]), float32(v1*h2[56])+float32(v0*h2[185])
+		v0, v1 = h1[58], h1[59]
+		h3[58], h3[59] = float32(v0*h2[58])-float32(v1*h2[187]), float32(v1*h2[58])+float32(v0*h2[187])
+		v0, v1 = h1[60], h1[61]
+		h3[60], h3[61] = float32(v0*h2[60])-float32(v1*h2[189]), float32(v1*h2[60])+float32(v0*h2[189])
+		v0, v1 = h1[62], h1[63]
+		h3[62], h3[63] = float32(v0*h2[62])-float32(v1*h2[191]), float32(v1*h2[62])+float32(v0*h2[191])
+		v0, v1 = h1[64], h1[65]
+		h3[64], h3[65] = float32(v0*h2[64])-float32(v1*h2[193]), float32(v1*h2[64])+float32(v0*h2[193])
+		v0, v1 = h1[66], h1[67]
+		h3[66], h3[67] = float32(v0*h2[66])-float32(v1*h2[195]), float32(v1*h2[66])+float32(v0*h2[195])
+		v0, v1 = h1[68], h1[69]
+		h3[68], h3[69] = float32(v0*h2[68])-float32(v1*h2[197]), float32(v1*h2[68])+float32(v0*h2[197])
+		v0, v1 = h1[70], h1[71]
+		h3[70], h3[71] = float32(v0*h2[70])-float32(v1*h2[199]), float32(v1*h2[70])+float32(v0*h2[199])
+		v0, v1 = h1[72], h1[73]
+		h3[72], h3[73] = float32(v0*h2[72])-float32(v1*h2[201]), float32(v1*h2[72])+float32(v0*h2[201])
+		v0, v1 = h1[74], h1[75]
+		h3[74], h3[75] = float32(v0*h2[74])-float32(v1*h2[203]), float32(v1*h2[74])+float32(v0*h2[203])
+		v0, v1 = h1[76], h1[77]
+		h3[76], h3[77] = float32(v0*h2[76])-float32(v1*h2[205]), float32(v1*h2[76])+float32(v0*h2[205])
+		v0, v1 = h1[78], h1[79]
+		h3[78], h3[79] = float32(v0*h2[78])-float32(v1*h2[207]), float32(v1*h2[78])+float32(v0*h2[207])
+		v0, v1 = h1[80], h1[81]
+		h3[80], h3[81] = float32(v0*h2[80])-float32(v1*h2[209]), float32(v1*h2[80])+float32(v0*h2[209])
+		v0, v1 = h1[82], h1[83]
+		h3[82], h3[83] = float32(v0*h2[82])-float32(v1*h2[211]), float32(v1*h2[82])+float32(v0*h2[211])
+		v0, v1 = h1[84], h1[85]
+		h3[84], h3[85] = float32(v0*h2[84])-float32(v1*h2[213]), float32(v1*h2[84])+float32(v0*h2[213])
+		v0, v1 = h1[86], h1[87]
+		h3[86], h3[87] = float32(v0*h2[86])-float32(v1*h2[215]), float32(v1*h2[86])+float32(v0*h2[215])
+		v0, v1 = h1[88], h1[89]
+		h3[88], h3[89] = float32(v0*h2[88])-float32(v1*h2[217]), float32(v1*h2[88])+float32(v0*h2[217])
+		v0, v1 = h1[90], h1[91]
+		h3[90], h3[91] = float32(v0*h2[90])-float32(v1*h2[219]), float32(v1*h2[90])+float32(v0*h2[219])
+		v0, v1 = h1[92], h1[93]
+		h3[92], h3[93] = float32(v0*h2[92])-float32(v1*h2[221]), float32(v1*h2[92])+float32(v0*h2[221])
+		v0, v1 = h1[94], h1[95]
+		h3[94], h3[95] = float32(v0*h2[94])-float32(v1*h2[223]), float32(v1*h2[94])+float32(v0*h2[223])
+		v0, v1 = h1[96], h1[97]
+		h3[96], h3[97] = float32(v0*h2[96])-float32(v1*h2[225]), float32(v1*h2[96])+float32(v0*h2[225])
+		v0, v1 = h1[98], h1[99]
+		h3[98], h3[99] = float32(v0*h2[98])-float32(v1*h2[227]), float32(v1*h2[98])+float32(v0*h2[227])
+		v0, v1 = h1[100], h1[101]
+		h3[100], h3[101] = float32(v0*h2[100])-float32(v1*h2[229]), float32(v1*h2[100])+float32(v0*h2[229])
+		v0, v1 = h1[102], h1[103]
+		h3[102], h3[103] = float32(v0*h2[102])-float32(v1*h2[231]), float32(v1*h2[102])+float32(v0*h2[231])
+		v0, v1 = h1[104], h1[105]
+		h3[104], h3[105] = float32(v0*h2[104])-float32(v1*h2[233]), float32(v1*h2[104])+float32(v0*h2[233])
+		v0, v1 = h1[106], h1[107]
+		h3[106], h3[107] = float32(v0*h2[106])-float32(v1*h2[235]), float32(v1*h2[106])+float32(v0*h2[235])
+		v0, v1 = h1[108], h1[109]
+		h3[108], h3[109] = float32(v0*h2[108])-float32(v1*h2[237]), float32(v1*h2[108])+float32(v0*h2[237])
+		v0, v1 = h1[110], h1[111]
+		h3[110], h3[111] = float32(v0*h2[110])-float32(v1*h2[239]), float32(v1*h2[110])+float32(v0*h2[239])
+		v0, v1 = h1[112], h1[113]
+		h3[112], h3[113] = float32(v0*h2[112])-float32(v1*h2[241]), float32(v1*h2[112])+float32(v0*h2[241])
+		v0, v1 = h1[114], h1[115]
+		h3[114], h3[115] = float32(v0*h2[114])-float32(v1*h2[243]), float32(v1*h2[114])+float32(v0*h2[243])
+		v0, v1 = h1[116], h1[117]
+		h3[116], h3[117] = float32(v0*h2[116])-float32(v1*h2[245]), float32(v1*h2[116])+float32(v0*h2[245])
+		v0, v1 = h1[118], h1[119]
+		h3[118], h3[119] = float32(v0*h2[118])-float32(v1*h2[247]), float32(v1*h2[118])+float32(v0*h2[247])
+		v0, v1 = h1[120], h1[121]
+		h3[120], h3[121] = float32(v0*h2[120])-float32(v1*h2[249]), float32(v1*h2[120])+float32(v0*h2[249])
+		v0, v1 = h1[122], h1[123]
+		h3[122], h3[123] = float32(v0*h2[122])-float32(v1*h2[251]), float32(v1*h2[122])+float32(v0*h2[251])
+		v0, v1 = h1[124], h1[125]
+		h3[124], h3[125] = float32(v0*h2[124])-float32(v1*h2[253]), float32(v1*h2[124])+float32(v0*h2[253])
+		v0, v1 = h1[126], h1[127]
+		h3[126], h3[127] = float32(v0*h2[126])-float32(v1*h2[255]), float32(v1*h2[126])+float32(v0*h2[255])
+		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
+			break
+		}
+		src = src[ss:]
+		dst = dst[ds:]
+	}
+}
+
+// store_q8_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
+		for b1 := range 4 {
+			q8Block((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
+		}
+		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
+			break
+		}
+		src = src[ss:]
+		dst = dst[ds:]
+	}
+}
+
+// load_q8_0_128x128i_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
+		for b1 := range 4 {
+			q8Unblock((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
+		}
+		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
+			break
+		}
+		src = src[ss:]
+		dst = dst[ds:]
 	}
 }

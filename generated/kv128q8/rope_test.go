@@ -5,15 +5,29 @@ package kv128q8
 
 import (
 	"os"
+	"runtime"
 	"testing"
 
 	spec "github.com/ropegen/ropegen/spec"
 	verify "github.com/ropegen/ropegen/verify"
+	cpu "golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
 // it loads with Params(p.Runtime()).
 var _ = Params(spec.Runtime{})
+
+// ROPEGEN_RVV=1 says the CPU has the V extension where golang.org/x/sys/cpu
+// cannot see it (qemu-user 7.2 has no riscv_hwprobe): the tests then run the
+// RVV backend too. Only the tests read it; the package dispatches on
+// cpu.RISCV64.HasV alone.
+func init() {
+	if runtime.GOARCH == "riscv64" && os.Getenv("ROPEGEN_RVV") == "1" && !cpu.RISCV64.HasV {
+		cpu.RISCV64.HasV = true
+		backends = complete(append(archBackends(), genericBackend()))
+		active = &backends[0]
+	}
+}
 
 // caches describes r's forms of every cache type the package has at r's shape.
 func caches(r *Rotary) []verify.CacheForms {

@@ -5,738 +5,780 @@
 
 #include "textflag.h"
 
-DATA fillconst<>+0(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+8(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+16(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+24(SB)/8, $0x3fe45f306dc9c883
-DATA fillconst<>+32(SB)/8, $0x4338000000000000
-DATA fillconst<>+40(SB)/8, $0x4338000000000000
-DATA fillconst<>+48(SB)/8, $0x4338000000000000
-DATA fillconst<>+56(SB)/8, $0x4338000000000000
-DATA fillconst<>+64(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+72(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+80(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+88(SB)/8, $0x3ff921fb00000000
-DATA fillconst<>+96(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+104(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+112(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+120(SB)/8, $0x3e95110b00000000
-DATA fillconst<>+128(SB)/8, $0x3d31846980000000
-DATA fillconst<>+136(SB)/8, $0x3d31846980000000
-DATA fillconst<>+144(SB)/8, $0x3d31846980000000
-DATA fillconst<>+152(SB)/8, $0x3d31846980000000
-DATA fillconst<>+160(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+168(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+176(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+184(SB)/8, $0x3ba3198a2e037073
-DATA fillconst<>+192(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+200(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+208(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+216(SB)/8, $0x3f8111111110f7d0
-DATA fillconst<>+224(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+232(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+240(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+248(SB)/8, $0x3fc5555555555548
-DATA fillconst<>+256(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+264(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+272(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+280(SB)/8, $0x3ec71de3567d48a1
-DATA fillconst<>+288(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+296(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+304(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+312(SB)/8, $0x3f2a01a019bfdf03
-DATA fillconst<>+320(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+328(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+336(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+344(SB)/8, $0x3de5d8fd1fd19ccd
-DATA fillconst<>+352(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+360(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+368(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+376(SB)/8, $0x3e5ae5e5a9291f5d
-DATA fillconst<>+384(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+392(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+400(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+408(SB)/8, $0xbf56c16c16c14f91
-DATA fillconst<>+416(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+424(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+432(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+440(SB)/8, $0x3fa555555555554b
-DATA fillconst<>+448(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+456(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+464(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+472(SB)/8, $0xbe927e4f7eac4bc6
-DATA fillconst<>+480(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+488(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+496(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+504(SB)/8, $0x3efa01a019c844f5
-DATA fillconst<>+512(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+520(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+528(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+536(SB)/8, $0xbda8fa49a0861a9b
-DATA fillconst<>+544(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+552(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+560(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+568(SB)/8, $0x3e21ee9d7b4e3f05
-DATA fillconst<>+576(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+584(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+592(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+600(SB)/8, $0x3fe0000000000000
-DATA fillconst<>+608(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+616(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+624(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+632(SB)/8, $0x3ff0000000000000
-DATA fillconst<>+640(SB)/8, $0x0000000000000001
-DATA fillconst<>+648(SB)/8, $0x0000000000000001
-DATA fillconst<>+656(SB)/8, $0x0000000000000001
-DATA fillconst<>+664(SB)/8, $0x0000000000000001
-DATA fillconst<>+672(SB)/8, $0x0000000000000002
-DATA fillconst<>+680(SB)/8, $0x0000000000000002
-DATA fillconst<>+688(SB)/8, $0x0000000000000002
-DATA fillconst<>+696(SB)/8, $0x0000000000000002
-DATA fillconst<>+704(SB)/8, $0x0000000080000000
-DATA fillconst<>+712(SB)/8, $0x0000000080000000
-DATA fillconst<>+720(SB)/8, $0x0000000080000000
-DATA fillconst<>+728(SB)/8, $0x0000000080000000
-DATA fillconst<>+736(SB)/8, $0x8000000080000000
-DATA fillconst<>+744(SB)/8, $0x8000000080000000
-DATA fillconst<>+752(SB)/8, $0x8000000080000000
-DATA fillconst<>+760(SB)/8, $0x8000000080000000
-DATA fillconst<>+768(SB)/8, $0x0000000000000000
-DATA fillconst<>+776(SB)/8, $0x0000000100000001
-DATA fillconst<>+784(SB)/8, $0x0000000200000002
-DATA fillconst<>+792(SB)/8, $0x0000000300000003
-DATA fillconst<>+800(SB)/8, $0x0000000400000004
-DATA fillconst<>+808(SB)/8, $0x0000000500000005
-DATA fillconst<>+816(SB)/8, $0x0000000600000006
-DATA fillconst<>+824(SB)/8, $0x0000000700000007
-GLOBL fillconst<>(SB), RODATA|NOPTR, $832
-
-// func applyAVX512H96R24N(x []float32, stride int, n int, r *float32)
+// func fwd_96x24n_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyAVX512H96R24N(SB), NOSPLIT, $0-48
-	MOVQ      n+32(FP), AX
-	TESTQ     AX, AX
+TEXT ·fwd_96x24n_avx512(SB), NOSPLIT, $0-48
+	MOVQ      x_base+0(FP), AX
+	MOVQ      stride+24(FP), CX
+	MOVQ      r+40(FP), DX
+	MOVQ      n+32(FP), BX
+	TESTQ     BX, BX
 	JZ        done
-	MOVQ      x_base+0(FP), CX
-	MOVQ      stride+24(FP), DX
-	SHLQ      $0x02, DX
-	MOVQ      r+40(FP), BX
+	SHLQ      $0x02, CX
 	MOVL      $0x00000fff, SI
 	KMOVW     SI, K1
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS.Z 96(BX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z 96(DX), K1, Z1
 
 head:
-	// pairs 0…11
-	VMOVUPS.Z (CX), K1, Z2
-	VMOVUPS.Z 48(CX), K1, Z3
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 48(AX), K1, Z3
 	VMULPS    Z0, Z2, Z4
 	VMULPS    Z1, Z3, Z5
 	VADDPS    Z5, Z4, Z4
 	VMULPS    Z0, Z3, Z3
 	VMULPS    Z1, Z2, Z2
-	VSUBPS    Z2, Z3, Z3
-	VMOVUPS   Z4, K1, (CX)
-	VMOVUPS   Z3, K1, 48(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VSUBPS    Z2, Z3, Z2
+	VMOVUPS   Z4, K1, (AX)
+	VMOVUPS   Z2, K1, 48(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX512H96R24N(x []float32, stride int, n int, r *float32)
+// func inv_96x24n_avx512(x []float32, stride int, n int, r *float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseAVX512H96R24N(SB), NOSPLIT, $0-48
-	MOVQ      n+32(FP), AX
-	TESTQ     AX, AX
+TEXT ·inv_96x24n_avx512(SB), NOSPLIT, $0-48
+	MOVQ      x_base+0(FP), AX
+	MOVQ      stride+24(FP), CX
+	MOVQ      r+40(FP), DX
+	MOVQ      n+32(FP), BX
+	TESTQ     BX, BX
 	JZ        done
-	MOVQ      x_base+0(FP), CX
-	MOVQ      stride+24(FP), DX
-	SHLQ      $0x02, DX
-	MOVQ      r+40(FP), BX
+	SHLQ      $0x02, CX
 	MOVL      $0x00000fff, SI
 	KMOVW     SI, K1
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS.Z 96(BX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z 96(DX), K1, Z1
 
 head:
-	// pairs 0…11
-	VMOVUPS.Z (CX), K1, Z2
-	VMOVUPS.Z 48(CX), K1, Z3
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 48(AX), K1, Z3
 	VMULPS    Z0, Z2, Z4
 	VMULPS    Z1, Z3, Z5
 	VSUBPS    Z5, Z4, Z4
 	VMULPS    Z0, Z3, Z3
 	VMULPS    Z1, Z2, Z2
-	VADDPS    Z2, Z3, Z3
-	VMOVUPS   Z4, K1, (CX)
-	VMOVUPS   Z3, K1, 48(CX)
-	ADDQ      DX, CX
-	DECQ      AX
+	VADDPS    Z2, Z3, Z2
+	VMOVUPS   Z4, K1, (AX)
+	VMOVUPS   Z2, K1, 48(AX)
+	ADDQ      CX, AX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX512H96R24N(x []float32, stride int, n int, rows []float32)
+// func fwdRows_96x24n_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyRowsAVX512H96R24N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·fwdRows_96x24n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 	MOVL  $0x00000fff, SI
 	KMOVW SI, K1
 
 head:
-	// pairs 0…11
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS.Z 96(BX), K1, Z1
-	VMOVUPS.Z (CX), K1, Z2
-	VMOVUPS.Z 48(CX), K1, Z3
-	VMULPS    Z0, Z2, Z4
-	VMULPS    Z1, Z3, Z5
+	VMOVUPS.Z (AX), K1, Z0
+	VMOVUPS.Z 48(AX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z2
+	VMOVUPS.Z 96(DX), K1, Z3
+	VMULPS    Z2, Z0, Z4
+	VMULPS    Z3, Z1, Z5
 	VADDPS    Z5, Z4, Z4
-	VMULPS    Z0, Z3, Z0
-	VMULPS    Z1, Z2, Z1
-	VSUBPS    Z1, Z0, Z0
-	VMOVUPS   Z4, K1, (CX)
-	VMOVUPS   Z0, K1, 48(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x000000c0, BX
-	DECQ      AX
+	VMULPS    Z2, Z1, Z1
+	VMULPS    Z3, Z0, Z0
+	VSUBPS    Z0, Z1, Z0
+	VMOVUPS   Z4, K1, (AX)
+	VMOVUPS   Z0, K1, 48(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x000000c0, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX512H96R24N(x []float32, stride int, n int, rows []float32)
+// func invRows_96x24n_avx512(x []float32, stride int, n int, rows []float32)
 // Requires: AVX, AVX512F
-TEXT ·applyInverseRowsAVX512H96R24N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·invRows_96x24n_avx512(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 	MOVL  $0x00000fff, SI
 	KMOVW SI, K1
 
 head:
-	// pairs 0…11
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS.Z 96(BX), K1, Z1
-	VMOVUPS.Z (CX), K1, Z2
-	VMOVUPS.Z 48(CX), K1, Z3
-	VMULPS    Z0, Z2, Z4
-	VMULPS    Z1, Z3, Z5
+	VMOVUPS.Z (AX), K1, Z0
+	VMOVUPS.Z 48(AX), K1, Z1
+	VMOVUPS.Z (DX), K1, Z2
+	VMOVUPS.Z 96(DX), K1, Z3
+	VMULPS    Z2, Z0, Z4
+	VMULPS    Z3, Z1, Z5
 	VSUBPS    Z5, Z4, Z4
-	VMULPS    Z0, Z3, Z0
-	VMULPS    Z1, Z2, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z4, K1, (CX)
-	VMOVUPS   Z0, K1, 48(CX)
-	ADDQ      DX, CX
-	ADDQ      $0x000000c0, BX
-	DECQ      AX
+	VMULPS    Z2, Z1, Z1
+	VMULPS    Z3, Z0, Z0
+	VADDPS    Z0, Z1, Z0
+	VMOVUPS   Z4, K1, (AX)
+	VMOVUPS   Z0, K1, 48(AX)
+	ADDQ      CX, AX
+	ADDQ      $0x000000c0, DX
+	DECQ      BX
 	JNZ       head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX512H96R24N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func fill_96x24n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX512F
-TEXT ·fillAVX512H96R24N(SB), NOSPLIT, $0-40
+TEXT ·fill_96x24n_avx512(SB), NOSPLIT, $0-40
+	MOVQ         $0x00000008, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Z0
 	VBROADCASTSD attn+24(FP), Z1
-	MOVQ         $0x00000008, DX
-	MOVQ         DX, n+32(FP)
+	VPXORQ       Z3, Z3, Z3
 	MOVQ         $0x00000001, DX
 
-block:
-	// 8 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD     (CX), Z2
-	VMULPD      Z0, Z2, Z2
-	VMULPD.BCST fillconst<>+0(SB), Z2, Z5
-	VADDPD.BCST fillconst<>+32(SB), Z5, Z5
-	VSUBPD.BCST fillconst<>+32(SB), Z5, Z6
-	VMULPD.BCST fillconst<>+64(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+96(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+128(SB), Z6, Z7
-	VSUBPD      Z7, Z2, Z2
-	VMULPD.BCST fillconst<>+160(SB), Z6, Z6
-	VSUBPD      Z6, Z2, Z2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD       Z2, Z2, Z6
-	VMULPD       Z6, Z6, Z7
-	VMULPD       Z7, Z7, Z8
-	VMULPD.BCST  fillconst<>+192(SB), Z6, Z9
-	VSUBPD.BCST  fillconst<>+224(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+256(SB), Z6, Z10
-	VSUBPD.BCST  fillconst<>+288(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+320(SB), Z6, Z11
-	VSUBPD.BCST  fillconst<>+352(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z6, Z2, Z10
-	VMULPD       Z9, Z10, Z9
-	VADDPD       Z9, Z2, Z2
-	VMULPD.BCST  fillconst<>+384(SB), Z6, Z9
-	VADDPD.BCST  fillconst<>+416(SB), Z9, Z9
-	VMULPD.BCST  fillconst<>+448(SB), Z6, Z10
-	VADDPD.BCST  fillconst<>+480(SB), Z10, Z10
-	VMULPD.BCST  fillconst<>+512(SB), Z6, Z11
-	VADDPD.BCST  fillconst<>+544(SB), Z11, Z11
-	VMULPD       Z10, Z7, Z10
-	VADDPD       Z10, Z9, Z9
-	VMULPD       Z11, Z8, Z8
-	VADDPD       Z8, Z9, Z8
-	VBROADCASTSD fillconst<>+608(SB), Z9
-	VMULPD.BCST  fillconst<>+576(SB), Z6, Z6
-	VSUBPD       Z6, Z9, Z6
-	VMULPD       Z8, Z7, Z7
-	VADDPD       Z7, Z6, Z6
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXORQ      Z3, Z3, Z3
-	VPANDQ.BCST fillconst<>+640(SB), Z5, Z7
-	VPSUBQ      Z7, Z3, Z7
-	VPXORQ      Z6, Z2, Z8
-	VPANDQ      Z7, Z8, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPXORQ      Z7, Z6, Z6
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z7
-	VPSLLQ      $0x3e, Z7, Z7
-	VPXORQ      Z7, Z2, Z2
-	VPADDQ.BCST fillconst<>+640(SB), Z5, Z5
-	VPANDQ.BCST fillconst<>+672(SB), Z5, Z5
-	VPSLLQ      $0x3e, Z5, Z5
-	VPXORQ      Z5, Z6, Z5
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD      Z1, Z5, Z5
-	VCVTPD2PS   Z5, Y5
-	VMULPD      Z1, Z2, Z2
-	VCVTPD2PS   Z2, Y4
-	VPXORQ.BCST fillconst<>+736(SB), Z4, Z2
-	VMOVUPS     Y5, (AX)
-	VMOVUPS     Y5, 48(AX)
-	VMOVUPS     Y2, 96(AX)
-	VMOVUPS     Y4, 144(AX)
-	ADDQ        $0x00000040, CX
-	ADDQ        $0x00000020, AX
-	DECQ        DX
-	JNZ         block
+loop1:
+	VMOVUPD   (CX), Z2
+	VMULPD    Z0, Z2, Z2
+	VMULPD    vecconst<>+0(SB), Z2, Z5
+	VADDPD    vecconst<>+64(SB), Z5, Z5
+	VSUBPD    vecconst<>+64(SB), Z5, Z6
+	VMULPD    vecconst<>+128(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+192(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+256(SB), Z6, Z7
+	VSUBPD    Z7, Z2, Z2
+	VMULPD    vecconst<>+320(SB), Z6, Z6
+	VSUBPD    Z6, Z2, Z2
+	VMULPD    Z2, Z2, Z6
+	VMULPD    Z6, Z6, Z7
+	VMULPD    Z7, Z7, Z8
+	VMULPD    Z6, Z2, Z9
+	VMULPD    vecconst<>+384(SB), Z6, Z10
+	VSUBPD    vecconst<>+448(SB), Z10, Z10
+	VMULPD    vecconst<>+512(SB), Z6, Z11
+	VSUBPD    vecconst<>+576(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+640(SB), Z6, Z11
+	VSUBPD    vecconst<>+704(SB), Z11, Z11
+	VMULPD    Z11, Z8, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    Z10, Z9, Z9
+	VADDPD    Z9, Z2, Z2
+	VMULPD    vecconst<>+832(SB), Z6, Z9
+	VMOVUPD   vecconst<>+768(SB), Z10
+	VSUBPD    Z9, Z10, Z9
+	VMULPD    vecconst<>+896(SB), Z6, Z10
+	VADDPD    vecconst<>+960(SB), Z10, Z10
+	VMULPD    vecconst<>+1024(SB), Z6, Z11
+	VADDPD    vecconst<>+1088(SB), Z11, Z11
+	VMULPD    Z11, Z7, Z11
+	VADDPD    Z11, Z10, Z10
+	VMULPD    vecconst<>+1152(SB), Z6, Z6
+	VADDPD    vecconst<>+1216(SB), Z6, Z6
+	VMULPD    Z6, Z8, Z6
+	VADDPD    Z6, Z10, Z6
+	VMULPD    Z6, Z7, Z6
+	VADDPD    Z6, Z9, Z6
+	VPXORQ    Z6, Z2, Z7
+	VPANDQ    vecconst<>+1280(SB), Z5, Z8
+	VPSUBQ    Z8, Z3, Z8
+	VPANDQ    Z8, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPXORQ    Z7, Z6, Z6
+	VPANDQ    vecconst<>+1344(SB), Z5, Z7
+	VPSLLQ    $0x3e, Z7, Z7
+	VPXORQ    Z7, Z2, Z2
+	VPADDQ    vecconst<>+1280(SB), Z5, Z5
+	VPANDQ    vecconst<>+1344(SB), Z5, Z5
+	VPSLLQ    $0x3e, Z5, Z5
+	VPXORQ    Z5, Z6, Z5
+	VMULPD    Z1, Z5, Z5
+	VCVTPD2PS Z5, Y5
+	VMULPD    Z1, Z2, Z2
+	VCVTPD2PS Z2, Y4
+	VPXORQ    vecconst<>+1408(SB), Z4, Z2
+	VMOVUPS   Y5, (AX)
+	VMOVUPS   Y5, 48(AX)
+	VMOVUPS   Y2, 96(AX)
+	VMOVUPS   Y4, 144(AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	DECQ      DX
+	JNZ       loop1
 	VZEROUPPER
 	RET
 
-// func applyAVX2H96R24N(x []float32, stride int, n int, r *float32)
+// func fwd_96x24n_avx2(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyAVX2H96R24N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·fwd_96x24n_avx2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Y0
-	VMOVUPS 96(BX), Y1
-	VMOVUPS 32(BX), X2
-	VMOVUPS 128(BX), X3
-	CMPQ    AX, $0x02
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Y0
+	VMOVUPS 96(DX), Y1
+	VMOVUPS 32(DX), X2
+	VMOVUPS 128(DX), X3
+	CMPQ    BX, $0x02
 	JB      head
 
 pair:
 	// two heads at a time
-	LEAQ (CX)(DX*1), BX
-
-	// pairs 0…7
-	VMOVUPS (CX), Y4
-	VMOVUPS 48(CX), Y5
+	LEAQ    (AX)(CX*1), DX
+	VMOVUPS (AX), Y4
+	VMOVUPS 48(AX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VADDPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VSUBPS  Y4, Y5, Y5
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y5, 48(CX)
-	VMOVUPS (BX), Y4
-	VMOVUPS 48(BX), Y5
+	VSUBPS  Y4, Y5, Y4
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y4, 48(AX)
+	VMOVUPS (DX), Y4
+	VMOVUPS 48(DX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VADDPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VSUBPS  Y4, Y5, Y5
-	VMOVUPS Y6, (BX)
-	VMOVUPS Y5, 48(BX)
-
-	// pairs 8…11
-	VMOVUPS 32(CX), X4
-	VMOVUPS 80(CX), X5
+	VSUBPS  Y4, Y5, Y4
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y4, 48(DX)
+	VMOVUPS 32(AX), X4
+	VMOVUPS 80(AX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VADDPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VSUBPS  X4, X5, X5
-	VMOVUPS X6, 32(CX)
-	VMOVUPS X5, 80(CX)
-	VMOVUPS 32(BX), X4
-	VMOVUPS 80(BX), X5
+	VSUBPS  X4, X5, X4
+	VMOVUPS X6, 32(AX)
+	VMOVUPS X4, 80(AX)
+	VMOVUPS 32(DX), X4
+	VMOVUPS 80(DX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VADDPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VSUBPS  X4, X5, X5
-	VMOVUPS X6, 32(BX)
-	VMOVUPS X5, 80(BX)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
+	VSUBPS  X4, X5, X4
+	VMOVUPS X6, 32(DX)
+	VMOVUPS X4, 80(DX)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
 	JAE     pair
-	TESTQ   AX, AX
+	TESTQ   BX, BX
 	JZ      done
 
 head:
-	// pairs 0…7
-	VMOVUPS (CX), Y4
-	VMOVUPS 48(CX), Y5
+	VMOVUPS (AX), Y4
+	VMOVUPS 48(AX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VADDPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VSUBPS  Y4, Y5, Y5
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y5, 48(CX)
-
-	// pairs 8…11
-	VMOVUPS 32(CX), X4
-	VMOVUPS 80(CX), X5
+	VSUBPS  Y4, Y5, Y4
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y4, 48(AX)
+	VMOVUPS 32(AX), X4
+	VMOVUPS 80(AX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VADDPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VSUBPS  X4, X5, X5
-	VMOVUPS X6, 32(CX)
-	VMOVUPS X5, 80(CX)
-	ADDQ    DX, CX
-	DECQ    AX
+	VSUBPS  X4, X5, X4
+	VMOVUPS X6, 32(AX)
+	VMOVUPS X4, 80(AX)
+	ADDQ    CX, AX
+	DECQ    BX
 	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseAVX2H96R24N(x []float32, stride int, n int, r *float32)
+// func inv_96x24n_avx2(x []float32, stride int, n int, r *float32)
 // Requires: AVX
-TEXT ·applyInverseAVX2H96R24N(SB), NOSPLIT, $0-48
-	MOVQ    n+32(FP), AX
-	TESTQ   AX, AX
+TEXT ·inv_96x24n_avx2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	MOVQ    r+40(FP), DX
+	MOVQ    n+32(FP), BX
+	TESTQ   BX, BX
 	JZ      done
-	MOVQ    x_base+0(FP), CX
-	MOVQ    stride+24(FP), DX
-	SHLQ    $0x02, DX
-	MOVQ    r+40(FP), BX
-	VMOVUPS (BX), Y0
-	VMOVUPS 96(BX), Y1
-	VMOVUPS 32(BX), X2
-	VMOVUPS 128(BX), X3
-	CMPQ    AX, $0x02
+	SHLQ    $0x02, CX
+	VMOVUPS (DX), Y0
+	VMOVUPS 96(DX), Y1
+	VMOVUPS 32(DX), X2
+	VMOVUPS 128(DX), X3
+	CMPQ    BX, $0x02
 	JB      head
 
 pair:
 	// two heads at a time
-	LEAQ (CX)(DX*1), BX
-
-	// pairs 0…7
-	VMOVUPS (CX), Y4
-	VMOVUPS 48(CX), Y5
+	LEAQ    (AX)(CX*1), DX
+	VMOVUPS (AX), Y4
+	VMOVUPS 48(AX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VSUBPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VADDPS  Y4, Y5, Y5
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y5, 48(CX)
-	VMOVUPS (BX), Y4
-	VMOVUPS 48(BX), Y5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y4, 48(AX)
+	VMOVUPS (DX), Y4
+	VMOVUPS 48(DX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VSUBPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VADDPS  Y4, Y5, Y5
-	VMOVUPS Y6, (BX)
-	VMOVUPS Y5, 48(BX)
-
-	// pairs 8…11
-	VMOVUPS 32(CX), X4
-	VMOVUPS 80(CX), X5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y4, 48(DX)
+	VMOVUPS 32(AX), X4
+	VMOVUPS 80(AX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VSUBPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VADDPS  X4, X5, X5
-	VMOVUPS X6, 32(CX)
-	VMOVUPS X5, 80(CX)
-	VMOVUPS 32(BX), X4
-	VMOVUPS 80(BX), X5
+	VADDPS  X4, X5, X4
+	VMOVUPS X6, 32(AX)
+	VMOVUPS X4, 80(AX)
+	VMOVUPS 32(DX), X4
+	VMOVUPS 80(DX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VSUBPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VADDPS  X4, X5, X5
-	VMOVUPS X6, 32(BX)
-	VMOVUPS X5, 80(BX)
-	LEAQ    (CX)(DX*2), CX
-	SUBQ    $0x02, AX
-	CMPQ    AX, $0x02
+	VADDPS  X4, X5, X4
+	VMOVUPS X6, 32(DX)
+	VMOVUPS X4, 80(DX)
+	LEAQ    (AX)(CX*2), AX
+	SUBQ    $0x02, BX
+	CMPQ    BX, $0x02
 	JAE     pair
-	TESTQ   AX, AX
+	TESTQ   BX, BX
 	JZ      done
 
 head:
-	// pairs 0…7
-	VMOVUPS (CX), Y4
-	VMOVUPS 48(CX), Y5
+	VMOVUPS (AX), Y4
+	VMOVUPS 48(AX), Y5
 	VMULPS  Y0, Y4, Y6
 	VMULPS  Y1, Y5, Y7
 	VSUBPS  Y7, Y6, Y6
 	VMULPS  Y0, Y5, Y5
 	VMULPS  Y1, Y4, Y4
-	VADDPS  Y4, Y5, Y5
-	VMOVUPS Y6, (CX)
-	VMOVUPS Y5, 48(CX)
-
-	// pairs 8…11
-	VMOVUPS 32(CX), X4
-	VMOVUPS 80(CX), X5
+	VADDPS  Y4, Y5, Y4
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y4, 48(AX)
+	VMOVUPS 32(AX), X4
+	VMOVUPS 80(AX), X5
 	VMULPS  X2, X4, X6
 	VMULPS  X3, X5, X7
 	VSUBPS  X7, X6, X6
 	VMULPS  X2, X5, X5
 	VMULPS  X3, X4, X4
-	VADDPS  X4, X5, X5
-	VMOVUPS X6, 32(CX)
-	VMOVUPS X5, 80(CX)
-	ADDQ    DX, CX
-	DECQ    AX
+	VADDPS  X4, X5, X4
+	VMOVUPS X6, 32(AX)
+	VMOVUPS X4, 80(AX)
+	ADDQ    CX, AX
+	DECQ    BX
 	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyRowsAVX2H96R24N(x []float32, stride int, n int, rows []float32)
+// func fwdRows_96x24n_avx2(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyRowsAVX2H96R24N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·fwdRows_96x24n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 96(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 48(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
+	VMOVUPS (AX), Y0
+	VMOVUPS 48(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
 	VADDPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 48(CX)
-
-	// pairs 8…11
-	VMOVUPS 32(BX), X0
-	VMOVUPS 128(BX), X1
-	VMOVUPS 32(CX), X2
-	VMOVUPS 80(CX), X3
-	VMULPS  X0, X2, X4
-	VMULPS  X1, X3, X5
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 48(AX)
+	VMOVUPS 32(AX), X0
+	VMOVUPS 80(AX), X1
+	VMOVUPS 32(DX), X2
+	VMOVUPS 128(DX), X3
+	VMULPS  X2, X0, X4
+	VMULPS  X3, X1, X5
 	VADDPS  X5, X4, X4
-	VMULPS  X0, X3, X0
-	VMULPS  X1, X2, X1
-	VSUBPS  X1, X0, X0
-	VMOVUPS X4, 32(CX)
-	VMOVUPS X0, 80(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x000000c0, BX
-	DECQ    AX
+	VMULPS  X2, X1, X1
+	VMULPS  X3, X0, X0
+	VSUBPS  X0, X1, X0
+	VMOVUPS X4, 32(AX)
+	VMOVUPS X0, 80(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x000000c0, DX
+	DECQ    BX
 	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func applyInverseRowsAVX2H96R24N(x []float32, stride int, n int, rows []float32)
+// func invRows_96x24n_avx2(x []float32, stride int, n int, rows []float32)
 // Requires: AVX
-TEXT ·applyInverseRowsAVX2H96R24N(SB), NOSPLIT, $0-64
-	MOVQ  n+32(FP), AX
-	TESTQ AX, AX
+TEXT ·invRows_96x24n_avx2(SB), NOSPLIT, $0-64
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
 	JZ    done
-	MOVQ  x_base+0(FP), CX
-	MOVQ  stride+24(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  rows_base+40(FP), BX
+	SHLQ  $0x02, CX
 
 head:
-	// pairs 0…7
-	VMOVUPS (BX), Y0
-	VMOVUPS 96(BX), Y1
-	VMOVUPS (CX), Y2
-	VMOVUPS 48(CX), Y3
-	VMULPS  Y0, Y2, Y4
-	VMULPS  Y1, Y3, Y5
+	VMOVUPS (AX), Y0
+	VMOVUPS 48(AX), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
 	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y0, Y3, Y0
-	VMULPS  Y1, Y2, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y4, (CX)
-	VMOVUPS Y0, 48(CX)
-
-	// pairs 8…11
-	VMOVUPS 32(BX), X0
-	VMOVUPS 128(BX), X1
-	VMOVUPS 32(CX), X2
-	VMOVUPS 80(CX), X3
-	VMULPS  X0, X2, X4
-	VMULPS  X1, X3, X5
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y0, 48(AX)
+	VMOVUPS 32(AX), X0
+	VMOVUPS 80(AX), X1
+	VMOVUPS 32(DX), X2
+	VMOVUPS 128(DX), X3
+	VMULPS  X2, X0, X4
+	VMULPS  X3, X1, X5
 	VSUBPS  X5, X4, X4
-	VMULPS  X0, X3, X0
-	VMULPS  X1, X2, X1
-	VADDPS  X1, X0, X0
-	VMOVUPS X4, 32(CX)
-	VMOVUPS X0, 80(CX)
-	ADDQ    DX, CX
-	ADDQ    $0x000000c0, BX
-	DECQ    AX
+	VMULPS  X2, X1, X1
+	VMULPS  X3, X0, X0
+	VADDPS  X0, X1, X0
+	VMOVUPS X4, 32(AX)
+	VMOVUPS X0, 80(AX)
+	ADDQ    CX, AX
+	ADDQ    $0x000000c0, DX
+	DECQ    BX
 	JNZ     head
 
 done:
 	VZEROUPPER
 	RET
 
-// func fillAVX2H96R24N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+// func fill_96x24n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 // Requires: AVX, AVX2
-TEXT ·fillAVX2H96R24N(SB), NOSPLIT, $0-40
+TEXT ·fill_96x24n_avx2(SB), NOSPLIT, $0-40
+	MOVQ         $0x0000000c, AX
+	MOVQ         AX, done+32(FP)
 	MOVQ         r+0(FP), AX
 	MOVQ         freqs+16(FP), CX
 	VBROADCASTSD pos+8(FP), Y0
 	VBROADCASTSD attn+24(FP), Y1
-	MOVQ         $0x0000000c, DX
-	MOVQ         DX, n+32(FP)
+	VPXOR        Y3, Y3, Y3
 	MOVQ         $0x00000003, DX
 
-block:
-	// 4 angles: x = pos·θ, reduced by k·π/2, k = round(x·2/π)
-	VMOVUPD (CX), Y2
-	VMULPD  Y0, Y2, Y2
-	VMULPD  fillconst<>+0(SB), Y2, Y3
-	VADDPD  fillconst<>+32(SB), Y3, Y3
-	VSUBPD  fillconst<>+32(SB), Y3, Y4
-	VMULPD  fillconst<>+64(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+96(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+128(SB), Y4, Y5
-	VSUBPD  Y5, Y2, Y2
-	VMULPD  fillconst<>+160(SB), Y4, Y4
-	VSUBPD  Y4, Y2, Y2
-
-	// sin r and cos r: Estrin's scheme in z = r²
-	VMULPD  Y2, Y2, Y4
-	VMULPD  Y4, Y4, Y5
-	VMULPD  Y5, Y5, Y6
-	VMULPD  fillconst<>+192(SB), Y4, Y7
-	VSUBPD  fillconst<>+224(SB), Y7, Y7
-	VMULPD  fillconst<>+256(SB), Y4, Y8
-	VSUBPD  fillconst<>+288(SB), Y8, Y8
-	VMULPD  fillconst<>+320(SB), Y4, Y9
-	VSUBPD  fillconst<>+352(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y4, Y2, Y8
-	VMULPD  Y7, Y8, Y7
-	VADDPD  Y7, Y2, Y2
-	VMULPD  fillconst<>+384(SB), Y4, Y7
-	VADDPD  fillconst<>+416(SB), Y7, Y7
-	VMULPD  fillconst<>+448(SB), Y4, Y8
-	VADDPD  fillconst<>+480(SB), Y8, Y8
-	VMULPD  fillconst<>+512(SB), Y4, Y9
-	VADDPD  fillconst<>+544(SB), Y9, Y9
-	VMULPD  Y8, Y5, Y8
-	VADDPD  Y8, Y7, Y7
-	VMULPD  Y9, Y6, Y6
-	VADDPD  Y6, Y7, Y6
-	VMOVUPD fillconst<>+608(SB), Y7
-	VMULPD  fillconst<>+576(SB), Y4, Y4
-	VSUBPD  Y4, Y7, Y4
-	VMULPD  Y6, Y5, Y5
-	VADDPD  Y5, Y4, Y4
-
-	// quadrant q = k mod 4 (the low bits of kb): swap, then negate
-	VPXOR  Y5, Y5, Y5
-	VPAND  fillconst<>+640(SB), Y3, Y6
-	VPSUBQ Y6, Y5, Y5
-	VPXOR  Y4, Y2, Y6
-	VPAND  Y5, Y6, Y5
-	VPXOR  Y5, Y2, Y2
-	VPXOR  Y5, Y4, Y4
-	VPAND  fillconst<>+672(SB), Y3, Y5
-	VPSLLQ $0x3e, Y5, Y5
-	VPXOR  Y5, Y2, Y2
-	VPADDQ fillconst<>+640(SB), Y3, Y3
-	VPAND  fillconst<>+672(SB), Y3, Y3
-	VPSLLQ $0x3e, Y3, Y3
-	VPXOR  Y3, Y4, Y3
-
-	// attn·cos, attn·sin, rounded to float32
-	VMULPD     Y1, Y3, Y3
-	VCVTPD2PSY Y3, X3
+loop1:
+	VMOVUPD    (CX), Y2
+	VMULPD     Y0, Y2, Y2
+	VMULPD     vecconst<>+0(SB), Y2, Y5
+	VADDPD     vecconst<>+64(SB), Y5, Y5
+	VSUBPD     vecconst<>+64(SB), Y5, Y6
+	VMULPD     vecconst<>+128(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+192(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+256(SB), Y6, Y7
+	VSUBPD     Y7, Y2, Y2
+	VMULPD     vecconst<>+320(SB), Y6, Y6
+	VSUBPD     Y6, Y2, Y2
+	VMULPD     Y2, Y2, Y6
+	VMULPD     Y6, Y6, Y7
+	VMULPD     Y7, Y7, Y8
+	VMULPD     Y6, Y2, Y9
+	VMULPD     vecconst<>+384(SB), Y6, Y10
+	VSUBPD     vecconst<>+448(SB), Y10, Y10
+	VMULPD     vecconst<>+512(SB), Y6, Y11
+	VSUBPD     vecconst<>+576(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+640(SB), Y6, Y11
+	VSUBPD     vecconst<>+704(SB), Y11, Y11
+	VMULPD     Y11, Y8, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     Y10, Y9, Y9
+	VADDPD     Y9, Y2, Y2
+	VMULPD     vecconst<>+832(SB), Y6, Y9
+	VMOVUPD    vecconst<>+768(SB), Y10
+	VSUBPD     Y9, Y10, Y9
+	VMULPD     vecconst<>+896(SB), Y6, Y10
+	VADDPD     vecconst<>+960(SB), Y10, Y10
+	VMULPD     vecconst<>+1024(SB), Y6, Y11
+	VADDPD     vecconst<>+1088(SB), Y11, Y11
+	VMULPD     Y11, Y7, Y11
+	VADDPD     Y11, Y10, Y10
+	VMULPD     vecconst<>+1152(SB), Y6, Y6
+	VADDPD     vecconst<>+1216(SB), Y6, Y6
+	VMULPD     Y6, Y8, Y6
+	VADDPD     Y6, Y10, Y6
+	VMULPD     Y6, Y7, Y6
+	VADDPD     Y6, Y9, Y6
+	VPXOR      Y6, Y2, Y7
+	VPAND      vecconst<>+1280(SB), Y5, Y8
+	VPSUBQ     Y8, Y3, Y8
+	VPAND      Y8, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPXOR      Y7, Y6, Y6
+	VPAND      vecconst<>+1344(SB), Y5, Y7
+	VPSLLQ     $0x3e, Y7, Y7
+	VPXOR      Y7, Y2, Y2
+	VPADDQ     vecconst<>+1280(SB), Y5, Y5
+	VPAND      vecconst<>+1344(SB), Y5, Y5
+	VPSLLQ     $0x3e, Y5, Y5
+	VPXOR      Y5, Y6, Y5
+	VMULPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X5
 	VMULPD     Y1, Y2, Y2
-	VCVTPD2PSY Y2, X2
-	VPXOR      fillconst<>+736(SB), X2, X4
-	VMOVUPS    X3, (AX)
-	VMOVUPS    X3, 48(AX)
-	VMOVUPS    X4, 96(AX)
-	VMOVUPS    X2, 144(AX)
+	VCVTPD2PSY Y2, X4
+	VPXOR      vecconst<>+1408(SB), Y4, Y2
+	VMOVUPS    X5, (AX)
+	VMOVUPS    X5, 48(AX)
+	VMOVUPS    X2, 96(AX)
+	VMOVUPS    X4, 144(AX)
 	ADDQ       $0x00000020, CX
 	ADDQ       $0x00000010, AX
 	DECQ       DX
-	JNZ        block
+	JNZ        loop1
 	VZEROUPPER
 	RET
+
+DATA vecconst<>+0(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+8(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+16(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+24(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+32(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+40(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+48(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+56(SB)/8, $0x3fe45f306dc9c883
+DATA vecconst<>+64(SB)/8, $0x4338000000000000
+DATA vecconst<>+72(SB)/8, $0x4338000000000000
+DATA vecconst<>+80(SB)/8, $0x4338000000000000
+DATA vecconst<>+88(SB)/8, $0x4338000000000000
+DATA vecconst<>+96(SB)/8, $0x4338000000000000
+DATA vecconst<>+104(SB)/8, $0x4338000000000000
+DATA vecconst<>+112(SB)/8, $0x4338000000000000
+DATA vecconst<>+120(SB)/8, $0x4338000000000000
+DATA vecconst<>+128(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+136(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+144(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+152(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+160(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+168(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+176(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+184(SB)/8, $0x3ff921fb00000000
+DATA vecconst<>+192(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+200(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+208(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+216(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+224(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+232(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+240(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+248(SB)/8, $0x3e95110b00000000
+DATA vecconst<>+256(SB)/8, $0x3d31846980000000
+DATA vecconst<>+264(SB)/8, $0x3d31846980000000
+DATA vecconst<>+272(SB)/8, $0x3d31846980000000
+DATA vecconst<>+280(SB)/8, $0x3d31846980000000
+DATA vecconst<>+288(SB)/8, $0x3d31846980000000
+DATA vecconst<>+296(SB)/8, $0x3d31846980000000
+DATA vecconst<>+304(SB)/8, $0x3d31846980000000
+DATA vecconst<>+312(SB)/8, $0x3d31846980000000
+DATA vecconst<>+320(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+328(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+336(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+344(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+352(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+360(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+368(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+376(SB)/8, $0x3ba3198a2e037073
+DATA vecconst<>+384(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+392(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+400(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+408(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+416(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+424(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+432(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+440(SB)/8, $0x3f8111111110f7d0
+DATA vecconst<>+448(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+456(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+464(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+472(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+480(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+488(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+496(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+504(SB)/8, $0x3fc5555555555548
+DATA vecconst<>+512(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+520(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+528(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+536(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+544(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+552(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+560(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+568(SB)/8, $0x3ec71de3567d48a1
+DATA vecconst<>+576(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+584(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+592(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+600(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+608(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+616(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+624(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+632(SB)/8, $0x3f2a01a019bfdf03
+DATA vecconst<>+640(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+648(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+656(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+664(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+672(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+680(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+688(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+696(SB)/8, $0x3de5d8fd1fd19ccd
+DATA vecconst<>+704(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+712(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+720(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+728(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+736(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+744(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+752(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+760(SB)/8, $0x3e5ae5e5a9291f5d
+DATA vecconst<>+768(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+776(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+784(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+792(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+800(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+808(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+816(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+824(SB)/8, $0x3ff0000000000000
+DATA vecconst<>+832(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+840(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+848(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+856(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+864(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+872(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+880(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+888(SB)/8, $0x3fe0000000000000
+DATA vecconst<>+896(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+904(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+912(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+920(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+928(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+936(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+944(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+952(SB)/8, $0xbf56c16c16c14f91
+DATA vecconst<>+960(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+968(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+976(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+984(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+992(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1000(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1008(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1016(SB)/8, $0x3fa555555555554b
+DATA vecconst<>+1024(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1032(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1040(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1048(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1056(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1064(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1072(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1080(SB)/8, $0xbe927e4f7eac4bc6
+DATA vecconst<>+1088(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1096(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1104(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1112(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1120(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1128(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1136(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1144(SB)/8, $0x3efa01a019c844f5
+DATA vecconst<>+1152(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1160(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1168(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1176(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1184(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1192(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1200(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1208(SB)/8, $0xbda8fa49a0861a9b
+DATA vecconst<>+1216(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1224(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1232(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1240(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1248(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1256(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1264(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1272(SB)/8, $0x3e21ee9d7b4e3f05
+DATA vecconst<>+1280(SB)/8, $0x0000000000000001
+DATA vecconst<>+1288(SB)/8, $0x0000000000000001
+DATA vecconst<>+1296(SB)/8, $0x0000000000000001
+DATA vecconst<>+1304(SB)/8, $0x0000000000000001
+DATA vecconst<>+1312(SB)/8, $0x0000000000000001
+DATA vecconst<>+1320(SB)/8, $0x0000000000000001
+DATA vecconst<>+1328(SB)/8, $0x0000000000000001
+DATA vecconst<>+1336(SB)/8, $0x0000000000000001
+DATA vecconst<>+1344(SB)/8, $0x0000000000000002
+DATA vecconst<>+1352(SB)/8, $0x0000000000000002
+DATA vecconst<>+1360(SB)/8, $0x0000000000000002
+DATA vecconst<>+1368(SB)/8, $0x0000000000000002
+DATA vecconst<>+1376(SB)/8, $0x0000000000000002
+DATA vecconst<>+1384(SB)/8, $0x0000000000000002
+DATA vecconst<>+1392(SB)/8, $0x0000000000000002
+DATA vecconst<>+1400(SB)/8, $0x0000000000000002
+DATA vecconst<>+1408(SB)/8, $0x8000000080000000
+DATA vecconst<>+1416(SB)/8, $0x8000000080000000
+DATA vecconst<>+1424(SB)/8, $0x8000000080000000
+DATA vecconst<>+1432(SB)/8, $0x8000000080000000
+DATA vecconst<>+1440(SB)/8, $0x8000000080000000
+DATA vecconst<>+1448(SB)/8, $0x8000000080000000
+DATA vecconst<>+1456(SB)/8, $0x8000000080000000
+DATA vecconst<>+1464(SB)/8, $0x8000000080000000
+GLOBL vecconst<>(SB), RODATA|NOPTR, $1472

@@ -9,49 +9,47 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH96R24N()},
+		shapes: []kernels{kernels_96x24n_generic()},
 	}
 }
 
-// genericH96R24N returns the pure Go kernels of the shape 96/24/neox.
-func genericH96R24N() kernels {
-	k := kernels{
-		fwd: applyGenericH96R24N,
-		inv: applyInverseGenericH96R24N,
-	}
+// kernels_96x24n_generic returns the generic kernels of the shape 96/24/neox.
+func kernels_96x24n_generic() (k kernels) {
+	k.fwd = fwd_96x24n_generic
+	k.inv = inv_96x24n_generic
 	return k
 }
 
-// applyGenericH96R24N rotates n heads of x forward with the table row at rp (48 values), head h at x[h·stride:], in pure Go.
-func applyGenericH96R24N(x []float32, stride, n int, rp *float32) {
-	r := (*[48]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_96x24n_generic rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_96x24n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[48]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 96; n-- {
-		h := (*[96]float32)(x)
-		a, b = h[0], h[12]
-		h[0], h[12] = float32(a*r[0])-float32(b*r[36]), float32(b*r[0])+float32(a*r[36])
-		a, b = h[1], h[13]
-		h[1], h[13] = float32(a*r[1])-float32(b*r[37]), float32(b*r[1])+float32(a*r[37])
-		a, b = h[2], h[14]
-		h[2], h[14] = float32(a*r[2])-float32(b*r[38]), float32(b*r[2])+float32(a*r[38])
-		a, b = h[3], h[15]
-		h[3], h[15] = float32(a*r[3])-float32(b*r[39]), float32(b*r[3])+float32(a*r[39])
-		a, b = h[4], h[16]
-		h[4], h[16] = float32(a*r[4])-float32(b*r[40]), float32(b*r[4])+float32(a*r[40])
-		a, b = h[5], h[17]
-		h[5], h[17] = float32(a*r[5])-float32(b*r[41]), float32(b*r[5])+float32(a*r[41])
-		a, b = h[6], h[18]
-		h[6], h[18] = float32(a*r[6])-float32(b*r[42]), float32(b*r[6])+float32(a*r[42])
-		a, b = h[7], h[19]
-		h[7], h[19] = float32(a*r[7])-float32(b*r[43]), float32(b*r[7])+float32(a*r[43])
-		a, b = h[8], h[20]
-		h[8], h[20] = float32(a*r[8])-float32(b*r[44]), float32(b*r[8])+float32(a*r[44])
-		a, b = h[9], h[21]
-		h[9], h[21] = float32(a*r[9])-float32(b*r[45]), float32(b*r[9])+float32(a*r[45])
-		a, b = h[10], h[22]
-		h[10], h[22] = float32(a*r[10])-float32(b*r[46]), float32(b*r[10])+float32(a*r[46])
-		a, b = h[11], h[23]
-		h[11], h[23] = float32(a*r[11])-float32(b*r[47]), float32(b*r[11])+float32(a*r[47])
+		h1 := (*[96]float32)(x)
+		v0, v1 = h1[0], h1[12]
+		h1[0], h1[12] = float32(v0*h2[0])-float32(v1*h2[36]), float32(v1*h2[0])+float32(v0*h2[36])
+		v0, v1 = h1[1], h1[13]
+		h1[1], h1[13] = float32(v0*h2[1])-float32(v1*h2[37]), float32(v1*h2[1])+float32(v0*h2[37])
+		v0, v1 = h1[2], h1[14]
+		h1[2], h1[14] = float32(v0*h2[2])-float32(v1*h2[38]), float32(v1*h2[2])+float32(v0*h2[38])
+		v0, v1 = h1[3], h1[15]
+		h1[3], h1[15] = float32(v0*h2[3])-float32(v1*h2[39]), float32(v1*h2[3])+float32(v0*h2[39])
+		v0, v1 = h1[4], h1[16]
+		h1[4], h1[16] = float32(v0*h2[4])-float32(v1*h2[40]), float32(v1*h2[4])+float32(v0*h2[40])
+		v0, v1 = h1[5], h1[17]
+		h1[5], h1[17] = float32(v0*h2[5])-float32(v1*h2[41]), float32(v1*h2[5])+float32(v0*h2[41])
+		v0, v1 = h1[6], h1[18]
+		h1[6], h1[18] = float32(v0*h2[6])-float32(v1*h2[42]), float32(v1*h2[6])+float32(v0*h2[42])
+		v0, v1 = h1[7], h1[19]
+		h1[7], h1[19] = float32(v0*h2[7])-float32(v1*h2[43]), float32(v1*h2[7])+float32(v0*h2[43])
+		v0, v1 = h1[8], h1[20]
+		h1[8], h1[20] = float32(v0*h2[8])-float32(v1*h2[44]), float32(v1*h2[8])+float32(v0*h2[44])
+		v0, v1 = h1[9], h1[21]
+		h1[9], h1[21] = float32(v0*h2[9])-float32(v1*h2[45]), float32(v1*h2[9])+float32(v0*h2[45])
+		v0, v1 = h1[10], h1[22]
+		h1[10], h1[22] = float32(v0*h2[10])-float32(v1*h2[46]), float32(v1*h2[10])+float32(v0*h2[46])
+		v0, v1 = h1[11], h1[23]
+		h1[11], h1[23] = float32(v0*h2[11])-float32(v1*h2[47]), float32(v1*h2[11])+float32(v0*h2[47])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
@@ -59,36 +57,36 @@ func applyGenericH96R24N(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH96R24N rotates n heads of x backward with the table row at rp (48 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH96R24N(x []float32, stride, n int, rp *float32) {
-	r := (*[48]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_96x24n_generic rotates the n heads of 96 values (24 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_96x24n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[48]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 96; n-- {
-		h := (*[96]float32)(x)
-		a, b = h[0], h[12]
-		h[0], h[12] = float32(a*r[0])+float32(b*r[36]), float32(b*r[0])-float32(a*r[36])
-		a, b = h[1], h[13]
-		h[1], h[13] = float32(a*r[1])+float32(b*r[37]), float32(b*r[1])-float32(a*r[37])
-		a, b = h[2], h[14]
-		h[2], h[14] = float32(a*r[2])+float32(b*r[38]), float32(b*r[2])-float32(a*r[38])
-		a, b = h[3], h[15]
-		h[3], h[15] = float32(a*r[3])+float32(b*r[39]), float32(b*r[3])-float32(a*r[39])
-		a, b = h[4], h[16]
-		h[4], h[16] = float32(a*r[4])+float32(b*r[40]), float32(b*r[4])-float32(a*r[40])
-		a, b = h[5], h[17]
-		h[5], h[17] = float32(a*r[5])+float32(b*r[41]), float32(b*r[5])-float32(a*r[41])
-		a, b = h[6], h[18]
-		h[6], h[18] = float32(a*r[6])+float32(b*r[42]), float32(b*r[6])-float32(a*r[42])
-		a, b = h[7], h[19]
-		h[7], h[19] = float32(a*r[7])+float32(b*r[43]), float32(b*r[7])-float32(a*r[43])
-		a, b = h[8], h[20]
-		h[8], h[20] = float32(a*r[8])+float32(b*r[44]), float32(b*r[8])-float32(a*r[44])
-		a, b = h[9], h[21]
-		h[9], h[21] = float32(a*r[9])+float32(b*r[45]), float32(b*r[9])-float32(a*r[45])
-		a, b = h[10], h[22]
-		h[10], h[22] = float32(a*r[10])+float32(b*r[46]), float32(b*r[10])-float32(a*r[46])
-		a, b = h[11], h[23]
-		h[11], h[23] = float32(a*r[11])+float32(b*r[47]), float32(b*r[11])-float32(a*r[47])
+		h1 := (*[96]float32)(x)
+		v0, v1 = h1[0], h1[12]
+		h1[0], h1[12] = float32(v0*h2[0])+float32(v1*h2[36]), float32(v1*h2[0])-float32(v0*h2[36])
+		v0, v1 = h1[1], h1[13]
+		h1[1], h1[13] = float32(v0*h2[1])+float32(v1*h2[37]), float32(v1*h2[1])-float32(v0*h2[37])
+		v0, v1 = h1[2], h1[14]
+		h1[2], h1[14] = float32(v0*h2[2])+float32(v1*h2[38]), float32(v1*h2[2])-float32(v0*h2[38])
+		v0, v1 = h1[3], h1[15]
+		h1[3], h1[15] = float32(v0*h2[3])+float32(v1*h2[39]), float32(v1*h2[3])-float32(v0*h2[39])
+		v0, v1 = h1[4], h1[16]
+		h1[4], h1[16] = float32(v0*h2[4])+float32(v1*h2[40]), float32(v1*h2[4])-float32(v0*h2[40])
+		v0, v1 = h1[5], h1[17]
+		h1[5], h1[17] = float32(v0*h2[5])+float32(v1*h2[41]), float32(v1*h2[5])-float32(v0*h2[41])
+		v0, v1 = h1[6], h1[18]
+		h1[6], h1[18] = float32(v0*h2[6])+float32(v1*h2[42]), float32(v1*h2[6])-float32(v0*h2[42])
+		v0, v1 = h1[7], h1[19]
+		h1[7], h1[19] = float32(v0*h2[7])+float32(v1*h2[43]), float32(v1*h2[7])-float32(v0*h2[43])
+		v0, v1 = h1[8], h1[20]
+		h1[8], h1[20] = float32(v0*h2[8])+float32(v1*h2[44]), float32(v1*h2[8])-float32(v0*h2[44])
+		v0, v1 = h1[9], h1[21]
+		h1[9], h1[21] = float32(v0*h2[9])+float32(v1*h2[45]), float32(v1*h2[9])-float32(v0*h2[45])
+		v0, v1 = h1[10], h1[22]
+		h1[10], h1[22] = float32(v0*h2[10])+float32(v1*h2[46]), float32(v1*h2[10])-float32(v0*h2[46])
+		v0, v1 = h1[11], h1[23]
+		h1[11], h1[23] = float32(v0*h2[11])+float32(v1*h2[47]), float32(v1*h2[11])-float32(v0*h2[47])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}

@@ -8,54 +8,42 @@ package phi2
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH80R32N()},
+			shapes: []kernels{kernels_80x32n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH80R32N returns the NEON kernels of the shape 80/32/neox.
-func neonH80R32N() kernels {
-	k := kernels{
-		fwd:     applyNEONH80R32N,
-		fwdRows: applyRowsNEONH80R32N,
-		inv:     applyInverseNEONH80R32N,
-		invRows: applyInverseRowsNEONH80R32N,
-	}
+// kernels_80x32n_neon returns the neon kernels of the shape 80/32/neox.
+func kernels_80x32n_neon() (k kernels) {
+	k.fwd = fwd_80x32n_neon
+	k.inv = inv_80x32n_neon
+	k.fwdRows = fwdRows_80x32n_neon
+	k.invRows = invRows_80x32n_neon
 	return k
 }
 
-// applyNEONH80R32N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (64 values), using NEON. It reads and writes only their values
-// [0, 32), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (80).
+// fwd_80x32n_neon rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH80R32N(x []float32, stride, n int, r *float32)
+func fwd_80x32n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH80R32N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (64 values), using NEON. It reads and writes only their values
-// [0, 32), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (80).
+// inv_80x32n_neon rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH80R32N(x []float32, stride, n int, r *float32)
+func inv_80x32n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH80R32N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·64:][:64], using NEON.
+// fwdRows_80x32n_neon rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·64:], using neon.
 //
 //go:noescape
-func applyRowsNEONH80R32N(x []float32, stride, n int, rows []float32)
+func fwdRows_80x32n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH80R32N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·64:][:64], using NEON.
+// invRows_80x32n_neon rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·64:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH80R32N(x []float32, stride, n int, rows []float32)
+func invRows_80x32n_neon(x []float32, stride int, n int, rows []float32)

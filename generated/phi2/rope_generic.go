@@ -9,57 +9,55 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH80R32N()},
+		shapes: []kernels{kernels_80x32n_generic()},
 	}
 }
 
-// genericH80R32N returns the pure Go kernels of the shape 80/32/neox.
-func genericH80R32N() kernels {
-	k := kernels{
-		fwd: applyGenericH80R32N,
-		inv: applyInverseGenericH80R32N,
-	}
+// kernels_80x32n_generic returns the generic kernels of the shape 80/32/neox.
+func kernels_80x32n_generic() (k kernels) {
+	k.fwd = fwd_80x32n_generic
+	k.inv = inv_80x32n_generic
 	return k
 }
 
-// applyGenericH80R32N rotates n heads of x forward with the table row at rp (64 values), head h at x[h·stride:], in pure Go.
-func applyGenericH80R32N(x []float32, stride, n int, rp *float32) {
-	r := (*[64]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_80x32n_generic rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_80x32n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[64]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 80; n-- {
-		h := (*[80]float32)(x)
-		a, b = h[0], h[16]
-		h[0], h[16] = float32(a*r[0])-float32(b*r[48]), float32(b*r[0])+float32(a*r[48])
-		a, b = h[1], h[17]
-		h[1], h[17] = float32(a*r[1])-float32(b*r[49]), float32(b*r[1])+float32(a*r[49])
-		a, b = h[2], h[18]
-		h[2], h[18] = float32(a*r[2])-float32(b*r[50]), float32(b*r[2])+float32(a*r[50])
-		a, b = h[3], h[19]
-		h[3], h[19] = float32(a*r[3])-float32(b*r[51]), float32(b*r[3])+float32(a*r[51])
-		a, b = h[4], h[20]
-		h[4], h[20] = float32(a*r[4])-float32(b*r[52]), float32(b*r[4])+float32(a*r[52])
-		a, b = h[5], h[21]
-		h[5], h[21] = float32(a*r[5])-float32(b*r[53]), float32(b*r[5])+float32(a*r[53])
-		a, b = h[6], h[22]
-		h[6], h[22] = float32(a*r[6])-float32(b*r[54]), float32(b*r[6])+float32(a*r[54])
-		a, b = h[7], h[23]
-		h[7], h[23] = float32(a*r[7])-float32(b*r[55]), float32(b*r[7])+float32(a*r[55])
-		a, b = h[8], h[24]
-		h[8], h[24] = float32(a*r[8])-float32(b*r[56]), float32(b*r[8])+float32(a*r[56])
-		a, b = h[9], h[25]
-		h[9], h[25] = float32(a*r[9])-float32(b*r[57]), float32(b*r[9])+float32(a*r[57])
-		a, b = h[10], h[26]
-		h[10], h[26] = float32(a*r[10])-float32(b*r[58]), float32(b*r[10])+float32(a*r[58])
-		a, b = h[11], h[27]
-		h[11], h[27] = float32(a*r[11])-float32(b*r[59]), float32(b*r[11])+float32(a*r[59])
-		a, b = h[12], h[28]
-		h[12], h[28] = float32(a*r[12])-float32(b*r[60]), float32(b*r[12])+float32(a*r[60])
-		a, b = h[13], h[29]
-		h[13], h[29] = float32(a*r[13])-float32(b*r[61]), float32(b*r[13])+float32(a*r[61])
-		a, b = h[14], h[30]
-		h[14], h[30] = float32(a*r[14])-float32(b*r[62]), float32(b*r[14])+float32(a*r[62])
-		a, b = h[15], h[31]
-		h[15], h[31] = float32(a*r[15])-float32(b*r[63]), float32(b*r[15])+float32(a*r[63])
+		h1 := (*[80]float32)(x)
+		v0, v1 = h1[0], h1[16]
+		h1[0], h1[16] = float32(v0*h2[0])-float32(v1*h2[48]), float32(v1*h2[0])+float32(v0*h2[48])
+		v0, v1 = h1[1], h1[17]
+		h1[1], h1[17] = float32(v0*h2[1])-float32(v1*h2[49]), float32(v1*h2[1])+float32(v0*h2[49])
+		v0, v1 = h1[2], h1[18]
+		h1[2], h1[18] = float32(v0*h2[2])-float32(v1*h2[50]), float32(v1*h2[2])+float32(v0*h2[50])
+		v0, v1 = h1[3], h1[19]
+		h1[3], h1[19] = float32(v0*h2[3])-float32(v1*h2[51]), float32(v1*h2[3])+float32(v0*h2[51])
+		v0, v1 = h1[4], h1[20]
+		h1[4], h1[20] = float32(v0*h2[4])-float32(v1*h2[52]), float32(v1*h2[4])+float32(v0*h2[52])
+		v0, v1 = h1[5], h1[21]
+		h1[5], h1[21] = float32(v0*h2[5])-float32(v1*h2[53]), float32(v1*h2[5])+float32(v0*h2[53])
+		v0, v1 = h1[6], h1[22]
+		h1[6], h1[22] = float32(v0*h2[6])-float32(v1*h2[54]), float32(v1*h2[6])+float32(v0*h2[54])
+		v0, v1 = h1[7], h1[23]
+		h1[7], h1[23] = float32(v0*h2[7])-float32(v1*h2[55]), float32(v1*h2[7])+float32(v0*h2[55])
+		v0, v1 = h1[8], h1[24]
+		h1[8], h1[24] = float32(v0*h2[8])-float32(v1*h2[56]), float32(v1*h2[8])+float32(v0*h2[56])
+		v0, v1 = h1[9], h1[25]
+		h1[9], h1[25] = float32(v0*h2[9])-float32(v1*h2[57]), float32(v1*h2[9])+float32(v0*h2[57])
+		v0, v1 = h1[10], h1[26]
+		h1[10], h1[26] = float32(v0*h2[10])-float32(v1*h2[58]), float32(v1*h2[10])+float32(v0*h2[58])
+		v0, v1 = h1[11], h1[27]
+		h1[11], h1[27] = float32(v0*h2[11])-float32(v1*h2[59]), float32(v1*h2[11])+float32(v0*h2[59])
+		v0, v1 = h1[12], h1[28]
+		h1[12], h1[28] = float32(v0*h2[12])-float32(v1*h2[60]), float32(v1*h2[12])+float32(v0*h2[60])
+		v0, v1 = h1[13], h1[29]
+		h1[13], h1[29] = float32(v0*h2[13])-float32(v1*h2[61]), float32(v1*h2[13])+float32(v0*h2[61])
+		v0, v1 = h1[14], h1[30]
+		h1[14], h1[30] = float32(v0*h2[14])-float32(v1*h2[62]), float32(v1*h2[14])+float32(v0*h2[62])
+		v0, v1 = h1[15], h1[31]
+		h1[15], h1[31] = float32(v0*h2[15])-float32(v1*h2[63]), float32(v1*h2[15])+float32(v0*h2[63])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
@@ -67,44 +65,44 @@ func applyGenericH80R32N(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH80R32N rotates n heads of x backward with the table row at rp (64 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH80R32N(x []float32, stride, n int, rp *float32) {
-	r := (*[64]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_80x32n_generic rotates the n heads of 80 values (32 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_80x32n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[64]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 80; n-- {
-		h := (*[80]float32)(x)
-		a, b = h[0], h[16]
-		h[0], h[16] = float32(a*r[0])+float32(b*r[48]), float32(b*r[0])-float32(a*r[48])
-		a, b = h[1], h[17]
-		h[1], h[17] = float32(a*r[1])+float32(b*r[49]), float32(b*r[1])-float32(a*r[49])
-		a, b = h[2], h[18]
-		h[2], h[18] = float32(a*r[2])+float32(b*r[50]), float32(b*r[2])-float32(a*r[50])
-		a, b = h[3], h[19]
-		h[3], h[19] = float32(a*r[3])+float32(b*r[51]), float32(b*r[3])-float32(a*r[51])
-		a, b = h[4], h[20]
-		h[4], h[20] = float32(a*r[4])+float32(b*r[52]), float32(b*r[4])-float32(a*r[52])
-		a, b = h[5], h[21]
-		h[5], h[21] = float32(a*r[5])+float32(b*r[53]), float32(b*r[5])-float32(a*r[53])
-		a, b = h[6], h[22]
-		h[6], h[22] = float32(a*r[6])+float32(b*r[54]), float32(b*r[6])-float32(a*r[54])
-		a, b = h[7], h[23]
-		h[7], h[23] = float32(a*r[7])+float32(b*r[55]), float32(b*r[7])-float32(a*r[55])
-		a, b = h[8], h[24]
-		h[8], h[24] = float32(a*r[8])+float32(b*r[56]), float32(b*r[8])-float32(a*r[56])
-		a, b = h[9], h[25]
-		h[9], h[25] = float32(a*r[9])+float32(b*r[57]), float32(b*r[9])-float32(a*r[57])
-		a, b = h[10], h[26]
-		h[10], h[26] = float32(a*r[10])+float32(b*r[58]), float32(b*r[10])-float32(a*r[58])
-		a, b = h[11], h[27]
-		h[11], h[27] = float32(a*r[11])+float32(b*r[59]), float32(b*r[11])-float32(a*r[59])
-		a, b = h[12], h[28]
-		h[12], h[28] = float32(a*r[12])+float32(b*r[60]), float32(b*r[12])-float32(a*r[60])
-		a, b = h[13], h[29]
-		h[13], h[29] = float32(a*r[13])+float32(b*r[61]), float32(b*r[13])-float32(a*r[61])
-		a, b = h[14], h[30]
-		h[14], h[30] = float32(a*r[14])+float32(b*r[62]), float32(b*r[14])-float32(a*r[62])
-		a, b = h[15], h[31]
-		h[15], h[31] = float32(a*r[15])+float32(b*r[63]), float32(b*r[15])-float32(a*r[63])
+		h1 := (*[80]float32)(x)
+		v0, v1 = h1[0], h1[16]
+		h1[0], h1[16] = float32(v0*h2[0])+float32(v1*h2[48]), float32(v1*h2[0])-float32(v0*h2[48])
+		v0, v1 = h1[1], h1[17]
+		h1[1], h1[17] = float32(v0*h2[1])+float32(v1*h2[49]), float32(v1*h2[1])-float32(v0*h2[49])
+		v0, v1 = h1[2], h1[18]
+		h1[2], h1[18] = float32(v0*h2[2])+float32(v1*h2[50]), float32(v1*h2[2])-float32(v0*h2[50])
+		v0, v1 = h1[3], h1[19]
+		h1[3], h1[19] = float32(v0*h2[3])+float32(v1*h2[51]), float32(v1*h2[3])-float32(v0*h2[51])
+		v0, v1 = h1[4], h1[20]
+		h1[4], h1[20] = float32(v0*h2[4])+float32(v1*h2[52]), float32(v1*h2[4])-float32(v0*h2[52])
+		v0, v1 = h1[5], h1[21]
+		h1[5], h1[21] = float32(v0*h2[5])+float32(v1*h2[53]), float32(v1*h2[5])-float32(v0*h2[53])
+		v0, v1 = h1[6], h1[22]
+		h1[6], h1[22] = float32(v0*h2[6])+float32(v1*h2[54]), float32(v1*h2[6])-float32(v0*h2[54])
+		v0, v1 = h1[7], h1[23]
+		h1[7], h1[23] = float32(v0*h2[7])+float32(v1*h2[55]), float32(v1*h2[7])-float32(v0*h2[55])
+		v0, v1 = h1[8], h1[24]
+		h1[8], h1[24] = float32(v0*h2[8])+float32(v1*h2[56]), float32(v1*h2[8])-float32(v0*h2[56])
+		v0, v1 = h1[9], h1[25]
+		h1[9], h1[25] = float32(v0*h2[9])+float32(v1*h2[57]), float32(v1*h2[9])-float32(v0*h2[57])
+		v0, v1 = h1[10], h1[26]
+		h1[10], h1[26] = float32(v0*h2[10])+float32(v1*h2[58]), float32(v1*h2[10])-float32(v0*h2[58])
+		v0, v1 = h1[11], h1[27]
+		h1[11], h1[27] = float32(v0*h2[11])+float32(v1*h2[59]), float32(v1*h2[11])-float32(v0*h2[59])
+		v0, v1 = h1[12], h1[28]
+		h1[12], h1[28] = float32(v0*h2[12])+float32(v1*h2[60]), float32(v1*h2[12])-float32(v0*h2[60])
+		v0, v1 = h1[13], h1[29]
+		h1[13], h1[29] = float32(v0*h2[13])+float32(v1*h2[61]), float32(v1*h2[13])-float32(v0*h2[61])
+		v0, v1 = h1[14], h1[30]
+		h1[14], h1[30] = float32(v0*h2[14])+float32(v1*h2[62]), float32(v1*h2[14])-float32(v0*h2[62])
+		v0, v1 = h1[15], h1[31]
+		h1[15], h1[31] = float32(v0*h2[15])+float32(v1*h2[63]), float32(v1*h2[15])-float32(v0*h2[63])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}

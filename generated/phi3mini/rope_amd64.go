@@ -13,88 +13,84 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H96N()},
+			shapes: []kernels{kernels_96x96n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H96N()},
+			shapes: []kernels{kernels_96x96n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H96N returns the AVX512 kernels of the shape 96/96/neox.
-func avx512H96N() kernels {
-	k := kernels{
-		fill:    fillAVX512H96N,
-		fwd:     applyAVX512H96N,
-		fwdRows: applyRowsAVX512H96N,
-		inv:     applyInverseAVX512H96N,
-		invRows: applyInverseRowsAVX512H96N,
-	}
+// kernels_96x96n_avx512 returns the avx512 kernels of the shape 96/96/neox.
+func kernels_96x96n_avx512() (k kernels) {
+	k.fwd = fwd_96x96n_avx512
+	k.inv = inv_96x96n_avx512
+	k.fwdRows = fwdRows_96x96n_avx512
+	k.invRows = invRows_96x96n_avx512
+	k.fill = fill_96x96n_avx512
 	return k
 }
 
-// avx2H96N returns the AVX2 kernels of the shape 96/96/neox.
-func avx2H96N() kernels {
-	k := kernels{
-		fill:    fillAVX2H96N,
-		fwd:     applyAVX2H96N,
-		fwdRows: applyRowsAVX2H96N,
-		inv:     applyInverseAVX2H96N,
-		invRows: applyInverseRowsAVX2H96N,
-	}
+// kernels_96x96n_avx2 returns the avx2 kernels of the shape 96/96/neox.
+func kernels_96x96n_avx2() (k kernels) {
+	k.fwd = fwd_96x96n_avx2
+	k.inv = inv_96x96n_avx2
+	k.fwdRows = fwdRows_96x96n_avx2
+	k.invRows = invRows_96x96n_avx2
+	k.fill = fill_96x96n_avx2
 	return k
 }
 
-// applyAVX512H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (192 values), using AVX512.
+// fwd_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H96N(x []float32, stride int, n int, r *float32)
+func fwd_96x96n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (192 values), using AVX512.
+// inv_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H96N(x []float32, stride int, n int, r *float32)
+func inv_96x96n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·192:][:192], using AVX512.
+// fwdRows_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
+func fwdRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·192:][:192], using AVX512.
+// invRows_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H96N(x []float32, stride int, n int, rows []float32)
+func invRows_96x96n_avx512(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512H96N writes the table values of pairs [0, n) of row r, n = 48, using AVX512: fillRow's bits.
+// fill_96x96n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func fillAVX512H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_96x96n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyAVX2H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (192 values), using AVX2.
+// fwd_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H96N(x []float32, stride int, n int, r *float32)
+func fwd_96x96n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (192 values), using AVX2.
+// inv_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H96N(x []float32, stride int, n int, r *float32)
+func inv_96x96n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H96N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·192:][:192], using AVX2.
+// fwdRows_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
+func fwdRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H96N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·192:][:192], using AVX2.
+// invRows_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H96N(x []float32, stride int, n int, rows []float32)
+func invRows_96x96n_avx2(x []float32, stride int, n int, rows []float32)
 
-// fillAVX2H96N writes the table values of pairs [0, n) of row r, n = 48, using AVX2: fillRow's bits.
+// fill_96x96n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func fillAVX2H96N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_96x96n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)

@@ -8,54 +8,42 @@ package phi3mini
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH96N()},
+			shapes: []kernels{kernels_96x96n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH96N returns the NEON kernels of the shape 96/96/neox.
-func neonH96N() kernels {
-	k := kernels{
-		fwd:     applyNEONH96N,
-		fwdRows: applyRowsNEONH96N,
-		inv:     applyInverseNEONH96N,
-		invRows: applyInverseRowsNEONH96N,
-	}
+// kernels_96x96n_neon returns the neon kernels of the shape 96/96/neox.
+func kernels_96x96n_neon() (k kernels) {
+	k.fwd = fwd_96x96n_neon
+	k.inv = inv_96x96n_neon
+	k.fwdRows = fwdRows_96x96n_neon
+	k.invRows = invRows_96x96n_neon
 	return k
 }
 
-// applyNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (192 values), using NEON. It reads and writes only their values
-// [0, 96), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (96).
+// fwd_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH96N(x []float32, stride, n int, r *float32)
+func fwd_96x96n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (192 values), using NEON. It reads and writes only their values
-// [0, 96), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (96).
+// inv_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH96N(x []float32, stride, n int, r *float32)
+func inv_96x96n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH96N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·192:][:192], using NEON.
+// fwdRows_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·192:], using neon.
 //
 //go:noescape
-func applyRowsNEONH96N(x []float32, stride, n int, rows []float32)
+func fwdRows_96x96n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH96N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·192:][:192], using NEON.
+// invRows_96x96n_neon rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·192:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH96N(x []float32, stride, n int, rows []float32)
+func invRows_96x96n_neon(x []float32, stride int, n int, rows []float32)

@@ -13,88 +13,84 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H64N()},
+			shapes: []kernels{kernels_64x64n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H64N()},
+			shapes: []kernels{kernels_64x64n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H64N returns the AVX512 kernels of the shape 64/64/neox.
-func avx512H64N() kernels {
-	k := kernels{
-		fill:    fillAVX512H64N,
-		fwd:     applyAVX512H64N,
-		fwdRows: applyRowsAVX512H64N,
-		inv:     applyInverseAVX512H64N,
-		invRows: applyInverseRowsAVX512H64N,
-	}
+// kernels_64x64n_avx512 returns the avx512 kernels of the shape 64/64/neox.
+func kernels_64x64n_avx512() (k kernels) {
+	k.fwd = fwd_64x64n_avx512
+	k.inv = inv_64x64n_avx512
+	k.fwdRows = fwdRows_64x64n_avx512
+	k.invRows = invRows_64x64n_avx512
+	k.fill = fill_64x64n_avx512
 	return k
 }
 
-// avx2H64N returns the AVX2 kernels of the shape 64/64/neox.
-func avx2H64N() kernels {
-	k := kernels{
-		fill:    fillAVX2H64N,
-		fwd:     applyAVX2H64N,
-		fwdRows: applyRowsAVX2H64N,
-		inv:     applyInverseAVX2H64N,
-		invRows: applyInverseRowsAVX2H64N,
-	}
+// kernels_64x64n_avx2 returns the avx2 kernels of the shape 64/64/neox.
+func kernels_64x64n_avx2() (k kernels) {
+	k.fwd = fwd_64x64n_avx2
+	k.inv = inv_64x64n_avx2
+	k.fwdRows = fwdRows_64x64n_avx2
+	k.invRows = invRows_64x64n_avx2
+	k.fill = fill_64x64n_avx2
 	return k
 }
 
-// applyAVX512H64N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (128 values), using AVX512.
+// fwd_64x64n_avx512 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H64N(x []float32, stride int, n int, r *float32)
+func fwd_64x64n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H64N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (128 values), using AVX512.
+// inv_64x64n_avx512 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H64N(x []float32, stride int, n int, r *float32)
+func inv_64x64n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H64N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+// fwdRows_64x64n_avx512 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·128:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H64N(x []float32, stride int, n int, rows []float32)
+func fwdRows_64x64n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H64N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX512.
+// invRows_64x64n_avx512 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·128:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H64N(x []float32, stride int, n int, rows []float32)
+func invRows_64x64n_avx512(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512H64N writes the table values of pairs [0, n) of row r, n = 32, using AVX512: fillRow's bits.
+// fill_64x64n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func fillAVX512H64N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_64x64n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyAVX2H64N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (128 values), using AVX2.
+// fwd_64x64n_avx2 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H64N(x []float32, stride int, n int, r *float32)
+func fwd_64x64n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H64N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (128 values), using AVX2.
+// inv_64x64n_avx2 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H64N(x []float32, stride int, n int, r *float32)
+func inv_64x64n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H64N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+// fwdRows_64x64n_avx2 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·128:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H64N(x []float32, stride int, n int, rows []float32)
+func fwdRows_64x64n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H64N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·128:][:128], using AVX2.
+// invRows_64x64n_avx2 rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·128:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H64N(x []float32, stride int, n int, rows []float32)
+func invRows_64x64n_avx2(x []float32, stride int, n int, rows []float32)
 
-// fillAVX2H64N writes the table values of pairs [0, n) of row r, n = 32, using AVX2: fillRow's bits.
+// fill_64x64n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func fillAVX2H64N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_64x64n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)

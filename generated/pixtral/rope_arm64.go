@@ -8,54 +8,42 @@ package pixtral
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH64N()},
+			shapes: []kernels{kernels_64x64n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH64N returns the NEON kernels of the shape 64/64/neox.
-func neonH64N() kernels {
-	k := kernels{
-		fwd:     applyNEONH64N,
-		fwdRows: applyRowsNEONH64N,
-		inv:     applyInverseNEONH64N,
-		invRows: applyInverseRowsNEONH64N,
-	}
+// kernels_64x64n_neon returns the neon kernels of the shape 64/64/neox.
+func kernels_64x64n_neon() (k kernels) {
+	k.fwd = fwd_64x64n_neon
+	k.inv = inv_64x64n_neon
+	k.fwdRows = fwdRows_64x64n_neon
+	k.invRows = invRows_64x64n_neon
 	return k
 }
 
-// applyNEONH64N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (64).
+// fwd_64x64n_neon rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH64N(x []float32, stride, n int, r *float32)
+func fwd_64x64n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH64N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (64).
+// inv_64x64n_neon rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH64N(x []float32, stride, n int, r *float32)
+func inv_64x64n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH64N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// fwdRows_64x64n_neon rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyRowsNEONH64N(x []float32, stride, n int, rows []float32)
+func fwdRows_64x64n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH64N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// invRows_64x64n_neon rotates the n heads of 64 values (64 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH64N(x []float32, stride, n int, rows []float32)
+func invRows_64x64n_neon(x []float32, stride int, n int, rows []float32)

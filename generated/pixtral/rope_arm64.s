@@ -5,550 +5,480 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 64, RotaryDim 64, neox layout.
-// One head is 8 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4.
-// The table values of the first 8 block(s) stay in registers across heads
-// (c in V2…V9, s in V22…V29).
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-
-// func applyNEONH64N(x []float32, stride, n int, r *float32)
-TEXT ·applyNEONH64N(SB), NOSPLIT, $0-48
+// func fwd_64x64n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·fwd_64x64n_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V2.S4] // c of block 0 in V2
-	ADD  $16, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 1 in V3
-	ADD  $32, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 2 in V4
-	ADD  $48, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 3 in V5
-	ADD  $64, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 4 in V6
-	ADD  $80, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 5 in V7
-	ADD  $96, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 6 in V8
-	ADD  $112, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 7 in V9
-	ADD  $496, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $480, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $464, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $448, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $432, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $416, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $400, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $384, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $128, R12 // stride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $128, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $256, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
 
 head:
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $128, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $128, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
 	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
 	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
 	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
 	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4e33d654 // fadd v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4eb1d650 // fsub v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH64N(x []float32, stride, n int, r *float32)
-TEXT ·applyInverseNEONH64N(SB), NOSPLIT, $0-48
+// func inv_64x64n_neon(x []float32, stride int, n int, r *float32)
+TEXT ·inv_64x64n_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD1 (R7), [V2.S4] // c of block 0 in V2
-	ADD  $16, R2, R7
-	VLD1 (R7), [V3.S4] // c of block 1 in V3
-	ADD  $32, R2, R7
-	VLD1 (R7), [V4.S4] // c of block 2 in V4
-	ADD  $48, R2, R7
-	VLD1 (R7), [V5.S4] // c of block 3 in V5
-	ADD  $64, R2, R7
-	VLD1 (R7), [V6.S4] // c of block 4 in V6
-	ADD  $80, R2, R7
-	VLD1 (R7), [V7.S4] // c of block 5 in V7
-	ADD  $96, R2, R7
-	VLD1 (R7), [V8.S4] // c of block 6 in V8
-	ADD  $112, R2, R7
-	VLD1 (R7), [V9.S4] // c of block 7 in V9
-	ADD  $496, R2, R7
-	VLD1 (R7), [V29.S4] // s of block 7 in V29
-	ADD  $480, R2, R7
-	VLD1 (R7), [V28.S4] // s of block 6 in V28
-	ADD  $464, R2, R7
-	VLD1 (R7), [V27.S4] // s of block 5 in V27
-	ADD  $448, R2, R7
-	VLD1 (R7), [V26.S4] // s of block 4 in V26
-	ADD  $432, R2, R7
-	VLD1 (R7), [V25.S4] // s of block 3 in V25
-	ADD  $416, R2, R7
-	VLD1 (R7), [V24.S4] // s of block 2 in V24
-	ADD  $400, R2, R7
-	VLD1 (R7), [V23.S4] // s of block 1 in V23
-	ADD  $384, R2, R7
-	VLD1 (R7), [V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $128, R12 // stride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $128, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
+	MOVD R2, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $256, R2, R5
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R4), [V2.S4]
+	VLD1.P 16(R5), [V3.S4]
+	VLD1.P 16(R4), [V4.S4]
+	VLD1.P 16(R5), [V5.S4]
+	VLD1.P 16(R4), [V6.S4]
+	VLD1.P 16(R5), [V7.S4]
+	VLD1.P 16(R4), [V8.S4]
+	VLD1.P 16(R5), [V9.S4]
+	VLD1.P 16(R4), [V10.S4]
+	VLD1.P 16(R5), [V11.S4]
+	VLD1.P 16(R4), [V12.S4]
+	VLD1.P 16(R5), [V13.S4]
+	VLD1.P 16(R4), [V14.S4]
+	VLD1.P 16(R5), [V15.S4]
 
 head:
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e22dd6d // fmul v13.4s, v11.4s, v2.4s
-	WORD $0x6e22dd4c // fmul v12.4s, v10.4s, v2.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
+	MOVD R0, R6
+	VLD1.P 16(R6), [V16.S4]
+	ADD $128, R0, R7
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e20de12 // fmul v18.4s, v16.4s, v0.4s
+	WORD $0x6e21de33 // fmul v19.4s, v17.4s, v1.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e20de32 // fmul v18.4s, v17.4s, v0.4s
+	WORD $0x6e21de11 // fmul v17.4s, v16.4s, v1.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	MOVD R0, R8
+	VST1.P [V20.S4], 16(R8)
+	ADD $128, R0, R9
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
 	WORD $0x6e23de33 // fmul v19.4s, v17.4s, v3.4s
-	WORD $0x6e23de12 // fmul v18.4s, v16.4s, v3.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e24dd6d // fmul v13.4s, v11.4s, v4.4s
-	WORD $0x6e24dd4c // fmul v12.4s, v10.4s, v4.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e22de32 // fmul v18.4s, v17.4s, v2.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
 	WORD $0x6e25de33 // fmul v19.4s, v17.4s, v5.4s
-	WORD $0x6e25de12 // fmul v18.4s, v16.4s, v5.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e26dd6d // fmul v13.4s, v11.4s, v6.4s
-	WORD $0x6e26dd4c // fmul v12.4s, v10.4s, v6.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e24de32 // fmul v18.4s, v17.4s, v4.4s
+	WORD $0x6e25de11 // fmul v17.4s, v16.4s, v5.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
 	WORD $0x6e27de33 // fmul v19.4s, v17.4s, v7.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	WORD $0x6e28dd6d // fmul v13.4s, v11.4s, v8.4s
-	WORD $0x6e28dd4c // fmul v12.4s, v10.4s, v8.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e26de32 // fmul v18.4s, v17.4s, v6.4s
+	WORD $0x6e27de11 // fmul v17.4s, v16.4s, v7.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
 	WORD $0x6e29de33 // fmul v19.4s, v17.4s, v9.4s
-	WORD $0x6e29de12 // fmul v18.4s, v16.4s, v9.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e28de32 // fmul v18.4s, v17.4s, v8.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x6e2bde33 // fmul v19.4s, v17.4s, v11.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ade32 // fmul v18.4s, v17.4s, v10.4s
+	WORD $0x6e2bde11 // fmul v17.4s, v16.4s, v11.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2cde12 // fmul v18.4s, v16.4s, v12.4s
+	WORD $0x6e2dde33 // fmul v19.4s, v17.4s, v13.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2cde32 // fmul v18.4s, v17.4s, v12.4s
+	WORD $0x6e2dde11 // fmul v17.4s, v16.4s, v13.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	WORD $0x6e2ede12 // fmul v18.4s, v16.4s, v14.4s
+	WORD $0x6e2fde33 // fmul v19.4s, v17.4s, v15.4s
+	WORD $0x4eb3d654 // fsub v20.4s, v18.4s, v19.4s
+	WORD $0x6e2ede32 // fmul v18.4s, v17.4s, v14.4s
+	WORD $0x6e2fde11 // fmul v17.4s, v16.4s, v15.4s
+	WORD $0x4e31d650 // fadd v16.4s, v18.4s, v17.4s
+	VST1.P [V20.S4], 16(R8)
+	VST1.P [V16.S4], 16(R9)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH64N(x []float32, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH64N(SB), NOSPLIT, $0-64
+// func fwdRows_64x64n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·fwdRows_64x64n_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $128, R12 // stride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $128, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $384, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $512, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $128, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $256, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $128, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4e25d486 // fadd v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4ea1d480 // fsub v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $512, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH64N(x []float32, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH64N(SB), NOSPLIT, $0-64
+// func invRows_64x64n_neon(x []float32, stride int, n int, rows []float32)
+TEXT ·invRows_64x64n_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $2, R12
-	SUB  $128, R12 // stride in bytes less the 128 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
-	ADD  $128, R0, R5
-	MOVD R5, R6
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $2, R1
 
 head:
-	MOVD R2, R7
-	ADD  $384, R2, R8
-	// pairs 0…7
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 8…15
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 16…23
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	// pairs 24…31
-	VLD1.P 16(R3), [V10.S4]
-	VLD1.P 16(R5), [V11.S4]
-	VLD1.P 16(R7), [V12.S4]
-	VLD1.P 16(R8), [V15.S4]
-	VLD1.P 16(R3), [V16.S4]
-	VLD1.P 16(R5), [V17.S4]
-	VLD1.P 16(R7), [V18.S4]
-	VLD1.P 16(R8), [V21.S4]
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VST1.P [V12.S4], 16(R4)
-	VST1.P [V13.S4], 16(R6)
-	VST1.P [V18.S4], 16(R4)
-	VST1.P [V19.S4], 16(R6)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  R12, R5
-	ADD  R12, R6
-	ADD  $512, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD1.P 16(R4), [V0.S4]
+	ADD $128, R0, R5
+	VLD1.P 16(R5), [V1.S4]
+	MOVD R2, R6
+	VLD1.P 16(R6), [V2.S4]
+	ADD $256, R2, R7
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	MOVD R0, R8
+	VST1.P [V6.S4], 16(R8)
+	ADD $128, R0, R9
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	VLD1.P 16(R4), [V0.S4]
+	VLD1.P 16(R5), [V1.S4]
+	VLD1.P 16(R6), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x6e22dc04 // fmul v4.4s, v0.4s, v2.4s
+	WORD $0x6e23dc25 // fmul v5.4s, v1.4s, v3.4s
+	WORD $0x4ea5d486 // fsub v6.4s, v4.4s, v5.4s
+	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
+	WORD $0x6e23dc01 // fmul v1.4s, v0.4s, v3.4s
+	WORD $0x4e21d480 // fadd v0.4s, v4.4s, v1.4s
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V0.S4], 16(R9)
+	ADD R1, R0
+	ADD $512, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET

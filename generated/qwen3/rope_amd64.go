@@ -13,110 +13,108 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H128N()},
+			shapes: []kernels{kernels_128x128n_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H128N()},
+			shapes: []kernels{kernels_128x128n_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H128N returns the AVX512 kernels of the shape 128/128/neox.
-func avx512H128N() kernels {
-	k := kernels{
-		fill:    fillAVX512H128N,
-		fwd:     applyAVX512H128N,
-		fwdRows: applyRowsAVX512H128N,
-		inv:     applyInverseAVX512H128N,
-		invRows: applyInverseRowsAVX512H128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadAVX512H128N, applyNormOnlyRMSHeadAVX512H128N
+// kernels_128x128n_avx512 returns the avx512 kernels of the shape 128/128/neox.
+func kernels_128x128n_avx512() (k kernels) {
+	k.fwd = fwd_128x128n_avx512
+	k.inv = inv_128x128n_avx512
+	k.fwdRows = fwdRows_128x128n_avx512
+	k.invRows = invRows_128x128n_avx512
+	k.fill = fill_128x128n_avx512
+	k.norm[0] = norm_rmsHead_128x128n_avx512
+	k.normOnly[0] = normOnly_rmsHead_128x128n_avx512
 	return k
 }
 
-// avx2H128N returns the AVX2 kernels of the shape 128/128/neox.
-func avx2H128N() kernels {
-	k := kernels{
-		fill:    fillAVX2H128N,
-		fwd:     applyAVX2H128N,
-		fwdRows: applyRowsAVX2H128N,
-		inv:     applyInverseAVX2H128N,
-		invRows: applyInverseRowsAVX2H128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadAVX2H128N, applyNormOnlyRMSHeadAVX2H128N
+// kernels_128x128n_avx2 returns the avx2 kernels of the shape 128/128/neox.
+func kernels_128x128n_avx2() (k kernels) {
+	k.fwd = fwd_128x128n_avx2
+	k.inv = inv_128x128n_avx2
+	k.fwdRows = fwdRows_128x128n_avx2
+	k.invRows = invRows_128x128n_avx2
+	k.fill = fill_128x128n_avx2
+	k.norm[0] = norm_rmsHead_128x128n_avx2
+	k.normOnly[0] = normOnly_rmsHead_128x128n_avx2
 	return k
 }
 
-// applyAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
+// fwd_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H128N(x []float32, stride int, n int, r *float32)
+func fwd_128x128n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
+// inv_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H128N(x []float32, stride int, n int, r *float32)
+func inv_128x128n_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// fwdRows_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+func fwdRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// invRows_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H128N(x []float32, stride int, n int, rows []float32)
+func invRows_128x128n_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyNormRMSHeadAVX512H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX512.
+// fill_128x128n_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func applyNormRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fill_128x128n_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormOnlyRMSHeadAVX512H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX512.
+// norm_rmsHead_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx512.
 //
 //go:noescape
-func applyNormOnlyRMSHeadAVX512H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func norm_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// fillAVX512H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// normOnly_rmsHead_128x128n_avx512 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx512.
 //
 //go:noescape
-func fillAVX512H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func normOnly_rmsHead_128x128n_avx512(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
+// fwd_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H128N(x []float32, stride int, n int, r *float32)
+func fwd_128x128n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
+// inv_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H128N(x []float32, stride int, n int, r *float32)
+func inv_128x128n_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H128N rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// fwdRows_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
+func fwdRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H128N rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// invRows_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H128N(x []float32, stride int, n int, rows []float32)
+func invRows_128x128n_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyNormRMSHeadAVX2H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and rotates it forward with table row r, using AVX2.
+// fill_128x128n_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func applyNormRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func fill_128x128n_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyNormOnlyRMSHeadAVX2H128N normalizes each of the n heads of x, stride values apart, with weights w (QK-norm rms, ε = eps) and does not rotate it (r is unused): the norm alone, using AVX2.
+// norm_rmsHead_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using avx2.
 //
 //go:noescape
-func applyNormOnlyRMSHeadAVX2H128N(x []float32, stride int, n int, r *float32, w []float32, eps float64)
+func norm_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// fillAVX2H128N writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// normOnly_rmsHead_128x128n_avx2 normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using avx2.
 //
 //go:noescape
-func fillAVX2H128N(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func normOnly_rmsHead_128x128n_avx2(x []float32, stride int, n int, r *float32, w []float32, eps float64)

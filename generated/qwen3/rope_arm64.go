@@ -8,69 +8,54 @@ package qwen3
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH128N()},
+			shapes: []kernels{kernels_128x128n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH128N returns the NEON kernels of the shape 128/128/neox.
-func neonH128N() kernels {
-	k := kernels{
-		fwd:     applyNEONH128N,
-		fwdRows: applyRowsNEONH128N,
-		inv:     applyInverseNEONH128N,
-		invRows: applyInverseRowsNEONH128N,
-	}
-	k.norm[0], k.normOnly[0] = applyNormRMSHeadNEONH128N, applyNormOnlyRMSHeadNEONH128N
+// kernels_128x128n_neon returns the neon kernels of the shape 128/128/neox.
+func kernels_128x128n_neon() (k kernels) {
+	k.fwd = fwd_128x128n_neon
+	k.inv = inv_128x128n_neon
+	k.fwdRows = fwdRows_128x128n_neon
+	k.invRows = invRows_128x128n_neon
+	k.norm[0] = norm_rmsHead_128x128n_neon
+	k.normOnly[0] = normOnly_rmsHead_128x128n_neon
 	return k
 }
 
-// applyNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// fwd_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH128N(x []float32, stride, n int, r *float32)
+func fwd_128x128n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// inv_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH128N(x []float32, stride, n int, r *float32)
+func inv_128x128n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH128N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// fwdRows_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyRowsNEONH128N(x []float32, stride, n int, rows []float32)
+func fwdRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH128N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// invRows_128x128n_neon rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH128N(x []float32, stride, n int, rows []float32)
+func invRows_128x128n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyNormRMSHeadNEONH128N normalizes (QK-norm rms, each head alone, ε = eps) and rotates the n heads of x, head h at
-// x[h·stride:], normalizing before the rotation, with table row r, using NEON
-// and a scratch head on its stack. It reads and writes nothing else and no
-// slice length: the caller checks the heads, the weights and the stride.
+// norm_rmsHead_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, then rotates them forward with table row r, using neon.
 //
 //go:noescape
-func applyNormRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func norm_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)
 
-// applyNormOnlyRMSHeadNEONH128N is applyNormRMSHeadNEONH128N without the rotation (r is unused): the norm
-// alone, the separate pass the tests and benchmarks compare it with.
+// normOnly_rmsHead_128x128n_neon normalizes (QK-norm rms, ε = eps) the n heads of 128 values (128 rotary, neox) of x, stride elements apart, each alone, without rotating them (r unused), using neon.
 //
 //go:noescape
-func applyNormOnlyRMSHeadNEONH128N(x []float32, stride, n int, r *float32, w []float32, eps float64)
+func normOnly_rmsHead_128x128n_neon(x []float32, stride int, n int, r *float32, w []float32, eps float64)

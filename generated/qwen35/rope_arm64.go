@@ -8,54 +8,42 @@ package qwen35
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH256R64N()},
+			shapes: []kernels{kernels_256x64n_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH256R64N returns the NEON kernels of the shape 256/64/neox.
-func neonH256R64N() kernels {
-	k := kernels{
-		fwd:     applyNEONH256R64N,
-		fwdRows: applyRowsNEONH256R64N,
-		inv:     applyInverseNEONH256R64N,
-		invRows: applyInverseRowsNEONH256R64N,
-	}
+// kernels_256x64n_neon returns the neon kernels of the shape 256/64/neox.
+func kernels_256x64n_neon() (k kernels) {
+	k.fwd = fwd_256x64n_neon
+	k.inv = inv_256x64n_neon
+	k.fwdRows = fwdRows_256x64n_neon
+	k.invRows = invRows_256x64n_neon
 	return k
 }
 
-// applyNEONH256R64N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// fwd_256x64n_neon rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH256R64N(x []float32, stride, n int, r *float32)
+func fwd_256x64n_neon(x []float32, stride int, n int, r *float32)
 
-// applyInverseNEONH256R64N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (128 values), using NEON. It reads and writes only their values
-// [0, 64), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (256).
+// inv_256x64n_neon rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH256R64N(x []float32, stride, n int, r *float32)
+func inv_256x64n_neon(x []float32, stride int, n int, r *float32)
 
-// applyRowsNEONH256R64N rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// fwdRows_256x64n_neon rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, forward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyRowsNEONH256R64N(x []float32, stride, n int, rows []float32)
+func fwdRows_256x64n_neon(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH256R64N rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·128:][:128], using NEON.
+// invRows_256x64n_neon rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, backward in place, head h with rows[h·128:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH256R64N(x []float32, stride, n int, rows []float32)
+func invRows_256x64n_neon(x []float32, stride int, n int, rows []float32)

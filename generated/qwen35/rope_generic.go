@@ -9,89 +9,87 @@ import "unsafe"
 func genericBackend() backend {
 	return backend{
 		name:   "generic",
-		shapes: []kernels{genericH256R64N()},
+		shapes: []kernels{kernels_256x64n_generic()},
 	}
 }
 
-// genericH256R64N returns the pure Go kernels of the shape 256/64/neox.
-func genericH256R64N() kernels {
-	k := kernels{
-		fwd: applyGenericH256R64N,
-		inv: applyInverseGenericH256R64N,
-	}
+// kernels_256x64n_generic returns the generic kernels of the shape 256/64/neox.
+func kernels_256x64n_generic() (k kernels) {
+	k.fwd = fwd_256x64n_generic
+	k.inv = inv_256x64n_generic
 	return k
 }
 
-// applyGenericH256R64N rotates n heads of x forward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
-func applyGenericH256R64N(x []float32, stride, n int, rp *float32) {
-	r := (*[128]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// fwd_256x64n_generic rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, in pure Go.
+func fwd_256x64n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[128]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 256; n-- {
-		h := (*[256]float32)(x)
-		a, b = h[0], h[32]
-		h[0], h[32] = float32(a*r[0])-float32(b*r[96]), float32(b*r[0])+float32(a*r[96])
-		a, b = h[1], h[33]
-		h[1], h[33] = float32(a*r[1])-float32(b*r[97]), float32(b*r[1])+float32(a*r[97])
-		a, b = h[2], h[34]
-		h[2], h[34] = float32(a*r[2])-float32(b*r[98]), float32(b*r[2])+float32(a*r[98])
-		a, b = h[3], h[35]
-		h[3], h[35] = float32(a*r[3])-float32(b*r[99]), float32(b*r[3])+float32(a*r[99])
-		a, b = h[4], h[36]
-		h[4], h[36] = float32(a*r[4])-float32(b*r[100]), float32(b*r[4])+float32(a*r[100])
-		a, b = h[5], h[37]
-		h[5], h[37] = float32(a*r[5])-float32(b*r[101]), float32(b*r[5])+float32(a*r[101])
-		a, b = h[6], h[38]
-		h[6], h[38] = float32(a*r[6])-float32(b*r[102]), float32(b*r[6])+float32(a*r[102])
-		a, b = h[7], h[39]
-		h[7], h[39] = float32(a*r[7])-float32(b*r[103]), float32(b*r[7])+float32(a*r[103])
-		a, b = h[8], h[40]
-		h[8], h[40] = float32(a*r[8])-float32(b*r[104]), float32(b*r[8])+float32(a*r[104])
-		a, b = h[9], h[41]
-		h[9], h[41] = float32(a*r[9])-float32(b*r[105]), float32(b*r[9])+float32(a*r[105])
-		a, b = h[10], h[42]
-		h[10], h[42] = float32(a*r[10])-float32(b*r[106]), float32(b*r[10])+float32(a*r[106])
-		a, b = h[11], h[43]
-		h[11], h[43] = float32(a*r[11])-float32(b*r[107]), float32(b*r[11])+float32(a*r[107])
-		a, b = h[12], h[44]
-		h[12], h[44] = float32(a*r[12])-float32(b*r[108]), float32(b*r[12])+float32(a*r[108])
-		a, b = h[13], h[45]
-		h[13], h[45] = float32(a*r[13])-float32(b*r[109]), float32(b*r[13])+float32(a*r[109])
-		a, b = h[14], h[46]
-		h[14], h[46] = float32(a*r[14])-float32(b*r[110]), float32(b*r[14])+float32(a*r[110])
-		a, b = h[15], h[47]
-		h[15], h[47] = float32(a*r[15])-float32(b*r[111]), float32(b*r[15])+float32(a*r[111])
-		a, b = h[16], h[48]
-		h[16], h[48] = float32(a*r[16])-float32(b*r[112]), float32(b*r[16])+float32(a*r[112])
-		a, b = h[17], h[49]
-		h[17], h[49] = float32(a*r[17])-float32(b*r[113]), float32(b*r[17])+float32(a*r[113])
-		a, b = h[18], h[50]
-		h[18], h[50] = float32(a*r[18])-float32(b*r[114]), float32(b*r[18])+float32(a*r[114])
-		a, b = h[19], h[51]
-		h[19], h[51] = float32(a*r[19])-float32(b*r[115]), float32(b*r[19])+float32(a*r[115])
-		a, b = h[20], h[52]
-		h[20], h[52] = float32(a*r[20])-float32(b*r[116]), float32(b*r[20])+float32(a*r[116])
-		a, b = h[21], h[53]
-		h[21], h[53] = float32(a*r[21])-float32(b*r[117]), float32(b*r[21])+float32(a*r[117])
-		a, b = h[22], h[54]
-		h[22], h[54] = float32(a*r[22])-float32(b*r[118]), float32(b*r[22])+float32(a*r[118])
-		a, b = h[23], h[55]
-		h[23], h[55] = float32(a*r[23])-float32(b*r[119]), float32(b*r[23])+float32(a*r[119])
-		a, b = h[24], h[56]
-		h[24], h[56] = float32(a*r[24])-float32(b*r[120]), float32(b*r[24])+float32(a*r[120])
-		a, b = h[25], h[57]
-		h[25], h[57] = float32(a*r[25])-float32(b*r[121]), float32(b*r[25])+float32(a*r[121])
-		a, b = h[26], h[58]
-		h[26], h[58] = float32(a*r[26])-float32(b*r[122]), float32(b*r[26])+float32(a*r[122])
-		a, b = h[27], h[59]
-		h[27], h[59] = float32(a*r[27])-float32(b*r[123]), float32(b*r[27])+float32(a*r[123])
-		a, b = h[28], h[60]
-		h[28], h[60] = float32(a*r[28])-float32(b*r[124]), float32(b*r[28])+float32(a*r[124])
-		a, b = h[29], h[61]
-		h[29], h[61] = float32(a*r[29])-float32(b*r[125]), float32(b*r[29])+float32(a*r[125])
-		a, b = h[30], h[62]
-		h[30], h[62] = float32(a*r[30])-float32(b*r[126]), float32(b*r[30])+float32(a*r[126])
-		a, b = h[31], h[63]
-		h[31], h[63] = float32(a*r[31])-float32(b*r[127]), float32(b*r[31])+float32(a*r[127])
+		h1 := (*[256]float32)(x)
+		v0, v1 = h1[0], h1[32]
+		h1[0], h1[32] = float32(v0*h2[0])-float32(v1*h2[96]), float32(v1*h2[0])+float32(v0*h2[96])
+		v0, v1 = h1[1], h1[33]
+		h1[1], h1[33] = float32(v0*h2[1])-float32(v1*h2[97]), float32(v1*h2[1])+float32(v0*h2[97])
+		v0, v1 = h1[2], h1[34]
+		h1[2], h1[34] = float32(v0*h2[2])-float32(v1*h2[98]), float32(v1*h2[2])+float32(v0*h2[98])
+		v0, v1 = h1[3], h1[35]
+		h1[3], h1[35] = float32(v0*h2[3])-float32(v1*h2[99]), float32(v1*h2[3])+float32(v0*h2[99])
+		v0, v1 = h1[4], h1[36]
+		h1[4], h1[36] = float32(v0*h2[4])-float32(v1*h2[100]), float32(v1*h2[4])+float32(v0*h2[100])
+		v0, v1 = h1[5], h1[37]
+		h1[5], h1[37] = float32(v0*h2[5])-float32(v1*h2[101]), float32(v1*h2[5])+float32(v0*h2[101])
+		v0, v1 = h1[6], h1[38]
+		h1[6], h1[38] = float32(v0*h2[6])-float32(v1*h2[102]), float32(v1*h2[6])+float32(v0*h2[102])
+		v0, v1 = h1[7], h1[39]
+		h1[7], h1[39] = float32(v0*h2[7])-float32(v1*h2[103]), float32(v1*h2[7])+float32(v0*h2[103])
+		v0, v1 = h1[8], h1[40]
+		h1[8], h1[40] = float32(v0*h2[8])-float32(v1*h2[104]), float32(v1*h2[8])+float32(v0*h2[104])
+		v0, v1 = h1[9], h1[41]
+		h1[9], h1[41] = float32(v0*h2[9])-float32(v1*h2[105]), float32(v1*h2[9])+float32(v0*h2[105])
+		v0, v1 = h1[10], h1[42]
+		h1[10], h1[42] = float32(v0*h2[10])-float32(v1*h2[106]), float32(v1*h2[10])+float32(v0*h2[106])
+		v0, v1 = h1[11], h1[43]
+		h1[11], h1[43] = float32(v0*h2[11])-float32(v1*h2[107]), float32(v1*h2[11])+float32(v0*h2[107])
+		v0, v1 = h1[12], h1[44]
+		h1[12], h1[44] = float32(v0*h2[12])-float32(v1*h2[108]), float32(v1*h2[12])+float32(v0*h2[108])
+		v0, v1 = h1[13], h1[45]
+		h1[13], h1[45] = float32(v0*h2[13])-float32(v1*h2[109]), float32(v1*h2[13])+float32(v0*h2[109])
+		v0, v1 = h1[14], h1[46]
+		h1[14], h1[46] = float32(v0*h2[14])-float32(v1*h2[110]), float32(v1*h2[14])+float32(v0*h2[110])
+		v0, v1 = h1[15], h1[47]
+		h1[15], h1[47] = float32(v0*h2[15])-float32(v1*h2[111]), float32(v1*h2[15])+float32(v0*h2[111])
+		v0, v1 = h1[16], h1[48]
+		h1[16], h1[48] = float32(v0*h2[16])-float32(v1*h2[112]), float32(v1*h2[16])+float32(v0*h2[112])
+		v0, v1 = h1[17], h1[49]
+		h1[17], h1[49] = float32(v0*h2[17])-float32(v1*h2[113]), float32(v1*h2[17])+float32(v0*h2[113])
+		v0, v1 = h1[18], h1[50]
+		h1[18], h1[50] = float32(v0*h2[18])-float32(v1*h2[114]), float32(v1*h2[18])+float32(v0*h2[114])
+		v0, v1 = h1[19], h1[51]
+		h1[19], h1[51] = float32(v0*h2[19])-float32(v1*h2[115]), float32(v1*h2[19])+float32(v0*h2[115])
+		v0, v1 = h1[20], h1[52]
+		h1[20], h1[52] = float32(v0*h2[20])-float32(v1*h2[116]), float32(v1*h2[20])+float32(v0*h2[116])
+		v0, v1 = h1[21], h1[53]
+		h1[21], h1[53] = float32(v0*h2[21])-float32(v1*h2[117]), float32(v1*h2[21])+float32(v0*h2[117])
+		v0, v1 = h1[22], h1[54]
+		h1[22], h1[54] = float32(v0*h2[22])-float32(v1*h2[118]), float32(v1*h2[22])+float32(v0*h2[118])
+		v0, v1 = h1[23], h1[55]
+		h1[23], h1[55] = float32(v0*h2[23])-float32(v1*h2[119]), float32(v1*h2[23])+float32(v0*h2[119])
+		v0, v1 = h1[24], h1[56]
+		h1[24], h1[56] = float32(v0*h2[24])-float32(v1*h2[120]), float32(v1*h2[24])+float32(v0*h2[120])
+		v0, v1 = h1[25], h1[57]
+		h1[25], h1[57] = float32(v0*h2[25])-float32(v1*h2[121]), float32(v1*h2[25])+float32(v0*h2[121])
+		v0, v1 = h1[26], h1[58]
+		h1[26], h1[58] = float32(v0*h2[26])-float32(v1*h2[122]), float32(v1*h2[26])+float32(v0*h2[122])
+		v0, v1 = h1[27], h1[59]
+		h1[27], h1[59] = float32(v0*h2[27])-float32(v1*h2[123]), float32(v1*h2[27])+float32(v0*h2[123])
+		v0, v1 = h1[28], h1[60]
+		h1[28], h1[60] = float32(v0*h2[28])-float32(v1*h2[124]), float32(v1*h2[28])+float32(v0*h2[124])
+		v0, v1 = h1[29], h1[61]
+		h1[29], h1[61] = float32(v0*h2[29])-float32(v1*h2[125]), float32(v1*h2[29])+float32(v0*h2[125])
+		v0, v1 = h1[30], h1[62]
+		h1[30], h1[62] = float32(v0*h2[30])-float32(v1*h2[126]), float32(v1*h2[30])+float32(v0*h2[126])
+		v0, v1 = h1[31], h1[63]
+		h1[31], h1[63] = float32(v0*h2[31])-float32(v1*h2[127]), float32(v1*h2[31])+float32(v0*h2[127])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}
@@ -99,76 +97,76 @@ func applyGenericH256R64N(x []float32, stride, n int, rp *float32) {
 	}
 }
 
-// applyInverseGenericH256R64N rotates n heads of x backward with the table row at rp (128 values), head h at x[h·stride:], in pure Go.
-func applyInverseGenericH256R64N(x []float32, stride, n int, rp *float32) {
-	r := (*[128]float32)(unsafe.Pointer(rp))
-	var a, b float32
+// inv_256x64n_generic rotates the n heads of 256 values (64 rotary, neox) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, in pure Go.
+func inv_256x64n_generic(x []float32, stride int, n int, r *float32) {
+	var v0, v1 float32
+	h2 := (*[128]float32)(unsafe.Pointer(r))
 	for ; n > 0 && len(x) >= 256; n-- {
-		h := (*[256]float32)(x)
-		a, b = h[0], h[32]
-		h[0], h[32] = float32(a*r[0])+float32(b*r[96]), float32(b*r[0])-float32(a*r[96])
-		a, b = h[1], h[33]
-		h[1], h[33] = float32(a*r[1])+float32(b*r[97]), float32(b*r[1])-float32(a*r[97])
-		a, b = h[2], h[34]
-		h[2], h[34] = float32(a*r[2])+float32(b*r[98]), float32(b*r[2])-float32(a*r[98])
-		a, b = h[3], h[35]
-		h[3], h[35] = float32(a*r[3])+float32(b*r[99]), float32(b*r[3])-float32(a*r[99])
-		a, b = h[4], h[36]
-		h[4], h[36] = float32(a*r[4])+float32(b*r[100]), float32(b*r[4])-float32(a*r[100])
-		a, b = h[5], h[37]
-		h[5], h[37] = float32(a*r[5])+float32(b*r[101]), float32(b*r[5])-float32(a*r[101])
-		a, b = h[6], h[38]
-		h[6], h[38] = float32(a*r[6])+float32(b*r[102]), float32(b*r[6])-float32(a*r[102])
-		a, b = h[7], h[39]
-		h[7], h[39] = float32(a*r[7])+float32(b*r[103]), float32(b*r[7])-float32(a*r[103])
-		a, b = h[8], h[40]
-		h[8], h[40] = float32(a*r[8])+float32(b*r[104]), float32(b*r[8])-float32(a*r[104])
-		a, b = h[9], h[41]
-		h[9], h[41] = float32(a*r[9])+float32(b*r[105]), float32(b*r[9])-float32(a*r[105])
-		a, b = h[10], h[42]
-		h[10], h[42] = float32(a*r[10])+float32(b*r[106]), float32(b*r[10])-float32(a*r[106])
-		a, b = h[11], h[43]
-		h[11], h[43] = float32(a*r[11])+float32(b*r[107]), float32(b*r[11])-float32(a*r[107])
-		a, b = h[12], h[44]
-		h[12], h[44] = float32(a*r[12])+float32(b*r[108]), float32(b*r[12])-float32(a*r[108])
-		a, b = h[13], h[45]
-		h[13], h[45] = float32(a*r[13])+float32(b*r[109]), float32(b*r[13])-float32(a*r[109])
-		a, b = h[14], h[46]
-		h[14], h[46] = float32(a*r[14])+float32(b*r[110]), float32(b*r[14])-float32(a*r[110])
-		a, b = h[15], h[47]
-		h[15], h[47] = float32(a*r[15])+float32(b*r[111]), float32(b*r[15])-float32(a*r[111])
-		a, b = h[16], h[48]
-		h[16], h[48] = float32(a*r[16])+float32(b*r[112]), float32(b*r[16])-float32(a*r[112])
-		a, b = h[17], h[49]
-		h[17], h[49] = float32(a*r[17])+float32(b*r[113]), float32(b*r[17])-float32(a*r[113])
-		a, b = h[18], h[50]
-		h[18], h[50] = float32(a*r[18])+float32(b*r[114]), float32(b*r[18])-float32(a*r[114])
-		a, b = h[19], h[51]
-		h[19], h[51] = float32(a*r[19])+float32(b*r[115]), float32(b*r[19])-float32(a*r[115])
-		a, b = h[20], h[52]
-		h[20], h[52] = float32(a*r[20])+float32(b*r[116]), float32(b*r[20])-float32(a*r[116])
-		a, b = h[21], h[53]
-		h[21], h[53] = float32(a*r[21])+float32(b*r[117]), float32(b*r[21])-float32(a*r[117])
-		a, b = h[22], h[54]
-		h[22], h[54] = float32(a*r[22])+float32(b*r[118]), float32(b*r[22])-float32(a*r[118])
-		a, b = h[23], h[55]
-		h[23], h[55] = float32(a*r[23])+float32(b*r[119]), float32(b*r[23])-float32(a*r[119])
-		a, b = h[24], h[56]
-		h[24], h[56] = float32(a*r[24])+float32(b*r[120]), float32(b*r[24])-float32(a*r[120])
-		a, b = h[25], h[57]
-		h[25], h[57] = float32(a*r[25])+float32(b*r[121]), float32(b*r[25])-float32(a*r[121])
-		a, b = h[26], h[58]
-		h[26], h[58] = float32(a*r[26])+float32(b*r[122]), float32(b*r[26])-float32(a*r[122])
-		a, b = h[27], h[59]
-		h[27], h[59] = float32(a*r[27])+float32(b*r[123]), float32(b*r[27])-float32(a*r[123])
-		a, b = h[28], h[60]
-		h[28], h[60] = float32(a*r[28])+float32(b*r[124]), float32(b*r[28])-float32(a*r[124])
-		a, b = h[29], h[61]
-		h[29], h[61] = float32(a*r[29])+float32(b*r[125]), float32(b*r[29])-float32(a*r[125])
-		a, b = h[30], h[62]
-		h[30], h[62] = float32(a*r[30])+float32(b*r[126]), float32(b*r[30])-float32(a*r[126])
-		a, b = h[31], h[63]
-		h[31], h[63] = float32(a*r[31])+float32(b*r[127]), float32(b*r[31])-float32(a*r[127])
+		h1 := (*[256]float32)(x)
+		v0, v1 = h1[0], h1[32]
+		h1[0], h1[32] = float32(v0*h2[0])+float32(v1*h2[96]), float32(v1*h2[0])-float32(v0*h2[96])
+		v0, v1 = h1[1], h1[33]
+		h1[1], h1[33] = float32(v0*h2[1])+float32(v1*h2[97]), float32(v1*h2[1])-float32(v0*h2[97])
+		v0, v1 = h1[2], h1[34]
+		h1[2], h1[34] = float32(v0*h2[2])+float32(v1*h2[98]), float32(v1*h2[2])-float32(v0*h2[98])
+		v0, v1 = h1[3], h1[35]
+		h1[3], h1[35] = float32(v0*h2[3])+float32(v1*h2[99]), float32(v1*h2[3])-float32(v0*h2[99])
+		v0, v1 = h1[4], h1[36]
+		h1[4], h1[36] = float32(v0*h2[4])+float32(v1*h2[100]), float32(v1*h2[4])-float32(v0*h2[100])
+		v0, v1 = h1[5], h1[37]
+		h1[5], h1[37] = float32(v0*h2[5])+float32(v1*h2[101]), float32(v1*h2[5])-float32(v0*h2[101])
+		v0, v1 = h1[6], h1[38]
+		h1[6], h1[38] = float32(v0*h2[6])+float32(v1*h2[102]), float32(v1*h2[6])-float32(v0*h2[102])
+		v0, v1 = h1[7], h1[39]
+		h1[7], h1[39] = float32(v0*h2[7])+float32(v1*h2[103]), float32(v1*h2[7])-float32(v0*h2[103])
+		v0, v1 = h1[8], h1[40]
+		h1[8], h1[40] = float32(v0*h2[8])+float32(v1*h2[104]), float32(v1*h2[8])-float32(v0*h2[104])
+		v0, v1 = h1[9], h1[41]
+		h1[9], h1[41] = float32(v0*h2[9])+float32(v1*h2[105]), float32(v1*h2[9])-float32(v0*h2[105])
+		v0, v1 = h1[10], h1[42]
+		h1[10], h1[42] = float32(v0*h2[10])+float32(v1*h2[106]), float32(v1*h2[10])-float32(v0*h2[106])
+		v0, v1 = h1[11], h1[43]
+		h1[11], h1[43] = float32(v0*h2[11])+float32(v1*h2[107]), float32(v1*h2[11])-float32(v0*h2[107])
+		v0, v1 = h1[12], h1[44]
+		h1[12], h1[44] = float32(v0*h2[12])+float32(v1*h2[108]), float32(v1*h2[12])-float32(v0*h2[108])
+		v0, v1 = h1[13], h1[45]
+		h1[13], h1[45] = float32(v0*h2[13])+float32(v1*h2[109]), float32(v1*h2[13])-float32(v0*h2[109])
+		v0, v1 = h1[14], h1[46]
+		h1[14], h1[46] = float32(v0*h2[14])+float32(v1*h2[110]), float32(v1*h2[14])-float32(v0*h2[110])
+		v0, v1 = h1[15], h1[47]
+		h1[15], h1[47] = float32(v0*h2[15])+float32(v1*h2[111]), float32(v1*h2[15])-float32(v0*h2[111])
+		v0, v1 = h1[16], h1[48]
+		h1[16], h1[48] = float32(v0*h2[16])+float32(v1*h2[112]), float32(v1*h2[16])-float32(v0*h2[112])
+		v0, v1 = h1[17], h1[49]
+		h1[17], h1[49] = float32(v0*h2[17])+float32(v1*h2[113]), float32(v1*h2[17])-float32(v0*h2[113])
+		v0, v1 = h1[18], h1[50]
+		h1[18], h1[50] = float32(v0*h2[18])+float32(v1*h2[114]), float32(v1*h2[18])-float32(v0*h2[114])
+		v0, v1 = h1[19], h1[51]
+		h1[19], h1[51] = float32(v0*h2[19])+float32(v1*h2[115]), float32(v1*h2[19])-float32(v0*h2[115])
+		v0, v1 = h1[20], h1[52]
+		h1[20], h1[52] = float32(v0*h2[20])+float32(v1*h2[116]), float32(v1*h2[20])-float32(v0*h2[116])
+		v0, v1 = h1[21], h1[53]
+		h1[21], h1[53] = float32(v0*h2[21])+float32(v1*h2[117]), float32(v1*h2[21])-float32(v0*h2[117])
+		v0, v1 = h1[22], h1[54]
+		h1[22], h1[54] = float32(v0*h2[22])+float32(v1*h2[118]), float32(v1*h2[22])-float32(v0*h2[118])
+		v0, v1 = h1[23], h1[55]
+		h1[23], h1[55] = float32(v0*h2[23])+float32(v1*h2[119]), float32(v1*h2[23])-float32(v0*h2[119])
+		v0, v1 = h1[24], h1[56]
+		h1[24], h1[56] = float32(v0*h2[24])+float32(v1*h2[120]), float32(v1*h2[24])-float32(v0*h2[120])
+		v0, v1 = h1[25], h1[57]
+		h1[25], h1[57] = float32(v0*h2[25])+float32(v1*h2[121]), float32(v1*h2[25])-float32(v0*h2[121])
+		v0, v1 = h1[26], h1[58]
+		h1[26], h1[58] = float32(v0*h2[26])+float32(v1*h2[122]), float32(v1*h2[26])-float32(v0*h2[122])
+		v0, v1 = h1[27], h1[59]
+		h1[27], h1[59] = float32(v0*h2[27])+float32(v1*h2[123]), float32(v1*h2[27])-float32(v0*h2[123])
+		v0, v1 = h1[28], h1[60]
+		h1[28], h1[60] = float32(v0*h2[28])+float32(v1*h2[124]), float32(v1*h2[28])-float32(v0*h2[124])
+		v0, v1 = h1[29], h1[61]
+		h1[29], h1[61] = float32(v0*h2[29])+float32(v1*h2[125]), float32(v1*h2[29])-float32(v0*h2[125])
+		v0, v1 = h1[30], h1[62]
+		h1[30], h1[62] = float32(v0*h2[30])+float32(v1*h2[126]), float32(v1*h2[30])-float32(v0*h2[126])
+		v0, v1 = h1[31], h1[63]
+		h1[31], h1[63] = float32(v0*h2[31])+float32(v1*h2[127]), float32(v1*h2[31])-float32(v0*h2[127])
 		if n == 1 || stride < 0 || stride > len(x) {
 			break
 		}

@@ -13,88 +13,84 @@ func archBackends() []backend {
 	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
-			shapes: []kernels{avx512H128I()},
+			shapes: []kernels{kernels_128x128i_avx512()},
 		})
 	}
 	if cpu.X86.HasAVX2 {
 		bs = append(bs, backend{
 			name:   "avx2",
-			shapes: []kernels{avx2H128I()},
+			shapes: []kernels{kernels_128x128i_avx2()},
 		})
 	}
 	return bs
 }
 
-// avx512H128I returns the AVX512 kernels of the shape 128/128/interleaved.
-func avx512H128I() kernels {
-	k := kernels{
-		fill:    fillAVX512H128I,
-		fwd:     applyAVX512H128I,
-		fwdRows: applyRowsAVX512H128I,
-		inv:     applyInverseAVX512H128I,
-		invRows: applyInverseRowsAVX512H128I,
-	}
+// kernels_128x128i_avx512 returns the avx512 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx512() (k kernels) {
+	k.fwd = fwd_128x128i_avx512
+	k.inv = inv_128x128i_avx512
+	k.fwdRows = fwdRows_128x128i_avx512
+	k.invRows = invRows_128x128i_avx512
+	k.fill = fill_128x128i_avx512
 	return k
 }
 
-// avx2H128I returns the AVX2 kernels of the shape 128/128/interleaved.
-func avx2H128I() kernels {
-	k := kernels{
-		fill:    fillAVX2H128I,
-		fwd:     applyAVX2H128I,
-		fwdRows: applyRowsAVX2H128I,
-		inv:     applyInverseAVX2H128I,
-		invRows: applyInverseRowsAVX2H128I,
-	}
+// kernels_128x128i_avx2 returns the avx2 kernels of the shape 128/128/interleaved.
+func kernels_128x128i_avx2() (k kernels) {
+	k.fwd = fwd_128x128i_avx2
+	k.inv = inv_128x128i_avx2
+	k.fwdRows = fwdRows_128x128i_avx2
+	k.invRows = invRows_128x128i_avx2
+	k.fill = fill_128x128i_avx2
 	return k
 }
 
-// applyAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX512.
+// fwd_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyAVX512H128I(x []float32, stride int, n int, r *float32)
+func fwd_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX512.
+// inv_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx512.
 //
 //go:noescape
-func applyInverseAVX512H128I(x []float32, stride int, n int, r *float32)
+func inv_128x128i_avx512(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX512H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// fwdRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func fwdRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX512H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX512.
+// invRows_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx512.
 //
 //go:noescape
-func applyInverseRowsAVX512H128I(x []float32, stride int, n int, rows []float32)
+func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 
-// fillAVX512H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX512: fillRow's bits.
+// fill_128x128i_avx512 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx512.
 //
 //go:noescape
-func fillAVX512H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// applyAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with table row r (256 values), using AVX2.
+// fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyAVX2H128I(x []float32, stride int, n int, r *float32)
+func fwd_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// applyInverseAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with table row r (256 values), using AVX2.
+// inv_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using avx2.
 //
 //go:noescape
-func applyInverseAVX2H128I(x []float32, stride int, n int, r *float32)
+func inv_128x128i_avx2(x []float32, stride int, n int, r *float32)
 
-// applyRowsAVX2H128I rotates the n heads of x, stride values apart, forward (A·R_p·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// fwdRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func applyRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func fwdRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// applyInverseRowsAVX2H128I rotates the n heads of x, stride values apart, backward (A·R_pᵀ·x) with head h's own table row, rows[h·256:][:256], using AVX2.
+// invRows_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using avx2.
 //
 //go:noescape
-func applyInverseRowsAVX2H128I(x []float32, stride int, n int, rows []float32)
+func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 
-// fillAVX2H128I writes the table values of pairs [0, n) of row r, n = 64, using AVX2: fillRow's bits.
+// fill_128x128i_avx2 writes the table values of pairs [0, done) of row r at position pos, fillRow's bits, using avx2.
 //
 //go:noescape
-func fillAVX2H128I(r *float32, pos float64, freqs *float64, attn float64) (n int)
+func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)

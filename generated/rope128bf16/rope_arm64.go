@@ -8,54 +8,42 @@ package rope128bf16
 import "golang.org/x/sys/cpu"
 
 // archBackends returns the assembly backends this CPU supports, best first.
-// Advanced SIMD (NEON) is part of every arm64 CPU Go runs on; the check
-// keeps the structure of the other architectures and costs nothing.
 func archBackends() []backend {
 	var bs []backend
 	if cpu.ARM64.HasASIMD {
 		bs = append(bs, backend{
 			name:   "neon",
-			shapes: []kernels{neonH128I()},
+			shapes: []kernels{kernels_128x128i_neon()},
 		})
 	}
 	return bs
 }
 
-// neonH128I returns the NEON kernels of the shape 128/128/interleaved.
-func neonH128I() kernels {
-	k := kernels{
-		fwd:     applyNEONH128I,
-		fwdRows: applyRowsNEONH128I,
-		inv:     applyInverseNEONH128I,
-		invRows: applyInverseRowsNEONH128I,
-	}
+// kernels_128x128i_neon returns the neon kernels of the shape 128/128/interleaved.
+func kernels_128x128i_neon() (k kernels) {
+	k.fwd = fwd_128x128i_neon
+	k.inv = inv_128x128i_neon
+	k.fwdRows = fwdRows_128x128i_neon
+	k.invRows = invRows_128x128i_neon
 	return k
 }
 
-// applyNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// fwd_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyNEONH128I(x []uint16, stride, n int, r *float32)
+func fwd_128x128i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyInverseNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// table row r (256 values), using NEON. It reads and writes only their values
-// [0, 128), and no slice length: the caller checks that the heads fit
-// and, for n > 1, that stride is at least HeadDim (128).
+// inv_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward (A·R_pᵀ·x) in place with table row r, using neon.
 //
 //go:noescape
-func applyInverseNEONH128I(x []uint16, stride, n int, r *float32)
+func inv_128x128i_neon(x []uint16, stride int, n int, r *float32)
 
-// applyRowsNEONH128I rotates n heads of x, head h at x[h·stride:], forward (A·R_p·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// fwdRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyRowsNEONH128I(x []uint16, stride, n int, rows []float32)
+func fwdRows_128x128i_neon(x []uint16, stride int, n int, rows []float32)
 
-// applyInverseRowsNEONH128I rotates n heads of x, head h at x[h·stride:], backward (A·R_pᵀ·x) with
-// its own table row, rows[h·256:][:256], using NEON.
+// invRows_128x128i_neon rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, backward in place, head h with rows[h·256:], using neon.
 //
 //go:noescape
-func applyInverseRowsNEONH128I(x []uint16, stride, n int, rows []float32)
+func invRows_128x128i_neon(x []uint16, stride int, n int, rows []float32)

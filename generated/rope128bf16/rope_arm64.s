@@ -5,1728 +5,1780 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 128, RotaryDim 128, interleaved layout.
-// x holds bfloat16 (bits in uint16), computed in float32: SHLL #16 widens exactly;
-// integer arithmetic rounds to nearest even (f32tobf16).
-// One head is 16 block(s) of pairs, fully unrolled: 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4.
-// The table values of the first 9 block(s) stay in registers across heads
-// (c in V1…V9, s in V22…V30); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-
-// func applyNEONH128I(x []uint16, stride, n int, r *float32)
-TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
+// func fwd_128x128i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVW $0x10000, R10
-	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
-	MOVW $0x7fff, R10
-	VDUP R10, V31.S4 // bf16 rounding: the bias
-	MOVD R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 0 in V1
-	ADD  $32, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 1 in V2
-	ADD  $64, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 2 in V3
-	ADD  $96, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 3 in V4
-	ADD  $128, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 4 in V5
-	ADD  $160, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 5 in V6
-	ADD  $192, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 6 in V7
-	ADD  $224, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 7 in V8
-	ADD  $256, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 8 in V9
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $1, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVW $0x10000, R7
+	VDUP R7, V0.S4
+	MOVW $0x7fff, R7
+	VDUP R7, V1.S4
+	MOVW $0x400000, R7
+	VDUP R7, V2.S4
+	MOVD R2, R4
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $288, R2, R7
-	ADD  $800, R2, R8
-	// pairs 0…7
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e21dd6d // fmul v13.4s, v11.4s, v1.4s
-	WORD $0x6e21dd4c // fmul v12.4s, v10.4s, v1.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e22de33 // fmul v19.4s, v17.4s, v2.4s
-	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e23dd6d // fmul v13.4s, v11.4s, v3.4s
-	WORD $0x6e23dd4c // fmul v12.4s, v10.4s, v3.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e24de33 // fmul v19.4s, v17.4s, v4.4s
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
 	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e25dd6d // fmul v13.4s, v11.4s, v5.4s
-	WORD $0x6e25dd4c // fmul v12.4s, v10.4s, v5.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e26de33 // fmul v19.4s, v17.4s, v6.4s
-	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e27dd6d // fmul v13.4s, v11.4s, v7.4s
-	WORD $0x6e27dd4c // fmul v12.4s, v10.4s, v7.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e28de33 // fmul v19.4s, v17.4s, v8.4s
-	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 32…39
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e29dd6d // fmul v13.4s, v11.4s, v9.4s
-	WORD $0x6e29dd4c // fmul v12.4s, v10.4s, v9.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 40…47
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 48…55
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 56…63
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH128I(x []uint16, stride, n int, r *float32)
-TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
+// func inv_128x128i_neon(x []uint16, stride int, n int, r *float32)
+TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVW $0x10000, R10
-	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
-	MOVW $0x7fff, R10
-	VDUP R10, V31.S4 // bf16 rounding: the bias
-	MOVD R2, R7
-	VLD2 (R7), [V1.S4, V2.S4] // c of block 0 in V1
-	ADD  $32, R2, R7
-	VLD2 (R7), [V2.S4, V3.S4] // c of block 1 in V2
-	ADD  $64, R2, R7
-	VLD2 (R7), [V3.S4, V4.S4] // c of block 2 in V3
-	ADD  $96, R2, R7
-	VLD2 (R7), [V4.S4, V5.S4] // c of block 3 in V4
-	ADD  $128, R2, R7
-	VLD2 (R7), [V5.S4, V6.S4] // c of block 4 in V5
-	ADD  $160, R2, R7
-	VLD2 (R7), [V6.S4, V7.S4] // c of block 5 in V6
-	ADD  $192, R2, R7
-	VLD2 (R7), [V7.S4, V8.S4] // c of block 6 in V7
-	ADD  $224, R2, R7
-	VLD2 (R7), [V8.S4, V9.S4] // c of block 7 in V8
-	ADD  $256, R2, R7
-	VLD2 (R7), [V9.S4, V10.S4] // c of block 8 in V9
-	ADD  $768, R2, R7
-	VLD2 (R7), [V29.S4, V30.S4] // s of block 8 in V30
-	ADD  $736, R2, R7
-	VLD2 (R7), [V28.S4, V29.S4] // s of block 7 in V29
-	ADD  $704, R2, R7
-	VLD2 (R7), [V27.S4, V28.S4] // s of block 6 in V28
-	ADD  $672, R2, R7
-	VLD2 (R7), [V26.S4, V27.S4] // s of block 5 in V27
-	ADD  $640, R2, R7
-	VLD2 (R7), [V25.S4, V26.S4] // s of block 4 in V26
-	ADD  $608, R2, R7
-	VLD2 (R7), [V24.S4, V25.S4] // s of block 3 in V25
-	ADD  $576, R2, R7
-	VLD2 (R7), [V23.S4, V24.S4] // s of block 2 in V24
-	ADD  $544, R2, R7
-	VLD2 (R7), [V22.S4, V23.S4] // s of block 1 in V23
-	ADD  $512, R2, R7
-	VLD2 (R7), [V21.S4, V22.S4] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $1, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVW $0x10000, R7
+	VDUP R7, V0.S4
+	MOVW $0x7fff, R7
+	VDUP R7, V1.S4
+	MOVW $0x400000, R7
+	VDUP R7, V2.S4
+	MOVD R2, R4
+	VLD2.P 32(R4), [V3.S4, V4.S4]
+	ADD $512, R2, R5
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R4), [V6.S4, V7.S4]
+	VLD2.P 32(R5), [V7.S4, V8.S4]
+	VLD2.P 32(R4), [V9.S4, V10.S4]
+	VLD2.P 32(R5), [V10.S4, V11.S4]
+	VLD2.P 32(R4), [V12.S4, V13.S4]
+	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
-	ADD  $288, R2, R7
-	ADD  $800, R2, R8
-	// pairs 0…7
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	MOVD R0, R6
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e21dd6d // fmul v13.4s, v11.4s, v1.4s
-	WORD $0x6e21dd4c // fmul v12.4s, v10.4s, v1.4s
-	WORD $0x6e36dd6e // fmul v14.4s, v11.4s, v22.4s
-	WORD $0x6e36dd4f // fmul v15.4s, v10.4s, v22.4s
-	WORD $0x6e22de33 // fmul v19.4s, v17.4s, v2.4s
-	WORD $0x6e22de12 // fmul v18.4s, v16.4s, v2.4s
-	WORD $0x6e37de34 // fmul v20.4s, v17.4s, v23.4s
-	WORD $0x6e37de15 // fmul v21.4s, v16.4s, v23.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e23dd6d // fmul v13.4s, v11.4s, v3.4s
-	WORD $0x6e23dd4c // fmul v12.4s, v10.4s, v3.4s
-	WORD $0x6e38dd6e // fmul v14.4s, v11.4s, v24.4s
-	WORD $0x6e38dd4f // fmul v15.4s, v10.4s, v24.4s
-	WORD $0x6e24de33 // fmul v19.4s, v17.4s, v4.4s
+	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
 	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x6e39de34 // fmul v20.4s, v17.4s, v25.4s
-	WORD $0x6e39de15 // fmul v21.4s, v16.4s, v25.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
+	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	MOVD R0, R7
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e25dd6d // fmul v13.4s, v11.4s, v5.4s
-	WORD $0x6e25dd4c // fmul v12.4s, v10.4s, v5.4s
-	WORD $0x6e3add6e // fmul v14.4s, v11.4s, v26.4s
-	WORD $0x6e3add4f // fmul v15.4s, v10.4s, v26.4s
-	WORD $0x6e26de33 // fmul v19.4s, v17.4s, v6.4s
-	WORD $0x6e26de12 // fmul v18.4s, v16.4s, v6.4s
-	WORD $0x6e3bde34 // fmul v20.4s, v17.4s, v27.4s
-	WORD $0x6e3bde15 // fmul v21.4s, v16.4s, v27.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
+	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
+	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e27dd6d // fmul v13.4s, v11.4s, v7.4s
-	WORD $0x6e27dd4c // fmul v12.4s, v10.4s, v7.4s
-	WORD $0x6e3cdd6e // fmul v14.4s, v11.4s, v28.4s
-	WORD $0x6e3cdd4f // fmul v15.4s, v10.4s, v28.4s
-	WORD $0x6e28de33 // fmul v19.4s, v17.4s, v8.4s
-	WORD $0x6e28de12 // fmul v18.4s, v16.4s, v8.4s
-	WORD $0x6e3dde34 // fmul v20.4s, v17.4s, v29.4s
-	WORD $0x6e3dde15 // fmul v21.4s, v16.4s, v29.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
+	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
+	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 32…39
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e29dd6d // fmul v13.4s, v11.4s, v9.4s
-	WORD $0x6e29dd4c // fmul v12.4s, v10.4s, v9.4s
-	WORD $0x6e3edd6e // fmul v14.4s, v11.4s, v30.4s
-	WORD $0x6e3edd4f // fmul v15.4s, v10.4s, v30.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
+	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
+	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
+	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
+	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
+	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
+	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
 	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
+	VSUB V16.S4, V1.S4, V16.S4
 	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 40…47
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
+	VORR V2.B16, V19.B16, V20.B16
+	VBIF V18.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 48…55
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 56…63
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
 	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	VLD2.P 16(R6), [V15.H4, V16.H4]
+	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
+	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
+	VLD2.P 32(R8), [V17.S4, V18.S4]
+	VLD2.P 32(R9), [V18.S4, V19.S4]
+	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
+	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
+	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
+	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
+	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
+	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
+	VCMTST V0.S4, V18.S4, V16.S4
+	VSUB V16.S4, V1.S4, V16.S4
+	VADD V18.S4, V16.S4, V16.S4
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VORR V2.B16, V18.B16, V20.B16
+	VBIF V19.B16, V20.B16, V16.B16
+	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
+	VCMTST V0.S4, V15.S4, V17.S4
+	VSUB V17.S4, V1.S4, V17.S4
+	VADD V15.S4, V17.S4, V17.S4
+	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
+	VORR V2.B16, V15.B16, V19.B16
+	VBIF V18.B16, V19.B16, V17.B16
+	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VST2.P [V16.H4, V17.H4], 16(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH128I(x []uint16, stride, n int, rows []float32)
-TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
+// func fwdRows_128x128i_neon(x []uint16, stride int, n int, rows []float32)
+TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVW $0x10000, R10
-	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
-	MOVW $0x7fff, R10
-	VDUP R10, V31.S4 // bf16 rounding: the bias
-	MOVD stride+24(FP), R12
-	LSL  $1, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVW $0x10000, R7
+	VDUP R7, V0.S4
+	MOVW $0x7fff, R7
+	VDUP R7, V1.S4
+	MOVW $0x400000, R7
+	VDUP R7, V2.S4
 
 head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 32…39
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 40…47
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 48…55
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 56…63
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4eaed58c // fsub v12.4s, v12.4s, v14.4s
-	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
-	WORD $0x4eb4d652 // fsub v18.4s, v18.4s, v20.4s
-	WORD $0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	MOVD R2, R5
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	MOVD R0, R7
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH128I(x []uint16, stride, n int, rows []float32)
-TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
+// func invRows_128x128i_neon(x []uint16, stride int, n int, rows []float32)
+TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVW $0x10000, R10
-	VDUP R10, V0.S4 // bf16 rounding: the lowest kept bit
-	MOVW $0x7fff, R10
-	VDUP R10, V31.S4 // bf16 rounding: the bias
-	MOVD stride+24(FP), R12
-	LSL  $1, R12
-	SUB  $256, R12 // stride in bytes less the 256 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $1, R1
+	MOVW $0x10000, R7
+	VDUP R7, V0.S4
+	MOVW $0x7fff, R7
+	VDUP R7, V1.S4
+	MOVW $0x400000, R7
+	VDUP R7, V2.S4
 
 head:
-	MOVD R2, R7
-	ADD  $512, R2, R8
-	// pairs 0…7
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 8…15
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 16…23
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 24…31
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 32…39
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 40…47
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 48…55
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	// pairs 56…63
-	VLD2.P 16(R3), [V10.H4, V11.H4]
-	VLD2.P 32(R7), [V12.S4, V13.S4]
-	VLD2.P 32(R8), [V14.S4, V15.S4]
-	VLD2.P 16(R3), [V16.H4, V17.H4]
-	VLD2.P 32(R7), [V18.S4, V19.S4]
-	VLD2.P 32(R8), [V20.S4, V21.S4]
-	WORD $0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD $0x2e61396b // shll v11.4s, v11.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x2e613a31 // shll v17.4s, v17.4h, #16
-	WORD $0x6e2cdd6d // fmul v13.4s, v11.4s, v12.4s
-	WORD $0x6e2cdd4c // fmul v12.4s, v10.4s, v12.4s
-	WORD $0x6e2fdd6e // fmul v14.4s, v11.4s, v15.4s
-	WORD $0x6e2fdd4f // fmul v15.4s, v10.4s, v15.4s
-	WORD $0x6e32de33 // fmul v19.4s, v17.4s, v18.4s
-	WORD $0x6e32de12 // fmul v18.4s, v16.4s, v18.4s
-	WORD $0x6e35de34 // fmul v20.4s, v17.4s, v21.4s
-	WORD $0x6e35de15 // fmul v21.4s, v16.4s, v21.4s
-	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
-	WORD $0x4eafd5ad // fsub v13.4s, v13.4s, v15.4s
-	WORD $0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	WORD $0x4eb5d673 // fsub v19.4s, v19.4s, v21.4s
-	VCMTST V0.S4, V12.S4, V14.S4
-	VCMTST V0.S4, V13.S4, V10.S4
-	VCMTST V0.S4, V18.S4, V20.S4
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V14.S4, V31.S4, V14.S4
-	VSUB V10.S4, V31.S4, V10.S4
-	VSUB V20.S4, V31.S4, V20.S4
-	VSUB V16.S4, V31.S4, V16.S4
-	VADD V12.S4, V14.S4, V14.S4
-	VADD V13.S4, V10.S4, V10.S4
-	VADD V18.S4, V20.S4, V20.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e2ce58f // fcmeq v15.4s, v12.4s, v12.4s
-	WORD $0x4e2de5ab // fcmeq v11.4s, v13.4s, v13.4s
-	WORD $0x4e32e655 // fcmeq v21.4s, v18.4s, v18.4s
-	WORD $0x4e33e671 // fcmeq v17.4s, v19.4s, v19.4s
-	VBIF V15.B16, V12.B16, V14.B16
-	VBIF V11.B16, V13.B16, V10.B16
-	VBIF V21.B16, V18.B16, V20.B16
-	VBIF V17.B16, V19.B16, V16.B16
-	WORD $0x0f1085cc // shrn v12.4h, v14.4s, #16
-	WORD $0x0f10854d // shrn v13.4h, v10.4s, #16
-	WORD $0x0f108692 // shrn v18.4h, v20.4s, #16
-	WORD $0x0f108613 // shrn v19.4h, v16.4s, #16
-	VST2.P [V12.H4, V13.H4], 16(R4)
-	VST2.P [V18.H4, V19.H4], 16(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $1024, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	MOVD R2, R5
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	ADD $512, R2, R6
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	MOVD R0, R7
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	VLD2.P 16(R4), [V3.H4, V4.H4]
+	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
+	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R6), [V6.S4, V7.S4]
+	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
+	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
+	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
+	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
+	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
+	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
+	VCMTST V0.S4, V6.S4, V4.S4
+	VSUB V4.S4, V1.S4, V4.S4
+	VADD V6.S4, V4.S4, V4.S4
+	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
+	VORR V2.B16, V6.B16, V8.B16
+	VBIF V7.B16, V8.B16, V4.B16
+	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST V0.S4, V3.S4, V5.S4
+	VSUB V5.S4, V1.S4, V5.S4
+	VADD V3.S4, V5.S4, V5.S4
+	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
+	VORR V2.B16, V3.B16, V7.B16
+	VBIF V6.B16, V7.B16, V5.B16
+	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VST2.P [V4.H4, V5.H4], 16(R7)
+	ADD R1, R0
+	ADD $1024, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET

@@ -5,1491 +5,1372 @@
 
 #include "textflag.h"
 
-// NEON kernels for HeadDim 128, RotaryDim 128, interleaved layout.
-// x holds float64 values, the table float64: .2D lanes, one scalar pair at most.
-// One head is 32 block(s) of pairs, fully unrolled: 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2.
-// The table values of the first 10 block(s) stay in registers across heads
-// (c in V0…V9, s in V22…V31); the rest are loaded every head.
-// Products with FMUL, sums with FADD/FSUB: no fused multiply-add (ropegen's docs/contract.md §5).
-
-// func applyNEONH128I(x []float64, stride, n int, r *float64)
-TEXT ·applyNEONH128I(SB), NOSPLIT, $0-48
+// func fwd_128x128i_neon(x []float64, stride int, n int, r *float64)
+TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.D2, V1.D2] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.D2, V2.D2] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.D2, V3.D2] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.D2, V4.D2] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.D2, V5.D2] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.D2, V6.D2] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.D2, V7.D2] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.D2, V8.D2] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.D2, V9.D2] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.D2, V10.D2] // c of block 9 in V9
-	ADD  $1312, R2, R7
-	VLD2 (R7), [V30.D2, V31.D2] // s of block 9 in V31
-	ADD  $1280, R2, R7
-	VLD2 (R7), [V29.D2, V30.D2] // s of block 8 in V30
-	ADD  $1248, R2, R7
-	VLD2 (R7), [V28.D2, V29.D2] // s of block 7 in V29
-	ADD  $1216, R2, R7
-	VLD2 (R7), [V27.D2, V28.D2] // s of block 6 in V28
-	ADD  $1184, R2, R7
-	VLD2 (R7), [V26.D2, V27.D2] // s of block 5 in V27
-	ADD  $1152, R2, R7
-	VLD2 (R7), [V25.D2, V26.D2] // s of block 4 in V26
-	ADD  $1120, R2, R7
-	VLD2 (R7), [V24.D2, V25.D2] // s of block 3 in V25
-	ADD  $1088, R2, R7
-	VLD2 (R7), [V23.D2, V24.D2] // s of block 2 in V24
-	ADD  $1056, R2, R7
-	VLD2 (R7), [V22.D2, V23.D2] // s of block 1 in V23
-	ADD  $1024, R2, R7
-	VLD2 (R7), [V21.D2, V22.D2] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $3, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $3, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	ADD $1024, R2, R5
+	VLD2.P 32(R5), [V1.D2, V2.D2]
+	VLD2.P 32(R4), [V3.D2, V4.D2]
+	VLD2.P 32(R5), [V4.D2, V5.D2]
+	VLD2.P 32(R4), [V6.D2, V7.D2]
+	VLD2.P 32(R5), [V7.D2, V8.D2]
+	VLD2.P 32(R4), [V9.D2, V10.D2]
+	VLD2.P 32(R5), [V10.D2, V11.D2]
+	VLD2.P 32(R4), [V12.D2, V13.D2]
+	VLD2.P 32(R5), [V13.D2, V14.D2]
 
 head:
-	ADD  $320, R2, R7
-	ADD  $1344, R2, R8
-	// pairs 0…3
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e60dd6d // fmul v13.2d, v11.2d, v0.2d
-	WORD $0x6e60dd4c // fmul v12.2d, v10.2d, v0.2d
-	WORD $0x6e76dd6e // fmul v14.2d, v11.2d, v22.2d
-	WORD $0x6e76dd4f // fmul v15.2d, v10.2d, v22.2d
-	WORD $0x6e61de33 // fmul v19.2d, v17.2d, v1.2d
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e60ddf1 // fmul v17.2d, v15.2d, v0.2d
 	WORD $0x6e61de12 // fmul v18.2d, v16.2d, v1.2d
-	WORD $0x6e77de34 // fmul v20.2d, v17.2d, v23.2d
-	WORD $0x6e77de15 // fmul v21.2d, v16.2d, v23.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 4…7
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e62dd6d // fmul v13.2d, v11.2d, v2.2d
-	WORD $0x6e62dd4c // fmul v12.2d, v10.2d, v2.2d
-	WORD $0x6e78dd6e // fmul v14.2d, v11.2d, v24.2d
-	WORD $0x6e78dd4f // fmul v15.2d, v10.2d, v24.2d
-	WORD $0x6e63de33 // fmul v19.2d, v17.2d, v3.2d
-	WORD $0x6e63de12 // fmul v18.2d, v16.2d, v3.2d
-	WORD $0x6e79de34 // fmul v20.2d, v17.2d, v25.2d
-	WORD $0x6e79de15 // fmul v21.2d, v16.2d, v25.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 8…11
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e64dd6d // fmul v13.2d, v11.2d, v4.2d
-	WORD $0x6e64dd4c // fmul v12.2d, v10.2d, v4.2d
-	WORD $0x6e7add6e // fmul v14.2d, v11.2d, v26.2d
-	WORD $0x6e7add4f // fmul v15.2d, v10.2d, v26.2d
-	WORD $0x6e65de33 // fmul v19.2d, v17.2d, v5.2d
-	WORD $0x6e65de12 // fmul v18.2d, v16.2d, v5.2d
-	WORD $0x6e7bde34 // fmul v20.2d, v17.2d, v27.2d
-	WORD $0x6e7bde15 // fmul v21.2d, v16.2d, v27.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 12…15
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e66dd6d // fmul v13.2d, v11.2d, v6.2d
-	WORD $0x6e66dd4c // fmul v12.2d, v10.2d, v6.2d
-	WORD $0x6e7cdd6e // fmul v14.2d, v11.2d, v28.2d
-	WORD $0x6e7cdd4f // fmul v15.2d, v10.2d, v28.2d
-	WORD $0x6e67de33 // fmul v19.2d, v17.2d, v7.2d
+	WORD $0x4e72d633 // fadd v19.2d, v17.2d, v18.2d
+	WORD $0x6e60de11 // fmul v17.2d, v16.2d, v0.2d
+	WORD $0x6e62ddf0 // fmul v16.2d, v15.2d, v2.2d
+	WORD $0x4e70d634 // fadd v20.2d, v17.2d, v16.2d
+	MOVD R0, R7
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e63ddf1 // fmul v17.2d, v15.2d, v3.2d
+	WORD $0x6e64de12 // fmul v18.2d, v16.2d, v4.2d
+	WORD $0x4e72d633 // fadd v19.2d, v17.2d, v18.2d
+	WORD $0x6e63de11 // fmul v17.2d, v16.2d, v3.2d
+	WORD $0x6e65ddf0 // fmul v16.2d, v15.2d, v5.2d
+	WORD $0x4e70d634 // fadd v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e66ddf1 // fmul v17.2d, v15.2d, v6.2d
 	WORD $0x6e67de12 // fmul v18.2d, v16.2d, v7.2d
-	WORD $0x6e7dde34 // fmul v20.2d, v17.2d, v29.2d
-	WORD $0x6e7dde15 // fmul v21.2d, v16.2d, v29.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 16…19
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e68dd6d // fmul v13.2d, v11.2d, v8.2d
-	WORD $0x6e68dd4c // fmul v12.2d, v10.2d, v8.2d
-	WORD $0x6e7edd6e // fmul v14.2d, v11.2d, v30.2d
-	WORD $0x6e7edd4f // fmul v15.2d, v10.2d, v30.2d
-	WORD $0x6e69de33 // fmul v19.2d, v17.2d, v9.2d
-	WORD $0x6e69de12 // fmul v18.2d, v16.2d, v9.2d
-	WORD $0x6e7fde34 // fmul v20.2d, v17.2d, v31.2d
-	WORD $0x6e7fde15 // fmul v21.2d, v16.2d, v31.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 20…23
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 24…27
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 28…31
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 32…35
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 36…39
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 40…43
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 44…47
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 48…51
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 52…55
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 56…59
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 60…63
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4e72d633 // fadd v19.2d, v17.2d, v18.2d
+	WORD $0x6e66de11 // fmul v17.2d, v16.2d, v6.2d
+	WORD $0x6e68ddf0 // fmul v16.2d, v15.2d, v8.2d
+	WORD $0x4e70d634 // fadd v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e69ddf1 // fmul v17.2d, v15.2d, v9.2d
+	WORD $0x6e6ade12 // fmul v18.2d, v16.2d, v10.2d
+	WORD $0x4e72d633 // fadd v19.2d, v17.2d, v18.2d
+	WORD $0x6e69de11 // fmul v17.2d, v16.2d, v9.2d
+	WORD $0x6e6bddf0 // fmul v16.2d, v15.2d, v11.2d
+	WORD $0x4e70d634 // fadd v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e6cddf1 // fmul v17.2d, v15.2d, v12.2d
+	WORD $0x6e6dde12 // fmul v18.2d, v16.2d, v13.2d
+	WORD $0x4e72d633 // fadd v19.2d, v17.2d, v18.2d
+	WORD $0x6e6cde11 // fmul v17.2d, v16.2d, v12.2d
+	WORD $0x6e6eddf0 // fmul v16.2d, v15.2d, v14.2d
+	WORD $0x4e70d634 // fadd v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	ADD $1184, R2, R9
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4e75d696 // fadd v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4e70d657 // fadd v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseNEONH128I(x []float64, stride, n int, r *float64)
-TEXT ·applyInverseNEONH128I(SB), NOSPLIT, $0-48
+// func inv_128x128i_neon(x []float64, stride int, n int, r *float64)
+TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD r+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD R2, R7
-	VLD2 (R7), [V0.D2, V1.D2] // c of block 0 in V0
-	ADD  $32, R2, R7
-	VLD2 (R7), [V1.D2, V2.D2] // c of block 1 in V1
-	ADD  $64, R2, R7
-	VLD2 (R7), [V2.D2, V3.D2] // c of block 2 in V2
-	ADD  $96, R2, R7
-	VLD2 (R7), [V3.D2, V4.D2] // c of block 3 in V3
-	ADD  $128, R2, R7
-	VLD2 (R7), [V4.D2, V5.D2] // c of block 4 in V4
-	ADD  $160, R2, R7
-	VLD2 (R7), [V5.D2, V6.D2] // c of block 5 in V5
-	ADD  $192, R2, R7
-	VLD2 (R7), [V6.D2, V7.D2] // c of block 6 in V6
-	ADD  $224, R2, R7
-	VLD2 (R7), [V7.D2, V8.D2] // c of block 7 in V7
-	ADD  $256, R2, R7
-	VLD2 (R7), [V8.D2, V9.D2] // c of block 8 in V8
-	ADD  $288, R2, R7
-	VLD2 (R7), [V9.D2, V10.D2] // c of block 9 in V9
-	ADD  $1312, R2, R7
-	VLD2 (R7), [V30.D2, V31.D2] // s of block 9 in V31
-	ADD  $1280, R2, R7
-	VLD2 (R7), [V29.D2, V30.D2] // s of block 8 in V30
-	ADD  $1248, R2, R7
-	VLD2 (R7), [V28.D2, V29.D2] // s of block 7 in V29
-	ADD  $1216, R2, R7
-	VLD2 (R7), [V27.D2, V28.D2] // s of block 6 in V28
-	ADD  $1184, R2, R7
-	VLD2 (R7), [V26.D2, V27.D2] // s of block 5 in V27
-	ADD  $1152, R2, R7
-	VLD2 (R7), [V25.D2, V26.D2] // s of block 4 in V26
-	ADD  $1120, R2, R7
-	VLD2 (R7), [V24.D2, V25.D2] // s of block 3 in V25
-	ADD  $1088, R2, R7
-	VLD2 (R7), [V23.D2, V24.D2] // s of block 2 in V24
-	ADD  $1056, R2, R7
-	VLD2 (R7), [V22.D2, V23.D2] // s of block 1 in V23
-	ADD  $1024, R2, R7
-	VLD2 (R7), [V21.D2, V22.D2] // s of block 0 in V22
-	MOVD stride+24(FP), R12
-	LSL  $3, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $3, R1
+	MOVD R2, R4
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	ADD $1024, R2, R5
+	VLD2.P 32(R5), [V1.D2, V2.D2]
+	VLD2.P 32(R4), [V3.D2, V4.D2]
+	VLD2.P 32(R5), [V4.D2, V5.D2]
+	VLD2.P 32(R4), [V6.D2, V7.D2]
+	VLD2.P 32(R5), [V7.D2, V8.D2]
+	VLD2.P 32(R4), [V9.D2, V10.D2]
+	VLD2.P 32(R5), [V10.D2, V11.D2]
+	VLD2.P 32(R4), [V12.D2, V13.D2]
+	VLD2.P 32(R5), [V13.D2, V14.D2]
 
 head:
-	ADD  $320, R2, R7
-	ADD  $1344, R2, R8
-	// pairs 0…3
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e60dd6d // fmul v13.2d, v11.2d, v0.2d
-	WORD $0x6e60dd4c // fmul v12.2d, v10.2d, v0.2d
-	WORD $0x6e76dd6e // fmul v14.2d, v11.2d, v22.2d
-	WORD $0x6e76dd4f // fmul v15.2d, v10.2d, v22.2d
-	WORD $0x6e61de33 // fmul v19.2d, v17.2d, v1.2d
+	MOVD R0, R6
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e60ddf1 // fmul v17.2d, v15.2d, v0.2d
 	WORD $0x6e61de12 // fmul v18.2d, v16.2d, v1.2d
-	WORD $0x6e77de34 // fmul v20.2d, v17.2d, v23.2d
-	WORD $0x6e77de15 // fmul v21.2d, v16.2d, v23.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 4…7
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e62dd6d // fmul v13.2d, v11.2d, v2.2d
-	WORD $0x6e62dd4c // fmul v12.2d, v10.2d, v2.2d
-	WORD $0x6e78dd6e // fmul v14.2d, v11.2d, v24.2d
-	WORD $0x6e78dd4f // fmul v15.2d, v10.2d, v24.2d
-	WORD $0x6e63de33 // fmul v19.2d, v17.2d, v3.2d
-	WORD $0x6e63de12 // fmul v18.2d, v16.2d, v3.2d
-	WORD $0x6e79de34 // fmul v20.2d, v17.2d, v25.2d
-	WORD $0x6e79de15 // fmul v21.2d, v16.2d, v25.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 8…11
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e64dd6d // fmul v13.2d, v11.2d, v4.2d
-	WORD $0x6e64dd4c // fmul v12.2d, v10.2d, v4.2d
-	WORD $0x6e7add6e // fmul v14.2d, v11.2d, v26.2d
-	WORD $0x6e7add4f // fmul v15.2d, v10.2d, v26.2d
-	WORD $0x6e65de33 // fmul v19.2d, v17.2d, v5.2d
-	WORD $0x6e65de12 // fmul v18.2d, v16.2d, v5.2d
-	WORD $0x6e7bde34 // fmul v20.2d, v17.2d, v27.2d
-	WORD $0x6e7bde15 // fmul v21.2d, v16.2d, v27.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 12…15
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e66dd6d // fmul v13.2d, v11.2d, v6.2d
-	WORD $0x6e66dd4c // fmul v12.2d, v10.2d, v6.2d
-	WORD $0x6e7cdd6e // fmul v14.2d, v11.2d, v28.2d
-	WORD $0x6e7cdd4f // fmul v15.2d, v10.2d, v28.2d
-	WORD $0x6e67de33 // fmul v19.2d, v17.2d, v7.2d
+	WORD $0x4ef2d633 // fsub v19.2d, v17.2d, v18.2d
+	WORD $0x6e60de11 // fmul v17.2d, v16.2d, v0.2d
+	WORD $0x6e62ddf0 // fmul v16.2d, v15.2d, v2.2d
+	WORD $0x4ef0d634 // fsub v20.2d, v17.2d, v16.2d
+	MOVD R0, R7
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e63ddf1 // fmul v17.2d, v15.2d, v3.2d
+	WORD $0x6e64de12 // fmul v18.2d, v16.2d, v4.2d
+	WORD $0x4ef2d633 // fsub v19.2d, v17.2d, v18.2d
+	WORD $0x6e63de11 // fmul v17.2d, v16.2d, v3.2d
+	WORD $0x6e65ddf0 // fmul v16.2d, v15.2d, v5.2d
+	WORD $0x4ef0d634 // fsub v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e66ddf1 // fmul v17.2d, v15.2d, v6.2d
 	WORD $0x6e67de12 // fmul v18.2d, v16.2d, v7.2d
-	WORD $0x6e7dde34 // fmul v20.2d, v17.2d, v29.2d
-	WORD $0x6e7dde15 // fmul v21.2d, v16.2d, v29.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 16…19
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	WORD $0x6e68dd6d // fmul v13.2d, v11.2d, v8.2d
-	WORD $0x6e68dd4c // fmul v12.2d, v10.2d, v8.2d
-	WORD $0x6e7edd6e // fmul v14.2d, v11.2d, v30.2d
-	WORD $0x6e7edd4f // fmul v15.2d, v10.2d, v30.2d
-	WORD $0x6e69de33 // fmul v19.2d, v17.2d, v9.2d
-	WORD $0x6e69de12 // fmul v18.2d, v16.2d, v9.2d
-	WORD $0x6e7fde34 // fmul v20.2d, v17.2d, v31.2d
-	WORD $0x6e7fde15 // fmul v21.2d, v16.2d, v31.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 20…23
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 24…27
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 28…31
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 32…35
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 36…39
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 40…43
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 44…47
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 48…51
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 52…55
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 56…59
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 60…63
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	SUBS $1, R1
-	BNE  head
+	WORD $0x4ef2d633 // fsub v19.2d, v17.2d, v18.2d
+	WORD $0x6e66de11 // fmul v17.2d, v16.2d, v6.2d
+	WORD $0x6e68ddf0 // fmul v16.2d, v15.2d, v8.2d
+	WORD $0x4ef0d634 // fsub v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e69ddf1 // fmul v17.2d, v15.2d, v9.2d
+	WORD $0x6e6ade12 // fmul v18.2d, v16.2d, v10.2d
+	WORD $0x4ef2d633 // fsub v19.2d, v17.2d, v18.2d
+	WORD $0x6e69de11 // fmul v17.2d, v16.2d, v9.2d
+	WORD $0x6e6bddf0 // fmul v16.2d, v15.2d, v11.2d
+	WORD $0x4ef0d634 // fsub v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	WORD $0x6e6cddf1 // fmul v17.2d, v15.2d, v12.2d
+	WORD $0x6e6dde12 // fmul v18.2d, v16.2d, v13.2d
+	WORD $0x4ef2d633 // fsub v19.2d, v17.2d, v18.2d
+	WORD $0x6e6cde11 // fmul v17.2d, v16.2d, v12.2d
+	WORD $0x6e6eddf0 // fmul v16.2d, v15.2d, v14.2d
+	WORD $0x4ef0d634 // fsub v20.2d, v17.2d, v16.2d
+	VST2.P [V19.D2, V20.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	ADD $160, R2, R8
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	ADD $1184, R2, R9
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	VLD2.P 32(R6), [V15.D2, V16.D2]
+	VLD2.P 32(R8), [V17.D2, V18.D2]
+	VLD2.P 32(R9), [V18.D2, V19.D2]
+	WORD $0x6e71ddf4 // fmul v20.2d, v15.2d, v17.2d
+	WORD $0x6e72de15 // fmul v21.2d, v16.2d, v18.2d
+	WORD $0x4ef5d696 // fsub v22.2d, v20.2d, v21.2d
+	WORD $0x6e71de12 // fmul v18.2d, v16.2d, v17.2d
+	WORD $0x6e73ddf0 // fmul v16.2d, v15.2d, v19.2d
+	WORD $0x4ef0d657 // fsub v23.2d, v18.2d, v16.2d
+	VST2.P [V22.D2, V23.D2], 32(R7)
+	ADD R1, R0
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyRowsNEONH128I(x []float64, stride, n int, rows []float64)
-TEXT ·applyRowsNEONH128I(SB), NOSPLIT, $0-64
+// func fwdRows_128x128i_neon(x []float64, stride int, n int, rows []float64)
+TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $3, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $3, R1
 
 head:
-	MOVD R2, R7
-	ADD  $1024, R2, R8
-	// pairs 0…3
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 4…7
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 8…11
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 12…15
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 16…19
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 20…23
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 24…27
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 28…31
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 32…35
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 36…39
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 40…43
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 44…47
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 48…51
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 52…55
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 56…59
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 60…63
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4eeed58c // fsub v12.2d, v12.2d, v14.2d
-	WORD $0x4e6fd5ad // fadd v13.2d, v13.2d, v15.2d
-	WORD $0x4ef4d652 // fsub v18.2d, v18.2d, v20.2d
-	WORD $0x4e75d673 // fadd v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $2048, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	ADD $1024, R2, R6
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	MOVD R0, R7
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4e61d468 // fadd v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	ADD R1, R0
+	ADD $2048, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
 
-// func applyInverseRowsNEONH128I(x []float64, stride, n int, rows []float64)
-TEXT ·applyInverseRowsNEONH128I(SB), NOSPLIT, $0-64
+// func invRows_128x128i_neon(x []float64, stride int, n int, rows []float64)
+TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD x_base+0(FP), R0
-	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R1
 	MOVD rows_base+40(FP), R2
-	CMP  $0, R1
-	BLE  done // no heads
-	MOVD stride+24(FP), R12
-	LSL  $3, R12
-	SUB  $1024, R12 // stride in bytes less the 1024 a head walks
-	MOVD R0, R3
-	MOVD R0, R4
+	MOVD n+32(FP), R3
+	CBZ R3, done
+	LSL $3, R1
 
 head:
-	MOVD R2, R7
-	ADD  $1024, R2, R8
-	// pairs 0…3
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 4…7
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 8…11
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 12…15
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 16…19
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 20…23
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 24…27
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 28…31
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 32…35
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 36…39
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 40…43
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 44…47
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 48…51
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 52…55
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 56…59
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	// pairs 60…63
-	VLD2.P 32(R3), [V10.D2, V11.D2]
-	VLD2.P 32(R7), [V12.D2, V13.D2]
-	VLD2.P 32(R8), [V14.D2, V15.D2]
-	VLD2.P 32(R3), [V16.D2, V17.D2]
-	VLD2.P 32(R7), [V18.D2, V19.D2]
-	VLD2.P 32(R8), [V20.D2, V21.D2]
-	WORD $0x6e6cdd6d // fmul v13.2d, v11.2d, v12.2d
-	WORD $0x6e6cdd4c // fmul v12.2d, v10.2d, v12.2d
-	WORD $0x6e6fdd6e // fmul v14.2d, v11.2d, v15.2d
-	WORD $0x6e6fdd4f // fmul v15.2d, v10.2d, v15.2d
-	WORD $0x6e72de33 // fmul v19.2d, v17.2d, v18.2d
-	WORD $0x6e72de12 // fmul v18.2d, v16.2d, v18.2d
-	WORD $0x6e75de34 // fmul v20.2d, v17.2d, v21.2d
-	WORD $0x6e75de15 // fmul v21.2d, v16.2d, v21.2d
-	WORD $0x4e6ed58c // fadd v12.2d, v12.2d, v14.2d
-	WORD $0x4eefd5ad // fsub v13.2d, v13.2d, v15.2d
-	WORD $0x4e74d652 // fadd v18.2d, v18.2d, v20.2d
-	WORD $0x4ef5d673 // fsub v19.2d, v19.2d, v21.2d
-	VST2.P [V12.D2, V13.D2], 32(R4)
-	VST2.P [V18.D2, V19.D2], 32(R4)
-	ADD  R12, R3
-	ADD  R12, R4
-	ADD  $2048, R2 // the next head's table row
-	SUBS $1, R1
-	BNE  head
+	MOVD R0, R4
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	MOVD R2, R5
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	ADD $1024, R2, R6
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	MOVD R0, R7
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	VLD2.P 32(R4), [V0.D2, V1.D2]
+	VLD2.P 32(R5), [V2.D2, V3.D2]
+	VLD2.P 32(R6), [V3.D2, V4.D2]
+	WORD $0x6e62dc05 // fmul v5.2d, v0.2d, v2.2d
+	WORD $0x6e63dc26 // fmul v6.2d, v1.2d, v3.2d
+	WORD $0x4ee6d4a7 // fsub v7.2d, v5.2d, v6.2d
+	WORD $0x6e62dc23 // fmul v3.2d, v1.2d, v2.2d
+	WORD $0x6e64dc01 // fmul v1.2d, v0.2d, v4.2d
+	WORD $0x4ee1d468 // fsub v8.2d, v3.2d, v1.2d
+	VST2.P [V7.D2, V8.D2], 32(R7)
+	ADD R1, R0
+	ADD $2048, R2
+	SUBS $1, R3
+	BNE head
 
 done:
 	RET
