@@ -77,7 +77,8 @@ arm64:
 
 # riscv64 tests under qemu-user: every generated package's tests on the
 # RVV backend at VLEN 128 (gen's TestRVVLengths, in unit, runs every
-# family at VLEN 256 and 512), the pure Go dispatch where the CPU has no V,
+# family at VLEN 256 and 512), examples/engine's models compared with
+# their own packages' RVV backend, the pure Go dispatch where the CPU has no V,
 # sincos's bits against amd64's, and ropegen itself on riscv64. Debian 12's
 # qemu-user (7.2) has no riscv_hwprobe, so x/sys/cpu sees no V under it:
 # ROPEGEN_RVV=1 makes the generated tests (only they read it) run the RVV
@@ -88,6 +89,8 @@ riscv64:
 	@if command -v qemu-riscv64-static >/dev/null 2>&1; then \
 		echo "== riscv64 tests under qemu-riscv64-static, RVV at VLEN 128"; \
 		GOARCH=riscv64 ROPEGEN_RVV=1 ROPEGEN_WANT_BACKEND=rvv $(GO) test -short -exec "$(RISCV64_QEMU)" ./generated/... || exit 1; \
+		echo "== riscv64: every model of examples/engine through the engine package, bit for bit with its own package's RVV and pure Go backends"; \
+		GOARCH=riscv64 $(GO) test -count=1 -exec "$(RISCV64_QEMU)" -run TestModelsMatchTheirOwnPackages ./examples/engine/ || exit 1; \
 		echo "== riscv64 without the V extension: the pure Go backend"; \
 		GOARCH=riscv64 ROPEGEN_WANT_BACKEND=generic $(GO) test -count=1 -exec "$(RISCV64_QEMU)" -run TestDispatch ./generated/... || exit 1; \
 		echo "== sincos: the same bits on amd64 and riscv64"; \

@@ -237,15 +237,16 @@ func TestModelsMatchTheirOwnPackages(t *testing.T) {
 	type run struct {
 		env  []string
 		args []string
+		want string // a backend every comparison must have run on
 	}
 	var runs []run
 	switch runtime.GOARCH {
 	case "amd64":
 		runs = []run{
-			{nil, nil},
-			{[]string{"GODEBUG=cpu.avx512f=off"}, nil},
-			{[]string{"GODEBUG=cpu.avx512f=off,cpu.avx2=off"}, nil},
-			{nil, []string{"-tags", "purego"}},
+			{nil, nil, ""},
+			{[]string{"GODEBUG=cpu.avx512f=off"}, nil, ""},
+			{[]string{"GODEBUG=cpu.avx512f=off,cpu.avx2=off"}, nil, "generic"},
+			{nil, []string{"-tags", "purego"}, "generic"},
 		}
 	case "arm64":
 		// Under qemu-user (make arm64) the inner tests run under it too.
@@ -254,11 +255,22 @@ func TestModelsMatchTheirOwnPackages(t *testing.T) {
 			exe = []string{"-exec", q}
 		}
 		runs = []run{
-			{[]string{"GOARCH=arm64"}, exe},
-			{[]string{"GOARCH=arm64"}, append([]string{"-tags", "purego"}, exe...)},
+			{[]string{"GOARCH=arm64"}, exe, "neon"},
+			{[]string{"GOARCH=arm64"}, append([]string{"-tags", "purego"}, exe...), "generic"},
+		}
+	case "riscv64":
+		// Under qemu-user (make riscv64) the inner tests run under it too,
+		// with the V extension, which ROPEGEN_RVV=1 makes the compared
+		// packages use (see the template's init).
+		var exe []string
+		if q, err := exec.LookPath("qemu-riscv64-static"); err == nil {
+			exe = []string{"-exec", q + " -cpu rv64,v=true,vlen=128,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true"}
+		}
+		runs = []run{
+			{[]string{"GOARCH=riscv64", "ROPEGEN_RVV=1"}, exe, "rvv"},
 		}
 	default:
-		runs = []run{{nil, nil}}
+		runs = []run{{nil, nil, ""}}
 	}
 	okLine := regexp.MustCompile(`(?m)^ok  \texample\.com/enginecmp/`)
 	for _, r := range runs {
@@ -276,6 +288,14 @@ func TestModelsMatchTheirOwnPackages(t *testing.T) {
 		for _, l := range strings.Split(out, "\n") {
 			if strings.Contains(l, "the engine's bits on backends") {
 				logs = append(logs, strings.TrimSpace(l))
+			}
+		}
+		if len(logs) != len(models) {
+			t.Errorf("%s: %d comparisons logged their backends, want %d", strings.Join(append(r.env, r.args...), " "), len(logs), len(models))
+		}
+		for _, l := range logs {
+			if r.want != "" && !strings.Contains(l, r.want) {
+				t.Errorf("%s: not compared on %s: %s", strings.Join(append(r.env, r.args...), " "), r.want, l)
 			}
 		}
 		t.Logf("%s: %d models, each the bits of its own package:\n%s", strings.Join(append(r.env, r.args...), " "), len(models), strings.Join(logs, "\n"))
