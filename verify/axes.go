@@ -17,22 +17,17 @@ import (
 // Axis[i]. Dynamic NTK (§3): a table of n > OrigCtx positions takes the
 // base base·((s·n/L) − (s − 1))^(R/(R−2)).
 
-// MatrixAxes is Matrix for a token with a position on each axis: pair i's
-// block turns by φ = float64(pos[axis[i]])·freqs[i].
-func MatrixAxes(headDim, rotaryDim int, layout string, freqs []float64, axis []uint8, attn float64, pos []int) [][]float64 {
-	return matrixAxes(headDim, rotaryDim, layout, freqs, axis, attn, pos, math.Sincos)
-}
-
-// matrixAxes is MatrixAxes with cos and sin from sincos.
+// matrixAxes is Matrix for a token with a position on each axis, with cos
+// and sin from sincos: pair i's block turns by φ = float64(pos[axis[i]])·freqs[i].
 func matrixAxes(headDim, rotaryDim int, layout string, freqs []float64, axis []uint8, attn float64, pos []int, sincos func(float64) (float64, float64)) [][]float64 {
 	if len(axis) != len(freqs) {
-		panic(fmt.Sprintf("verify.MatrixAxes: len(axis) = %d, len(freqs) = %d", len(axis), len(freqs)))
+		panic(fmt.Sprintf("verify.matrixAxes: len(axis) = %d, len(freqs) = %d", len(axis), len(freqs)))
 	}
 	m := Matrix(headDim, rotaryDim, layout, make([]float64, len(freqs)), attn, 0)
 	pa, pb := pairIndices(rotaryDim, layout)
 	for i, th := range freqs {
 		if int(axis[i]) >= len(pos) {
-			panic(fmt.Sprintf("verify.MatrixAxes: axis[%d] = %d, but %d positions", i, axis[i], len(pos)))
+			panic(fmt.Sprintf("verify.matrixAxes: axis[%d] = %d, but %d positions", i, axis[i], len(pos)))
 		}
 		sin, cos := sincos(float64(pos[axis[i]]) * th)
 		a, b := pa[i], pb[i]

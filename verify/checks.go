@@ -884,17 +884,7 @@ func checkPanics[T Elem](t tb, s *suite[T]) {
 			pcase{f.name, L + 7, "pos >= Len() in the slice", func() { f.fn(mk(2*hd), []int32{0, int32(L + 7)}) }})
 	}
 	for _, c := range cases {
-		msg, panicked := catch(c.call)
-		switch {
-		case !panicked:
-			t.Errorf("%s with %s (%d) did not panic", c.fn, c.what, c.value)
-		case !wordRE(c.fn).MatchString(msg):
-			t.Errorf("%s with %s (%d) panicked with %q, which does not name %s", c.fn, c.what, c.value, msg, c.fn)
-		case !numRE(c.value).MatchString(msg):
-			t.Errorf("%s with %s panicked with %q, which does not contain the bad value %d", c.fn, c.what, msg, c.value)
-		case !expectRE.MatchString(msg):
-			t.Errorf("%s with %s (%d) panicked with %q, which does not say what was expected", c.fn, c.what, c.value, msg)
-		}
+		checkPanic(t, c.fn, c.what, c.value, c.call)
 	}
 	checkInputPanics(t, s)
 	noop := []struct {
@@ -919,6 +909,23 @@ func checkPanics[T Elem](t tb, s *suite[T]) {
 }
 
 // catch runs f and returns its panic message, if any.
+// checkPanic checks that call panics with a message that names fn, holds
+// the bad value and says what was expected (docs/contract.md §7).
+func checkPanic(t tb, fn, what string, value int, call func()) {
+	t.Helper()
+	msg, panicked := catch(call)
+	switch {
+	case !panicked:
+		t.Errorf("%s with %s (%d) did not panic", fn, what, value)
+	case !wordRE(fn).MatchString(msg):
+		t.Errorf("%s with %s (%d) panicked with %q, which does not name %s", fn, what, value, msg, fn)
+	case !numRE(value).MatchString(msg):
+		t.Errorf("%s with %s panicked with %q, which does not contain the bad value %d", fn, what, msg, value)
+	case !expectRE.MatchString(msg):
+		t.Errorf("%s with %s (%d) panicked with %q, which does not say what was expected", fn, what, value, msg)
+	}
+}
+
 func catch(f func()) (msg string, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -105,17 +105,7 @@ func checkInputPanics[T Elem](t tb, s *suite[T]) {
 			inputCase{"ApplySeqTo", L, "a bad last position (dst must be left alone)", func() { seqTo(tab, dst, src, []int32{0, int32(L)}) }, dstUnchanged})
 	}
 	for _, c := range cases {
-		msg, panicked := catch(c.call)
-		switch {
-		case !panicked:
-			t.Errorf("%s with %s (%d) did not panic", c.fn, c.what, c.value)
-		case !wordRE(c.fn).MatchString(msg):
-			t.Errorf("%s with %s (%d) panicked with %q, which does not name %s", c.fn, c.what, c.value, msg, c.fn)
-		case !numRE(c.value).MatchString(msg):
-			t.Errorf("%s with %s panicked with %q, which does not contain the bad value %d", c.fn, c.what, msg, c.value)
-		case !expectRE.MatchString(msg):
-			t.Errorf("%s with %s (%d) panicked with %q, which does not say what was expected", c.fn, c.what, c.value, msg)
-		}
+		checkPanic(t, c.fn, c.what, c.value, c.call)
 		if c.after != nil {
 			if d := c.after(); d != "" {
 				t.Errorf("%s with %s: %s", c.fn, c.what, d)
