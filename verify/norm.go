@@ -434,16 +434,9 @@ func (s *suite[T]) normK(n int) (rot, pass float64) {
 // first.
 func RunNorm[T Elem](t *testing.T, k Kernel[T]) {
 	t.Helper()
-	s, err := newSuite(k)
-	if err != nil {
-		t.Fatalf("verify: invalid Kernel: %v", err)
-	}
+	s := start(t, k)
 	if len(k.Backends) > 0 {
-		k.Backends[0].Use()
 		defer k.Backends[0].Use()
-	}
-	if err := s.buildTable(); err != nil {
-		t.Fatalf("verify: %v", err)
 	}
 	runNorm(t, s)
 	if s.k.Norm != nil {

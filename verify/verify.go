@@ -212,9 +212,9 @@ const maxRotatePos = 1<<24 - 1
 // rotatePositions are the positions the tableless checks always include.
 var rotatePositions = []int{0, 1, 17, 4095, 131071, maxRotatePos}
 
-// Run runs the whole suite against k, each property as a subtest of t. It
-// leaves Backends[0] active.
-func Run[T Elem](t *testing.T, k Kernel[T]) {
+// start returns the suite of k, with Backends[0] active and the table
+// built, or fails t.
+func start[T Elem](t *testing.T, k Kernel[T]) *suite[T] {
 	t.Helper()
 	s, err := newSuite(k)
 	if err != nil {
@@ -222,10 +222,20 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	}
 	if len(k.Backends) > 0 {
 		k.Backends[0].Use()
-		defer k.Backends[0].Use()
 	}
 	if err := s.buildTable(); err != nil {
 		t.Fatalf("verify: %v", err)
+	}
+	return s
+}
+
+// Run runs the whole suite against k, each property as a subtest of t. It
+// leaves Backends[0] active.
+func Run[T Elem](t *testing.T, k Kernel[T]) {
+	t.Helper()
+	s := start(t, k)
+	if len(k.Backends) > 0 {
+		defer k.Backends[0].Use()
 	}
 	t.Logf("%s HeadDim=%d RotaryDim=%d layout=%s scaling=%s A=%g table Len=%d backends=%v",
 		k.DType, k.HeadDim, k.RotaryDim, k.Layout, k.Scaling, k.AttentionFactor, s.n, s.backendNames())
