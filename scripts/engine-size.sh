@@ -10,7 +10,7 @@ runs=${1:-2}
 hf=$root/spec/testdata/hf
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-go build -o "$w/ropegen" "$root/cmd/ropegen"
+(cd "$root" && go build -o "$w/ropegen" ./cmd/ropegen)
 m=$w/mod
 mkdir -p "$m"
 printf 'module example.com/size\n\ngo 1.26\n\nrequire golang.org/x/sys %s\n' "$(awk '$1 == "golang.org/x/sys" {print $2}' "$root/go.mod")" >"$m/go.mod"
