@@ -95,7 +95,7 @@ func markScales(d []bool, off int, cv Strides, heads, hd int, slots []int64) {
 		}
 		for h := range heads {
 			for b := range hd / 32 {
-				if i := off + int(slot)*cv.Token + h*cv.Head + q8Bytes*b; i < len(d) {
+				if i := off + head(cv, int(slot), h) + q8Bytes*b; i < len(d) {
 					d[i] = true
 				}
 			}
