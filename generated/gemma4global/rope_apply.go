@@ -244,6 +244,14 @@ func runMaxOf(rowLen int) int { return max(2, 12288/(rowLen*compBytes)) }
 // panics before anything is touched.
 func (t *Table) ApplyQK(q []elem, qs Strides, k []elem, ks Strides, pos []int32) {
 	const fn = "Table.ApplyQK"
+	// A decode step, one text token in a fused QKV row: applyQK's first
+	// case, with its checks, without the walk.
+	if len(pos) == 1 && t != nil && t.r.axes == 1 && uint(int(pos[0])-t.start) < uint(t.n) {
+		if m, ok := adjacent(q, qs, k, ks, 1, t.r.hd); ok {
+			t.r.kern().fwd(q, m.Head, m.Heads, t.row(int(pos[0])))
+			return
+		}
+	}
 	w := t.seq(fn, pos)
 	t.r.applyQK(fn, &w, q, qs, k, ks)
 }

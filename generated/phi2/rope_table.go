@@ -15,7 +15,8 @@ import (
 // panics with a message before anything is written.
 type Table struct {
 	r       *Rotary
-	rows    []comp    // Len() rows of rowLen values: row k is position start+k
+	rows    []comp    // n rows of rowLen values: row k is position start+k
+	n       int       // the positions, Len(): a field, not a division on every call
 	start   int       // the first position
 	freqs   []float64 // the frequencies the rows are filled from
 	maxFreq float64   // the largest of freqs: every angle is at most pos·maxFreq
@@ -52,7 +53,7 @@ func (r *Rotary) NewTableRange(start, n int) *Table {
 // caller in a panic.
 func (r *Rotary) newTable(fn string, start, n int) *Table {
 	freqs := r.tableFreqs(start + n)
-	t := &Table{r: r, rows: make([]comp, n*r.rowLen), start: start, freqs: freqs, maxFreq: maxOf(freqs)}
+	t := &Table{r: r, rows: make([]comp, n*r.rowLen), n: n, start: start, freqs: freqs, maxFreq: maxOf(freqs)}
 	for i, v := range freqs {
 		// Every angle must be finite (and so has a sine and a cosine).
 		if n > 0 && math.IsInf(float64(float64(start+n-1)*v), 0) {
@@ -75,7 +76,7 @@ func (r *Rotary) newTable(fn string, start, n int) *Table {
 // Len returns the number of positions the table covers.
 func (t *Table) Len() int {
 	t.checkNil("Table.Len")
-	return len(t.rows) / t.r.rowLen
+	return t.n
 }
 
 // Start returns the first position the table covers: 0 but for NewTableRange.
@@ -109,8 +110,8 @@ func (t *Table) checkNil(fn string) {
 // checkPos panics unless t covers pos.
 func (t *Table) checkPos(fn string, pos int) {
 	t.checkNil(fn)
-	if uint(pos-t.start) >= uint(len(t.rows)/t.r.rowLen) {
-		panicf("%s: pos = %d: want %d <= pos < %d (the table's positions)", fn, pos, t.start, t.start+len(t.rows)/t.r.rowLen)
+	if uint(pos-t.start) >= uint(t.n) {
+		panicf("%s: pos = %d: want %d <= pos < %d (the table's positions)", fn, pos, t.start, t.start+t.n)
 	}
 }
 
@@ -129,7 +130,7 @@ func (t *Table) seq(fn string, pos []int32) walk {
 		}
 		tokens /= r.axes
 	}
-	s, n := t.start, uint(len(t.rows)/r.rowLen)
+	s, n := t.start, uint(t.n)
 	for j, p := range pos {
 		if uint(int(p)-s) >= n {
 			panicSeq(fn, j, int(p), s, s+int(n), r.axes)

@@ -63,7 +63,7 @@ func (b *Batch) Set(pos []int32) {
 			panicf("Batch.Set: pos[%d] = %d: want pos >= 0 with every angle pos·θ_i finite", j, p)
 		}
 	}
-	b.t.rows = b.t.rows[:n*r.rowLen]
+	b.t.rows, b.t.n = b.t.rows[:n*r.rowLen], n
 	b.pos = append(b.pos[:0], pos...)
 	var tmp *[]comp
 	for j := range n {
@@ -92,7 +92,7 @@ func (b *Batch) Set(pos []int32) {
 // Len returns the number of tokens of the step: of the last Set.
 func (b *Batch) Len() int {
 	b.checkNil("Batch.Len")
-	return len(b.t.rows) / b.t.r.rowLen
+	return b.t.n
 }
 
 // Pos returns the positions of the step, as Set was given them; the slice
@@ -118,5 +118,5 @@ func (b *Batch) checkNil(fn string) {
 // walk is the walk of b's tokens for the method fn.
 func (b *Batch) walk(fn string) walk {
 	b.checkNil(fn)
-	return walk{t: &b.t, n: len(b.t.rows) / b.t.r.rowLen, word: "b.Len()"}
+	return walk{t: &b.t, n: b.t.n, word: "b.Len()"}
 }
