@@ -60,13 +60,20 @@ func isaFuncs() []*vec.Func {
 	return fs
 }
 
-// texts are the functions of asm by name.
-func texts(asm []byte) map[string]string {
-	out := map[string]string{}
-	for _, text := range strings.Split(string(asm), "\nTEXT ")[1:] {
-		out[text[len("·"):strings.Index(text, "(SB)")]] = text
+// texts are the functions of asm in order, as Generate returns their
+// kernels (names repeat across element types); texts[i] ends at the next
+// TEXT line, with that function's "Requires" comment.
+func texts(t *testing.T, asm []byte, ks []Kernel) []string {
+	parts := strings.Split(string(asm), "\nTEXT ")[1:]
+	if len(parts) != len(ks) {
+		t.Fatalf("%d TEXT lines for %d kernels", len(parts), len(ks))
 	}
-	return out
+	for i, k := range ks {
+		if !strings.HasPrefix(parts[i], "·"+k.Name()+"(SB)") {
+			t.Fatalf("TEXT %d is not %s", i, k.Name())
+		}
+	}
+	return parts
 }
 
 // Every instruction a function uses must be guaranteed by the cpu feature
@@ -78,8 +85,8 @@ func TestFeaturesCoverRequiredISA(t *testing.T) {
 		t.Fatal(err)
 	}
 	requires := regexp.MustCompile(`(?m)^// Requires: (.*)$`)
-	src := string(asm)
-	for _, k := range ks {
+	fns := texts(t, asm, ks)
+	for i, k := range ks {
 		ok := map[string]bool{}
 		for _, feat := range k.Features {
 			for _, isa := range provides[feat] {
@@ -87,17 +94,17 @@ func TestFeaturesCoverRequiredISA(t *testing.T) {
 			}
 		}
 		// The "Requires" comment sits just above the TEXT line.
-		i := strings.Index(src, "TEXT ·"+k.Name()+"(SB)")
-		if i < 0 {
-			t.Fatalf("%s: not emitted", k.Name())
+		before, _, _ := strings.Cut(string(asm), "\nTEXT ")
+		if i > 0 {
+			before = fns[i-1]
 		}
-		m := requires.FindAllStringSubmatch(src[:i], -1)
+		m := requires.FindAllStringSubmatch(before, -1)
 		if len(m) == 0 {
 			t.Fatalf("%s: no Requires line", k.Name())
 		}
 		for _, isa := range strings.Split(m[len(m)-1][1], ", ") {
 			if !ok[isa] {
-				t.Errorf("%s (features %v) uses %s", k.Name(), k.Features, isa)
+				t.Errorf("%s, x %v (features %v) uses %s", k.Name(), k.X, k.Features, isa)
 			}
 		}
 	}
@@ -111,9 +118,9 @@ func TestLevelsKeepToTheirRegisters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fns := texts(asm)
-	for _, k := range ks {
-		body := fns[k.Name()]
+	fns := texts(t, asm, ks)
+	for i, k := range ks {
+		body := fns[i]
 		body = body[:strings.LastIndex(body, "RET")]
 		if k.Level == "avx2" && regexp.MustCompile(`\bZ\d+\b|\bK\d\b`).MatchString(body) {
 			t.Errorf("%s uses ZMM or opmask registers", k.Name())
