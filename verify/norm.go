@@ -544,11 +544,15 @@ type normCall[T Elem] struct {
 	qw, kw []float64
 }
 
-// drawNormCall draws a call: 1–3 tokens, 1–12 q heads, 1–9 k heads (the
-// kernels take heads 8 or 4 at a time, then one by one), values from val,
-// weights, positions of the table.
+// drawNormCall draws a call: 1–3 tokens, 1–12 q heads (one call in four
+// 16–33, several groups of 8 heads), 1–9 k heads (the kernels take heads 8
+// or 4 at a time, then one by one), values from val, weights, positions of
+// the table.
 func drawNormCall[T Elem](s *suite[T], r *rand.Rand, val func(n int) []T) normCall[T] {
 	c := normCall[T]{hq: 1 + r.IntN(12), hk: 1 + r.IntN(9)}
+	if r.IntN(4) == 0 {
+		c.hq = 16 + r.IntN(18)
+	}
 	tokens := 1 + r.IntN(3)
 	c.pos = make([]int32, tokens)
 	for j := range c.pos {

@@ -111,18 +111,27 @@ func norm(t Target, f *Func) {
 	}
 	if g > 1 {
 		sums, rs := t.Local(g, F64), t.Local(g, c)
-		grouper.While(n, g, func() {
-			xs := t.Copy(x)
-			ss, walks := scratch(xs)
-			grouper.For(g, walks, func(h Head, i Int) {
-				acc := t.Acc()
-				sum(h, xs, ss, acc)
-				grouper.PutScalar(sums, i, t.Reduce(acc))
-			})
-			grouper.ScaleLanes(sums, rs, g, t.Imm(s.HeadDim), eps)
-			ss, walks = scratch(x)
+		ys := t.Copy(x) // the first head of the group to sum next
+		sumGroup := func() {
+			if !after {
+				grouper.SumGroup(g, stride(ys), sums)
+				grouper.Skip(stride(ys), g)
+				return
+			}
+			ss, walks := scratch(ys)
+			grouper.For(g, walks, func(h Head, _ Int) { toScratch(h, ys, ss) })
+			grouper.SumGroup(g, Walk{A: sc, Step: s.HeadDim}, sums)
+		}
+		scale := func() { grouper.ScaleLanes(sums, rs, g, t.Imm(s.HeadDim), eps) }
+		outGroup := func() {
+			ss, walks := scratch(x)
 			grouper.For(g, walks, func(h Head, i Int) { out(h, x, ss, grouper.BroadcastAt(rs, i), w) })
-		})
+		}
+		// The next group's sums are taken before this group is written, so
+		// that the division and the square root of scale overlap them; after
+		// the rotation the scratch heads hold one group, which goes through
+		// all three in turn.
+		grouper.Groups(n, g, !after, sumGroup, outGroup, scale)
 	}
 	t.Loop(n, []Walk{stride(x)}, func(h Head) {
 		acc := t.Acc()

@@ -141,11 +141,20 @@ type Grouper interface {
 	NormGroup() int
 	// For runs body k times with the iteration's index, a constant k > 0.
 	For(k int, walks []Walk, body func(h Head, i Int))
-	// While runs body while n ≥ k, taking k from n after each iteration.
-	While(n Int, k int, body func())
-	// PutScalar stores ss at element i of a; BroadcastAt is element i of a
-	// in every lane.
-	PutScalar(a Arr, i Int, ss S)
+	// Groups takes the groups of k heads of n (n loses k a group) through
+	// sum (a group's sums, at its pointer), scale (their r, from the sums)
+	// and out (a group written with r): sum, scale, out for each group, or
+	// when pipelined, sum for group i+1 between scale and out of group i:
+	// sum, scale, then sum, out, scale while a group is left, then out.
+	Groups(n Int, k int, pipelined bool, sum, out, scale func())
+	// Skip moves w's pointer on by k steps.
+	Skip(w Walk, k int)
+	// SumGroup stores at sums[i] (float64) the sum of squares of the i-th
+	// of the k heads w walks through, as Reduce of SumSquares into a fresh
+	// Acc gives it; w's pointer stays. A target may interleave the heads'
+	// chains of additions: each head's order is the contract's.
+	SumGroup(k int, w Walk, sums Arr)
+	// BroadcastAt is element i of a in every lane.
 	BroadcastAt(a Arr, i Int) V
 	// ScaleLanes is Scale lane by lane over the n sums at sums (float64),
 	// each r stored at rs (compute type).

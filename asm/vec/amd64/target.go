@@ -288,19 +288,64 @@ func (t *Target) For(k int, walks []vec.Walk, body func(vec.Head, vec.Int)) {
 	c.JB(operand.LabelRef(top))
 }
 
-// While runs body while n ≥ k.
-func (t *Target) While(n vec.Int, k int, body func()) {
+// Groups: pipelined, the loop sums group i and writes group i−1 (a flag
+// skips the write in the first iteration), then scales group i; the last
+// group is written after it. sum, out and scale are each emitted once
+// inside the loop (out twice: it is one head's loop).
+func (t *Target) Groups(n vec.Int, k int, pipelined bool, sum, out, scale func()) {
 	c := t.c
 	t.startLoop()
 	r := n.(reg.GPVirtual)
-	top, end := t.label("while"), t.label("end")
-	c.Label(top)
+	top, end := t.label("groups"), t.label("end")
+	if !pipelined {
+		c.Label(top)
+		c.CMPQ(r, operand.U8(k))
+		c.JB(operand.LabelRef(end))
+		sum()
+		scale()
+		out()
+		c.SUBQ(operand.U8(k), r)
+		c.JMP(operand.LabelRef(top))
+		c.Label(end)
+		return
+	}
+	skip := t.label("first")
 	c.CMPQ(r, operand.U8(k))
 	c.JB(operand.LabelRef(end))
-	body()
+	first := c.GP64()
+	c.MOVQ(operand.U32(1), first)
+	c.Label(top)
+	sum()
+	c.TESTQ(first, first)
+	c.JNZ(operand.LabelRef(skip))
+	out()
+	c.Label(skip)
+	c.XORQ(first, first)
+	scale()
 	c.SUBQ(operand.U8(k), r)
-	c.JMP(operand.LabelRef(top))
+	c.CMPQ(r, operand.U8(k))
+	c.JAE(operand.LabelRef(top))
+	out()
 	c.Label(end)
+}
+
+// Skip moves w's pointer on by k steps.
+func (t *Target) Skip(w vec.Walk, k int) {
+	c := t.c
+	b := w.A.P.(*ptr).m.Base
+	switch s := t.bytesOf(w).(type) {
+	case reg.GPVirtual:
+		switch k {
+		case 1, 2, 4, 8:
+			c.LEAQ(operand.Mem{Base: b, Index: s, Scale: uint8(k)}, b)
+		default:
+			d := c.GP64()
+			c.IMUL3Q(operand.U32(k), s, d)
+			c.ADDQ(d, b)
+		}
+	case operand.U32:
+		c.ADDQ(operand.U32(int(s)*k), b)
+	}
 }
 
 // Heads runs body over the n heads: with a shared row kept in registers
