@@ -12,7 +12,8 @@ ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/ ./examples/engine/...
 
 # qemu-user's riscv64 CPU with the V extension (RVV 1.0) at VLEN 128, the
 # agnostic tail and mask lanes written as all ones (a kernel that relies
-# on them fails).
+# on them fails): internal/qemu's RISCV64CPU(128), which the tests that start
+# qemu themselves use (its test checks this line).
 RISCV64_QEMU ?= qemu-riscv64-static -cpu rv64,v=true,vlen=128,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true
 
 .PHONY: test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 riscv64 downstream bench tools fuzz

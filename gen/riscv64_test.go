@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	iqemu "github.com/ropegen/ropegen/internal/qemu"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -58,7 +59,7 @@ func TestRVVLengths(t *testing.T) {
 	}
 	goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 	for _, vlen := range []int{256, 512} {
-		exe := fmt.Sprintf("%s -cpu rv64,v=true,vlen=%d,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true", qemu, vlen)
+		exe := qemu + " -cpu " + iqemu.RISCV64CPU(vlen)
 		out := goCmd(t, dir, []string{"GOARCH=riscv64", "ROPEGEN_RVV=1", "ROPEGEN_WANT_BACKEND=rvv"}, "test", "-short", "-count=1", "-v", "-exec", exe,
 			"-run", "^(TestVerify|TestNarrowExhaustive|TestCacheExhaustive|TestDispatch)$", "./...")
 		if n := len(regexp.MustCompile(`(?m)^--- PASS: TestVerify \(`).FindAllString(out, -1)); n != 3 {

@@ -23,6 +23,7 @@ import (
 	"github.com/ropegen/ropegen/asm/vec/arm64"
 	"github.com/ropegen/ropegen/asm/vec/purego"
 	"github.com/ropegen/ropegen/asm/vec/riscv64"
+	iqemu "github.com/ropegen/ropegen/internal/qemu"
 )
 
 // TestKernels emits the kernels of every family for a set of shapes (every
@@ -122,7 +123,7 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 		if vlen > 128 {
 			sel = "TestKernels/.*_rvv$"
 		}
-		exe := fmt.Sprintf("%s -cpu rv64,v=true,vlen=%d,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true", qemu, vlen)
+		exe := qemu + " -cpu " + iqemu.RISCV64CPU(vlen)
 		out := run(t, []string{"GOARCH=riscv64", "ROPEGEN_RVV=1"}, "test", "-count=1", "-v", "-exec", exe, "-run", sel)
 		if n := len(regexp.MustCompile(`--- PASS: TestKernels/\w+_rvv `).FindAllString(out, -1)); n != want {
 			t.Errorf("VLEN %d: %d RVV kernels passed, want %d", vlen, n, want)

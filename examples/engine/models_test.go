@@ -16,6 +16,7 @@ import (
 
 	"github.com/ropegen/ropegen/gen"
 	gw "github.com/ropegen/ropegen/internal/ggufwrite"
+	"github.com/ropegen/ropegen/internal/qemu"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -264,7 +265,7 @@ func TestModelsMatchTheirOwnPackages(t *testing.T) {
 		// packages use (see the template's init).
 		var exe []string
 		if q, err := exec.LookPath("qemu-riscv64-static"); err == nil {
-			exe = []string{"-exec", q + " -cpu rv64,v=true,vlen=128,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true"}
+			exe = []string{"-exec", q + " -cpu " + qemu.RISCV64CPU(128)}
 		}
 		runs = []run{
 			{[]string{"GOARCH=riscv64", "ROPEGEN_RVV=1"}, exe, "rvv"},

@@ -13,6 +13,7 @@ import (
 	"github.com/ropegen/ropegen/asm/vec"
 	"github.com/ropegen/ropegen/asm/vec/arm64"
 	"github.com/ropegen/ropegen/asm/vec/riscv64"
+	"github.com/ropegen/ropegen/internal/qemu"
 )
 
 // TestCount prints a table of the instructions some kernels execute per
@@ -53,7 +54,7 @@ func TestCount(t *testing.T) {
 	for i := range nfs {
 		row := fmt.Sprintf("| %s | %s |", strings.TrimSuffix(rfs[i].Name(), "_rvv"), count(t, nbin, nfs[i].Name(), "qemu-aarch64-static"))
 		for _, vlen := range []int{128, 256, 512} {
-			row += " " + count(t, rbin, rfs[i].Name(), "qemu-riscv64-static", "-cpu", fmt.Sprintf("rv64,v=true,vlen=%d,vext_spec=v1.0", vlen)) + " |"
+			row += " " + count(t, rbin, rfs[i].Name(), "qemu-riscv64-static", "-cpu", qemu.RISCV64CPU(vlen)) + " |"
 		}
 		fmt.Println(row)
 	}
