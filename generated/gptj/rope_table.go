@@ -5,6 +5,7 @@ package gptj
 
 import (
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -297,7 +298,7 @@ func (r *Rotary) RotateInverse(x []elem, pos int) {
 // rotate is Rotate (inverse: RotateInverse); fn names the caller.
 func (r *Rotary) rotate(fn string, x []elem, pos int, inverse bool) {
 	r.checkNil(fn)
-	r.checkLen(fn, len(x))
+	h := r.heads(fn, len(x))
 	if pos < 0 {
 		panicf("%s: pos = %d: want pos >= 0", fn, pos)
 	}
@@ -312,15 +313,32 @@ func (r *Rotary) rotate(fn string, x []elem, pos int, inverse bool) {
 	if inverse {
 		kern = k.inv
 	}
-	kern(x, r.hd, len(x)/r.hd, &rr[0])
+	kern(x, r.hd, h, &rr[0])
 	rowPool.Put(row)
 }
 
-// checkLen panics unless n is a whole number of heads.
-func (r *Rotary) checkLen(fn string, n int) {
-	if n%r.hd != 0 {
+// heads returns the number of heads in n values, panicking, naming fn,
+// unless n is a multiple of HeadDim: a shift for a HeadDim that is a power
+// of two (a one-token call divides by nothing).
+func (r *Rotary) heads(fn string, n int) int {
+	h := 0
+	if r.hdLog >= 0 {
+		h = n >> r.hdLog
+	} else {
+		h = n / r.hd
+	}
+	if h*r.hd != n {
 		panicf("%s: len(x) = %d: want a multiple of HeadDim (%d)", fn, n, r.hd)
 	}
+	return h
+}
+
+// log2 is log2(n) for a power of two n > 0, else −1.
+func log2(n int) int {
+	if n <= 0 || n&(n-1) != 0 {
+		return -1
+	}
+	return bits.TrailingZeros(uint(n))
 }
 
 // seqLen returns the number of values per token, checking that n values

@@ -68,6 +68,7 @@ type Rotary struct {
 	p       Params
 	si      int // the shape's index in shapeList and backend.shapes
 	hd, rd  int
+	hdLog   int // log2(HeadDim) when it is a power of two, else −1: heads() shifts instead of dividing
 	rowLen  int // 2·RotaryDim values of a table row
 	runMax  int // the strided walk's longest run (runMaxOf)
 	neox    bool
@@ -100,7 +101,7 @@ func newRotary(p Params) (*Rotary, error) {
 		return nil, err
 	}
 	half := p.RotaryDim / 2
-	r := &Rotary{p: p, si: si, hd: p.HeadDim, rd: p.RotaryDim, rowLen: 2 * p.RotaryDim, runMax: runMaxOf(2 * p.RotaryDim), neox: p.Layout == "neox", axes: p.Axes, nv: -1, posWord: "len(pos)"}
+	r := &Rotary{p: p, si: si, hd: p.HeadDim, rd: p.RotaryDim, rowLen: 2 * p.RotaryDim, runMax: runMaxOf(2 * p.RotaryDim), neox: p.Layout == "neox", axes: p.Axes, nv: -1, hdLog: log2(p.HeadDim), posWord: "len(pos)"}
 	if err := checkFreqs("Freqs", p.Freqs, half); err != nil {
 		return nil, err
 	}

@@ -30,9 +30,9 @@ func (t *Table) ApplyInverse(x []elem, pos int) {
 func (t *Table) apply(fn string, x []elem, pos int, inverse bool) {
 	t.checkNil(fn)
 	r := t.r
-	r.checkLen(fn, len(x))
+	h := r.heads(fn, len(x))
 	t.checkPos(fn, pos)
-	r.rot(inverse)(x, r.hd, len(x)/r.hd, t.row(pos))
+	r.rot(inverse)(x, r.hd, h, t.row(pos))
 }
 
 // rot returns the active forward kernel, or the inverse one.
