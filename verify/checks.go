@@ -849,7 +849,7 @@ func checkBackends[T Elem](t tb, s *suite[T], heads int) {
 // checkPanics checks that each bad call of docs/contract.md §7 panics with a message
 // naming the function (as a whole word: "Apply" does not match
 // "ApplySeq"), the bad value and what was expected, and that empty and nil
-// slices are a no-op; checkInputPanics adds the edge cases and the To forms.
+// slices are a no-op; checkInputPanics adds the edge cases.
 func checkPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	hd, L := s.hd, s.n
@@ -990,9 +990,9 @@ func concurrentMaxHeads(hd int) int { return min(9, max(1, 8192/hd)) }
 
 // checkConcurrent checks that one Table used from concurrentWorkers
 // goroutines at once, through every entry point (ApplySeq and
-// ApplyInverseSeq with 1…3 tokens, Rotate and RotateInverse alongside, and
-// ApplyTo and ApplySeqTo when the package has them) with 1…9 heads per
-// token (see concurrentMaxHeads), gives the same bits as serial calls, on every backend in turn
+// ApplyInverseSeq with 1…3 tokens, Rotate and RotateInverse alongside) with
+// 1…9 heads per token (see concurrentMaxHeads), gives the same bits as
+// serial calls, on every backend in turn
 // (the active backend is process-wide, so backends are not mixed within a
 // round). Under -race it also catches writes to a shared table or other
 // shared state from the Go code (the race detector does not see accesses
@@ -1004,8 +1004,7 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 		pos    int
 		seq    []int32
 		x      []T
-		y      []T      // serial result (the To forms: x unchanged)
-		dst    []uint16 // serial dst of the To forms
+		y      []T // serial result
 		tokens int
 	}
 	backends := s.k.Backends
@@ -1031,7 +1030,7 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 						j.seq = append(j.seq, int32(r.IntN(s.n)))
 					}
 				}
-				if f.e.tableless() && !f.to {
+				if f.e.tableless() {
 					j.pos = r.IntN(maxRotatePos + 1)
 				} else {
 					j.pos = r.IntN(s.n)
@@ -1041,10 +1040,7 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 					j.x[i] = s.c.fromBits(s.c.f.special(r.Uint64(), false))
 				}
 				j.y = slices.Clone(j.x)
-				if f.to {
-					j.dst = make([]uint16, len(j.x))
-				}
-				s.invoke(f, j.y, j.pos, j.seq, j.dst)
+				s.invoke(f, j.y, j.pos, j.seq)
 				jobs[w] = append(jobs[w], j)
 			}
 		}
@@ -1058,12 +1054,8 @@ func checkConcurrent[T Elem](t tb, s *suite[T]) {
 				<-start
 				for _, j := range jobs[w] {
 					y := slices.Clone(j.x)
-					var dst []uint16
-					if j.f.to {
-						dst = make([]uint16, len(y))
-					}
-					s.invoke(j.f, y, j.pos, j.seq, dst)
-					if s.firstDiff(y, j.y) >= 0 || j.f.to && diff16(dst, j.dst, s.k.OutDType) >= 0 {
+					s.invoke(j.f, y, j.pos, j.seq)
+					if s.firstDiff(y, j.y) >= 0 {
 						where := fmt.Sprintf("pos %d", j.pos)
 						if j.f.seq {
 							where = fmt.Sprintf("pos %v", j.seq)

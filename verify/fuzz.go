@@ -14,19 +14,17 @@ import (
 //	func FuzzKernel(f *testing.F) { verify.Fuzz(f, kernel()) }
 //
 // Each input is decoded (its byte layout is at fuzzHeader in fuzz.go) into
-// one call: an entry point (the six of docs/contract.md §7, plus ApplyTo and
-// ApplySeqTo when k has them), 1…9 heads per token, 1…3 tokens for the Seq
-// forms, the position or positions (any position of the table; any
-// non-negative int for Rotate and RotateInverse, so positions far beyond
-// 2^24 too) and the values as raw bits. For such a valid call Fuzz checks that no backend panics, that every
-// backend gives the last (pure Go) backend's bits exactly (NaN-ness only for
-// NaNs), that src is left alone by the To forms, and, on the pure Go
-// backend, that Apply equals Rotate, each token of a Seq call equals Apply at
-// its position, and ApplyTo equals Apply then the suite's own narrowing. An
-// input whose first byte has its top bit set is a malformed call instead (a
-// length off by one, a negative position, one past the table, no positions
-// for a Seq call's values) that must panic with a message naming the entry
-// point and the bad value.
+// one call: an entry point (the six of docs/contract.md §7), 1…9 heads per
+// token, 1…3 tokens for the Seq forms, the position or positions (any
+// position of the table; any non-negative int for Rotate and RotateInverse,
+// so positions far beyond 2^24 too) and the values as raw bits. For such a
+// valid call Fuzz checks that no backend panics, that every backend gives
+// the last (pure Go) backend's bits exactly (NaN-ness only for NaNs), and,
+// on the pure Go backend, that Apply equals Rotate and each token of a Seq
+// call equals Apply at its position. An input whose first byte has its top
+// bit set is a malformed call instead (a length off by one, a negative
+// position, one past the table, no positions for a Seq call's values) that
+// must panic with a message naming the entry point and the bad value.
 //
 // The seed corpus (f.Add) covers every form with 1…9 heads at positions 0, 1
 // and Len()−1 (0, 1 and 2^40 for Rotate and RotateInverse), with the special
@@ -47,7 +45,7 @@ func Fuzz[T Elem](f *testing.F, k Kernel[T]) {
 	forms := s.forms()
 	for fi, fm := range forms {
 		positions := []uint64{0, 1, uint64(s.n - 1)}
-		if fm.e.tableless() && !fm.to {
+		if fm.e.tableless() {
 			positions = []uint64{0, 1, 1 << 40}
 		}
 		for heads := 1; heads <= guardMaxHeads; heads++ {
@@ -170,7 +168,7 @@ func (s *suite[T]) decodeFuzz(data []byte, forms []gform) fuzzInput[T] {
 			in.seq = append(in.seq, int32(binary.LittleEndian.Uint32(hdr[11+4*j:])%uint32(s.n)))
 		}
 	}
-	if in.f.e.tableless() && !in.f.to {
+	if in.f.e.tableless() {
 		in.pos = int(p & uint64(math.MaxInt))
 	} else {
 		in.pos = int(p % uint64(s.n))
@@ -195,16 +193,13 @@ func (s *suite[T]) decodeFuzz(data []byte, forms []gform) fuzzInput[T] {
 	return in
 }
 
-// fuzzCall runs in on the active backend: the result of x (dst too for the
-// To forms) and the panic message, if it panicked.
-func (s *suite[T]) fuzzCall(in fuzzInput[T], form gform, pos int) (y []T, dst []uint16, msg string, panicked bool) {
+// fuzzCall runs in on the active backend: the result of x and the panic
+// message, if it panicked.
+func (s *suite[T]) fuzzCall(in fuzzInput[T], form gform, pos int) (y []T, msg string, panicked bool) {
 	y = slices.Clone(in.x)
-	if form.to {
-		dst = make([]uint16, len(y))
-	}
 	seq := slices.Clone(in.seq)
-	msg, panicked = catch(func() { s.invoke(form, y, pos, seq, dst) })
-	return y, dst, msg, panicked
+	msg, panicked = catch(func() { s.invoke(form, y, pos, seq) })
+	return y, msg, panicked
 }
 
 // fuzzValid checks a valid call on every backend against the last one.
@@ -216,41 +211,28 @@ func (s *suite[T]) fuzzValid(t tb, in fuzzInput[T]) {
 	}
 	ref := bs[len(bs)-1]
 	ref.Use()
-	want, wantDst, msg, panicked := s.fuzzCall(in, in.f, in.pos)
+	want, msg, panicked := s.fuzzCall(in, in.f, in.pos)
 	if panicked {
 		t.Fatalf("backend %s: %v panicked on a valid call: %s", ref.Name, in, msg)
 	}
-	if i := s.firstDiff(want, in.x); in.f.to && i >= 0 {
-		t.Fatalf("backend %s: %v changed src[%d]: %s -> %s", ref.Name, in, i, s.c.show(in.x[i]), s.c.show(want[i]))
-	}
-	s.fuzzConsistent(t, in, want, wantDst)
+	s.fuzzConsistent(t, in, want)
 	for _, b := range bs[:len(bs)-1] {
 		b.Use()
-		y, dst, msg, panicked := s.fuzzCall(in, in.f, in.pos)
-		switch {
-		case panicked:
+		y, msg, panicked := s.fuzzCall(in, in.f, in.pos)
+		if panicked {
 			t.Fatalf("backend %s: %v panicked on a valid call: %s", b.Name, in, msg)
-		case in.f.to:
-			if i := s.firstDiff(y, in.x); i >= 0 {
-				t.Fatalf("backend %s: %v changed src[%d]: %s -> %s", b.Name, in, i, s.c.show(in.x[i]), s.c.show(y[i]))
-			}
-			if i := diff16(dst, wantDst, s.k.OutDType); i >= 0 {
-				t.Fatalf("backend %s differs from %s: %v: dst[%d] = %#04x, %s gives %#04x (src %s, partner %s)",
-					b.Name, ref.Name, in, i, dst[i], ref.Name, wantDst[i], s.c.show(in.x[i]), s.partnerShow(in.x, i))
-			}
-		default:
-			if i := s.firstDiff(y, want); i >= 0 {
-				t.Fatalf("backend %s differs from %s: %v: head %d, index %d: input %s (partner %s): %s gives %s, %s gives %s",
-					b.Name, ref.Name, in, i/s.hd, i%s.hd, s.c.show(in.x[i]), s.partnerShow(in.x, i),
-					b.Name, s.c.show(y[i]), ref.Name, s.c.show(want[i]))
-			}
+		}
+		if i := s.firstDiff(y, want); i >= 0 {
+			t.Fatalf("backend %s differs from %s: %v: head %d, index %d: input %s (partner %s): %s gives %s, %s gives %s",
+				b.Name, ref.Name, in, i/s.hd, i%s.hd, s.c.show(in.x[i]), s.partnerShow(in.x, i),
+				b.Name, s.c.show(y[i]), ref.Name, s.c.show(want[i]))
 		}
 	}
 }
 
-// fuzzConsistent checks, on the active (pure Go) backend, Apply = Rotate,
-// each Seq token = Apply at its position, and ApplyTo = narrowed Apply.
-func (s *suite[T]) fuzzConsistent(t tb, in fuzzInput[T], got []T, gotDst []uint16) {
+// fuzzConsistent checks, on the active (pure Go) backend, Apply = Rotate and
+// each Seq token = Apply at its position.
+func (s *suite[T]) fuzzConsistent(t tb, in fuzzInput[T], got []T) {
 	t.Helper()
 	tok := in.heads * s.hd
 	for j := range in.tokens {
@@ -259,12 +241,12 @@ func (s *suite[T]) fuzzConsistent(t tb, in fuzzInput[T], got []T, gotDst []uint1
 			pos = int(in.seq[j])
 		}
 		e := eApply
-		if in.f.e.inverse() && !in.f.to {
+		if in.f.e.inverse() {
 			e = eApplyInverse
 		}
 		var other []entry
 		switch {
-		case in.f.seq || in.f.to:
+		case in.f.seq:
 			other = []entry{e}
 		case in.f.e == eApply:
 			other = []entry{eRotate}
@@ -278,19 +260,6 @@ func (s *suite[T]) fuzzConsistent(t tb, in fuzzInput[T], got []T, gotDst []uint1
 			y := slices.Clone(xt)
 			if msg, panicked := catch(func() { s.call(o, y, pos, nil) }); panicked {
 				t.Fatalf("%v at pos %d panicked on a valid call: %s", o, pos, msg)
-			}
-			if in.f.to {
-				out, err := newCodec[uint16](s.k.OutDType)
-				if err != nil || s.c.kind != kF32 {
-					t.Fatalf("OutDType %q with DType %q: want f16 or bf16 from f32", s.k.OutDType, s.k.DType)
-				}
-				for i, v := range y {
-					w, g := out.fromF32(float32(v)), gotDst[j*tok+i]
-					if g != w && !(out.isNaN(g) && out.isNaN(w)) {
-						t.Fatalf("%v: dst[%d] = %#04x, but Apply then %s narrowing gives %#04x (src %s)", in, j*tok+i, g, s.k.OutDType, w, s.c.show(xt[i]))
-					}
-				}
-				continue
 			}
 			if i := s.firstDiff(got[j*tok:(j+1)*tok], y); i >= 0 {
 				t.Fatalf("%v: token %d, head %d, index %d: %s, but %v at pos %d gives %s (input %s, partner %s)",
@@ -306,16 +275,10 @@ func (s *suite[T]) fuzzBad(t tb, in fuzzInput[T]) {
 	t.Helper()
 	n := len(in.x)
 	x := in.x
-	var dst []uint16
-	if in.f.to {
-		dst = make([]uint16, n)
-	}
 	pos, seq := in.pos, slices.Clone(in.seq)
 	var value int
 	var what string
 	switch how := in.how % 3; {
-	case how == 0 && in.f.to:
-		dst, value, what = make([]uint16, n+1), n+1, "len(dst) = len(src)+1"
 	case how == 0:
 		x = append(slices.Clone(x), x[0])
 		value, what = n+1, "len(x) not a multiple of HeadDim"
@@ -330,14 +293,14 @@ func (s *suite[T]) fuzzBad(t tb, in fuzzInput[T]) {
 	case in.f.seq:
 		seq[0] = int32(s.n) + seq[0]
 		value, what = int(seq[0]), "a position >= Len()"
-	case in.f.e.tableless() && !in.f.to:
+	case in.f.e.tableless():
 		pos = math.MinInt + pos%(1<<20)
 		value, what = pos, "a very negative position"
 	default:
 		pos = s.n + pos
 		value, what = pos, "pos >= Len()"
 	}
-	msg, panicked := catch(func() { s.invoke(in.f, x, pos, seq, dst) })
+	msg, panicked := catch(func() { s.invoke(in.f, x, pos, seq) })
 	switch {
 	case !panicked:
 		t.Fatalf("%v with %s (%d) did not panic", in, what, value)

@@ -185,38 +185,25 @@ func faultCall(f func()) (addr uintptr, faulted bool, msg string, panicked bool)
 // ---- the guard check -----------------------------------------------------------
 
 // gform is one way of calling the kernel that checkGuard and Fuzz use: one of
-// the six entry points, or ApplyTo / ApplySeqTo.
+// the six entry points.
 type gform struct {
 	name string
-	e    entry // for the six entry points
-	to   bool  // ApplyTo or ApplySeqTo
-	seq  bool  // takes a slice of positions
+	e    entry
+	seq  bool // takes a slice of positions
 }
 
-// forms returns every way k can be called: the six entry points, then
-// ApplyTo and ApplySeqTo when k has them.
+// forms returns every way k can be called: the six entry points.
 func (s *suite[T]) forms() []gform {
 	var fs []gform
 	for _, e := range allEntries() {
 		fs = append(fs, gform{name: e.String(), e: e, seq: e.seq()})
 	}
-	if s.k.ApplyTo != nil && s.k.ApplySeqTo != nil {
-		fs = append(fs, gform{name: "ApplyTo", to: true}, gform{name: "ApplySeqTo", to: true, seq: true})
-	}
 	return fs
 }
 
-// invoke runs form f on x (src for the To forms, which write dst) at pos, or
-// at seq for the Seq forms.
-func (s *suite[T]) invoke(f gform, x []T, pos int, seq []int32, dst []uint16) {
-	switch {
-	case f.to && f.seq:
-		s.k.ApplySeqTo(s.tab, dst, x, seq)
-	case f.to:
-		s.k.ApplyTo(s.tab, dst, x, pos)
-	default:
-		s.call(f.e, x, pos, seq)
-	}
+// invoke runs form f on x at pos, or at seq for the Seq forms.
+func (s *suite[T]) invoke(f gform, x []T, pos int, seq []int32) {
+	s.call(f.e, x, pos, seq)
 }
 
 // guardMaxHeads and guardMaxTokens bound the shapes checkGuard calls with:
@@ -227,16 +214,15 @@ const (
 )
 
 // checkGuard calls every entry point (ApplySeq and ApplyInverseSeq with 1…3
-// tokens; ApplyTo and ApplySeqTo too when the package has them) on every
-// backend with 1…9 heads per token on slices placed flush against a
-// PROT_NONE page, once with the page right after the slice and once right
-// before it; the position slices of the Seq forms and the dst of the To
-// forms are placed the same way. A read or write past either end faults,
-// which fails the check naming the call and where the access fell. Around
-// each slice, on its inner side, lies a canary region in the same mapping
-// that must come back unchanged bit for bit, and each result must equal,
-// bit for bit (NaN-ness only), the same call on ordinary memory. Table rows
-// are allocated by the package and are not guarded here.
+// tokens) on every backend with 1…9 heads per token on slices placed flush
+// against a PROT_NONE page, once with the page right after the slice and
+// once right before it; the position slices of the Seq forms are placed the
+// same way. A read or write past either end faults, which fails the check
+// naming the call and where the access fell. Around each slice, on its
+// inner side, lies a canary region in the same mapping that must come back
+// unchanged bit for bit, and each result must equal, bit for bit (NaN-ness
+// only), the same call on ordinary memory. Table rows are allocated by the
+// package and are not guarded here.
 func checkGuard[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	if !guardSupported {
@@ -262,11 +248,6 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 		defer xg.free()
 		pg := mustGuarded[int32](t, guardMaxTokens, atEnd)
 		defer pg.free()
-		var dg *guarded[uint16]
-		if s.k.ApplyTo != nil {
-			dg = mustGuarded[uint16](t, maxN, atEnd)
-			defer dg.free()
-		}
 		for _, b := range backends {
 			b.Use()
 			for heads := 1; heads <= guardMaxHeads; heads++ {
@@ -278,7 +259,7 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 					for tokens := 1; tokens <= maxTok; tokens++ {
 						n := heads * tokens * s.hd
 						pos := tablePos[calls%len(tablePos)]
-						if f.e.tableless() && !f.to {
+						if f.e.tableless() {
 							pos = rotatePos[calls%len(rotatePos)]
 						}
 						in := make([]T, n)
@@ -294,12 +275,7 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 						}
 						// The same call on ordinary memory.
 						want := slices.Clone(in)
-						var wantDst, dst []uint16
-						if f.to {
-							wantDst = make([]uint16, n)
-							dst = dg.slice(n)
-						}
-						s.invoke(f, want, pos, slices.Clone(seq), wantDst)
+						s.invoke(f, want, pos, slices.Clone(seq))
 
 						x := xg.slice(n)
 						copy(x, in)
@@ -312,16 +288,13 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 							}
 							return w + " on a slice " + side
 						}
-						addr, faulted, msg, panicked := faultCall(func() { s.invoke(f, x, pos, seq, dst) })
+						addr, faulted, msg, panicked := faultCall(func() { s.invoke(f, x, pos, seq) })
 						calls++
 						switch {
 						case faulted:
 							where := "x: " + xg.where(addr, n)
 							if f.seq {
 								where += "; pos: " + pg.where(addr, tokens)
-							}
-							if f.to {
-								where += "; dst: " + dg.where(addr, n)
 							}
 							t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what(), addr, where, msg)
 						case panicked:
@@ -335,26 +308,13 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 								t.Fatalf("guard: %s: pos: %s", what(), c)
 							}
 						}
-						if f.to {
-							if i := s.firstDiff(x, in); i >= 0 {
-								t.Fatalf("guard: %s: changed src[%d]: %s -> %s", what(), i, s.c.show(in[i]), s.c.show(x[i]))
-							}
-							if i := diff16(dst, wantDst, s.k.OutDType); i >= 0 {
-								t.Fatalf("guard: %s: dst[%d] = %#04x, but %#04x on ordinary memory", what(), i, dst[i], wantDst[i])
-							}
-							if c := dg.checkCanary(n); c != "" {
-								t.Fatalf("guard: %s: dst: %s", what(), c)
-							}
-						} else if i := s.firstDiff(x, want); i >= 0 {
+						if i := s.firstDiff(x, want); i >= 0 {
 							t.Fatalf("guard: %s: index %d of head %d is %s, but %s on ordinary memory (input %s)",
 								what(), i%s.hd, i/s.hd, s.c.show(x[i]), s.c.show(want[i]), s.c.show(in[i]))
 						}
 						xg.reset(n)
 						if f.seq {
 							pg.reset(tokens)
-						}
-						if f.to {
-							dg.reset(n)
 						}
 					}
 				}
@@ -363,19 +323,4 @@ func checkGuard[T Elem](t tb, s *suite[T]) {
 	}
 	t.Logf("guard: %d calls on slices flush against PROT_NONE pages (%d backends × both ends × 1…%d heads × %d forms, Seq forms with 1…%d tokens; seed %d): no fault, canary intact, same bits as on ordinary memory",
 		calls, len(backends), guardMaxHeads, len(forms), guardMaxTokens, sd)
-}
-
-// diff16 returns the first index where a and b (bits of OutDType) differ,
-// NaN-ness only for NaNs, or -1.
-func diff16(a, b []uint16, outDType string) int {
-	f := formats[kF16]
-	if outDType == "bf16" {
-		f = formats[kBF16]
-	}
-	for i := range a {
-		if a[i] != b[i] && !(f.isNaN(uint64(a[i])) && f.isNaN(uint64(b[i]))) {
-			return i
-		}
-	}
-	return -1
 }

@@ -23,11 +23,10 @@ type inputCase struct {
 // checkInputPanics extends checkPanics with the edge cases of docs/contract.md §7
 // that are easy to get wrong: a position exactly Len(), the most negative
 // position, less than one head, ApplySeq and ApplyInverseSeq with no
-// positions but values, NewTable(-1), and every bad length and position of
-// ApplyTo and ApplySeqTo (a dst longer or shorter than src). A Seq call
-// whose last position is bad must panic before touching x (or dst), as the
-// generated packages document. Empty ApplyTo and ApplySeqTo calls must be
-// no-ops, and NewTable(0) must give a table that Apply at 0 rejects.
+// positions but values, and NewTable(-1). A Seq call whose last position is
+// bad must panic before touching x, as the generated packages document.
+// Empty calls must be no-ops, and NewTable(0) must give a table that Apply
+// at 0 rejects.
 func checkInputPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	hd, L := s.hd, s.n
@@ -79,31 +78,6 @@ func checkInputPanics[T Elem](t tb, s *suite[T]) {
 			inputCase{f.name, -1, "a bad last position (x must be left alone)", func() { f.fn(x, []int32{1, -1}) }, unchanged})
 	}
 	cases = append(cases, inputCase{"NewTable", -1, "maxPos -1", func() { s.k.NewTable(-1) }, nil})
-	if s.k.ApplyTo != nil && s.k.ApplySeqTo != nil {
-		to, seqTo := s.k.ApplyTo, s.k.ApplySeqTo
-		d := func(n int) []uint16 { return make([]uint16, n) }
-		src, _ := specials(2 * hd)
-		dst := d(2 * hd)
-		dstUnchanged := func() string {
-			if i := slices.IndexFunc(dst, func(v uint16) bool { return v != 0 }); i >= 0 {
-				return "dst[" + strconv.Itoa(i) + "] written before the panic"
-			}
-			return ""
-		}
-		cases = append(cases,
-			inputCase{"ApplyTo", hd, "len(dst) < len(src)", func() { to(tab, d(hd), mk(2*hd), 0) }, nil},
-			inputCase{"ApplyTo", 3 * hd, "len(dst) > len(src)", func() { to(tab, d(3*hd), mk(2*hd), 0) }, nil},
-			inputCase{"ApplyTo", 2*hd + 1, "len(src) not a multiple of HeadDim", func() { to(tab, d(2*hd+1), mk(2*hd+1), 0) }, nil},
-			inputCase{"ApplyTo", -3, "negative pos", func() { to(tab, d(hd), mk(hd), -3) }, nil},
-			inputCase{"ApplyTo", L, "pos = Len()", func() { to(tab, d(hd), mk(hd), L) }, nil},
-			inputCase{"ApplyTo", L + 7, "pos > Len()", func() { to(tab, d(hd), mk(hd), L+7) }, nil},
-			inputCase{"ApplySeqTo", hd, "len(pos) = 0 with len(src) > 0", func() { seqTo(tab, d(hd), mk(hd), nil) }, nil},
-			inputCase{"ApplySeqTo", 2 * hd, "len(src) not divisible by len(pos)·HeadDim", func() { seqTo(tab, d(2*hd), mk(2*hd), []int32{1, 2, 3}) }, nil},
-			inputCase{"ApplySeqTo", hd, "len(dst) < len(src)", func() { seqTo(tab, d(hd), mk(2*hd), []int32{0, 1}) }, nil},
-			inputCase{"ApplySeqTo", 3 * hd, "len(dst) > len(src)", func() { seqTo(tab, d(3*hd), mk(2*hd), []int32{0, 1}) }, nil},
-			inputCase{"ApplySeqTo", -5, "negative pos in the slice", func() { seqTo(tab, d(2*hd), mk(2*hd), []int32{0, -5}) }, nil},
-			inputCase{"ApplySeqTo", L, "a bad last position (dst must be left alone)", func() { seqTo(tab, dst, src, []int32{0, int32(L)}) }, dstUnchanged})
-	}
 	for _, c := range cases {
 		checkPanic(t, c.fn, c.what, c.value, c.call)
 		if c.after != nil {
@@ -121,17 +95,6 @@ func checkInputPanics[T Elem](t tb, s *suite[T]) {
 		{"ApplyInverseSeq([]T{}, []int32{})", func() { tab.ApplyInverseSeq(mk(0), []int32{}) }},
 		{"RotateInverse([]T{}, 0)", func() { s.k.RotateInverse(mk(0), 0) }},
 		{"Rotate(nil, 1<<40)", func() { s.k.Rotate(nil, 1<<40) }},
-	}
-	if s.k.ApplyTo != nil && s.k.ApplySeqTo != nil {
-		noop = append(noop,
-			struct {
-				name string
-				call func()
-			}{"ApplyTo(nil, nil, 0)", func() { s.k.ApplyTo(tab, nil, nil, 0) }},
-			struct {
-				name string
-				call func()
-			}{"ApplySeqTo(nil, nil, nil)", func() { s.k.ApplySeqTo(tab, nil, nil, nil) }})
 	}
 	for _, c := range noop {
 		if msg, panicked := catch(c.call); panicked {

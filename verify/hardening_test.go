@@ -7,69 +7,7 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
-
-	"github.com/x448/float16"
 )
-
-// ---- a reference kernel with the -out-dtype forms ----------------------------------
-
-// withTo gives a float32 reference kernel ApplyTo and ApplySeqTo: Apply (or
-// ApplySeq) on a copy, then narrowing to out ("f16" or "bf16") with the
-// narrowing of verify_test.go, independent of verify's codec. The argument
-// checks come first and name the To function.
-func withTo(k Kernel[float32], out string) Kernel[float32] {
-	narrow := func(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
-	if out == "bf16" {
-		narrow = nearestBF16
-	}
-	hd := k.HeadDim
-	check := func(fn string, nd, ns int) {
-		if ns%hd != 0 {
-			panic(fmt.Sprintf("refrope: %s: len(src) = %d: want a multiple of HeadDim %d", fn, ns, hd))
-		}
-		if nd != ns {
-			panic(fmt.Sprintf("refrope: %s: len(dst) = %d: want len(src) = %d", fn, nd, ns))
-		}
-	}
-	k.OutDType = out
-	k.ApplyTo = func(tab Table[float32], dst []uint16, src []float32, pos int) {
-		check("ApplyTo", len(dst), len(src))
-		if lo := startOf(tab); pos < lo || pos >= lo+tab.Len() {
-			panic(fmt.Sprintf("refrope: ApplyTo: pos = %d: want %d <= pos < %d", pos, lo, lo+tab.Len()))
-		}
-		y := slices.Clone(src)
-		tab.Apply(y, pos)
-		for i, v := range y {
-			dst[i] = narrow(v)
-		}
-	}
-	k.ApplySeqTo = func(tab Table[float32], dst []uint16, src []float32, pos []int32) {
-		if len(pos) == 0 && len(src) != 0 || len(pos) != 0 && len(src)%(len(pos)*hd) != 0 {
-			panic(fmt.Sprintf("refrope: ApplySeqTo: len(src) = %d: want a multiple of len(pos)·HeadDim = %d", len(src), len(pos)*hd))
-		}
-		check("ApplySeqTo", len(dst), len(src))
-		for j, p := range pos {
-			if lo := startOf(tab); int(p) < lo || int(p) >= lo+tab.Len() {
-				panic(fmt.Sprintf("refrope: ApplySeqTo: pos[%d] = %d: want %d <= pos < %d", j, p, lo, lo+tab.Len()))
-			}
-		}
-		y := slices.Clone(src)
-		tab.ApplySeq(y, pos)
-		for i, v := range y {
-			dst[i] = narrow(v)
-		}
-	}
-	return k
-}
-
-func TestRunReferenceTo(t *testing.T) {
-	t.Run("f16/hd8/interleaved", func(t *testing.T) {
-		Run(t, withTo(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), "f16"))
-	})
-	t.Run("bf16/hd6/neox", func(t *testing.T) {
-		Run(t, withTo(newRef[float32]("f32", 6, 6, "neox", 1, mutation{}), "bf16"))
-	})
-}
 
 // ---- guarded memory ----------------------------------------------------------------
 
@@ -229,17 +167,6 @@ func TestInputPanicsCatch(t *testing.T) {
 	se := mustSuite(t, eager)
 	expectFail(t, "eager-seq", "changed before the panic", func(t tb) { checkInputPanics(t, se) })
 
-	lax := withTo(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), "f16")
-	lax.ApplyTo = func(tab Table[float32], dst []uint16, src []float32, pos int) {
-		y := slices.Clone(src)
-		tab.Apply(y, pos) // no dst check: a longer dst passes, a shorter one faults in the loop
-		for i, v := range y {
-			dst[i] = float16.Fromfloat32(v).Bits()
-		}
-	}
-	sl := mustSuite(t, lax)
-	expectFail(t, "lax-ApplyTo", "ApplyTo with len(dst)", func(t tb) { checkInputPanics(t, sl) })
-
 	vague := newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{})
 	inner2 := vague.NewTable
 	vague.NewTable = func(n int) Table[float32] {
@@ -252,8 +179,8 @@ func TestInputPanicsCatch(t *testing.T) {
 	expectFail(t, "vague-NewTable", "does not say what was expected", func(t tb) { checkInputPanics(t, sv) })
 
 	for name, k := range map[string]Kernel[float32]{
-		"ref":   newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}),
-		"refTo": withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "bf16"),
+		"ref":      newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}),
+		"ref/neox": newRef[float32]("f32", 8, 6, "neox", 1, mutation{}),
 	} {
 		sk := mustSuite(t, k)
 		expectPass(t, name, func(t tb) { checkInputPanics(t, sk) })
@@ -262,10 +189,10 @@ func TestInputPanicsCatch(t *testing.T) {
 
 // ---- fuzzing -------------------------------------------------------------------------
 
-// FuzzReference runs Fuzz on the reference kernel with the To forms (its
-// seed corpus runs as part of go test).
+// FuzzReference runs Fuzz on the reference kernel (its seed corpus runs as
+// part of go test).
 func FuzzReference(f *testing.F) {
-	Fuzz(f, withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "f16"))
+	Fuzz(f, newRef[float32]("f32", 8, 6, "neox", 1, mutation{}))
 }
 
 // FuzzReferenceF16 runs Fuzz on an f16 reference kernel.
@@ -276,10 +203,10 @@ func FuzzReferenceF16(f *testing.F) {
 // TestFuzzDecode: seeds decode to what they encode, with the special values
 // first, and short or empty inputs decode to valid calls.
 func TestFuzzDecode(t *testing.T) {
-	s := mustSuite(t, withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "f16"))
+	s := mustSuite(t, newRef[float32]("f32", 8, 6, "neox", 1, mutation{}))
 	forms := s.forms()
-	if len(forms) != 8 {
-		t.Fatalf("%d forms, want 8", len(forms))
+	if len(forms) != 6 {
+		t.Fatalf("%d forms, want 6", len(forms))
 	}
 	for fi, f := range forms {
 		for heads := 1; heads <= 9; heads++ {
@@ -329,7 +256,7 @@ func TestFuzzCatches(t *testing.T) {
 			}
 		}
 	})
-	good := mustSuite(t, withTo(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), "bf16"))
+	good := mustSuite(t, newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}))
 	gforms := good.forms()
 	expectPass(t, "correct", func(t tb) {
 		for fi := range gforms {
@@ -356,12 +283,12 @@ func TestFuzzCatches(t *testing.T) {
 
 // ---- concurrency -----------------------------------------------------------------------
 
-// TestRace runs the concurrency check on the reference kernels, with and
-// without the To forms; make test runs it under -race.
+// TestRace runs the concurrency check on the reference kernels; make test
+// runs it under -race.
 func TestRace(t *testing.T) {
 	for name, k := range map[string]Kernel[float32]{
-		"ref":   newRef[float32]("f32", 16, 12, "neox", 1, mutation{}),
-		"refTo": withTo(newRef[float32]("f32", 8, 8, "interleaved", 1, mutation{}), "f16"),
+		"ref":             newRef[float32]("f32", 16, 12, "neox", 1, mutation{}),
+		"ref/interleaved": newRef[float32]("f32", 8, 8, "interleaved", 1, mutation{}),
 	} {
 		t.Run(name, func(t *testing.T) { checkConcurrent(t, mustSuite(t, k)) })
 	}

@@ -75,8 +75,8 @@ func (s *suite[T]) paramsOf(n int) (freqs []float64, attn float64, axis []uint8)
 // tablesAgree compares tables a and b, which must hold the same rows at the
 // positions pos (absolute, sorted or not), through every entry point the
 // kernel has, on every backend: a special-mix input turned at each position
-// by Apply and ApplyInverse, and by the sequence, strided, QK, multi-axis and
-// To forms at those positions (head-major views walk runs of consecutive
+// by Apply and ApplyInverse, and by the sequence, strided, QK and multi-axis
+// forms at those positions (head-major views walk runs of consecutive
 // positions, the rows kernels). It returns a description of the first
 // difference, or "".
 func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) string {
@@ -154,32 +154,6 @@ func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) strin
 				ref = ya
 			} else if j := s.firstDiff(ya, ref); j >= 0 {
 				return fmt.Sprintf("%s: backend %s differs from %s at index %d", f.name, be.Name, bs[0].Name, j)
-			}
-		}
-	}
-	if s.k.ApplyTo != nil {
-		for _, be := range bs {
-			be.Use()
-			src := draw(tokens * heads * hd)
-			da, db := make([]uint16, len(src)), make([]uint16, len(src))
-			s.k.ApplySeqTo(a, da, src, pos)
-			s.k.ApplySeqTo(b, db, src, pos)
-			if i := diff16(da, db, s.k.OutDType); i >= 0 {
-				return fmt.Sprintf("ApplySeqTo (backend %s): index %d: %#04x vs %#04x", be.Name, i, da[i], db[i])
-			}
-			s.k.ApplyTo(a, da[:hd], src[:hd], int(pos[0]))
-			s.k.ApplyTo(b, db[:hd], src[:hd], int(pos[0]))
-			if i := diff16(da, db, s.k.OutDType); i >= 0 {
-				return fmt.Sprintf("ApplyTo (backend %s): index %d", be.Name, i)
-			}
-			if s.k.ApplyStridedTo != nil {
-				ss := Strides{Heads: heads, Head: hd, Token: heads * hd}
-				ds := Strides{Heads: heads, Head: tokens * hd, Token: hd}
-				s.k.ApplyStridedTo(a, da, ds, src, ss, pos)
-				s.k.ApplyStridedTo(b, db, ds, src, ss, pos)
-				if i := diff16(da, db, s.k.OutDType); i >= 0 {
-					return fmt.Sprintf("ApplyStridedTo (backend %s): index %d", be.Name, i)
-				}
 			}
 		}
 	}

@@ -24,10 +24,9 @@ const (
 	opFwd sop = iota // ApplyStrided
 	opInv            // ApplyInverseStrided
 	opQK             // ApplyQK
-	opTo             // ApplyStridedTo
 )
 
-var sopNames = [...]string{"ApplyStrided", "ApplyInverseStrided", "ApplyQK", "ApplyStridedTo"}
+var sopNames = [...]string{"ApplyStrided", "ApplyInverseStrided", "ApplyQK"}
 
 func (o sop) String() string { return sopNames[o] }
 
@@ -49,9 +48,8 @@ func extent(s Strides, tokens, hd int) int {
 }
 
 // scall is one strided call and its buffers' shapes: a is x (ApplyStrided,
-// ApplyInverseStrided), q (ApplyQK) or src (ApplyStridedTo) in a buffer of
-// na elements; b is k (ApplyQK), in a's buffer when shared, else in a
-// buffer of nb elements, or dst (ApplyStridedTo) in a []uint16 of nb.
+// ApplyInverseStrided) or q (ApplyQK) in a buffer of na elements; b is k
+// (ApplyQK), in a's buffer when shared, else in a buffer of nb elements.
 type scall struct {
 	op     sop
 	name   string // the layout, for messages
@@ -70,21 +68,18 @@ func (c *scall) String() string {
 			where = "in q's buffer"
 		}
 		return w + fmt.Sprintf("qs = %+v on buf[%d:%d] of %d, ks = %+v on buf[%d:%d] %s", c.a.s, c.a.off, c.a.off+c.a.n, c.na, c.b.s, c.b.off, c.b.off+c.b.n, where)
-	case opTo:
-		return w + fmt.Sprintf("ss = %+v on src[%d:%d] of %d, ds = %+v on dst[%d:%d] of %d", c.a.s, c.a.off, c.a.off+c.a.n, c.na, c.b.s, c.b.off, c.b.off+c.b.n, c.nb)
 	}
 	return w + fmt.Sprintf("s = %+v on buf[%d:%d] of %d", c.a.s, c.a.off, c.a.off+c.a.n, c.na)
 }
 
-// sbufs are the buffers of one strided call: a (x, q or src), b (k, unless
-// it shares a) and dst.
+// sbufs are the buffers of one strided call: a (x or q) and b (k, unless
+// it shares a).
 type sbufs[T Elem] struct {
 	a, b []T
-	dst  []uint16
 }
 
 func (b sbufs[T]) clone() sbufs[T] {
-	return sbufs[T]{slices.Clone(b.a), slices.Clone(b.b), slices.Clone(b.dst)}
+	return sbufs[T]{slices.Clone(b.a), slices.Clone(b.b)}
 }
 
 // kbuf returns the buffer k's view lies in.
@@ -106,8 +101,6 @@ func (s *suite[T]) invokeStrided(c *scall, b sbufs[T]) {
 	case opQK:
 		k := kbufOf(c, b)
 		s.k.ApplyQK(s.tab, x, c.a.s, k[c.b.off:c.b.off+c.b.n], c.b.s, c.pos)
-	case opTo:
-		s.k.ApplyStridedTo(s.tab, b.dst[c.b.off:c.b.off+c.b.n], c.b.s, x, c.a.s, c.pos)
 	}
 }
 
@@ -123,11 +116,10 @@ func eachHead(v sview, tokens int, f func(j, h, at int)) {
 
 // wantStrided returns what c must leave in buffers in, computed the way the
 // contract defines it: every head copied out, rotated by the table's Apply
-// (ApplyInverse; ApplyTo through Kernel.ApplyTo) at its token's position on
-// the active backend, and its rotary values copied back (for ApplyTo the
-// whole narrowed head into dst). It also returns which elements of a, b and
-// dst the call writes; every other element must keep its bits.
-func (s *suite[T]) wantStrided(c *scall, in sbufs[T]) (want sbufs[T], wa, wb, wd []bool) {
+// (ApplyInverse) at its token's position on the active backend, and its
+// rotary values copied back. It also returns which elements of a and b the
+// call writes; every other element must keep its bits.
+func (s *suite[T]) wantStrided(c *scall, in sbufs[T]) (want sbufs[T], wa, wb []bool) {
 	want = in.clone()
 	hd := s.hd
 	tmp := make([]T, hd)
@@ -161,23 +153,8 @@ func (s *suite[T]) wantStrided(c *scall, in sbufs[T]) (want sbufs[T], wa, wb, wd
 		} else {
 			rotate(want.b, wb, c.b, false)
 		}
-	case opTo:
-		wd = make([]bool, len(in.dst))
-		d := make([]uint16, hd)
-		hs := make([]int, 0, c.b.s.Heads*len(c.pos))
-		eachHead(c.b, len(c.pos), func(_, _, at int) { hs = append(hs, at) })
-		i := 0
-		eachHead(c.a, len(c.pos), func(j, _, at int) {
-			copy(tmp, in.a[at:at+hd])
-			s.k.ApplyTo(s.tab, d, tmp, int(c.pos[j]))
-			copy(want.dst[hs[i]:], d)
-			for e := range hd {
-				wd[hs[i]+e] = true
-			}
-			i++
-		})
 	}
-	return want, wa, wb, wd
+	return want, wa, wb
 }
 
 // canary returns the bits of the value an element that no call may write
@@ -196,8 +173,8 @@ func canary(f format, i uint64) uint64 {
 
 // fillStrided returns buffers for c: the elements the call reads (the
 // rotary values of a's and b's heads, or with whole all HeadDim values of
-// them, for ApplyNormQK; whole heads of src) hold values drawn by val (a's
-// heads first, then b's), every other element a canary.
+// them, for ApplyNormQK) hold values drawn by val (a's heads first, then
+// b's), every other element a canary.
 func (s *suite[T]) fillStrided(c *scall, salt uint64, whole bool, val func() uint64) sbufs[T] {
 	var b sbufs[T]
 	b.a = make([]T, c.na)
@@ -210,13 +187,6 @@ func (s *suite[T]) fillStrided(c *scall, salt uint64, whole bool, val func() uin
 			b.b[i] = s.c.fromBits(canary(s.c.f, salt+uint64(c.na+i)))
 		}
 	}
-	if c.op == opTo {
-		of := s.outFormat()
-		b.dst = make([]uint16, c.nb)
-		for i := range b.dst {
-			b.dst[i] = uint16(canary(of, salt+uint64(c.na+i)))
-		}
-	}
 	fill := func(buf []T, v sview, all bool) {
 		eachHead(v, len(c.pos), func(_, _, at int) {
 			for d := range s.hd {
@@ -226,25 +196,17 @@ func (s *suite[T]) fillStrided(c *scall, salt uint64, whole bool, val func() uin
 			}
 		})
 	}
-	fill(b.a, c.a, whole || c.op == opTo)
+	fill(b.a, c.a, whole)
 	if c.op == opQK {
 		fill(kbufOf(c, b), c.b, whole)
 	}
 	return b
 }
 
-// outFormat is the format of OutDType (f16 unless it is bf16).
-func (s *suite[T]) outFormat() format {
-	if s.k.OutDType == "bf16" {
-		return formats[kBF16]
-	}
-	return formats[kF16]
-}
-
 // describe says where element i of a buffer holding views vs lies: in which
 // head of which view, at which index, or in no head.
 func (s *suite[T]) describe(c *scall, i int, views map[string]sview) string {
-	for _, name := range []string{"x", "q", "k", "src", "dst"} {
+	for _, name := range []string{"x", "q", "k"} {
 		v, ok := views[name]
 		if !ok {
 			continue
@@ -254,7 +216,7 @@ func (s *suite[T]) describe(c *scall, i int, views map[string]sview) string {
 			if where == "" && i >= at && i < at+s.hd {
 				d := i - at
 				where = fmt.Sprintf("%s's token %d (pos %d), head %d, index %d", name, j, c.pos[j], h, d)
-				if s.partner[d] < 0 && name != "dst" {
+				if s.partner[d] < 0 {
 					where += fmt.Sprintf(" (>= RotaryDim %d)", s.rd)
 				}
 			}
@@ -266,7 +228,7 @@ func (s *suite[T]) describe(c *scall, i int, views map[string]sview) string {
 	return "an element in no head of the call"
 }
 
-// bufViews names the views that lie in each buffer of c: "a", "b" and "dst".
+// bufViews names the views that lie in each buffer of c: "a" and "b".
 func (c *scall) bufViews() map[string]map[string]sview {
 	m := map[string]map[string]sview{}
 	switch c.op {
@@ -279,9 +241,6 @@ func (c *scall) bufViews() map[string]map[string]sview {
 			m["a"] = map[string]sview{"q": c.a}
 			m["b"] = map[string]sview{"k": c.b}
 		}
-	case opTo:
-		m["a"] = map[string]sview{"src": c.a}
-		m["dst"] = map[string]sview{"dst": c.b}
 	}
 	return m
 }
@@ -289,7 +248,7 @@ func (c *scall) bufViews() map[string]map[string]sview {
 // diffStrided compares got with want: elements in mask (the values the call
 // writes) must have the same bits, NaN payloads aside; every other element
 // must keep its exact bits. It returns "" or what differs.
-func (s *suite[T]) diffStrided(c *scall, got, want, in sbufs[T], wa, wb, wd []bool) string {
+func (s *suite[T]) diffStrided(c *scall, got, want, in sbufs[T], wa, wb []bool) string {
 	views := c.bufViews()
 	check := func(buf string, g, w, x []T, mask []bool) string {
 		for i := range g {
@@ -305,28 +264,13 @@ func (s *suite[T]) diffStrided(c *scall, got, want, in sbufs[T], wa, wb, wd []bo
 		}
 		return ""
 	}
-	bufName := map[sop]string{opFwd: "x's buffer", opInv: "x's buffer", opQK: "q's buffer", opTo: "src's buffer"}[c.op]
+	bufName := map[sop]string{opFwd: "x's buffer", opInv: "x's buffer", opQK: "q's buffer"}[c.op]
 	if d := check(bufName, got.a, want.a, in.a, wa); d != "" {
 		return d
 	}
 	if c.op == opQK && !c.shared {
 		if d := check("k's buffer", got.b, want.b, in.b, wb); d != "" {
 			return d
-		}
-	}
-	if c.op == opTo {
-		of := s.outFormat()
-		for i := range got.dst {
-			g, w := got.dst[i], want.dst[i]
-			if wd[i] {
-				if g != w && !(of.isNaN(uint64(g)) && of.isNaN(uint64(w))) {
-					return fmt.Sprintf("dst's buffer[%d], %s: %#04x, but copying the head out and calling ApplyTo on it gives %#04x",
-						i, s.describe(c, i, views["dst"]), g, w)
-				}
-			} else if g != w {
-				return fmt.Sprintf("dst's buffer[%d], %s, which the call must leave alone, changed: %#04x -> %#04x",
-					i, s.describe(c, i, views["dst"]), w, g)
-			}
 		}
 	}
 	return ""
@@ -341,11 +285,8 @@ func bufKey(buf string) string {
 }
 
 func (s *suite[T]) plainName(o sop) string {
-	switch o {
-	case opInv:
+	if o == opInv {
 		return "ApplyInverse"
-	case opTo:
-		return "ApplyTo"
 	}
 	return "Apply"
 }
@@ -359,9 +300,6 @@ func (s *suite[T]) firstDiffBufs(c *scall, got, want sbufs[T]) string {
 	}
 	if i := s.firstDiff(got.b, want.b); i >= 0 {
 		return fmt.Sprintf("k's buffer[%d], %s: %s vs %s", i, s.describe(c, i, views["b"]), s.c.show(got.b[i]), s.c.show(want.b[i]))
-	}
-	if i := diff16(got.dst, want.dst, s.k.OutDType); i >= 0 {
-		return fmt.Sprintf("dst's buffer[%d], %s: %#04x vs %#04x", i, s.describe(c, i, views["dst"]), got.dst[i], want.dst[i])
 	}
 	return ""
 }
@@ -545,17 +483,6 @@ func (s *suite[T]) interleavedQK(pos []int32) *scall {
 		a: sview{s: st, off: 1, n: na - 1}, b: sview{s: st, off: 1 + hd, n: na - 1 - hd}, shared: true, na: na}
 }
 
-// toCall returns an ApplyStridedTo call with src on layout l and dst on
-// layout ld (fit to l's heads and tokens).
-func (s *suite[T]) toCall(l, ld slayout, pos []int32) *scall {
-	src, ns := s.view(l.s, l.tokens, l.off, l.slack, 2)
-	ds := ld.s
-	ds.Heads = l.s.Heads
-	ds = s.fit(ds, l.tokens)
-	dst, nd := s.view(ds, l.tokens, ld.off, ld.slack, 2)
-	return &scall{op: opTo, name: l.name + " into " + ld.name, pos: pos, a: src, b: dst, na: ns, nb: nd}
-}
-
 // viewOK reports whether no two heads of a view of st over tokens tokens
 // share an element (every field positive).
 func (s *suite[T]) viewOK(st Strides, tokens int) bool {
@@ -603,17 +530,13 @@ func (s *suite[T]) stridedState() (bool, error) {
 			n++
 		}
 	}
-	switch {
-	case n == 0 && k.ApplyStridedTo == nil:
+	switch n {
+	case 0:
 		return false, nil
-	case n != 3:
-		return false, fmt.Errorf("Kernel sets %d of ApplyStrided, ApplyInverseStrided and ApplyQK: want all or none", n)
-	case k.ApplyStridedTo != nil && k.ApplyTo == nil:
-		return false, fmt.Errorf("Kernel sets ApplyStridedTo without ApplyTo, which the check uses as its reference")
-	case k.ApplyStridedTo == nil && k.ApplyTo != nil:
-		return false, fmt.Errorf("Kernel sets ApplyTo (OutDType %q) and ApplyStrided but not ApplyStridedTo", k.OutDType)
+	case 3:
+		return true, nil
 	}
-	return true, nil
+	return false, fmt.Errorf("Kernel sets %d of ApplyStrided, ApplyInverseStrided and ApplyQK: want all or none", n)
 }
 
 // runStrided runs the strided checks as subtests bits, guard and panics of
@@ -653,15 +576,14 @@ func (s *suite[T]) backendsOrOnly() []Backend {
 
 // checkStridedBits checks ApplyStrided, ApplyInverseStrided, ApplyQK (q and
 // k in two buffers, and in one: fused QKV rows, k's view after q's and
-// before it) and ApplyStridedTo on the named layouts (namedLayouts) and
-// random ones: on every backend, the call must give, bit for bit (NaN
-// payloads aside), what copying every head out, calling Apply
-// (ApplyInverse, ApplyTo) on it at its token's position and copying its
-// rotary values back gives, and every other element of the buffers (gaps
-// between heads, the values past RotaryDim, the elements before and after
-// the slices, all holding canaries: signaling NaNs with distinct payloads)
-// must keep its exact bits. Every backend must also give the last one's
-// bits.
+// before it) on the named layouts (namedLayouts) and random ones: on every
+// backend, the call must give, bit for bit (NaN payloads aside), what
+// copying every head out, calling Apply (ApplyInverse) on it at its
+// token's position and copying its rotary values back gives, and every
+// other element of the buffers (gaps between heads, the values past
+// RotaryDim, the elements before and after the slices, all holding
+// canaries: signaling NaNs with distinct payloads) must keep its exact
+// bits. Every backend must also give the last one's bits.
 func checkStridedBits[T Elem](t tb, s *suite[T], random int) {
 	t.Helper()
 	bs := s.backendsOrOnly()
@@ -688,9 +610,6 @@ func checkStridedBits[T Elem](t tb, s *suite[T], random int) {
 		lk.tokens = l.tokens
 		lk.s = s.fit(lk.s, l.tokens)
 		calls = append(calls, s.qkCalls(l, lk, pos)...)
-		if s.k.ApplyStridedTo != nil {
-			calls = append(calls, s.toCall(l, lk, pos))
-		}
 	}
 	calls = append(calls, s.interleavedQK(s.positions(r, 3)))
 	for ci, c := range calls {
@@ -716,8 +635,8 @@ func (s *suite[T]) checkStridedCall(c *scall, in sbufs[T], bs []Backend) string 
 		if msg, panicked := catch(func() { s.invokeStrided(c, got) }); panicked {
 			return fmt.Sprintf("backend %s: %v panicked on a valid call: %s", b.Name, c, msg)
 		}
-		want, wa, wb, wd := s.wantStrided(c, in)
-		if d := s.diffStrided(c, got, want, in, wa, wb, wd); d != "" {
+		want, wa, wb := s.wantStrided(c, in)
+		if d := s.diffStrided(c, got, want, in, wa, wb); d != "" {
 			return fmt.Sprintf("backend %s: %v: %s", b.Name, c, d)
 		}
 		if i == len(bs)-1 {

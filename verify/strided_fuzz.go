@@ -13,14 +13,13 @@ import (
 // Each input is decoded (its byte layout is at fuzzStridedHeader in
 // strided_fuzz.go) into one valid strided call: ApplyStrided,
 // ApplyInverseStrided, ApplyQK (q and k in two buffers; in one as fused QKV
-// rows; k's view after q's; k's view before q's) or ApplyStridedTo when k
-// has it, with 1…9 heads per view, 0…4 tokens, token-major or head-major
+// rows; k's view after q's; k's view before q's), with 1…9 heads per view, 0…4 tokens, token-major or head-major
 // strides with gaps of up to 15 elements, one-head and one-token views with
 // strides below HeadDim, views at offsets of up to 15 elements in their
 // buffers with up to 15 elements of slack, and positions anywhere in the
 // table. The values the call reads come from the input's bytes; every other
 // element of the buffers is a canary. On every backend the result must be
-// what copying each head out, calling Apply (ApplyInverse, ApplyTo) and
+// what copying each head out, calling Apply (ApplyInverse) and
 // copying it back gives, every canary must keep its bits, and every backend
 // must give the last one's bits. k must set the strided fields (Kernel);
 // FuzzStrided leaves Backends[0] active.
@@ -79,10 +78,10 @@ func FuzzStrided[T Elem](f *testing.F, k Kernel[T]) {
 //
 //	[0]      the call, mod the number of calls: ApplyStrided,
 //	         ApplyInverseStrided, ApplyQK in two buffers, fused, k after q,
-//	         k before q, ApplyStridedTo
-//	[1], [2] heads − 1 of the first view (x, q, src) and of k, mod 9
+//	         k before q
+//	[1], [2] heads − 1 of the first view (x, q) and of k, mod 9
 //	[3]      tokens, mod 5
-//	[4]      bit 0, 1: the first view, k's or dst's view is head-major;
+//	[4]      bit 0, 1: the first view, k's view is head-major;
 //	         bit 2, 3: one head or one token gets strides below HeadDim
 //	[5:9]    the first view's head gap, token gap, offset and slack, mod 16
 //	[9:13]   the same for the second view
@@ -98,11 +97,7 @@ const fuzzStridedHeader = 32
 // fuzzStridedOps returns the calls FuzzStrided makes: op and, for ApplyQK,
 // which of qkCalls' placements.
 func (s *suite[T]) fuzzStridedOps() []struct{ op, qk int } {
-	ops := []struct{ op, qk int }{{int(opFwd), 0}, {int(opInv), 0}, {int(opQK), 0}, {int(opQK), 1}, {int(opQK), 2}, {int(opQK), 3}}
-	if s.k.ApplyStridedTo != nil {
-		ops = append(ops, struct{ op, qk int }{int(opTo), 0})
-	}
-	return ops
+	return []struct{ op, qk int }{{int(opFwd), 0}, {int(opInv), 0}, {int(opQK), 0}, {int(opQK), 1}, {int(opQK), 2}, {int(opQK), 3}}
 }
 
 // fuzzLayout builds a valid view of heads heads over tokens tokens:
@@ -159,8 +154,6 @@ func (s *suite[T]) decodeFuzzCall(data []byte, ops []struct{ op, qk int }, whole
 		c = s.singleCall(sop(o.op), la, pos)
 	case opQK:
 		c = s.qkCalls(la, lb, pos)[o.qk]
-	case opTo:
-		c = s.toCall(la, lb, pos)
 	}
 	h := fnv.New64a()
 	h.Write(data)

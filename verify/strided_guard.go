@@ -27,10 +27,9 @@ func (s *suite[T]) guardLayouts() []slayout {
 
 // guardCalls returns the calls checkStridedGuard makes: on each guard
 // layout ApplyStrided, ApplyInverseStrided, ApplyQK with k in a second
-// buffer (one contiguous head per token) and ApplyStridedTo into a
-// contiguous dst; and ApplyQK on fused q and k rows (no v), whose q slice
-// starts at the buffer's first element and whose k slice ends at its last.
-// Every view has offset 0 and no slack.
+// buffer (one contiguous head per token); and ApplyQK on fused q and k rows
+// (no v), whose q slice starts at the buffer's first element and whose k
+// slice ends at its last. Every view has offset 0 and no slack.
 func (s *suite[T]) guardCalls(r *rand.Rand) []*scall {
 	hd := s.hd
 	var cs []*scall
@@ -40,10 +39,6 @@ func (s *suite[T]) guardCalls(r *rand.Rand) []*scall {
 		cs = append(cs, &scall{op: opFwd, name: l.name, pos: pos, a: v, na: n}, &scall{op: opInv, name: l.name, pos: pos, a: v, na: n})
 		k, nk := s.view(Strides{1, hd, hd}, l.tokens, 0, 0, 0)
 		cs = append(cs, &scall{op: opQK, name: l.name + " / k: contiguous", pos: pos, a: v, b: k, na: n, nb: nk})
-		if s.k.ApplyStridedTo != nil {
-			d, nd := s.view(Strides{l.s.Heads, hd, l.s.Heads * hd}, l.tokens, 0, 0, 0)
-			cs = append(cs, &scall{op: opTo, name: l.name + " into contiguous", pos: pos, a: v, b: d, na: n, nb: nd})
-		}
 	}
 	// Consecutive positions: head-major views and single heads are then
 	// walked head by head along the run, with a table row per token.
@@ -67,11 +62,11 @@ func (s *suite[T]) guardCalls(r *rand.Rand) []*scall {
 
 // checkStridedGuard calls the strided entry points (guardCalls) on every
 // backend on buffers flush against a PROT_NONE page, once with the page
-// right after them and once right before; the second buffer of ApplyQK,
-// the dst of ApplyStridedTo and the positions are placed the same way. A
-// read or write past either end faults, which fails the check; the canary
-// around each buffer must come back unchanged, and the result must equal
-// the same call's on ordinary memory.
+// right after them and once right before; the second buffer of ApplyQK and
+// the positions are placed the same way. A read or write past either end
+// faults, which fails the check; the canary around each buffer must come
+// back unchanged, and the result must equal the same call's on ordinary
+// memory.
 func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	if !guardSupported {
@@ -93,8 +88,6 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 		defer ag.free()
 		bg := mustGuarded[T](t, maxB, atEnd)
 		defer bg.free()
-		dg := mustGuarded[uint16](t, maxB, atEnd)
-		defer dg.free()
 		pg := mustGuarded[int32](t, maxTok, atEnd)
 		defer pg.free()
 		for _, b := range bs {
@@ -107,14 +100,10 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 				var got sbufs[T]
 				got.a = ag.slice(c.na)
 				copy(got.a, in.a)
-				hasB, hasDst := c.op == opQK && !c.shared, c.op == opTo
+				hasB := c.op == opQK && !c.shared
 				if hasB {
 					got.b = bg.slice(c.nb)
 					copy(got.b, in.b)
-				}
-				if hasDst {
-					got.dst = dg.slice(c.nb)
-					copy(got.dst, in.dst)
 				}
 				gc := *c
 				gc.pos = pg.slice(len(c.pos))
@@ -125,7 +114,7 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 				switch {
 				case faulted:
 					where := faultWhere(ag.locate("first buffer", addr, c.na), bg.locate("k's buffer", addr, c.nb),
-						dg.locate("dst", addr, c.nb), pg.locate("pos", addr, len(c.pos)))
+						pg.locate("pos", addr, len(c.pos)))
 					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
 				case panicked:
 					t.Fatalf("guard: %s: panicked: %s", what, msg)
@@ -144,11 +133,6 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 						t.Fatalf("guard: %s: k's buffer: %s", what, d)
 					}
 				}
-				if hasDst {
-					if d := dg.checkCanary(c.nb); d != "" {
-						t.Fatalf("guard: %s: dst: %s", what, d)
-					}
-				}
 				if d := s.firstDiffBufs(c, got, want); d != "" {
 					t.Fatalf("guard: %s: %s (guarded vs ordinary memory)", what, d)
 				}
@@ -156,9 +140,6 @@ func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 				pg.reset(len(c.pos))
 				if hasB {
 					bg.reset(c.nb)
-				}
-				if hasDst {
-					dg.reset(c.nb)
 				}
 			}
 		}

@@ -60,12 +60,11 @@ func bothSame(a, b func() string) func() string {
 // a token-major Token too small; a head-major Head too small; one head per
 // token with Token < HeadDim); a view reaching one element past its slice;
 // a bad position; for ApplyQK a q head overlapping a k head in one buffer
-// (partly, wholly, k before q); for ApplyStridedTo ds.Heads != ss.Heads.
-// Each must panic naming the method, the field and its value, saying what
-// was expected, before any buffer changes. Valid edge cases must not panic:
-// no positions (nil slices, or slices shorter than the view), views that
-// fit exactly, one token with Token 1, one head with Head 1, q's heads
-// right next to k's.
+// (partly, wholly, k before q). Each must panic naming the method, the
+// field and its value, saying what was expected, before any buffer changes.
+// Valid edge cases must not panic: no positions (nil slices, or slices
+// shorter than the view), views that fit exactly, one token with Token 1,
+// one head with Head 1, q's heads right next to k's.
 func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	hd, L := s.hd, s.n
@@ -142,43 +141,6 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 			func() { s.k.ApplyQK(s.tab, b, Strides{2, hd, 4 * hd}, b[2*hd:], Strides{1, hd, 4 * hd}, p(1, L)) }, same})
 	}
 
-	// ApplyStridedTo.
-	if s.k.ApplyStridedTo != nil {
-		fn := "Table.ApplyStridedTo"
-		of := s.outFormat()
-		to := func(fields []string, values []int, what string, ds, ss Strides, nd, ns int, pos []int32) {
-			src, same := buf(ns)
-			dst := make([]uint16, nd)
-			for i := range dst {
-				dst[i] = uint16(canary(of, uint64(i)))
-			}
-			orig := slices.Clone(dst)
-			sameDst := func() string {
-				for i := range dst {
-					if dst[i] != orig[i] {
-						return fmt.Sprintf("dst[%d] written: %#04x -> %#04x", i, orig[i], dst[i])
-					}
-				}
-				return ""
-			}
-			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyStridedTo(s.tab, dst, ds, src, ss, pos) }, bothSame(same, sameDst)})
-		}
-		good := Strides{2, hd, 2 * hd}
-		to([]string{"ds.Heads"}, []int{3}, "ds.Heads = 3, ss.Heads = 2", Strides{3, hd, 3 * hd}, good, 6*hd, 4*hd, p(0, 1))
-		to([]string{"ds.Heads"}, []int{1}, "ds.Heads = 1, ss.Heads = 2", Strides{1, hd, hd}, good, 2*hd, 4*hd, p(0, 1))
-		to([]string{"ds.Heads"}, []int{0}, "ds.Heads = 0", Strides{0, hd, 2 * hd}, good, 4*hd, 4*hd, p(0, 1))
-		to([]string{"ss.Heads"}, []int{-2}, "ss.Heads = -2", good, Strides{-2, hd, 2 * hd}, 4*hd, 4*hd, p(0, 1))
-		to([]string{"ds.Head"}, []int{0}, "ds.Head = 0", Strides{2, 0, 2 * hd}, good, 4*hd, 4*hd, p(0, 1))
-		to([]string{"ss.Token"}, []int{-1}, "ss.Token = -1", good, Strides{2, hd, -1}, 4*hd, 4*hd, p(0, 1))
-		to([]string{"ss.Token"}, []int{0}, "ss.Token = 0 and no positions", good, Strides{2, hd, 0}, 0, 0, nil)
-		to([]string{"ds.Head"}, []int{hd - 1}, "two dst heads HeadDim−1 apart", Strides{2, hd - 1, 2 * hd}, good, 2*hd, 2*hd, p(0))
-		to([]string{"ds.Head"}, []int{2*hd - 1}, "head-major dst over 2 tokens, Head one short", Strides{2, 2*hd - 1, hd}, good, 4*hd, 4*hd, p(0, 1))
-		to([]string{"ds"}, []int{4*hd - 1, 4 * hd}, "dst's view one element past len(dst)", good, good, 4*hd-1, 4*hd, p(0, 1))
-		to([]string{"ss"}, []int{4*hd - 1, 4 * hd}, "src's view one element past len(src)", good, good, 4*hd, 4*hd-1, p(0, 1))
-		to([]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
-		to([]string{s.posAt(0)}, []int{-7}, "pos[0] = -7", good, good, 4*hd, 4*hd, p(-7, 0))
-	}
-
 	for _, c := range cases {
 		msg, panicked := catch(c.call)
 		var missing []string
@@ -241,14 +203,6 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 	ok("ApplyQK with k's heads right before q's in one buffer", 6*hd, func(x []T) {
 		s.k.ApplyQK(s.tab, x[hd:], Strides{2, hd, 3 * hd}, x, Strides{1, hd, 3 * hd}, p(0, 1))
 	})
-	if s.k.ApplyStridedTo != nil {
-		okNoChange("ApplyStridedTo(nil, {1 1 1}, nil, {1 1 1}, nil)", 0, func(x []T) {
-			s.k.ApplyStridedTo(s.tab, nil, Strides{1, 1, 1}, nil, Strides{1, 1, 1}, nil)
-		})
-		ok("ApplyStridedTo into an exactly fitting head-major dst", 4*hd, func(x []T) {
-			s.k.ApplyStridedTo(s.tab, make([]uint16, 4*hd), Strides{2, 2 * hd, hd}, x, Strides{2, hd, 2 * hd}, p(0, L-1))
-		})
-	}
 	for _, c := range oks {
 		if msg, panicked := catch(c.call); panicked {
 			t.Errorf("%s panicked (%q); it is valid", c.name, msg)

@@ -19,7 +19,6 @@ type strideMutation struct {
 	ignoreHead    bool // heads taken HeadDim apart whatever s.Head says
 	gapWrite      bool // the element after each head gets its low bit flipped
 	tailQuiet     bool // values past RotaryDim go through a float multiply (quieting signaling NaNs)
-	toNoTail      bool // ApplyStridedTo leaves dst's values past RotaryDim unwritten
 	oddBackend    bool // on backend "odd", the last rotary value of the last head is one bit off
 	eager         bool // positions checked token by token, as the tokens are rotated
 	noViewChecks  bool // no overlap and length checks (fields still checked)
@@ -27,7 +26,6 @@ type strideMutation struct {
 	qkNoApart     bool // ApplyQK does not check q's heads against k's
 	qkUsesQs      bool // ApplyQK walks k with qs
 	strayRead     bool // reads the element after each head (past the slice for the last)
-	toHeads       bool // ApplyStridedTo does not compare ds.Heads with ss.Heads
 }
 
 type strideRef[T Elem] struct {
@@ -54,12 +52,6 @@ func withStrided[T Elem](k Kernel[T], m strideMutation) Kernel[T] {
 		r.strided("ApplyInverseStrided", tab, x, s, pos, true)
 	}
 	k.ApplyQK = r.qk
-	if k.ApplyTo != nil {
-		to := k.ApplyTo
-		k.ApplyStridedTo = func(tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32) {
-			r.to(to, tab, dst, ds, src, ss, pos)
-		}
-	}
 	return k
 }
 
@@ -198,39 +190,14 @@ func (r *strideRef[T]) qk(tab Table[T], q []T, qs Strides, k []T, ks Strides, po
 	r.rotate(tab, k, ks, pos, false)
 }
 
-func (r *strideRef[T]) to(applyTo func(Table[T], []uint16, []T, int), tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32) {
-	const fn = "ApplyStridedTo"
-	r.checkView(fn, "ds", ds, len(dst), len(pos))
-	r.checkView(fn, "ss", ss, len(src), len(pos))
-	if ds.Heads != ss.Heads && !r.m.toHeads {
-		r.fail(fn, "ds.Heads = %d: want ss.Heads = %d", ds.Heads, ss.Heads)
-	}
-	r.checkPos(fn, tab, pos)
-	tmp := make([]T, r.hd)
-	out := make([]uint16, r.hd)
-	rd := tab.(*refTable[T]).k.rd
-	for j, p := range pos {
-		for h := range ss.Heads {
-			copy(tmp, src[j*ss.Token+h*ss.Head:][:r.hd])
-			applyTo(tab, out, tmp, int(p))
-			d := dst[j*ds.Token+h*ds.Head:][:r.hd]
-			if r.m.toNoTail {
-				copy(d, out[:rd])
-			} else {
-				copy(d, out)
-			}
-		}
-	}
-}
-
 // ---- the strided checks pass correct kernels ---------------------------------------
 
 func TestRunReferenceStrided(t *testing.T) {
 	t.Run("f32/hd8/interleaved", func(t *testing.T) {
 		Run(t, withStrided(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), strideMutation{}))
 	})
-	t.Run("f32/hd2/neox/to-f16", func(t *testing.T) {
-		Run(t, withStrided(withTo(newRef[float32]("f32", 2, 2, "neox", 1, mutation{}), "f16"), strideMutation{}))
+	t.Run("f32/hd2/neox", func(t *testing.T) {
+		Run(t, withStrided(newRef[float32]("f32", 2, 2, "neox", 1, mutation{}), strideMutation{}))
 	})
 	t.Run("bf16/hd6/neox", func(t *testing.T) {
 		Run(t, withStrided(newRef[uint16]("bf16", 6, 4, "neox", 1, mutation{}), strideMutation{}))
@@ -248,11 +215,6 @@ func TestStridedPartialKernel(t *testing.T) {
 	if _, err := mustSuite(t, k).stridedState(); err == nil {
 		t.Error("a Kernel without ApplyQK but with ApplyStrided was accepted")
 	}
-	kt := withStrided(withTo(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), "bf16"), strideMutation{})
-	kt.ApplyStridedTo = nil
-	if _, err := mustSuite(t, kt).stridedState(); err == nil {
-		t.Error("a Kernel with ApplyTo and ApplyStrided but no ApplyStridedTo was accepted")
-	}
 	none := newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{})
 	if ok, err := mustSuite(t, none).stridedState(); ok || err != nil {
 		t.Errorf("a Kernel without strided fields: %v, %v; want false, nil", ok, err)
@@ -265,7 +227,7 @@ func TestStridedMutants(t *testing.T) {
 	quietRapid(t)
 	const hd, rd = 8, 6
 	mut := func(m strideMutation, backends ...string) *suite[float32] {
-		return mustSuite(t, withStrided(withTo(newRef[float32]("f32", hd, rd, "interleaved", 1, mutation{}, backends...), "f16"), m))
+		return mustSuite(t, withStrided(newRef[float32]("f32", hd, rd, "interleaved", 1, mutation{}, backends...), m))
 	}
 	bits := func(s *suite[float32]) func(tb) { return func(t tb) { checkStridedBits(t, s, 20) } }
 	panics := func(s *suite[float32]) func(tb) { return func(t tb) { checkStridedPanics(t, s) } }
@@ -273,7 +235,6 @@ func TestStridedMutants(t *testing.T) {
 	expectFail(t, "ignore-head/bits", "backend generic: ", bits(mut(strideMutation{ignoreHead: true})))
 	expectFail(t, "gap-write/bits", "backend generic: ", bits(mut(strideMutation{gapWrite: true})))
 	expectFail(t, "tail-quiet/bits", ">= RotaryDim 6), which the call must leave alone", bits(mut(strideMutation{tailQuiet: true})))
-	expectFail(t, "to-no-tail/bits", "calling ApplyTo on it", bits(mut(strideMutation{toNoTail: true})))
 	expectFail(t, "qk-uses-qs/bits", "k's", bits(mut(strideMutation{qkUsesQs: true})))
 	// The odd backend's strided result differs from its own per-head Apply
 	// and from the pure Go backend's.
@@ -282,7 +243,6 @@ func TestStridedMutants(t *testing.T) {
 	expectFail(t, "no-view-checks/panics", "did not panic", panics(mut(strideMutation{noViewChecks: true})))
 	expectFail(t, "empty-no-checks/panics", "no positions did not panic", panics(mut(strideMutation{emptyNoChecks: true})))
 	expectFail(t, "qk-no-apart/panics", "one buffer did not panic", panics(mut(strideMutation{qkNoApart: true})))
-	expectFail(t, "to-heads/panics", "ds.Heads = 3, ss.Heads = 2 did not panic", panics(mut(strideMutation{toHeads: true})))
 	expectFail(t, "eager/panics", "changed: ", panics(mut(strideMutation{eager: true})))
 
 	expectPass(t, "correct/bits", bits(mut(strideMutation{}, "odd", "generic")))
@@ -322,16 +282,16 @@ func TestStridedGuardCatches(t *testing.T) {
 	quietRapid(t)
 	bad := mustSuite(t, withStrided(newRef[float32]("f32", 8, 8, "neox", 1, mutation{}), strideMutation{strayRead: true}))
 	expectFail(t, "stray-read", "memory fault", func(t tb) { checkStridedGuard(t, bad) })
-	good := mustSuite(t, withStrided(withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "bf16"), strideMutation{}))
+	good := mustSuite(t, withStrided(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), strideMutation{}))
 	expectPass(t, "correct", func(t tb) { checkStridedGuard(t, good) })
 }
 
 // ---- fuzzing -----------------------------------------------------------------------
 
-// FuzzStridedReference runs FuzzStrided on the strided reference kernel with
-// ApplyStridedTo (its seed corpus runs as part of go test).
+// FuzzStridedReference runs FuzzStrided on the strided reference kernel
+// (its seed corpus runs as part of go test).
 func FuzzStridedReference(f *testing.F) {
-	FuzzStrided(f, withStrided(withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "f16"), strideMutation{}))
+	FuzzStrided(f, withStrided(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), strideMutation{}))
 }
 
 // FuzzStridedReferenceBF16 runs FuzzStrided on a bf16 strided reference
@@ -343,10 +303,10 @@ func FuzzStridedReferenceBF16(f *testing.F) {
 // TestFuzzStridedDecode: every decoded input is a valid call whose views
 // lie inside their slices and whose heads are apart, across the ops.
 func TestFuzzStridedDecode(t *testing.T) {
-	s := mustSuite(t, withStrided(withTo(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), "f16"), strideMutation{}))
+	s := mustSuite(t, withStrided(newRef[float32]("f32", 8, 6, "neox", 1, mutation{}), strideMutation{}))
 	ops := s.fuzzStridedOps()
-	if len(ops) != 7 {
-		t.Fatalf("%d ops, want 7 with ApplyStridedTo", len(ops))
+	if len(ops) != 6 {
+		t.Fatalf("%d ops, want 6", len(ops))
 	}
 	seen := map[string]bool{}
 	for i := range 3000 {
@@ -358,19 +318,19 @@ func TestFuzzStridedDecode(t *testing.T) {
 		seen[c.op.String()] = true
 		tokens := len(c.pos)
 		for _, v := range []sview{c.a, c.b} {
-			if v.s.Heads == 0 && c.op != opQK && c.op != opTo {
+			if v.s.Heads == 0 && c.op != opQK {
 				continue
 			}
 			if !s.viewOK(v.s, tokens) || extent(v.s, tokens, s.hd) > v.n {
 				t.Fatalf("input %d decodes to a bad view: %v", i, c)
 			}
 		}
-		if len(in.a) != c.na || c.op == opTo && len(in.dst) != c.nb {
-			t.Fatalf("input %d: buffers of %d and %d for %v", i, len(in.a), len(in.dst), c)
+		if len(in.a) != c.na {
+			t.Fatalf("input %d: a buffer of %d for %v", i, len(in.a), c)
 		}
 	}
-	if len(seen) != 4 {
-		t.Errorf("decoded ops %v, want all four", seen)
+	if len(seen) != 3 {
+		t.Errorf("decoded ops %v, want all three", seen)
 	}
 	// Short inputs decode too.
 	for _, data := range [][]byte{nil, {6}, {2, 8, 8, 4, 0xff}} {

@@ -16,9 +16,9 @@
 // memory flush against PROT_NONE guard pages (linux), concurrent use of a
 // Table, and the Parallel forms of ApplySeq ([ParallelTable]) against the
 // serial ones on sequences long enough to split, and the strided entry
-// points ([Strides]: ApplyStrided, ApplyInverseStrided, ApplyQK,
-// ApplyStridedTo) against copying each head out and back, with canaries in
-// every element they must not touch, on guard pages and with their panics,
+// points ([Strides]: ApplyStrided, ApplyInverseStrided, ApplyQK) against
+// copying each head out and back, with canaries in every element they must
+// not touch, on guard pages and with their panics,
 // and, for a package with a QK-norm ([Norm]), ApplyNormQK against Hugging
 // Face's norms and docs/contract.md §10's arithmetic bit for bit.
 // [Fuzz] and [FuzzStrided] are the bodies of fuzz targets that compare the
@@ -140,13 +140,6 @@ type Kernel[T Elem] struct {
 	// Parallel forms of the table (ParallelTable) on sequences long enough
 	// to split. Leave it zero when the table has no Parallel forms.
 	ParallelMin int
-	// OutDType ("f16" or "bf16"), ApplyTo and ApplySeqTo describe the
-	// rotate-and-narrow forms of a package generated with -out-dtype (docs/contract.md
-	// §7); leave them zero otherwise. ApplyTo(tab, dst, src, pos) calls tab's
-	// ApplyTo, ApplySeqTo its ApplySeqTo.
-	OutDType   string
-	ApplyTo    func(tab Table[T], dst []uint16, src []T, pos int)
-	ApplySeqTo func(tab Table[T], dst []uint16, src []T, pos []int32)
 	// DynamicFactor is the factor s of a dynamic NTK package (with OrigCtx,
 	// its L): a table of n > OrigCtx positions follows DynamicFreqs for n.
 	// Leave it zero otherwise.
@@ -159,16 +152,14 @@ type Kernel[T Elem] struct {
 	Axis             []uint8
 	ApplyAxes        func(tab Table[T], x []T, pos []int32)
 	ApplyInverseAxes func(tab Table[T], x []T, pos []int32)
-	// ApplyStrided, ApplyInverseStrided, ApplyQK and ApplyStridedTo call
-	// tab's strided entry points (issue 11; see Strides), converting s to
-	// the package's Strides: ApplyStrided(tab, x, s, pos) calls
-	// tab.ApplyStrided(x, pkg.Strides(s), pos). The first three go
-	// together; ApplyStridedTo is set with ApplyTo. When they are nil the
-	// strided checks log that and do nothing; ropegen sets them.
+	// ApplyStrided, ApplyInverseStrided and ApplyQK call tab's strided
+	// entry points (issue 11; see Strides), converting s to the package's
+	// Strides: ApplyStrided(tab, x, s, pos) calls
+	// tab.ApplyStrided(x, pkg.Strides(s), pos). They go together. When they
+	// are nil the strided checks log that and do nothing; ropegen sets them.
 	ApplyStrided        func(tab Table[T], x []T, s Strides, pos []int32)
 	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
 	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
-	ApplyStridedTo      func(tab Table[T], dst []uint16, ds Strides, src []T, ss Strides, pos []int32)
 	// NewTableParams, NewTableRange and TableParams describe the run-time
 	// parameters of docs/contract.md §12: a table built from freqs
 	// (RotaryDim/2 values), attn and, in a multi-axis package, axis
@@ -271,7 +262,6 @@ func Run[T Elem](t *testing.T, k Kernel[T]) {
 	t.Run("parallel", func(t *testing.T) { checkParallel(t, s) })
 	t.Run("panics", func(t *testing.T) { checkPanics(t, s) })
 	t.Run("guard", func(t *testing.T) { checkGuard(t, s) })
-	t.Run("to", func(t *testing.T) { checkTo(t, s) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, s) })
 	t.Run("axes", func(t *testing.T) { checkAxes(t, s) })
 	t.Run("dynamic", func(t *testing.T) { checkDynamic(t, s) })
