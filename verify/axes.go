@@ -12,10 +12,27 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Multi-axis RoPE (docs/contract.md §9): token j has Axes positions
-// pos[j·Axes : (j+1)·Axes] and pair i turns by the position on axis
-// Axis[i]. Dynamic NTK (§3): a table of n > OrigCtx positions takes the
-// base base·((s·n/L) − (s − 1))^(R/(R−2)).
+// Multi-axis RoPE (docs/contract.md §9): token j has N positions
+// pos[j·N : (j+1)·N] and pair i turns by the position on axis Axis[i].
+// Dynamic NTK (§3): a table of n > OrigCtx positions takes the base
+// base·((s·n/L) − (s − 1))^(R/(R−2)).
+
+// Axes describes a multi-axis package's entry points (docs/contract.md §9):
+// its tables take N positions per token, and pair i turns by the position
+// on axis Axis[i]. The rest of the suite drives the package's tables with
+// one position per token (text tokens: each axis at that position); Axes
+// reaches the tables' own forms.
+type Axes[T Elem] struct {
+	// N is the number of positions per token (the package's Axes), at
+	// least 2.
+	N int
+	// Axis maps each pair to its axis: RotaryDim/2 values, each < N.
+	Axis []uint8
+	// ApplySeq(tab, x, pos) calls tab's ApplySeq with N positions per
+	// token; ApplyInverseSeq calls its ApplyInverseSeq.
+	ApplySeq        func(tab Table[T], x []T, pos []int32)
+	ApplyInverseSeq func(tab Table[T], x []T, pos []int32)
+}
 
 // matrixAxes is Matrix for a token with a position on each axis, with cos
 // and sin from sincos: pair i's block turns by φ = float64(pos[axis[i]])·freqs[i].
@@ -83,7 +100,7 @@ func (s *suite[T]) tableFreqs(n int) []float64 {
 // one token at positions pos (one per axis), and the accuracy bound of
 // refBound per index.
 func (s *suite[T]) axesRef(x []T, pos []int, inverse bool) (ref, bound []float64) {
-	m := matrixAxes(s.hd, s.rd, s.k.Layout, s.k.Freqs, s.k.Axis, s.attn, pos, s.sincos())
+	m := matrixAxes(s.hd, s.rd, s.k.Layout, s.k.Freqs, s.k.Axes.Axis, s.attn, pos, s.sincos())
 	xf := s.widen(x)
 	ref = make([]float64, len(x))
 	bound = make([]float64, len(x))
@@ -106,18 +123,18 @@ func (s *suite[T]) axesRef(x []T, pos []int, inverse bool) (ref, bound []float64
 // probability 1/2 (patches of an image row share time and height), so that
 // ApplyAxes's reuse of the axes it has mixed is exercised.
 func (s *suite[T]) axesPos(rng *rand.Rand, tokens int) []int32 {
-	pos := make([]int32, tokens*s.k.Axes)
+	pos := make([]int32, tokens*s.k.Axes.N)
 	for j := range tokens {
 		p := int32(rng.IntN(s.n))
 		keep := j > 0 && rng.IntN(2) == 0
-		for a := range s.k.Axes {
+		for a := range s.k.Axes.N {
 			if rng.IntN(4) != 0 {
 				p = int32(rng.IntN(s.n))
 			}
 			if keep && rng.IntN(2) == 0 {
-				p = pos[(j-1)*s.k.Axes+a]
+				p = pos[(j-1)*s.k.Axes.N+a]
 			}
-			pos[j*s.k.Axes+a] = p
+			pos[j*s.k.Axes.N+a] = p
 		}
 	}
 	return pos
@@ -126,7 +143,7 @@ func (s *suite[T]) axesPos(rng *rand.Rand, tokens int) []int32 {
 // checkAxes runs the multi-axis checks when the package has them.
 func checkAxes[T Elem](t tb, s *suite[T]) {
 	t.Helper()
-	if s.k.Axes <= 1 {
+	if s.k.Axes == nil {
 		t.Logf("1-D package: no multi-axis entry points")
 		return
 	}
@@ -148,20 +165,20 @@ func checkAxesText[T Elem](t tb, s *suite[T]) {
 		heads := rapid.IntRange(1, 3).Draw(rt, "heads")
 		x := s.drawSpecials(rt, "x", tokens*heads*s.hd, false)
 		seq := make([]int32, tokens)
-		pos := make([]int32, 0, tokens*s.k.Axes)
+		pos := make([]int32, 0, tokens*s.k.Axes.N)
 		for j := range seq {
 			seq[j] = int32(s.posGen(false).Draw(rt, "pos"))
-			for range s.k.Axes {
+			for range s.k.Axes.N {
 				pos = append(pos, seq[j])
 			}
 		}
 		for _, inverse := range []bool{false, true} {
 			ya, ys := slices.Clone(x), slices.Clone(x)
 			if inverse {
-				s.k.ApplyInverseAxes(s.tab, ya, pos)
+				s.k.Axes.ApplyInverseSeq(s.tab, ya, pos)
 				s.tab.ApplyInverseSeq(ys, seq)
 			} else {
-				s.k.ApplyAxes(s.tab, ya, pos)
+				s.k.Axes.ApplySeq(s.tab, ya, pos)
 				s.tab.ApplySeq(ys, seq)
 			}
 			if i := s.firstDiff(ya, ys); i >= 0 {
@@ -179,8 +196,8 @@ func checkAxesAccuracy[T Elem](t tb, s *suite[T]) {
 	var w worst
 	rapid.Check(t, func(rt *rapid.T) {
 		heads := rapid.IntRange(1, 3).Draw(rt, "heads")
-		pos := make([]int, s.k.Axes)
-		pos32 := make([]int32, s.k.Axes)
+		pos := make([]int, s.k.Axes.N)
+		pos32 := make([]int32, s.k.Axes.N)
 		for a := range pos {
 			pos[a] = s.posGen(false).Draw(rt, "pos")
 			pos32[a] = int32(pos[a])
@@ -189,9 +206,9 @@ func checkAxesAccuracy[T Elem](t tb, s *suite[T]) {
 		for _, inverse := range []bool{false, true} {
 			y := slices.Clone(x)
 			if inverse {
-				s.k.ApplyInverseAxes(s.tab, y, pos32)
+				s.k.Axes.ApplyInverseSeq(s.tab, y, pos32)
 			} else {
-				s.k.ApplyAxes(s.tab, y, pos32)
+				s.k.Axes.ApplySeq(s.tab, y, pos32)
 			}
 			ref, bound := s.axesRef(x, pos, inverse)
 			for j := range y {
@@ -204,7 +221,7 @@ func checkAxesAccuracy[T Elem](t tb, s *suite[T]) {
 				d := math.Abs(s.c.toF64(y[j]) - ref[j])
 				if !(d <= bound[j]) {
 					rt.Fatalf("inverse=%v positions %v, index %d (axis %d): y = %s, reference %.17g: |error| %.3g > bound %.3g",
-						inverse, pos, j%s.hd, s.k.Axis[s.pairOf(j%s.hd)], s.c.show(y[j]), ref[j], d, bound[j])
+						inverse, pos, j%s.hd, s.k.Axes.Axis[s.pairOf(j%s.hd)], s.c.show(y[j]), ref[j], d, bound[j])
 				}
 				w.note(d, bound[j], func() string { return fmt.Sprintf("positions %v, index %d", pos, j%s.hd) })
 			}
@@ -235,8 +252,8 @@ func checkAxesRelative[T Elem](t tb, s *suite[T]) {
 	rot := s.rotIdx(0)
 	var w worst
 	rapid.Check(t, func(rt *rapid.T) {
-		axis := rapid.IntRange(0, s.k.Axes-1).Draw(rt, "axis")
-		m, n := make([]int, s.k.Axes), make([]int, s.k.Axes)
+		axis := rapid.IntRange(0, s.k.Axes.N-1).Draw(rt, "axis")
+		m, n := make([]int, s.k.Axes.N), make([]int, s.k.Axes.N)
 		for a := range m {
 			m[a] = rapid.IntRange(0, s.n/2-1).Draw(rt, "m")
 			n[a] = rapid.IntRange(0, s.n/2-1).Draw(rt, "n")
@@ -249,8 +266,8 @@ func checkAxesRelative[T Elem](t tb, s *suite[T]) {
 		nk, _ := bigNorm(kf, rot).Float64()
 		score := func(mp, np []int) (*big.Float, float64) {
 			yq, yk := slices.Clone(q), slices.Clone(k)
-			s.k.ApplyAxes(s.tab, yq, toInt32(mp))
-			s.k.ApplyAxes(s.tab, yk, toInt32(np))
+			s.k.Axes.ApplySeq(s.tab, yq, toInt32(mp))
+			s.k.Axes.ApplySeq(s.tab, yk, toInt32(np))
 			err := func(v []float64, x []T, p []int) float64 {
 				_, b := s.axesRef(x, p, false)
 				var b2 float64
@@ -266,7 +283,7 @@ func checkAxesRelative[T Elem](t tb, s *suite[T]) {
 			for i := range s.pa {
 				qi := math.Hypot(qf[s.pa[i]], qf[s.pb[i]])
 				ki := math.Hypot(kf[s.pa[i]], kf[s.pb[i]])
-				ax := s.k.Axis[i]
+				ax := s.k.Axes.Axis[i]
 				e += a * a * 0x1p-52 * float64(mp[ax]+np[ax]+abs(np[ax]-mp[ax])) * s.k.Freqs[i] * qi * ki
 			}
 			return bigDot(s.widen(yq), s.widen(yk), rot), e
@@ -325,9 +342,9 @@ func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 			b.Use()
 			y := slices.Clone(x)
 			if inverse {
-				s.k.ApplyInverseAxes(s.tab, y, pos)
+				s.k.Axes.ApplyInverseSeq(s.tab, y, pos)
 			} else {
-				s.k.ApplyAxes(s.tab, y, pos)
+				s.k.Axes.ApplySeq(s.tab, y, pos)
 			}
 			return y
 		}
@@ -337,11 +354,11 @@ func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 		n := heads * s.hd
 		for j := range tokens {
 			y := slices.Clone(x[j*n : (j+1)*n])
-			p := pos[j*s.k.Axes : (j+1)*s.k.Axes]
+			p := pos[j*s.k.Axes.N : (j+1)*s.k.Axes.N]
 			if inverse {
-				s.k.ApplyInverseAxes(s.tab, y, p)
+				s.k.Axes.ApplyInverseSeq(s.tab, y, p)
 			} else {
-				s.k.ApplyAxes(s.tab, y, p)
+				s.k.Axes.ApplySeq(s.tab, y, p)
 			}
 			if i := s.firstDiff(want[j*n:(j+1)*n], y); i >= 0 {
 				t.Fatalf("seed %d: %s: ApplyAxes(inverse=%v) positions %v: token %d, index %d differs from ApplyAxes on that token alone (positions %v)", sd, ref.Name, inverse, pos, j, i, p)
@@ -362,7 +379,7 @@ func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 // changes.
 func checkAxesPanics[T Elem](t tb, s *suite[T]) {
 	t.Helper()
-	ax := s.k.Axes
+	ax := s.k.Axes.N
 	good := make([]int32, 2*ax)
 	x := make([]T, 2*s.hd)
 	for i := range x {
@@ -388,7 +405,7 @@ func checkAxesPanics[T Elem](t tb, s *suite[T]) {
 		for _, m := range []struct {
 			name string
 			f    func(Table[T], []T, []int32)
-		}{{"ApplySeq", s.k.ApplyAxes}, {"ApplyInverseSeq", s.k.ApplyInverseAxes}} {
+		}{{"ApplySeq", s.k.Axes.ApplySeq}, {"ApplyInverseSeq", s.k.Axes.ApplyInverseSeq}} {
 			y := slices.Clone(c.x)
 			msg, panicked := catch(func() { m.f(s.tab, y, c.pos) })
 			if !panicked {
@@ -466,18 +483,18 @@ func checkDynamic[T Elem](t tb, s *suite[T]) {
 func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
 	x0 := input(benchTokens * benchHeads * s.hd)
 	seq := make([]int32, benchTokens)
-	pos := make([]int32, 0, benchTokens*s.k.Axes)
+	pos := make([]int32, 0, benchTokens*s.k.Axes.N)
 	for j := range seq {
 		seq[j] = int32(j)
 		grid := []int32{1, int32(j / 16), int32(j % 16)}
-		if s.k.Axes == 2 {
+		if s.k.Axes.N == 2 {
 			grid = grid[1:]
 		}
 		pos = append(pos, grid...)
 	}
-	worst := make([]int32, 0, benchTokens*s.k.Axes)
+	worst := make([]int32, 0, benchTokens*s.k.Axes.N)
 	for j := range benchTokens {
-		for a := range s.k.Axes {
+		for a := range s.k.Axes.N {
 			worst = append(worst, int32(j+a))
 		}
 	}
@@ -485,12 +502,12 @@ func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 		b.Run("backend="+be.Name, func(b *testing.B) {
 			be.Use()
 			defer restore()
-			benchLoop(b, x0, every, func(x []T) { s.k.ApplyAxes(s.tab, x, pos) })
+			benchLoop(b, x0, every, func(x []T) { s.k.Axes.ApplySeq(s.tab, x, pos) })
 		})
 		b.Run("worst/backend="+be.Name, func(b *testing.B) {
 			be.Use()
 			defer restore()
-			benchLoop(b, x0, every, func(x []T) { s.k.ApplyAxes(s.tab, x, worst) })
+			benchLoop(b, x0, every, func(x []T) { s.k.Axes.ApplySeq(s.tab, x, worst) })
 		})
 		b.Run("seq/backend="+be.Name, func(b *testing.B) {
 			be.Use()
@@ -534,9 +551,9 @@ func checkAxesGuard[T Elem](t tb, s *suite[T]) {
 						for i := range x {
 							x[i] = s.c.fromF64(rng.Float64() + 0.5)
 						}
-						f := s.k.ApplyAxes
+						f := s.k.Axes.ApplySeq
 						if inverse {
-							f = s.k.ApplyInverseAxes
+							f = s.k.Axes.ApplyInverseSeq
 						}
 						addr, faulted, msg, panicked := faultCall(func() { f(s.tab, x, pos) })
 						calls++

@@ -163,10 +163,10 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		}
 		benchStream(b, x0, every)
 	})
-	if k.Axes > 1 {
+	if k.Axes != nil {
 		b.Run("axes", func(b *testing.B) { benchAxes(b, s, backends, restore, every, input) })
 	}
-	if k.ApplyQK != nil && k.ApplyStrided != nil {
+	if st := k.Strided; st != nil && st.ApplyQK != nil && st.ApplyStrided != nil {
 		benchStrided(b, s, backends, restore, every, input)
 	}
 	if ok, _ := s.normState(); ok {
@@ -199,12 +199,12 @@ func benchTables[T Elem](b *testing.B, s *suite[T], restore func()) {
 		b.Run("range=512@1000000", func(b *testing.B) {
 			b.SetBytes(int64(512 * s.rowBytes()))
 			for b.Loop() {
-				k.NewTableRange(k.Freqs, k.AttentionFactor, k.Axis, 1_000_000, 512)
+				k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), 1_000_000, 512)
 			}
 		})
-		if k.NewBatch != nil {
+		if k.Runtime.NewBatch != nil {
 			b.Run("batch=64", func(b *testing.B) {
-				bt := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, 64)
+				bt := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), 64)
 				rng := rand.New(rand.NewPCG(3, 5))
 				pos := make([]int32, 64)
 				for i := range pos {

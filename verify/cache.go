@@ -177,7 +177,7 @@ func runCacheOf[C CacheElem](t *testing.T, s *suite[float32], c *Cache[C]) {
 func checkCacheBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 	t.Helper()
 	s, k := cs.s, &cs.s.k
-	if cs.c.BatchApplyStore == nil || k.NewBatch == nil {
+	if cs.c.BatchApplyStore == nil || k.Runtime == nil || k.Runtime.NewBatch == nil {
 		t.Logf("the kernel describes no Batch.ApplyStore")
 		return
 	}
@@ -191,7 +191,7 @@ func checkCacheBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 		be.Use()
 		pos := []int32{5, 1 << 29, 131071, 700_000, 0}
 		slots := []int64{3, 11, -1, 0, 7}
-		b := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, len(pos))
+		b := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), len(pos))
 		b.Set(pos)
 		src := make([]float32, len(pos)*heads*hd)
 		for i := range src {
@@ -201,7 +201,7 @@ func checkCacheBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 		got, want := make([]C, rows*heads*ch), make([]C, rows*heads*ch)
 		cs.c.BatchApplyStore(b, got, scale, ds, slots, src, ss)
 		for j, p := range pos {
-			tab := k.NewTableRange(k.Freqs, k.AttentionFactor, k.Axis, int(p), 1)
+			tab := k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), int(p), 1)
 			cs.c.ApplyStore(tab, want, scale, ds, slots[j:j+1], src[j*heads*hd:(j+1)*heads*hd], ss, pos[j:j+1])
 		}
 		for i := range got {

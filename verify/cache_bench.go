@@ -136,7 +136,7 @@ func benchCacheOf[C CacheElem](b *testing.B, s *suite[float32], c *Cache[C], bac
 			b.Run("baseline=handwritten", func(b *testing.B) {
 				benchLoopBytes(b, kv, every, bytes, func(x []float32) {
 					k, v := x[:n*token], x[n*token:]
-					s.k.ApplyStrided(s.tab, k, xv, pos)
+					s.k.Strided.ApplyStrided(s.tab, k, xv, pos)
 					for j, sl := range slots {
 						for h := range benchCacheHeads {
 							narrow(kc[int(sl)*cv.Token+h*e:], k[j*token+h*hd:])
@@ -211,7 +211,7 @@ func benchCacheOf[C CacheElem](b *testing.B, s *suite[float32], c *Cache[C], bac
 							widen(x[j*token+h*hd:], cache[j*cv.Token+h*e:])
 						}
 					}
-					s.k.ApplyInverseStrided(s.tab, x, xv, at)
+					s.k.Strided.ApplyInverseStrided(s.tab, x, xv, at)
 					for j := range n {
 						for h := range benchCacheHeads {
 							narrow(cache[j*cv.Token+h*e:], x[j*token+h*hd:])

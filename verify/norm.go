@@ -68,8 +68,8 @@ func (s *suite[T]) normState() (bool, error) {
 		return false, fmt.Errorf("an f64 package's Norm sets ApplyNormQK64 (float64 weights), and only it")
 	case s.c.kind != kF64 && (n.ApplyNormQK32 == nil || n.ApplyNormQK64 != nil):
 		return false, fmt.Errorf("a %s package's Norm sets ApplyNormQK32 (float32 weights), and only it", s.k.DType)
-	case s.k.ApplyQK == nil:
-		return false, fmt.Errorf("Norm needs ApplyQK (and the other strided entry points) too")
+	case s.k.Strided == nil || s.k.Strided.ApplyQK == nil:
+		return false, fmt.Errorf("Norm needs Strided.ApplyQK (and the other strided entry points) too")
 	}
 	return true, nil
 }
@@ -489,7 +489,7 @@ func (s *suite[T]) separate(q []T, hq int, qw []float64, k []T, hk int, kw []flo
 	if !s.k.Norm.After {
 		norm()
 	}
-	s.k.ApplyQK(s.tab, q, Strides{hq, s.hd, hq * s.hd}, k, Strides{hk, s.hd, hk * s.hd}, pos)
+	s.k.Strided.ApplyQK(s.tab, q, Strides{hq, s.hd, hq * s.hd}, k, Strides{hk, s.hd, hk * s.hd}, pos)
 	if s.k.Norm.After {
 		norm()
 	}

@@ -69,12 +69,12 @@ func benchNorm[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 		if !nk.After {
 			norm()
 		}
-		s.k.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos)
+		s.k.Strided.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos)
 		if nk.After {
 			norm()
 		}
 	}
-	applyQK := func(x []T, pos []int32) { s.k.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos) }
+	applyQK := func(x []T, pos []int32) { s.k.Strided.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos) }
 
 	for _, shape := range []struct {
 		name   string

@@ -42,7 +42,7 @@ type normRef[T Elem] struct {
 }
 
 func withNorm[T Elem](k Kernel[T], kind, scope string, after bool, m normMutation) Kernel[T] {
-	if k.ApplyQK == nil {
+	if k.Strided == nil {
 		k = withStrided(k, strideMutation{})
 	}
 	r := &normRef[T]{hd: k.HeadDim, kind: kind, token: scope == "token", after: after, eps: 1e-6, m: m}

@@ -19,6 +19,32 @@ type Batch[T Elem] interface {
 	ApplyInverseSeq(x []T)
 }
 
+// Runtime describes a package's run-time parameters and its Batch
+// (docs/contract.md §12). A 1-D package passes axis as nil; a multi-axis
+// one passes RotaryDim/2 values (see Axes).
+type Runtime[T Elem] struct {
+	// NewTableParams builds a table from freqs (RotaryDim/2 values), attn
+	// and axis for the positions [0, maxPos); NewTableRange for the
+	// positions [start, start+n).
+	NewTableParams func(freqs []float64, attn float64, axis []uint8, maxPos int) Table[T]
+	NewTableRange  func(freqs []float64, attn float64, axis []uint8, start, n int) Table[T]
+	// TableParams(n) returns the frequencies and the factor NewTable(n)
+	// builds with.
+	TableParams func(n int) (freqs []float64, attn float64)
+	// NilTable is a nil *Table of the package, whose methods must panic
+	// with a message.
+	NilTable Table[T]
+	// NewBatch builds a Batch for capacity tokens; when it is nil the
+	// batch check fails and the cache and Prep batch checks log that and
+	// do nothing.
+	NewBatch func(freqs []float64, attn float64, axis []uint8, capacity int) Batch[T]
+	// BatchApplyQK and BatchApplyStrided call a Batch's ApplyQK and
+	// ApplyStrided, converting the Strides; when they are nil the batch
+	// check leaves those forms out.
+	BatchApplyQK      func(b Batch[T], q []T, qs Strides, k []T, ks Strides)
+	BatchApplyStrided func(b Batch[T], x []T, s Strides)
+}
+
 // starter is the Start method of a generated *Table: its first position.
 type starter interface{ Start() int }
 
@@ -32,8 +58,8 @@ func startOf[T Elem](tab Table[T]) int {
 
 // paramsOK reports whether the kernel describes its run-time parameters.
 func (s *suite[T]) paramsOK() bool {
-	k := &s.k
-	return k.NewTableParams != nil && k.NewTableRange != nil && k.TableParams != nil
+	r := s.k.Runtime
+	return r != nil && r.NewTableParams != nil && r.NewTableRange != nil && r.TableParams != nil
 }
 
 // runParams runs the run-time parameter checks (docs/contract.md §12), each
@@ -41,7 +67,7 @@ func (s *suite[T]) paramsOK() bool {
 func runParams[T Elem](t *testing.T, s *suite[T]) {
 	t.Helper()
 	if !s.paramsOK() {
-		t.Errorf("the kernel describes no run-time parameters (NewTableParams, NewTableRange, TableParams): ropegen sets them")
+		t.Errorf("the kernel describes no run-time parameters (Runtime.NewTableParams, NewTableRange, TableParams): ropegen sets them")
 		return
 	}
 	for _, c := range []struct {
@@ -68,8 +94,8 @@ func (s *suite[T]) restore() {
 
 // paramsOf returns what TableParams(n) gives, with the kernel's axis map.
 func (s *suite[T]) paramsOf(n int) (freqs []float64, attn float64, axis []uint8) {
-	freqs, attn = s.k.TableParams(n)
-	return freqs, attn, s.k.Axis
+	freqs, attn = s.k.Runtime.TableParams(n)
+	return freqs, attn, s.k.axisMap()
 }
 
 // tablesAgree compares tables a and b, which must hold the same rows at the
@@ -106,38 +132,38 @@ func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) strin
 	forms = append(forms,
 		form{"ApplySeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplySeq(x, pos) }},
 		form{"ApplyInverseSeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplyInverseSeq(x, pos) }})
-	if s.k.ApplyStrided != nil {
+	if s.k.Strided != nil {
 		// Token-major with a gap, head-major (runs of consecutive
 		// positions go to the rows kernels), and QK on a fused row.
 		tm := Strides{Heads: heads, Head: hd + 2, Token: heads*(hd+2) + 1}
 		hm := Strides{Heads: heads, Head: tokens*hd + 3, Token: hd}
 		nt, nh := extent(tm, tokens, hd), extent(hm, tokens, hd)
 		forms = append(forms,
-			form{"ApplyStrided token-major", nt, func(tab Table[T], x []T) { s.k.ApplyStrided(tab, x, tm, pos) }},
-			form{"ApplyStrided head-major", nh, func(tab Table[T], x []T) { s.k.ApplyStrided(tab, x, hm, pos) }},
-			form{"ApplyInverseStrided head-major", nh, func(tab Table[T], x []T) { s.k.ApplyInverseStrided(tab, x, hm, pos) }})
+			form{"ApplyStrided token-major", nt, func(tab Table[T], x []T) { s.k.Strided.ApplyStrided(tab, x, tm, pos) }},
+			form{"ApplyStrided head-major", nh, func(tab Table[T], x []T) { s.k.Strided.ApplyStrided(tab, x, hm, pos) }},
+			form{"ApplyInverseStrided head-major", nh, func(tab Table[T], x []T) { s.k.Strided.ApplyInverseStrided(tab, x, hm, pos) }})
 		row := (4 + 2*2) * hd
 		qs := Strides{Heads: 4, Head: hd, Token: row}
 		ks := Strides{Heads: 2, Head: hd, Token: row}
 		forms = append(forms,
-			form{"ApplyQK fused", tokens * row, func(tab Table[T], x []T) { s.k.ApplyQK(tab, x, qs, x[4*hd:], ks, pos) }},
-			form{"ApplyQK head-major", 2 * nh, func(tab Table[T], x []T) { s.k.ApplyQK(tab, x[:nh], hm, x[nh:], hm, pos) }})
+			form{"ApplyQK fused", tokens * row, func(tab Table[T], x []T) { s.k.Strided.ApplyQK(tab, x, qs, x[4*hd:], ks, pos) }},
+			form{"ApplyQK head-major", 2 * nh, func(tab Table[T], x []T) { s.k.Strided.ApplyQK(tab, x[:nh], hm, x[nh:], hm, pos) }})
 	}
-	if s.k.Axes > 1 {
-		ap := make([]int32, tokens*s.k.Axes)
+	if s.k.Axes != nil {
+		ap := make([]int32, tokens*s.k.Axes.N)
 		for j := range tokens {
-			for ax := range s.k.Axes {
-				ap[j*s.k.Axes+ax] = pos[rng.IntN(tokens)]
+			for ax := range s.k.Axes.N {
+				ap[j*s.k.Axes.N+ax] = pos[rng.IntN(tokens)]
 			}
 			if j%3 == 0 { // a text token
-				for ax := range s.k.Axes {
-					ap[j*s.k.Axes+ax] = pos[j]
+				for ax := range s.k.Axes.N {
+					ap[j*s.k.Axes.N+ax] = pos[j]
 				}
 			}
 		}
 		forms = append(forms,
-			form{"ApplyAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.ApplyAxes(tab, x, ap) }},
-			form{"ApplyInverseAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.ApplyInverseAxes(tab, x, ap) }})
+			form{"ApplyAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.Axes.ApplySeq(tab, x, ap) }},
+			form{"ApplyInverseAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.Axes.ApplyInverseSeq(tab, x, ap) }})
 	}
 	for _, f := range forms {
 		x := draw(f.n)
@@ -201,7 +227,7 @@ func checkParamsDefault[T Elem](t tb, s *suite[T]) {
 			continue // a table past 128Ki positions is too big to build twice here
 		}
 		f, a, ax := s.paramsOf(n)
-		tp := s.k.NewTableParams(f, a, ax, n)
+		tp := s.k.Runtime.NewTableParams(f, a, ax, n)
 		tn := s.k.NewTable(n)
 		if tp.Len() != n || startOf(tp) != 0 {
 			t.Fatalf("NewTableParams(TableParams(%d), %d): Len %d, Start %d", n, n, tp.Len(), startOf(tp))
@@ -227,7 +253,7 @@ func checkParamsRange[T Elem](t tb, s *suite[T]) {
 	for _, c := range []struct{ start, n int }{{0, 5}, {1, 1}, {7, 33}, {1000, 64}, {tableRows - 40, 40}} {
 		full := c.start + c.n
 		f, a, ax := s.paramsOf(full)
-		r := s.k.NewTableRange(f, a, ax, c.start, c.n)
+		r := s.k.Runtime.NewTableRange(f, a, ax, c.start, c.n)
 		if r.Len() != c.n || startOf(r) != c.start {
 			t.Fatalf("NewTableRange(…, %d, %d): Len %d, Start %d", c.start, c.n, r.Len(), startOf(r))
 		}
@@ -262,7 +288,7 @@ func checkParamsFar[T Elem](t tb, s *suite[T]) {
 	defer s.restore()
 	for _, start := range []int{1_000_000, 1<<30 + 12345} {
 		n := 64
-		r := s.k.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.Axis, start, n)
+		r := s.k.Runtime.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.axisMap(), start, n)
 		pos := rangePositions(rng, start, n, 40)
 		for _, be := range bs {
 			be.Use()
@@ -285,7 +311,7 @@ func checkParamsFar[T Elem](t tb, s *suite[T]) {
 					}
 				}
 			}
-			if s.k.ApplyStrided == nil {
+			if s.k.Strided == nil || s.k.Strided.ApplyStrided == nil {
 				continue
 			}
 			// Head-major, consecutive positions: the rows kernels.
@@ -295,7 +321,7 @@ func checkParamsFar[T Elem](t tb, s *suite[T]) {
 				x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
 			}
 			y := slices.Clone(x)
-			s.k.ApplyStrided(r, y, hm, pos)
+			s.k.Strided.ApplyStrided(r, y, hm, pos)
 			for j, p := range pos {
 				for h := range hm.Heads {
 					at := j*hm.Token + h*hm.Head
@@ -334,16 +360,21 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 			attn = 0.5 + rng.Float64()
 		}
 		var axis []uint8
-		if s.k.Axes > 1 {
+		if s.k.Axes != nil {
 			axis = make([]uint8, s.hf)
 			for i := range axis {
-				axis[i] = uint8(rng.IntN(s.k.Axes))
+				axis[i] = uint8(rng.IntN(s.k.Axes.N))
 			}
 		}
 		start, n := rng.IntN(1<<20), 50
-		tab := s.k.NewTableRange(freqs, attn, axis, start, n)
+		tab := s.k.Runtime.NewTableRange(freqs, attn, axis, start, n)
 		cs := *s
-		cs.k.Freqs, cs.k.AttentionFactor, cs.k.Axis, cs.attn = freqs, attn, axis, attn
+		cs.k.Freqs, cs.k.AttentionFactor, cs.attn = freqs, attn, attn
+		if axis != nil {
+			ax := *s.k.Axes
+			ax.Axis = axis
+			cs.k.Axes = &ax
+		}
 		for _, be := range s.backendsOrOnly() {
 			be.Use()
 			for range 8 {
@@ -358,12 +389,12 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 					}
 				}
 			}
-			if s.k.Axes > 1 {
+			if s.k.Axes != nil {
 				// A token on several axes, against the reference built
 				// with the custom map.
 				for range 8 {
-					ps := make([]int, s.k.Axes)
-					ap := make([]int32, s.k.Axes)
+					ps := make([]int, s.k.Axes.N)
+					ap := make([]int32, s.k.Axes.N)
 					for a := range ps {
 						ps[a] = start + rng.IntN(n)
 						ap[a] = int32(ps[a])
@@ -373,7 +404,7 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 						x[i] = cs.normal(rng.Uint64())
 					}
 					y := slices.Clone(x)
-					s.k.ApplyAxes(tab, y, ap)
+					s.k.Axes.ApplySeq(tab, y, ap)
 					ref, bound := cs.axesRef(x, ps, false)
 					for i := range y {
 						if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
@@ -387,8 +418,8 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 		// Every backend the same bits, through every entry point: a range
 		// table of these params nearer 0 against a full one.
 		start = rng.IntN(2000)
-		tab = s.k.NewTableRange(freqs, attn, axis, start, n)
-		twin := s.k.NewTableParams(freqs, attn, axis, start+n)
+		tab = s.k.Runtime.NewTableRange(freqs, attn, axis, start, n)
+		twin := s.k.Runtime.NewTableParams(freqs, attn, axis, start+n)
 		if d := s.tablesAgree(tab, twin, rangePositions(rng, start, n, 30), rng); d != "" {
 			t.Fatalf("custom params (round %d): range table and NewTableParams differ: %s", round, d)
 		}
@@ -411,31 +442,31 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 	cases := []pcase{
 		// New(Params) refuses bad numbers with an error naming the field;
 		// NewTableParams and NewTableRange panic with it.
-		{"NaN θ", func() { k.NewTableParams(with(last, math.NaN()), 1, k.Axis, 4) }, []string{"New", fmt.Sprintf("Freqs[%d]", last), "NaN"}},
-		{"negative θ", func() { k.NewTableParams(with(0, -0.5), 1, k.Axis, 4) }, []string{"New", "Freqs[0]", "-0.5"}},
-		{"infinite θ", func() { k.NewTableRange(with(0, math.Inf(1)), 1, k.Axis, 0, 4) }, []string{"New", "Freqs[0]", "+Inf"}},
-		{"overflowing angle", func() { k.NewTableRange(with(0, 1e300), 1, k.Axis, 1<<30, 2) }, []string{"NewTableRange", "Freqs[0]", "1e+300"}},
-		{"zero A", func() { k.NewTableParams(good, 0, k.Axis, 4) }, []string{"New", "Attn", "0"}},
-		{"NaN A", func() { k.NewTableRange(good, math.NaN(), k.Axis, 3, 4) }, []string{"New", "Attn", "NaN"}},
-		{"negative maxPos", func() { k.NewTableParams(good, 1, k.Axis, -1) }, []string{"NewTable", "-1"}},
-		{"negative start", func() { k.NewTableRange(good, 1, k.Axis, -2, 4) }, []string{"NewTableRange", "start", "-2"}},
-		{"negative n", func() { k.NewTableRange(good, 1, k.Axis, 2, -4) }, []string{"NewTableRange", "-4"}},
-		{"overflowing range", func() { k.NewTableRange(good, 1, k.Axis, math.MaxInt-1, 4) }, []string{"NewTableRange", "start"}},
+		{"NaN θ", func() { k.Runtime.NewTableParams(with(last, math.NaN()), 1, k.axisMap(), 4) }, []string{"New", fmt.Sprintf("Freqs[%d]", last), "NaN"}},
+		{"negative θ", func() { k.Runtime.NewTableParams(with(0, -0.5), 1, k.axisMap(), 4) }, []string{"New", "Freqs[0]", "-0.5"}},
+		{"infinite θ", func() { k.Runtime.NewTableRange(with(0, math.Inf(1)), 1, k.axisMap(), 0, 4) }, []string{"New", "Freqs[0]", "+Inf"}},
+		{"overflowing angle", func() { k.Runtime.NewTableRange(with(0, 1e300), 1, k.axisMap(), 1<<30, 2) }, []string{"NewTableRange", "Freqs[0]", "1e+300"}},
+		{"zero A", func() { k.Runtime.NewTableParams(good, 0, k.axisMap(), 4) }, []string{"New", "Attn", "0"}},
+		{"NaN A", func() { k.Runtime.NewTableRange(good, math.NaN(), k.axisMap(), 3, 4) }, []string{"New", "Attn", "NaN"}},
+		{"negative maxPos", func() { k.Runtime.NewTableParams(good, 1, k.axisMap(), -1) }, []string{"NewTable", "-1"}},
+		{"negative start", func() { k.Runtime.NewTableRange(good, 1, k.axisMap(), -2, 4) }, []string{"NewTableRange", "start", "-2"}},
+		{"negative n", func() { k.Runtime.NewTableRange(good, 1, k.axisMap(), 2, -4) }, []string{"NewTableRange", "-4"}},
+		{"overflowing range", func() { k.Runtime.NewTableRange(good, 1, k.axisMap(), math.MaxInt-1, 4) }, []string{"NewTableRange", "start"}},
 	}
-	if k.Axes > 1 {
-		bad := slices.Clone(k.Axis)
-		bad[2] = uint8(k.Axes)
-		cases = append(cases, pcase{"axis out of range", func() { k.NewTableParams(good, 1, bad, 4) }, []string{"New", "Axis[2]", "want < Axes"}})
+	if k.Axes != nil {
+		bad := slices.Clone(k.axisMap())
+		bad[2] = uint8(k.Axes.N)
+		cases = append(cases, pcase{"axis out of range", func() { k.Runtime.NewTableParams(good, 1, bad, 4) }, []string{"New", "Axis[2]", "want < Axes"}})
 	}
-	if k.NilTable != nil {
+	if k.Runtime.NilTable != nil {
 		x := make([]T, s.hd)
 		cases = append(cases,
-			pcase{"nil Apply", func() { k.NilTable.Apply(x, 0) }, []string{"Apply", "nil"}},
-			pcase{"nil ApplySeq", func() { k.NilTable.ApplySeq(x, []int32{0}) }, []string{"ApplySeq", "nil"}},
-			pcase{"nil Len", func() { k.NilTable.Len() }, []string{"Len", "nil"}})
-		if k.ApplyStrided != nil {
+			pcase{"nil Apply", func() { k.Runtime.NilTable.Apply(x, 0) }, []string{"Apply", "nil"}},
+			pcase{"nil ApplySeq", func() { k.Runtime.NilTable.ApplySeq(x, []int32{0}) }, []string{"ApplySeq", "nil"}},
+			pcase{"nil Len", func() { k.Runtime.NilTable.Len() }, []string{"Len", "nil"}})
+		if k.Strided != nil && k.Strided.ApplyStrided != nil {
 			cases = append(cases, pcase{"nil ApplyStrided", func() {
-				k.ApplyStrided(k.NilTable, x, Strides{Heads: 1, Head: s.hd, Token: s.hd}, []int32{0})
+				k.Strided.ApplyStrided(k.Runtime.NilTable, x, Strides{Heads: 1, Head: s.hd, Token: s.hd}, []int32{0})
 			}, []string{"ApplyStrided", "nil"}})
 		}
 	} else {
@@ -462,13 +493,13 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 func checkBatch[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	k := &s.k
-	if k.NewBatch == nil {
-		t.Errorf("the kernel describes no NewBatch")
+	if k.Runtime.NewBatch == nil {
+		t.Errorf("the kernel describes no Runtime.NewBatch")
 		return
 	}
 	defer s.restore()
 	rng := rand.New(rand.NewPCG(seed(), 16))
-	b := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, 9)
+	b := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), 9)
 	for _, be := range s.backendsOrOnly() {
 		be.Use()
 		for _, n := range []int{3, 9, 1, 0, 7} {
@@ -511,7 +542,7 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 					t.Fatalf("backend %s: Batch at %v, inverse %v: index %d differs from Rotate", be.Name, short(pos), inverse, i)
 				}
 			}
-			if k.BatchApplyQK != nil && n > 0 {
+			if k.Runtime.BatchApplyQK != nil && n > 0 {
 				// A fused row: 2 q heads then 2 k heads per token, same bits
 				// as Rotate on each.
 				row := 4 * s.hd
@@ -525,7 +556,7 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 				}
 				y := slices.Clone(q)
 				qs := Strides{Heads: 2, Head: s.hd, Token: row}
-				k.BatchApplyQK(b, y, qs, y[2*s.hd:], qs)
+				k.Runtime.BatchApplyQK(b, y, qs, y[2*s.hd:], qs)
 				if i := s.firstDiff(y, w); i >= 0 {
 					t.Fatalf("backend %s: Batch.ApplyQK at %v: index %d differs from Rotate", be.Name, short(pos), i)
 				}
@@ -534,9 +565,9 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 						t.Fatalf("backend %s: Batch.ApplyNormQK at %v: %s", be.Name, short(pos), msg)
 					}
 				}
-				if k.BatchApplyStrided != nil {
+				if k.Runtime.BatchApplyStrided != nil {
 					y = slices.Clone(q)
-					k.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
+					k.Runtime.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
 					if i := s.firstDiff(y, w); i >= 0 {
 						t.Fatalf("backend %s: Batch.ApplyStrided at %v: index %d differs from Rotate", be.Name, short(pos), i)
 					}
@@ -630,7 +661,7 @@ func (s *suite[T]) batchNormAgrees(b Batch[T], pos []int32, q []T, rng *rand.Ran
 	got, want := slices.Clone(q), slices.Clone(q)
 	call(got)
 	for j, p := range pos {
-		tab := s.k.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.Axis, int(p), 1)
+		tab := s.k.Runtime.NewTableRange(s.k.Freqs, s.k.AttentionFactor, s.k.axisMap(), int(p), 1)
 		one(tab, want[j*row:(j+1)*row], p)
 	}
 	if i := s.firstDiff(got, want); i >= 0 {

@@ -251,7 +251,7 @@ func (cs *cacheSuite[C]) separate(c *prepCall, st prepState) prepState {
 	if s.k.Norm != nil {
 		s.applyNorm(q, c.qs, c.qw, k, c.ks, c.kw, c.pos)
 	} else {
-		s.k.ApplyQK(s.tab, q, c.qs, k, c.ks, c.pos)
+		s.k.Strided.ApplyQK(s.tab, q, c.qs, k, c.ks, c.pos)
 	}
 	for j := range c.tokens {
 		for h := range c.qs.Heads {
@@ -393,7 +393,7 @@ func checkPrepBits[C CacheElem](t tb, cs *cacheSuite[C]) {
 // Table.Prep token by token on one-position range tables.
 func checkPrepBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 	s, k := cs.s, &cs.s.k
-	if cs.c.BatchPrep == nil || k.NewBatch == nil {
+	if cs.c.BatchPrep == nil || k.Runtime == nil || k.Runtime.NewBatch == nil {
 		t.Logf("the kernel describes no Batch.Prep")
 		return
 	}
@@ -408,7 +408,7 @@ func checkPrepBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 			c.pos = []int32{5, 1 << 29, 131071, 700_000, 0}
 			c.slots = []int64{6, -1, 0, 7, 2}
 			st := cs.prepState(r, c)
-			bt := k.NewBatch(k.Freqs, k.AttentionFactor, k.Axis, len(c.pos))
+			bt := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), len(c.pos))
 			bt.Set(c.pos)
 			got := st.clone()
 			kc, vc := toElems[C](got.kc), toElems[C](got.vc)
@@ -417,7 +417,7 @@ func checkPrepBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 			want := st.clone()
 			wkc, wvc := toElems[C](want.kc), toElems[C](want.vc)
 			for j, p := range c.pos {
-				tab := k.NewTableRange(k.Freqs, k.AttentionFactor, k.Axis, int(p), 1)
+				tab := k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), int(p), 1)
 				one := prepStep(c, want, wkc, wvc, c.slots[j:j+1])
 				one.Q, one.K = one.Q[j*c.qs.Token:], one.K[j*c.ks.Token:]
 				if one.V != nil {

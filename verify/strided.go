@@ -15,6 +15,17 @@ type Strides struct {
 	Token int // from the start of one token's first head to the next token's
 }
 
+// Strided describes a package's strided entry points (issue 11): views of
+// heads placed by Strides, such as fused QKV rows or head-major caches.
+// Each field calls the method of tab it is named after, converting the
+// Strides to the package's: ApplyStrided(tab, x, s, pos) calls
+// tab.ApplyStrided(x, pkg.Strides(s), pos). All three must be set.
+type Strided[T Elem] struct {
+	ApplyStrided        func(tab Table[T], x []T, s Strides, pos []int32)
+	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
+	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
+}
+
 // ---- strided calls ---------------------------------------------------------------
 
 // sop is one strided entry point.
@@ -95,12 +106,12 @@ func (s *suite[T]) invokeStrided(c *scall, b sbufs[T]) {
 	x := b.a[c.a.off : c.a.off+c.a.n]
 	switch c.op {
 	case opFwd:
-		s.k.ApplyStrided(s.tab, x, c.a.s, c.pos)
+		s.k.Strided.ApplyStrided(s.tab, x, c.a.s, c.pos)
 	case opInv:
-		s.k.ApplyInverseStrided(s.tab, x, c.a.s, c.pos)
+		s.k.Strided.ApplyInverseStrided(s.tab, x, c.a.s, c.pos)
 	case opQK:
 		k := kbufOf(c, b)
-		s.k.ApplyQK(s.tab, x, c.a.s, k[c.b.off:c.b.off+c.b.n], c.b.s, c.pos)
+		s.k.Strided.ApplyQK(s.tab, x, c.a.s, k[c.b.off:c.b.off+c.b.n], c.b.s, c.pos)
 	}
 }
 
@@ -523,20 +534,20 @@ func (s *suite[T]) fit(st Strides, tokens int) Strides {
 // stridedState reports whether k describes the strided entry points, and
 // an error if it describes them only in part.
 func (s *suite[T]) stridedState() (bool, error) {
-	k := s.k
+	st := s.k.Strided
+	if st == nil {
+		return false, nil
+	}
 	n := 0
-	for _, set := range []bool{k.ApplyStrided != nil, k.ApplyInverseStrided != nil, k.ApplyQK != nil} {
+	for _, set := range []bool{st.ApplyStrided != nil, st.ApplyInverseStrided != nil, st.ApplyQK != nil} {
 		if set {
 			n++
 		}
 	}
-	switch n {
-	case 0:
-		return false, nil
-	case 3:
-		return true, nil
+	if n != 3 {
+		return false, fmt.Errorf("Kernel.Strided sets %d of ApplyStrided, ApplyInverseStrided and ApplyQK: want all three", n)
 	}
-	return false, fmt.Errorf("Kernel sets %d of ApplyStrided, ApplyInverseStrided and ApplyQK: want all or none", n)
+	return true, nil
 }
 
 // runStrided runs the strided checks as subtests bits, guard and panics of

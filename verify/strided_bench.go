@@ -26,7 +26,7 @@ func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore
 	// heads with Apply (ApplySeq) on the split copies.
 	check := func(x0 []T, tokens int, pos []int32) {
 		got := slices.Clone(x0)
-		s.k.ApplyQK(s.tab, got, qs, got[benchHeads*hd:], ks, pos)
+		s.k.Strided.ApplyQK(s.tab, got, qs, got[benchHeads*hd:], ks, pos)
 		q := make([]T, 0, tokens*benchHeads*hd)
 		k := make([]T, 0, tokens*benchKVHeads*hd)
 		for j := range tokens {
@@ -56,7 +56,7 @@ func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore
 			b.Run("backend="+be.Name, func(b *testing.B) {
 				be.Use()
 				defer restore()
-				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
+				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.Strided.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
 			})
 		}
 		restore()
@@ -93,7 +93,7 @@ func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore
 			b.Run("backend="+be.Name, func(b *testing.B) {
 				be.Use()
 				defer restore()
-				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
+				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.Strided.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
 			})
 		}
 		restore()
@@ -119,7 +119,7 @@ func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore
 			b.Run("backend="+be.Name, func(b *testing.B) {
 				be.Use()
 				defer restore()
-				benchLoop(b, x0, every, func(x []T) { s.k.ApplyStrided(s.tab, x, hm, pos) })
+				benchLoop(b, x0, every, func(x []T) { s.k.Strided.ApplyStrided(s.tab, x, hm, pos) })
 			})
 		}
 		restore()

@@ -19,17 +19,17 @@ import (
 // buffers with up to 15 elements of slack, and positions anywhere in the
 // table. The values the call reads come from the input's bytes; every other
 // element of the buffers is a canary. On every backend the result must be
-// what copying each head out, calling Apply (ApplyInverse) and
-// copying it back gives, every canary must keep its bits, and every backend
-// must give the last one's bits. k must set the strided fields (Kernel);
-// FuzzStrided leaves Backends[0] active.
+// what copying each head out, calling Apply (ApplyInverse) and copying it
+// back gives, every canary must keep its bits, and every backend must give
+// the last one's bits. k must set Strided; FuzzStrided leaves Backends[0]
+// active.
 func FuzzStrided[T Elem](f *testing.F, k Kernel[T]) {
 	s, err := newSuite(k)
 	if err != nil {
 		f.Fatalf("verify: invalid Kernel: %v", err)
 	}
 	if ok, err := s.stridedState(); err != nil || !ok {
-		f.Fatalf("verify: FuzzStrided needs a Kernel with the strided entry points (ApplyStrided, ApplyInverseStrided, ApplyQK): %v", err)
+		f.Fatalf("verify: FuzzStrided needs a Kernel with the strided entry points (Kernel.Strided): %v", err)
 	}
 	if len(k.Backends) > 0 {
 		k.Backends[0].Use()

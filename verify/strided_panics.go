@@ -82,7 +82,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 	for _, m := range []struct {
 		name string
 		fn   func(Table[T], []T, Strides, []int32)
-	}{{"ApplyStrided", s.k.ApplyStrided}, {"ApplyInverseStrided", s.k.ApplyInverseStrided}} {
+	}{{"ApplyStrided", s.k.Strided.ApplyStrided}, {"ApplyInverseStrided", s.k.Strided.ApplyInverseStrided}} {
 		fn := "Table." + m.name
 		one := func(field string, values []int, what string, st Strides, n int, pos []int32) {
 			x, same := buf(n)
@@ -113,7 +113,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		two := func(fields []string, values []int, what string, qs, ks Strides, nq, nk int, pos []int32) {
 			q, sq := buf(nq)
 			k, sk := buf(nk)
-			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.ApplyQK(s.tab, q, qs, k, ks, pos) }, bothSame(sq, sk)})
+			cases = append(cases, spCase{fn, fields, values, what, func() { s.k.Strided.ApplyQK(s.tab, q, qs, k, ks, pos) }, bothSame(sq, sk)})
 		}
 		good := Strides{2, hd, 2 * hd}
 		two([]string{"qs.Heads"}, []int{0}, "qs.Heads = 0", Strides{0, hd, 2 * hd}, good, 4*hd, 4*hd, p(0, 1))
@@ -130,7 +130,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		two([]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, 4*hd, 4*hd, p(0, L))
 		shared := func(values []int, what string, qs, ks Strides, n, qoff, koff int, pos []int32) {
 			b, same := buf(n)
-			cases = append(cases, spCase{fn, []string{"qs", "ks"}, values, what, func() { s.k.ApplyQK(s.tab, b[qoff:], qs, b[koff:], ks, pos) }, same})
+			cases = append(cases, spCase{fn, []string{"qs", "ks"}, values, what, func() { s.k.Strided.ApplyQK(s.tab, b[qoff:], qs, b[koff:], ks, pos) }, same})
 		}
 		shared([]int{2*hd - 1}, "a k head overlapping a q head by one element in one buffer", Strides{2, hd, 3 * hd}, Strides{1, hd, 3 * hd}, 6*hd, 0, 2*hd-1, p(0, 1))
 		shared([]int{-1}, "q one element after k in one buffer", Strides{1, hd, 2 * hd}, Strides{1, hd, 2 * hd}, 4*hd, 1, 0, p(5))
@@ -138,7 +138,9 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		shared([]int{hd}, "k on q's second head", Strides{2, hd, 3 * hd}, Strides{1, hd, 3 * hd}, 6*hd, 0, hd, p(0, 1))
 		b, same := buf(8 * hd)
 		cases = append(cases, spCase{fn, []string{s.posAt(1)}, []int{L}, "fused q and k, pos[1] = Len()",
-			func() { s.k.ApplyQK(s.tab, b, Strides{2, hd, 4 * hd}, b[2*hd:], Strides{1, hd, 4 * hd}, p(1, L)) }, same})
+			func() {
+				s.k.Strided.ApplyQK(s.tab, b, Strides{2, hd, 4 * hd}, b[2*hd:], Strides{1, hd, 4 * hd}, p(1, L))
+			}, same})
 	}
 
 	for _, c := range cases {
@@ -187,7 +189,7 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 	for _, m := range []struct {
 		name string
 		fn   func(Table[T], []T, Strides, []int32)
-	}{{"ApplyStrided", s.k.ApplyStrided}, {"ApplyInverseStrided", s.k.ApplyInverseStrided}} {
+	}{{"ApplyStrided", s.k.Strided.ApplyStrided}, {"ApplyInverseStrided", s.k.Strided.ApplyInverseStrided}} {
 		okNoChange(m.name+"(nil, {1 1 1}, nil)", 0, func(x []T) { m.fn(s.tab, nil, Strides{1, 1, 1}, nil) })
 		okNoChange(m.name+" with no positions and len(x) = 3 < the view", 3, func(x []T) { m.fn(s.tab, x, Strides{3, hd, 3 * hd}, []int32{}) })
 		ok(m.name+" with a view that fits x exactly", 4*hd, func(x []T) { m.fn(s.tab, x, Strides{2, hd, 2 * hd}, p(0, L-1)) })
@@ -195,13 +197,13 @@ func checkStridedPanics[T Elem](t tb, s *suite[T]) {
 		ok(m.name+" with 1 token and Token 1", 2*hd, func(x []T) { m.fn(s.tab, x, Strides{2, hd, 1}, p(3)) })
 		ok(m.name+" with 1 head and Head 1", 2*hd, func(x []T) { m.fn(s.tab, x, Strides{1, 1, hd}, p(3, 4)) })
 	}
-	okNoChange("ApplyQK(nil, {1 1 1}, nil, {1 1 1}, nil)", 0, func(x []T) { s.k.ApplyQK(s.tab, nil, Strides{1, 1, 1}, nil, Strides{1, 1, 1}, nil) })
-	okNoChange("ApplyQK with no positions, q and k the same short slice", 5, func(x []T) { s.k.ApplyQK(s.tab, x, Strides{2, hd, 2 * hd}, x, Strides{2, hd, 2 * hd}, nil) })
+	okNoChange("ApplyQK(nil, {1 1 1}, nil, {1 1 1}, nil)", 0, func(x []T) { s.k.Strided.ApplyQK(s.tab, nil, Strides{1, 1, 1}, nil, Strides{1, 1, 1}, nil) })
+	okNoChange("ApplyQK with no positions, q and k the same short slice", 5, func(x []T) { s.k.Strided.ApplyQK(s.tab, x, Strides{2, hd, 2 * hd}, x, Strides{2, hd, 2 * hd}, nil) })
 	ok("ApplyQK with q's heads right before k's in one buffer", 6*hd, func(x []T) {
-		s.k.ApplyQK(s.tab, x, Strides{2, hd, 3 * hd}, x[2*hd:], Strides{1, hd, 3 * hd}, p(0, 1))
+		s.k.Strided.ApplyQK(s.tab, x, Strides{2, hd, 3 * hd}, x[2*hd:], Strides{1, hd, 3 * hd}, p(0, 1))
 	})
 	ok("ApplyQK with k's heads right before q's in one buffer", 6*hd, func(x []T) {
-		s.k.ApplyQK(s.tab, x[hd:], Strides{2, hd, 3 * hd}, x, Strides{1, hd, 3 * hd}, p(0, 1))
+		s.k.Strided.ApplyQK(s.tab, x[hd:], Strides{2, hd, 3 * hd}, x, Strides{1, hd, 3 * hd}, p(0, 1))
 	})
 	for _, c := range oks {
 		if msg, panicked := catch(c.call); panicked {

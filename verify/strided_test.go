@@ -45,13 +45,15 @@ func withStrided[T Elem](k Kernel[T], m strideMutation) Kernel[T] {
 	if len(k.Backends) > 0 {
 		k.Backends[0].Use()
 	}
-	k.ApplyStrided = func(tab Table[T], x []T, s Strides, pos []int32) {
-		r.strided("ApplyStrided", tab, x, s, pos, false)
+	k.Strided = &Strided[T]{
+		ApplyStrided: func(tab Table[T], x []T, s Strides, pos []int32) {
+			r.strided("ApplyStrided", tab, x, s, pos, false)
+		},
+		ApplyInverseStrided: func(tab Table[T], x []T, s Strides, pos []int32) {
+			r.strided("ApplyInverseStrided", tab, x, s, pos, true)
+		},
+		ApplyQK: r.qk,
 	}
-	k.ApplyInverseStrided = func(tab Table[T], x []T, s Strides, pos []int32) {
-		r.strided("ApplyInverseStrided", tab, x, s, pos, true)
-	}
-	k.ApplyQK = r.qk
 	return k
 }
 
@@ -211,13 +213,13 @@ func TestRunReferenceStrided(t *testing.T) {
 // fields is refused.
 func TestStridedPartialKernel(t *testing.T) {
 	k := withStrided(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), strideMutation{})
-	k.ApplyQK = nil
+	k.Strided.ApplyQK = nil
 	if _, err := mustSuite(t, k).stridedState(); err == nil {
-		t.Error("a Kernel without ApplyQK but with ApplyStrided was accepted")
+		t.Error("a Kernel whose Strided has ApplyStrided but no ApplyQK was accepted")
 	}
 	none := newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{})
 	if ok, err := mustSuite(t, none).stridedState(); ok || err != nil {
-		t.Errorf("a Kernel without strided fields: %v, %v; want false, nil", ok, err)
+		t.Errorf("a Kernel without Strided: %v, %v; want false, nil", ok, err)
 	}
 }
 
@@ -261,8 +263,8 @@ func TestStridedPanicsVague(t *testing.T) {
 		{"no-want", "refrope.Table.ApplyStrided: s.Heads = 0", "does not say what was expected"},
 	} {
 		k := withStrided(newRef[float32]("f32", 8, 6, "interleaved", 1, mutation{}), strideMutation{})
-		inner := k.ApplyStrided
-		k.ApplyStrided = func(tab Table[float32], x []float32, s Strides, pos []int32) {
+		inner := k.Strided.ApplyStrided
+		k.Strided.ApplyStrided = func(tab Table[float32], x []float32, s Strides, pos []int32) {
 			if s.Heads == 0 {
 				panic(c.msg)
 			}

@@ -144,39 +144,17 @@ type Kernel[T Elem] struct {
 	// its L): a table of n > OrigCtx positions follows DynamicFreqs for n.
 	// Leave it zero otherwise.
 	DynamicFactor float64
-	// Axes, Axis, ApplyAxes and ApplyInverseAxes describe a multi-axis
-	// package (docs/contract.md §9): Axes positions per token, pair i turning
-	// by the position on axis Axis[i]. ApplyAxes(tab, x, pos) calls tab's
-	// ApplyAxes. Leave them zero for a 1-D package.
-	Axes             int
-	Axis             []uint8
-	ApplyAxes        func(tab Table[T], x []T, pos []int32)
-	ApplyInverseAxes func(tab Table[T], x []T, pos []int32)
-	// ApplyStrided, ApplyInverseStrided and ApplyQK call tab's strided
-	// entry points (issue 11; see Strides), converting s to the package's
-	// Strides: ApplyStrided(tab, x, s, pos) calls
-	// tab.ApplyStrided(x, pkg.Strides(s), pos). They go together. When they
-	// are nil the strided checks log that and do nothing; ropegen sets them.
-	ApplyStrided        func(tab Table[T], x []T, s Strides, pos []int32)
-	ApplyInverseStrided func(tab Table[T], x []T, s Strides, pos []int32)
-	ApplyQK             func(tab Table[T], q []T, qs Strides, k []T, ks Strides, pos []int32)
-	// NewTableParams, NewTableRange and TableParams describe the run-time
-	// parameters of docs/contract.md §12: a table built from freqs
-	// (RotaryDim/2 values), attn and, in a multi-axis package, axis
-	// (RotaryDim/2 values; nil in a 1-D one), for the positions [0, maxPos)
-	// or [start, start+n); TableParams(n) returns the frequencies and the
-	// factor NewTable(n) builds with. NilTable is a nil *Table of the
-	// package, whose methods must panic with a message. NewBatch builds a
-	// Batch for capacity tokens; BatchApplyQK and BatchApplyStrided call its
-	// ApplyQK and ApplyStrided, converting the Strides. ropegen sets them
-	// all.
-	NewTableParams    func(freqs []float64, attn float64, axis []uint8, maxPos int) Table[T]
-	NewTableRange     func(freqs []float64, attn float64, axis []uint8, start, n int) Table[T]
-	TableParams       func(n int) (freqs []float64, attn float64)
-	NilTable          Table[T]
-	NewBatch          func(freqs []float64, attn float64, axis []uint8, capacity int) Batch[T]
-	BatchApplyQK      func(b Batch[T], q []T, qs Strides, k []T, ks Strides)
-	BatchApplyStrided func(b Batch[T], x []T, s Strides)
+	// Axes describes the multi-axis entry points (docs/contract.md §9; see
+	// Axes) of a multi-axis package; nil for a 1-D package.
+	Axes *Axes[T]
+	// Strided describes the strided entry points (issue 11; see Strided).
+	// When it is nil the strided checks log that and do nothing; ropegen
+	// sets it.
+	Strided *Strided[T]
+	// Runtime describes the run-time parameters and the Batch of
+	// docs/contract.md §12 (see Runtime). When it is nil the params
+	// subtest fails, since ropegen sets it.
+	Runtime *Runtime[T]
 	// Norm describes ApplyNormQK, the QK-norm fused with the rotation
 	// (docs/contract.md §10; see Norm), for a package generated with
 	// -qk-norm; nil otherwise.
@@ -340,13 +318,16 @@ func newSuite[T Elem](k Kernel[T]) (*suite[T], error) {
 	if k.DynamicFactor != 0 && (!(k.DynamicFactor >= 1) || k.OrigCtx <= 0) {
 		return nil, fmt.Errorf("DynamicFactor = %v and OrigCtx = %d: want DynamicFactor >= 1 and OrigCtx > 0", k.DynamicFactor, k.OrigCtx)
 	}
-	if k.Axes > 1 {
-		if len(k.Axis) != k.RotaryDim/2 || k.ApplyAxes == nil || k.ApplyInverseAxes == nil {
-			return nil, fmt.Errorf("Axes = %d: want len(Axis) = RotaryDim/2 = %d (got %d) and ApplyAxes, ApplyInverseAxes set", k.Axes, k.RotaryDim/2, len(k.Axis))
+	if ax := k.Axes; ax != nil {
+		if ax.N < 2 {
+			return nil, fmt.Errorf("Axes.N = %d: want at least 2 (a 1-D package leaves Axes nil)", ax.N)
 		}
-		for i, a := range k.Axis {
-			if int(a) >= k.Axes {
-				return nil, fmt.Errorf("Axis[%d] = %d: want < Axes = %d", i, a, k.Axes)
+		if len(ax.Axis) != k.RotaryDim/2 || ax.ApplySeq == nil || ax.ApplyInverseSeq == nil {
+			return nil, fmt.Errorf("Axes.N = %d: want len(Axes.Axis) = RotaryDim/2 = %d (got %d) and Axes.ApplySeq, Axes.ApplyInverseSeq set", ax.N, k.RotaryDim/2, len(ax.Axis))
+		}
+		for i, a := range ax.Axis {
+			if int(a) >= ax.N {
+				return nil, fmt.Errorf("Axes.Axis[%d] = %d: want < Axes.N = %d", i, a, ax.N)
 			}
 		}
 	}
@@ -451,14 +432,32 @@ func (s *suite[T]) out(e entry, x []T, pos int) []T {
 
 // posAt names position j of a call whose tokens the suite passes one
 // position each as the package's message does: pos[j], or in a multi-axis
-// package, whose entry points take Axes positions per token (a text token's
-// all equal), pos[j·Axes].
+// package, whose entry points take Axes.N positions per token (a text
+// token's all equal), pos[j·Axes.N].
 func (s *suite[T]) posAt(j int) string {
-	return fmt.Sprintf("pos[%d]", j*max(1, s.k.Axes))
+	return fmt.Sprintf("pos[%d]", j*s.k.axesN())
 }
 
 // posLen is len(pos) as the package counts it for a call of n tokens.
-func (s *suite[T]) posLen(n int) int { return n * max(1, s.k.Axes) }
+func (s *suite[T]) posLen(n int) int { return n * s.k.axesN() }
+
+// axesN is the number of positions per token the package's entry points
+// take: Axes.N, or 1 for a 1-D package.
+func (k *Kernel[T]) axesN() int {
+	if k.Axes == nil {
+		return 1
+	}
+	return k.Axes.N
+}
+
+// axisMap is the axis map the run-time forms take: Axes.Axis, or nil for a
+// 1-D package.
+func (k *Kernel[T]) axisMap() []uint8 {
+	if k.Axes == nil {
+		return nil
+	}
+	return k.Axes.Axis
+}
 
 // pairIndices returns the pair indices of docs/contract.md §2.
 func pairIndices(rotaryDim int, layout string) (pa, pb []int) {

@@ -75,16 +75,18 @@ func newRef[T Elem](dt string, hd, rd int, layout string, attn float64, m mutati
 		NewTable:      func(n int) Table[T] { return k.newTable(n) },
 		Rotate:        func(x []T, pos int) { k.rotate("Rotate", x, pos, false) },
 		RotateInverse: func(x []T, pos int) { k.rotate("RotateInverse", x, pos, true) },
-		NewTableParams: func(freqs []float64, attn float64, _ []uint8, n int) Table[T] {
-			return k.newTableRange("NewTableParams", freqs, attn, 0, n)
-		},
-		NewTableRange: func(freqs []float64, attn float64, _ []uint8, start, n int) Table[T] {
-			return k.newTableRange("NewTableRange", freqs, attn, start, n)
-		},
-		TableParams: func(int) ([]float64, float64) { return k.freqs, k.attn },
-		NilTable:    (*refTable[T])(nil),
-		NewBatch: func(freqs []float64, attn float64, _ []uint8, capacity int) Batch[T] {
-			return &refBatch[T]{t: k.newTableRange("NewBatch", freqs, attn, 0, 0), capacity: capacity}
+		Runtime: &Runtime[T]{
+			NewTableParams: func(freqs []float64, attn float64, _ []uint8, n int) Table[T] {
+				return k.newTableRange("NewTableParams", freqs, attn, 0, n)
+			},
+			NewTableRange: func(freqs []float64, attn float64, _ []uint8, start, n int) Table[T] {
+				return k.newTableRange("NewTableRange", freqs, attn, start, n)
+			},
+			TableParams: func(int) ([]float64, float64) { return k.freqs, k.attn },
+			NilTable:    (*refTable[T])(nil),
+			NewBatch: func(freqs []float64, attn float64, _ []uint8, capacity int) Batch[T] {
+				return &refBatch[T]{t: k.newTableRange("NewBatch", freqs, attn, 0, 0), capacity: capacity}
+			},
 		},
 	}
 	for _, name := range backends {

@@ -18,8 +18,8 @@ import (
 // "none"), and every entry point, table and batch is r's. A multi-axis
 // model's tables and batches are handed to verify as text tables
 // (textTable, textBatch), which verify drives with one position per token;
-// ApplyAxes and ApplyInverseAxes reach the tables' own forms, Axes
-// positions per token.
+// the Axes family's ApplySeq and ApplyInverseSeq reach the tables' own
+// forms, Axes positions per token.
 func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 	p := r.Params()
 	k := verify.Kernel[elem]{
@@ -42,18 +42,27 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 		k.OrigCtx = p.OrigCtx
 	}
 	if p.Axes > 1 {
-		k.Axes, k.Axis = p.Axes, p.Axis
-		k.ApplyAxes = func(t verify.Table[elem], x []elem, pos []int32) { tableOf(t).ApplySeq(x, pos) }
-		k.ApplyInverseAxes = func(t verify.Table[elem], x []elem, pos []int32) { tableOf(t).ApplyInverseSeq(x, pos) }
+		k.Axes = &verify.Axes[elem]{
+			N:    p.Axes,
+			Axis: p.Axis,
+			ApplySeq: func(t verify.Table[elem], x []elem, pos []int32) {
+				tableOf(t).ApplySeq(x, pos)
+			},
+			ApplyInverseSeq: func(t verify.Table[elem], x []elem, pos []int32) {
+				tableOf(t).ApplyInverseSeq(x, pos)
+			},
+		}
 	}
-	k.ApplyStrided = func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
-		tableOf(t).ApplyStrided(x, Strides(s), textPos(t, pos))
-	}
-	k.ApplyInverseStrided = func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
-		tableOf(t).ApplyInverseStrided(x, Strides(s), textPos(t, pos))
-	}
-	k.ApplyQK = func(t verify.Table[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides, pos []int32) {
-		tableOf(t).ApplyQK(q, Strides(qs), kk, Strides(ks), textPos(t, pos))
+	k.Strided = &verify.Strided[elem]{
+		ApplyStrided: func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
+			tableOf(t).ApplyStrided(x, Strides(s), textPos(t, pos))
+		},
+		ApplyInverseStrided: func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
+			tableOf(t).ApplyInverseStrided(x, Strides(s), textPos(t, pos))
+		},
+		ApplyQK: func(t verify.Table[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides, pos []int32) {
+			tableOf(t).ApplyQK(q, Strides(qs), kk, Strides(ks), textPos(t, pos))
+		},
 	}
 	// A model of r's shape with the frequencies, factor and axis map given
 	// (nil: r's own), and no longrope or dynamic NTK: a table of any length
@@ -70,22 +79,24 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 		}
 		return m
 	}
-	k.NewTableParams = func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[elem] {
-		return wrapTable(with(freqs, attn, axis).NewTable(n))
-	}
-	k.NewTableRange = func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[elem] {
-		return wrapTable(with(freqs, attn, axis).NewTableRange(start, n))
-	}
-	k.TableParams = func(n int) ([]float64, float64) { return r.TableFreqs(n), p.Attn }
-	k.NilTable = wrapTable(nil)
-	k.NewBatch = func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[elem] {
-		return wrapBatch(with(freqs, attn, axis).NewBatch(capacity))
-	}
-	k.BatchApplyQK = func(b verify.Batch[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides) {
-		batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks))
-	}
-	k.BatchApplyStrided = func(b verify.Batch[elem], x []elem, s verify.Strides) {
-		batchOf(b).ApplyStrided(x, Strides(s))
+	k.Runtime = &verify.Runtime[elem]{
+		NewTableParams: func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[elem] {
+			return wrapTable(with(freqs, attn, axis).NewTable(n))
+		},
+		NewTableRange: func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[elem] {
+			return wrapTable(with(freqs, attn, axis).NewTableRange(start, n))
+		},
+		TableParams: func(n int) ([]float64, float64) { return r.TableFreqs(n), p.Attn },
+		NilTable:    wrapTable(nil),
+		NewBatch: func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[elem] {
+			return wrapBatch(with(freqs, attn, axis).NewBatch(capacity))
+		},
+		BatchApplyQK: func(b verify.Batch[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides) {
+			batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks))
+		},
+		BatchApplyStrided: func(b verify.Batch[elem], x []elem, s verify.Strides) {
+			batchOf(b).ApplyStrided(x, Strides(s))
+		},
 	}
 	for i := range backends {
 		b := &backends[i]
