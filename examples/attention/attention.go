@@ -44,7 +44,7 @@ const HeadDim = kv128f16.HeadDim
 
 // Cache is one layer's key/value cache for causal multi-head softmax
 // attention during decoding. Keys are stored rotated, as IEEE binary16 bits
-// written by kv128f16's ApplyTo; values are stored as float32 (a model may
+// written by kv128f16's ApplyStore; values are stored as float32 (a model may
 // store them in f16 too; they take no part in RoPE). Scores and the softmax
 // are computed in float64: each product of a float32 query value and an f16
 // key value widened exactly to float32 is exact in float64.

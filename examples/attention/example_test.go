@@ -19,7 +19,7 @@ func vec(seed, t int) []float32 {
 }
 
 // A decode loop of one head: each Step rotates the token's key into the f16
-// cache (kv128f16's ApplyTo), rotates its query, and attends to every cached
+// cache (kv128f16's ApplyStore), rotates its query, and attends to every cached
 // token. The same tokens 10⁶ positions later, in a cache without a table
 // (which would take 1 GiB), give the same scores to within the f16 rounding.
 func ExampleCache() {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestPagedF16MatchesCache runs the same tokens through the contiguous
-// Cache (ApplyTo) and a PagedCache of f16 (ApplyStore into scattered
+// Cache (ApplyStore, one slot a token) and a PagedCache of f16 (ApplyStore into scattered
 // blocks, Load back): every score of every step has the same bits, and the
 // slots are really paged (the first block is the last one of the cache, and
 // a sequence's blocks are not consecutive rows).
