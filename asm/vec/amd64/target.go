@@ -228,10 +228,13 @@ func (t *Target) advance(walks []vec.Walk, steps []operand.Op, k int) {
 		b := w.A.P.(*ptr).m.Base
 		switch s := steps[i].(type) {
 		case reg.GPVirtual:
-			if k == 2 {
-				t.c.LEAQ(operand.Mem{Base: b, Index: s, Scale: 2}, b)
-			} else {
+			switch k {
+			case 1:
 				t.c.ADDQ(s, b)
+			case 2, 4, 8:
+				t.c.LEAQ(operand.Mem{Base: b, Index: s, Scale: uint8(k)}, b)
+			default:
+				panic(fmt.Sprintf("amd64: a walk moved by %d strides", k))
 			}
 		case operand.U32:
 			t.c.ADDQ(operand.U32(int(s)*k), b)
@@ -331,21 +334,8 @@ func (t *Target) Groups(n vec.Int, k int, pipelined bool, sum, out, scale func()
 
 // Skip moves w's pointer on by k steps.
 func (t *Target) Skip(w vec.Walk, k int) {
-	c := t.c
-	b := w.A.P.(*ptr).m.Base
-	switch s := t.bytesOf(w).(type) {
-	case reg.GPVirtual:
-		switch k {
-		case 1, 2, 4, 8:
-			c.LEAQ(operand.Mem{Base: b, Index: s, Scale: uint8(k)}, b)
-		default:
-			d := c.GP64()
-			c.IMUL3Q(operand.U32(k), s, d)
-			c.ADDQ(d, b)
-		}
-	case operand.U32:
-		c.ADDQ(operand.U32(int(s)*k), b)
-	}
+	ws := []vec.Walk{w}
+	t.advance(ws, t.steps(ws), k)
 }
 
 // Heads runs body over the n heads: with a shared row kept in registers
