@@ -70,13 +70,13 @@ func smallView(s Strides, n, tokens, headDim int) bool {
 // added, all inside q. Rotating m then rotates exactly the heads of both,
 // after the same checks.
 func adjacent[E any](q []E, qs Strides, k []E, ks Strides, tokens, headDim int) (m Strides, ok bool) {
-	if qs.Head != ks.Head || qs.Token != ks.Token || len(k) == 0 ||
-		!smallView(qs, len(q), tokens, headDim) || !smallView(ks, len(k), tokens, headDim) {
-		return m, false
-	}
+	// The address comparison first: views of two buffers fail it at once
+	// (Table.ApplyQK's one-token path asks, then applyQK asks again).
 	var z E
 	pq, pk := uintptr(unsafe.Pointer(unsafe.SliceData(q))), uintptr(unsafe.Pointer(unsafe.SliceData(k)))
-	if pk-pq != uintptr(qs.Heads*qs.Head)*unsafe.Sizeof(z) {
+	if qs.Head != ks.Head || qs.Token != ks.Token || len(k) == 0 ||
+		pk-pq != uintptr(qs.Heads*qs.Head)*unsafe.Sizeof(z) ||
+		!smallView(qs, len(q), tokens, headDim) || !smallView(ks, len(k), tokens, headDim) {
 		return m, false
 	}
 	m = Strides{Heads: qs.Heads + ks.Heads, Head: qs.Head, Token: qs.Token}
