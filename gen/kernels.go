@@ -22,7 +22,7 @@ import (
 // asm/vec/riscv64 into rope_riscv64.s (RVV), asm/vec/purego into
 // rope_generic.go (all but the rows kernels). Beside each assembly file a
 // Go file declares its functions and dispatches: archBackends lists the levels the CPU has,
-// each with a kernels value per shape (rt/kernels.go's ABI), one
+// each with a kernels value per shape (templates/rt/kernels.go's ABI), one
 // assignment per kernel; rope_generic.go's genericBackend does the same
 // for pure Go, and rope_noasm.go, built exactly where no assembly is, has
 // no assembly backends.

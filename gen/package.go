@@ -10,7 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ropegen/ropegen/internal/exact"
-	"github.com/ropegen/ropegen/rt"
+	"github.com/ropegen/ropegen/templates/rt"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -18,7 +18,7 @@ import (
 // generated part: rope.go (the package doc, the element and compute types,
 // the shapes; for a package generated for one spec its constants and
 // default model), the kernels of each shape per backend, and each backend's
-// kernels value per shape (the ABI of rt/kernels.go).
+// kernels value per shape (the ABI of templates/rt/kernels.go).
 
 // pkg is what one generated package holds.
 type pkg struct {

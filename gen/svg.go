@@ -3,7 +3,7 @@ package gen
 import (
 	"io"
 
-	"github.com/ropegen/ropegen/rt"
+	"github.com/ropegen/ropegen/templates/rt"
 	"github.com/ropegen/ropegen/spec"
 )
 

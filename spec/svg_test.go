@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/ropegen/ropegen/internal/hfref"
-	"github.com/ropegen/ropegen/rt"
+	"github.com/ropegen/ropegen/templates/rt"
 )
 
 // svgText renders the figure of s twice, checks that the bytes are equal,

@@ -44,7 +44,7 @@ func TestFillConstants(t *testing.T) {
 			}
 		}
 	}
-	sincos := lits("../../rt/sincos.go", "\n// sincosMax is", "\n// sincosDD returns")
+	sincos := lits("../../templates/rt/sincos.go", "\n// sincosMax is", "\n// sincosDD returns")
 	delete(sincos, 0x1p31) // sincosMax: the run-time checks it, not the kernels
 	fill := lits("fill.go", "\nfunc fill(", "")
 	for v := range sincos {
