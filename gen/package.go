@@ -10,8 +10,8 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ropegen/ropegen/internal/exact"
-	"github.com/ropegen/ropegen/templates/rt"
 	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/templates/rt"
 )
 
 // A generated package is rt's run-time (copied from package rt) plus a small

@@ -3,8 +3,8 @@ package gen
 import (
 	"io"
 
-	"github.com/ropegen/ropegen/templates/rt"
 	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/templates/rt"
 )
 
 // SVGHeader is the first line of every SVG figure ropegen writes
