@@ -243,37 +243,9 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 	m := &ggufMap{g: g, f: f, prefix: f.arch + "."}
 	spec := DefaultSpec()
 	info := GGUFInfo{Arch: f.arch, Version: f.version}
-
-	// The architecture's rope type and layout.
-	arch, known := ggufArchs[f.arch]
-	switch {
-	case !known && opt.Layout == "":
-		return fail(g.errf(-1, "general.architecture", "%q is not in ropegen's table of llama.cpp architectures, so the pair layout is unknown: give -layout %s if llama.cpp runs it with LLAMA_ROPE_TYPE_NORM (pairs (2i, 2i+1)), -layout %s if with LLAMA_ROPE_TYPE_NEOX (pairs (i, i+R/2))", f.arch, Interleaved, NeoX))
-	case arch.rope == ggufNone:
-		return fail(g.errf(-1, "general.architecture", "%q: llama.cpp runs it with no RoPE (LLAMA_ROPE_TYPE_NONE): there is no rotation to generate", f.arch))
-	case !known:
-		arch = ggufArch{rope: ggufNorm}
-		if opt.Layout == NeoX {
-			arch.rope = ggufNeoX
-		}
-	}
-	info.RopeType = arch.rope
-	spec.Layout = NeoX
-	if arch.rope == ggufNorm {
-		spec.Layout = Interleaved
-	}
-	switch {
-	case !known:
-		info.Notes = append(info.Notes, fmt.Sprintf("general.architecture %q is not in ropegen's table: read with the layout given (-layout %s)", f.arch, opt.Layout))
-	case arch.permuted:
-		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM, and convert_hf_to_gguf.py permuted the Q and K weights of the Hugging Face checkpoint (rotate_half, pairs (i, i+R/2)) into that order; rotate this file's heads interleaved", f.arch))
-	case arch.rope == ggufNorm:
-		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM", f.arch))
-	default:
-		info.Notes = append(info.Notes, fmt.Sprintf("pairs (i, i+R/2): llama.cpp runs %q with LLAMA_ROPE_TYPE_%s", f.arch, strings.ToUpper(arch.rope)))
-	}
-	if arch.note != "" {
-		info.Notes = append(info.Notes, arch.note)
+	arch, err := m.layout(&spec, &info, opt.Layout)
+	if err != nil {
+		return fail(err)
 	}
 	if len(f.unknown) > 0 {
 		u := f.unknown[0]
@@ -292,105 +264,162 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 		info.ContextLength = ctx
 		spec.MaxPositions = ctx // as -hf-config's max_position_embeddings
 	}
-
-	// Head and rotary dims.
-	headDim, hdKey := 0, "attention.key_length"
-	if !arch.mla {
-		hd, hdOK, err := m.count(hdKey, MaxHeadDim)
-		if err != nil {
-			return fail(err)
-		}
-		headDim = hd
-		if !hdOK {
-			embd, eOK, err := m.count("embedding_length", math.MaxInt32)
-			if err != nil {
-				return fail(err)
-			}
-			heads, nOK, err := m.count("attention.head_count", math.MaxInt32)
-			if err != nil {
-				return fail(err)
-			}
-			switch {
-			case !eOK:
-				return fail(m.errf("embedding_length", "missing, and so is attention.key_length: ropegen needs the head dim"))
-			case !nOK:
-				return fail(m.errf("attention.head_count", "missing, and so is attention.key_length: ropegen needs the head dim"))
-			case embd%heads != 0:
-				return fail(m.errf("embedding_length", "%d is not a multiple of attention.head_count %d, and attention.key_length is absent", embd, heads))
-			}
-			headDim, hdKey = embd/heads, "embedding_length"
-		}
-	}
-	rot, rotOK, err := m.count("rope.dimension_count", MaxHeadDim)
-	if err != nil {
+	if err := m.headDims(&spec, &info, arch); err != nil {
 		return fail(err)
 	}
-	switch {
-	case arch.mla:
-		if !rotOK {
-			return fail(m.errf("rope.dimension_count", "missing: MLA (%s) rotates the rope.dimension_count values of each head that carry the position", f.arch))
-		}
-		spec.HeadDim = rot
-		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's, and this reader does not compute it: Runtime.SoftmaxScale is 1 here (llama.cpp's deepseek2 graph multiplies 1/sqrt(d) by it itself; -hf-config gives it from the model's config)", rot))
-	case headDim > MaxHeadDim:
-		return fail(m.errf(hdKey, "gives a head dim of %d (over attention.head_count): ropegen generates at most %d", headDim, MaxHeadDim))
-	default:
-		spec.HeadDim = headDim
-		if rotOK && rot > headDim {
-			return fail(m.errf("rope.dimension_count", "%d exceeds the head dim %d (%s)", rot, headDim, hdKey))
-		}
-		if rotOK && rot != headDim {
-			spec.RotaryDim = rot
-		}
-	}
-
-	// Base.
 	if b, ok, err := m.num("rope.freq_base"); err != nil {
 		return fail(err)
 	} else if ok {
 		spec.Base = b
 	}
-
-	// Scaling.
 	if err := m.scaling(&spec, &info, arch); err != nil {
 		return fail(err)
 	}
-
-	// The local layers of a two-RoPE architecture.
-	baseSWA, swaOK, err := m.float("rope.freq_base_swa")
-	if err != nil {
+	if err := m.local(&spec, &info, arch, opt.Local); err != nil {
 		return fail(err)
 	}
-	switch {
-	case opt.Local && arch.local == 0:
-		return fail(g.errf(-1, "", "-rope-local: llama.cpp gives every layer of %q one RoPE (ropegen knows a second, sliding-window RoPE only for gemma3); leave out -rope-local", f.arch))
-	case arch.local != 0:
-		local, from := arch.local, fmt.Sprintf("llama.cpp's %s for %s", shortFloat(arch.local), f.arch)
-		if swaOK {
-			local, from = baseSWA, m.prefix+"rope.freq_base_swa"
-		}
-		if opt.Local {
-			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the local (sliding-window) layers' (base %s from %s, no scaling), written with -rope-local; without it ropegen writes the global layers' (base %s with the file's scaling)", shortFloat(local), from, shortFloat(spec.Base)))
-			spec.Base = local
-			spec.Scaling = Scaling{Type: ScalingNone, Truncate: true}
-			if r, ok, err := m.count("rope.dimension_count_swa", MaxHeadDim); err != nil {
-				return fail(err)
-			} else if ok {
-				spec.RotaryDim = r
-				if r == spec.HeadDim {
-					spec.RotaryDim = 0
-				}
-			}
-		} else {
-			info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the global (full-attention) layers' (base %s), written by default; -rope-local writes the local (sliding-window) layers' (base %s from %s, no scaling)", shortFloat(spec.Base), shortFloat(local), from))
-		}
-	}
-
-	// Axes.
 	if err := m.axes(&spec, &info, arch); err != nil {
 		return fail(err)
 	}
 	return spec, info, nil
+}
+
+// layout returns the file's architecture entry (for one ropegen's table
+// lacks, the rope type of the layout given, if any) and sets the layout
+// it gives, with a note saying why.
+func (m *ggufMap) layout(s *Spec, info *GGUFInfo, given string) (ggufArch, error) {
+	name := m.f.arch
+	arch, known := ggufArchs[name]
+	switch {
+	case !known && given == "":
+		return arch, m.g.errf(-1, "general.architecture", "%q is not in ropegen's table of llama.cpp architectures, so the pair layout is unknown: give -layout %s if llama.cpp runs it with LLAMA_ROPE_TYPE_NORM (pairs (2i, 2i+1)), -layout %s if with LLAMA_ROPE_TYPE_NEOX (pairs (i, i+R/2))", name, Interleaved, NeoX)
+	case arch.rope == ggufNone:
+		return arch, m.g.errf(-1, "general.architecture", "%q: llama.cpp runs it with no RoPE (LLAMA_ROPE_TYPE_NONE): there is no rotation to generate", name)
+	case !known:
+		arch = ggufArch{rope: ggufNorm}
+		if given == NeoX {
+			arch.rope = ggufNeoX
+		}
+	}
+	info.RopeType = arch.rope
+	s.Layout = NeoX
+	if arch.rope == ggufNorm {
+		s.Layout = Interleaved
+	}
+	switch {
+	case !known:
+		info.Notes = append(info.Notes, fmt.Sprintf("general.architecture %q is not in ropegen's table: read with the layout given (-layout %s)", name, given))
+	case arch.permuted:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM, and convert_hf_to_gguf.py permuted the Q and K weights of the Hugging Face checkpoint (rotate_half, pairs (i, i+R/2)) into that order; rotate this file's heads interleaved", name))
+	case arch.rope == ggufNorm:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (2i, 2i+1): llama.cpp runs %q with LLAMA_ROPE_TYPE_NORM", name))
+	default:
+		info.Notes = append(info.Notes, fmt.Sprintf("pairs (i, i+R/2): llama.cpp runs %q with LLAMA_ROPE_TYPE_%s", name, strings.ToUpper(arch.rope)))
+	}
+	if arch.note != "" {
+		info.Notes = append(info.Notes, arch.note)
+	}
+	return arch, nil
+}
+
+// headDims reads the head and rotary dims into s: for MLA the rotary part
+// of each head (rope.dimension_count), else attention.key_length (or
+// embedding_length/attention.head_count) with rope.dimension_count's
+// rotary part.
+func (m *ggufMap) headDims(s *Spec, info *GGUFInfo, arch ggufArch) error {
+	rot, rotOK, err := m.count("rope.dimension_count", MaxHeadDim)
+	if arch.mla {
+		switch {
+		case err != nil:
+			return err
+		case !rotOK:
+			return m.errf("rope.dimension_count", "missing: MLA (%s) rotates the rope.dimension_count values of each head that carry the position", m.f.arch)
+		}
+		s.HeadDim = rot
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's, and this reader does not compute it: Runtime.SoftmaxScale is 1 here (llama.cpp's deepseek2 graph multiplies 1/sqrt(d) by it itself; -hf-config gives it from the model's config)", rot))
+		return nil
+	}
+	headDim, hdKey, herr := m.headDim()
+	switch {
+	case herr != nil:
+		return herr
+	case err != nil:
+		return err
+	case headDim > MaxHeadDim:
+		return m.errf(hdKey, "gives a head dim of %d (over attention.head_count): ropegen generates at most %d", headDim, MaxHeadDim)
+	case rotOK && rot > headDim:
+		return m.errf("rope.dimension_count", "%d exceeds the head dim %d (%s)", rot, headDim, hdKey)
+	}
+	s.HeadDim = headDim
+	if rotOK && rot != headDim {
+		s.RotaryDim = rot
+	}
+	return nil
+}
+
+// headDim returns the head dim and the key it came from:
+// attention.key_length, else embedding_length/attention.head_count.
+func (m *ggufMap) headDim() (int, string, error) {
+	const key = "attention.key_length"
+	hd, ok, err := m.count(key, MaxHeadDim)
+	if err != nil || ok {
+		return hd, key, err
+	}
+	embd, eOK, err := m.count("embedding_length", math.MaxInt32)
+	if err != nil {
+		return 0, "", err
+	}
+	heads, nOK, err := m.count("attention.head_count", math.MaxInt32)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case !eOK:
+		return 0, "", m.errf("embedding_length", "missing, and so is attention.key_length: ropegen needs the head dim")
+	case !nOK:
+		return 0, "", m.errf("attention.head_count", "missing, and so is attention.key_length: ropegen needs the head dim")
+	case embd%heads != 0:
+		return 0, "", m.errf("embedding_length", "%d is not a multiple of attention.head_count %d, and attention.key_length is absent", embd, heads)
+	}
+	return embd / heads, "embedding_length", nil
+}
+
+// local handles the local (sliding-window) layers of a two-RoPE
+// architecture: with local set, s becomes their RoPE (base
+// rope.freq_base_swa or the architecture's, no scaling, rotary dim
+// rope.dimension_count_swa); either way a note says which RoPE s is.
+func (m *ggufMap) local(s *Spec, info *GGUFInfo, arch ggufArch, local bool) error {
+	baseSWA, swaOK, err := m.float("rope.freq_base_swa")
+	if err != nil {
+		return err
+	}
+	switch {
+	case local && arch.local == 0:
+		return m.g.errf(-1, "", "-rope-local: llama.cpp gives every layer of %q one RoPE (ropegen knows a second, sliding-window RoPE only for gemma3); leave out -rope-local", m.f.arch)
+	case arch.local == 0:
+		return nil
+	}
+	base, from := arch.local, fmt.Sprintf("llama.cpp's %s for %s", shortFloat(arch.local), m.f.arch)
+	if swaOK {
+		base, from = baseSWA, m.prefix+"rope.freq_base_swa"
+	}
+	if !local {
+		info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the global (full-attention) layers' (base %s), written by default; -rope-local writes the local (sliding-window) layers' (base %s from %s, no scaling)", shortFloat(s.Base), shortFloat(base), from))
+		return nil
+	}
+	info.Notes = append(info.Notes, fmt.Sprintf("two RoPEs: this is the local (sliding-window) layers' (base %s from %s, no scaling), written with -rope-local; without it ropegen writes the global layers' (base %s with the file's scaling)", shortFloat(base), from, shortFloat(s.Base)))
+	s.Base = base
+	s.Scaling = Scaling{Type: ScalingNone, Truncate: true}
+	r, ok, err := m.count("rope.dimension_count_swa", MaxHeadDim)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.RotaryDim = r
+		if r == s.HeadDim {
+			s.RotaryDim = 0
+		}
+	}
+	return nil
 }
 
 // scaling reads the scaling keys and the factor tensors into s.
@@ -402,19 +431,9 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 		}
 		typ = v.str
 	}
-	// The factor s: rope.scaling.factor, else the older rope.scale_linear;
-	// 0 is none, as llama.cpp's ropescale == 0.
-	factor, factorOK := 0.0, false
-	for _, k := range []string{"rope.scaling.factor", "rope.scale_linear"} {
-		f, ok, err := m.num(k)
-		switch {
-		case err != nil:
-			return err
-		case ok && f != 0 && !finitePos(f):
-			return m.errf(k, "%s: want a finite number > 0 (or 0 for none)", m.f.kv[k].show())
-		case ok && f != 0 && !factorOK:
-			factor, factorOK = f, true
-		}
+	factor, factorOK, err := m.factor()
+	if err != nil {
+		return err
 	}
 	attnK, attnKOK, err := m.float("rope.scaling.attn_factor")
 	if err != nil {
@@ -424,15 +443,6 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 		return err
 	} else if ok && ext != 1 && typ == "yarn" {
 		return m.errf("rope.scaling.yarn_ext_factor", "%s: ropegen's YaRN mixes with the full ramp (ext_factor 1)", shortFloat(ext))
-	}
-	origCtx := func() (int, error) {
-		if L, ok, err := m.count("rope.scaling.original_context_length", math.MaxInt32); err != nil || ok {
-			return L, err
-		}
-		if L, ok, err := m.count("context_length", math.MaxInt32); err != nil || ok {
-			return L, err
-		}
-		return 0, m.errf("rope.scaling.original_context_length", "missing, and so is context_length: scaling %s needs the original context length", typ)
 	}
 	sc := Scaling{Type: ScalingNone, Truncate: true}
 	switch typ {
@@ -446,43 +456,8 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 		if factorOK {
 			sc.Factor = factor
 		}
-		if sc.OrigCtx, err = origCtx(); err != nil {
+		if err := m.yarn(&sc, typ, arch); err != nil {
 			return err
-		}
-		if sc.BetaFast, _, err = m.float("rope.scaling.yarn_beta_fast"); err != nil {
-			return err
-		}
-		if sc.BetaSlow, _, err = m.float("rope.scaling.yarn_beta_slow"); err != nil {
-			return err
-		}
-		sc.Truncate = !arch.unrounded
-		attn, attnOK, err := m.float("rope.scaling.yarn_attn_factor")
-		if err != nil {
-			return err
-		}
-		logMul, logMulOK, err := m.num("rope.scaling.yarn_log_multiplier")
-		if err != nil {
-			return err
-		}
-		switch {
-		case attnOK:
-			sc.AttnFactor = attn
-		case logMulOK && logMul != 0:
-			// llama-context.cpp: A = g(s, mscale)/g(s, mscale_all_dim),
-			// mscale_all_dim from the key (divided by 0.1 for deepseek2,
-			// whose converter multiplied it by 0.1) and mscale 1, or
-			// mscale_all_dim itself for deepseek2.
-			mad := logMul
-			if arch.logMulTenth {
-				mad = logMul / 0.1
-			}
-			if !finitePos(mad) {
-				return m.errf("rope.scaling.yarn_log_multiplier", "%s: want a finite number > 0 (or 0 for none)", shortFloat(logMul))
-			}
-			sc.MScale, sc.MScaleAllDim = 1, mad
-			if arch.logMulTenth {
-				sc.MScale = mad
-			}
 		}
 		if attnKOK && attnK != 1 {
 			// llama.cpp: yarn_attn_factor *= rope_attn_factor.
@@ -500,43 +475,121 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 	default:
 		return m.errf(typeKey, "%q: llama.cpp knows \"none\", \"linear\", \"yarn\" and \"longrope\"", typ)
 	}
-	// The factor tensors.
-	half := s.Rotary() / 2
-	read := func(name string) ([]float64, bool, error) {
-		t, ok := m.f.tensors[name]
-		if !ok {
-			return nil, false, nil
-		}
-		n := uint64(1)
-		for _, d := range t.dims {
-			n *= d // parse bounded the product
-		}
-		if len(t.dims) == 0 || t.dims[0] != n {
-			return nil, true, m.g.tensorErr(t.infoAt, name, "shape %v: want one dimension of RotaryDim/2 = %d values", t.dims, half)
-		}
-		if n != uint64(half) {
-			return nil, true, m.g.tensorErr(t.infoAt, name, "%d values: want RotaryDim/2 = %d (rope.dimension_count/2)", n, half)
-		}
-		vals, err := m.g.float32s(m.f, t, half)
-		if err != nil {
-			return nil, true, err
-		}
-		for i, v := range vals {
-			if !finitePos(v) {
-				return nil, true, m.g.tensorErr(t.infoAt, name, "value %d is %v: want a finite number > 0", i, v)
-			}
-		}
-		return vals, true, nil
+	if err := m.factorTensors(&sc, s.Rotary()/2, typ, info); err != nil {
+		return err
 	}
-	freqs, freqsOK, err := read("rope_freqs.weight")
+	if attnKOK && attnK != 1 && sc.Type != ScalingYaRN && sc.Type != ScalingLongRoPE {
+		return m.errf("rope.scaling.attn_factor", "%s with scaling %s: ropegen's %s RoPE has no attention factor; give the spec with flags", shortFloat(attnK), sc.Kind(), sc.Kind())
+	}
+	s.Scaling = sc
+	return nil
+}
+
+// factor returns the scaling factor s: rope.scaling.factor, else the older
+// rope.scale_linear; 0 is none, as llama.cpp's ropescale == 0.
+func (m *ggufMap) factor() (float64, bool, error) {
+	factor, factorOK := 0.0, false
+	for _, k := range []string{"rope.scaling.factor", "rope.scale_linear"} {
+		f, ok, err := m.num(k)
+		switch {
+		case err != nil:
+			return 0, false, err
+		case ok && f != 0 && !finitePos(f):
+			return 0, false, m.errf(k, "%s: want a finite number > 0 (or 0 for none)", m.f.kv[k].show())
+		case ok && f != 0 && !factorOK:
+			factor, factorOK = f, true
+		}
+	}
+	return factor, factorOK, nil
+}
+
+// origCtx returns the original context length of scaling typ:
+// rope.scaling.original_context_length, else context_length.
+func (m *ggufMap) origCtx(typ string) (int, error) {
+	if L, ok, err := m.count("rope.scaling.original_context_length", math.MaxInt32); err != nil || ok {
+		return L, err
+	}
+	if L, ok, err := m.count("context_length", math.MaxInt32); err != nil || ok {
+		return L, err
+	}
+	return 0, m.errf("rope.scaling.original_context_length", "missing, and so is context_length: scaling %s needs the original context length", typ)
+}
+
+// yarn reads YaRN's keys into sc, whose factor is set: the original
+// context, the betas, the ramp's rounding and the attention factor,
+// rope.scaling.yarn_attn_factor or else from
+// rope.scaling.yarn_log_multiplier (mscaleAllDim).
+func (m *ggufMap) yarn(sc *Scaling, typ string, arch ggufArch) error {
+	var err error
+	if sc.OrigCtx, err = m.origCtx(typ); err != nil {
+		return err
+	}
+	if sc.BetaFast, _, err = m.float("rope.scaling.yarn_beta_fast"); err != nil {
+		return err
+	}
+	if sc.BetaSlow, _, err = m.float("rope.scaling.yarn_beta_slow"); err != nil {
+		return err
+	}
+	sc.Truncate = !arch.unrounded
+	attn, attnOK, err := m.float("rope.scaling.yarn_attn_factor")
 	if err != nil {
 		return err
 	}
-	short, shortOK, err := read("rope_factors_short.weight")
+	if attnOK {
+		sc.AttnFactor = attn
+		_, _, err := m.num("rope.scaling.yarn_log_multiplier")
+		return err
+	}
+	mad, err := m.mscaleAllDim(arch)
 	if err != nil {
 		return err
 	}
-	long, longOK, err := read("rope_factors_long.weight")
+	if mad != 0 {
+		// llama-context.cpp: A = g(s, mscale)/g(s, mscale_all_dim),
+		// mscale_all_dim from the key and mscale 1, or mscale_all_dim
+		// itself for deepseek2.
+		sc.MScale, sc.MScaleAllDim = 1, mad
+		if arch.logMulTenth {
+			sc.MScale = mad
+		}
+	}
+	return nil
+}
+
+// mscaleAllDim returns llama.cpp's hparams.rope_yarn_log_mul, YaRN's
+// mscale_all_dim: rope.scaling.yarn_log_multiplier, divided by 0.1 for the
+// architectures whose converter multiplied it by 0.1 (logMulTenth); 0 when
+// the key is absent or 0.
+func (m *ggufMap) mscaleAllDim(arch ggufArch) (float64, error) {
+	const key = "rope.scaling.yarn_log_multiplier"
+	logMul, ok, err := m.num(key)
+	if err != nil || !ok || logMul == 0 {
+		return 0, err
+	}
+	mad := logMul
+	if arch.logMulTenth {
+		mad = logMul / 0.1
+	}
+	if !finitePos(mad) {
+		return 0, m.errf(key, "%s: want a finite number > 0 (or 0 for none)", shortFloat(logMul))
+	}
+	return mad, nil
+}
+
+// factorTensors reads the per-pair factor tensors into sc (half values
+// each): rope_freqs.weight, ggml's divisors of θ_i, becomes FreqFactors;
+// rope_factors_short.weight and rope_factors_long.weight (both or neither)
+// make sc longrope, which another scaling typ excludes.
+func (m *ggufMap) factorTensors(sc *Scaling, half int, typ string, info *GGUFInfo) error {
+	freqs, freqsOK, err := m.factorTensor("rope_freqs.weight", half)
+	if err != nil {
+		return err
+	}
+	short, shortOK, err := m.factorTensor("rope_factors_short.weight", half)
+	if err != nil {
+		return err
+	}
+	long, longOK, err := m.factorTensor("rope_factors_long.weight", half)
 	if err != nil {
 		return err
 	}
@@ -552,33 +605,73 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 	case shortOK && sc.Type != ScalingNone:
 		return m.g.tensorErr(m.f.tensors["rope_factors_short.weight"].infoAt, "rope_factors_short.weight", "with rope.scaling.type %q: ropegen reads longrope's factors only without another scaling", typ)
 	case shortOK:
-		L, err := origCtx()
-		if err != nil {
+		if err := m.longrope(sc, short, long, typ, info); err != nil {
 			return err
 		}
-		sc = Scaling{Type: ScalingLongRoPE, OrigCtx: L, ShortFactor: short, LongFactor: long, AttnFactor: 1, Truncate: true}
-		if attnKOK {
-			sc.AttnFactor = attnK
-		}
-		if info.ContextLength > L {
-			sc.Factor = float64(info.ContextLength) / float64(L)
-		}
-		from := "rope.scaling.attn_factor"
-		if !attnKOK {
-			from = "1: the file has no rope.scaling.attn_factor"
-		}
-		info.Notes = append(info.Notes, fmt.Sprintf("longrope: the short and long factors are the float32 tensors rope_factors_short.weight and rope_factors_long.weight (as convert_hf_to_gguf.py stores Phi-3's short_factor and long_factor); llama.cpp uses the long ones when the context passes %d; the attention factor %s is %s", L, shortFloat(sc.AttnFactor), from))
 	case typ == "longrope":
-		return m.errf(typeKey, "\"longrope\", but the file has no rope_factors_short.weight and rope_factors_long.weight tensors")
-	case attnKOK && attnK != 1 && sc.Type != ScalingYaRN:
-		return m.errf("rope.scaling.attn_factor", "%s with scaling %s: ropegen's %s RoPE has no attention factor; give the spec with flags", shortFloat(attnK), sc.Kind(), sc.Kind())
+		return m.errf("rope.scaling.type", "\"longrope\", but the file has no rope_factors_short.weight and rope_factors_long.weight tensors")
 	}
 	if freqsOK {
 		sc.FreqFactors = freqs
 		info.Notes = append(info.Notes, "per-pair factors: the float32 tensor rope_freqs.weight (llama3 scaling as convert_hf_to_gguf.py stores it for Llama 3.1), by which ggml divides θ_i")
 	}
-	s.Scaling = sc
 	return nil
+}
+
+// longrope makes sc longrope with the factors short and long (Phi-3), the
+// original context, the factor context_length/L when the context is
+// longer, and the attention factor rope.scaling.attn_factor, else 1.
+func (m *ggufMap) longrope(sc *Scaling, short, long []float64, typ string, info *GGUFInfo) error {
+	L, err := m.origCtx(typ)
+	if err != nil {
+		return err
+	}
+	attnK, attnKOK, err := m.float("rope.scaling.attn_factor")
+	if err != nil {
+		return err
+	}
+	*sc = Scaling{Type: ScalingLongRoPE, OrigCtx: L, ShortFactor: short, LongFactor: long, AttnFactor: 1, Truncate: true}
+	if attnKOK {
+		sc.AttnFactor = attnK
+	}
+	if info.ContextLength > L {
+		sc.Factor = float64(info.ContextLength) / float64(L)
+	}
+	from := "rope.scaling.attn_factor"
+	if !attnKOK {
+		from = "1: the file has no rope.scaling.attn_factor"
+	}
+	info.Notes = append(info.Notes, fmt.Sprintf("longrope: the short and long factors are the float32 tensors rope_factors_short.weight and rope_factors_long.weight (as convert_hf_to_gguf.py stores Phi-3's short_factor and long_factor); llama.cpp uses the long ones when the context passes %d; the attention factor %s is %s", L, shortFloat(sc.AttnFactor), from))
+	return nil
+}
+
+// factorTensor reads the per-pair factor tensor name, if the file has it:
+// one dimension of half float32 values, each finite and > 0.
+func (m *ggufMap) factorTensor(name string, half int) ([]float64, bool, error) {
+	t, ok := m.f.tensors[name]
+	if !ok {
+		return nil, false, nil
+	}
+	n := uint64(1)
+	for _, d := range t.dims {
+		n *= d // parse bounded the product
+	}
+	if len(t.dims) == 0 || t.dims[0] != n {
+		return nil, true, m.g.tensorErr(t.infoAt, name, "shape %v: want one dimension of RotaryDim/2 = %d values", t.dims, half)
+	}
+	if n != uint64(half) {
+		return nil, true, m.g.tensorErr(t.infoAt, name, "%d values: want RotaryDim/2 = %d (rope.dimension_count/2)", n, half)
+	}
+	vals, err := m.g.float32s(m.f, t, half)
+	if err != nil {
+		return nil, true, err
+	}
+	for i, v := range vals {
+		if !finitePos(v) {
+			return nil, true, m.g.tensorErr(t.infoAt, name, "value %d is %v: want a finite number > 0", i, v)
+		}
+	}
+	return vals, true, nil
 }
 
 // axes reads rope.dimension_sections for the multi-axis rope types.
