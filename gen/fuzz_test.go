@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ropegen/ropegen/internal/explain"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -110,8 +111,8 @@ var flagNames = map[string]bool{
 // ---- FuzzSpec ------------------------------------------------------------------------
 
 // FuzzSpec fuzzes every Spec field: each spec either fails Validate with a
-// *spec.SpecError that names a flag (and then Generate and spec.Explain fail too), or
-// spec.Explain and Generate succeed and the files are gofmt'd, carry the header,
+// *spec.SpecError that names a flag (and then Generate and explain.Write fail too), or
+// explain.Write and Generate succeed and the files are gofmt'd, carry the header,
 // parse, and type-check for linux/amd64, linux/arm64, purego and 386 (no
 // assembly), rope_test.go included, with the constants and methods the spec
 // asks for.
@@ -159,12 +160,12 @@ func checkSpec(t *testing.T, s spec.Spec) bool {
 		if _, gerr := Generate(s, Options{Command: "-fuzz"}); gerr == nil || !errors.As(gerr, &se) {
 			t.Fatalf("Validate(%+v) = %v but Generate gives %v", s, err, gerr)
 		}
-		if eerr := spec.Explain(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
-			t.Fatalf("Validate(%+v) = %v but spec.Explain gives %v", s, err, eerr)
+		if eerr := explain.Write(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
+			t.Fatalf("Validate(%+v) = %v but explain.Write gives %v", s, err, eerr)
 		}
 		return false
 	}
-	if err := spec.Explain(io.Discard, s); err != nil {
+	if err := explain.Write(io.Discard, s); err != nil {
 		t.Fatalf("Validate(%+v) = nil but Explain: %v", s, err)
 	}
 	files, err := Generate(s, Options{Command: "-fuzz", Tests: true})

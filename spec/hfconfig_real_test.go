@@ -576,33 +576,6 @@ func TestLlama3EqualFactors(t *testing.T) {
 	}
 }
 
-// The notes reach -explain.
-func TestExplainNotesHF(t *testing.T) {
-	for _, c := range []struct {
-		file  string
-		opt   HFOptions
-		wants []string
-	}{
-		{"deepseek-v3.json", HFOptions{}, []string{"note: MLA: this kernel rotates the rotary part", "spec: dim 64, rotary-dim 64, base 10000, layout interleaved"}},
-		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "note: this package is the sliding_attention layers' RoPE", "scaling: none"}},
-		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "scaling: linear, factor 8"}},
-	} {
-		s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), c.opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := ExplainNotes(&b, s, info.Notes); err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range c.wants {
-			if !strings.Contains(b.String(), w) {
-				t.Errorf("%s: explain lacks %q:\n%s", c.file, w, b.String())
-			}
-		}
-	}
-}
-
 // v5's per-layer-type rope_parameters: full_attention by default,
 // sliding_attention with Local.
 func TestHFPerLayerTypes(t *testing.T) {

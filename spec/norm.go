@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -111,27 +110,4 @@ func NormFormula(kind string) string {
 		return "y_j = fl(x_j·r)"
 	}
 	return ""
-}
-
-// explainNorm writes -explain's line about the QK-norm of s, if it has one.
-func explainNorm(b *strings.Builder, s Spec) {
-	n := s.QKNorm
-	if !n.Enabled() {
-		b.WriteString("qk-norm: none (no ApplyNormQK)\n")
-		return
-	}
-	over := fmt.Sprintf("each head (n = HeadDim = %d values), weights of HeadDim values", s.HeadDim)
-	if n.Token() {
-		over = "each token's heads as one vector (n = Heads·HeadDim values), weights of Heads·HeadDim values"
-	}
-	if n.Kind == NormL2 {
-		over = strings.Replace(over, ", weights of HeadDim values", ", no weights", 1)
-		over = strings.Replace(over, ", weights of Heads·HeadDim values", ", no weights", 1)
-	}
-	when := "before the rotation: ApplyNormQK rotates the normalized vector"
-	if n.After {
-		when = "after the rotation: ApplyNormQK normalizes the rotated vector"
-	}
-	fmt.Fprintf(b, "qk-norm: %s over %s, ε %s, %s; r = 1/sqrt(Σx_j²/n + ε) in float64, %s\n",
-		n.Kind, over, shortFloat(n.Epsilon()), when, NormFormula(n.Kind))
 }

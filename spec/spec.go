@@ -3,11 +3,12 @@
 // and attention factor of every scaling scheme (Frequencies, Scale,
 // Resolve), the pair layouts and multi-axis maps, and the readers that turn
 // a model's Hugging Face config.json (LoadHFConfig) or GGUF file (LoadGGUF,
-// ReadGGUF) into a Spec. ropegen's generator (package gen) computes every number it bakes
-// into a package here; an engine that loads models at run time calls the
-// same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
+// ReadGGUF) into a Spec. ropegen's generator (package gen) computes every
+// number it bakes into a package here; an engine that loads models at run
+// time calls the same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
 // Params.Runtime) to fill a generated package's Params, and gets the same
-// bits.
+// bits. What ropegen -explain prints and draws of a spec is not here but in
+// internal/explain, so that an engine's binary does not carry it.
 //
 // What the numbers mean is docs/contract.md: §2 the layouts, §3 the
 // frequencies and scaling, §9 the multi-axis schemes.
@@ -145,6 +146,9 @@ func quoteAll(l []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// shortFloat formats f exactly, in the shortest form.
+func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // Rotary returns the effective Rotary dimension.
 func (s Spec) Rotary() int {

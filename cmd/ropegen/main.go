@@ -95,6 +95,7 @@ import (
 	"syscall"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/internal/explain"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -199,7 +200,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.opt.explain {
 		var buf bytes.Buffer
-		if err := spec.ExplainNotes(&buf, s, c.notes); err != nil {
+		if err := explain.WriteNotes(&buf, s, c.notes); err != nil {
 			return c.attribute(err)
 		}
 		if c.opt.svg != "" {

@@ -640,8 +640,7 @@ func TestUnwritable(t *testing.T) {
 	}
 }
 
-// TestExplain: -explain prints the plan and writes nothing. Needs
-// spec.Explain.
+// TestExplain: -explain prints the plan and writes nothing.
 func TestExplain(t *testing.T) {
 	root, out := fixture(t)
 	before := snapshot(t, root)
