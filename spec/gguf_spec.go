@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ropegen/ropegen/internal/exact"
 )
 
 // GGUFOptions selects what LoadGGUFWith and ReadGGUF read from a file.
@@ -40,6 +42,9 @@ import (
 //     rope_factors_short.weight and rope_factors_long.weight (Phi-3) make
 //     the scaling longrope, with rope.scaling.original_context_length and
 //     the attention factor rope.scaling.attn_factor (else 1).
+//   - SoftmaxScale, for MLA (deepseek2): the factor llama.cpp's graph
+//     multiplies the attention's 1/sqrt(d) by, mscale² from
+//     rope.scaling.yarn_log_multiplier and the factor (mlaSoftmaxScale).
 //   - Layout and axes: from llama.cpp's rope type for the architecture
 //     (llama_model_rope_type; ggufArchs is ropegen's copy):
 //     LLAMA_ROPE_TYPE_NORM pairs (2i, 2i+1), interleaved; NEOX pairs
@@ -275,6 +280,16 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 	if err := m.scaling(&spec, &info, arch); err != nil {
 		return fail(err)
 	}
+	if arch.mla {
+		scale, note, err := m.mlaSoftmaxScale(arch)
+		if err != nil {
+			return fail(err)
+		}
+		if scale != 1 {
+			spec.SoftmaxScale = scale
+		}
+		info.Notes = append(info.Notes, note)
+	}
 	if err := m.local(&spec, &info, arch, opt.Local); err != nil {
 		return fail(err)
 	}
@@ -336,7 +351,7 @@ func (m *ggufMap) headDims(s *Spec, info *GGUFInfo, arch ggufArch) error {
 			return m.errf("rope.dimension_count", "missing: MLA (%s) rotates the rope.dimension_count values of each head that carry the position", m.f.arch)
 		}
 		s.HeadDim = rot
-		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale's mscale² is the attention's, not the kernel's, and this reader does not compute it: Runtime.SoftmaxScale is 1 here (llama.cpp's deepseek2 graph multiplies 1/sqrt(d) by it itself; -hf-config gives it from the model's config)", rot))
+		info.Notes = append(info.Notes, fmt.Sprintf("MLA: this kernel rotates the rotary part of each query and key head, the LAST rope.dimension_count = %d values; the first values are not rotated. Rotate it in place with a Strides view that starts at the rotary part. The softmax scale is the attention's, not the kernel's", rot))
 		return nil
 	}
 	headDim, hdKey, herr := m.headDim()
@@ -424,12 +439,10 @@ func (m *ggufMap) local(s *Spec, info *GGUFInfo, arch ggufArch, local bool) erro
 
 // scaling reads the scaling keys and the factor tensors into s.
 func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
-	typ, typeKey := "linear", "rope.scaling.type"
-	if v, ok := m.f.kv[typeKey]; ok {
-		if v.typ != ggufString {
-			return m.errf(typeKey, "%s: want a string", v.show())
-		}
-		typ = v.str
+	const typeKey = "rope.scaling.type"
+	typ, err := m.scalingType()
+	if err != nil {
+		return err
 	}
 	factor, factorOK, err := m.factor()
 	if err != nil {
@@ -483,6 +496,20 @@ func (m *ggufMap) scaling(s *Spec, info *GGUFInfo, arch ggufArch) error {
 	}
 	s.Scaling = sc
 	return nil
+}
+
+// scalingType returns rope.scaling.type, "linear" when absent as in
+// llama.cpp.
+func (m *ggufMap) scalingType() (string, error) {
+	const key = "rope.scaling.type"
+	v, ok := m.f.kv[key]
+	switch {
+	case !ok:
+		return "linear", nil
+	case v.typ != ggufString:
+		return "", m.errf(key, "%s: want a string", v.show())
+	}
+	return v.str, nil
 }
 
 // factor returns the scaling factor s: rope.scaling.factor, else the older
@@ -558,8 +585,9 @@ func (m *ggufMap) yarn(sc *Scaling, typ string, arch ggufArch) error {
 
 // mscaleAllDim returns llama.cpp's hparams.rope_yarn_log_mul, YaRN's
 // mscale_all_dim: rope.scaling.yarn_log_multiplier, divided by 0.1 for the
-// architectures whose converter multiplied it by 0.1 (logMulTenth); 0 when
-// the key is absent or 0.
+// architectures whose converter multiplied it by 0.1 (logMulTenth,
+// llama.cpp's [TAG_DEEPSEEK2_YARN_LOG_MUL_FIX]); 0 when the key is absent
+// or 0, as llama.cpp's default.
 func (m *ggufMap) mscaleAllDim(arch ggufArch) (float64, error) {
 	const key = "rope.scaling.yarn_log_multiplier"
 	logMul, ok, err := m.num(key)
@@ -568,12 +596,73 @@ func (m *ggufMap) mscaleAllDim(arch ggufArch) (float64, error) {
 	}
 	mad := logMul
 	if arch.logMulTenth {
-		mad = logMul / 0.1
+		// llama.cpp divides the float it read by 0.1f, in float32: the
+		// converter's float32(0.1·1) gives 1 exactly, as the config has it.
+		mad = float64(float32(logMul) / float32(0.1))
 	}
 	if !finitePos(mad) {
 		return 0, m.errf(key, "%s: want a finite number > 0 (or 0 for none)", shortFloat(logMul))
 	}
 	return mad, nil
+}
+
+// mlaSoftmaxScale returns the factor by which llama.cpp's MLA graph
+// (deepseek2) multiplies the attention's 1/sqrt(d), with a note for
+// -explain. llama.cpp (ggml-org/llama.cpp at
+// 07bede6a8f329362c72d46a0bc9756b6a12c22eb, src/models/deepseek2.cpp)
+// computes
+//
+//	mscale   = attn_factor_org·(1 + 0.1·rope_yarn_log_mul·ln(1/freq_scale))
+//	kq_scale = mscale²/sqrt(n_embd_head_k_mla)
+//
+// so the factor is mscale², where rope_yarn_log_mul is mscale_all_dim
+// (mscaleAllDim: 0 without the key, as in GGUFs written before
+// convert_hf_to_gguf.py wrote it), freq_scale is 1/s (s the file's factor;
+// 1 with scaling none) and attn_factor_org is the attention factor the
+// rotation applies. For yarn that is llama-context.cpp's
+// g(s, mscale)/g(s, mscale_all_dim) with mscale = mscale_all_dim, which is
+// 1, or without the key g(s, 1) = 0.1·ln s + 1, times
+// rope.scaling.attn_factor (the graph's attn_factor·(1 + 0.1·ln(1/freq_scale))
+// undoes llama-context.cpp's division by the same); without yarn it is
+// rope.scaling.attn_factor·(1 + 0.1·ln s). With DeepSeek-V3's file
+// (factor 40, yarn_log_multiplier 0.1) the factor is (0.1·ln 40 + 1)², as
+// transformers' yarn_apply_mscale gives it from the config.
+func (m *ggufMap) mlaSoftmaxScale(arch ggufArch) (float64, string, error) {
+	typ, err := m.scalingType()
+	if err != nil {
+		return 0, "", err
+	}
+	s, ok, err := m.factor()
+	if err != nil {
+		return 0, "", err
+	}
+	if !ok || typ == "none" {
+		s = 1
+	}
+	attnK, attnKOK, err := m.float("rope.scaling.attn_factor")
+	if err != nil {
+		return 0, "", err
+	}
+	if !attnKOK {
+		attnK = 1
+	}
+	mad, err := m.mscaleAllDim(arch)
+	if err != nil {
+		return 0, "", err
+	}
+	ln := exact.Ln(s)
+	org := attnK * (float64(0.1*ln) + 1)
+	if typ == "yarn" {
+		org = attnK
+		if mad == 0 {
+			org = attnK * YaRNMScale(s, 1)
+		}
+	}
+	ms := org * (float64(0.1*mad*ln) + 1)
+	scale := ms * ms
+	note := fmt.Sprintf("softmax scale: llama.cpp's %s graph multiplies 1/sqrt(d) by mscale² = (A·(0.1·mscale_all_dim·ln s + 1))² = (%s·(0.1·%s·ln %s + 1))² = %s, A the rotation's attention factor and mscale_all_dim rope.scaling.yarn_log_multiplier/0.1 (0 without the key): Runtime.SoftmaxScale carries it; the attention applies it, not this package",
+		m.f.arch, shortFloat(org), shortFloat(mad), shortFloat(s), shortFloat(scale))
+	return scale, note, nil
 }
 
 // factorTensors reads the per-pair factor tensors into sc (half values
