@@ -527,6 +527,18 @@ func hfTextModel(top hfObj, spec *Spec, info *HFInfo) (hfModel, error) {
 			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
 		}
 	}
+	if a, ok := hfAliases[model]; ok && !m.known {
+		// Remote code an engine runs as a transformers type.
+		if a.check != nil {
+			if err := a.check(c); err != nil {
+				return m, err
+			}
+		}
+		m.entry, m.refuse, m.known = hfLookup(a.model)
+		info.Notes = append(info.Notes, fmt.Sprintf("model_type %q is remote code, not a transformers type; it is read as model_type %q (%s), from this config's keys", model, a.model, a.cite))
+		model = a.model
+		info.ModelType = model
+	}
 	if !m.known {
 		// Remote code: the transformers class its architectures names.
 		resolved, note, why, err := hfArchitecture(top, model)

@@ -147,6 +147,12 @@ var realCases = []realCase{
 	// with alpha 1000 (HunYuanMoEV1RotaryEmbedding: rope_theta·alpha^(d/(d−2))).
 	{file: "hunyuan-a13b-instruct.json", headDim: 128, rotary: 128, base: 10000, layout: NeoX, alpha: 1000,
 		notes: []string{`model_type "hunyuan" is remote code`, `HunYuanMoEV1ForCausalLM is transformers' class of model type "hunyuan_v1_moe"`, "alpha 1000", "qk-norm: rms over each head, after the rotation, ε 1e-05 (rms_norm_eps)"}},
+	// Llama-3.3-Nemotron-Super-49B-v1: nemotron-nas, which vLLM runs
+	// with Llama's RoPE (hfAliases): Llama 3.3's θ 500000 and llama3
+	// scaling ×8 on heads of 8192/64 = 128.
+	{file: "llama-3.3-nemotron-super-49b-v1.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "llama3", Factor: 8, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		notes: []string{`model_type "nemotron-nas" is remote code`, `read as model_type "llama"`, "nemotron_nas.py"}},
 	// ERNIE-4.5-VL: Ernie4_5_VLMoeForConditionalGeneration →
 	// ernie4_5_vl_moe, whose text config is the flat file's top level
 	// (Ernie4_5_VLMoeConfig.__post_init__: text_config from the kwargs)
