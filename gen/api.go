@@ -138,13 +138,13 @@ func (p *Plan) constants(f *jen.File, caches []string) {
 	f.Line()
 	f.Comment("defaultParams returns the numbers of this package's spec.")
 	fields := map[string]jen.Code{
-		"HeadDim":      id("HeadDim"),
-		"RotaryDim":    id("RotaryDim"),
-		"Layout":       lit(rt.Layout),
-		"Freqs":        jen.Qual("slices", "Clone").Call(id("Freqs").Index(jen.Op(":"))),
-		"Attn":         id("AttentionFactor"),
-		"Axes":         lit(rt.Axes),
-		"SoftmaxScale": float(rt.SoftmaxScale),
+		"HeadDim":   id("HeadDim"),
+		"RotaryDim": id("RotaryDim"),
+		"Layout":    lit(rt.Layout),
+		"Freqs":     jen.Qual("slices", "Clone").Call(id("Freqs").Index(jen.Op(":"))),
+		"Attn":      id("AttentionFactor"),
+		"Axes":      lit(rt.Axes),
+		"QKScale":   float(rt.QKScale),
 	}
 	if p.Axes > 1 {
 		fields["Axes"] = id("Axes")

@@ -42,9 +42,12 @@ import (
 //     rope_factors_short.weight and rope_factors_long.weight (Phi-3) make
 //     the scaling longrope, with rope.scaling.original_context_length and
 //     the attention factor rope.scaling.attn_factor (else 1).
-//   - SoftmaxScale, for MLA (deepseek2): the factor llama.cpp's graph
-//     multiplies the attention's 1/sqrt(d) by, mscale² from
-//     rope.scaling.yarn_log_multiplier and the factor (mlaSoftmaxScale).
+//   - QKScale: the factor by which llama.cpp's graph multiplies q·k where
+//     it is not 1/sqrt(head dim) (qkScale): for MLA (deepseek2)
+//     mscale²/sqrt(attention.key_length_mla), mscale from
+//     rope.scaling.yarn_log_multiplier and the factor; for the 27B of
+//     gemma2 and gemma3 1/sqrt(embedding_length/head_count); for granite
+//     attention.scale.
 //   - Layout and axes: from llama.cpp's rope type for the architecture
 //     (llama_model_rope_type; ggufArchs is ropegen's copy):
 //     LLAMA_ROPE_TYPE_NORM pairs (2i, 2i+1), interleaved; NEOX pairs
@@ -107,7 +110,21 @@ type ggufArch struct {
 	local       float64 // the local layers' base when rope.freq_base_swa is absent; 0: one RoPE
 	unrounded   bool    // yarn's ramp bounds are not rounded (the model's reference; ggml rounds them)
 	note        string  // said of every file of the architecture
+	// qk is how llama.cpp's graph scales q·k (qkScale): ggufQKHead
+	// (1/sqrt(head dim)) when empty.
+	qk string
+	// qkBig: with qk ggufQKGemma, the block_count of the model size
+	// (27B) whose scale is 1/sqrt(embedding_length/head_count).
+	qkBig int
 }
+
+// How llama.cpp's graph of an architecture scales q·k (ggufArch.qk).
+const (
+	ggufQKHead  = ""      // kq_scale 1/sqrt(n_embd_head_k)
+	ggufQKMLA   = "mla"   // deepseek2: mscale²/sqrt(n_embd_head_k_mla) (mlaQKScale)
+	ggufQKGemma = "gemma" // f_attention_scale: 1/sqrt(n_embd/n_head) for the 27B, else 1/sqrt(n_embd_head_k)
+	ggufQKKey   = "key"   // f_attention_scale from attention.scale (granite), which llama.cpp requires
+)
 
 // ggufArchs is ropegen's table of GGUF architectures: llama.cpp's rope
 // type for each (src/llama-model.cpp, llama_model_rope_type), for the
@@ -116,10 +133,10 @@ type ggufArch struct {
 // layout (GGUFOptions.Layout).
 var ggufArchs = map[string]ggufArch{
 	// LLAMA_ROPE_TYPE_NORM: adjacent pairs.
-	"llama":      {rope: ggufNorm, permuted: true}, // LLaMA, Mistral, Llama 3.x; convert_hf_to_gguf.py LlamaModel permutes q/k
-	"deci":       {rope: ggufNorm, permuted: true}, // DeciModel permutes as LlamaModel
-	"granite":    {rope: ggufNorm, permuted: true}, // GraniteModel is a LlamaModel
-	"granitemoe": {rope: ggufNorm, permuted: true},
+	"llama":      {rope: ggufNorm, permuted: true},                // LLaMA, Mistral, Llama 3.x; convert_hf_to_gguf.py LlamaModel permutes q/k
+	"deci":       {rope: ggufNorm, permuted: true},                // DeciModel permutes as LlamaModel
+	"granite":    {rope: ggufNorm, permuted: true, qk: ggufQKKey}, // GraniteModel is a LlamaModel
+	"granitemoe": {rope: ggufNorm, permuted: true, qk: ggufQKKey},
 	"smollm3": {rope: ggufNorm, permuted: true,
 		note: "NoPE layers: llama.cpp gives every fourth layer (n_no_rope_layer_step 4) no position embedding; this kernel is for the others"},
 	"arcee":     {rope: ggufNorm, permuted: true},
@@ -130,9 +147,9 @@ var ggufArchs = map[string]ggufArch{
 	"command-r": {rope: ggufNorm}, // Cohere: interleaved in Hugging Face too
 	"cohere2": {rope: ggufNorm,
 		note: "Cohere 2: llama.cpp rotates only in the sliding-window layers; the global layers use no position embedding"},
-	"glm4":      {rope: ggufNorm},                               // GLM-4: interleaved on the rotary part in Hugging Face too
-	"deepseek":  {rope: ggufNorm},                               // DeepSeek (v1)
-	"deepseek2": {rope: ggufNorm, mla: true, logMulTenth: true}, // DeepSeek-V2/V3, Kimi K2: MLA, interleaved in Hugging Face too
+	"glm4":      {rope: ggufNorm},                                              // GLM-4: interleaved on the rotary part in Hugging Face too
+	"deepseek":  {rope: ggufNorm},                                              // DeepSeek (v1)
+	"deepseek2": {rope: ggufNorm, mla: true, logMulTenth: true, qk: ggufQKMLA}, // DeepSeek-V2/V3, Kimi K2: MLA, interleaved in Hugging Face too
 	// LLAMA_ROPE_TYPE_NEOX: pairs (i, i+R/2), as Hugging Face's rotate_half.
 	"qwen":       {rope: ggufNeoX},
 	"qwen2":      {rope: ggufNeoX},
@@ -143,8 +160,8 @@ var ggufArchs = map[string]ggufArch{
 	"phi3":       {rope: ggufNeoX},
 	"phimoe":     {rope: ggufNeoX},
 	"gemma":      {rope: ggufNeoX},
-	"gemma2":     {rope: ggufNeoX},
-	"gemma3":     {rope: ggufNeoX, local: 10000}, // llama_model::load_hparams: rope_freq_base_train_swa = 10000, scale 1
+	"gemma2":     {rope: ggufNeoX, qk: ggufQKGemma, qkBig: 46},
+	"gemma3":     {rope: ggufNeoX, local: 10000, qk: ggufQKGemma, qkBig: 62}, // llama_model::load_hparams: rope_freq_base_train_swa = 10000, scale 1
 	"stablelm":   {rope: ggufNeoX},
 	"gptneox":    {rope: ggufNeoX},
 	"starcoder2": {rope: ggufNeoX},
@@ -172,7 +189,8 @@ var ggufArchs = map[string]ggufArch{
 // key under "<arch>.rope." is refused.
 var ggufKeys = map[string]bool{
 	"context_length": true, "embedding_length": true,
-	"attention.head_count": true, "attention.key_length": true,
+	"attention.head_count": true, "attention.key_length": true, "attention.key_length_mla": true,
+	"attention.scale": true, "block_count": true,
 	"rope.dimension_count": true, "rope.dimension_count_swa": true, "rope.dimension_sections": true,
 	"rope.freq_base": true, "rope.freq_base_swa": true, "rope.scale_linear": true,
 	"rope.scaling.type": true, "rope.scaling.factor": true, "rope.scaling.attn_factor": true,
@@ -280,15 +298,8 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 	if err := m.scaling(&spec, &info, arch); err != nil {
 		return fail(err)
 	}
-	if arch.mla {
-		scale, note, err := m.mlaSoftmaxScale(arch)
-		if err != nil {
-			return fail(err)
-		}
-		if scale != 1 {
-			spec.SoftmaxScale = scale
-		}
-		info.Notes = append(info.Notes, note)
+	if spec.QKScale, err = m.qkScale(&info, arch); err != nil {
+		return fail(err)
 	}
 	if err := m.local(&spec, &info, arch, opt.Local); err != nil {
 		return fail(err)
@@ -606,16 +617,67 @@ func (m *ggufMap) mscaleAllDim(arch ggufArch) (float64, error) {
 	return mad, nil
 }
 
-// mlaSoftmaxScale returns the factor by which llama.cpp's MLA graph
-// (deepseek2) multiplies the attention's 1/sqrt(d), with a note for
-// -explain. llama.cpp (ggml-org/llama.cpp at
+// qkScale returns Spec.QKScale: the factor by which llama.cpp's graph of
+// the architecture multiplies q·k (its kq_scale, or f_attention_scale),
+// 0 when that is 1/sqrt(head dim). A note says how, when it is not.
+func (m *ggufMap) qkScale(info *GGUFInfo, arch ggufArch) (float64, error) {
+	var (
+		scale float64
+		how   string
+	)
+	switch arch.qk {
+	case ggufQKHead:
+		return 0, nil
+	case ggufQKMLA:
+		var err error
+		if scale, how, err = m.mlaQKScale(arch); err != nil {
+			return 0, err
+		}
+	case ggufQKGemma:
+		// llama.cpp's load_hparams for gemma2 and gemma3 (after
+		// gemma_pytorch's config): the 27B by its block count.
+		n, ok, err := m.count("block_count", math.MaxInt32)
+		if err != nil || !ok || n != arch.qkBig {
+			return 0, err
+		}
+		embd, _, err := m.count("embedding_length", math.MaxInt32)
+		if err != nil {
+			return 0, err
+		}
+		heads, _, err := m.count("attention.head_count", math.MaxInt32)
+		if err != nil {
+			return 0, err
+		}
+		if embd == 0 || heads == 0 {
+			return 0, m.errf("embedding_length", "missing, or attention.head_count is: llama.cpp scales q·k of the %d-layer %s (27B) by 1/sqrt(embedding_length/head_count)", n, m.f.arch)
+		}
+		scale = 1 / math.Sqrt(float64(embd/heads))
+		how = fmt.Sprintf("1/sqrt(embedding_length/head_count) = 1/sqrt(%d/%d) for its 27B (block_count %d), not 1/sqrt(head dim)", embd, heads, n)
+	case ggufQKKey:
+		f, ok, err := m.float("attention.scale")
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, m.errf("attention.scale", "missing: llama.cpp's %s multiplies q·k by it and refuses a file without it", m.f.arch)
+		}
+		scale, how = f, "attention.scale (f_attention_scale)"
+	}
+	info.Notes = append(info.Notes, fmt.Sprintf("q·k scale: llama.cpp's %s graph multiplies q·k by %s = %s: Runtime.QKScale carries it; the attention applies it, not this package", m.f.arch, how, shortFloat(scale)))
+	return scale, nil
+}
+
+// mlaQKScale returns the factor by which llama.cpp's MLA graph
+// (deepseek2) multiplies q·k, and how. llama.cpp (ggml-org/llama.cpp at
 // 07bede6a8f329362c72d46a0bc9756b6a12c22eb, src/models/deepseek2.cpp)
 // computes
 //
 //	mscale   = attn_factor_org·(1 + 0.1·rope_yarn_log_mul·ln(1/freq_scale))
 //	kq_scale = mscale²/sqrt(n_embd_head_k_mla)
 //
-// so the factor is mscale², where rope_yarn_log_mul is mscale_all_dim
+// where n_embd_head_k_mla is attention.key_length_mla (qk_nope_head_dim +
+// qk_rope_head_dim), else the head dim attention.key_length or
+// embedding_length/head_count; rope_yarn_log_mul is mscale_all_dim
 // (mscaleAllDim: 0 without the key, as in GGUFs written before
 // convert_hf_to_gguf.py wrote it), freq_scale is 1/s (s the file's factor;
 // 1 with scaling none) and attn_factor_org is the attention factor the
@@ -625,9 +687,10 @@ func (m *ggufMap) mscaleAllDim(arch ggufArch) (float64, error) {
 // rope.scaling.attn_factor (the graph's attn_factor·(1 + 0.1·ln(1/freq_scale))
 // undoes llama-context.cpp's division by the same); without yarn it is
 // rope.scaling.attn_factor·(1 + 0.1·ln s). With DeepSeek-V3's file
-// (factor 40, yarn_log_multiplier 0.1) the factor is (0.1·ln 40 + 1)², as
-// transformers' yarn_apply_mscale gives it from the config.
-func (m *ggufMap) mlaSoftmaxScale(arch ggufArch) (float64, string, error) {
+// (key_length_mla 192, factor 40, yarn_log_multiplier 0.1) that is
+// (0.1·ln 40 + 1)²/sqrt(192), as transformers' yarn_apply_mscale gives it
+// from the config.
+func (m *ggufMap) mlaQKScale(arch ggufArch) (float64, string, error) {
 	typ, err := m.scalingType()
 	if err != nil {
 		return 0, "", err
@@ -650,6 +713,13 @@ func (m *ggufMap) mlaSoftmaxScale(arch ggufArch) (float64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
+	d, dKey, err := m.count("attention.key_length_mla", math.MaxInt32)
+	if err == nil && !dKey {
+		d, _, err = m.headDim()
+	}
+	if err != nil {
+		return 0, "", err
+	}
 	ln := exact.Ln(s)
 	org := attnK * (float64(0.1*ln) + 1)
 	if typ == "yarn" {
@@ -659,10 +729,10 @@ func (m *ggufMap) mlaSoftmaxScale(arch ggufArch) (float64, string, error) {
 		}
 	}
 	ms := org * (float64(0.1*mad*ln) + 1)
-	scale := ms * ms
-	note := fmt.Sprintf("softmax scale: llama.cpp's %s graph multiplies 1/sqrt(d) by mscale² = (A·(0.1·mscale_all_dim·ln s + 1))² = (%s·(0.1·%s·ln %s + 1))² = %s, A the rotation's attention factor and mscale_all_dim rope.scaling.yarn_log_multiplier/0.1 (0 without the key): Runtime.SoftmaxScale carries it; the attention applies it, not this package",
-		m.f.arch, shortFloat(org), shortFloat(mad), shortFloat(s), shortFloat(scale))
-	return scale, note, nil
+	scale := 1 / math.Sqrt(float64(d)) * (ms * ms)
+	how := fmt.Sprintf("mscale²/sqrt(d) = (A·(0.1·mscale_all_dim·ln s + 1))²/sqrt(d) = (%s·(0.1·%s·ln %s + 1))²/sqrt(%d), A the rotation's attention factor, mscale_all_dim rope.scaling.yarn_log_multiplier/0.1 (0 without the key) and d attention.key_length_mla (qk_nope_head_dim + qk_rope_head_dim)",
+		shortFloat(org), shortFloat(mad), shortFloat(s), d)
+	return scale, how, nil
 }
 
 // factorTensors reads the per-pair factor tensors into sc (half values

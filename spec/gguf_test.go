@@ -411,6 +411,9 @@ func TestGGUFArchTable(t *testing.T) {
 		case "mrope", "imrope":
 			f.KV = append(f.KV, gw.I32s(arch+".rope.dimension_sections", 8, 12, 12, 0))
 		}
+		if e.qk == ggufQKKey {
+			f.KV = append(f.KV, gw.F32(arch+".attention.scale", 0.0078125)) // granite: llama.cpp requires it
+		}
 		if w == "none" {
 			// No RoPE: refused, whatever the layout given.
 			_, _, err := readBytes(f.Bytes(), GGUFOptions{Layout: NeoX})

@@ -439,13 +439,11 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	if err != nil {
 		return fail(err)
 	}
-	scale, note, err := hfSoftmaxScale(c, model, opt.Part)
+	scale, note, err := hfQKScale(c, model, opt.Part, out.HeadDim)
 	if err != nil {
 		return fail(err)
 	}
-	if scale != 1 {
-		out.SoftmaxScale = scale
-	}
+	out.QKScale = scale
 	if note != "" {
 		info.Notes = append(info.Notes, note)
 	}

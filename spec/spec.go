@@ -52,12 +52,17 @@ type Spec struct {
 	// generated package exports it, so that an engine can size its tables.
 	MaxPositions int
 	QKNorm       QKNorm // QK-norm fused with the rotation (ApplyNormQK); the zero value is none
-	// SoftmaxScale multiplies the attention's 1/sqrt(d) softmax scale:
-	// YaRN's mscale² in the attention of DeepSeek-V2/V3 and the MLA models
-	// after them (transformers' yarn_apply_mscale). It changes no
-	// frequency; it is carried to the engine (Runtime). 0 means 1; else
-	// finite and > 0. LoadHFConfigWith sets it.
-	SoftmaxScale float64
+	// QKScale is the factor by which the model's attention multiplies
+	// q·k before the softmax (transformers' scaling, flash attention's
+	// softmax_scale, llama.cpp's kq_scale), when it is not
+	// 1/sqrt(HeadDim): for MLA (DeepSeek-V2/V3 and the models after them)
+	// 1/sqrt(qk_nope_head_dim + qk_rope_head_dim) times YaRN's mscale²,
+	// for Gemma 2 and 3 1/sqrt(query_pre_attn_scalar), for Granite
+	// attention_multiplier (LoadHFConfigWith and LoadGGUFWith set it from
+	// the model; a note says how). It changes no frequency: Runtime
+	// carries it to the engine. 0 means 1/sqrt(HeadDim); else finite and
+	// > 0.
+	QKScale float64
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -190,8 +195,8 @@ func (s Spec) validate(sd **Scaled) error {
 	if s.MaxPositions < 0 {
 		return specErr("max-positions", s.MaxPositions, "the context length must be >= 0 (0: not known)")
 	}
-	if f := s.SoftmaxScale; f != 0 && !finitePos(f) {
-		return specErr("softmax-scale", f, "the softmax scale factor must be finite and > 0 (0 means 1)")
+	if f := s.QKScale; f != 0 && !finitePos(f) {
+		return specErr("qk-scale", f, "the attention's q·k scale must be finite and > 0 (0 means 1/sqrt(dim))")
 	}
 	out, err := s.validateScaling()
 	if err != nil {

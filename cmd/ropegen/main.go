@@ -499,6 +499,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
+	c.floatFlag("qk-scale", "the `factor` the model's attention multiplies q·k by, carried to the engine as Params.QKScale (-hf-config and -gguf set it from the model); 0 means 1/sqrt(dim)", func(s *spec.Spec) *float64 { return &s.QKScale })
 
 	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope, dynamic or proportional", func(s *spec.Spec) *string { return &s.Scaling.Type })
 	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })

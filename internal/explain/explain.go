@@ -165,8 +165,8 @@ func explainHeader(b *strings.Builder, s spec.Spec, sd *spec.Scaled) {
 		how = "always 1 for scaling " + sd.Type
 	}
 	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.Attn), how)
-	if f := s.SoftmaxScale; f != 0 && f != 1 {
-		fmt.Fprintf(b, "softmax scale: ×%s: the attention multiplies its 1/sqrt(head dim) by it (Runtime.SoftmaxScale); no kernel of this package applies it\n", shortFloat(f))
+	if f := s.QKScale; f != 0 {
+		fmt.Fprintf(b, "q·k scale: %s, not 1/sqrt(dim): the attention multiplies q·k by it (Runtime.QKScale); no kernel of this package applies it\n", shortFloat(f))
 	}
 	explainNorm(b, s)
 	b.WriteString("\n")

@@ -1,7 +1,9 @@
 package explain
 
 import (
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,6 +58,36 @@ func TestExplainNorm(t *testing.T) {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%+v: explain lacks %q:\n%s", c.norm, w, b.String())
 			}
+		}
+	}
+}
+
+// -explain prints the attention's q·k scale when the model's is not
+// 1/sqrt(dim): DeepSeek-V3's 1/sqrt(192)·(0.1·ln 40 + 1)², not Llama's.
+func TestExplainQKScale(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want float64 // 0: no line
+	}{
+		{"deepseek-v3.json", 1 / math.Sqrt(192) * (0.1*math.Log(40) + 1) * (0.1*math.Log(40) + 1)},
+		{"llama-3.1-8b.json", 0},
+	} {
+		s, err := spec.LoadHFConfig(filepath.Join(hfDir, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		must(t, Write(&b, s))
+		_, after, found := strings.Cut(b.String(), "\nq·k scale: ")
+		if found != (c.want != 0) {
+			t.Fatalf("%s: a q·k scale line: %v, want %v:\n%s", c.file, found, c.want != 0, b.String())
+		}
+		if !found {
+			continue
+		}
+		v, err := strconv.ParseFloat(after[:strings.Index(after, ",")], 64)
+		if err != nil || !relClose(v, c.want, 1e-15) {
+			t.Errorf("%s: q·k scale line %q, want %.17g", c.file, after[:strings.Index(after, "\n")], c.want)
 		}
 	}
 }
