@@ -14,9 +14,9 @@ import (
 // model. New picks a shape's kernels by a model's Params at run time.
 type Engine struct {
 	Package string
-	DType   string        // element type: "f32" (the default when empty), "f64", "f16" or "bf16"
-	Shapes  []EngineShape // the shapes; the same shape twice is one, its norms merged
-	Caches  []string      // cache types ("f32", "f16", "bf16", "e4m3", "q8_0"); q8_0 only where HeadDim is a multiple of 32
+	DType   string           // element type: "f32" (the default when empty), "f64", "f16" or "bf16"
+	Shapes  []EngineShape    // the shapes; the same shape twice is one, its norms merged
+	Caches  []spec.CacheType // cache types (spec.CacheFormats); a block format only where HeadDim is a whole number of its blocks
 	// Models lists what the package was built for, one line each (a model
 	// and its layer type, or a bare shape), for the package doc.
 	Models []string

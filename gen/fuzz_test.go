@@ -86,7 +86,7 @@ func (a specArgs) spec() spec.Spec {
 	half := max(0, min(r, spec.MaxHeadDim)/2)
 	return spec.Spec{
 		HeadDim: a.Dim, RotaryDim: a.Rotary, Base: a.Base,
-		DType: a.DType, OutDType: a.OutDType, Layout: a.Layout, Package: a.Pkg,
+		DType: a.DType, Caches: spec.ParseCaches(a.OutDType), Layout: a.Layout, Package: a.Pkg,
 		Scaling: spec.Scaling{
 			Type: a.Scaling, Factor: a.Factor, OrigCtx: a.OrigCtx,
 			BetaFast: a.BetaFast, BetaSlow: a.BetaSlow, AttnFactor: a.Attn,
@@ -359,7 +359,7 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	if s.QKNorm.Enabled() {
 		want = append(want, "ApplyNormQK")
 	}
-	if s.OutDType != "" {
+	if len(s.Caches) > 0 {
 		want = append(want, "ApplyStore", "Prep", "Shift")
 		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step"} {
 			if sc.Lookup(name) == nil {
@@ -443,7 +443,7 @@ var fuzzSeeds = []struct {
 	{"base-inf", false, seedArgs(func(a *specArgs) { a.Base = math.Inf(1) })},
 	{"dtype-unknown", false, seedArgs(func(a *specArgs) { a.DType = "f8" })},
 	{"out-with-f64", false, seedArgs(func(a *specArgs) { a.DType, a.OutDType = "f64", "f16" })},
-	{"out-unknown", false, seedArgs(func(a *specArgs) { a.OutDType = "f32" })},
+	{"out-unknown", false, seedArgs(func(a *specArgs) { a.OutDType = "f8" })},
 	{"out-q8-dim", false, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim = 80 })},
 	{"layout-case", false, seedArgs(func(a *specArgs) { a.Layout = "NeoX" })},
 	{"pkg-keyword", false, seedArgs(func(a *specArgs) { a.Pkg = "func" })},

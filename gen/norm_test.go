@@ -57,7 +57,7 @@ func normShapes() []spec.Spec {
 		normSpec(264, 0, N, "f64", spec.NormL2, H, false),
 	}
 	out := normSpec(64, 0, N, "f32", spec.NormRMS, H, false)
-	out.OutDType = "f16"
+	out.Caches = []spec.CacheType{spec.CacheF16}
 	vl := axesSpec(normSpec(128, 0, N, "f32", spec.NormRMS, H, false), spec.AxesInterleaved, 24, 20, 20) // Qwen3-VL
 	return append(ss, out, vl)
 }

@@ -41,12 +41,16 @@ type Spec struct {
 	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
 	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
 	DType     string  // element type of x: "f32", "f64", "f16", "bf16"
-	OutDType  string  // KV cache type (with DType "f32"): "f16", "bf16", "e4m3" or "q8_0" (OutDTypes); "" for none
 	Layout    string  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
 	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved, AxesERNIE, AxesVision or AxesPixtral
 	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width); AxesERNIE: (height, width, time); summing to RotaryDim/2
+	// Caches are the KV cache types the package stores keys and values
+	// as (with DType "f32"): each of CacheFormats, once, the head dim a
+	// whole number of each one's blocks; nil for none. The -out-dtype
+	// flag's list.
+	Caches []CacheType
 	// MaxPositions is the model's context length, its config's
 	// max_position_embeddings (0: not known). It changes no frequency; a
 	// generated package exports it, so that an engine can size its tables.
@@ -183,7 +187,7 @@ func (s Spec) validate(sd **Scaled) error {
 	if err := validateDType("dtype", s.DType); err != nil {
 		return err
 	}
-	if err := s.validateOutDType(); err != nil {
+	if err := s.validateCaches(); err != nil {
 		return err
 	}
 	if s.Layout != Interleaved && s.Layout != NeoX {

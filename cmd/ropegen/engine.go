@@ -189,19 +189,15 @@ func sameRoPE(a, b spec.Spec) bool {
 
 // runEngine writes the engine package the flags describe.
 func (c *cli) runEngine(args []string, stderr io.Writer) error {
-	caches, err := cacheList(c.spec.OutDType)
-	if err != nil {
-		return err
-	}
-	if len(caches) > 0 && c.spec.DType != "f32" {
-		return badInput("-out-dtype %q with -dtype %q: caches take float32 elements; want -dtype f32", c.spec.OutDType, c.spec.DType)
-	}
 	s := c.spec
-	s.OutDType = ""
+	s.Caches = nil                       // checked without a head dim: each shape has its own
 	if err := s.Validate(); err != nil { // -dtype, -pkg
 		return err
 	}
-	e := gen.Engine{Package: c.spec.Package, DType: c.spec.DType, Caches: caches}
+	if err := spec.ValidateCaches(c.spec.Caches, c.spec.DType); err != nil {
+		return err
+	}
+	e := gen.Engine{Package: c.spec.Package, DType: c.spec.DType, Caches: c.spec.Caches}
 	models, err := c.engineModels()
 	if err != nil {
 		return err
@@ -228,13 +224,14 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 	if len(e.Shapes) == 0 {
 		return badInput("-engine: no shapes: want -hf-config, -gguf or -shape (each repeatable)")
 	}
-	if slices.Contains(caches, "q8_0") {
+	for _, ct := range e.Caches {
+		f, _ := ct.Format()
 		var noted []string
 		for _, sh := range e.Shapes {
 			name := fmt.Sprintf("%d/%d/%s", sh.HeadDim, sh.RotaryDim, sh.Layout)
-			if sh.HeadDim%spec.Q8Block != 0 && !slices.Contains(noted, name) {
+			if sh.HeadDim%f.BlockValues != 0 && !slices.Contains(noted, name) {
 				noted = append(noted, name)
-				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %s has no q8_0 kernels (its head dim is not a multiple of %d)\n", name, spec.Q8Block)
+				fmt.Fprintf(stderr, "ropegen: note: -out-dtype %s: the shape %s has no %s kernels (its head dim is not a multiple of %d)\n", ct, name, ct, f.BlockValues)
 			}
 		}
 	}

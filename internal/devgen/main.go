@@ -20,7 +20,7 @@ func main() {
 		s.DType = os.Args[5]
 	}
 	if len(os.Args) > 6 && os.Args[6] != "-" {
-		s.OutDType = os.Args[6]
+		s.Caches = spec.ParseCaches(os.Args[6])
 	}
 	files, err := gen.Generate(s, gen.Options{Command: "test", Tests: len(os.Args) > 7})
 	if err != nil {

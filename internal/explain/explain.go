@@ -63,8 +63,8 @@ func explainHeader(b *strings.Builder, s spec.Spec, sd *spec.Scaled) {
 		pair = fmt.Sprintf("(i, i+%d)", half)
 	}
 	fmt.Fprintf(b, "spec: dim %d, rotary-dim %d, base %s, layout %s, dtype %s", s.HeadDim, r, shortFloat(s.Base), s.Layout, s.DType)
-	if s.OutDType != "" {
-		fmt.Fprintf(b, ", out-dtype %s", s.OutDType)
+	if len(s.Caches) > 0 {
+		fmt.Fprintf(b, ", out-dtype %s", spec.CachesString(s.Caches))
 	}
 	if s.MaxPositions > 0 {
 		fmt.Fprintf(b, ", max-positions %d", s.MaxPositions)
