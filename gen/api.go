@@ -30,7 +30,7 @@ func (pk *pkg) apiFile() ([]byte, error) {
 	f.Comment("each backend's kernels.")
 	f.Var().Id("shapeList").Op("=").Index().Id("Shape").ValuesFunc(func(g *jen.Group) {
 		for _, s := range pk.shapes {
-			g.Values(jen.Dict{id("HeadDim"): lit(s.p.HeadDim), id("RotaryDim"): lit(s.p.RotaryDim), id("Layout"): lit(s.p.Spec.Layout)})
+			g.Values(jen.Dict{id("HeadDim"): lit(s.p.HeadDim), id("RotaryDim"): lit(s.p.RotaryDim), id("Layout"): lit(string(s.p.Spec.Layout))})
 		}
 	})
 	f.Line()

@@ -16,7 +16,7 @@ import (
 )
 
 // cacheSpec is specOf with a cache type.
-func cacheSpec(cache string, dim, rotary int, layout string) spec.Spec {
+func cacheSpec(cache string, dim, rotary int, layout spec.Layout) spec.Spec {
 	s := specOf(dim, rotary, layout)
 	s.Caches = []spec.CacheType{spec.CacheType(cache)}
 	return s

@@ -26,7 +26,7 @@ type Engine struct {
 // default values aside: the kind, the scope and the placement).
 type EngineShape struct {
 	HeadDim, RotaryDim int
-	Layout             string
+	Layout             spec.Layout
 	Norms              []spec.QKNorm
 }
 
@@ -56,7 +56,7 @@ func GenerateEngine(e Engine, o Options) ([]File, error) {
 	norms := map[key][]NormPlan{}
 	var keys []key
 	for _, s := range e.Shapes {
-		k := key{s.HeadDim, s.RotaryDim, s.Layout}
+		k := key{s.HeadDim, s.RotaryDim, string(s.Layout)}
 		if k.rd == 0 {
 			k.rd = k.hd
 		}

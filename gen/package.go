@@ -45,7 +45,7 @@ type shape struct {
 // whole blocks of each).
 func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, caches []string) (*shape, error) {
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout, s.DType, s.Package = hd, rd, layout, dtype, name
+	s.HeadDim, s.RotaryDim, s.Layout, s.DType, s.Package = hd, rd, spec.Layout(layout), dtype, name
 	p, err := NewPlan(s)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, c
 
 // variant is the norm's slot in the run-time's kernels.norm.
 func (n NormPlan) variant() int {
-	v := 4 * slices.Index([]string{spec.NormRMS, spec.NormGemma, spec.NormL2}, n.Kind)
+	v := 4 * slices.Index(spec.NormKinds[1:], spec.NormKind(n.Kind)) // NormKinds less none
 	if n.Token {
 		v += 2
 	}
@@ -107,7 +107,7 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	if p.Norm != nil {
 		norms = append(norms, *p.Norm)
 	}
-	sh, err := newShape(s.Package, s.DType, p.HeadDim, p.RotaryDim, s.Layout, norms, caches)
+	sh, err := newShape(s.Package, s.DType, p.HeadDim, p.RotaryDim, string(s.Layout), norms, caches)
 	if err != nil {
 		return nil, err
 	}

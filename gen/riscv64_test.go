@@ -36,7 +36,7 @@ func TestRVVLengths(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "%s\n## %s\n%s\n", strings.Repeat("#", 72), msg, strings.Repeat("#", 72))
 		t.Skip(msg)
 	}
-	qk := func(kind, scope string, after bool) spec.QKNorm {
+	qk := func(kind spec.NormKind, scope string, after bool) spec.QKNorm {
 		return spec.QKNorm{Kind: kind, Scope: scope, After: after}
 	}
 	const H, T = spec.ScopeHead, spec.ScopeToken

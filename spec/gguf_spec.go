@@ -70,7 +70,7 @@ type GGUFOptions struct {
 	// -layout flag): an architecture missing from ropegen's table is then
 	// read (as llama.cpp's NORM for Interleaved, NEOX for NeoX) instead of
 	// refused.
-	Layout string
+	Layout Layout
 }
 
 // GGUFInfo is what LoadGGUFWith learned about the model besides the spec.
@@ -313,7 +313,7 @@ func ggufSpec(g *ggufReader, f *ggufFile, opt GGUFOptions) (Spec, GGUFInfo, erro
 // layout returns the file's architecture entry (for one ropegen's table
 // lacks, the rope type of the layout given, if any) and sets the layout
 // it gives, with a note saying why.
-func (m *ggufMap) layout(s *Spec, info *GGUFInfo, given string) (ggufArch, error) {
+func (m *ggufMap) layout(s *Spec, info *GGUFInfo, given Layout) (ggufArch, error) {
 	name := m.f.arch
 	arch, known := ggufArchs[name]
 	switch {

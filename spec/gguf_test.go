@@ -457,9 +457,9 @@ func TestGGUFArchTable(t *testing.T) {
 // An architecture outside the table is read with the layout given.
 func TestGGUFUnknownArchWithLayout(t *testing.T) {
 	data := withKV(gw.Str("general.architecture", "newarch"), gw.U32("newarch.attention.key_length", 64)).Bytes()
-	for _, layout := range []string{NeoX, Interleaved} {
+	for _, layout := range []Layout{NeoX, Interleaved} {
 		s, info, err := readBytes(data, GGUFOptions{Layout: layout})
-		if err != nil || s.Layout != layout || s.HeadDim != 64 || !strings.Contains(strings.Join(info.Notes, "\n"), "read with the layout given (-layout "+layout+")") {
+		if err != nil || s.Layout != layout || s.HeadDim != 64 || !strings.Contains(strings.Join(info.Notes, "\n"), "read with the layout given (-layout "+string(layout)+")") {
 			t.Errorf("layout %s: %+v, %+v, %v", layout, s, info, err)
 		}
 	}

@@ -48,7 +48,7 @@ type HFOptions struct {
 	// Layout, when not empty, is the layout the caller will set (the
 	// -layout flag): a model type missing from ropegen's layout table is
 	// then accepted instead of refused.
-	Layout string
+	Layout Layout
 }
 
 // The values of HFOptions.Part.
@@ -559,7 +559,7 @@ func hfTextModel(top hfObj, spec *Spec, info *HFInfo) (hfModel, error) {
 // config's rope_interleave picking where the entry has two), else given,
 // the layout the caller will set. A refused type, and one not known
 // without given, is an error.
-func (m hfModel) layout(given string) (string, error) {
+func (m hfModel) layout(given Layout) (Layout, error) {
 	c, e := m.c, m.entry
 	switch {
 	case m.known && m.refuse != "":

@@ -26,7 +26,7 @@ type realCase struct {
 	headDim int
 	rotary  int
 	base    float64
-	layout  string     // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
+	layout  Layout     // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
 	rope    hfref.Rope // dim and base are filled in from above
 	// M-RoPE: "" for 1-D, else "sections" (Qwen2.5-VL's
 	// apply_multimodal_rotary_pos_emb) or "interleaved" (Qwen3-VL's
@@ -200,7 +200,7 @@ func TestHFConfigsReal(t *testing.T) {
 			if s.Base != c.base {
 				t.Errorf("base %v, want %v", s.Base, c.base)
 			}
-			for i, want := range hfref.Pairs(c.layout, c.rotary) {
+			for i, want := range hfref.Pairs(string(c.layout), c.rotary) {
 				if a, b := p.Pair(i); a != want[0] || b != want[1] {
 					t.Fatalf("pair %d is (%d, %d), want (%d, %d) (%s)", i, a, b, want[0], want[1], c.layout)
 				}
@@ -389,7 +389,7 @@ func TestHFConfigsAllChecked(t *testing.T) {
 // table, for the model types ropegen's tests and presets use, and for
 // every type whose pairing is not rotate_half.
 func TestHFLayoutsTable(t *testing.T) {
-	want := map[string]string{
+	want := map[string]Layout{
 		// rotate_half (x[..., : d//2], x[..., d//2 :]).
 		"llama": NeoX, "mistral": NeoX, "mixtral": NeoX, "qwen2": NeoX, "qwen2_moe": NeoX, "qwen3": NeoX, "qwen3_moe": NeoX,
 		"qwen2_vl": NeoX, "qwen2_5_vl": NeoX, "qwen3_vl": NeoX, "qwen3_vl_text": NeoX, "phi": NeoX, "phi3": NeoX, "phimoe": NeoX,
@@ -425,7 +425,7 @@ func TestHFLayoutsTable(t *testing.T) {
 				return
 			}
 			got, ok := types[model]
-			if !ok || got[0] != w {
+			if !ok || got[0] != string(w) {
 				t.Fatalf("table has %q (%v), want %q", got[0], ok, w)
 			}
 			if !strings.Contains(got[1], "modeling_") && !strings.Contains(got[1], "remote code") {
@@ -434,7 +434,7 @@ func TestHFLayoutsTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantLayout, _, _ := strings.Cut(w, "|"); s.Layout != wantLayout {
+			if wantLayout, _, _ := strings.Cut(string(w), "|"); s.Layout != Layout(wantLayout) {
 				t.Errorf("layout %q, want %q", s.Layout, wantLayout)
 			}
 		})
@@ -485,7 +485,7 @@ func TestHFUnknownModelType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want it to contain %q", err, want)
 	}
-	for _, layout := range []string{NeoX, Interleaved} {
+	for _, layout := range []Layout{NeoX, Interleaved} {
 		s, _, err := LoadHFConfigWith(path, HFOptions{Layout: layout})
 		if err != nil || s.Layout != layout || s.HeadDim != 128 {
 			t.Errorf("with layout %s: %+v, %v", layout, s, err)
@@ -614,7 +614,8 @@ func must(t *testing.T, err error) {
 func TestHFArchitectures(t *testing.T) {
 	const hint = "so the pair layout is unknown: give -layout neox if"
 	for _, c := range []struct {
-		name, config, err, layout, model string
+		name, config, err, model string
+		layout                   Layout
 	}{
 		{name: "unknown class", config: `{"model_type": "remote_thing", "architectures": ["RemoteThingForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
 			err: `"remote_thing" is not in ropegen's table of model types (nor is its architectures' "RemoteThingForCausalLM" a transformers class of a model type in it), ` + hint},

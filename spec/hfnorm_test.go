@@ -24,10 +24,11 @@ func ropeNotes(notes []string) []string {
 // hfNormWant is what a model type's transformers code does, written out
 // here from the code (see the comments on hfNorms), not from the table.
 type hfNormWant struct {
-	kind, scope string
-	after       bool
-	defEps      float64 // rms_norm_eps's config-class default; 0: the key is required
-	flag        string  // the switch, when there is one
+	kind   NormKind
+	scope  string
+	after  bool
+	defEps float64 // rms_norm_eps's config-class default; 0: the key is required
+	flag   string  // the switch, when there is one
 }
 
 var hfNormWants = map[string]hfNormWant{
@@ -82,7 +83,7 @@ func TestHFNormTable(t *testing.T) {
 			if s.QKNorm != want {
 				t.Errorf("with rms_norm_eps 3e-6: %+v, want %+v", s.QKNorm, want)
 			}
-			if n := strings.Join(info.Notes, "\n"); !strings.Contains(n, "qk-norm: "+w.kind) || !strings.Contains(n, "ε 3e-06 (rms_norm_eps)") {
+			if n := strings.Join(info.Notes, "\n"); !strings.Contains(n, "qk-norm: "+string(w.kind)) || !strings.Contains(n, "ε 3e-06 (rms_norm_eps)") {
 				t.Errorf("notes %q do not say which norm", info.Notes)
 			}
 			if err := s.Validate(); err != nil {
@@ -172,7 +173,7 @@ func TestHFNormConfigs(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(notes, "\nqk-norm: "+c.want.Kind) || !strings.Contains(notes, c.note) {
+		if !strings.Contains(notes, "\nqk-norm: "+string(c.want.Kind)) || !strings.Contains(notes, c.note) {
 			t.Errorf("%s: the notes lack the norm's (%q):%s", c.file, c.note, notes)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 type hfGenLayout struct {
 	// layouts is the pairing of the text attention: one, or Interleaved
 	// and NeoX when config.rope_interleave picks (true: interleaved).
-	layouts               []string
+	layouts               []Layout
 	cite                  string
 	ropeInterleave        bool // config.rope_interleave picks between layouts[0] and layouts[1]
 	ropeInterleaveDefault bool // its default in the config class
-	indexer               string
+	indexer               Layout
 	indexerCite           string
 	rotaryKey             string  // "partial_rotary_factor", "rotary_pct" or "rotary_dim" when the class has a default
 	rotary                float64 // that default: a fraction of the head, or the rotary dim
@@ -40,8 +40,8 @@ var hfExtraLayouts = map[string]struct {
 	entry  hfGenLayout
 	refuse string
 }{
-	"internlm2": {entry: hfGenLayout{layouts: []string{NeoX}, cite: "remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half"}},
-	"kimi_k2":   {entry: hfGenLayout{layouts: []string{Interleaved}, cite: "remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA"}},
+	"internlm2": {entry: hfGenLayout{layouts: []Layout{NeoX}, cite: "remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half"}},
+	"kimi_k2":   {entry: hfGenLayout{layouts: []Layout{Interleaved}, cite: "remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA"}},
 	"chatglm":   {refuse: "the remote-code ChatGLM config (kv_channels, rope_ratio, ChatGLM-6B's 2-D position_encoding_2d) is not read; use the config of the transformers port (THUDM/glm-4-9b-chat-hf, model_type \"glm\") or give the spec with flags (-layout interleaved, -rotary-dim kv_channels/2, -base 10000·rope_ratio)"},
 }
 
@@ -94,9 +94,9 @@ func hfLookup(model string) (e hfGenLayout, refuse string, ok bool) {
 func HFModelTypes() map[string][2]string {
 	out := map[string][2]string{}
 	add := func(m string, e hfGenLayout) {
-		l := e.layouts[0]
+		l := string(e.layouts[0])
 		if len(e.layouts) == 2 {
-			l += "|" + e.layouts[1]
+			l += "|" + string(e.layouts[1])
 		}
 		out[m] = [2]string{l, e.cite}
 	}

@@ -56,7 +56,7 @@ func (p *Params) Runtime() Runtime {
 	r := Runtime{
 		HeadDim:      p.HeadDim,
 		RotaryDim:    p.RotaryDim,
-		Layout:       s.Layout,
+		Layout:       string(s.Layout),
 		Freqs:        slices.Clone(p.Freqs),
 		Attn:         p.Attn,
 		Axes:         p.Axes,
@@ -76,7 +76,7 @@ func (p *Params) Runtime() Runtime {
 		r.DynamicBase = s.Base
 	}
 	if n := s.QKNorm; n.Enabled() {
-		r.NormKind, r.NormEps, r.NormScope, r.NormAfter = n.Kind, n.Epsilon(), ScopeHead, n.After
+		r.NormKind, r.NormEps, r.NormScope, r.NormAfter = string(n.Kind), n.Epsilon(), ScopeHead, n.After
 		if n.Token() {
 			r.NormScope = ScopeToken
 		}

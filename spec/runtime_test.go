@@ -47,7 +47,7 @@ type runtimeCase struct {
 	file      string
 	opt       HFOptions
 	head, rot int
-	layout    string
+	layout    Layout
 	rope      hfref.Rope // Dim is rot; its frequencies and A are Freqs, LongFreqs and Attn
 	axes      int
 	mrope     string // hfref.Axis's scheme when axes = 3
@@ -55,7 +55,7 @@ type runtimeCase struct {
 	origCtx   int     // longrope and dynamic
 	dynFactor float64 // dynamic
 	dynBase   float64
-	norm      string
+	norm      NormKind
 	eps       float64
 	scope     string
 	after     bool
@@ -121,7 +121,7 @@ func TestRuntime(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := p.Runtime()
-			if r.HeadDim != c.head || r.RotaryDim != c.rot || r.Layout != c.layout {
+			if r.HeadDim != c.head || r.RotaryDim != c.rot || r.Layout != string(c.layout) {
 				t.Errorf("shape %d, %d, %s; want %d, %d, %s", r.HeadDim, r.RotaryDim, r.Layout, c.head, c.rot, c.layout)
 			}
 			ref := c.rope
@@ -184,7 +184,7 @@ func TestRuntime(t *testing.T) {
 					compareFreqs(t, fmt.Sprintf("dynamic table of %d", n), got, hfref.DynamicNTKInvFreq(c.rope.Base, c.rot, c.dynFactor, c.maxPos, n))
 				}
 			}
-			if r.NormKind != c.norm || r.NormEps != c.eps || r.NormScope != c.scope || r.NormAfter != c.after {
+			if r.NormKind != string(c.norm) || r.NormEps != c.eps || r.NormScope != c.scope || r.NormAfter != c.after {
 				t.Errorf("norm %q ε %v %q after %v; want %q ε %v %q after %v", r.NormKind, r.NormEps, r.NormScope, r.NormAfter, c.norm, c.eps, c.scope, c.after)
 			}
 			if !relClose(r.QKScale, c.qkScale, refTol) {

@@ -18,15 +18,23 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Layouts name which two indices of a head form pair i (docs/contract.md §2).
+// Layout names which two indices of a head form pair i (docs/contract.md
+// §2), as the -layout flag spells it.
+type Layout string
+
+// The layouts.
 const (
-	Interleaved = "interleaved" // (2i, 2i+1)
-	NeoX        = "neox"        // (i, i+RotaryDim/2)
+	Interleaved Layout = "interleaved" // (2i, 2i+1)
+	NeoX        Layout = "neox"        // (i, i+RotaryDim/2)
 )
+
+// Layouts lists the layouts.
+var Layouts = []Layout{Interleaved, NeoX}
 
 // Limits on the head dimension.
 const (
@@ -41,7 +49,7 @@ type Spec struct {
 	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
 	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
 	DType     string  // element type of x: "f32", "f64", "f16", "bf16"
-	Layout    string  // Interleaved or NeoX
+	Layout    Layout  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
 	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved, AxesERNIE, AxesVision or AxesPixtral
@@ -139,6 +147,10 @@ func specErr(field string, value any, format string, args ...any) error {
 	switch x := value.(type) {
 	case string:
 		v = strconv.Quote(x)
+	case Layout:
+		v = strconv.Quote(string(x))
+	case NormKind:
+		v = strconv.Quote(string(x))
 	case shown:
 		v = string(x)
 	default:
@@ -148,12 +160,21 @@ func specErr(field string, value any, format string, args ...any) error {
 }
 
 // quoteAll returns the elements of l Go-quoted and joined by ", ".
-func quoteAll(l []string) string {
+func quoteAll[S ~string](l []S) string {
 	q := make([]string, len(l))
 	for i, s := range l {
-		q[i] = strconv.Quote(s)
+		q[i] = strconv.Quote(string(s))
 	}
 	return strings.Join(q, ", ")
+}
+
+// joinNames returns the elements of l joined by sep.
+func joinNames[S ~string](l []S, sep string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = string(s)
+	}
+	return strings.Join(q, sep)
 }
 
 // shortFloat formats f exactly, in the shortest form.
@@ -190,8 +211,8 @@ func (s Spec) validate(sd **Scaled) error {
 	if err := s.validateCaches(); err != nil {
 		return err
 	}
-	if s.Layout != Interleaved && s.Layout != NeoX {
-		return specErr("layout", s.Layout, "layout must be %q or %q", Interleaved, NeoX)
+	if !slices.Contains(Layouts, s.Layout) {
+		return specErr("layout", string(s.Layout), "layout must be %q or %q", Interleaved, NeoX)
 	}
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")

@@ -100,7 +100,7 @@ func parseShape(v string) (gen.EngineShape, string) {
 		return gen.EngineShape{}, want
 	}
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout = h, r, f[2]
+	s.HeadDim, s.RotaryDim, s.Layout = h, r, spec.Layout(f[2])
 	if err := s.Validate(); err != nil {
 		var se *spec.SpecError
 		if errors.As(err, &se) {
@@ -114,7 +114,7 @@ func parseShape(v string) (gen.EngineShape, string) {
 		if len(p) < 2 || len(p) > 3 || len(p) == 3 && p[2] != "after" {
 			return gen.EngineShape{}, fmt.Sprintf("norm %q: %s", e, want)
 		}
-		n := spec.QKNorm{Kind: p[0], Scope: p[1], After: len(p) == 3}
+		n := spec.QKNorm{Kind: spec.NormKind(p[0]), Scope: p[1], After: len(p) == 3}
 		ns := s
 		ns.QKNorm = n
 		if !n.Enabled() {
@@ -244,9 +244,9 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 
 // normName spells a QK-norm as a generated package's Params does.
 func normName(n spec.QKNorm) string {
-	s := n.Kind + "/head"
+	s := string(n.Kind) + "/head"
 	if n.Token() {
-		s = n.Kind + "/token"
+		s = string(n.Kind) + "/token"
 	}
 	if n.After {
 		s += "/after"

@@ -293,7 +293,7 @@ func (c *cli) resolve() (spec.Spec, error) {
 	if c.opt.hfPart != "" && c.opt.hfConfig == "" {
 		return spec.Spec{}, badInput("-hf-part %q: needs -hf-config (it picks which rotation of a config's model to write)", c.opt.hfPart)
 	}
-	layout := ""
+	var layout spec.Layout
 	if c.given["layout"] {
 		layout = c.spec.Layout
 	}
@@ -449,7 +449,7 @@ func (c *cli) newFlagSet() {
 	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *spec.Spec) *float64 { return &s.Base })
 	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *spec.Spec) *string { return &s.DType })
 	c.cachesFlag("out-dtype", "KV cache `types`, a comma-separated list of "+cacheTypesDoc()+": also emit the cache views (F16Cache, …), ApplyStore, Store, Load, Shift and Prep (-dtype f32 only); empty for none", func(s *spec.Spec) *[]spec.CacheType { return &s.Caches })
-	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
+	c.stringFlag("layout", "`name` of the pair layout: "+string(spec.Interleaved)+" (2i, 2i+1) or "+string(spec.NeoX)+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return (*string)(&s.Layout) })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
 	c.floatFlag("qk-scale", "the `factor` the model's attention multiplies q·k by, carried to the engine as Params.QKScale (-hf-config and -gguf set it from the model); 0 means 1/sqrt(dim)", func(s *spec.Spec) *float64 { return &s.QKScale })
@@ -473,7 +473,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL, GLM-4.1V), mrope-interleaved (Qwen3-VL, Qwen3.5), mrope-ernie (ERNIE-4.5-VL), vision (2-D rows and columns) or pixtral (Pixtral's 2-D RoPE)", func(s *spec.Spec) *string { return &s.Axes })
 	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width (height,width,time for mrope-ernie) summing to rotary-dim/2", func(s *spec.Spec) *[]int { return &s.Sections })
 
-	c.stringFlag("qk-norm", "also emit ApplyNormQK, normalizing queries and keys in the same pass: `kind` none, rms (x·r·w: Qwen3, OLMo 2), gemma (x·r·(1+w): Gemma 3) or l2 (x·r: Llama 4)", func(s *spec.Spec) *string { return &s.QKNorm.Kind })
+	c.stringFlag("qk-norm", "also emit ApplyNormQK, normalizing queries and keys in the same pass: `kind` none, rms (x·r·w: Qwen3, OLMo 2), gemma (x·r·(1+w): Gemma 3) or l2 (x·r: Llama 4)", func(s *spec.Spec) *string { return (*string)(&s.QKNorm.Kind) })
 	c.floatFlag("qk-norm-eps", "QK-norm ε, a `number` ≥ 0 added to the mean of the squares; 0 means 1e-6", func(s *spec.Spec) *float64 { return &s.QKNorm.Eps })
 	c.stringFlag("qk-norm-scope", "QK-norm `scope`: head (each head alone) or token (a token's heads as one vector, as OLMo 2)", func(s *spec.Spec) *string { return &s.QKNorm.Scope })
 	c.boolFlag("qk-norm-after", "QK-norm after the rotation (Llama 4, HunYuan) instead of before it", func(s *spec.Spec) *bool { return &s.QKNorm.After })

@@ -15,7 +15,7 @@ func main() {
 	s := spec.DefaultSpec()
 	fmt.Sscan(os.Args[2], &s.HeadDim)
 	fmt.Sscan(os.Args[3], &s.RotaryDim)
-	s.Layout = os.Args[4]
+	s.Layout = spec.Layout(os.Args[4])
 	if len(os.Args) > 5 {
 		s.DType = os.Args[5]
 	}
