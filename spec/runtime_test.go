@@ -14,7 +14,7 @@ import (
 	"github.com/ropegen/ropegen/internal/hfref"
 )
 
-// The Runtime struct is the contract of docs/DESIGN §3: a generated
+// The Runtime struct is the contract of docs/contract.md §12: a generated
 // package's Params converts from it only while the names, types and order
 // agree, so a change here must be a change there too.
 func TestRuntimeFields(t *testing.T) {

@@ -97,7 +97,9 @@ type Scaling struct {
 	RopeAngles     int       // proportional: pairs 0…RopeAngles−1 turn, the rest keep θ = 0
 }
 
-// DefaultSpec is the spec of `ropegen` with no flags: the mission's example.
+// DefaultSpec is the spec of `ropegen` with no flags: heads of 128 values,
+// all rotated as interleaved pairs, base 10000, float32, no scaling,
+// package rope.
 func DefaultSpec() Spec {
 	return Spec{
 		HeadDim: 128,
