@@ -30,7 +30,7 @@ func (pk *pkg) apiFile() ([]byte, error) {
 	f.Comment("each backend's kernels.")
 	f.Var().Id("shapeList").Op("=").Index().Id("Shape").ValuesFunc(func(g *jen.Group) {
 		for _, s := range pk.shapes {
-			g.Values(jen.Dict{id("HeadDim"): lit(s.p.HeadDim), id("RotaryDim"): lit(s.p.RotaryDim), id("Layout"): lit(s.p.Spec.Layout)})
+			g.Values(jen.Dict{id("HeadDim"): lit(s.p.HeadDim), id("RotaryDim"): lit(s.p.RotaryDim), id("Layout"): lit(string(s.p.Spec.Layout))})
 		}
 	})
 	f.Line()
@@ -138,13 +138,13 @@ func (p *Plan) constants(f *jen.File, caches []string) {
 	f.Line()
 	f.Comment("defaultParams returns the numbers of this package's spec.")
 	fields := map[string]jen.Code{
-		"HeadDim":      id("HeadDim"),
-		"RotaryDim":    id("RotaryDim"),
-		"Layout":       lit(rt.Layout),
-		"Freqs":        jen.Qual("slices", "Clone").Call(id("Freqs").Index(jen.Op(":"))),
-		"Attn":         id("AttentionFactor"),
-		"Axes":         lit(rt.Axes),
-		"SoftmaxScale": float(rt.SoftmaxScale),
+		"HeadDim":   id("HeadDim"),
+		"RotaryDim": id("RotaryDim"),
+		"Layout":    lit(rt.Layout),
+		"Freqs":     jen.Qual("slices", "Clone").Call(id("Freqs").Index(jen.Op(":"))),
+		"Attn":      id("AttentionFactor"),
+		"Axes":      lit(rt.Axes),
+		"QKScale":   float(rt.QKScale),
 	}
 	if p.Axes > 1 {
 		fields["Axes"] = id("Axes")

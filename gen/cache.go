@@ -1,16 +1,28 @@
 package gen
 
-// cacheType describes a KV cache element type, -out-dtype's value
-// (docs/contract.md §11), as the generated API and tests spell it.
+import "github.com/ropegen/ropegen/spec"
+
+// cacheType is how the generated API and tests spell a cache type of
+// spec.CacheFormats other than f32 (docs/contract.md §11).
 type cacheType struct {
 	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3 and q8_0
 	about  string // for doc comments
-	blocks bool   // q8_0: heads are blocks of spec.Q8Block values, strides count bytes
+	blocks bool   // a block format (spec.CacheFormat.BlockValues > 1): heads are blocks, strides count bytes
 }
 
-var cacheTypes = map[string]cacheType{
-	"f16":  {goType: "uint16", about: "IEEE binary16 (bits in uint16)"},
-	"bf16": {goType: "uint16", about: "bfloat16 (bits in uint16)"},
-	"e4m3": {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
-	"q8_0": {goType: "uint8", about: "ggml q8_0 blocks (an f16 scale, then 32 int8)", blocks: true},
-}
+// cacheTypes has an entry for every cache type of spec.CacheFormats but
+// f32 (TestCacheTypesCoverSpec); blocks comes from the spec's table.
+var cacheTypes = func() map[string]cacheType {
+	m := map[string]cacheType{
+		"f16":  {goType: "uint16", about: "IEEE binary16 (bits in uint16)"},
+		"bf16": {goType: "uint16", about: "bfloat16 (bits in uint16)"},
+		"e4m3": {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
+		"q8_0": {goType: "uint8", about: "ggml q8_0 blocks (an f16 scale, then 32 int8)"},
+	}
+	for name, c := range m {
+		f, _ := spec.CacheType(name).Format()
+		c.blocks = f.BlockValues > 1
+		m[name] = c
+	}
+	return m
+}()

@@ -16,9 +16,9 @@ import (
 )
 
 // cacheSpec is specOf with a cache type.
-func cacheSpec(cache string, dim, rotary int, layout string) spec.Spec {
+func cacheSpec(cache string, dim, rotary int, layout spec.Layout) spec.Spec {
 	s := specOf(dim, rotary, layout)
-	s.OutDType = cache
+	s.Caches = []spec.CacheType{spec.CacheType(cache)}
 	return s
 }
 
@@ -107,16 +107,16 @@ func TestCacheFiles(t *testing.T) {
 		for i, f := range a {
 			names[f.Name] = true
 			if b[i].Name != f.Name || !bytes.Equal(b[i].Data, f.Data) {
-				t.Errorf("%s: %s differs between runs", s.OutDType, f.Name)
+				t.Errorf("%s: %s differs between runs", s.Caches, f.Name)
 			}
 			if !bytes.HasPrefix(f.Data, []byte(want)) {
-				t.Errorf("%s: %s does not start with the header", s.OutDType, f.Name)
+				t.Errorf("%s: %s does not start with the header", s.Caches, f.Name)
 			}
 			if !strings.HasSuffix(f.Name, ".go") {
 				continue
 			}
 			if formatted, err := format.Source(f.Data); err != nil || !bytes.Equal(formatted, f.Data) {
-				t.Errorf("%s: %s is not gofmt'd (%v)", s.OutDType, f.Name, err)
+				t.Errorf("%s: %s is not gofmt'd (%v)", s.Caches, f.Name, err)
 			}
 			af, err := parser.ParseFile(token.NewFileSet(), f.Name, f.Data, parser.ParseComments)
 			if err != nil {
@@ -126,14 +126,14 @@ func TestCacheFiles(t *testing.T) {
 				switch d := d.(type) {
 				case *ast.FuncDecl:
 					if d.Name.IsExported() && d.Doc == nil {
-						t.Errorf("%s: %s: func %s has no doc", s.OutDType, f.Name, d.Name)
+						t.Errorf("%s: %s: func %s has no doc", s.Caches, f.Name, d.Name)
 					}
 				case *ast.GenDecl:
 					for _, sp := range d.Specs {
 						if v, ok := sp.(*ast.ValueSpec); ok {
 							for _, n := range v.Names {
 								if n.IsExported() && v.Doc == nil && d.Doc == nil {
-									t.Errorf("%s: %s: %s has no doc", s.OutDType, f.Name, n)
+									t.Errorf("%s: %s: %s has no doc", s.Caches, f.Name, n)
 								}
 							}
 						}
@@ -143,7 +143,7 @@ func TestCacheFiles(t *testing.T) {
 		}
 		for _, n := range []string{"rope_cache.go", "rope_amd64.s", "rope_arm64.s", "rope_riscv64.s"} {
 			if !names[n] {
-				t.Errorf("%s: no %s", s.OutDType, n)
+				t.Errorf("%s: no %s", s.Caches, n)
 			}
 		}
 	}

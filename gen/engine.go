@@ -14,9 +14,9 @@ import (
 // model. New picks a shape's kernels by a model's Params at run time.
 type Engine struct {
 	Package string
-	DType   string        // element type: "f32" (the default when empty), "f64", "f16" or "bf16"
-	Shapes  []EngineShape // the shapes; the same shape twice is one, its norms merged
-	Caches  []string      // cache types ("f32", "f16", "bf16", "e4m3", "q8_0"); q8_0 only where HeadDim is a multiple of 32
+	DType   string           // element type: "f32" (the default when empty), "f64", "f16" or "bf16"
+	Shapes  []EngineShape    // the shapes; the same shape twice is one, its norms merged
+	Caches  []spec.CacheType // cache types (spec.CacheFormats); a block format only where HeadDim is a whole number of its blocks
 	// Models lists what the package was built for, one line each (a model
 	// and its layer type, or a bare shape), for the package doc.
 	Models []string
@@ -26,7 +26,7 @@ type Engine struct {
 // default values aside: the kind, the scope and the placement).
 type EngineShape struct {
 	HeadDim, RotaryDim int
-	Layout             string
+	Layout             spec.Layout
 	Norms              []spec.QKNorm
 }
 
@@ -56,7 +56,7 @@ func GenerateEngine(e Engine, o Options) ([]File, error) {
 	norms := map[key][]NormPlan{}
 	var keys []key
 	for _, s := range e.Shapes {
-		k := key{s.HeadDim, s.RotaryDim, s.Layout}
+		k := key{s.HeadDim, s.RotaryDim, string(s.Layout)}
 		if k.rd == 0 {
 			k.rd = k.hd
 		}

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ropegen/ropegen/internal/explain"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -85,7 +86,7 @@ func (a specArgs) spec() spec.Spec {
 	half := max(0, min(r, spec.MaxHeadDim)/2)
 	return spec.Spec{
 		HeadDim: a.Dim, RotaryDim: a.Rotary, Base: a.Base,
-		DType: a.DType, OutDType: a.OutDType, Layout: a.Layout, Package: a.Pkg,
+		DType: a.DType, Caches: spec.ParseCaches(a.OutDType), Layout: spec.Layout(a.Layout), Package: a.Pkg,
 		Scaling: spec.Scaling{
 			Type: a.Scaling, Factor: a.Factor, OrigCtx: a.OrigCtx,
 			BetaFast: a.BetaFast, BetaSlow: a.BetaSlow, AttnFactor: a.Attn,
@@ -110,8 +111,8 @@ var flagNames = map[string]bool{
 // ---- FuzzSpec ------------------------------------------------------------------------
 
 // FuzzSpec fuzzes every Spec field: each spec either fails Validate with a
-// *spec.SpecError that names a flag (and then Generate and spec.Explain fail too), or
-// spec.Explain and Generate succeed and the files are gofmt'd, carry the header,
+// *spec.SpecError that names a flag (and then Generate and explain.Write fail too), or
+// explain.Write and Generate succeed and the files are gofmt'd, carry the header,
 // parse, and type-check for linux/amd64, linux/arm64, purego and 386 (no
 // assembly), rope_test.go included, with the constants and methods the spec
 // asks for.
@@ -159,12 +160,12 @@ func checkSpec(t *testing.T, s spec.Spec) bool {
 		if _, gerr := Generate(s, Options{Command: "-fuzz"}); gerr == nil || !errors.As(gerr, &se) {
 			t.Fatalf("Validate(%+v) = %v but Generate gives %v", s, err, gerr)
 		}
-		if eerr := spec.Explain(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
-			t.Fatalf("Validate(%+v) = %v but spec.Explain gives %v", s, err, eerr)
+		if eerr := explain.Write(io.Discard, s); eerr == nil || !errors.As(eerr, &se) {
+			t.Fatalf("Validate(%+v) = %v but explain.Write gives %v", s, err, eerr)
 		}
 		return false
 	}
-	if err := spec.Explain(io.Discard, s); err != nil {
+	if err := explain.Write(io.Discard, s); err != nil {
 		t.Fatalf("Validate(%+v) = nil but Explain: %v", s, err)
 	}
 	files, err := Generate(s, Options{Command: "-fuzz", Tests: true})
@@ -358,7 +359,7 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	if s.QKNorm.Enabled() {
 		want = append(want, "ApplyNormQK")
 	}
-	if s.OutDType != "" {
+	if len(s.Caches) > 0 {
 		want = append(want, "ApplyStore", "Prep", "Shift")
 		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step"} {
 			if sc.Lookup(name) == nil {
@@ -387,7 +388,7 @@ var updateCorpus = flag.Bool("fuzzcorpus", false, "rewrite testdata/fuzz/FuzzSpe
 
 // seedArgs is the default spec as specArgs, for the seeds to modify.
 func seedArgs(mod func(*specArgs)) specArgs {
-	a := specArgs{Dim: 128, Base: 10000, DType: "f32", Layout: spec.Interleaved, Pkg: "rope", Scaling: "none", Truncate: true, Step: 0.5}
+	a := specArgs{Dim: 128, Base: 10000, DType: "f32", Layout: string(spec.Interleaved), Pkg: "rope", Scaling: "none", Truncate: true, Step: 0.5}
 	mod(&a)
 	return a
 }
@@ -402,30 +403,30 @@ var fuzzSeeds = []struct {
 }{
 	{"default", true, seedArgs(func(a *specArgs) {})},
 	{"f64", true, seedArgs(func(a *specArgs) { a.DType = "f64"; a.Dim = 64 })},
-	{"f16-neox", true, seedArgs(func(a *specArgs) { a.DType = "f16"; a.Layout = spec.NeoX })},
+	{"f16-neox", true, seedArgs(func(a *specArgs) { a.DType = "f16"; a.Layout = string(spec.NeoX) })},
 	{"bf16-partial", true, seedArgs(func(a *specArgs) { a.DType = "bf16"; a.Dim, a.Rotary = 96, 64 })},
-	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = spec.NeoX })},
+	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = string(spec.NeoX) })},
 	{"out-bf16", true, seedArgs(func(a *specArgs) { a.OutDType = "bf16"; a.Dim, a.Rotary = 40, 36 })},
-	{"out-e4m3", true, seedArgs(func(a *specArgs) { a.OutDType = "e4m3"; a.Dim, a.Rotary = 30, 22; a.Layout = spec.NeoX })},
+	{"out-e4m3", true, seedArgs(func(a *specArgs) { a.OutDType = "e4m3"; a.Dim, a.Rotary = 30, 22; a.Layout = string(spec.NeoX) })},
 	{"out-q8", true, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim, a.Rotary = 96, 40 })},
 	{"dim2", true, seedArgs(func(a *specArgs) { a.Dim = 2 })},
-	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = spec.NeoX; a.DType = "f16" })},
-	{"dim4096", true, seedArgs(func(a *specArgs) { a.Dim = 4096; a.Rotary = 64; a.Layout = spec.NeoX })},
+	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = string(spec.NeoX); a.DType = "f16" })},
+	{"dim4096", true, seedArgs(func(a *specArgs) { a.Dim = 4096; a.Rotary = 64; a.Layout = string(spec.NeoX) })},
 	{"rotary2-of-6", true, seedArgs(func(a *specArgs) { a.Dim, a.Rotary = 6, 2; a.DType = "bf16" })},
 	{"rotary22-of-30", true, seedArgs(func(a *specArgs) { a.Dim, a.Rotary = 30, 22 })},
 	{"linear", true, seedArgs(func(a *specArgs) { a.Scaling = "linear"; a.Factor = 4; a.Dim = 64 })},
-	{"ntk", true, seedArgs(func(a *specArgs) { a.Scaling = "ntk"; a.Factor = 8; a.Dim = 80; a.Layout = spec.NeoX })},
+	{"ntk", true, seedArgs(func(a *specArgs) { a.Scaling = "ntk"; a.Factor = 8; a.Dim = 80; a.Layout = string(spec.NeoX) })},
 	{"yarn", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.Base, a.Layout = "yarn", 4, 32768, 128, 1e6, spec.NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.Base, a.Layout = "yarn", 4, 32768, 128, 1e6, string(spec.NeoX)
 	})},
 	{"yarn-mscale", true, seedArgs(func(a *specArgs) {
 		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.MScale, a.MScaleAll, a.Truncate, a.DType = "yarn", 40, 4096, 64, 0.707, 0.707, false, "f64"
 	})},
 	{"llama3", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Low, a.High, a.Base, a.Layout = "llama3", 8, 8192, 1, 4, 500000, spec.NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Low, a.High, a.Base, a.Layout = "llama3", 8, 8192, 1, 4, 500000, string(spec.NeoX)
 	})},
 	{"longrope", true, seedArgs(func(a *specArgs) {
-		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.ShortN, a.ShortV, a.LongN, a.LongV, a.Layout = "longrope", 32, 4096, 48, 1, 1, 1, 1.5, spec.NeoX
+		a.Scaling, a.Factor, a.OrigCtx, a.Dim, a.ShortN, a.ShortV, a.LongN, a.LongV, a.Layout = "longrope", 32, 4096, 48, 1, 1, 1, 1.5, string(spec.NeoX)
 	})},
 	{"freq-factors", true, seedArgs(func(a *specArgs) { a.FFN, a.FFV, a.Dim, a.DType = 1, 1, 32, "f16" })},
 	{"pkg-unicode", true, seedArgs(func(a *specArgs) { a.Pkg = "π"; a.Dim = 8 })},
@@ -442,7 +443,7 @@ var fuzzSeeds = []struct {
 	{"base-inf", false, seedArgs(func(a *specArgs) { a.Base = math.Inf(1) })},
 	{"dtype-unknown", false, seedArgs(func(a *specArgs) { a.DType = "f8" })},
 	{"out-with-f64", false, seedArgs(func(a *specArgs) { a.DType, a.OutDType = "f64", "f16" })},
-	{"out-unknown", false, seedArgs(func(a *specArgs) { a.OutDType = "f32" })},
+	{"out-unknown", false, seedArgs(func(a *specArgs) { a.OutDType = "f8" })},
 	{"out-q8-dim", false, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim = 80 })},
 	{"layout-case", false, seedArgs(func(a *specArgs) { a.Layout = "NeoX" })},
 	{"pkg-keyword", false, seedArgs(func(a *specArgs) { a.Pkg = "func" })},

@@ -25,10 +25,6 @@ type Options struct {
 	// Tests also writes rope_test.go, which runs package verify's property
 	// suite and benchmarks against the generated kernels.
 	Tests bool
-	// Caches are the cache types of a package generated for one spec ("f32",
-	// "f16", "bf16", "e4m3", "q8_0"): several, or f32, which the spec's
-	// single OutDType cannot say. nil: the spec's OutDType, if any.
-	Caches []string
 }
 
 // Header returns the first line of every file ropegen writes for command.

@@ -48,7 +48,7 @@ func dynamicSpec(s spec.Spec, factor float64, origCtx int) spec.Spec {
 	return s
 }
 
-func specOf(dim, rotary int, layout string) spec.Spec {
+func specOf(dim, rotary int, layout spec.Layout) spec.Spec {
 	s := spec.DefaultSpec()
 	s.HeadDim, s.RotaryDim, s.Layout = dim, rotary, layout
 	return s

@@ -15,7 +15,7 @@ import (
 // The first four are small enough for TestLongHeadsVerify.
 func longSpecs() []spec.Spec {
 	nx := specOf(600, 262, spec.NeoX) // 131 pairs: 8 blocks and 3 more; 338 pass-through values
-	nx.OutDType = "f16"
+	nx.Caches = []spec.CacheType{spec.CacheF16}
 	b16 := specOf(520, 0, spec.Interleaved) // 260 pairs: 16 blocks and 4 more
 	b16.DType = "bf16"
 	f64 := specOf(576, 0, spec.NeoX) // 288 pairs: 18 blocks
@@ -23,7 +23,7 @@ func longSpecs() []spec.Spec {
 	h16 := specOf(300, 258, spec.Interleaved) // 129 pairs: 8 blocks and 1 more; 42 pass-through values
 	h16.DType = "f16"
 	il := specOf(4096, 0, spec.Interleaved)
-	il.OutDType = "bf16"
+	il.Caches = []spec.CacheType{spec.CacheBF16}
 	nx64 := specOf(4096, 0, spec.NeoX)
 	nx64.DType = "f64"
 	return []spec.Spec{nx, b16, f64, h16, il, nx64}

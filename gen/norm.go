@@ -25,7 +25,7 @@ import (
 // narrow once, at the end. For C = float32 every square is exact in
 // float64, so the sum can neither overflow nor lose a small value.
 type NormPlan struct {
-	Kind     string  // spec.NormRMS, spec.NormGemma or spec.NormL2
+	Kind     string  // spec.NormRMS, spec.NormGemma or spec.NormL2, as a string
 	Eps      float64 // ε
 	Token    bool    // a token's heads are normed as one vector
 	After    bool    // normalize the rotated vector
@@ -38,13 +38,13 @@ func newNormPlan(s spec.Spec) *NormPlan {
 	if !n.Enabled() {
 		return nil
 	}
-	return &NormPlan{Kind: n.Kind, Eps: n.Epsilon(), Token: n.Token(), After: n.After, Weighted: n.Weighted()}
+	return &NormPlan{Kind: string(n.Kind), Eps: n.Epsilon(), Token: n.Token(), After: n.After, Weighted: n.Weighted()}
 }
 
 // normRoundings returns c_y, the roundings after r of one normed value: x·r,
 // then ·w (rms), or 1+w and ·(1+w) (gemma).
 func (n *NormPlan) normRoundings() int {
-	switch n.Kind {
+	switch spec.NormKind(n.Kind) {
 	case spec.NormRMS:
 		return 2
 	case spec.NormGemma:
@@ -150,7 +150,7 @@ func (pk *pkg) normDoc() string {
 		if len(kinds) > 1 {
 			tag = "   (" + k + ")"
 		}
-		fmt.Fprintf(&b, "\t%s%s\n", spec.NormFormula(k), tag)
+		fmt.Fprintf(&b, "\t%s%s\n", spec.NormFormula(spec.NormKind(k)), tag)
 	}
 	b.WriteString("\n")
 	then := "and rotates y as above (with NormAfter: x is the head rotated as above, kept in the compute type)."

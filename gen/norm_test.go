@@ -14,7 +14,7 @@ import (
 )
 
 // normSpec is specOf with a dtype and a QK-norm.
-func normSpec(dim, rotary int, layout, dtype, kind, scope string, after bool) spec.Spec {
+func normSpec(dim, rotary int, layout spec.Layout, dtype string, kind spec.NormKind, scope string, after bool) spec.Spec {
 	s := specOf(dim, rotary, layout)
 	s.DType = dtype
 	s.QKNorm = spec.QKNorm{Kind: kind, Scope: scope, After: after}
@@ -57,7 +57,7 @@ func normShapes() []spec.Spec {
 		normSpec(264, 0, N, "f64", spec.NormL2, H, false),
 	}
 	out := normSpec(64, 0, N, "f32", spec.NormRMS, H, false)
-	out.OutDType = "f16"
+	out.Caches = []spec.CacheType{spec.CacheF16}
 	vl := axesSpec(normSpec(128, 0, N, "f32", spec.NormRMS, H, false), spec.AxesInterleaved, 24, 20, 20) // Qwen3-VL
 	return append(ss, out, vl)
 }
@@ -146,10 +146,11 @@ func TestNormKernelsEveryBackend(t *testing.T) {
 // roundings after r (rms 2, gemma 3, l2 1), and 6 more after the rotation.
 func TestNormBound(t *testing.T) {
 	for _, c := range []struct {
-		dtype, kind string
-		after       bool
-		n           int
-		rot, pass   int
+		dtype     string
+		kind      spec.NormKind
+		after     bool
+		n         int
+		rot, pass int
 	}{
 		{"f32", spec.NormRMS, false, 128, 8, 4},
 		{"f16", spec.NormGemma, false, 128, 9, 5},

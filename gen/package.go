@@ -35,20 +35,17 @@ type pkg struct {
 
 // shape is one kernel shape of a package and what the package needs of it.
 type shape struct {
-	p      *Plan      // the shape's plan: Norm nil, no OutDType
+	p      *Plan      // the shape's plan: Norm nil, no caches
 	norms  []NormPlan // the QK-norm variants, in variant order
 	caches []string   // the package's cache types this shape has kernels for
 }
 
-// cacheOrder is the order of the cache types in a package.
-var cacheOrder = []string{"f32", "f16", "bf16", "e4m3", "q8_0"}
-
 // newShape returns the shape (hd, rd, layout) of a package of dtype, with
-// its norm variants and the caches of the list that fit it (q8_0: a head
-// of whole blocks).
+// its norm variants and the caches of the list that fit it (a head of
+// whole blocks of each).
 func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, caches []string) (*shape, error) {
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout, s.DType, s.Package = hd, rd, layout, dtype, name
+	s.HeadDim, s.RotaryDim, s.Layout, s.DType, s.Package = hd, rd, spec.Layout(layout), dtype, name
 	p, err := NewPlan(s)
 	if err != nil {
 		return nil, err
@@ -61,7 +58,7 @@ func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, c
 	}
 	sort.Slice(sh.norms, func(i, j int) bool { return sh.norms[i].variant() < sh.norms[j].variant() })
 	for _, c := range caches {
-		if c != "q8_0" || hd%spec.Q8Block == 0 {
+		if f, _ := spec.CacheType(c).Format(); hd%f.BlockValues == 0 {
 			sh.caches = append(sh.caches, c)
 		}
 	}
@@ -70,7 +67,7 @@ func newShape(name, dtype string, hd, rd int, layout string, norms []NormPlan, c
 
 // variant is the norm's slot in the run-time's kernels.norm.
 func (n NormPlan) variant() int {
-	v := 4 * slices.Index([]string{spec.NormRMS, spec.NormGemma, spec.NormL2}, n.Kind)
+	v := 4 * slices.Index(spec.NormKinds[1:], spec.NormKind(n.Kind)) // NormKinds less none
 	if n.Token {
 		v += 2
 	}
@@ -101,11 +98,7 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	caches := o.Caches
-	if caches == nil && s.OutDType != "" {
-		caches = []string{s.OutDType}
-	}
-	caches, err = sortCaches(caches, s.DType)
+	caches, err := sortCaches(s.Caches, s.DType)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +107,7 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	if p.Norm != nil {
 		norms = append(norms, *p.Norm)
 	}
-	sh, err := newShape(s.Package, s.DType, p.HeadDim, p.RotaryDim, s.Layout, norms, caches)
+	sh, err := newShape(s.Package, s.DType, p.HeadDim, p.RotaryDim, string(s.Layout), norms, caches)
 	if err != nil {
 		return nil, err
 	}
@@ -122,36 +115,19 @@ func Generate(s spec.Spec, o Options) ([]File, error) {
 	return pk.files()
 }
 
-// sortCaches returns the cache types of list in cacheOrder, checked: each
-// known, none twice, and only with float32 elements.
-func sortCaches(list []string, dtype string) ([]string, error) {
+// sortCaches returns the cache types of list in spec.CacheFormats' order,
+// checked by spec.ValidateCaches.
+func sortCaches(list []spec.CacheType, dtype string) ([]string, error) {
+	if err := spec.ValidateCaches(list, dtype); err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, c := range cacheOrder {
-		if n := countOf(list, c); n > 1 {
-			return nil, fmt.Errorf("cache type %q listed %d times", c, n)
-		} else if n == 1 {
-			out = append(out, c)
+	for _, c := range spec.CacheTypes() {
+		if slices.Contains(list, c) {
+			out = append(out, string(c))
 		}
-	}
-	for _, c := range list {
-		if !slices.Contains(cacheOrder, c) {
-			return nil, fmt.Errorf("cache type %q: want one of %s", c, strings.Join(cacheOrder, ", "))
-		}
-	}
-	if len(out) > 0 && dtype != "f32" {
-		return nil, fmt.Errorf("cache types %s with dtype %q: caches take float32 elements", strings.Join(out, ","), dtype)
 	}
 	return out, nil
-}
-
-func countOf(l []string, s string) int {
-	n := 0
-	for _, x := range l {
-		if x == s {
-			n++
-		}
-	}
-	return n
 }
 
 // files returns the package's files, sorted by name.

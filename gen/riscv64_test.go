@@ -36,7 +36,7 @@ func TestRVVLengths(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "%s\n## %s\n%s\n", strings.Repeat("#", 72), msg, strings.Repeat("#", 72))
 		t.Skip(msg)
 	}
-	qk := func(kind, scope string, after bool) spec.QKNorm {
+	qk := func(kind spec.NormKind, scope string, after bool) spec.QKNorm {
 		return spec.QKNorm{Kind: kind, Scope: scope, After: after}
 	}
 	const H, T = spec.ScopeHead, spec.ScopeToken
@@ -46,7 +46,7 @@ func TestRVVLengths(t *testing.T) {
 			{HeadDim: 128, RotaryDim: 128, Layout: spec.NeoX, Norms: []spec.QKNorm{qk(spec.NormRMS, H, false), qk(spec.NormL2, T, true)}},
 			{HeadDim: 96, RotaryDim: 64, Layout: spec.Interleaved, Norms: []spec.QKNorm{qk(spec.NormGemma, H, true)}},
 		},
-		Caches: []string{"f32", "f16", "bf16", "e4m3", "q8_0"},
+		Caches: spec.CacheTypes(),
 	}, Options{Command: "-test", Tests: true})
 	must(t, err)
 	dir := writeModule(t, []spec.Spec{

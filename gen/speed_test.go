@@ -34,7 +34,7 @@ func BenchmarkGenerate4096(b *testing.B) { benchGenerate(b, specOf(4096, 0, spec
 // BenchmarkGenerate4096NeoXBF16 is `ropegen -dim 4096 -layout neox -out-dtype bf16`.
 func BenchmarkGenerate4096NeoXBF16(b *testing.B) {
 	s := specOf(4096, 0, spec.NeoX)
-	s.OutDType = "bf16"
+	s.Caches = []spec.CacheType{spec.CacheBF16}
 	benchGenerate(b, s)
 }
 

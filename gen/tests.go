@@ -369,7 +369,7 @@ func (pk *pkg) engineTests(f *jen.File) {
 	f.Func().Id("model").Params(jen.List(id("i"), id("n")).Int()).Op("*").Id("Rotary").Block(
 		id("sh").Op(":=").Id("shapeList").Index(id("i")),
 		id("s").Op(":=").Qual(specPkg, "DefaultSpec").Call(),
-		jen.List(id("s").Dot("HeadDim"), id("s").Dot("RotaryDim"), id("s").Dot("Layout"), id("s").Dot("DType")).Op("=").List(id("sh").Dot("HeadDim"), id("sh").Dot("RotaryDim"), id("sh").Dot("Layout"), id("dtypeName")),
+		jen.List(id("s").Dot("HeadDim"), id("s").Dot("RotaryDim"), id("s").Dot("Layout"), id("s").Dot("DType")).Op("=").List(id("sh").Dot("HeadDim"), id("sh").Dot("RotaryDim"), jen.Qual(specPkg, "Layout").Call(id("sh").Dot("Layout")), id("dtypeName")),
 		jen.If(id("n").Op(">=").Lit(0)).Block(id("s").Dot("QKNorm").Op("=").Id("engineNorms").Index(id("i")).Index(id("n")).Dot("n")),
 		jen.List(id("p"), id("err")).Op(":=").Qual(specPkg, "Resolve").Call(id("s")),
 		jen.If(id("err").Op("!=").Nil()).Block(jen.Panic(id("err"))),

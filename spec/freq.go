@@ -63,7 +63,7 @@ const (
 )
 
 // Scaled is docs/contract.md §3 evaluated for a spec, with the intermediate
-// values Explain shows and ropegen's figures draw.
+// values ropegen -explain prints and draws (internal/explain).
 type Scaled struct {
 	Type    string    // the scaling type (Scaling.Kind)
 	Attn    float64   // the attention factor A

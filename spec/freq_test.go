@@ -76,7 +76,7 @@ type hfCase struct {
 	headDim int
 	rotary  int // effective rotary dim
 	base    float64
-	layout  string
+	layout  Layout
 	rope    hfref.Rope // dim and base are filled in from above
 }
 

@@ -211,8 +211,8 @@ type ggufCase struct {
 	file     string
 	arch     string
 	local    bool
-	layout   string // the GGUF file's pair layout (llama_model_rope_type)
-	hfLayout string // the config's (Hugging Face's reference code)
+	layout   Layout // the GGUF file's pair layout (llama_model_rope_type)
+	hfLayout Layout // the config's (Hugging Face's reference code)
 	convert  func(arch string, p hfParams) ([]gw.KV, []gw.Tensor)
 	// freqTol: 0 for bit-for-bit frequencies; otherwise checkGGUF gets
 	// the tolerance by pair from it.

@@ -48,7 +48,7 @@ type HFOptions struct {
 	// Layout, when not empty, is the layout the caller will set (the
 	// -layout flag): a model type missing from ropegen's layout table is
 	// then accepted instead of refused.
-	Layout string
+	Layout Layout
 }
 
 // The values of HFOptions.Part.
@@ -400,10 +400,7 @@ func hfAlpha(rp hfObj, alpha float64) (Scaling, error) {
 
 // hfSpec turns a config's top-level object into a spec.
 func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
-	spec := DefaultSpec()
-	var info HFInfo
 	fail := func(err error) (Spec, HFInfo, error) { return Spec{}, HFInfo{}, err }
-
 	switch opt.Part {
 	case "", HFPartText, HFPartIndexer:
 	case HFPartVision:
@@ -411,98 +408,20 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	default:
 		return fail(&HFConfigError{Path: top.path, Msg: fmt.Sprintf("-hf-part %q: want one of %s", opt.Part, quoteAll(HFParts))})
 	}
-	layerType := opt.LayerType
-	if opt.Local {
-		if layerType != "" && layerType != hfSlidingLayers {
-			return fail(&HFConfigError{Path: top.path, Msg: fmt.Sprintf("-rope-local is -layer-type %s, but -layer-type %q is given too", hfSlidingLayers, layerType)})
-		}
-		layerType = hfSlidingLayers
-	}
-
-	// The text model: text_config when there is one.
-	c := top
-	tc, tcOK, err := top.obj("text_config")
+	layerType, err := hfLayerTypeOption(top, opt)
 	if err != nil {
 		return fail(err)
 	}
-	if tcOK {
-		c = tc
-	}
-	model, ok, err := c.str("model_type")
+	spec := DefaultSpec()
+	var info HFInfo
+	m, err := hfTextModel(top, &spec, &info)
 	if err != nil {
 		return fail(err)
 	}
-	topModel, topOK := "", false
-	if tcOK {
-		if topModel, topOK, err = top.str("model_type"); err != nil {
-			return fail(err)
-		}
-	}
-	if !ok && topOK {
-		model, ok = topModel, true
-	}
-	if !ok {
-		return fail(c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout"))
-	}
-	info.ModelType = model
-	if n, ok, err := c.int("max_position_embeddings"); err != nil {
+	if spec.Layout, err = m.layout(opt.Layout); err != nil {
 		return fail(err)
-	} else if ok && n <= 0 {
-		return fail(c.errf("max_position_embeddings", "want a positive integer, got %d: it is the model's context length", n))
-	} else if ok {
-		spec.MaxPositions = n
 	}
-	if tcOK {
-		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
-	}
-	entry, refuse, known := hfLookup(model)
-	if !known && topOK {
-		// A text_config type the table lacks (EXAONE 4.5's exaone4_5_text)
-		// belongs to the top-level type's modeling file.
-		if e, r, ok := hfLookup(topModel); ok {
-			entry, refuse, known = e, r, true
-			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
-		}
-	}
-	unresolved := ""
-	if !known {
-		// Remote code: the transformers class its architectures names.
-		resolved, note, why, err := hfArchitecture(top, model)
-		if err != nil {
-			return fail(err)
-		}
-		if resolved != "" {
-			entry, refuse, known = hfLookup(resolved)
-			model = resolved
-			info.ModelType = model
-			info.Notes = append(info.Notes, note)
-		}
-		unresolved = why
-	}
-	switch {
-	case known && refuse != "":
-		return fail(c.errf("model_type", "%q is not supported: %s", model, refuse))
-	case !known && opt.Layout == "":
-		return fail(c.errf("model_type", "%q is not in ropegen's table of model types%s, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", model, unresolved, NeoX, Interleaved))
-	case known:
-		spec.Layout = entry.layouts[0]
-		if entry.ropeInterleave {
-			// The attention's `if self.config.rope_interleave`:
-			// apply_rotary_pos_emb_interleave, else rotate_half.
-			il, ok, err := c.bool("rope_interleave")
-			if err != nil {
-				return fail(err)
-			}
-			if !ok {
-				il = entry.ropeInterleaveDefault
-			}
-			if !il {
-				spec.Layout = entry.layouts[1]
-			}
-		}
-	default:
-		spec.Layout = opt.Layout
-	}
+	c, model := m.c, m.model
 	if err := hfQKNorm(c, model, &spec, &info); err != nil {
 		return fail(err)
 	}
@@ -512,24 +431,180 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	} else if note != "" {
 		info.Notes = append(info.Notes, note)
 	}
-
-	// Head dim: the indexer's, MLA's rotary part, or the head's.
-	mlaRot, mla, err := c.int("qk_rope_head_dim")
+	fixedHead, err := hfHead(m, opt.Part, &spec, &info)
 	if err != nil {
 		return fail(err)
 	}
+	out, err := hfLayerRoPEs(m, layerType, spec, fixedHead, &info)
+	if err != nil {
+		return fail(err)
+	}
+	scale, note, err := hfQKScale(c, model, opt.Part, out.HeadDim)
+	if err != nil {
+		return fail(err)
+	}
+	out.QKScale = scale
+	if note != "" {
+		info.Notes = append(info.Notes, note)
+	}
+	return out, info, nil
+}
+
+// hfLayerTypeOption returns the layer type opt selects: opt.LayerType, or
+// with opt.Local "sliding_attention" (which a different LayerType
+// contradicts).
+func hfLayerTypeOption(top hfObj, opt HFOptions) (string, error) {
+	if !opt.Local {
+		return opt.LayerType, nil
+	}
+	if opt.LayerType != "" && opt.LayerType != hfSlidingLayers {
+		return "", &HFConfigError{Path: top.path, Msg: fmt.Sprintf("-rope-local is -layer-type %s, but -layer-type %q is given too", hfSlidingLayers, opt.LayerType)}
+	}
+	return hfSlidingLayers, nil
+}
+
+// hfModel is the text model of a config: its settings, the model type
+// whose code decides, and that type's entry in ropegen's table.
+type hfModel struct {
+	c          hfObj       // the text model's settings: text_config, or the config itself
+	model      string      // the model type whose code decides (HFInfo.ModelType)
+	entry      hfGenLayout // its entry; the zero entry when the type is not known
+	refuse     string      // why ropegen refuses the type; "" when it does not
+	known      bool        // the type is in the table
+	unresolved string      // for a type not known: why its architectures named none
+}
+
+// hfTextModel reads the text model of config top (its text_config when it
+// has one): the model type, the context length into spec, and the type's
+// table entry, which is the text_config type's, else the top-level type's,
+// else that of the type the config's architectures resolve to (remote
+// code). Notes say which.
+func hfTextModel(top hfObj, spec *Spec, info *HFInfo) (hfModel, error) {
+	m := hfModel{c: top}
+	tc, tcOK, err := top.obj("text_config")
+	if err != nil {
+		return m, err
+	}
+	if tcOK {
+		m.c = tc
+	}
+	c := m.c
+	model, ok, err := c.str("model_type")
+	if err != nil {
+		return m, err
+	}
+	topModel, topOK := "", false
+	if tcOK {
+		if topModel, topOK, err = top.str("model_type"); err != nil {
+			return m, err
+		}
+	}
+	if !ok && topOK {
+		model, ok = topModel, true
+	}
+	if !ok {
+		return m, c.errf("model_type", "missing: ropegen needs the model type to pick the pair layout")
+	}
+	info.ModelType = model
+	if n, ok, err := c.int("max_position_embeddings"); err != nil {
+		return m, err
+	} else if ok && n <= 0 {
+		return m, c.errf("max_position_embeddings", "want a positive integer, got %d: it is the model's context length", n)
+	} else if ok {
+		spec.MaxPositions = n
+	}
+	if tcOK {
+		info.Notes = append(info.Notes, fmt.Sprintf("the text model's settings are text_config's (model_type %q)", model))
+	}
+	m.entry, m.refuse, m.known = hfLookup(model)
+	if !m.known && topOK {
+		// A text_config type the table lacks (EXAONE 4.5's exaone4_5_text)
+		// belongs to the top-level type's modeling file.
+		if e, r, ok := hfLookup(topModel); ok {
+			m.entry, m.refuse, m.known = e, r, true
+			info.Notes = append(info.Notes, fmt.Sprintf("text_config's model_type %q is not in ropegen's table; its attention is model_type %q's", model, topModel))
+		}
+	}
+	if a, ok := hfAliases[model]; ok && !m.known {
+		// Remote code an engine runs as a transformers type.
+		if a.check != nil {
+			if err := a.check(c); err != nil {
+				return m, err
+			}
+		}
+		m.entry, m.refuse, m.known = hfLookup(a.model)
+		info.Notes = append(info.Notes, fmt.Sprintf("model_type %q is remote code, not a transformers type; it is read as model_type %q (%s), from this config's keys", model, a.model, a.cite))
+		model = a.model
+		info.ModelType = model
+	}
+	if !m.known {
+		// Remote code: the transformers class its architectures names.
+		resolved, note, why, err := hfArchitecture(top, model)
+		if err != nil {
+			return m, err
+		}
+		if resolved != "" {
+			m.entry, m.refuse, m.known = hfLookup(resolved)
+			model = resolved
+			info.ModelType = model
+			info.Notes = append(info.Notes, note)
+		}
+		m.unresolved = why
+	}
+	m.model = model
+	return m, nil
+}
+
+// layout returns the pair layout of m's attention: its table entry's (the
+// config's rope_interleave picking where the entry has two), else given,
+// the layout the caller will set. A refused type, and one not known
+// without given, is an error.
+func (m hfModel) layout(given Layout) (Layout, error) {
+	c, e := m.c, m.entry
+	switch {
+	case m.known && m.refuse != "":
+		return "", c.errf("model_type", "%q is not supported: %s", m.model, m.refuse)
+	case !m.known && given == "":
+		return "", c.errf("model_type", "%q is not in ropegen's table of model types%s, so the pair layout is unknown: give -layout %s if its attention uses rotate_half (Hugging Face's Llama code, pairs (i, i+R/2)), -layout %s if it rotates adjacent values (2i, 2i+1)", m.model, m.unresolved, NeoX, Interleaved)
+	case !m.known:
+		return given, nil
+	case !e.ropeInterleave:
+		return e.layouts[0], nil
+	}
+	// The attention's `if self.config.rope_interleave`:
+	// apply_rotary_pos_emb_interleave, else rotate_half.
+	il, ok, err := c.bool("rope_interleave")
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		il = e.ropeInterleaveDefault
+	}
+	if !il {
+		return e.layouts[1], nil
+	}
+	return e.layouts[0], nil
+}
+
+// hfHead reads the head dim into spec: the indexer's (part HFPartIndexer),
+// MLA's rotary part (qk_rope_head_dim), or the head's. It reports whether
+// the head dim is fixed for every layer type (MLA and the indexer).
+func hfHead(m hfModel, part string, spec *Spec, info *HFInfo) (fixed bool, err error) {
+	c, entry := m.c, m.entry
+	mlaRot, mla, err := c.int("qk_rope_head_dim")
+	if err != nil {
+		return false, err
+	}
 	if mla && mlaRot <= 0 {
-		return fail(c.errf("qk_rope_head_dim", "want a positive integer, got %d", mlaRot))
+		return false, c.errf("qk_rope_head_dim", "want a positive integer, got %d", mlaRot)
 	}
 	switch {
-	case opt.Part == HFPartIndexer:
-		if err := hfIndexer(c, model, entry, mlaRot, mla, &spec, &info); err != nil {
-			return fail(err)
-		}
+	case part == HFPartIndexer:
+		return true, hfIndexer(c, m.model, entry, mlaRot, mla, spec, info)
 	case mla:
 		nope, nopeOK, err := c.int("qk_nope_head_dim")
 		if err != nil {
-			return fail(err)
+			return false, err
 		}
 		spec.HeadDim = mlaRot
 		full := "qk_nope_head_dim + qk_rope_head_dim"
@@ -540,22 +615,27 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		if entry.indexer != "" {
 			info.Notes = append(info.Notes, fmt.Sprintf("this model also has a lightning indexer, whose RoPE is %s (%s): -hf-part %s writes its package", entry.indexer, entry.indexerCite, HFPartIndexer))
 		}
-	default:
-		if spec.HeadDim, err = hfReadHeadDim(c, defaults.headDim, defaults.heads); err != nil {
-			return fail(err)
-		}
+		return true, nil
 	}
+	d := hfDefaults[m.model]
+	spec.HeadDim, err = hfReadHeadDim(c, d.headDim, d.heads)
+	return false, err
+}
 
-	// The layers and the RoPE of each layer type.
+// hfLayerRoPEs reads the RoPE of each layer type of m's model, starting
+// from spec (with a layer type's own head dim unless fixedHead), and
+// returns the one of the layer type chosen (layerType, else the default);
+// info gets the layers, each summarised, and the notes.
+func hfLayerRoPEs(m hfModel, layerType string, spec Spec, fixedHead bool, info *HFInfo) (Spec, error) {
+	c, model := m.c, m.model
 	groups, err := hfLayerGroups(c, model)
 	if err != nil {
-		return fail(err)
+		return Spec{}, err
 	}
 	chosen, err := hfChoose(c, model, groups, layerType)
 	if err != nil {
-		return fail(err)
+		return Spec{}, err
 	}
-	fixedHead := mla || opt.Part == HFPartIndexer
 	var out Spec
 	var outNotes []string
 	for i := range groups {
@@ -567,10 +647,10 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 		if g.src.headDim != 0 && !fixedHead {
 			s.HeadDim = g.src.headDim
 		}
-		s, notes, err := hfRoPE(c, g.src, s, model, entry, defaults.base, !fixedHead)
+		s, notes, err := hfRoPE(c, g.src, s, model, m.entry, hfDefaults[model].base, !fixedHead)
 		if i == chosen {
 			if err != nil {
-				return fail(err)
+				return Spec{}, err
 			}
 			out, outNotes = s, notes
 		}
@@ -583,17 +663,7 @@ func hfSpec(top hfObj, opt HFOptions) (Spec, HFInfo, error) {
 	info.Layers, info.Notes = hfLayerNotes(groups, chosen, info.Notes)
 	info.Notes = append(info.Notes, outNotes...)
 	info.norm = out.QKNorm
-	scale, note, err := hfSoftmaxScale(c, model, opt.Part)
-	if err != nil {
-		return fail(err)
-	}
-	if scale != 1 {
-		out.SoftmaxScale = scale
-	}
-	if note != "" {
-		info.Notes = append(info.Notes, note)
-	}
-	return out, info, nil
+	return out, nil
 }
 
 // hfRoPE reads one RoPE into spec: the base, the rotary dim (when rotary,
@@ -934,8 +1004,7 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 		return sc, err
 	}
 	typ, known := hfScalingTypes[name]
-	switch {
-	case !known:
+	if !known {
 		return sc, rp.errf(typeKey, "scaling type %q is not supported (ropegen reads %s); give the spec with flags instead of -hf-config (-dim, -base, -scaling, …)", name, quoteAll(hfScalingNames))
 	}
 	sc.Type = typ
@@ -946,34 +1015,8 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 			return hfAlpha(rp, alpha)
 		}
 	}
-
-	allowed := map[string]bool{"rope_type": true, "type": true, "rope_theta": true, "partial_rotary_factor": true, "mrope_section": true, "mrope_interleaved": true}
-	for _, k := range hfScalingKeys[typ] {
-		allowed[k] = true
-	}
-	var unknown []string
-	for k := range rp.m {
-		if !allowed[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		known := append([]string(nil), hfScalingKeys[typ]...)
-		sort.Strings(known)
-		what := "none"
-		if len(known) > 0 {
-			what = quoteAll(known)
-		}
-		return sc, rp.errf(unknown[0], "unknown key for rope_type %q (ropegen reads: %s); rather than ignore a key that may change the frequencies, ropegen refuses the config: give the spec with flags instead", name, what)
-	}
-
-	// The keys transformers requires (_check_received_keys raises KeyError
-	// for a missing one; null passes it).
-	for _, k := range hfRequiredKeys[typ] {
-		if _, present := rp.m[k]; !present {
-			return sc, rp.errf(k, "missing: rope_type %q requires it (transformers' _validate_%s_rope_parameters refuses the config without it)", name, hfValidatorName(name))
-		}
+	if err := hfCheckScalingKeys(rp, name, typ); err != nil {
+		return sc, err
 	}
 
 	// factor, in every type but none.
@@ -992,132 +1035,199 @@ func hfScalingOnly(c, rp hfObj) (Scaling, error) {
 			return sc, rp.errf("factor", "want a number > 0, got 0")
 		}
 	}
-	if typ == ScalingProportional {
+	switch typ {
+	case ScalingProportional:
 		return sc, nil
+	case ScalingLinear, ScalingNTK, ScalingDynamic:
+		return hfFactorScaling(c, rp, sc, name, factorOK)
 	}
-	if typ == ScalingLinear || typ == ScalingNTK || typ == ScalingDynamic {
-		if !factorOK {
-			return sc, rp.errf("factor", "%s: rope_type %q needs a number (transformers' rotary embedding divides by it)", missingOrNull(rp, "factor"), name)
-		}
-		if typ == ScalingDynamic {
-			// _compute_dynamic_ntk_parameters: L is max_position_embeddings,
-			// even where original_max_position_embeddings is given.
-			maxPos, ok, err := c.int("max_position_embeddings")
-			if err != nil {
-				return sc, err
-			}
-			if !ok {
-				return sc, rp.errf("factor", "rope_type %q needs max_position_embeddings (the context past which the base grows), and the config has none", name)
-			}
-			if maxPos <= 0 {
-				return sc, c.errf("max_position_embeddings", "want a positive integer, got %d", maxPos)
-			}
-			sc.OrigCtx = maxPos
-		}
-		return sc, nil
+	if err := hfContextScaling(c, rp, &sc, factorOK); err != nil {
+		return sc, err
 	}
+	switch typ {
+	case ScalingYaRN:
+		err = hfYaRNKeys(rp, &sc)
+	case ScalingLlama3:
+		err = hfLlama3Keys(rp, &sc, name, factorOK)
+	case ScalingLongRoPE:
+		err = hfLongRoPEKeys(rp, &sc, name)
+	}
+	return sc, err
+}
 
-	// The original context: as transformers v5's standardize_rope_params.
-	orig, origKey, err := hfOrigCtx(c, rp)
+// hfCheckScalingKeys refuses a key of the RoPE parameters rp that scaling
+// type typ (rope_type name) does not read, and a missing key that
+// transformers requires (_check_received_keys raises KeyError for a
+// missing one; null passes it).
+func hfCheckScalingKeys(rp hfObj, name, typ string) error {
+	allowed := map[string]bool{"rope_type": true, "type": true, "rope_theta": true, "partial_rotary_factor": true, "mrope_section": true, "mrope_interleaved": true}
+	for _, k := range hfScalingKeys[typ] {
+		allowed[k] = true
+	}
+	var unknown []string
+	for k := range rp.m {
+		if !allowed[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := append([]string(nil), hfScalingKeys[typ]...)
+		sort.Strings(known)
+		what := "none"
+		if len(known) > 0 {
+			what = quoteAll(known)
+		}
+		return rp.errf(unknown[0], "unknown key for rope_type %q (ropegen reads: %s); rather than ignore a key that may change the frequencies, ropegen refuses the config: give the spec with flags instead", name, what)
+	}
+	for _, k := range hfRequiredKeys[typ] {
+		if _, present := rp.m[k]; !present {
+			return rp.errf(k, "missing: rope_type %q requires it (transformers' _validate_%s_rope_parameters refuses the config without it)", name, hfValidatorName(name))
+		}
+	}
+	return nil
+}
+
+// hfFactorScaling completes sc for the scalings that read only a factor
+// (linear, ntk, dynamic), which must be given; dynamic's original context
+// is max_position_embeddings.
+func hfFactorScaling(c, rp hfObj, sc Scaling, name string, factorOK bool) (Scaling, error) {
+	if !factorOK {
+		return sc, rp.errf("factor", "%s: rope_type %q needs a number (transformers' rotary embedding divides by it)", missingOrNull(rp, "factor"), name)
+	}
+	if sc.Type != ScalingDynamic {
+		return sc, nil
+	}
+	// _compute_dynamic_ntk_parameters: L is max_position_embeddings,
+	// even where original_max_position_embeddings is given.
+	maxPos, ok, err := c.int("max_position_embeddings")
 	if err != nil {
 		return sc, err
 	}
+	if !ok {
+		return sc, rp.errf("factor", "rope_type %q needs max_position_embeddings (the context past which the base grows), and the config has none", name)
+	}
+	if maxPos <= 0 {
+		return sc, c.errf("max_position_embeddings", "want a positive integer, got %d", maxPos)
+	}
+	sc.OrigCtx = maxPos
+	return sc, nil
+}
+
+// hfContextScaling reads into sc what yarn, llama3 and longrope share: the
+// original context (as transformers v5's standardize_rope_params), the
+// factor when it is not given (the ratio of the contexts, except for
+// llama3) and attention_factor.
+func hfContextScaling(c, rp hfObj, sc *Scaling, factorOK bool) error {
+	orig, origKey, err := hfOrigCtx(c, rp)
+	if err != nil {
+		return err
+	}
 	sc.OrigCtx = orig
-	if !factorOK && typ != ScalingLlama3 {
+	if !factorOK && sc.Type != ScalingLlama3 {
 		// _compute_yarn_parameters and _compute_longrope_parameters: a
 		// factor that is None (longrope: absent too; yarn's validator
-		// refused an absent one above) is the ratio of the contexts.
+		// refused an absent one) is the ratio of the contexts.
 		maxPos, ok, err := c.int("max_position_embeddings")
 		if err != nil {
-			return sc, err
+			return err
 		}
 		if !ok {
-			return sc, rp.errf("factor", "missing, and so is max_position_embeddings to derive it from (max_position_embeddings/%s)", origKey)
+			return rp.errf("factor", "missing, and so is max_position_embeddings to derive it from (max_position_embeddings/%s)", origKey)
 		}
 		if orig == 0 {
-			return sc, rp.errf("factor", "missing, and %s is 0", origKey)
+			return rp.errf("factor", "missing, and %s is 0", origKey)
 		}
 		sc.Factor = float64(maxPos) / float64(orig)
 	}
-
 	attn, attnOK, err := rp.num("attention_factor")
 	if err != nil {
-		return sc, err
+		return err
 	}
 	if attnOK {
 		if attn == 0 {
-			return sc, rp.errf("attention_factor", "want a number > 0, got 0")
+			return rp.errf("attention_factor", "want a number > 0, got 0")
 		}
 		sc.AttnFactor = attn
 	}
+	return nil
+}
 
-	switch typ {
-	case ScalingYaRN:
-		for _, p := range []struct {
-			key string
-			dst *float64
-		}{
-			{"beta_fast", &sc.BetaFast},
-			{"beta_slow", &sc.BetaSlow},
-			{"mscale", &sc.MScale},
-			{"mscale_all_dim", &sc.MScaleAllDim},
-		} {
-			if *p.dst, _, err = rp.num(p.key); err != nil {
-				return sc, err
-			}
-		}
-		if sc.MScale == 0 || sc.MScaleAllDim == 0 {
-			// transformers: `if mscale and mscale_all_dim`, else both
-			// ignored.
-			sc.MScale, sc.MScaleAllDim = 0, 0
-		}
-		if t, ok, err := rp.bool("truncate"); err != nil {
-			return sc, err
-		} else if ok {
-			sc.Truncate = t
-		}
-		if _, _, err := rp.bool("finetuned"); err != nil {
-			return sc, err
-		}
-	case ScalingLlama3:
-		if !factorOK {
-			return sc, rp.errf("factor", "%s: rope_type %q needs a number (_compute_llama3_parameters divides by it)", missingOrNull(rp, "factor"), name)
-		}
-		for _, p := range []struct {
-			key string
-			dst *float64
-		}{
-			{"low_freq_factor", &sc.LowFreqFactor},
-			{"high_freq_factor", &sc.HighFreqFactor},
-		} {
-			v, ok, err := rp.num(p.key)
-			if err != nil {
-				return sc, err
-			}
-			if !ok {
-				return sc, rp.errf(p.key, "missing: rope_type %q needs it", name)
-			}
-			*p.dst = v
-		}
-	case ScalingLongRoPE:
-		for _, p := range []struct {
-			key string
-			dst *[]float64
-		}{
-			{"short_factor", &sc.ShortFactor},
-			{"long_factor", &sc.LongFactor},
-		} {
-			v, ok, err := rp.list(p.key)
-			if err != nil {
-				return sc, err
-			}
-			if !ok {
-				return sc, rp.errf(p.key, "missing: rope_type %q needs it", name)
-			}
-			*p.dst = v
+// hfYaRNKeys reads yarn's own keys into sc: the betas, mscale and
+// mscale_all_dim (kept only as a pair), truncate and finetuned.
+func hfYaRNKeys(rp hfObj, sc *Scaling) error {
+	var err error
+	for _, p := range []struct {
+		key string
+		dst *float64
+	}{
+		{"beta_fast", &sc.BetaFast},
+		{"beta_slow", &sc.BetaSlow},
+		{"mscale", &sc.MScale},
+		{"mscale_all_dim", &sc.MScaleAllDim},
+	} {
+		if *p.dst, _, err = rp.num(p.key); err != nil {
+			return err
 		}
 	}
-	return sc, nil
+	if sc.MScale == 0 || sc.MScaleAllDim == 0 {
+		// transformers: `if mscale and mscale_all_dim`, else both
+		// ignored.
+		sc.MScale, sc.MScaleAllDim = 0, 0
+	}
+	if t, ok, err := rp.bool("truncate"); err != nil {
+		return err
+	} else if ok {
+		sc.Truncate = t
+	}
+	_, _, err = rp.bool("finetuned")
+	return err
+}
+
+// hfLlama3Keys reads llama3's own keys into sc: the factor (required) and
+// the low and high frequency factors.
+func hfLlama3Keys(rp hfObj, sc *Scaling, name string, factorOK bool) error {
+	if !factorOK {
+		return rp.errf("factor", "%s: rope_type %q needs a number (_compute_llama3_parameters divides by it)", missingOrNull(rp, "factor"), name)
+	}
+	for _, p := range []struct {
+		key string
+		dst *float64
+	}{
+		{"low_freq_factor", &sc.LowFreqFactor},
+		{"high_freq_factor", &sc.HighFreqFactor},
+	} {
+		v, ok, err := rp.num(p.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return rp.errf(p.key, "missing: rope_type %q needs it", name)
+		}
+		*p.dst = v
+	}
+	return nil
+}
+
+// hfLongRoPEKeys reads longrope's short and long factors into sc.
+func hfLongRoPEKeys(rp hfObj, sc *Scaling, name string) error {
+	for _, p := range []struct {
+		key string
+		dst *[]float64
+	}{
+		{"short_factor", &sc.ShortFactor},
+		{"long_factor", &sc.LongFactor},
+	} {
+		v, ok, err := rp.list(p.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return rp.errf(p.key, "missing: rope_type %q needs it", name)
+		}
+		*p.dst = v
+	}
+	return nil
 }
 
 // hfRequiredKeys are the keys of the RoPE parameters that transformers'

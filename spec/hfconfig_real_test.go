@@ -26,7 +26,7 @@ type realCase struct {
 	headDim int
 	rotary  int
 	base    float64
-	layout  string     // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
+	layout  Layout     // the family's pairing: Interleaved (2i, 2i+1) or NeoX (i, i+R/2)
 	rope    hfref.Rope // dim and base are filled in from above
 	// M-RoPE: "" for 1-D, else "sections" (Qwen2.5-VL's
 	// apply_multimodal_rotary_pos_emb) or "interleaved" (Qwen3-VL's
@@ -147,6 +147,12 @@ var realCases = []realCase{
 	// with alpha 1000 (HunYuanMoEV1RotaryEmbedding: rope_theta·alpha^(d/(d−2))).
 	{file: "hunyuan-a13b-instruct.json", headDim: 128, rotary: 128, base: 10000, layout: NeoX, alpha: 1000,
 		notes: []string{`model_type "hunyuan" is remote code`, `HunYuanMoEV1ForCausalLM is transformers' class of model type "hunyuan_v1_moe"`, "alpha 1000", "qk-norm: rms over each head, after the rotation, ε 1e-05 (rms_norm_eps)"}},
+	// Llama-3.3-Nemotron-Super-49B-v1: nemotron-nas, which vLLM runs
+	// with Llama's RoPE (hfAliases): Llama 3.3's θ 500000 and llama3
+	// scaling ×8 on heads of 8192/64 = 128.
+	{file: "llama-3.3-nemotron-super-49b-v1.json", headDim: 128, rotary: 128, base: 500000, layout: NeoX,
+		rope:  hfref.Rope{RopeType: "llama3", Factor: 8, LowFreq: 1, HighFreq: 4, OrigMax: 8192},
+		notes: []string{`model_type "nemotron-nas" is remote code`, `read as model_type "llama"`, "nemotron_nas.py"}},
 	// ERNIE-4.5-VL: Ernie4_5_VLMoeForConditionalGeneration →
 	// ernie4_5_vl_moe, whose text config is the flat file's top level
 	// (Ernie4_5_VLMoeConfig.__post_init__: text_config from the kwargs)
@@ -194,7 +200,7 @@ func TestHFConfigsReal(t *testing.T) {
 			if s.Base != c.base {
 				t.Errorf("base %v, want %v", s.Base, c.base)
 			}
-			for i, want := range hfref.Pairs(c.layout, c.rotary) {
+			for i, want := range hfref.Pairs(string(c.layout), c.rotary) {
 				if a, b := p.Pair(i); a != want[0] || b != want[1] {
 					t.Fatalf("pair %d is (%d, %d), want (%d, %d) (%s)", i, a, b, want[0], want[1], c.layout)
 				}
@@ -383,7 +389,7 @@ func TestHFConfigsAllChecked(t *testing.T) {
 // table, for the model types ropegen's tests and presets use, and for
 // every type whose pairing is not rotate_half.
 func TestHFLayoutsTable(t *testing.T) {
-	want := map[string]string{
+	want := map[string]Layout{
 		// rotate_half (x[..., : d//2], x[..., d//2 :]).
 		"llama": NeoX, "mistral": NeoX, "mixtral": NeoX, "qwen2": NeoX, "qwen2_moe": NeoX, "qwen3": NeoX, "qwen3_moe": NeoX,
 		"qwen2_vl": NeoX, "qwen2_5_vl": NeoX, "qwen3_vl": NeoX, "qwen3_vl_text": NeoX, "phi": NeoX, "phi3": NeoX, "phimoe": NeoX,
@@ -419,7 +425,7 @@ func TestHFLayoutsTable(t *testing.T) {
 				return
 			}
 			got, ok := types[model]
-			if !ok || got[0] != w {
+			if !ok || got[0] != string(w) {
 				t.Fatalf("table has %q (%v), want %q", got[0], ok, w)
 			}
 			if !strings.Contains(got[1], "modeling_") && !strings.Contains(got[1], "remote code") {
@@ -428,7 +434,7 @@ func TestHFLayoutsTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantLayout, _, _ := strings.Cut(w, "|"); s.Layout != wantLayout {
+			if wantLayout, _, _ := strings.Cut(string(w), "|"); s.Layout != Layout(wantLayout) {
 				t.Errorf("layout %q, want %q", s.Layout, wantLayout)
 			}
 		})
@@ -479,7 +485,7 @@ func TestHFUnknownModelType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want it to contain %q", err, want)
 	}
-	for _, layout := range []string{NeoX, Interleaved} {
+	for _, layout := range []Layout{NeoX, Interleaved} {
 		s, _, err := LoadHFConfigWith(path, HFOptions{Layout: layout})
 		if err != nil || s.Layout != layout || s.HeadDim != 128 {
 			t.Errorf("with layout %s: %+v, %v", layout, s, err)
@@ -576,33 +582,6 @@ func TestLlama3EqualFactors(t *testing.T) {
 	}
 }
 
-// The notes reach -explain.
-func TestExplainNotesHF(t *testing.T) {
-	for _, c := range []struct {
-		file  string
-		opt   HFOptions
-		wants []string
-	}{
-		{"deepseek-v3.json", HFOptions{}, []string{"note: MLA: this kernel rotates the rotary part", "spec: dim 64, rotary-dim 64, base 10000, layout interleaved"}},
-		{"gemma-3-4b-it.json", HFOptions{Local: true}, []string{"note: layers of type sliding_attention (29 of 34: 0–4, 6–10, 12–16, 18–22, 24–28, 30–33): head 256, rotary 256, base 10000, no scaling — this package", "note: this package is the sliding_attention layers' RoPE", "scaling: none"}},
-		{"gemma-3-4b-it.json", HFOptions{}, []string{"note: layers of type full_attention (5 of 34: 5, 11, 17, 23, 29): head 256, rotary 256, base 1e+06, linear factor 8 — this package", "scaling: linear, factor 8"}},
-	} {
-		s, info, err := LoadHFConfigWith(filepath.Join("testdata", "hf", c.file), c.opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := ExplainNotes(&b, s, info.Notes); err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range c.wants {
-			if !strings.Contains(b.String(), w) {
-				t.Errorf("%s: explain lacks %q:\n%s", c.file, w, b.String())
-			}
-		}
-	}
-}
-
 // v5's per-layer-type rope_parameters: full_attention by default,
 // sliding_attention with Local.
 func TestHFPerLayerTypes(t *testing.T) {
@@ -635,7 +614,8 @@ func must(t *testing.T, err error) {
 func TestHFArchitectures(t *testing.T) {
 	const hint = "so the pair layout is unknown: give -layout neox if"
 	for _, c := range []struct {
-		name, config, err, layout, model string
+		name, config, err, model string
+		layout                   Layout
 	}{
 		{name: "unknown class", config: `{"model_type": "remote_thing", "architectures": ["RemoteThingForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32}`,
 			err: `"remote_thing" is not in ropegen's table of model types (nor is its architectures' "RemoteThingForCausalLM" a transformers class of a model type in it), ` + hint},

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -184,7 +185,8 @@ func TestLoadHFConfigVariants(t *testing.T) {
 		{"cohere interleaved", `{"model_type": "cohere", "hidden_size": 8192, "num_attention_heads": 64, "rope_theta": 8000000.0}`, func(s *Spec) {
 			s.Base, s.Layout = 8e6, Interleaved
 		}},
-		{"gemma2 with a local base: the global RoPE", `{"model_type": "gemma2", "head_dim": 128, "rope_theta": 500000, "rope_local_base_freq": 10000}`, func(s *Spec) {}},
+		// Gemma2Attention's scale: Gemma2Config's query_pre_attn_scalar 256.
+		{"gemma2 with a local base: the global RoPE", `{"model_type": "gemma2", "head_dim": 128, "rope_theta": 500000, "rope_local_base_freq": 10000}`, func(s *Spec) { s.QKScale = 1 / math.Sqrt(256) }},
 		{"dynamic", llamaLike(`"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}`), func(s *Spec) {
 			s.Scaling = Scaling{Type: ScalingDynamic, Factor: 2, OrigCtx: 131072, Truncate: true}
 		}},
@@ -202,8 +204,10 @@ func TestLoadHFConfigVariants(t *testing.T) {
 		}},
 		{"text_config", `{"model_type": "llava", "text_config": {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000}}`, func(s *Spec) {}},
 		{"text_config without model_type", `{"model_type": "llama", "text_config": {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000}}`, func(s *Spec) {}},
+		// DeepseekV3Attention's scale: qk_head_dim**-0.5 with
+		// DeepseekV3Config's qk_nope_head_dim 128.
 		{"MLA, rope_interleave false", `{"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64, "rope_theta": 500000, "rope_interleave": false}`, func(s *Spec) {
-			s.HeadDim = 64
+			s.HeadDim, s.QKScale = 64, 1/math.Sqrt(128+64)
 		}},
 		{"llama3 equal factors", llamaLike(`"rope_scaling": {"rope_type": "llama3", "factor": 16, "low_freq_factor": 1, "high_freq_factor": 1, "original_max_position_embeddings": 8192}`), func(s *Spec) {
 			s.Scaling = Scaling{Type: ScalingLlama3, Factor: 16, OrigCtx: 8192, LowFreqFactor: 1, HighFreqFactor: 1, Truncate: true}

@@ -7,9 +7,9 @@ import (
 
 // hfNorm is a model type's QK-norm, as its transformers code applies it.
 type hfNorm struct {
-	kind  string // NormRMS, NormGemma or NormL2
-	scope string // ScopeHead or ScopeToken
-	after bool   // applied to the rotated queries and keys
+	kind  NormKind // NormRMS, NormGemma or NormL2
+	scope string   // ScopeHead or ScopeToken
+	after bool     // applied to the rotated queries and keys
 	// flag, when not empty, is the config key that switches the norm on,
 	// and flagDefault its value when the config has none.
 	flag        string
@@ -184,11 +184,11 @@ func (info HFInfo) NotesFor(s Spec) []string {
 	}
 	was := "none"
 	if info.norm.Enabled() {
-		was = info.norm.Kind
+		was = string(info.norm.Kind)
 	}
 	now := "none (no ApplyNormQK)"
 	if s.QKNorm.Enabled() {
-		now = s.QKNorm.Kind
+		now = string(s.QKNorm.Kind)
 	}
 	note := fmt.Sprintf("qk-norm: %s, set by the caller over the config's %s", now, was)
 	if s.QKNorm.Enabled() && s.QKNorm.Eps != 0 && s.QKNorm.Eps == info.NormEps {

@@ -42,7 +42,9 @@ func hfIndexer(c hfObj, model string, entry hfGenLayout, rot int, rotOK bool, sp
 // hfVisionTypes are the vision encoders ropegen reads from a vision_config,
 // each with its axes scheme and the function that decides it.
 var hfVisionTypes = map[string]struct {
-	axes, layout, cite string
+	axes   string
+	layout Layout
+	cite   string
 }{
 	// PixtralRotaryEmbedding.compute_default_rope_parameters: rows take the
 	// even frequencies (freqs[::2]), columns the odd (freqs[1::2]), cat as

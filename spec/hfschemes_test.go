@@ -22,7 +22,7 @@ func TestHFSchemes(t *testing.T) {
 		head   int
 		rot    int
 		base   float64
-		layout string
+		layout Layout
 		want   []float64 // θ_i; nil: checked per head value by angles
 		angles string    // hfref per-value check: "ernie-vl", "glm4v", "glm4v-moe"
 		secs   []int
@@ -120,7 +120,7 @@ func TestHFSchemes(t *testing.T) {
 			if p.HeadDim != c.head || p.RotaryDim != c.rot || s.Base != c.base || s.Layout != c.layout {
 				t.Fatalf("head %d, rotary %d, base %v, layout %s; want %d, %d, %v, %s", p.HeadDim, p.RotaryDim, s.Base, s.Layout, c.head, c.rot, c.base, c.layout)
 			}
-			for i, w := range hfref.Pairs(c.layout, c.rot) {
+			for i, w := range hfref.Pairs(string(c.layout), c.rot) {
 				if a, b := p.Pair(i); a != w[0] || b != w[1] {
 					t.Fatalf("pair %d is (%d, %d), want %v", i, a, b, w)
 				}

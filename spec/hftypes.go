@@ -15,11 +15,11 @@ import (
 type hfGenLayout struct {
 	// layouts is the pairing of the text attention: one, or Interleaved
 	// and NeoX when config.rope_interleave picks (true: interleaved).
-	layouts               []string
+	layouts               []Layout
 	cite                  string
 	ropeInterleave        bool // config.rope_interleave picks between layouts[0] and layouts[1]
 	ropeInterleaveDefault bool // its default in the config class
-	indexer               string
+	indexer               Layout
 	indexerCite           string
 	rotaryKey             string  // "partial_rotary_factor", "rotary_pct" or "rotary_dim" when the class has a default
 	rotary                float64 // that default: a fraction of the head, or the rotary dim
@@ -40,9 +40,43 @@ var hfExtraLayouts = map[string]struct {
 	entry  hfGenLayout
 	refuse string
 }{
-	"internlm2": {entry: hfGenLayout{layouts: []string{NeoX}, cite: "remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half"}},
-	"kimi_k2":   {entry: hfGenLayout{layouts: []string{Interleaved}, cite: "remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA"}},
+	"internlm2": {entry: hfGenLayout{layouts: []Layout{NeoX}, cite: "remote code internlm/internlm2_5-7b-chat modeling_internlm2.py: rotate_half"}},
+	"kimi_k2":   {entry: hfGenLayout{layouts: []Layout{Interleaved}, cite: "remote code moonshotai/Kimi-K2-Instruct modeling_deepseek.py: DeepSeek-V3's apply_rotary_pos_emb, which de-interleaves first; MLA"}},
 	"chatglm":   {refuse: "the remote-code ChatGLM config (kv_channels, rope_ratio, ChatGLM-6B's 2-D position_encoding_2d) is not read; use the config of the transformers port (THUDM/glm-4-9b-chat-hf, model_type \"glm\") or give the spec with flags (-layout interleaved, -rotary-dim kv_channels/2, -base 10000·rope_ratio)"},
+}
+
+// hfAlias is a remote-code model type that no transformers class
+// resolves (its architectures name a class transformers lacks), read as
+// the transformers model type whose RoPE a cited engine runs it with.
+type hfAlias struct {
+	model string // the transformers model type
+	cite  string // where the engine shows it
+	// check refuses a config whose keys give that engine another RoPE;
+	// nil: none do.
+	check func(c hfObj) error
+}
+
+// hfAliases are the remote-code model types read as a transformers type.
+var hfAliases = map[string]hfAlias{
+	// Llama-3.3-Nemotron-Super-49B-v1 and the Nemotron-NAS models after
+	// it: vLLM's registry runs DeciLMForCausalLM with
+	// vllm/model_executor/models/nemotron_nas.py (vllm-project/vllm at
+	// 00bd1493b3e82d6c13c68ee8a0e1c5a96707e190), whose DeciLMAttention is
+	// LlamaAttention with get_rope(head_dim, rope_parameters=
+	// config.rope_parameters, is_neox_style=True).
+	"nemotron-nas": {
+		model: "llama",
+		cite:  "vLLM's nemotron_nas.py: DeciLMAttention is LlamaAttention, with get_rope(head_dim, config.rope_parameters, is_neox_style=True)",
+		check: func(c hfObj) error {
+			// _init_rotary_emb: is_neox_style = position_embedding_type
+			// not in ["mistral_yarn", "rope_llama4"].
+			t, ok, err := c.str("position_embedding_type")
+			if err != nil || !ok || t == "rope" {
+				return err
+			}
+			return c.errf("position_embedding_type", "%q: ropegen reads a nemotron-nas config as Llama's RoPE, which vLLM's nemotron_nas.py runs without position_embedding_type or with \"rope\" (with \"mistral_yarn\" and \"rope_llama4\" it rotates adjacent pairs); give the spec with flags", t)
+		},
+	},
 }
 
 // hfLookup returns a model type's entry, or why it is refused.
@@ -60,9 +94,9 @@ func hfLookup(model string) (e hfGenLayout, refuse string, ok bool) {
 func HFModelTypes() map[string][2]string {
 	out := map[string][2]string{}
 	add := func(m string, e hfGenLayout) {
-		l := e.layouts[0]
+		l := string(e.layouts[0])
 		if len(e.layouts) == 2 {
-			l += "|" + e.layouts[1]
+			l += "|" + string(e.layouts[1])
 		}
 		out[m] = [2]string{l, e.cite}
 	}

@@ -1,24 +1,27 @@
 package spec
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
-// QK-norm kinds: the values of QKNorm.Kind (docs/contract.md §10). The
-// empty string means NormNone.
+// NormKind names a QK-norm (docs/contract.md §10), as the -qk-norm flag
+// spells it. The empty string means NormNone.
+type NormKind string
+
+// The QK-norm kinds.
 const (
-	NormNone  = "none"
-	NormRMS   = "rms"   // y = x·r·w (Qwen3, OLMo 2/3, HunYuan)
-	NormGemma = "gemma" // y = x·r·(1+w) (Gemma 3, Qwen3-Next)
-	NormL2    = "l2"    // y = x·r, no weights (Llama 4)
+	NormNone  NormKind = "none"
+	NormRMS   NormKind = "rms"   // y = x·r·w (Qwen3, OLMo 2/3, HunYuan)
+	NormGemma NormKind = "gemma" // y = x·r·(1+w) (Gemma 3, Qwen3-Next)
+	NormL2    NormKind = "l2"    // y = x·r, no weights (Llama 4)
 )
 
 // NormKinds lists the QK-norm kinds in the order the -qk-norm flag documents
-// them.
-var NormKinds = []string{NormNone, NormRMS, NormGemma, NormL2}
+// them. A generated package numbers its norm kernels in this order, none
+// aside (gen/package.go's variant, templates/rt/kernels.go's normVariant,
+// asm/vec's NormVariant.Index: kind·4 + token·2 + after).
+var NormKinds = []NormKind{NormNone, NormRMS, NormGemma, NormL2}
 
 // QK-norm scopes: the values of QKNorm.Scope. The empty string means
 // ScopeHead.
@@ -41,10 +44,10 @@ const NormLanes = 8
 // ApplyNormQK fuses with the rotation (docs/contract.md §10). The zero value
 // is none: no ApplyNormQK.
 type QKNorm struct {
-	Kind  string  // NormNone (or ""), NormRMS, NormGemma or NormL2
-	Eps   float64 // ε, added to the mean of the squares; 0 means DefaultNormEps
-	Scope string  // ScopeHead (or "") or ScopeToken
-	After bool    // normalize the rotated vector instead of rotating the normalized one (Llama 4, HunYuan)
+	Kind  NormKind // NormNone (or ""), NormRMS, NormGemma or NormL2
+	Eps   float64  // ε, added to the mean of the squares; 0 means DefaultNormEps
+	Scope string   // ScopeHead (or "") or ScopeToken
+	After bool     // normalize the rotated vector instead of rotating the normalized one (Llama 4, HunYuan)
 }
 
 // Enabled reports whether n asks for a norm.
@@ -73,7 +76,7 @@ func (n QKNorm) Weighted() bool { return n.Kind == NormRMS || n.Kind == NormGemm
 func (s Spec) validateNorm() error {
 	n := s.QKNorm
 	if !slices.Contains(NormKinds, n.Kind) && n.Kind != "" {
-		return specErr("qk-norm", n.Kind, "qk-norm must be one of %s", quoteAll(NormKinds))
+		return specErr("qk-norm", string(n.Kind), "qk-norm must be one of %s", quoteAll(NormKinds))
 	}
 	if math.IsNaN(n.Eps) || math.IsInf(n.Eps, 0) || n.Eps < 0 {
 		return specErr("qk-norm-eps", n.Eps, "qk-norm-eps must be finite and ≥ 0 (0 means %g)", DefaultNormEps)
@@ -82,7 +85,7 @@ func (s Spec) validateNorm() error {
 		return specErr("qk-norm-scope", n.Scope, "qk-norm-scope must be %q or %q", ScopeHead, ScopeToken)
 	}
 	if !n.Enabled() {
-		needs := "needs -qk-norm " + strings.Join(NormKinds[1:], ", ")
+		needs := "needs -qk-norm " + joinNames(NormKinds[1:], ", ")
 		switch {
 		case n.Eps != 0:
 			return specErr("qk-norm-eps", n.Eps, "%s", needs)
@@ -101,7 +104,7 @@ func (s Spec) validateNorm() error {
 }
 
 // NormFormula is the per-value formula of kind, for messages and docs.
-func NormFormula(kind string) string {
+func NormFormula(kind NormKind) string {
 	switch kind {
 	case NormRMS:
 		return "y_j = fl(fl(x_j·r)·w_j)"
@@ -111,27 +114,4 @@ func NormFormula(kind string) string {
 		return "y_j = fl(x_j·r)"
 	}
 	return ""
-}
-
-// explainNorm writes -explain's line about the QK-norm of s, if it has one.
-func explainNorm(b *strings.Builder, s Spec) {
-	n := s.QKNorm
-	if !n.Enabled() {
-		b.WriteString("qk-norm: none (no ApplyNormQK)\n")
-		return
-	}
-	over := fmt.Sprintf("each head (n = HeadDim = %d values), weights of HeadDim values", s.HeadDim)
-	if n.Token() {
-		over = "each token's heads as one vector (n = Heads·HeadDim values), weights of Heads·HeadDim values"
-	}
-	if n.Kind == NormL2 {
-		over = strings.Replace(over, ", weights of HeadDim values", ", no weights", 1)
-		over = strings.Replace(over, ", weights of Heads·HeadDim values", ", no weights", 1)
-	}
-	when := "before the rotation: ApplyNormQK rotates the normalized vector"
-	if n.After {
-		when = "after the rotation: ApplyNormQK normalizes the rotated vector"
-	}
-	fmt.Fprintf(b, "qk-norm: %s over %s, ε %s, %s; r = 1/sqrt(Σx_j²/n + ε) in float64, %s\n",
-		n.Kind, over, shortFloat(n.Epsilon()), when, NormFormula(n.Kind))
 }

@@ -61,28 +61,3 @@ func TestValidateNorm(t *testing.T) {
 		t.Errorf("dim 6 rms: %v, ε %v", err, s.QKNorm.Epsilon())
 	}
 }
-
-// -explain says which norm a spec has, or that it has none.
-func TestExplainNorm(t *testing.T) {
-	for _, c := range []struct {
-		norm QKNorm
-		want []string
-	}{
-		{QKNorm{}, []string{"qk-norm: none (no ApplyNormQK)"}},
-		{QKNorm{Kind: NormRMS}, []string{"qk-norm: rms over each head (n = HeadDim = 128 values), weights of HeadDim values, ε 1e-06, before the rotation", "y_j = fl(fl(x_j·r)·w_j)"}},
-		{QKNorm{Kind: NormGemma, Eps: 1e-5, Scope: ScopeToken}, []string{"qk-norm: gemma over each token's heads as one vector (n = Heads·HeadDim values), weights of Heads·HeadDim values, ε 1e-05", "fl(1 + w_j)"}},
-		{QKNorm{Kind: NormL2, After: true}, []string{"qk-norm: l2 over each head (n = HeadDim = 128 values), no weights", "after the rotation: ApplyNormQK normalizes the rotated vector", "y_j = fl(x_j·r)"}},
-	} {
-		s := DefaultSpec()
-		s.QKNorm = c.norm
-		var b strings.Builder
-		if err := Explain(&b, s); err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(b.String(), w) {
-				t.Errorf("%+v: explain lacks %q:\n%s", c.norm, w, b.String())
-			}
-		}
-	}
-}

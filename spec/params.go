@@ -3,8 +3,9 @@ package spec
 // Params is a valid Spec resolved into numbers: the shape a kernel is
 // generated for (head and rotary dims, pair layout, number of axes) and the
 // data its tables are built from (frequencies, attention factor, axis map).
-// A generated package's Params holds the data part in fixed-size arrays; an
-// engine that loads models at run time fills it from this.
+// Runtime returns the part a generated package takes at run time, which
+// converts to the package's Params: the shape picks the package's kernels,
+// the rest is data.
 type Params struct {
 	Spec      Spec
 	HeadDim   int

@@ -1,6 +1,9 @@
 package spec
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Runtime is the part of Params a generated package takes at run time:
 // one model's numbers as data. Its fields have the names, types and order
@@ -27,8 +30,18 @@ type Runtime struct {
 	NormEps       float64 // ε, as the model's config gives it (the default applied); 0 without a norm
 	NormScope     string  // "head" or "token"; "" without a norm
 	NormAfter     bool    // normalize the rotated vector
-	SoftmaxScale  float64 // multiply the attention's 1/sqrt(d) by it: YaRN's mscale² for DeepSeek MLA; 1 otherwise
-	MaxPositions  int     // max_position_embeddings; 0 when not known
+	// QKScale is the whole factor by which the model's attention
+	// multiplies q·k before the softmax: scores = QKScale·(q·k).
+	// 1/sqrt(HeadDim) for most models; 1/sqrt(qk_nope_head_dim +
+	// qk_rope_head_dim)·mscale² for MLA (1/sqrt(192)·(0.1·ln 40 + 1)² for
+	// DeepSeek-V3, whose HeadDim here is the rotary part, 64);
+	// 1/sqrt(query_pre_attn_scalar) for Gemma 2 and 3; attention_multiplier
+	// for Granite; 1 for Gemma 3n and 4, whose q and k are normalized
+	// (Spec.QKScale says where each comes from). A model whose attention
+	// also scales queries by a factor that is not one number (Ministral
+	// 3's llama_4_scaling_beta by position) has a note saying so.
+	QKScale      float64
+	MaxPositions int // max_position_embeddings; 0 when not known
 }
 
 // Runtime returns the run-time numbers of p for a generated package's New
@@ -36,18 +49,18 @@ type Runtime struct {
 // θ and A, the axis map, longrope's long set and dynamic NTK's parameters
 // (what a table of n positions needs besides n), the QK-norm with its
 // defaults applied (ε DefaultNormEps when Eps is 0, scope ScopeHead when
-// Scope is ""), the softmax scale factor (1 when Spec.SoftmaxScale is 0)
-// and the context length.
+// Scope is ""), the attention's q·k scale (1/sqrt(HeadDim) when
+// Spec.QKScale is 0) and the context length.
 func (p *Params) Runtime() Runtime {
 	s := &p.Spec
 	r := Runtime{
 		HeadDim:      p.HeadDim,
 		RotaryDim:    p.RotaryDim,
-		Layout:       s.Layout,
+		Layout:       string(s.Layout),
 		Freqs:        slices.Clone(p.Freqs),
 		Attn:         p.Attn,
 		Axes:         p.Axes,
-		SoftmaxScale: 1,
+		QKScale:      1 / math.Sqrt(float64(p.HeadDim)),
 		MaxPositions: s.MaxPositions,
 	}
 	if p.Axes > 1 {
@@ -63,13 +76,13 @@ func (p *Params) Runtime() Runtime {
 		r.DynamicBase = s.Base
 	}
 	if n := s.QKNorm; n.Enabled() {
-		r.NormKind, r.NormEps, r.NormScope, r.NormAfter = n.Kind, n.Epsilon(), ScopeHead, n.After
+		r.NormKind, r.NormEps, r.NormScope, r.NormAfter = string(n.Kind), n.Epsilon(), ScopeHead, n.After
 		if n.Token() {
 			r.NormScope = ScopeToken
 		}
 	}
-	if s.SoftmaxScale != 0 {
-		r.SoftmaxScale = s.SoftmaxScale
+	if s.QKScale != 0 {
+		r.QKScale = s.QKScale
 	}
 	return r
 }

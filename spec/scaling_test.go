@@ -247,7 +247,6 @@ func TestValidateScalingErrors(t *testing.T) {
 			}{
 				{"Validate", s.Validate()},
 				{"Frequencies", func() error { _, _, _, err := Frequencies(s); return err }()},
-				{"Explain", Explain(&strings.Builder{}, s)},
 			} {
 				err := call.err
 				var se *SpecError

@@ -3,11 +3,12 @@
 // and attention factor of every scaling scheme (Frequencies, Scale,
 // Resolve), the pair layouts and multi-axis maps, and the readers that turn
 // a model's Hugging Face config.json (LoadHFConfig) or GGUF file (LoadGGUF,
-// ReadGGUF) into a Spec. ropegen's generator (package gen) computes every number it bakes
-// into a package here; an engine that loads models at run time calls the
-// same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
+// ReadGGUF) into a Spec. ropegen's generator (package gen) computes every
+// number it bakes into a package here; an engine that loads models at run
+// time calls the same code (LoadHFConfigLayers or LoadGGUF, Resolve, then
 // Params.Runtime) to fill a generated package's Params, and gets the same
-// bits.
+// bits. What ropegen -explain prints and draws of a spec is not here but in
+// internal/explain, so that an engine's binary does not carry it.
 //
 // What the numbers mean is docs/contract.md: §2 the layouts, §3 the
 // frequencies and scaling, §9 the multi-axis schemes.
@@ -17,15 +18,23 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Layouts name which two indices of a head form pair i (docs/contract.md §2).
+// Layout names which two indices of a head form pair i (docs/contract.md
+// §2), as the -layout flag spells it.
+type Layout string
+
+// The layouts.
 const (
-	Interleaved = "interleaved" // (2i, 2i+1)
-	NeoX        = "neox"        // (i, i+RotaryDim/2)
+	Interleaved Layout = "interleaved" // (2i, 2i+1)
+	NeoX        Layout = "neox"        // (i, i+RotaryDim/2)
 )
+
+// Layouts lists the layouts.
+var Layouts = []Layout{Interleaved, NeoX}
 
 // Limits on the head dimension.
 const (
@@ -40,23 +49,32 @@ type Spec struct {
 	RotaryDim int     // leading values of each head that are rotated; even, ≤ HeadDim; 0 means HeadDim
 	Base      float64 // θ_i = Base^(−2i/RotaryDim) before scaling; finite, > 1
 	DType     string  // element type of x: "f32", "f64", "f16", "bf16"
-	OutDType  string  // KV cache type (with DType "f32"): "f16", "bf16", "e4m3" or "q8_0" (OutDTypes); "" for none
-	Layout    string  // Interleaved or NeoX
+	Layout    Layout  // Interleaved or NeoX
 	Package   string  // Go package name of the output
 	Scaling   Scaling // frequency scaling; the zero value is no scaling
 	Axes      string  // multi-axis scheme: AxesNone (1-D), AxesMRoPE, AxesInterleaved, AxesERNIE, AxesVision or AxesPixtral
 	Sections  []int   // AxesMRoPE, AxesInterleaved: pairs per axis (time, height, width); AxesERNIE: (height, width, time); summing to RotaryDim/2
+	// Caches are the KV cache types the package stores keys and values
+	// as (with DType "f32"): each of CacheFormats, once, the head dim a
+	// whole number of each one's blocks; nil for none. The -out-dtype
+	// flag's list.
+	Caches []CacheType
 	// MaxPositions is the model's context length, its config's
 	// max_position_embeddings (0: not known). It changes no frequency; a
 	// generated package exports it, so that an engine can size its tables.
 	MaxPositions int
 	QKNorm       QKNorm // QK-norm fused with the rotation (ApplyNormQK); the zero value is none
-	// SoftmaxScale multiplies the attention's 1/sqrt(d) softmax scale:
-	// YaRN's mscale² in the attention of DeepSeek-V2/V3 and the MLA models
-	// after them (transformers' yarn_apply_mscale). It changes no
-	// frequency; it is carried to the engine (Runtime). 0 means 1; else
-	// finite and > 0. LoadHFConfigWith sets it.
-	SoftmaxScale float64
+	// QKScale is the factor by which the model's attention multiplies
+	// q·k before the softmax (transformers' scaling, flash attention's
+	// softmax_scale, llama.cpp's kq_scale), when it is not
+	// 1/sqrt(HeadDim): for MLA (DeepSeek-V2/V3 and the models after them)
+	// 1/sqrt(qk_nope_head_dim + qk_rope_head_dim) times YaRN's mscale²,
+	// for Gemma 2 and 3 1/sqrt(query_pre_attn_scalar), for Granite
+	// attention_multiplier (LoadHFConfigWith and LoadGGUFWith set it from
+	// the model; a note says how). It changes no frequency: Runtime
+	// carries it to the engine. 0 means 1/sqrt(HeadDim); else finite and
+	// > 0.
+	QKScale float64
 }
 
 // Scaling selects and parameterises a frequency scaling scheme (docs/contract.md §3).
@@ -79,7 +97,9 @@ type Scaling struct {
 	RopeAngles     int       // proportional: pairs 0…RopeAngles−1 turn, the rest keep θ = 0
 }
 
-// DefaultSpec is the spec of `ropegen` with no flags: the mission's example.
+// DefaultSpec is the spec of `ropegen` with no flags: heads of 128 values,
+// all rotated as interleaved pairs, base 10000, float32, no scaling,
+// package rope.
 func DefaultSpec() Spec {
 	return Spec{
 		HeadDim: 128,
@@ -129,6 +149,10 @@ func specErr(field string, value any, format string, args ...any) error {
 	switch x := value.(type) {
 	case string:
 		v = strconv.Quote(x)
+	case Layout:
+		v = strconv.Quote(string(x))
+	case NormKind:
+		v = strconv.Quote(string(x))
 	case shown:
 		v = string(x)
 	default:
@@ -138,13 +162,25 @@ func specErr(field string, value any, format string, args ...any) error {
 }
 
 // quoteAll returns the elements of l Go-quoted and joined by ", ".
-func quoteAll(l []string) string {
+func quoteAll[S ~string](l []S) string {
 	q := make([]string, len(l))
 	for i, s := range l {
-		q[i] = strconv.Quote(s)
+		q[i] = strconv.Quote(string(s))
 	}
 	return strings.Join(q, ", ")
 }
+
+// joinNames returns the elements of l joined by sep.
+func joinNames[S ~string](l []S, sep string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = string(s)
+	}
+	return strings.Join(q, sep)
+}
+
+// shortFloat formats f exactly, in the shortest form.
+func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // Rotary returns the effective Rotary dimension.
 func (s Spec) Rotary() int {
@@ -174,11 +210,11 @@ func (s Spec) validate(sd **Scaled) error {
 	if err := validateDType("dtype", s.DType); err != nil {
 		return err
 	}
-	if err := s.validateOutDType(); err != nil {
+	if err := s.validateCaches(); err != nil {
 		return err
 	}
-	if s.Layout != Interleaved && s.Layout != NeoX {
-		return specErr("layout", s.Layout, "layout must be %q or %q", Interleaved, NeoX)
+	if !slices.Contains(Layouts, s.Layout) {
+		return specErr("layout", string(s.Layout), "layout must be %q or %q", Interleaved, NeoX)
 	}
 	if !token.IsIdentifier(s.Package) || s.Package == "_" || s.Package == "main" || token.Lookup(s.Package).IsKeyword() {
 		return specErr("pkg", s.Package, "package name must be a Go identifier, not a keyword, _ or main")
@@ -186,8 +222,8 @@ func (s Spec) validate(sd **Scaled) error {
 	if s.MaxPositions < 0 {
 		return specErr("max-positions", s.MaxPositions, "the context length must be >= 0 (0: not known)")
 	}
-	if f := s.SoftmaxScale; f != 0 && !finitePos(f) {
-		return specErr("softmax-scale", f, "the softmax scale factor must be finite and > 0 (0 means 1)")
+	if f := s.QKScale; f != 0 && !finitePos(f) {
+		return specErr("qk-scale", f, "the attention's q·k scale must be finite and > 0 (0 means 1/sqrt(dim))")
 	}
 	out, err := s.validateScaling()
 	if err != nil {

@@ -100,7 +100,7 @@ func parseShape(v string) (gen.EngineShape, string) {
 		return gen.EngineShape{}, want
 	}
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout = h, r, f[2]
+	s.HeadDim, s.RotaryDim, s.Layout = h, r, spec.Layout(f[2])
 	if err := s.Validate(); err != nil {
 		var se *spec.SpecError
 		if errors.As(err, &se) {
@@ -114,7 +114,7 @@ func parseShape(v string) (gen.EngineShape, string) {
 		if len(p) < 2 || len(p) > 3 || len(p) == 3 && p[2] != "after" {
 			return gen.EngineShape{}, fmt.Sprintf("norm %q: %s", e, want)
 		}
-		n := spec.QKNorm{Kind: p[0], Scope: p[1], After: len(p) == 3}
+		n := spec.QKNorm{Kind: spec.NormKind(p[0]), Scope: p[1], After: len(p) == 3}
 		ns := s
 		ns.QKNorm = n
 		if !n.Enabled() {
@@ -189,19 +189,15 @@ func sameRoPE(a, b spec.Spec) bool {
 
 // runEngine writes the engine package the flags describe.
 func (c *cli) runEngine(args []string, stderr io.Writer) error {
-	caches, err := cacheList(c.spec.OutDType)
-	if err != nil {
-		return err
-	}
-	if len(caches) > 0 && c.spec.DType != "f32" {
-		return badInput("-out-dtype %q with -dtype %q: caches take float32 elements; want -dtype f32", c.spec.OutDType, c.spec.DType)
-	}
 	s := c.spec
-	s.OutDType = ""
+	s.Caches = nil                       // checked without a head dim: each shape has its own
 	if err := s.Validate(); err != nil { // -dtype, -pkg
 		return err
 	}
-	e := gen.Engine{Package: c.spec.Package, DType: c.spec.DType, Caches: caches}
+	if err := spec.ValidateCaches(c.spec.Caches, c.spec.DType); err != nil {
+		return err
+	}
+	e := gen.Engine{Package: c.spec.Package, DType: c.spec.DType, Caches: c.spec.Caches}
 	models, err := c.engineModels()
 	if err != nil {
 		return err
@@ -228,13 +224,14 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 	if len(e.Shapes) == 0 {
 		return badInput("-engine: no shapes: want -hf-config, -gguf or -shape (each repeatable)")
 	}
-	if slices.Contains(caches, "q8_0") {
+	for _, ct := range e.Caches {
+		f, _ := ct.Format()
 		var noted []string
 		for _, sh := range e.Shapes {
 			name := fmt.Sprintf("%d/%d/%s", sh.HeadDim, sh.RotaryDim, sh.Layout)
-			if sh.HeadDim%spec.Q8Block != 0 && !slices.Contains(noted, name) {
+			if sh.HeadDim%f.BlockValues != 0 && !slices.Contains(noted, name) {
 				noted = append(noted, name)
-				fmt.Fprintf(stderr, "ropegen: note: -out-dtype q8_0: the shape %s has no q8_0 kernels (its head dim is not a multiple of %d)\n", name, spec.Q8Block)
+				fmt.Fprintf(stderr, "ropegen: note: -out-dtype %s: the shape %s has no %s kernels (its head dim is not a multiple of %d)\n", ct, name, ct, f.BlockValues)
 			}
 		}
 	}
@@ -247,9 +244,9 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 
 // normName spells a QK-norm as a generated package's Params does.
 func normName(n spec.QKNorm) string {
-	s := n.Kind + "/head"
+	s := string(n.Kind) + "/head"
 	if n.Token() {
-		s = n.Kind + "/token"
+		s = string(n.Kind) + "/token"
 	}
 	if n.After {
 		s += "/after"

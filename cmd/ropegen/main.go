@@ -95,6 +95,7 @@ import (
 	"syscall"
 
 	"github.com/ropegen/ropegen/gen"
+	"github.com/ropegen/ropegen/internal/explain"
 	"github.com/ropegen/ropegen/spec"
 )
 
@@ -176,9 +177,8 @@ type cli struct {
 	// given holds the names of the flags set explicitly.
 	given map[string]bool
 
-	notes  []string     // what -hf-config or -gguf said of the model, for -explain
-	hf     *spec.HFInfo // what -hf-config said of the model; nil without it
-	caches []string     // -out-dtype's cache types
+	notes []string     // what -hf-config or -gguf said of the model, for -explain
+	hf    *spec.HFInfo // what -hf-config said of the model; nil without it
 }
 
 func ropegen(args []string, stdout, stderr io.Writer) error {
@@ -199,7 +199,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.opt.explain {
 		var buf bytes.Buffer
-		if err := spec.ExplainNotes(&buf, s, c.notes); err != nil {
+		if err := explain.WriteNotes(&buf, s, c.notes); err != nil {
 			return c.attribute(err)
 		}
 		if c.opt.svg != "" {
@@ -210,7 +210,7 @@ func ropegen(args []string, stdout, stderr io.Writer) error {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	files, err := gen.Generate(s, gen.Options{Command: command(args), Tests: c.opt.tests, Caches: c.caches})
+	files, err := gen.Generate(s, gen.Options{Command: command(args), Tests: c.opt.tests})
 	if err != nil {
 		var se *spec.SpecError
 		if errors.As(err, &se) {
@@ -293,7 +293,7 @@ func (c *cli) resolve() (spec.Spec, error) {
 	if c.opt.hfPart != "" && c.opt.hfConfig == "" {
 		return spec.Spec{}, badInput("-hf-part %q: needs -hf-config (it picks which rotation of a config's model to write)", c.opt.hfPart)
 	}
-	layout := ""
+	var layout spec.Layout
 	if c.given["layout"] {
 		layout = c.spec.Layout
 	}
@@ -325,56 +325,10 @@ func (c *cli) resolve() (spec.Spec, error) {
 		}
 		s = loaded
 	}
-	caches, err := cacheList(s.OutDType)
-	if err != nil {
-		return spec.Spec{}, err
-	}
-	// spec checks each cache type with the spec's element type and head
-	// dim; f32, which it does not know, is checked here.
-	for _, o := range caches {
-		if o == "f32" {
-			if s.DType != "f32" {
-				return spec.Spec{}, badInput("-out-dtype %q: caches take float32 elements; want -dtype f32, not %q", s.OutDType, s.DType)
-			}
-			continue
-		}
-		t := s
-		t.OutDType = o
-		if err := t.Validate(); err != nil {
-			return spec.Spec{}, c.attribute(err)
-		}
-	}
-	c.caches = caches
-	s.OutDType = ""
-	if len(caches) == 1 && caches[0] != "f32" {
-		s.OutDType = caches[0]
-	}
 	if err := s.Validate(); err != nil {
 		return spec.Spec{}, c.attribute(err)
 	}
 	return s, nil
-}
-
-// cacheTypes are the values of -out-dtype's list.
-var cacheTypes = []string{"f32", "f16", "bf16", "e4m3", "q8_0"}
-
-// cacheList splits -out-dtype's value into its cache types: each one of
-// cacheTypes, none twice; nil for "".
-func cacheList(v string) ([]string, error) {
-	if v == "" {
-		return nil, nil
-	}
-	var out []string
-	for _, t := range strings.Split(v, ",") {
-		switch {
-		case !slices.Contains(cacheTypes, t):
-			return nil, badInput("-out-dtype %q: %q is not a cache type: want a comma-separated list of %s (the KV cache types float32 keys and values are stored as)", v, t, quoteList(cacheTypes))
-		case slices.Contains(out, t):
-			return nil, badInput("-out-dtype %q: %q listed twice: want each cache type once", v, t)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // sourceError words err from reading path for flag (-hf-config, -gguf) as
@@ -494,10 +448,11 @@ func (c *cli) newFlagSet() {
 	c.intFlag("rotary-dim", "rotate only the first `n` values of each head: even, ≤ -dim; 0 means -dim", func(s *spec.Spec) *int { return &s.RotaryDim })
 	c.floatFlag("base", "RoPE `base` θ: θ_i = base^(−2i/rotary-dim); finite, > 1", func(s *spec.Spec) *float64 { return &s.Base })
 	c.stringFlag("dtype", "element `type` of x: "+dt, func(s *spec.Spec) *string { return &s.DType })
-	c.stringFlag("out-dtype", "KV cache `types`, a comma-separated list of f32, f16, bf16, e4m3, q8_0 (q8_0 needs a head dim that is a multiple of 32): also emit the cache views (F16Cache, …), ApplyStore, Store, Load, Shift and Prep (-dtype f32 only); empty for none", func(s *spec.Spec) *string { return &s.OutDType })
-	c.stringFlag("layout", "`name` of the pair layout: "+spec.Interleaved+" (2i, 2i+1) or "+spec.NeoX+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return &s.Layout })
+	c.cachesFlag("out-dtype", "KV cache `types`, a comma-separated list of "+cacheTypesDoc()+": also emit the cache views (F16Cache, …), ApplyStore, Store, Load, Shift and Prep (-dtype f32 only); empty for none", func(s *spec.Spec) *[]spec.CacheType { return &s.Caches })
+	c.stringFlag("layout", "`name` of the pair layout: "+string(spec.Interleaved)+" (2i, 2i+1) or "+string(spec.NeoX)+" (i, i+rotary-dim/2)", func(s *spec.Spec) *string { return (*string)(&s.Layout) })
 	c.stringFlag("pkg", "Go package `name` of the output", func(s *spec.Spec) *string { return &s.Package })
 	c.intFlag("max-positions", "the model's context `length`, exported as MaxPositions (-hf-config: max_position_embeddings); 0 for none", func(s *spec.Spec) *int { return &s.MaxPositions })
+	c.floatFlag("qk-scale", "the `factor` the model's attention multiplies q·k by, carried to the engine as Params.QKScale (-hf-config and -gguf set it from the model); 0 means 1/sqrt(dim)", func(s *spec.Spec) *float64 { return &s.QKScale })
 
 	c.stringFlag("scaling", "frequency scaling `type`: none, linear, ntk, yarn, llama3, longrope, dynamic or proportional", func(s *spec.Spec) *string { return &s.Scaling.Type })
 	c.floatFlag("factor", "scaling `factor` s (linear, ntk, yarn, llama3, longrope, dynamic)", func(s *spec.Spec) *float64 { return &s.Scaling.Factor })
@@ -518,7 +473,7 @@ func (c *cli) newFlagSet() {
 	c.stringFlag("axes", "multi-axis `scheme`: none, mrope (sectioned M-RoPE: Qwen2-VL, Qwen2.5-VL, GLM-4.1V), mrope-interleaved (Qwen3-VL, Qwen3.5), mrope-ernie (ERNIE-4.5-VL), vision (2-D rows and columns) or pixtral (Pixtral's 2-D RoPE)", func(s *spec.Spec) *string { return &s.Axes })
 	c.intListFlag("mrope-section", "M-RoPE pairs per axis: comma-separated `list` time,height,width (height,width,time for mrope-ernie) summing to rotary-dim/2", func(s *spec.Spec) *[]int { return &s.Sections })
 
-	c.stringFlag("qk-norm", "also emit ApplyNormQK, normalizing queries and keys in the same pass: `kind` none, rms (x·r·w: Qwen3, OLMo 2), gemma (x·r·(1+w): Gemma 3) or l2 (x·r: Llama 4)", func(s *spec.Spec) *string { return &s.QKNorm.Kind })
+	c.stringFlag("qk-norm", "also emit ApplyNormQK, normalizing queries and keys in the same pass: `kind` none, rms (x·r·w: Qwen3, OLMo 2), gemma (x·r·(1+w): Gemma 3) or l2 (x·r: Llama 4)", func(s *spec.Spec) *string { return (*string)(&s.QKNorm.Kind) })
 	c.floatFlag("qk-norm-eps", "QK-norm ε, a `number` ≥ 0 added to the mean of the squares; 0 means 1e-6", func(s *spec.Spec) *float64 { return &s.QKNorm.Eps })
 	c.stringFlag("qk-norm-scope", "QK-norm `scope`: head (each head alone) or token (a token's heads as one vector, as OLMo 2)", func(s *spec.Spec) *string { return &s.QKNorm.Scope })
 	c.boolFlag("qk-norm-after", "QK-norm after the rotation (Llama 4, HunYuan) instead of before it", func(s *spec.Spec) *bool { return &s.QKNorm.After })
@@ -556,7 +511,7 @@ func (v *value[T]) String() string {
 		switch z := any(zero).(type) {
 		case string:
 			return strconv.Quote(z)
-		case []float64, []int:
+		case []float64, []int, []spec.CacheType:
 			return ""
 		default:
 			return fmt.Sprint(z)
@@ -618,6 +573,10 @@ func (c *cli) boolFlag(name, usage string, field func(*spec.Spec) *bool) {
 
 func (c *cli) listFlag(name, usage string, field func(*spec.Spec) *[]float64) {
 	bindFlag(c, &value[[]float64]{name: name, field: field, parse: parseList, format: formatList}, usage)
+}
+
+func (c *cli) cachesFlag(name, usage string, field func(*spec.Spec) *[]spec.CacheType) {
+	bindFlag(c, &value[[]spec.CacheType]{name: name, field: field, parse: parseCaches, format: spec.CachesString}, usage)
 }
 
 func (c *cli) intListFlag(name, usage string, field func(*spec.Spec) *[]int) {
@@ -706,6 +665,27 @@ func parseIntList(s string) ([]int, string) {
 		list[i] = n
 	}
 	return list, ""
+}
+
+// parseCaches parses -out-dtype's list; spec.ValidateCaches checks it
+// with the spec it belongs to.
+func parseCaches(s string) ([]spec.CacheType, string) { return spec.ParseCaches(s), "" }
+
+// cacheTypesDoc lists spec's cache types for -out-dtype's usage, with the
+// block of each block format.
+func cacheTypesDoc() string {
+	var names, blocks []string
+	for _, f := range spec.CacheFormats {
+		names = append(names, string(f.Type))
+		if f.BlockValues > 1 {
+			blocks = append(blocks, fmt.Sprintf("%s needs a head dim that is a multiple of %d", f.Type, f.BlockValues))
+		}
+	}
+	doc := strings.Join(names, ", ")
+	if blocks != nil {
+		doc += " (" + strings.Join(blocks, "; ") + ")"
+	}
+	return doc
 }
 
 func formatIntList(l []int) string {

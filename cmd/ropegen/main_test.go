@@ -301,7 +301,7 @@ func TestFlagsMapOntoSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := spec.Spec{
-		HeadDim: 64, RotaryDim: 32, Base: 500000, DType: "f64", OutDType: "f16", Layout: "neox", Package: "kern",
+		HeadDim: 64, RotaryDim: 32, Base: 500000, DType: "f64", Caches: []spec.CacheType{spec.CacheF16}, Layout: "neox", Package: "kern",
 		Scaling: spec.Scaling{
 			Type: "yarn", Factor: 4, OrigCtx: 8192, BetaFast: 16, BetaSlow: 2, AttnFactor: 1.5, MScale: 0.7, MScaleAllDim: 0.8,
 			Truncate: false, LowFreqFactor: 1, HighFreqFactor: 4,
@@ -640,8 +640,7 @@ func TestUnwritable(t *testing.T) {
 	}
 }
 
-// TestExplain: -explain prints the plan and writes nothing. Needs
-// spec.Explain.
+// TestExplain: -explain prints the plan and writes nothing.
 func TestExplain(t *testing.T) {
 	root, out := fixture(t)
 	before := snapshot(t, root)

@@ -15,12 +15,12 @@ func main() {
 	s := spec.DefaultSpec()
 	fmt.Sscan(os.Args[2], &s.HeadDim)
 	fmt.Sscan(os.Args[3], &s.RotaryDim)
-	s.Layout = os.Args[4]
+	s.Layout = spec.Layout(os.Args[4])
 	if len(os.Args) > 5 {
 		s.DType = os.Args[5]
 	}
 	if len(os.Args) > 6 && os.Args[6] != "-" {
-		s.OutDType = os.Args[6]
+		s.Caches = spec.ParseCaches(os.Args[6])
 	}
 	files, err := gen.Generate(s, gen.Options{Command: "test", Tests: len(os.Args) > 7})
 	if err != nil {

@@ -494,7 +494,7 @@ func render(entries []entry, archs []arch, commit, repo string) ([]byte, error) 
 		for _, l := range e.layouts {
 			ls = append(ls, goLayout(l))
 		}
-		fmt.Fprintf(&b, "\t%q: {layouts: []string{%s}, cite: %q", e.modelType, strings.Join(ls, ", "), e.cite)
+		fmt.Fprintf(&b, "\t%q: {layouts: []Layout{%s}, cite: %q", e.modelType, strings.Join(ls, ", "), e.cite)
 		if e.choice {
 			fmt.Fprintf(&b, ", ropeInterleave: true, ropeInterleaveDefault: %t", e.choiceDef)
 		}

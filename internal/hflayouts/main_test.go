@@ -183,7 +183,7 @@ class BertConfig(PreTrainedConfig):
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{`HFSourceCommit = "0123456789012345678901234567890123456789"`, `"glm4v_text": {layouts: []string{Interleaved}`, `"deepseek_v32": {layouts: []string{Interleaved, NeoX}`, `ropeInterleave: true, ropeInterleaveDefault: true, indexer: NeoX`} {
+	for _, w := range []string{`HFSourceCommit = "0123456789012345678901234567890123456789"`, `"glm4v_text": {layouts: []Layout{Interleaved}`, `"deepseek_v32": {layouts: []Layout{Interleaved, NeoX}`, `ropeInterleave: true, ropeInterleaveDefault: true, indexer: NeoX`} {
 		if !strings.Contains(strings.Join(strings.Fields(string(src)), " "), w) {
 			t.Errorf("rendered table lacks %q", w)
 		}

@@ -52,7 +52,7 @@ func TestNewErrors(t *testing.T) {
 		{"scope without norm", with(func(p *Params) { p.NormScope = "head" }), []string{`NormScope = "head"`, `NormKind ""`}},
 		{"negative ε", with(func(p *Params) { p.NormKind, p.NormScope, p.NormEps = "rms", "head", -1e-6 }), []string{"NormEps = -1e-06"}},
 		{"NaN ε", with(func(p *Params) { p.NormKind, p.NormScope, p.NormEps = "rms", "head", math.NaN() }), []string{"NormEps = NaN"}},
-		{"zero softmax scale", with(func(p *Params) { p.SoftmaxScale = 0 }), []string{"SoftmaxScale = 0", "spec.Runtime fills it"}},
+		{"zero q·k scale", with(func(p *Params) { p.QKScale = 0 }), []string{"QKScale = 0", "spec.Runtime fills it"}},
 		{"negative MaxPositions", with(func(p *Params) { p.MaxPositions = -1 }), []string{"MaxPositions = -1"}},
 	} {
 		r, err := New(c.p)

@@ -62,7 +62,7 @@ func refParams(s Shape, base float64) Params {
 	for i := range f {
 		f[i] = math.Pow(base, -float64(2*i)/float64(s.RotaryDim))
 	}
-	return Params{HeadDim: s.HeadDim, RotaryDim: s.RotaryDim, Layout: s.Layout, Freqs: f, Attn: 1, Axes: 1, SoftmaxScale: 1}
+	return Params{HeadDim: s.HeadDim, RotaryDim: s.RotaryDim, Layout: s.Layout, Freqs: f, Attn: 1, Axes: 1, QKScale: 1 / math.Sqrt(float64(s.HeadDim))}
 }
 
 // refRot is the pure Go rotation of docs/contract.md §5 for shape s: for

@@ -1,4 +1,4 @@
-package spec
+package explain
 
 import (
 	"errors"
@@ -6,20 +6,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ropegen/ropegen/spec"
 )
 
-func explainText(t *testing.T, s Spec) string {
+func explainText(t *testing.T, s spec.Spec) string {
 	t.Helper()
 	var b strings.Builder
-	if err := Explain(&b, s); err != nil {
-		t.Fatalf("Explain(%+v): %v", s, err)
+	if err := Write(&b, s); err != nil {
+		t.Fatalf("Write(%+v): %v", s, err)
 	}
 	return b.String()
 }
 
-func explainConfig(t *testing.T, name string) (Spec, string) {
+func explainConfig(t *testing.T, name string) (spec.Spec, string) {
 	t.Helper()
-	s, err := LoadHFConfig(filepath.Join("testdata", "hf", name))
+	s, err := spec.LoadHFConfig(filepath.Join(hfDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,31 +65,31 @@ func wantContains(t *testing.T, what, text string, parts ...string) {
 // Every row's θ_i is Frequencies' θ_i, to the printed precision, and there
 // is one row per pair.
 func TestExplainMatchesFrequencies(t *testing.T) {
-	for _, c := range hfCases(t) {
-		s, text := explainConfig(t, c.file)
-		freqs, long, _, err := Frequencies(s)
+	for _, file := range hfFiles {
+		s, text := explainConfig(t, file)
+		freqs, long, _, err := spec.Frequencies(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := explainRows(t, text)
 		if len(r) != len(freqs) {
-			t.Fatalf("%s: %d rows, %d pairs", c.file, len(r), len(freqs))
+			t.Fatalf("%s: %d rows, %d pairs", file, len(r), len(freqs))
 		}
 		for i, line := range r {
 			f := strings.Fields(line)
 			theta, err := strconv.ParseFloat(f[1], 64)
 			if err != nil || !relClose(theta, freqs[i], 1e-9) {
-				t.Errorf("%s row %d: θ %q, want %g", c.file, i, f[1], freqs[i])
+				t.Errorf("%s row %d: θ %q, want %g", file, i, f[1], freqs[i])
 			}
 			if long != nil {
 				lt, err := strconv.ParseFloat(f[3], 64)
 				if err != nil || !relClose(lt, long[i], 1e-9) {
-					t.Errorf("%s row %d: long θ %q, want %g", c.file, i, f[3], long[i])
+					t.Errorf("%s row %d: long θ %q, want %g", file, i, f[3], long[i])
 				}
 			}
 		}
 		if again := explainText(t, s); again != text {
-			t.Errorf("%s: Explain is not deterministic", c.file)
+			t.Errorf("%s: Write is not deterministic", file)
 		}
 	}
 }
@@ -138,8 +140,8 @@ func TestExplainYaRN(t *testing.T) {
 	_, text = explainConfig(t, "gpt-oss-20b-v5.json")
 	wantContains(t, "gpt-oss", text, "truncate false", "yarn ramp: lo 8.0927", "attention factor: 1.3465735902799727")
 
-	s := DefaultSpec()
-	s.Scaling = validScaling(ScalingYaRN)
+	s := spec.DefaultSpec()
+	s.Scaling = validScaling(spec.ScalingYaRN)
 	s.Scaling.MScale, s.Scaling.MScaleAllDim = 1, 0.5
 	wantContains(t, "mscale", explainText(t, s), "(g(s, mscale 1)/g(s, mscale_all_dim 0.5), g(s, m) = 0.1·m·ln s + 1)")
 	s.Scaling.AttnFactor = 1.5
@@ -168,16 +170,16 @@ func TestExplainOthers(t *testing.T) {
 	)
 	wantContains(t, "gpt-j pair 31", explainRow(t, text, 31), "  none")
 
-	s := DefaultSpec()
-	s.Scaling = validScaling(ScalingLinear)
+	s := spec.DefaultSpec()
+	s.Scaling = validScaling(spec.ScalingLinear)
 	text = explainText(t, s)
 	wantContains(t, "linear", text, "scaling: linear, factor 4: θ_i = θ⁰_i/4\n")
 	wantContains(t, "linear pair 5", explainRow(t, text, 5), "  4  linear: θ⁰_i/s")
 
-	s.Scaling = validScaling(ScalingNTK)
+	s.Scaling = validScaling(spec.ScalingNTK)
 	wantContains(t, "ntk", explainText(t, s), "scaling: ntk, factor 4: base 10000·4^(128/126) = ", "ntk: scaled base")
 
-	s.Scaling = validScaling(ScalingNone)
+	s.Scaling = validScaling(spec.ScalingNone)
 	s.Scaling.FreqFactors = replaced(filled(64, 1), 3, 2.5)
 	text = explainText(t, s)
 	wantContains(t, "freq-factors", text, "θ⁰_i = base^(−2i/rotary-dim) / f_i, f_i = -freq-factors[i] (ggml freq_factors)")
@@ -189,18 +191,18 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestExplainErrors(t *testing.T) {
-	s := DefaultSpec()
+	s := spec.DefaultSpec()
 	s.Scaling.Type = "foo"
 	var b strings.Builder
-	err := Explain(&b, s)
-	var se *SpecError
+	err := Write(&b, s)
+	var se *spec.SpecError
 	if !errors.As(err, &se) || se.Field != "scaling" {
-		t.Errorf("Explain of an invalid spec: %v, want -scaling error", err)
+		t.Errorf("Write of an invalid spec: %v, want -scaling error", err)
 	}
 	if b.Len() != 0 {
-		t.Errorf("Explain of an invalid spec wrote %q", b.String())
+		t.Errorf("Write of an invalid spec wrote %q", b.String())
 	}
-	if err := Explain(failWriter{}, DefaultSpec()); err == nil || err.Error() != "disk full" {
-		t.Errorf("Explain to a failing writer: %v, want disk full", err)
+	if err := Write(failWriter{}, spec.DefaultSpec()); err == nil || err.Error() != "disk full" {
+		t.Errorf("Write to a failing writer: %v, want disk full", err)
 	}
 }

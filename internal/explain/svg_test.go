@@ -1,4 +1,4 @@
-package spec
+package explain
 
 import (
 	"bytes"
@@ -19,22 +19,23 @@ import (
 	"testing"
 
 	"github.com/ropegen/ropegen/internal/hfref"
+	"github.com/ropegen/ropegen/spec"
 	"github.com/ropegen/ropegen/templates/rt"
 )
 
 // svgText renders the figure of s twice, checks that the bytes are equal,
 // and returns them.
-func svgText(t *testing.T, s Spec) string {
+func svgText(t *testing.T, s spec.Spec) string {
 	t.Helper()
 	var a, b bytes.Buffer
-	if err := ExplainSVG(&a, s, rt.Sincos); err != nil {
-		t.Fatalf("ExplainSVG: %v", err)
+	if err := WriteSVG(&a, s, rt.Sincos); err != nil {
+		t.Fatalf("WriteSVG: %v", err)
 	}
-	if err := ExplainSVG(&b, s, rt.Sincos); err != nil {
-		t.Fatalf("ExplainSVG: %v", err)
+	if err := WriteSVG(&b, s, rt.Sincos); err != nil {
+		t.Fatalf("WriteSVG: %v", err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Fatal("ExplainSVG is not deterministic: two renders differ")
+		t.Fatal("WriteSVG is not deterministic: two renders differ")
 	}
 	return a.String()
 }
@@ -136,9 +137,9 @@ var panelTitles = []string{
 	"3. Long-range decay bound (RoFormer §3.4.3)",
 }
 
-func svgConfig(t *testing.T, name string) Spec {
+func svgConfig(t *testing.T, name string) spec.Spec {
 	t.Helper()
-	s, err := LoadHFConfig(filepath.Join("testdata", "hf", name))
+	s, err := spec.LoadHFConfig(filepath.Join(hfDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,42 +149,42 @@ func svgConfig(t *testing.T, name string) Spec {
 // Every kind of spec gives a deterministic, well-formed figure with the
 // three panels.
 func TestExplainSVGWellFormed(t *testing.T) {
-	specs := map[string]Spec{}
-	configs, err := filepath.Glob(filepath.Join("testdata", "hf", "*.json"))
+	specs := map[string]spec.Spec{}
+	configs, err := filepath.Glob(filepath.Join(hfDir, "*.json"))
 	if err != nil || len(configs) == 0 {
-		t.Fatalf("configs in %s: %v, %v", filepath.Join("testdata", "hf"), configs, err)
+		t.Fatalf("configs in %s: %v, %v", filepath.Join(hfDir), configs, err)
 	}
 	for _, f := range configs {
 		specs[filepath.Base(f)] = svgConfig(t, filepath.Base(f))
 	}
-	d2 := DefaultSpec()
+	d2 := spec.DefaultSpec()
 	d2.HeadDim = 2
 	specs["dim 2"] = d2
-	ntk := DefaultSpec()
-	ntk.HeadDim, ntk.Scaling = 256, Scaling{Type: ScalingNTK, Factor: 4, Truncate: true}
+	ntk := spec.DefaultSpec()
+	ntk.HeadDim, ntk.Scaling = 256, spec.Scaling{Type: spec.ScalingNTK, Factor: 4, Truncate: true}
 	specs["ntk"] = ntk
-	lin := DefaultSpec()
-	lin.Scaling = Scaling{Type: ScalingLinear, Factor: 4, Truncate: true}
+	lin := spec.DefaultSpec()
+	lin.Scaling = spec.Scaling{Type: spec.ScalingLinear, Factor: 4, Truncate: true}
 	specs["linear"] = lin
-	vis := DefaultSpec()
-	vis.HeadDim, vis.Axes = 64, AxesVision
+	vis := spec.DefaultSpec()
+	vis.HeadDim, vis.Axes = 64, spec.AxesVision
 	specs["vision"] = vis
-	ms := DefaultSpec()
-	ms.Scaling = Scaling{Type: ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
+	ms := spec.DefaultSpec()
+	ms.Scaling = spec.Scaling{Type: spec.ScalingYaRN, Factor: 4, OrigCtx: 32768, Truncate: true}
 	ms.Scaling.MScale, ms.Scaling.MScaleAllDim = 0.5, 1
 	specs["mscale"] = ms
-	ff := DefaultSpec()
+	ff := spec.DefaultSpec()
 	ff.HeadDim = 8
 	ff.Scaling.FreqFactors = []float64{1, 4, 1, 8}
 	specs["freq-factors"] = ff
-	prop := DefaultSpec()
-	prop.Layout, prop.Scaling = NeoX, Scaling{Type: ScalingProportional, RopeAngles: 16, Truncate: true}
+	prop := spec.DefaultSpec()
+	prop.Layout, prop.Scaling = spec.NeoX, spec.Scaling{Type: spec.ScalingProportional, RopeAngles: 16, Truncate: true}
 	specs["proportional"] = prop // θ = 0 for 48 of 64 pairs: no wavelength
-	pix := DefaultSpec()
-	pix.HeadDim, pix.Axes = 64, AxesPixtral
+	pix := spec.DefaultSpec()
+	pix.HeadDim, pix.Axes = 64, spec.AxesPixtral
 	specs["pixtral"] = pix
-	ern := DefaultSpec()
-	ern.Axes, ern.Sections = AxesERNIE, []int{22, 22, 20}
+	ern := spec.DefaultSpec()
+	ern.Axes, ern.Sections = spec.AxesERNIE, []int{22, 22, 20}
 	specs["mrope-ernie"] = ern
 	for name, s := range specs {
 		t.Run(name, func(t *testing.T) {
@@ -198,16 +199,16 @@ func TestExplainSVGWellFormed(t *testing.T) {
 }
 
 func TestExplainSVGInvalid(t *testing.T) {
-	s := DefaultSpec()
+	s := spec.DefaultSpec()
 	s.HeadDim = 7
 	var b bytes.Buffer
-	err := ExplainSVG(&b, s, rt.Sincos)
-	var se *SpecError
+	err := WriteSVG(&b, s, rt.Sincos)
+	var se *spec.SpecError
 	if !errors.As(err, &se) || se.Field != "dim" {
-		t.Errorf("ExplainSVG(dim 7) = %v, want a SpecError for -dim", err)
+		t.Errorf("WriteSVG(dim 7) = %v, want a SpecError for -dim", err)
 	}
 	if b.Len() != 0 {
-		t.Errorf("ExplainSVG(dim 7) wrote %d bytes", b.Len())
+		t.Errorf("WriteSVG(dim 7) wrote %d bytes", b.Len())
 	}
 }
 
@@ -252,7 +253,7 @@ func TestExplainSVGSchemes(t *testing.T) {
 		"A = 1.1902380714238083", "A = sqrt(1 + ln s/ln L) (longrope)")
 
 	// The default spec: one curve, RoFormer's range.
-	texts = svgTexts(parseSVG(t, svgText(t, DefaultSpec())))
+	texts = svgTexts(parseSVG(t, svgText(t, spec.DefaultSpec())))
 	wantTexts(t, "default", texts, "RoPE plan: dim 128, rotary-dim 128, base 10000, layout interleaved",
 		"scaling: none", "θ_i = θ⁰_i (no scaling)", "against the relative distance m = 0…256, as RoFormer's Figure 2",
 		"At m = 0 every S_j = j: the bound is (d/2 + 1)/2 = 32.5.")
@@ -296,7 +297,7 @@ func roformerBound(theta []float64, m int) float64 {
 // (d/2+1)/2 = 32.5, matches the definition at every distance 0…256, and
 // decays.
 func TestDecayBoundRoFormer(t *testing.T) {
-	freqs, _, _, err := Frequencies(DefaultSpec())
+	freqs, _, _, err := spec.Frequencies(spec.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestDecayBoundRoFormer(t *testing.T) {
 // Over L = 8192 each pixel column of panel 3 holds the least and greatest
 // bound over its distances, every one of them evaluated.
 func TestDecayEnvelopeColumns(t *testing.T) {
-	freqs, _, _, err := Frequencies(svgConfig(t, "llama-3.1-8b.json"))
+	freqs, _, _, err := spec.Frequencies(svgConfig(t, "llama-3.1-8b.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +400,7 @@ func TestDecayEnvelopeStride(t *testing.T) {
 // read back from the pixels: y = bottom − v·(bottom − top)/40 (the axis
 // runs 0…40).
 func TestExplainSVGPlotsDecay(t *testing.T) {
-	els := parseSVG(t, svgText(t, DefaultSpec()))
+	els := parseSVG(t, svgText(t, spec.DefaultSpec()))
 	top := false
 	for _, e := range els {
 		if e.name == "text" && e.chars == "40" && e.attr["x"] == strconv.Itoa(p3Left-6) && e.attr["y"] == strconv.Itoa(p23Top+4) {
@@ -458,8 +459,8 @@ func rsvgConvert(t *testing.T) string {
 func TestExplainSVGRenders(t *testing.T) {
 	rsvg := rsvgConvert(t)
 	dir := t.TempDir()
-	for name, s := range map[string]Spec{
-		"default": DefaultSpec(),
+	for name, s := range map[string]spec.Spec{
+		"default": spec.DefaultSpec(),
 		"llama3":  svgConfig(t, "llama-3.1-8b.json"),
 		"yarn":    svgConfig(t, "qwen2.5-7b-instruct-yarn.json"),
 	} {
@@ -564,7 +565,7 @@ func TestExplainSVGAxes(t *testing.T) {
 		wantTexts(t, c.file, svgTexts(els), "pairs on axis 0 (time)", "pairs on axis 2 (width)")
 	}
 	// 1-D RoPE has no strip.
-	for _, e := range parseSVG(t, svgText(t, DefaultSpec())) {
+	for _, e := range parseSVG(t, svgText(t, spec.DefaultSpec())) {
 		if e.name == "rect" && e.attr["height"] == strconv.Itoa(axisStripHeight) {
 			t.Fatalf("default spec: an axis strip %v", e.attr)
 		}

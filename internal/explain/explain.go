@@ -1,4 +1,8 @@
-package spec
+// Package explain writes what ropegen -explain prints and draws: a spec's
+// plan as text (Write, WriteNotes) and as an SVG figure (WriteSVG). It is
+// ropegen's, not an engine's: package spec, which engines import at run
+// time, holds the numbers, and this package only shows them.
+package explain
 
 import (
 	"fmt"
@@ -6,9 +10,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ropegen/ropegen/spec"
 )
 
-// Explain writes the plan for s in human-readable form: header lines with
+// Write writes the plan for s in human-readable form: header lines with
 // the spec, the scaling and its parameters, the attention factor and how it
 // was derived, then a table with one row per pair i: θ_i after scaling, its
 // wavelength 2π/θ_i in tokens, how many times lower than the unscaled θ_i
@@ -16,11 +22,8 @@ import (
 // the llama3 band with σ, the longrope factors; for longrope also θ_i and
 // the wavelength with the long factors). The text depends only on s. An
 // invalid spec returns Validate's error and writes nothing.
-func Explain(w io.Writer, s Spec) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	sd, err := s.scale()
+func Write(w io.Writer, s spec.Spec) error {
+	sd, err := spec.Scale(s)
 	if err != nil {
 		return err
 	}
@@ -31,17 +34,17 @@ func Explain(w io.Writer, s Spec) error {
 	return err
 }
 
-// ExplainNotes is Explain with notes about the model first, one
+// WriteNotes is Write with notes about the model first, one
 // "note: …" line each: what LoadHFConfigWith's HFInfo says of how the
 // kernel sits in the model (which of two RoPEs it is; MLA's rotary part of
 // a wider head). An invalid spec returns Validate's error and writes
 // nothing.
-func ExplainNotes(w io.Writer, s Spec, notes []string) error {
+func WriteNotes(w io.Writer, s spec.Spec, notes []string) error {
 	var b strings.Builder
 	for _, n := range notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	if err := Explain(&b, s); err != nil {
+	if err := Write(&b, s); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, b.String())
@@ -51,17 +54,17 @@ func ExplainNotes(w io.Writer, s Spec, notes []string) error {
 // shortFloat formats f exactly, in the shortest form.
 func shortFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
+func explainHeader(b *strings.Builder, s spec.Spec, sd *spec.Scaled) {
 	sc := &s.Scaling
 	r := s.Rotary()
 	half := r / 2
 	pair := "(2i, 2i+1)"
-	if s.Layout == NeoX {
+	if s.Layout == spec.NeoX {
 		pair = fmt.Sprintf("(i, i+%d)", half)
 	}
 	fmt.Fprintf(b, "spec: dim %d, rotary-dim %d, base %s, layout %s, dtype %s", s.HeadDim, r, shortFloat(s.Base), s.Layout, s.DType)
-	if s.OutDType != "" {
-		fmt.Fprintf(b, ", out-dtype %s", s.OutDType)
+	if len(s.Caches) > 0 {
+		fmt.Fprintf(b, ", out-dtype %s", spec.CachesString(s.Caches))
 	}
 	if s.MaxPositions > 0 {
 		fmt.Fprintf(b, ", max-positions %d", s.MaxPositions)
@@ -73,9 +76,9 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 		fmt.Fprintf(b, "pairs: %d, pair i = %s\n", half, pair)
 	}
 	switch s.Axes {
-	case AxesVision:
+	case spec.AxesVision:
 		fmt.Fprintf(b, "θ⁰_i = base^(−2·(i mod %d)/%d): rows and columns each restart the frequencies\n", half/2, half)
-	case AxesPixtral:
+	case spec.AxesPixtral:
 		fmt.Fprintf(b, "θ⁰_i = base^(−2j/%d) with j = 2·(i mod %d) for the row pairs (i < %d) and j = 2·(i mod %d) + 1 for the column pairs: rows take the even frequencies, columns the odd ones\n", r, half/2, half/2, half/2)
 	default:
 		b.WriteString("θ⁰_i = base^(−2i/rotary-dim)")
@@ -106,26 +109,26 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 
 	l := shortFloat(float64(sc.OrigCtx))
 	switch sd.Type {
-	case ScalingNone:
+	case spec.ScalingNone:
 		b.WriteString("scaling: none: θ_i = θ⁰_i\n")
-	case ScalingDynamic:
+	case spec.ScalingDynamic:
 		fmt.Fprintf(b, "scaling: dynamic, factor %s, orig-ctx %s: θ_i = θ⁰_i for tables of at most %s positions; NewTable(n) for n > %s takes the base %s·((%s·n/%s) − %s)^(%d/%d)\n",
 			shortFloat(sc.Factor), l, l, l, shortFloat(s.Base), shortFloat(sc.Factor), l, shortFloat(sc.Factor-1), r, r-2)
-	case ScalingLinear:
+	case spec.ScalingLinear:
 		fmt.Fprintf(b, "scaling: linear, factor %s: θ_i = θ⁰_i/%s\n", shortFloat(sc.Factor), shortFloat(sc.Factor))
-	case ScalingProportional:
+	case spec.ScalingProportional:
 		f := sc.Factor
 		if f == 0 {
 			f = 1
 		}
 		fmt.Fprintf(b, "scaling: proportional, rope-angles %d, factor %s: θ_i = θ⁰_i/%s for i < %d; θ_i = 0 (cos 1, sin 0: the pair does not turn) for i ≥ %d\n", sc.RopeAngles, shortFloat(f), shortFloat(f), sc.RopeAngles, sc.RopeAngles)
-	case ScalingNTK:
+	case spec.ScalingNTK:
 		fmt.Fprintf(b, "scaling: ntk, factor %s: base %s·%s^(%d/%d) = %s\n", shortFloat(sc.Factor), shortFloat(s.Base), shortFloat(sc.Factor), r, r-2, shortFloat(sd.NTKBase))
-	case ScalingYaRN:
+	case spec.ScalingYaRN:
 		fast, slow := sc.Betas()
 		fmt.Fprintf(b, "scaling: yarn, factor %s, orig-ctx %s, beta-fast %s, beta-slow %s, truncate %t\n", shortFloat(sc.Factor), l, shortFloat(fast), shortFloat(slow), sc.Truncate)
 		fmt.Fprintf(b, "yarn ramp: lo %s, hi %s; r_i = clamp((i − lo)/(hi − lo), 0, 1); θ_i = (θ⁰_i/s)·r_i + θ⁰_i·(1 − r_i): r 0 extrapolates (θ⁰_i), r 1 interpolates (θ⁰_i/s)\n", shortFloat(sd.Lo), shortFloat(sd.Hi))
-	case ScalingLlama3:
+	case spec.ScalingLlama3:
 		fmt.Fprintf(b, "scaling: llama3, factor %s, orig-ctx %s, low-freq-factor %s, high-freq-factor %s\n", shortFloat(sc.Factor), l, shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor))
 		if sc.LowFreqFactor == sc.HighFreqFactor {
 			// transformers' _compute_llama3_parameters: the medium band is
@@ -138,7 +141,7 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 		}
 		fmt.Fprintf(b, "llama3 bands: high (θ⁰_i) where wavelength < L/high-freq-factor = %s; low (θ⁰_i/s) where wavelength > L/low-freq-factor = %s; mid between: (1 − σ)·θ⁰_i/s + σ·θ⁰_i, σ = (L/wavelength − %s)/(%s − %s)\n",
 			shortFloat(float64(sc.OrigCtx)/sc.HighFreqFactor), shortFloat(float64(sc.OrigCtx)/sc.LowFreqFactor), shortFloat(sc.LowFreqFactor), shortFloat(sc.HighFreqFactor), shortFloat(sc.LowFreqFactor))
-	case ScalingLongRoPE:
+	case spec.ScalingLongRoPE:
 		factor := "unset"
 		if sc.Factor != 0 {
 			factor = shortFloat(sc.Factor)
@@ -150,29 +153,29 @@ func explainHeader(b *strings.Builder, s Spec, sd *Scaled) {
 	switch {
 	case sc.AttnFactor != 0:
 		how = "given (-attn-factor)"
-	case sd.Type == ScalingYaRN && sc.MScale != 0 && sc.MScaleAllDim != 0:
+	case sd.Type == spec.ScalingYaRN && sc.MScale != 0 && sc.MScaleAllDim != 0:
 		how = fmt.Sprintf("g(s, mscale %s)/g(s, mscale_all_dim %s), g(s, m) = 0.1·m·ln s + 1", shortFloat(sc.MScale), shortFloat(sc.MScaleAllDim))
-	case sd.Type == ScalingYaRN && sc.Factor > 1:
+	case sd.Type == spec.ScalingYaRN && sc.Factor > 1:
 		how = "0.1·ln s + 1"
-	case sd.Type == ScalingLongRoPE && sc.Factor > 1:
+	case sd.Type == spec.ScalingLongRoPE && sc.Factor > 1:
 		how = "sqrt(1 + ln s/ln L)"
-	case sd.Type == ScalingYaRN || sd.Type == ScalingLongRoPE:
+	case sd.Type == spec.ScalingYaRN || sd.Type == spec.ScalingLongRoPE:
 		how = "1 for s ≤ 1"
 	default:
 		how = "always 1 for scaling " + sd.Type
 	}
 	fmt.Fprintf(b, "attention factor: %s (%s), folded into cos and sin\n", shortFloat(sd.Attn), how)
-	if f := s.SoftmaxScale; f != 0 && f != 1 {
-		fmt.Fprintf(b, "softmax scale: ×%s: the attention multiplies its 1/sqrt(head dim) by it (Runtime.SoftmaxScale); no kernel of this package applies it\n", shortFloat(f))
+	if f := s.QKScale; f != 0 {
+		fmt.Fprintf(b, "q·k scale: %s, not 1/sqrt(dim): the attention multiplies q·k by it (Runtime.QKScale); no kernel of this package applies it\n", shortFloat(f))
 	}
 	explainNorm(b, s)
 	b.WriteString("\n")
 }
 
-func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
+func explainTable(b *strings.Builder, s spec.Spec, sd *spec.Scaled) {
 	sc := &s.Scaling
 	wave := func(t float64) float64 { return 2 * math.Pi / t }
-	if sd.Type == ScalingLongRoPE {
+	if sd.Type == spec.ScalingLongRoPE {
 		fmt.Fprintf(b, "%5s  %16s  %14s  %16s  %14s  %s\n", "i", "θ_i short", "wavelength", "θ_i long", "wavelength", "factors")
 		for i, t := range sd.Freqs {
 			fmt.Fprintf(b, "%5d  %16.9e  %14.6g  %16.9e  %14.6g  short %s, long %s\n",
@@ -184,20 +187,20 @@ func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
 	for i, t := range sd.Freqs {
 		band := ""
 		switch sd.Type {
-		case ScalingNone:
+		case spec.ScalingNone:
 			band = "none"
-		case ScalingDynamic:
+		case spec.ScalingDynamic:
 			band = "dynamic: θ⁰_i up to orig-ctx"
-		case ScalingLinear:
+		case spec.ScalingLinear:
 			band = "linear: θ⁰_i/s"
-		case ScalingProportional:
+		case spec.ScalingProportional:
 			band = "proportional: θ⁰_i/s"
 			if i >= sc.RopeAngles {
 				band = "proportional: θ = 0, does not turn"
 			}
-		case ScalingNTK:
+		case spec.ScalingNTK:
 			band = "ntk: scaled base"
-		case ScalingYaRN:
+		case spec.ScalingYaRN:
 			r := sd.Ramp[i]
 			switch r {
 			case 0:
@@ -207,11 +210,11 @@ func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
 			default:
 				band = fmt.Sprintf("yarn r %.6f: ramp", r)
 			}
-		case ScalingLlama3:
+		case spec.ScalingLlama3:
 			switch sd.Band[i] {
-			case BandHigh:
+			case spec.BandHigh:
 				band = "llama3 high: unchanged (θ⁰_i)"
-			case BandLow:
+			case spec.BandLow:
 				band = "llama3 low: θ⁰_i/s"
 			default:
 				band = fmt.Sprintf("llama3 mid: σ %.6f", sd.Sigma[i])
@@ -229,3 +232,26 @@ func explainTable(b *strings.Builder, s Spec, sd *Scaled) {
 
 // wave is the wavelength 2π/θ in tokens.
 func wave(theta float64) float64 { return 2 * math.Pi / theta }
+
+// explainNorm writes -explain's line about the QK-norm of s, if it has one.
+func explainNorm(b *strings.Builder, s spec.Spec) {
+	n := s.QKNorm
+	if !n.Enabled() {
+		b.WriteString("qk-norm: none (no ApplyNormQK)\n")
+		return
+	}
+	over := fmt.Sprintf("each head (n = HeadDim = %d values), weights of HeadDim values", s.HeadDim)
+	if n.Token() {
+		over = "each token's heads as one vector (n = Heads·HeadDim values), weights of Heads·HeadDim values"
+	}
+	if n.Kind == spec.NormL2 {
+		over = strings.Replace(over, ", weights of HeadDim values", ", no weights", 1)
+		over = strings.Replace(over, ", weights of Heads·HeadDim values", ", no weights", 1)
+	}
+	when := "before the rotation: ApplyNormQK rotates the normalized vector"
+	if n.After {
+		when = "after the rotation: ApplyNormQK normalizes the rotated vector"
+	}
+	fmt.Fprintf(b, "qk-norm: %s over %s, ε %s, %s; r = 1/sqrt(Σx_j²/n + ε) in float64, %s\n",
+		n.Kind, over, shortFloat(n.Epsilon()), when, spec.NormFormula(n.Kind))
+}

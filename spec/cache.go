@@ -1,0 +1,133 @@
+package spec
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CacheType names a KV cache format: how a package stores float32 keys and
+// values (docs/contract.md §11). Its properties are CacheFormats' entry.
+type CacheType string
+
+// The cache types (CacheFormats describes each).
+const (
+	CacheF32  CacheType = "f32"
+	CacheF16  CacheType = "f16"
+	CacheBF16 CacheType = "bf16"
+	CacheE4M3 CacheType = "e4m3"
+	CacheQ8_0 CacheType = "q8_0"
+)
+
+// CacheFormat describes a cache type as data: a format stores its values
+// in blocks of BlockValues values taking BlockBytes bytes each (an element
+// format is a block of 1), and a head of a package with the format must be
+// a whole number of blocks.
+type CacheFormat struct {
+	Type        CacheType
+	BlockValues int    // values per block; 1 for an element format
+	BlockBytes  int    // bytes per block
+	About       string // what a stored value is, for messages and docs
+}
+
+// Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
+// Q8BlockBytes its size: an f16 scale d, then 32 int8.
+const (
+	Q8Block      = 32
+	Q8BlockBytes = 2 + Q8Block
+)
+
+// CacheFormats is the list of cache types, in the order a package and its
+// documentation list them: the one place a cache format is added.
+var CacheFormats = []CacheFormat{
+	{CacheF32, 1, 4, "float32, as computed"},
+	{CacheF16, 1, 2, "IEEE binary16 (narrowed with round-to-nearest-even)"},
+	{CacheBF16, 1, 2, "bfloat16 (narrowed with round-to-nearest-even)"},
+	{CacheE4M3, 1, 1, "OCP FP8 e4m3fn with a per-tensor scale"},
+	{CacheQ8_0, Q8Block, Q8BlockBytes, "ggml q8_0 blocks: an f16 scale, then 32 int8"},
+}
+
+// Format returns c's entry of CacheFormats; false when c is not a cache
+// type.
+func (c CacheType) Format() (CacheFormat, bool) {
+	i := slices.IndexFunc(CacheFormats, func(f CacheFormat) bool { return f.Type == c })
+	if i < 0 {
+		return CacheFormat{}, false
+	}
+	return CacheFormats[i], true
+}
+
+// CacheTypes returns the cache types of CacheFormats, in its order.
+func CacheTypes() []CacheType {
+	out := make([]CacheType, len(CacheFormats))
+	for i, f := range CacheFormats {
+		out[i] = f.Type
+	}
+	return out
+}
+
+// ParseCaches splits -out-dtype's value, a comma-separated list, into its
+// cache types as given ("" is none); ValidateCaches checks them.
+func ParseCaches(v string) []CacheType {
+	if v == "" {
+		return nil
+	}
+	var out []CacheType
+	for _, t := range strings.Split(v, ",") {
+		out = append(out, CacheType(t))
+	}
+	return out
+}
+
+// CachesString is the inverse of ParseCaches: the list as -out-dtype
+// takes it.
+func CachesString(list []CacheType) string {
+	s := make([]string, len(list))
+	for i, c := range list {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ",")
+}
+
+// ValidateCaches checks a list of cache types for a package of element
+// type dtype: each one of CacheFormats, none twice, and only with dtype
+// "f32" (caches store float32 keys and values). Errors are *SpecError for
+// -out-dtype, with the list as given and what is accepted. Spec.Validate
+// also checks that the head dim is a whole number of blocks.
+func ValidateCaches(list []CacheType, dtype string) error {
+	if len(list) == 0 {
+		return nil
+	}
+	value := shown(strconv.Quote(CachesString(list)))
+	var names []string
+	for _, f := range CacheFormats {
+		names = append(names, string(f.Type))
+	}
+	for i, c := range list {
+		if _, ok := c.Format(); !ok {
+			return specErr("out-dtype", value, "%q is not a cache type: want a comma-separated list of %s (the KV cache types float32 keys and values are stored as)", string(c), quoteAll(names))
+		}
+		if slices.Contains(list[:i], c) {
+			return specErr("out-dtype", value, "%q listed twice: want each cache type once", string(c))
+		}
+	}
+	if dtype != "f32" {
+		return specErr("out-dtype", value, "caches take float32 elements: want -dtype \"f32\", not -dtype %q", dtype)
+	}
+	return nil
+}
+
+// validateCaches checks s.Caches (ValidateCaches) and that s's head is a
+// whole number of blocks of each.
+func (s Spec) validateCaches() error {
+	if err := ValidateCaches(s.Caches, s.DType); err != nil {
+		return err
+	}
+	for _, c := range s.Caches {
+		f, _ := c.Format()
+		if s.HeadDim%f.BlockValues != 0 {
+			return specErr("out-dtype", shown(strconv.Quote(CachesString(s.Caches))), "%q stores blocks of %d values: want a head dim that is a multiple of %d, not -dim %d", string(c), f.BlockValues, f.BlockValues, s.HeadDim)
+		}
+	}
+	return nil
+}
