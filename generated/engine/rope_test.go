@@ -87,7 +87,7 @@ var engineNorms = [][]struct {
 func model(i, n int) *Rotary {
 	sh := shapeList[i]
 	s := spec.DefaultSpec()
-	s.HeadDim, s.RotaryDim, s.Layout, s.DType = sh.HeadDim, sh.RotaryDim, sh.Layout, dtypeName
+	s.HeadDim, s.RotaryDim, s.Layout, s.DType = sh.HeadDim, sh.RotaryDim, spec.Layout(sh.Layout), dtypeName
 	if n >= 0 {
 		s.QKNorm = engineNorms[i][n].n
 	}

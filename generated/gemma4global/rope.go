@@ -360,7 +360,7 @@ func defaultParams() Params {
 		HeadDim:      HeadDim,
 		Layout:       "neox",
 		MaxPositions: MaxPositions,
+		QKScale:      1.0,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

@@ -168,12 +168,12 @@ const CacheHead = 128
 // defaultParams returns the numbers of this package's spec.
 func defaultParams() Params {
 	return Params{
-		Attn:         AttentionFactor,
-		Axes:         1,
-		Freqs:        slices.Clone(Freqs[:]),
-		HeadDim:      HeadDim,
-		Layout:       "interleaved",
-		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
+		Attn:      AttentionFactor,
+		Axes:      1,
+		Freqs:     slices.Clone(Freqs[:]),
+		HeadDim:   HeadDim,
+		Layout:    "interleaved",
+		QKScale:   0.08838834764831843,
+		RotaryDim: RotaryDim,
 	}
 }

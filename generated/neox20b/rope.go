@@ -116,7 +116,7 @@ func defaultParams() Params {
 		HeadDim:      HeadDim,
 		Layout:       "neox",
 		MaxPositions: MaxPositions,
+		QKScale:      0.10206207261596577,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

@@ -120,7 +120,7 @@ func defaultParams() Params {
 		HeadDim:      HeadDim,
 		Layout:       "neox",
 		MaxPositions: MaxPositions,
+		QKScale:      0.11180339887498948,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

@@ -211,7 +211,7 @@ func defaultParams() Params {
 		LongFreqs:    slices.Clone(LongFreqs[:]),
 		MaxPositions: MaxPositions,
 		OrigCtx:      OrigCtx,
+		QKScale:      0.10206207261596577,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

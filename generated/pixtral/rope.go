@@ -133,13 +133,13 @@ var Axis = [RotaryDim / 2]uint8{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 
 // defaultParams returns the numbers of this package's spec.
 func defaultParams() Params {
 	return Params{
-		Attn:         AttentionFactor,
-		Axes:         Axes,
-		Axis:         slices.Clone(Axis[:]),
-		Freqs:        slices.Clone(Freqs[:]),
-		HeadDim:      HeadDim,
-		Layout:       "neox",
-		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
+		Attn:      AttentionFactor,
+		Axes:      Axes,
+		Axis:      slices.Clone(Axis[:]),
+		Freqs:     slices.Clone(Freqs[:]),
+		HeadDim:   HeadDim,
+		Layout:    "neox",
+		QKScale:   0.125,
+		RotaryDim: RotaryDim,
 	}
 }

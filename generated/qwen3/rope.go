@@ -194,7 +194,7 @@ func defaultParams() Params {
 		NormEps:      NormEps,
 		NormKind:     "rms",
 		NormScope:    "head",
+		QKScale:      0.08838834764831843,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

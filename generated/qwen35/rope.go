@@ -145,7 +145,7 @@ func defaultParams() Params {
 		HeadDim:      HeadDim,
 		Layout:       "neox",
 		MaxPositions: MaxPositions,
+		QKScale:      0.0625,
 		RotaryDim:    RotaryDim,
-		SoftmaxScale: 1.0,
 	}
 }

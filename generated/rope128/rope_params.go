@@ -49,8 +49,16 @@ type Params struct {
 	NormEps       float64   // ε, as the model's config gives it (the default applied)
 	NormScope     string    // "head" or "token"; "" without a norm
 	NormAfter     bool      // normalize the rotated vector
-	SoftmaxScale  float64   // multiply the attention's 1/sqrt(d) by it: YaRN's mscale² for DeepSeek MLA; 1 otherwise
-	MaxPositions  int       // max_position_embeddings; 0 when not known
+	// QKScale is the whole factor by which the model's attention
+	// multiplies q·k before the softmax: scores = QKScale·(q·k).
+	// 1/sqrt(HeadDim) for most models; 1/sqrt(qk_nope_head_dim +
+	// qk_rope_head_dim)·mscale² for MLA (1/sqrt(192)·(0.1·ln 40 + 1)² for
+	// DeepSeek-V3, whose HeadDim here is the rotary part, 64);
+	// 1/sqrt(query_pre_attn_scalar) for Gemma 2 and 3; attention_multiplier
+	// for Granite; 1 for Gemma 3n and 4, whose q and k are normalized.
+	// No kernel of this package applies it: the attention does.
+	QKScale      float64
+	MaxPositions int // max_position_embeddings; 0 when not known
 }
 
 // clone returns p with its slices copied.
@@ -146,10 +154,10 @@ func newRotary(p Params) (*Rotary, error) {
 		return nil, err
 	}
 	switch {
-	case p.SoftmaxScale == 0:
-		return nil, fmt.Errorf("SoftmaxScale = 0: want finite and > 0 (1 for a model without one; spec.Runtime fills it)")
-	case !(p.SoftmaxScale > 0) || math.IsInf(p.SoftmaxScale, 1):
-		return nil, fmt.Errorf("SoftmaxScale = %v: want finite and > 0", p.SoftmaxScale)
+	case p.QKScale == 0:
+		return nil, fmt.Errorf("QKScale = 0: want the attention's q·k scale, finite and > 0 (1/sqrt(HeadDim) for most models; spec.Runtime fills it)")
+	case !(p.QKScale > 0) || math.IsInf(p.QKScale, 1):
+		return nil, fmt.Errorf("QKScale = %v: want finite and > 0", p.QKScale)
 	case p.MaxPositions < 0:
 		return nil, fmt.Errorf("MaxPositions = %d: want >= 0 (0: not known)", p.MaxPositions)
 	}
