@@ -4,15 +4,77 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"strings"
 )
 
-// guardCacheCalls are the calls checkCacheGuard makes: every form on
-// token-major and head-major caches, with and without gaps, whose slice
-// ends exactly at the end of its last row, with slots that include the
-// first and the last row (and a skipped token), for 1…9 heads.
+// cacheCallOf is the cache call c on the memory st, for the drivers: the
+// cache (read by Load, written by the stores, changed in place by Shift),
+// the float32 tokens (read by the stores, written by Load; Shift takes
+// none), the slots and the positions or deltas, only read. names label the
+// cache and the tokens.
+func (cs *cacheSuite[C]) cacheCallOf(c *cacheCall, st cacheState, names ...string) *call {
+	if len(names) == 0 {
+		names = []string{"cache", "tokens"}
+	}
+	cacheMode, tokMode := map[cacheOp]access{opStore: writes, opApplyStore: writes, opLoad: reads, opShift: inPlace}[c.op], reads
+	if c.op == opLoad {
+		tokMode = writes
+	}
+	ca, xa := newBuf(names[0], elemsOf[C](st.cache), cacheMode), newBuf(names[1], st.x, tokMode)
+	sa := newIndex("slots", c.slots)
+	cl := &call{what: c.String(), args: []arg{ca, sa}}
+	if c.op != opShift {
+		cl.args = append(cl.args, xa)
+	}
+	var pa *buf[int32]
+	switch c.op {
+	case opApplyStore:
+		pa = newIndex("pos", c.pos)
+		cl.args = append(cl.args, pa)
+	case opShift:
+		pa = newIndex("delta", c.delta)
+		cl.args = append(cl.args, pa)
+	}
+	cl.run = func() {
+		gc := *c
+		gc.slots = sa.cur
+		if pa != nil {
+			gc.pos, gc.delta = pa.cur, pa.cur
+		}
+		cs.invoke(&gc, ca.cur, xa.cur)
+	}
+	return cl
+}
+
+// cacheEntries describes the cache forms of one type to the drivers: the
+// guard calls of guardCacheCalls, the edge calls of badCacheCalls.
+func (cs *cacheSuite[C]) cacheEntries() entryPoint {
+	return entryPoint{
+		name: "the " + cs.ref.dtype + " cache forms",
+		guard: func(r *rand.Rand) []*call {
+			var calls []*call
+			for _, c := range cs.guardCacheCalls(r) {
+				calls = append(calls, cs.cacheCallOf(c, cs.state(r, c)))
+			}
+			return calls
+		},
+		edges: func() []edgeCall {
+			r := rand.New(rand.NewPCG(seed(), 0x7061))
+			var es []edgeCall
+			for op := range cacheOp(4) {
+				for _, b := range cs.badCacheCalls(op) {
+					es = append(es, bad(cs.cacheCallOf(b.c, cs.state(r, b.c)), b.what, panicWant{fn: op.String(), words: b.words}))
+				}
+			}
+			return es
+		},
+	}
+}
+
+// guardCacheCalls are the cache guard calls: every form on token-major and
+// head-major caches, with and without gaps, whose slice ends exactly at
+// the end of its last row, with slots that include the first and the last
+// row (and a skipped token), for 1…9 heads.
 func (cs *cacheSuite[C]) guardCacheCalls(r *rand.Rand) []*cacheCall {
 	var calls []*cacheCall
 	e, hd := cs.ref.cacheHead, cs.s.hd
@@ -37,116 +99,28 @@ func (cs *cacheSuite[C]) guardCacheCalls(r *rand.Rand) []*cacheCall {
 	return calls
 }
 
-// checkCacheGuard makes every guardCacheCalls call on every backend with
-// each buffer (the cache, the float32 tokens, the slots, the positions or
-// deltas) flush against a PROT_NONE page, once with the page right after
-// the buffers and once right before them. A read or write past either end
-// of a buffer faults, which fails the check; the canary around each buffer
-// must come back unchanged, and the result must be the same call's bits on
-// ordinary memory.
+// checkCacheGuard makes the cache guard calls (checkGuarded): each buffer
+// (the cache, the float32 tokens, the slots, the positions or deltas)
+// flush against a guard page.
 func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
-	if !guardSupported {
-		t.Skipf("SKIPPED: guard pages (mmap, mprotect PROT_NONE) are only implemented on linux, not %s", runtime.GOOS)
-	}
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	sd := seed()
-	r := rand.New(rand.NewPCG(sd, 0x6367756172))
-	calls := cs.guardCacheCalls(r)
-	maxC, maxX := 1, 1
-	for _, c := range calls {
-		maxC, maxX = max(maxC, c.nc), max(maxX, c.nx)
-	}
-	n := 0
-	for _, atEnd := range []bool{true, false} {
-		side := guardSide(atEnd)
-		cg := mustGuarded[C](t, maxC, atEnd)
-		defer cg.free()
-		xg := mustGuarded[float32](t, maxX, atEnd)
-		defer xg.free()
-		sg := mustGuarded[int64](t, 8, atEnd)
-		defer sg.free()
-		pg := mustGuarded[int32](t, 8, atEnd)
-		defer pg.free()
-		for _, b := range bs {
-			b.Use()
-			for _, c := range calls {
-				st := cs.state(r, c)
-				wantC, wantX := toElems[C](st.cache), slices.Clone(st.x)
-				cs.invoke(c, wantC, wantX)
+	checkGuarded(t, cs.s.backendsOrOnly(), 0x6367756172, cs.cacheEntries())
+}
 
-				gc := *c
-				cache, x := cg.slice(c.nc), xg.slice(c.nx)
-				copy(cache, toElems[C](st.cache))
-				copy(x, st.x)
-				gc.slots = sg.slice(len(c.slots))
-				copy(gc.slots, c.slots)
-				ns := len(c.pos) + len(c.delta)
-				if c.pos != nil {
-					gc.pos = pg.slice(ns)
-					copy(gc.pos, c.pos)
-				}
-				if c.delta != nil {
-					gc.delta = pg.slice(ns)
-					copy(gc.delta, c.delta)
-				}
-				what := fmt.Sprintf("backend %s: %v, on buffers %s", b.Name, c, side)
-				addr, faulted, msg, panicked := faultCall(func() { cs.invoke(&gc, cache, x) })
-				n++
-				switch {
-				case faulted:
-					where := faultWhere(cg.locate("cache", addr, c.nc), xg.locate("tokens", addr, c.nx),
-						sg.locate("slots", addr, len(c.slots)), pg.locate("pos or delta", addr, ns))
-					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
-				case panicked:
-					t.Fatalf("guard: %s: panicked: %s", what, msg)
-				}
-				for _, ck := range []struct {
-					name string
-					f    func() string
-				}{
-					{"cache", func() string { return cg.checkCanary(c.nc) }},
-					{"tokens", func() string { return xg.checkCanary(c.nx) }},
-					{"slots", func() string { return sg.checkCanary(len(c.slots)) }},
-					{"pos or delta", func() string { return pg.checkCanary(ns) }},
-				} {
-					if d := ck.f(); d != "" {
-						t.Fatalf("guard: %s: %s: %s", what, ck.name, d)
-					}
-				}
-				if !slices.Equal(gc.slots, c.slots) {
-					t.Fatalf("guard: %s: slots changed to %v", what, gc.slots)
-				}
-				if !slices.Equal(fromElems(cache), fromElems(wantC)) {
-					t.Fatalf("guard: %s: the cache differs from the same call on ordinary memory", what)
-				}
-				for i := range x {
-					if math.Float32bits(x[i]) != math.Float32bits(wantX[i]) {
-						t.Fatalf("guard: %s: token value %d = %#08x, but %#08x on ordinary memory", what, i, math.Float32bits(x[i]), math.Float32bits(wantX[i]))
-					}
-				}
-				cg.reset(c.nc)
-				xg.reset(c.nx)
-				sg.reset(len(c.slots))
-				pg.reset(ns)
-			}
-		}
-	}
-	t.Logf("guard: %d cache calls on buffers flush against PROT_NONE pages (%d backends × both ends × %d calls; seed %d): no fault, canaries intact, same bits as on ordinary memory",
-		n, len(bs), len(calls), sd)
+// checkCachePanics makes every badCacheCalls call of every form on every
+// backend (checkEdges): each must panic with a message naming the form,
+// the argument and its value, and leave every buffer as it was.
+func checkCachePanics[C CacheElem](t tb, cs *cacheSuite[C]) {
+	checkEdges(t, cs.s.backendsOrOnly(), cs.cacheEntries())
 }
 
 // badCacheCall is a call that must panic before it writes anything, and
-// the words its message must hold.
+// the words its message must hold besides the form's name.
 type badCacheCall struct {
 	what  string
 	c     *cacheCall
 	words []string
 }
 
-// badCacheCalls are, for op, the calls checkCachePanics makes: each breaks
-// one rule, with the bad value in the last token so that a form that
-// checked token by token, as it wrote, would have written the first.
 func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 	e, hd := cs.ref.cacheHead, cs.s.hd
 	const heads, rows = 2, 6
@@ -176,7 +150,7 @@ func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 	}
 	var bad []badCacheCall
 	add := func(what string, c *cacheCall, words ...string) {
-		bad = append(bad, badCacheCall{what, c, append([]string{op.String()}, words...)})
+		bad = append(bad, badCacheCall{what, c, words})
 	}
 	c := base(1, 2, rows)
 	add("a slot past the last row", c, fmt.Sprintf("slots[2] = %d", rows))
@@ -239,43 +213,4 @@ func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
 		}
 	}
 	return bad
-}
-
-// checkCachePanics makes every badCacheCalls call of every form on every
-// backend: each must panic with a message naming the form, the argument and
-// its value, and leave every buffer as it was.
-func checkCachePanics[C CacheElem](t tb, cs *cacheSuite[C]) {
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	r := rand.New(rand.NewPCG(seed(), 0x7061))
-	n := 0
-	for _, b := range bs {
-		b.Use()
-		for op := range cacheOp(4) {
-			for _, bc := range cs.badCacheCalls(op) {
-				c := bc.c
-				st := cs.state(r, c)
-				cache, x := toElems[C](st.cache), slices.Clone(st.x)
-				msg, panicked := catch(func() { cs.invoke(c, cache, x) })
-				n++
-				if !panicked {
-					t.Fatalf("backend %s: %v with %s: did not panic", b.Name, op, bc.what)
-				}
-				for _, w := range bc.words {
-					if !strings.Contains(msg, w) {
-						t.Fatalf("backend %s: %v with %s: panicked with %q, which does not say %q", b.Name, op, bc.what, msg, w)
-					}
-				}
-				if !slices.Equal(fromElems(cache), st.cache) {
-					t.Fatalf("backend %s: %v with %s: panicked (%q) after writing to the cache", b.Name, op, bc.what, msg)
-				}
-				for i := range x {
-					if math.Float32bits(x[i]) != math.Float32bits(st.x[i]) {
-						t.Fatalf("backend %s: %v with %s: panicked (%q) after writing token value %d", b.Name, op, bc.what, msg, i)
-					}
-				}
-			}
-		}
-	}
-	t.Logf("%d bad calls panicked naming the form, the argument and the value, with nothing written", n)
 }

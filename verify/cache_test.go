@@ -550,7 +550,7 @@ func TestCacheMutants(t *testing.T) {
 			expectPass(t, d+" guard", func(t tb) { checkCacheGuard(t, cs) })
 			expectPass(t, d+" panics", func(t tb) { checkCachePanics(t, cs) })
 			if d == "q8_0" {
-				expectPass(t, d+" blocks", func(t tb) { checkQ8Blocks(t, cs) })
+				expectPass(t, d+" blocks", func(t tb) { checkBlocks(t, cs) })
 			}
 		}
 		// The attention factor: with A ≠ 1 too.
@@ -560,7 +560,7 @@ func TestCacheMutants(t *testing.T) {
 	})
 	t.Run("q8-ties-to-even", func(t *testing.T) {
 		cs := bytes("q8_0", cacheMutation{q8TiesEven: true})
-		expectFail(t, "q8-blocks", "tied", func(t tb) { checkQ8Blocks(t, cs) })
+		expectFail(t, "q8-blocks", "tied", func(t tb) { checkBlocks(t, cs) })
 	})
 	t.Run("e4m3-no-saturation", func(t *testing.T) {
 		cs := bytes("e4m3", cacheMutation{noSaturate: true})

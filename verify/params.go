@@ -261,21 +261,30 @@ func checkParamsRange[T Elem](t tb, s *suite[T]) {
 		if d := s.tablesAgree(r, b, rangePositions(rng, c.start, c.n, 48), rng); d != "" {
 			t.Fatalf("NewTableRange(…, %d, %d) and NewTable(%d) differ: %s", c.start, c.n, full, d)
 		}
-		x := make([]T, s.hd)
 		for _, p := range []int{c.start - 1, c.start + c.n} {
 			if p < 0 {
 				continue
 			}
-			msg, ok := catch(func() { r.Apply(x, p) })
-			if !ok || !wordRE("Apply").MatchString(msg) || !numRE(p).MatchString(msg) || !numRE(c.start).MatchString(msg) {
-				t.Fatalf("range [%d, %d): Apply at %d: panic %v %q, want one naming Apply, %d and the range", c.start, c.start+c.n, p, ok, msg, p)
-			}
-			msg, ok = catch(func() { r.ApplySeq(append(x, x...), []int32{int32(c.start), int32(p)}) })
-			if !ok || !wordRE("ApplySeq").MatchString(msg) || !strings.Contains(msg, s.posAt(1)) || !numRE(p).MatchString(msg) {
-				t.Fatalf("range [%d, %d): ApplySeq at %d: panic %v %q, want one naming %s = %d", c.start, c.start+c.n, p, ok, msg, s.posAt(1), p)
+			if d := s.rangeEdges(r, c.start, c.n, p); d != "" {
+				t.Fatalf("%s", d)
 			}
 		}
 	}
+}
+
+// rangeEdges returns "" if Apply and ApplySeq at p, outside the range
+// table r of [start, start+n), panic naming the method, p and (Apply) the
+// range's start, with x unchanged; else what is wrong.
+func (s *suite[T]) rangeEdges(r Table[T], start, n, p int) string {
+	x := newBuf("x", s.specialsOf(s.hd, 5), inPlace)
+	one := &call{what: fmt.Sprintf("Apply on a range table [%d, %d)", start, start+n), args: []arg{x}, run: func() { r.Apply(x.cur, p) }}
+	if d := bad(one, fmt.Sprintf("pos %d", p), panicWant{fn: "Apply", values: []int{p}, numbers: []int{start}}).check(); d != "" {
+		return d
+	}
+	x2 := newBuf("x", s.specialsOf(2*s.hd, 6), inPlace)
+	seq := &call{what: fmt.Sprintf("ApplySeq on a range table [%d, %d)", start, start+n), args: []arg{x2},
+		run: func() { r.ApplySeq(x2.cur, []int32{int32(start), int32(p)}) }}
+	return bad(seq, fmt.Sprintf("%s = %d", s.posAt(1), p), panicWant{fn: "ApplySeq", words: []string{s.posAt(1)}, values: []int{p}}).check()
 }
 
 // checkParamsFar: a range table far out (10⁶, and past 2³⁰) gives Rotate's
@@ -473,15 +482,17 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 		t.Errorf("the kernel has no NilTable: a nil *Table's panic is unchecked")
 	}
 	for _, c := range cases {
-		msg, ok := catch(c.call)
-		if !ok {
-			t.Errorf("%s: no panic", c.name)
-			continue
-		}
+		// The words that name an entry point must name it as a word.
+		var want panicWant
 		for _, w := range c.words {
-			if !strings.Contains(msg, w) || strings.Contains(w, "Apply") && !wordRE(w).MatchString(msg) {
-				t.Errorf("%s: panic %q does not say %q", c.name, msg, w)
+			if strings.Contains(w, "Apply") {
+				want.fields = append(want.fields, w)
+			} else {
+				want.words = append(want.words, w)
 			}
+		}
+		if d := bad(&call{what: c.name, run: c.call}, "", want).check(); d != "" {
+			t.Errorf("%s", d)
 		}
 	}
 }
@@ -580,18 +591,12 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 		pos   []int32
 		words []string
 	}{
-		{"too many", make([]int32, 10), []string{"Set", fmt.Sprintf("len(pos) = %d", s.posLen(10)), "9"}},
-		{"negative", []int32{0, -3}, []string{"Set", s.posAt(1) + " = -3"}},
+		{"too many positions", make([]int32, 10), []string{fmt.Sprintf("len(pos) = %d", s.posLen(10)), "9"}},
+		{"a negative position", []int32{0, -3}, []string{s.posAt(1) + " = -3"}},
 	} {
-		msg, ok := catch(func() { b.Set(c.pos) })
-		if !ok {
-			t.Errorf("Batch.Set %s: no panic", c.name)
-			continue
-		}
-		for _, w := range c.words {
-			if !strings.Contains(msg, w) {
-				t.Errorf("Batch.Set %s: panic %q does not say %q", c.name, msg, w)
-			}
+		set := &call{what: "Batch.Set", run: func() { b.Set(c.pos) }}
+		if d := bad(set, c.name, panicWant{fn: "Set", words: c.words}).check(); d != "" {
+			t.Errorf("%s", d)
 		}
 	}
 }
