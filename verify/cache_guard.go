@@ -121,95 +121,107 @@ type badCacheCall struct {
 	words []string
 }
 
+// badCacheCalls are, for op, the calls checkCachePanics makes: each breaks
+// one rule, with the bad value in the last token so that a form that
+// checked token by token, as it wrote, would have written the first.
 func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
+	return append(append(cs.badCacheSlots(op), cs.badCacheViews(op)...), cs.badCacheArgs(op)...)
+}
+
+// cacheBase is the valid call of op the bad calls break: 2 heads, a cache
+// of 6 token-major rows, the tokens at the given slots (ApplyStore at
+// positions 0, 1, …; Shift by 1, 2, …), scale 1.
+func (cs *cacheSuite[C]) cacheBase(op cacheOp, slots ...int64) *cacheCall {
 	e, hd := cs.ref.cacheHead, cs.s.hd
 	const heads, rows = 2, 6
-	cv := Strides{heads, e, heads * e}
-	xv := Strides{heads, hd, heads * hd}
+	c := &cacheCall{op: op, layout: "token-major", cv: Strides{heads, e, heads * e}, nc: rows * heads * e, rows: rows,
+		xv: Strides{heads, hd, heads * hd}, nx: len(slots) * heads * hd, slots: slots, scale: 1}
+	switch op {
+	case opApplyStore:
+		c.pos = make([]int32, len(slots))
+		for j := range c.pos {
+			c.pos[j] = int32(j)
+		}
+	case opShift:
+		c.delta = make([]int32, len(slots))
+		for j := range c.delta {
+			c.delta[j] = int32(j + 1)
+		}
+	}
+	return c
+}
+
+// badCacheSlots breaks the slots: past the last row, below -1, listed
+// twice, and one short of the cache.
+func (cs *cacheSuite[C]) badCacheSlots(op cacheOp) []badCacheCall {
+	const rows = 6
+	short := cs.cacheBase(op, 0, 5)
+	short.nc--
+	return []badCacheCall{
+		{"a slot past the last row", cs.cacheBase(op, 1, 2, rows), []string{fmt.Sprintf("slots[2] = %d", rows)}},
+		{"a slot below -1", cs.cacheBase(op, 1, 2, -2), []string{"slots[2] = -2"}},
+		{"a slot listed twice", cs.cacheBase(op, 0, 4, 3, 4), []string{"slots[3] = 4", "slots[1]"}},
+		{"a slot listed twice among skips", cs.cacheBase(op, 3, -1, 1, -1, 3), []string{"slots[4] = 3", "slots[0]"}},
+		{"a cache one element short", short, []string{"slots[1] = 5"}},
+	}
+}
+
+// badCacheViews breaks the cache's view and the tokens': no heads, a
+// negative row stride, overlapping heads, different head counts, a token
+// buffer one value short.
+func (cs *cacheSuite[C]) badCacheViews(op cacheOp) []badCacheCall {
+	e, hd := cs.ref.cacheHead, cs.s.hd
+	const heads = 2
 	// The package's forms take the cache as one view, c, and the tokens'
 	// buffer with its view ss (ds for Load).
-	cacheView, tokView := "c", "ss"
+	tokView := "ss"
 	if op == opLoad {
 		tokView = "ds"
 	}
-	base := func(slots ...int64) *cacheCall {
-		c := &cacheCall{op: op, layout: "token-major", cv: cv, nc: rows * heads * e, rows: rows, xv: xv, nx: len(slots) * heads * hd, slots: slots, scale: 1}
-		switch op {
-		case opApplyStore:
-			c.pos = make([]int32, len(slots))
-			for j := range c.pos {
-				c.pos[j] = int32(j)
-			}
-		case opShift:
-			c.delta = make([]int32, len(slots))
-			for j := range c.delta {
-				c.delta[j] = int32(j + 1)
-			}
-		}
-		return c
-	}
 	var bad []badCacheCall
-	add := func(what string, c *cacheCall, words ...string) {
+	add := func(what string, change func(c *cacheCall), words ...string) {
+		c := cs.cacheBase(op, 0, 1)
+		change(c)
 		bad = append(bad, badCacheCall{what, c, words})
 	}
-	c := base(1, 2, rows)
-	add("a slot past the last row", c, fmt.Sprintf("slots[2] = %d", rows))
-	c = base(1, 2, -2)
-	add("a slot below -1", c, "slots[2] = -2")
-	c = base(0, 4, 3, 4)
-	add("a slot listed twice", c, "slots[3] = 4", "slots[1]")
-	c = base(3, -1, 1, -1, 3)
-	add("a slot listed twice among skips", c, "slots[4] = 3", "slots[0]")
-	c = base(0, 5)
-	c.nc--
-	add("a cache one element short", c, "slots[1] = 5")
-	c = base(0, 1)
-	c.cv.Heads = 0
-	add("a cache view of no heads", c, cacheView+".Heads = 0")
-	c = base(0, 1)
-	c.cv.Token = -c.cv.Token
-	add("a negative row stride", c, cacheView+".Token = ")
-	c = base(0, 1)
-	c.cv.Head = e - 1
-	c.cv.Token = heads*e + 1
-	add("heads of a row overlapping", c, cacheView, "overlap")
-	if op != opShift {
-		c = base(0, 1)
-		c.xv.Heads = heads + 1
-		c.xv.Token = (heads + 1) * hd
+	add("a cache view of no heads", func(c *cacheCall) { c.cv.Heads = 0 }, "c.Heads = 0")
+	add("a negative row stride", func(c *cacheCall) { c.cv.Token = -c.cv.Token }, "c.Token = ")
+	add("heads of a row overlapping", func(c *cacheCall) { c.cv.Head, c.cv.Token = e-1, heads*e+1 }, "c", "overlap")
+	if op == opShift {
+		return bad
+	}
+	add("different head counts", func(c *cacheCall) {
+		c.xv.Heads, c.xv.Token = heads+1, (heads+1)*hd
 		c.nx = 2 * c.xv.Token
-		add("different head counts", c, "Heads")
-		c = base(0, 1)
-		c.nx--
-		add("a token buffer one value short", c, tokView)
-		c = base(0, 1)
-		c.xv.Head = hd - 1
-		add("token heads overlapping", c, tokView, "overlap")
+	}, "Heads")
+	add("a token buffer one value short", func(c *cacheCall) { c.nx-- }, tokView)
+	add("token heads overlapping", func(c *cacheCall) { c.xv.Head = hd - 1 }, tokView, "overlap")
+	return bad
+}
+
+// badCacheArgs breaks what one form takes besides the views: ApplyStore's
+// positions, Shift's deltas, a format's scale per call.
+func (cs *cacheSuite[C]) badCacheArgs(op cacheOp) []badCacheCall {
+	var bad []badCacheCall
+	add := func(what string, change func(c *cacheCall), words ...string) {
+		c := cs.cacheBase(op, 0, 1, 2)
+		change(c)
+		bad = append(bad, badCacheCall{what, c, words})
 	}
 	switch op {
 	case opApplyStore:
-		c = base(0, 1, 2)
-		c.pos = c.pos[:2]
-		add("len(pos) != len(slots)", c, fmt.Sprintf("len(pos) = %d", cs.s.posLen(2)), "len(slots) = 3")
-		c = base(0, 1, 2)
-		c.pos[2] = int32(cs.s.n)
-		add("a position past the table", c, fmt.Sprintf("%s = %d", cs.s.posAt(2), cs.s.n))
-		c = base(0, 1, 2)
-		c.pos[2] = -1
-		add("a negative position", c, cs.s.posAt(2)+" = -1")
+		add("len(pos) != len(slots)", func(c *cacheCall) { c.pos = c.pos[:2] }, fmt.Sprintf("len(pos) = %d", cs.s.posLen(2)), "len(slots) = 3")
+		add("a position past the table", func(c *cacheCall) { c.pos[2] = int32(cs.s.n) }, fmt.Sprintf("%s = %d", cs.s.posAt(2), cs.s.n))
+		add("a negative position", func(c *cacheCall) { c.pos[2] = -1 }, cs.s.posAt(2)+" = -1")
 	case opShift:
-		c = base(0, 1, 2)
-		c.delta = c.delta[:1]
-		add("len(delta) != len(slots)", c, "len(delta) = 1", "len(slots) = 3")
-		c = base(0, 1, 2)
-		c.delta[2] = math.MinInt32
-		add("a delta of −2³¹", c, "delta[2] = -2147483648")
+		add("len(delta) != len(slots)", func(c *cacheCall) { c.delta = c.delta[:1] }, "len(delta) = 1", "len(slots) = 3")
+		add("a delta of −2³¹", func(c *cacheCall) { c.delta[2] = math.MinInt32 }, "delta[2] = -2147483648")
 	}
 	if cs.ref.scaled {
 		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
-			c = base(0, 1)
+			c := cs.cacheBase(op, 0, 1)
 			c.scale = v
-			add(fmt.Sprintf("scale %v", v), c, "scale = "+fmt.Sprint(v))
+			bad = append(bad, badCacheCall{fmt.Sprintf("scale %v", v), c, []string{"scale = " + fmt.Sprint(v)}})
 		}
 	}
 	return bad

@@ -185,7 +185,7 @@ func showPlain[E plain](v E) string {
 	for i := len(b) - 1; i >= 0; i-- {
 		u = u<<8 | uint64(b[i])
 	}
-	return fmt.Sprintf("%v (%#0*x)", v, 2+2*len(b), u)
+	return fmt.Sprintf("%v (%#0*x)", v, 2*len(b), u)
 }
 
 // call is one call of an entry point on its args.

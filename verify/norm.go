@@ -752,105 +752,134 @@ func checkNormCanonical[T Elem](t tb, s *suite[T]) {
 func checkNormSpecial[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	defer s.restore()
-	hd := s.hd
-	const hq, hk = 3, 2
-	r := rand.New(rand.NewPCG(seed(), 0x7370))
-	qv := Strides{hq, hd, hq * hd}
-	kv := Strides{hk, hd, hk * hd}
-	qw, kw := s.drawWeights(r, s.weightsLen(hq)), s.drawWeights(r, s.weightsLen(hk))
-	if s.weighted() {
-		for i := range qw {
-			qw[i] = max(0.5, math.Abs(qw[i])) // no zero weights: finite values must stay non-zero
-		}
-		for i := range kw {
-			kw[i] = max(0.5, math.Abs(kw[i]))
-		}
-	}
-	if s.k.Norm.Kind == "gemma" {
-		for i := range qw {
-			qw[i] = 0.25
-		}
-		for i := range kw {
-			kw[i] = 0.25
-		}
-	}
-	pos := []int32{int32(r.IntN(s.n))}
-	base := func() ([]T, []T) {
-		q, k := make([]T, hq*hd), make([]T, hk*hd)
-		for i := range q {
-			q[i] = s.normal(r.Uint64() | 1)
-		}
-		for i := range k {
-			k[i] = s.normal(r.Uint64() | 1)
-		}
-		return q, k
-	}
+	e := newNormEdge(s, rand.New(rand.NewPCG(seed(), 0x7370)))
 	for _, b := range s.backendsOrOnly() {
 		b.Use()
-		// Zeros.
-		q, k := make([]T, hq*hd), make([]T, hk*hd)
-		s.applyNorm(q, qv, qw, k, kv, kw, pos)
-		for i, v := range append(slices.Clone(q), k...) {
-			if s.c.toF64(v) != 0 {
-				t.Fatalf("backend %s: a vector of zeros gives %s at index %d: want 0", b.Name, s.c.show(v), i)
-			}
-		}
-		// Huge values.
-		q, k = base()
-		for i := range q {
-			q[i] = s.c.fromF64(s.hugeValue() * float64(1-2*(i%2)))
-		}
-		s.applyNorm(q, qv, qw, k, kv, kw, pos)
-		nonzero := false
-		for i, v := range q {
-			if !s.c.isFinite(v) {
-				t.Fatalf("backend %s: q heads of ±%g (squares past float32) give %s at index %d: want finite", b.Name, s.hugeValue(), s.c.show(v), i)
-			}
-			nonzero = nonzero || s.c.toF64(v) != 0
-		}
-		if !nonzero {
-			t.Fatalf("backend %s: q heads of ±%g (squares past float32) come out all zeros: a float32 sum of squares overflows to ∞, and r = 0", b.Name, s.hugeValue())
-		}
-		// A NaN and an infinity in q's head 1; a clean run to compare with.
-		q0, k0 := base()
-		qc, kc := slices.Clone(q0), slices.Clone(k0)
-		s.applyNorm(qc, qv, qw, kc, kv, kw, pos)
-		for _, special := range []string{"NaN", "Inf"} {
-			q, k = slices.Clone(q0), slices.Clone(k0)
-			at := hd + 1
-			if special == "NaN" {
-				q[at] = s.c.fromBits(s.c.f.compose(false, s.c.f.expMax(), 1))
-			} else {
-				q[at] = s.c.fromBits(s.c.f.compose(true, s.c.f.expMax(), 0))
-			}
-			s.applyNorm(q, qv, qw, k, kv, kw, pos)
-			lo, hi := hd, 2*hd // the normed vector holding the special value
-			if s.token() {
-				lo, hi = 0, hq*hd
-			}
-			for i, v := range q {
-				inVec := i >= lo && i < hi
-				switch {
-				case !inVec && s.c.bits(v) != s.c.bits(qc[i]):
-					t.Fatalf("backend %s: a %s in q's head 1 changed q index %d, outside its normed vector: %s, without it %s", b.Name, special, i, s.c.show(v), s.c.show(qc[i]))
-				case inVec && special == "NaN" && !s.c.isNaN(v):
-					t.Fatalf("backend %s: a NaN in q's head 1 left index %d of its normed vector %s: want NaN (r is NaN)", b.Name, i, s.c.show(v))
-				case inVec && special == "Inf":
-					j := i % hd
-					own := i/hd == at/hd && (j == at%hd || s.partner[at%hd] == j && !s.k.Norm.After)
-					if own && !s.c.isNaN(v) {
-						t.Fatalf("backend %s: an infinity at q index %d left index %d %s: want NaN (∞·0)", b.Name, at, i, s.c.show(v))
-					}
-					if !own && s.c.toF64(v) != 0 && !(s.k.Norm.After && s.c.isNaN(v)) {
-						t.Fatalf("backend %s: an infinity at q index %d left index %d %s: want 0 (r = 1/sqrt(∞) = 0)", b.Name, at, i, s.c.show(v))
-					}
-				}
-			}
-			if s.firstDiff(k, kc) >= 0 {
-				t.Fatalf("backend %s: a %s in q changed k", b.Name, special)
+		for _, check := range []func() string{e.zeros, e.huge, func() string { return e.special("NaN") }, func() string { return e.special("Inf") }} {
+			if d := check(); d != "" {
+				t.Fatalf("backend %s: %s", b.Name, d)
 			}
 		}
 	}
+}
+
+// normEdge is checkNormSpecial's call: 3 q and 2 k heads at one position,
+// weights that keep finite values non-zero.
+type normEdge[T Elem] struct {
+	s      *suite[T]
+	r      *rand.Rand
+	qv, kv Strides
+	qw, kw []float64
+	pos    []int32
+}
+
+const normEdgeQ, normEdgeK = 3, 2
+
+func newNormEdge[T Elem](s *suite[T], r *rand.Rand) *normEdge[T] {
+	hd := s.hd
+	e := &normEdge[T]{s: s, r: r, qv: Strides{normEdgeQ, hd, normEdgeQ * hd}, kv: Strides{normEdgeK, hd, normEdgeK * hd}}
+	e.qw, e.kw = s.drawWeights(r, s.weightsLen(normEdgeQ)), s.drawWeights(r, s.weightsLen(normEdgeK))
+	for _, w := range [][]float64{e.qw, e.kw} {
+		for i := range w {
+			w[i] = max(0.5, math.Abs(w[i])) // no zero weights: finite values must stay non-zero
+			if s.k.Norm.Kind == "gemma" {
+				w[i] = 0.25
+			}
+		}
+	}
+	e.pos = []int32{int32(r.IntN(s.n))}
+	return e
+}
+
+// base returns q and k of non-zero accuracy values.
+func (e *normEdge[T]) base() (q, k []T) {
+	s := e.s
+	q, k = make([]T, normEdgeQ*s.hd), make([]T, normEdgeK*s.hd)
+	for _, x := range [][]T{q, k} {
+		for i := range x {
+			x[i] = s.normal(e.r.Uint64() | 1)
+		}
+	}
+	return q, k
+}
+
+func (e *normEdge[T]) apply(q, k []T) { e.s.applyNorm(q, e.qv, e.qw, k, e.kv, e.kw, e.pos) }
+
+// zeros: a vector of zeros comes out zeros.
+func (e *normEdge[T]) zeros() string {
+	s := e.s
+	q, k := make([]T, normEdgeQ*s.hd), make([]T, normEdgeK*s.hd)
+	e.apply(q, k)
+	for i, v := range append(slices.Clone(q), k...) {
+		if s.c.toF64(v) != 0 {
+			return fmt.Sprintf("a vector of zeros gives %s at index %d: want 0", s.c.show(v), i)
+		}
+	}
+	return ""
+}
+
+// huge: q heads of ±hugeValue come out finite and not all zeros.
+func (e *normEdge[T]) huge() string {
+	s := e.s
+	q, k := e.base()
+	for i := range q {
+		q[i] = s.c.fromF64(s.hugeValue() * float64(1-2*(i%2)))
+	}
+	e.apply(q, k)
+	nonzero := false
+	for i, v := range q {
+		if !s.c.isFinite(v) {
+			return fmt.Sprintf("q heads of ±%g (squares past float32) give %s at index %d: want finite", s.hugeValue(), s.c.show(v), i)
+		}
+		nonzero = nonzero || s.c.toF64(v) != 0
+	}
+	if !nonzero {
+		return fmt.Sprintf("q heads of ±%g (squares past float32) come out all zeros: a float32 sum of squares overflows to ∞, and r = 0", s.hugeValue())
+	}
+	return ""
+}
+
+// special: a NaN or an infinity ("NaN", "Inf") in q's head 1, against a
+// clean run.
+func (e *normEdge[T]) special(special string) string {
+	s, hd := e.s, e.s.hd
+	q0, k0 := e.base()
+	qc, kc := slices.Clone(q0), slices.Clone(k0)
+	e.apply(qc, kc)
+	q, k := slices.Clone(q0), slices.Clone(k0)
+	at := hd + 1
+	if special == "NaN" {
+		q[at] = s.c.fromBits(s.c.f.compose(false, s.c.f.expMax(), 1))
+	} else {
+		q[at] = s.c.fromBits(s.c.f.compose(true, s.c.f.expMax(), 0))
+	}
+	e.apply(q, k)
+	lo, hi := hd, 2*hd // the normed vector holding the special value
+	if s.token() {
+		lo, hi = 0, normEdgeQ*hd
+	}
+	for i, v := range q {
+		inVec := i >= lo && i < hi
+		switch {
+		case !inVec && s.c.bits(v) != s.c.bits(qc[i]):
+			return fmt.Sprintf("a %s in q's head 1 changed q index %d, outside its normed vector: %s, without it %s", special, i, s.c.show(v), s.c.show(qc[i]))
+		case inVec && special == "NaN" && !s.c.isNaN(v):
+			return fmt.Sprintf("a NaN in q's head 1 left index %d of its normed vector %s: want NaN (r is NaN)", i, s.c.show(v))
+		case inVec && special == "Inf":
+			j := i % hd
+			own := i/hd == at/hd && (j == at%hd || s.partner[at%hd] == j && !s.k.Norm.After)
+			if own && !s.c.isNaN(v) {
+				return fmt.Sprintf("an infinity at q index %d left index %d %s: want NaN (∞·0)", at, i, s.c.show(v))
+			}
+			if !own && s.c.toF64(v) != 0 && !(s.k.Norm.After && s.c.isNaN(v)) {
+				return fmt.Sprintf("an infinity at q index %d left index %d %s: want 0 (r = 1/sqrt(∞) = 0)", at, i, s.c.show(v))
+			}
+		}
+	}
+	if s.firstDiff(k, kc) >= 0 {
+		return fmt.Sprintf("a %s in q changed k", special)
+	}
+	return ""
 }
 
 // ---- views, canaries, guard pages, panics ---------------------------------------
