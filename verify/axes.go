@@ -408,6 +408,7 @@ func (s *suite[T]) axesEntries() entryPoint {
 			return cs
 		},
 		edges: s.axesEdges,
+		bench: func(r *rand.Rand) []benchGroup { return []benchGroup{s.axesBench(s.benchInput(r))} },
 	}
 }
 

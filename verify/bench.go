@@ -77,27 +77,13 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		b.Fatalf("verify: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	input := func(n int) []T {
-		x := make([]T, n)
-		for i := range x {
-			x[i] = s.c.fromF64((1 + rng.Float64()) * float64(1-2*rng.IntN(2)) / 2)
-		}
-		return x
+	var groups []benchGroup
+	for _, ep := range s.benchEntries() {
+		groups = append(groups, ep.bench(rng)...)
 	}
-	groups := s.baseBench(input)
-	if k.Axes != nil {
-		groups = append(groups, s.axesBench(input))
-	}
-	if st := k.Strided; st != nil && st.ApplyQK != nil && st.ApplyStrided != nil {
-		groups = append(groups, s.stridedBench(input)...)
-	}
-	if ok, _ := s.normState(); ok {
-		groups = append(groups, s.normBench(input)...)
-	}
-	if sf, ok := any(s).(*suite[float32]); ok && k.Caches != nil {
-		in := func(n int) []float32 { return any(input(n)).([]float32) }
+	if sf, ok := any(s).(*suite[float32]); ok {
 		for _, c := range k.Caches {
-			groups = append(groups, c.bench(sf, len(k.Caches) > 1, in)...)
+			groups = append(groups, c.bench(sf, len(k.Caches) > 1, rng)...)
 		}
 	}
 	if s.paramsOK() {
@@ -110,6 +96,22 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 		}
 		g.run(b, backends, restore)
 	}
+}
+
+// benchEntries are the entry points of k that Bench times, in its order
+// (the cache forms, whose suites are per cache type, come after them).
+func (s *suite[T]) benchEntries() []entryPoint {
+	eps := []entryPoint{s.baseEntries()}
+	if s.k.Axes != nil {
+		eps = append(eps, s.axesEntries())
+	}
+	if st := s.k.Strided; st != nil && st.ApplyQK != nil && st.ApplyStrided != nil {
+		eps = append(eps, s.stridedEntries())
+	}
+	if ok, _ := s.normState(); ok {
+		eps = append(eps, s.normEntries())
+	}
+	return eps
 }
 
 // ---- the benchmark driver ---------------------------------------------------------

@@ -45,7 +45,7 @@ type Cache[C CacheElem] struct {
 type CacheForms interface {
 	cacheType() string
 	run(t *testing.T, s *suite[float32])
-	bench(s *suite[float32], named bool, input func(int) []float32) []benchGroup
+	bench(s *suite[float32], named bool, r *rand.Rand) []benchGroup
 	exhaustive(t tb, k Kernel[float32], stride uint64)
 	prep(t *testing.T, s *suite[float32])
 	fuzzPrep(s *suite[float32], hdr, vals []byte) string

@@ -1,6 +1,10 @@
 package verify
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/x448/float16"
+)
 
 // KV-cache benchmark shapes (Bench's cache sub-benchmarks): 8 key/value
 // heads of HeadDim, a prefill of 512 tokens into a paged cache (blocks of 16
@@ -14,14 +18,15 @@ const (
 	benchCacheScale  = 1.0 / 64    // the scale of a format with a scale per call
 )
 
-// bench is the cache forms' benchmark groups (cacheBench); with named
-// (several cache types) under type=<DType>/.
-func (c *Cache[C]) bench(s *suite[float32], named bool, input func(int) []float32) []benchGroup {
+// bench is the cache forms' benchmark groups (cacheBench, through their
+// entryPoint), inputs drawn from r; with named (several cache types) under
+// type=<DType>/.
+func (c *Cache[C]) bench(s *suite[float32], named bool, r *rand.Rand) []benchGroup {
 	cs, err := newCacheSuite(s, c)
 	if err != nil {
 		panic("verify: invalid Cache: " + err.Error())
 	}
-	gs := cs.cacheBench(input)
+	gs := cs.cacheEntries().bench(r)
 	if named {
 		for i := range gs {
 			gs[i].name = "type=" + c.DType + "/" + gs[i].name
@@ -111,13 +116,41 @@ func (cs *cacheSuite[C]) prefillBench(input func(int) []float32, scale float32) 
 }
 
 // narrow and widen are the hand-written baselines' loops over one cached
-// head: the format's reference Encode and Decode.
+// head: for f16 the plain loop a Go developer would write with
+// x448/float16, for f32 a copy, for the other formats the reference's
+// Encode and Decode.
 func (cs *cacheSuite[C]) narrow(dst []C, x []float32, scale float32) {
-	cs.ref.quantize(bytesOf(dst[:cs.ref.cacheHead]), x, cs.s.hd, scale)
+	hd := cs.s.hd
+	switch d := any(dst).(type) {
+	case []uint16:
+		if cs.ref.dtype == "f16" {
+			for i, v := range x[:hd] {
+				d[i] = float16.Fromfloat32(v).Bits()
+			}
+			return
+		}
+	case []float32:
+		copy(d, x[:hd])
+		return
+	}
+	cs.ref.quantize(bytesOf(dst[:cs.ref.cacheHead]), x, hd, scale)
 }
 
 func (cs *cacheSuite[C]) widen(y []float32, src []C, scale float32) {
-	cs.ref.dequantize(y, bytesOf(src[:cs.ref.cacheHead]), cs.s.hd, scale)
+	hd := cs.s.hd
+	switch c := any(src).(type) {
+	case []uint16:
+		if cs.ref.dtype == "f16" {
+			for i, v := range c[:hd] {
+				y[i] = float16.Frombits(v).Float32()
+			}
+			return
+		}
+	case []float32:
+		copy(y, c[:hd])
+		return
+	}
+	cs.ref.dequantize(y, bytesOf(src[:cs.ref.cacheHead]), hd, scale)
 }
 
 // handPrefill is what a user writes without the cache forms: ApplyStrided

@@ -68,6 +68,7 @@ func (cs *cacheSuite[C]) cacheEntries() entryPoint {
 			}
 			return es
 		},
+		bench: func(r *rand.Rand) []benchGroup { return cs.cacheBench(cs.s.benchInput(r)) },
 	}
 }
 

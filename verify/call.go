@@ -234,13 +234,16 @@ func (c *call) bytesMoved() (inPlaceBytes, read, written int64) {
 
 // entryPoint describes one entry point of a package (or a family of them
 // that share their arguments' shapes, such as Apply and ApplyInverse) to
-// the guard and edge drivers: the calls checkGuarded places on guard
-// pages, each slice exactly as long as its views need, and the calls
-// checkEdges makes with bad input, each with the panic it must raise, and
-// with valid edge cases. Every call comes from the entry point's one
-// constructor, which the benchmark groups (benchGroup) use too.
+// the three drivers: the calls checkGuarded places on guard pages, each
+// slice exactly as long as its views need; the calls checkEdges makes with
+// bad input, each with the panic it must raise, and with valid edge cases;
+// and the benchmark groups Bench times (benchGroup), their inputs drawn
+// from r. Every call comes from the entry point's one constructor (such as
+// entryCall or stridedCall), which says once which slices it takes and how
+// to call it.
 type entryPoint struct {
 	name  string
 	guard func(r *rand.Rand) []*call
 	edges func() []edgeCall
+	bench func(r *rand.Rand) []benchGroup
 }

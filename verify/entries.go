@@ -73,7 +73,8 @@ func (s *suite[T]) specialsOf(n int, salt uint64) []T {
 
 // baseEntries describes the six entry points to the drivers.
 func (s *suite[T]) baseEntries() entryPoint {
-	return entryPoint{name: "the six entry points", guard: s.baseGuardCalls, edges: s.baseEdges}
+	return entryPoint{name: "the six entry points", guard: s.baseGuardCalls, edges: s.baseEdges,
+		bench: func(r *rand.Rand) []benchGroup { return s.baseBench(s.benchInput(r)) }}
 }
 
 // baseGuardCalls are every entry point with 1…9 heads per token (the Seq
@@ -212,6 +213,18 @@ const (
 	benchTokens    = 512  // prefill tokens, at positions 0..511
 	benchLong      = 4096 // prefill4k tokens
 )
+
+// benchInput returns a source of benchmark inputs from r: values of
+// magnitude 1/2…1, either sign, which rotations in place keep normal.
+func (s *suite[T]) benchInput(r *rand.Rand) func(int) []T {
+	return func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = s.c.fromF64((1 + r.Float64()) * float64(1-2*r.IntN(2)) / 2)
+		}
+		return x
+	}
+}
 
 // upTo returns the positions 0…n−1, each mod m.
 func upTo(n, m int) []int32 {

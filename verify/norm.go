@@ -1090,6 +1090,7 @@ func (s *suite[T]) normEntries() entryPoint {
 			return cs
 		},
 		edges: s.normEdges,
+		bench: func(r *rand.Rand) []benchGroup { return s.normBench(s.benchInput(r)) },
 	}
 }
 

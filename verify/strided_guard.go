@@ -91,6 +91,7 @@ func (s *suite[T]) stridedEntries() entryPoint {
 			return cs
 		},
 		edges: s.stridedEdges,
+		bench: func(r *rand.Rand) []benchGroup { return s.stridedBench(s.benchInput(r)) },
 	}
 }
 
