@@ -38,7 +38,7 @@ func newCacheRef(dtype string, headDim int) (cacheRef, error) {
 	case sc == ScalePerTensor:
 		r.scaled = true
 	case sc != ScaleNone && sc != ScaleInBlock:
-		return r, fmt.Errorf("cache DType %q keeps a scale per head or per token and head: the cache forms Cache describes take one scale per call", dtype)
+		return r, fmt.Errorf("cache DType %q keeps its scales per %s: the cache forms Cache describes take one scale per call", dtype, sc)
 	}
 	if headDim%values != 0 {
 		return r, fmt.Errorf("%s needs HeadDim %d to be a multiple of %d", dtype, headDim, values)

@@ -16,7 +16,9 @@ import (
 // cache checks know of a format: the element the forms take, the layout of
 // a cached head, the bits every store must write, what every Load must
 // read, how far a context shift may move a value, and whether a scale
-// comes with each call. A format is one CacheFormat in cacheFormats.
+// comes with each call. A format is one CacheFormat in cacheFormats. Its
+// methods use only built-in types, so that a package of formats can
+// implement it without importing verify.
 type CacheFormat interface {
 	// Name is the format's -out-dtype name: "f16", "q8_0".
 	Name() string
@@ -50,23 +52,25 @@ type CacheFormat interface {
 }
 
 // ScalePlace is where a cache format keeps the scales its values are
-// divided by before they are encoded.
-type ScalePlace int
+// divided by before they are encoded. It is a string, so that a package of
+// formats can implement CacheFormat without importing verify (which
+// imports it): its Scales returns one of these values.
+type ScalePlace = string
 
 const (
 	// ScaleNone: no scale (f32, f16, bf16).
-	ScaleNone ScalePlace = iota
+	ScaleNone ScalePlace = "none"
 	// ScaleInBlock: every block carries its own (q8_0 and ggml's other
 	// block formats).
-	ScaleInBlock
+	ScaleInBlock ScalePlace = "block"
 	// ScalePerTensor: one float32 for the whole cache, which every call
 	// passes beside the cache (e4m3).
-	ScalePerTensor
+	ScalePerTensor ScalePlace = "tensor"
 	// ScalePerHead: one float32 per KV head, beside the cache.
-	ScalePerHead
+	ScalePerHead ScalePlace = "head"
 	// ScalePerTokenHead: one float32 per cache row and KV head, beside the
 	// cache.
-	ScalePerTokenHead
+	ScalePerTokenHead ScalePlace = "token-head"
 )
 
 // cacheFormats are the formats the cache checks know, by name.
