@@ -36,10 +36,13 @@ func ps(v ...int) []int32 {
 	return out
 }
 
-// edgeBufs returns buffers of special values for c.
+// edgeBufs returns buffers of special values for c; an empty one is nil.
 func (s *suite[T]) edgeBufs(c *scall, salt uint64) sbufs[T] {
-	b := sbufs[T]{a: s.specialsOf(c.na, salt)}
-	if c.op == opQK && !c.shared {
+	var b sbufs[T]
+	if c.na > 0 {
+		b.a = s.specialsOf(c.na, salt)
+	}
+	if c.op == opQK && !c.shared && c.nb > 0 {
 		b.b = s.specialsOf(c.nb, salt+1<<30)
 	}
 	return b
