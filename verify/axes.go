@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -373,58 +372,88 @@ func checkAxesBackends[T Elem](t tb, s *suite[T]) {
 	t.Logf("seed %d: %d multi-axis calls bit-identical across %d backends and to each token rotated alone", sd, calls, len(bs))
 }
 
-// checkAxesPanics: a len(pos) that is not a multiple of Axes, a length of x
-// that does not split into whole heads per token, and a position outside the
-// table panic with a message naming the method and the value, before x
-// changes.
-func checkAxesPanics[T Elem](t tb, s *suite[T]) {
-	t.Helper()
-	ax := s.k.Axes.N
-	good := make([]int32, 2*ax)
-	x := make([]T, 2*s.hd)
-	for i := range x {
-		x[i] = s.c.fromF64(float64(i%5) + 1)
+// axesCall is the multi-axis ApplySeq (ApplyInverseSeq with inverse) on x
+// at pos, Axes.N positions per token: x changed in place, the positions
+// only read.
+func (s *suite[T]) axesCall(inverse bool, x []T, pos []int32) *call {
+	name, f := "ApplySeq", s.k.Axes.ApplySeq
+	if inverse {
+		name, f = "ApplyInverseSeq", s.k.Axes.ApplyInverseSeq
 	}
-	bad := slices.Clone(good)
-	bad[2*ax-1] = int32(s.n)
-	neg := slices.Clone(good)
-	neg[1] = -1
-	for _, c := range []struct {
-		what string
-		x    []T
-		pos  []int32
-		want []string
-	}{
-		{"len(pos) not a multiple of Axes", x, good[:2*ax-1], []string{"len(pos)", fmt.Sprint(2*ax - 1)}},
-		{"len(x) not whole heads per token", x[:2*s.hd-2], good, []string{"len(x)", fmt.Sprint(2*s.hd - 2)}},
-		{"position past the table", x, bad, []string{fmt.Sprintf("pos[%d]", 2*ax-1), fmt.Sprint(s.n)}},
-		{"negative position", x, neg, []string{"pos[1]", "-1"}},
-	} {
-		// The package's ApplySeq and ApplyInverseSeq, Axes positions per
-		// token.
-		for _, m := range []struct {
-			name string
-			f    func(Table[T], []T, []int32)
-		}{{"ApplySeq", s.k.Axes.ApplySeq}, {"ApplyInverseSeq", s.k.Axes.ApplyInverseSeq}} {
-			y := slices.Clone(c.x)
-			msg, panicked := catch(func() { m.f(s.tab, y, c.pos) })
-			if !panicked {
-				t.Errorf("%s with %s did not panic", m.name, c.what)
-				continue
-			}
-			if !wordRE(m.name).MatchString(msg) {
-				t.Errorf("%s with %s: message %q does not name %s", m.name, c.what, msg, m.name)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("%s with %s: message %q does not contain %q", m.name, c.what, msg, w)
+	xa, pa := newBuf("x", x, inPlace).describing(s.headIndex), newIndex("pos", pos)
+	return &call{what: fmt.Sprintf("%s (%d axes) of %d values at %v", name, s.k.Axes.N, len(x), pos), args: []arg{xa, pa},
+		run: func() { f(s.tab, xa.cur, pa.cur) }}
+}
+
+// axesEntries describes the multi-axis ApplySeq and ApplyInverseSeq to the
+// drivers: guard calls of 1…3 tokens of 1…3 heads at axesPos positions,
+// and the edge calls of axesEdges.
+func (s *suite[T]) axesEntries() entryPoint {
+	return entryPoint{
+		name: "the multi-axis ApplySeq and ApplyInverseSeq",
+		guard: func(r *rand.Rand) []*call {
+			var cs []*call
+			for tokens := 1; tokens <= 3; tokens++ {
+				for heads := 1; heads <= 3; heads++ {
+					pos := s.axesPos(r, tokens)
+					for _, inverse := range []bool{false, true} {
+						x := make([]T, tokens*heads*s.hd)
+						for i := range x {
+							x[i] = s.c.fromF64(r.Float64() + 0.5)
+						}
+						cs = append(cs, s.axesCall(inverse, x, pos))
+					}
 				}
 			}
-			if i := s.firstDiff(y, c.x); i >= 0 {
-				t.Errorf("%s with %s changed x[%d] before panicking", m.name, c.what, i)
-			}
+			return cs
+		},
+		edges: s.axesEdges,
+		bench: func(r *rand.Rand) []benchGroup { return []benchGroup{s.axesBench(s.benchInput(r))} },
+	}
+}
+
+// axesEdges: a len(pos) that is not a multiple of Axes, a length of x that
+// does not split into whole heads per token, and a position outside the
+// table panic with a message naming the method and the value, before x
+// changes.
+func (s *suite[T]) axesEdges() []edgeCall {
+	ax := s.k.Axes.N
+	good := make([]int32, 2*ax)
+	x := func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = s.c.fromF64(float64(i%5) + 1)
+		}
+		return x
+	}
+	badPos := slices.Clone(good)
+	badPos[2*ax-1] = int32(s.n)
+	neg := slices.Clone(good)
+	neg[1] = -1
+	var es []edgeCall
+	for _, inverse := range []bool{false, true} {
+		fn := map[bool]string{false: "ApplySeq", true: "ApplyInverseSeq"}[inverse]
+		for _, c := range []struct {
+			what  string
+			x     []T
+			pos   []int32
+			words []string
+		}{
+			{"len(pos) not a multiple of Axes", x(2 * s.hd), good[:2*ax-1], []string{"len(pos)", fmt.Sprint(2*ax - 1)}},
+			{"len(x) not whole heads per token", x(2*s.hd - 2), good, []string{"len(x)", fmt.Sprint(2*s.hd - 2)}},
+			{"position past the table", x(2 * s.hd), badPos, []string{fmt.Sprintf("pos[%d]", 2*ax-1), fmt.Sprint(s.n)}},
+			{"negative position", x(2 * s.hd), neg, []string{"pos[1]", "-1"}},
+		} {
+			es = append(es, bad(s.axesCall(inverse, c.x, c.pos), c.what, panicWant{fn: fn, words: c.words}))
 		}
 	}
+	return es
+}
+
+// checkAxesPanics runs the multi-axis edge calls (checkEdges).
+func checkAxesPanics[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	checkEdges(t, s.backendsOrOnly(), s.axesEntries())
 }
 
 // dynamicSlack widens bound for a rotation at p by dynamic NTK frequencies:
@@ -474,18 +503,17 @@ func checkDynamic[T Elem](t tb, s *suite[T]) {
 	}
 }
 
-// benchAxes measures ApplyAxes on a prefill of benchTokens image tokens (a
-// 16-wide grid of patches: time fixed, height and width varying, so every
-// token assembles its row, along an image row only the width's part anew)
-// beside ApplySeq on the same bytes, per backend; and, as axes/worst, on
+// axesBench is the multi-axis benchmark group (Bench's list names it):
+// ApplyAxes on a prefill of benchTokens image tokens (a 16-wide grid of
+// patches: time fixed, height and width varying, so every token assembles
+// its row, along an image row only the width's part anew) on every backend,
+// beside ApplySeq on the same bytes (axes/seq) and, as axes/worst, on
 // tokens whose every axis moves from one token to the next, so that every
 // token's row is assembled whole.
-func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
+func (s *suite[T]) axesBench(input func(int) []T) benchGroup {
 	x0 := input(benchTokens * benchHeads * s.hd)
-	seq := make([]int32, benchTokens)
 	pos := make([]int32, 0, benchTokens*s.k.Axes.N)
-	for j := range seq {
-		seq[j] = int32(j)
+	for j := range benchTokens {
 		grid := []int32{1, int32(j / 16), int32(j % 16)}
 		if s.k.Axes.N == 2 {
 			grid = grid[1:]
@@ -498,78 +526,18 @@ func benchAxes[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 			worst = append(worst, int32(j+a))
 		}
 	}
-	for _, be := range backends {
-		b.Run("backend="+be.Name, func(b *testing.B) {
-			be.Use()
-			defer restore()
-			benchLoop(b, x0, every, func(x []T) { s.k.Axes.ApplySeq(s.tab, x, pos) })
-		})
-		b.Run("worst/backend="+be.Name, func(b *testing.B) {
-			be.Use()
-			defer restore()
-			benchLoop(b, x0, every, func(x []T) { s.k.Axes.ApplySeq(s.tab, x, worst) })
-		})
-		b.Run("seq/backend="+be.Name, func(b *testing.B) {
-			be.Use()
-			defer restore()
-			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, seq) })
-		})
-	}
+	return benchGroup{name: "axes", main: s.axesCall(false, x0, pos), noStream: true, extra: []timed{
+		{name: "worst", c: s.axesCall(false, x0, worst), perBackend: true},
+		{name: "seq", c: s.entryCall(eApplySeq, x0, 0, upTo(benchTokens, benchTokens)), perBackend: true},
+	}}
 }
 
-// checkAxesGuard runs ApplyAxes and ApplyInverseAxes on every backend with x
-// flush against a PROT_NONE page, at its end and at its start, so that a
-// read or write past either edge faults; the accessible bytes around x hold
-// a canary that must come back unchanged.
+// checkAxesGuard runs the multi-axis guard calls (checkGuarded).
 func checkAxesGuard[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	if !guardSupported {
 		t.Logf("guard pages are only implemented on linux: multi-axis guard check not run")
 		return
 	}
-	backends := s.k.Backends
-	if len(backends) == 0 {
-		backends = []Backend{{Name: "(only)", Use: func() {}}}
-	} else {
-		defer backends[0].Use()
-	}
-	rng := rand.New(rand.NewPCG(seed(), 0x67756172)) // "guar"
-	const maxTokens, maxHeads = 3, 3
-	calls := 0
-	for _, atEnd := range []bool{true, false} {
-		xg := mustGuarded[T](t, maxTokens*maxHeads*s.hd, atEnd)
-		defer xg.free()
-		for _, b := range backends {
-			b.Use()
-			for tokens := 1; tokens <= maxTokens; tokens++ {
-				for heads := 1; heads <= maxHeads; heads++ {
-					n := tokens * heads * s.hd
-					pos := s.axesPos(rng, tokens)
-					for _, inverse := range []bool{false, true} {
-						xg.reset(maxTokens * maxHeads * s.hd) // the canary everywhere
-						x := xg.slice(n)
-						for i := range x {
-							x[i] = s.c.fromF64(rng.Float64() + 0.5)
-						}
-						f := s.k.Axes.ApplySeq
-						if inverse {
-							f = s.k.Axes.ApplyInverseSeq
-						}
-						addr, faulted, msg, panicked := faultCall(func() { f(s.tab, x, pos) })
-						calls++
-						switch {
-						case faulted:
-							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads at %v touched %s", b.Name, inverse, tokens, heads, pos, xg.where(addr, n))
-						case panicked:
-							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads at %v panicked: %s", b.Name, inverse, tokens, heads, pos, msg)
-						}
-						if c := xg.checkCanary(n); c != "" {
-							t.Fatalf("backend %s: ApplyAxes (inverse %v) on %d tokens × %d heads: %s", b.Name, inverse, tokens, heads, c)
-						}
-					}
-				}
-			}
-		}
-	}
-	t.Logf("%d multi-axis calls flush against guard pages, on %d backend(s)", calls, len(backends))
+	checkGuarded(t, s.backendsOrOnly(), 0x67756172, s.axesEntries())
 }

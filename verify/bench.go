@@ -6,17 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
-
-	"github.com/x448/float16"
-)
-
-// Benchmark shapes.
-const (
-	benchHeads     = 32   // heads per token
-	benchDecodePos = 1000 // the decode position
-	benchTokens    = 512  // prefill tokens, at positions 0..511
-	benchLong      = 4096 // prefill4k tokens
 )
 
 // Bench runs k's benchmarks as sub-benchmarks of b, named for benchstat:
@@ -48,27 +37,28 @@ const (
 //	headmajor/baseline=stream   (and stream-avx2)
 //	prefillnorm/…, decodenorm/… packages with a QK-norm: ApplyNormQK on Qwen3-8B's
 //	                            shapes against the stream kernel, ApplyQK alone and the
-//	                            norm and ApplyQK apart (see benchNorm)
-//	cache/…                     packages with a cache type: see benchCache
+//	                            norm and ApplyQK apart (see normBench)
+//	cache/…                     packages with a cache type: see cacheBench
+//	table/…                     building tables: see tableBench
 //
-// SetBytes is the size of x (for decodeqk and prefillqk, of the q and k
-// heads the call rotates), so benchstat reports throughput; med-ns/op
-// (see benchLoop) is the median over timed batches, steadier than ns/op on
-// a busy machine. The decode
-// input (32·HeadDim values) stays in L1; the prefill input (HeadDim·64 KiB
-// for f32) does not fit in L2. The stream kernel (stream_amd64.s, pure Go
-// elsewhere) multiplies x by 1 in place, one load, one multiply and one
-// store per register and nothing else, at the best level the CPU has (and
-// again at AVX2): no kernel that rotates x in place can beat it, so the
+// Every group is one benchGroup: its call's bytes are its SetBytes (for
+// decodeqk and prefillqk the q and k heads the call rotates, for the cache
+// forms the bytes read plus those written), so benchstat reports
+// throughput, and med-ns/op (see timeCall) is the median over timed
+// batches, steadier than ns/op on a busy machine. The decode input
+// (32·HeadDim values) stays in L1; the prefill input (HeadDim·64 KiB for
+// f32) does not fit in L2. The stream baseline (streamCall) reads and writes
+// the call's bytes and nothing else, at the best level the CPU has (and
+// again at AVX2): no kernel that moves those bytes can beat it, so the
 // ratio of a backend to it is how far the backend is from the memory
-// system's limit. It depends only on the bytes, so both layouts share it. The plain loop is the one a Go
-// developer would write: cos[pos*half+i] and sin[pos*half+i] tables (float64
-// for f64), layout-aware, float32(a*c) - float32(b*s); f16 elements go
-// through x448/float16 and bf16 through a bit shift and a rounding add. The
-// buffer is rotated in place over and over; it is restored from a copy every
-// few iterations (every 4096 when A = 1, more often otherwise so that A^n
-// can neither overflow nor reach subnormals), a cost all variants share.
-// Bench leaves Backends[0] active.
+// system's limit. The plain loop is the one a Go developer would write:
+// cos[pos*half+i] and sin[pos*half+i] tables (float64 for f64),
+// layout-aware, float32(a*c) - float32(b*s); f16 elements go through
+// x448/float16 and bf16 through a bit shift and a rounding add. A buffer
+// rotated in place over and over is restored from a copy every few
+// iterations (every 4096 when A = 1, more often otherwise so that A^n can
+// neither overflow nor reach subnormals), a cost all variants share. Bench
+// leaves Backends[0] active.
 func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	s, err := newSuite(k)
 	if err != nil {
@@ -86,177 +76,201 @@ func Bench[T Elem](b *testing.B, k Kernel[T]) {
 	if err := s.buildTable(); err != nil {
 		b.Fatalf("verify: %v", err)
 	}
-	bl := newBaseline(s, tableRows)
-	every := s.resetEvery()
 	rng := rand.New(rand.NewPCG(7, 11))
-	input := func(n int) []T {
-		x := make([]T, n)
+	var groups []benchGroup
+	for _, ep := range s.benchEntries() {
+		groups = append(groups, ep.bench(rng)...)
+	}
+	if sf, ok := any(s).(*suite[float32]); ok {
+		for _, c := range k.Caches {
+			groups = append(groups, c.bench(sf, len(k.Caches) > 1, rng)...)
+		}
+	}
+	if s.paramsOK() {
+		groups = append(groups, s.tableBench())
+	}
+	every := s.resetEvery()
+	for _, g := range groups {
+		if g.every == 0 {
+			g.every = every
+		}
+		g.run(b, backends, restore)
+	}
+}
+
+// benchEntries are the entry points of k that Bench times, in its order
+// (the cache forms, whose suites are per cache type, come after them).
+func (s *suite[T]) benchEntries() []entryPoint {
+	eps := []entryPoint{s.baseEntries()}
+	if s.k.Axes != nil {
+		eps = append(eps, s.axesEntries())
+	}
+	if st := s.k.Strided; st != nil && st.ApplyQK != nil && st.ApplyStrided != nil {
+		eps = append(eps, s.stridedEntries())
+	}
+	if ok, _ := s.normState(); ok {
+		eps = append(eps, s.normEntries())
+	}
+	return eps
+}
+
+// ---- the benchmark driver ---------------------------------------------------------
+
+// timed is one sub-benchmark of a group: a call timed on its slices.
+type timed struct {
+	// name is its name under the group's ("rotate", "baseline=plainloop");
+	// with perBackend it is timed on every backend as name/backend=<name>.
+	name       string
+	c          *call
+	perBackend bool
+	// bytes is its SetBytes when the group has no main call.
+	bytes int64
+}
+
+// benchGroup is one group of sub-benchmarks ("decode", "cache/prefill"):
+// the call main at one shape, timed as backend=<name> on every backend (on
+// the default one alone with only), then extra, other forms of the same
+// work and baselines, on the default backend unless perBackend, then the
+// stream baseline of main's bytes (streamCall) unless noStream. Every
+// sub-benchmark's SetBytes is main's bytes (bytesMoved). check, when set,
+// runs once before timing: "" or why the group's calls disagree.
+type benchGroup struct {
+	name     string
+	main     *call
+	only     bool
+	extra    []timed
+	noStream bool
+	// every is how many calls a slice changed in place takes before it is
+	// restored from its input (0: Bench's resetEvery; negative: never).
+	every int
+	check func() string
+}
+
+// run runs g as sub-benchmarks of b on backends; restore makes the default
+// backend active.
+func (g benchGroup) run(b *testing.B, backends []Backend, restore func()) {
+	b.Run(g.name, func(b *testing.B) {
+		if g.check != nil {
+			if d := g.check(); d != "" {
+				b.Fatalf("%s: %s", g.name, d)
+			}
+		}
+		var bytes int64
+		if g.main != nil {
+			ip, r, w := g.main.bytesMoved()
+			bytes = ip + r + w
+			bs := backends
+			if g.only {
+				bs = backends[:1]
+			}
+			for _, be := range bs {
+				b.Run("backend="+be.Name, func(b *testing.B) {
+					be.Use()
+					defer restore()
+					timeCall(b, g.main, bytes, g.every)
+				})
+			}
+		}
+		for _, x := range g.extra {
+			n := bytes
+			if g.main == nil {
+				n = x.bytes
+			}
+			if !x.perBackend {
+				restore()
+				b.Run(x.name, func(b *testing.B) { timeCall(b, x.c, n, g.every) })
+				continue
+			}
+			for _, be := range backends {
+				b.Run(x.name+"/backend="+be.Name, func(b *testing.B) {
+					be.Use()
+					defer restore()
+					timeCall(b, x.c, n, g.every)
+				})
+			}
+		}
+		restore()
+		if g.main == nil || g.noStream {
+			return
+		}
+		ks := append(streamKernels(), streamGo)
+		b.Run("baseline=stream", func(b *testing.B) { timeCall(b, streamCall(g.main, ks[0]), bytes, g.every) })
+		for _, sk := range ks[1:] {
+			if sk.name == "avx2" {
+				b.Run("baseline=stream-avx2", func(b *testing.B) { timeCall(b, streamCall(g.main, sk), bytes, g.every) })
+			}
+		}
+	})
+}
+
+// streamCall is the stream baseline of c at level sk: the bytes c changes
+// in place multiplied by 1 in place (streamRun: float64 values when c's
+// first slice changed in place holds them, float32 otherwise), then the
+// bytes it only reads read once and the bytes it only writes written once,
+// interleaved (streamMove). No call that moves those bytes can take less
+// time on the same machine: the memory system's limit for c.
+func streamCall(c *call, sk streamKernel) *call {
+	ip, r, w := c.bytesMoved()
+	f64 := false
+	for _, a := range c.args {
+		if a.mode() == inPlace {
+			f64 = a.elemSize() == 8
+			break
+		}
+	}
+	fill := func(n int64) []float32 {
+		x := make([]float32, n/4)
 		for i := range x {
-			x[i] = s.c.fromF64((1 + rng.Float64()) * float64(1-2*rng.IntN(2)) / 2)
+			x[i] = 0.75
 		}
 		return x
 	}
-
-	b.Run("decode", func(b *testing.B) {
-		x0 := input(benchHeads * s.hd)
-		for _, be := range backends {
-			b.Run("backend="+be.Name, func(b *testing.B) {
-				be.Use()
-				defer restore()
-				benchLoop(b, x0, every, func(x []T) { s.tab.Apply(x, benchDecodePos) })
-			})
+	src := newBuf("src", fill(r), reads)
+	dst := newBuf("dst", make([]float32, w/4), writes)
+	sc := &call{what: "stream " + sk.name, args: []arg{src, dst}}
+	if f64 {
+		x := make([]float64, ip/8)
+		for i := range x {
+			x[i] = 0.75
 		}
-		b.Run("rotate", func(b *testing.B) {
-			restore()
-			benchLoop(b, x0, every, func(x []T) { k.Rotate(x, benchDecodePos) })
-		})
-		b.Run("baseline=plainloop", func(b *testing.B) {
-			benchLoop(b, x0, every, func(x []T) { bl.apply(x, benchDecodePos) })
-		})
-		benchStream(b, x0, every)
-	})
-
-	b.Run("prefill", func(b *testing.B) {
-		x0 := input(benchTokens * benchHeads * s.hd)
-		pos := make([]int32, benchTokens)
-		for i := range pos {
-			pos[i] = int32(i)
-		}
-		tok := benchHeads * s.hd
-		for _, be := range backends {
-			b.Run("backend="+be.Name, func(b *testing.B) {
-				be.Use()
-				defer restore()
-				benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, pos) })
-			})
-		}
-		b.Run("baseline=plainloop", func(b *testing.B) {
-			benchLoop(b, x0, every, func(x []T) {
-				for j, p := range pos {
-					bl.apply(x[j*tok:(j+1)*tok], int(p))
-				}
-			})
-		})
-		benchStream(b, x0, every)
-	})
-
-	b.Run("prefill4k", func(b *testing.B) {
-		x0 := input(benchLong * benchHeads * s.hd)
-		pos := make([]int32, benchLong)
-		for i := range pos {
-			pos[i] = int32(i % s.n)
-		}
-		restore()
-		b.Run("backend="+backends[0].Name, func(b *testing.B) {
-			benchLoop(b, x0, every, func(x []T) { s.tab.ApplySeq(x, pos) })
-		})
-		if pt, ok := s.tab.(ParallelTable[T]); ok {
-			want, got := slices.Clone(x0), slices.Clone(x0)
-			s.tab.ApplySeq(want, pos)
-			pt.ApplySeqParallel(got, pos, 2)
-			if i := s.firstDiff(got, want); i >= 0 {
-				b.Fatalf("ApplySeqParallel(x, pos, 2) differs from ApplySeq at index %d", i)
-			}
-			b.Run("parallel=2", func(b *testing.B) {
-				benchLoop(b, x0, every, func(x []T) { pt.ApplySeqParallel(x, pos, 2) })
-			})
-		}
-		benchStream(b, x0, every)
-	})
-	if k.Axes != nil {
-		b.Run("axes", func(b *testing.B) { benchAxes(b, s, backends, restore, every, input) })
+		xa := newBuf("x", x, inPlace)
+		sc.args = append(sc.args, xa)
+		sc.run = func() { streamRun(sk, xa.cur); streamMove(sk, dst.cur, src.cur) }
+		return sc
 	}
-	if st := k.Strided; st != nil && st.ApplyQK != nil && st.ApplyStrided != nil {
-		benchStrided(b, s, backends, restore, every, input)
-	}
-	if ok, _ := s.normState(); ok {
-		benchNorm(b, s, backends, restore, every, input)
-	}
-	if k.Caches != nil {
-		benchCache(b, s, backends, restore, input)
-	}
-	if s.paramsOK() {
-		benchTables(b, s, restore)
-	}
+	xa := newBuf("x", fill(ip), inPlace)
+	sc.args = append(sc.args, xa)
+	sc.run = func() { streamRun(sk, xa.cur); streamMove(sk, dst.cur, src.cur) }
+	return sc
 }
 
-// benchTables times building tables (docs/contract.md §12), with the
-// default backend:
-//
-//	table/new=131072          NewTable(131072): a 128Ki-position context from 0
-//	table/range=512@1000000   NewTableRange of 512 rows at a start of 10⁶
-//	table/batch=64            Batch.Set of 64 scattered positions (a decode step)
-func benchTables[T Elem](b *testing.B, s *suite[T], restore func()) {
-	restore()
-	k := &s.k
-	b.Run("table", func(b *testing.B) {
-		b.Run("new=131072", func(b *testing.B) {
-			b.SetBytes(int64(131072 * s.rowBytes()))
-			for b.Loop() {
-				k.NewTable(131072)
-			}
-		})
-		b.Run("range=512@1000000", func(b *testing.B) {
-			b.SetBytes(int64(512 * s.rowBytes()))
-			for b.Loop() {
-				k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), 1_000_000, 512)
-			}
-		})
-		if k.Runtime.NewBatch != nil {
-			b.Run("batch=64", func(b *testing.B) {
-				bt := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), 64)
-				rng := rand.New(rand.NewPCG(3, 5))
-				pos := make([]int32, 64)
-				for i := range pos {
-					pos[i] = int32(rng.IntN(1 << 20))
-				}
-				b.SetBytes(int64(64 * s.rowBytes()))
-				for b.Loop() {
-					bt.Set(pos)
-				}
-			})
-		}
-	})
-}
-
-// benchStream runs baseline=stream at the best stream level, and
-// baseline=stream-avx2 when that is wider than AVX2.
-func benchStream[T Elem](b *testing.B, x0 []T, every int) {
-	ks := append(streamKernels(), streamGo)
-	b.Run("baseline=stream", func(b *testing.B) {
-		benchLoop(b, x0, every, func(x []T) { streamRun(ks[0], x) })
-	})
-	for _, sk := range ks[1:] {
-		if sk.name == "avx2" {
-			b.Run("baseline=stream-avx2", func(b *testing.B) {
-				benchLoop(b, x0, every, func(x []T) { streamRun(sk, x) })
-			})
-		}
-	}
-}
-
-// benchBatch is the least time benchLoop's batches take.
+// benchBatch is the least time timeCall's batches take.
 const benchBatch = 20 * time.Microsecond
 
-// benchLoop times f on a copy of x0, restoring it every `every` iterations.
-// Besides ns/op, the mean, it reports med-ns/op: the iterations run in
-// batches of at least benchBatch, each timed, and med-ns/op is the median
-// batch's time per iteration. On a shared machine a preemption or another
-// process's burst lands in a few batches and moves the mean, not the
-// median.
-func benchLoop[T Elem](b *testing.B, x0 []T, every int, f func([]T)) {
-	benchLoopBytes(b, x0, every, int64(len(x0))*int64(sizeOf[T]()), f)
-}
-
-// benchLoopBytes is benchLoop with SetBytes(bytes): for calls that touch
-// only part of x.
-func benchLoopBytes[T Elem](b *testing.B, x0 []T, every int, bytes int64, f func([]T)) {
-	x := slices.Clone(x0)
+// timeCall times c on fresh copies of its inputs, with SetBytes(bytes),
+// restoring the slices it changes in place from their inputs every
+// `every` calls (never for every < 0). Besides ns/op, the mean, it reports
+// med-ns/op: the calls run in batches of at least benchBatch, each timed,
+// and med-ns/op is the median batch's time per call. On a shared machine a
+// preemption or another process's burst lands in a few batches and moves
+// the mean, not the median.
+func timeCall(b *testing.B, c *call, bytes int64, every int) {
+	c.fresh()
+	reset := func() {
+		for _, a := range c.args {
+			if a.mode() == inPlace {
+				a.restore()
+			}
+		}
+	}
+	if every < 0 {
+		every = math.MaxInt
+	}
 	b.SetBytes(bytes)
 	t0 := time.Now()
-	f(x) // warm up, and size the batches
+	c.run() // warm up, and size the batches
 	batch := max(1, int(benchBatch/max(time.Since(t0), 1)))
-	copy(x, x0)
+	reset()
 	per := make([]float64, 0, b.N/batch+1)
 	b.ResetTimer()
 	for i := 0; i < b.N; {
@@ -264,9 +278,9 @@ func benchLoopBytes[T Elem](b *testing.B, x0 []T, every int, bytes int64, f func
 		t := time.Now()
 		for j := i; j < i+n; j++ {
 			if j%every == every-1 {
-				copy(x, x0)
+				reset()
 			}
-			f(x)
+			c.run()
 		}
 		per = append(per, float64(time.Since(t).Nanoseconds())/float64(n))
 		i += n
@@ -293,126 +307,28 @@ func (s *suite[T]) resetEvery() int {
 	return max(1, min(4096, int(binades/math.Abs(math.Log2(s.attn)))))
 }
 
-// baseline is the plain-loop comparison: cos and sin tables indexed
-// [pos*half+i] with A folded in.
-type baseline[T Elem] struct {
-	s            *suite[T]
-	cos32, sin32 []float32
-	cos64, sin64 []float64
-}
-
-func newBaseline[T Elem](s *suite[T], rows int) *baseline[T] {
-	bl := &baseline[T]{s: s}
-	n := rows * s.hf
-	if s.c.kind == kF64 {
-		bl.cos64, bl.sin64 = make([]float64, n), make([]float64, n)
-	} else {
-		bl.cos32, bl.sin32 = make([]float32, n), make([]float32, n)
-	}
-	for p := range rows {
-		for i, th := range s.k.Freqs {
-			sin, cos := math.Sincos(float64(p) * th)
-			if s.c.kind == kF64 {
-				bl.cos64[p*s.hf+i], bl.sin64[p*s.hf+i] = s.attn*cos, s.attn*sin
-			} else {
-				bl.cos32[p*s.hf+i], bl.sin32[p*s.hf+i] = float32(s.attn*cos), float32(s.attn*sin)
-			}
+// tableBench times building tables (docs/contract.md §12), with the
+// default backend:
+//
+//	table/new=131072          NewTable(131072): a 128Ki-position context from 0
+//	table/range=512@1000000   NewTableRange of 512 rows at a start of 10⁶
+//	table/batch=64            Batch.Set of 64 scattered positions (a decode step)
+func (s *suite[T]) tableBench() benchGroup {
+	k := &s.k
+	g := benchGroup{name: "table", extra: []timed{
+		{name: "new=131072", bytes: int64(131072 * s.rowBytes()), c: &call{what: "NewTable(131072)", run: func() { k.NewTable(131072) }}},
+		{name: "range=512@1000000", bytes: int64(512 * s.rowBytes()), c: &call{what: "NewTableRange(…, 1000000, 512)", run: func() {
+			k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), 1_000_000, 512)
+		}}},
+	}}
+	if k.Runtime.NewBatch != nil {
+		bt := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), 64)
+		rng := rand.New(rand.NewPCG(3, 5))
+		pos := make([]int32, 64)
+		for i := range pos {
+			pos[i] = int32(rng.IntN(1 << 20))
 		}
+		g.extra = append(g.extra, timed{name: "batch=64", bytes: int64(64 * s.rowBytes()), c: &call{what: "Batch.Set", run: func() { bt.Set(pos) }}})
 	}
-	return bl
-}
-
-// apply runs the plain loop matching the dtype on x at pos.
-func (bl *baseline[T]) apply(x []T, pos int) {
-	s := bl.s
-	neox := s.k.Layout == "neox"
-	p := unsafe.Pointer(unsafe.SliceData(x))
-	switch s.c.kind {
-	case kF32:
-		plainF32(unsafe.Slice((*float32)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
-	case kF64:
-		plainF64(unsafe.Slice((*float64)(p), len(x)), bl.cos64, bl.sin64, pos, s.hd, s.rd, neox)
-	case kF16:
-		plainF16(unsafe.Slice((*uint16)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
-	case kBF16:
-		plainBF16(unsafe.Slice((*uint16)(p), len(x)), bl.cos32, bl.sin32, pos, s.hd, s.rd, neox)
-	}
-}
-
-func plainF32(x, cos, sin []float32, pos, hd, rd int, neox bool) {
-	half := rd / 2
-	for h := 0; h+hd <= len(x); h += hd {
-		v := x[h : h+hd]
-		if neox {
-			for i := 0; i < half; i++ {
-				c, s := cos[pos*half+i], sin[pos*half+i]
-				a, b := v[i], v[i+half]
-				v[i] = float32(a*c) - float32(b*s)
-				v[i+half] = float32(b*c) + float32(a*s)
-			}
-		} else {
-			for i := 0; i < half; i++ {
-				c, s := cos[pos*half+i], sin[pos*half+i]
-				a, b := v[2*i], v[2*i+1]
-				v[2*i] = float32(a*c) - float32(b*s)
-				v[2*i+1] = float32(b*c) + float32(a*s)
-			}
-		}
-	}
-}
-
-func plainF64(x, cos, sin []float64, pos, hd, rd int, neox bool) {
-	half := rd / 2
-	for h := 0; h+hd <= len(x); h += hd {
-		v := x[h : h+hd]
-		if neox {
-			for i := 0; i < half; i++ {
-				c, s := cos[pos*half+i], sin[pos*half+i]
-				a, b := v[i], v[i+half]
-				v[i] = float64(a*c) - float64(b*s)
-				v[i+half] = float64(b*c) + float64(a*s)
-			}
-		} else {
-			for i := 0; i < half; i++ {
-				c, s := cos[pos*half+i], sin[pos*half+i]
-				a, b := v[2*i], v[2*i+1]
-				v[2*i] = float64(a*c) - float64(b*s)
-				v[2*i+1] = float64(b*c) + float64(a*s)
-			}
-		}
-	}
-}
-
-func plainF16(x []uint16, cos, sin []float32, pos, hd, rd int, neox bool) {
-	half := rd / 2
-	for h := 0; h+hd <= len(x); h += hd {
-		v := x[h : h+hd]
-		for i := 0; i < half; i++ {
-			ia, ib := 2*i, 2*i+1
-			if neox {
-				ia, ib = i, i+half
-			}
-			c, s := cos[pos*half+i], sin[pos*half+i]
-			a, b := float16.Frombits(v[ia]).Float32(), float16.Frombits(v[ib]).Float32()
-			v[ia] = float16.Fromfloat32(float32(a*c) - float32(b*s)).Bits()
-			v[ib] = float16.Fromfloat32(float32(b*c) + float32(a*s)).Bits()
-		}
-	}
-}
-
-func plainBF16(x []uint16, cos, sin []float32, pos, hd, rd int, neox bool) {
-	half := rd / 2
-	for h := 0; h+hd <= len(x); h += hd {
-		v := x[h : h+hd]
-		for i := 0; i < half; i++ {
-			ia, ib := 2*i, 2*i+1
-			if neox {
-				ia, ib = i, i+half
-			}
-			c, s := cos[pos*half+i], sin[pos*half+i]
-			a, b := bf16ToF32(v[ia]), bf16ToF32(v[ib])
-			v[ia] = f32ToBF16(float32(a*c) - float32(b*s))
-			v[ib] = f32ToBF16(float32(b*c) + float32(a*s))
-		}
-	}
+	return g
 }

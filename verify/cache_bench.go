@@ -2,8 +2,6 @@ package verify
 
 import (
 	"math/rand/v2"
-	"slices"
-	"testing"
 
 	"github.com/x448/float16"
 )
@@ -12,234 +10,207 @@ import (
 // heads of HeadDim, a prefill of 512 tokens into a paged cache (blocks of 16
 // rows in shuffled order), and a 4096-token cache read back and shifted.
 const (
-	benchCacheHeads   = 8
-	benchCacheBlock   = 16
-	benchCacheTokens  = benchTokens // 512
-	benchCacheLong    = benchLong   // 4096
-	benchCacheShift   = -1000       // Shift's delta
-	benchCacheE4M3Scl = 1.0 / 64
+	benchCacheHeads  = 8
+	benchCacheBlock  = 16
+	benchCacheTokens = benchTokens // 512
+	benchCacheLong   = benchLong   // 4096
+	benchCacheShift  = -1000       // Shift's delta
+	benchCacheScale  = 1.0 / 64    // the scale of a format with a scale per call
 )
 
-// benchCache runs the cache sub-benchmarks when k has cache forms:
+// bench is the cache forms' benchmark groups (cacheBench, through their
+// entryPoint), inputs drawn from r; with named (several cache types) under
+// type=<DType>/.
+func (c *Cache[C]) bench(s *suite[float32], named bool, r *rand.Rand) []benchGroup {
+	cs, err := newCacheSuite(s, c)
+	if err != nil {
+		panic("verify: invalid Cache: " + err.Error())
+	}
+	gs := cs.cacheEntries().bench(r)
+	if named {
+		for i := range gs {
+			gs[i].name = "type=" + c.DType + "/" + gs[i].name
+		}
+	}
+	return gs
+}
+
+// cacheBench is the cache forms' benchmark groups:
 //
 //	cache/prefill/backend=<name>       ApplyStore of 512 tokens' keys and Store of their values,
 //	                                   8 heads of HeadDim each, into a paged token-major cache by slot
-//	cache/prefill/baseline=stream      the stream kernel over as many bytes as the call reads and writes
-//	                                   (a buffer of that size, read and written in place), and stream-avx2
+//	cache/prefill/baseline=stream      the float32 keys and values read once and as many bytes as the
+//	                                   two caches hold written once, interleaved; and stream-avx2
 //	cache/prefill/baseline=handwritten ApplyStrided on the keys, then a plain Go loop narrowing keys and
 //	                                   values into the slots (verify's own conversions)
-//	cache/load/backend=<name>          Load of 4096 slots into float32, and its baselines (a plain widening loop)
+//	cache/load/backend=<name>          Load of 4096 slots into float32, and its baselines: stream (the
+//	                                   cache's bytes read, the float32 bytes written) and a plain widening loop
 //	cache/shift/backend=<name>         Shift of a 4096-token cache by −1000, and its baselines: stream over
 //	                                   the cache's bytes (in place, as Shift), and widen + ApplyStrided + narrow
 //
 // SetBytes is the bytes read plus written (prefill, load) and the cache's
-// bytes (shift, which reads and writes them in place, as stream does).
-func benchCache[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), input func(int) []T) {
-	sf, ok := any(s).(*suite[float32])
-	if !ok {
-		return
-	}
-	in := func(n int) []float32 { return any(input(n)).([]float32) }
-	for _, c := range s.k.Caches {
-		c.bench(b, sf, len(s.k.Caches) > 1, backends, restore, in)
-	}
-}
-
-func (c *Cache[C]) bench(b *testing.B, s *suite[float32], named bool, backends []Backend, restore func(), input func(int) []float32) {
-	if named {
-		b.Run("type="+c.DType, func(b *testing.B) { benchCacheOf(b, s, c, backends, restore, input) })
-		return
-	}
-	benchCacheOf(b, s, c, backends, restore, input)
-}
-
-func benchCacheOf[C CacheElem](b *testing.B, s *suite[float32], c *Cache[C], backends []Backend, restore func(), input func(int) []float32) {
-	cs, err := newCacheSuite(s, c)
-	if err != nil {
-		b.Fatalf("verify: invalid Cache: %v", err)
-	}
-	hd, e := s.hd, cs.ref.cacheHead
-	size := int64(cs.ref.size())
+// bytes (shift, which reads and writes them in place). The stream baseline
+// is the call's memory bound: it reads exactly the bytes the call must read
+// and writes exactly the bytes it must write, each once, with one multiply
+// per register and nothing else, so no store, Load or Shift can take less
+// time on the same machine; a form's ratio to it is how far the form is
+// from that bound.
+func (cs *cacheSuite[C]) cacheBench(input func(int) []float32) []benchGroup {
 	scale := float32(1)
 	if cs.ref.scaled {
-		scale = benchCacheE4M3Scl
+		scale = benchCacheScale
 	}
-	every := s.resetEvery()
-	cv := Strides{benchCacheHeads, e, benchCacheHeads * e}
-	xv := Strides{benchCacheHeads, hd, benchCacheHeads * hd}
-	token := benchCacheHeads * hd
-
-	// narrow and widen are the hand-written baseline's plain loops over one
-	// cached head, with verify's own conversions.
-	q := make([]uint32, e)
-	narrow := func(dst []C, x []float32) {
-		cs.ref.quantize(q, x, hd, scale)
-		for i, v := range q {
-			dst[i] = elemOf[C](v)
-		}
+	cv, xv := cs.benchViews()
+	n := benchCacheLong
+	slots := make([]int64, n)
+	for i := range slots {
+		slots[i] = int64(i)
 	}
-	w := make([]uint32, e)
-	widen := func(y []float32, src []C) {
-		for i, v := range src[:e] {
-			w[i] = bitsOf(v)
-		}
-		cs.ref.dequantize(y, w, hd, scale)
+	cache0 := make([]C, n*benchCacheHeads*cs.ref.cacheHead)
+	cs.c.ApplyStore(cs.s.tab, cache0, scale, cv, slots, input(n*xv.Token), xv, upTo(n, cs.s.n))
+	load := &cacheCall{op: opLoad, layout: "4096 rows", cv: cv, xv: xv, slots: slots, scale: scale}
+	delta := make([]int32, n)
+	for i := range delta {
+		delta[i] = benchCacheShift
 	}
-	switch cs.ref.dtype {
-	case "f16": // the plain loop a Go developer would write
-		narrow = func(dst []C, x []float32) {
-			for i, v := range x[:hd] {
-				dst[i] = elemOf[C](uint32(float16.Fromfloat32(v).Bits()))
-			}
-		}
-		widen = func(y []float32, src []C) {
-			for i, v := range src[:hd] {
-				y[i] = float16.Frombits(uint16(bitsOf(v))).Float32()
-			}
-		}
-	case "f32":
-		narrow = func(dst []C, x []float32) { copy(any(dst).([]float32), x[:hd]) }
-		widen = func(y []float32, src []C) { copy(y, any(src).([]float32)[:hd]) }
+	shift := &cacheCall{op: opShift, layout: "4096 rows", cv: cv, xv: xv, slots: slots, delta: delta, scale: scale}
+	return []benchGroup{
+		cs.prefillBench(input, scale),
+		{name: "cache/load", main: cs.cacheCallOf(load, cacheState{cache: memOf(cache0), x: make([]float32, n*xv.Token)}),
+			extra: []timed{{name: "baseline=handwritten", c: cs.handLoad(cache0, slots, scale)}}},
+		{name: "cache/shift", main: cs.cacheCallOf(shift, cacheState{cache: memOf(cache0)}), every: -1,
+			extra: []timed{{name: "baseline=handwritten", c: cs.handShift(cache0, scale)}}},
 	}
-
-	b.Run("cache", func(b *testing.B) {
-		b.Run("prefill", func(b *testing.B) {
-			n := benchCacheTokens
-			rng := rand.New(rand.NewPCG(3, 5))
-			slots := make([]int64, n)
-			for j, blk := range rng.Perm(n / benchCacheBlock) {
-				for i := range benchCacheBlock {
-					slots[j*benchCacheBlock+i] = int64(blk*benchCacheBlock + i)
-				}
-			}
-			pos := make([]int32, n)
-			for i := range pos {
-				pos[i] = int32(i)
-			}
-			kv := input(2 * n * token) // keys, then values
-			keys, vals := kv[:n*token], kv[n*token:]
-			kc, vc := make([]C, n*benchCacheHeads*e), make([]C, n*benchCacheHeads*e)
-			// Bytes read (keys and values, float32) and written (two caches).
-			bytes := int64(2*n*token)*4 + int64(2*n*benchCacheHeads*e)*size
-			for _, be := range backends {
-				b.Run("backend="+be.Name, func(b *testing.B) {
-					be.Use()
-					defer restore()
-					benchLoopBytes(b, kv, 1<<30, bytes, func([]float32) {
-						c.ApplyStore(s.tab, kc, scale, cv, slots, keys, xv, pos)
-						c.Store(vc, scale, cv, slots, vals, xv)
-					})
-				})
-			}
-			restore()
-			benchStreamBytes(b, bytes, bytes, every)
-			b.Run("baseline=handwritten", func(b *testing.B) {
-				benchLoopBytes(b, kv, every, bytes, func(x []float32) {
-					k, v := x[:n*token], x[n*token:]
-					s.k.Strided.ApplyStrided(s.tab, k, xv, pos)
-					for j, sl := range slots {
-						for h := range benchCacheHeads {
-							narrow(kc[int(sl)*cv.Token+h*e:], k[j*token+h*hd:])
-							narrow(vc[int(sl)*cv.Token+h*e:], v[j*token+h*hd:])
-						}
-					}
-				})
-			})
-		})
-
-		// A cache of 4096 tokens, written once.
-		n := benchCacheLong
-		slots := make([]int64, n)
-		for i := range slots {
-			slots[i] = int64(i)
-		}
-		pos := make([]int32, n)
-		for i := range pos {
-			pos[i] = int32(i % s.n)
-		}
-		cache0 := make([]C, n*benchCacheHeads*e)
-		c.ApplyStore(s.tab, cache0, scale, cv, slots, input(n*token), xv, pos)
-		cacheBytes := int64(len(cache0)) * size
-
-		b.Run("load", func(b *testing.B) {
-			dst := make([]float32, n*token)
-			bytes := cacheBytes + int64(len(dst))*4
-			for _, be := range backends {
-				b.Run("backend="+be.Name, func(b *testing.B) {
-					be.Use()
-					defer restore()
-					benchLoopBytes(b, dst, 1<<30, bytes, func(y []float32) { c.Load(y, scale, xv, cache0, cv, slots) })
-				})
-			}
-			restore()
-			benchStreamBytes(b, bytes, bytes, every)
-			b.Run("baseline=handwritten", func(b *testing.B) {
-				benchLoopBytes(b, dst, 1<<30, bytes, func(y []float32) {
-					for j, sl := range slots {
-						for h := range benchCacheHeads {
-							widen(y[j*token+h*hd:], cache0[int(sl)*cv.Token+h*e:])
-						}
-					}
-				})
-			})
-		})
-
-		b.Run("shift", func(b *testing.B) {
-			delta := make([]int32, n)
-			at := make([]int32, n)
-			for i := range delta {
-				delta[i] = benchCacheShift
-				at[i] = -benchCacheShift
-			}
-			cache := slices.Clone(cache0)
-			for _, be := range backends {
-				b.Run("backend="+be.Name, func(b *testing.B) {
-					be.Use()
-					defer restore()
-					copy(cache, cache0)
-					benchLoopBytes(b, make([]float32, 1), 1<<30, cacheBytes, func([]float32) { c.Shift(s.tab, cache, scale, cv, slots, delta) })
-				})
-			}
-			restore()
-			benchStreamBytes(b, cacheBytes, cacheBytes, every)
-			b.Run("baseline=handwritten", func(b *testing.B) {
-				x := make([]float32, n*token)
-				copy(cache, cache0)
-				benchLoopBytes(b, make([]float32, 1), 1<<30, cacheBytes, func([]float32) {
-					for j := range n {
-						for h := range benchCacheHeads {
-							widen(x[j*token+h*hd:], cache[j*cv.Token+h*e:])
-						}
-					}
-					s.k.Strided.ApplyInverseStrided(s.tab, x, xv, at)
-					for j := range n {
-						for h := range benchCacheHeads {
-							narrow(cache[j*cv.Token+h*e:], x[j*token+h*hd:])
-						}
-					}
-				})
-			})
-		})
-	})
 }
 
-// benchStreamBytes runs the stream baselines over a float32 buffer of buf
-// bytes, which the kernel reads and writes in place (it moves 2·buf bytes),
-// with SetBytes(set).
-func benchStreamBytes(b *testing.B, buf, set int64, every int) {
-	x0 := make([]float32, buf/4)
-	for i := range x0 {
-		x0[i] = 0.75
-	}
-	ks := append(streamKernels(), streamGo)
-	b.Run("baseline=stream", func(b *testing.B) {
-		benchLoopBytes(b, x0, every, set, func(x []float32) { streamRun(ks[0], x) })
-	})
-	for _, sk := range ks[1:] {
-		if sk.name == "avx2" {
-			b.Run("baseline=stream-avx2", func(b *testing.B) {
-				benchLoopBytes(b, x0, every, set, func(x []float32) { streamRun(sk, x) })
-			})
+// benchViews are the cache and token views of the cache benchmarks:
+// token-major, 8 heads.
+func (cs *cacheSuite[C]) benchViews() (cv, xv Strides) {
+	e, hd := cs.ref.cacheHead, cs.s.hd
+	return Strides{benchCacheHeads, e, benchCacheHeads * e}, Strides{benchCacheHeads, hd, benchCacheHeads * hd}
+}
+
+// prefillBench is cache/prefill: ApplyStore of the keys and Store of the
+// values of 512 tokens into slots of a paged cache, blocks of 16 rows in
+// shuffled order.
+func (cs *cacheSuite[C]) prefillBench(input func(int) []float32, scale float32) benchGroup {
+	n := benchCacheTokens
+	cv, xv := cs.benchViews()
+	rng := rand.New(rand.NewPCG(3, 5))
+	slots := make([]int64, n)
+	for j, blk := range rng.Perm(n / benchCacheBlock) {
+		for i := range benchCacheBlock {
+			slots[j*benchCacheBlock+i] = int64(blk*benchCacheBlock + i)
 		}
 	}
+	kv := input(2 * n * xv.Token) // keys, then values
+	cacheLen := n * benchCacheHeads * cs.ref.cacheHead
+	store := func(op cacheOp, x []float32, names ...string) *call {
+		c := &cacheCall{op: op, layout: "paged", cv: cv, xv: xv, slots: slots, pos: upTo(n, cs.s.n), scale: scale}
+		return cs.cacheCallOf(c, cacheState{cache: make([]byte, cacheLen*cs.ref.eb), x: x}, names...)
+	}
+	keys := store(opApplyStore, kv[:n*xv.Token], "the key cache", "keys")
+	vals := store(opStore, kv[n*xv.Token:], "the value cache", "values")
+	main := &call{what: "ApplyStore and Store", args: append(keys.args, vals.args...), run: func() { keys.run(); vals.run() }}
+	return benchGroup{name: "cache/prefill", main: main, extra: []timed{{name: "baseline=handwritten", c: cs.handPrefill(kv, slots, scale)}}}
+}
+
+// narrow and widen are the hand-written baselines' loops over one cached
+// head: for f16 the plain loop a Go developer would write with
+// x448/float16, for f32 a copy, for the other formats the reference's
+// Encode and Decode.
+func (cs *cacheSuite[C]) narrow(dst []C, x []float32, scale float32) {
+	hd := cs.s.hd
+	switch d := any(dst).(type) {
+	case []uint16:
+		if cs.ref.dtype == "f16" {
+			for i, v := range x[:hd] {
+				d[i] = float16.Fromfloat32(v).Bits()
+			}
+			return
+		}
+	case []float32:
+		copy(d, x[:hd])
+		return
+	}
+	cs.ref.quantize(bytesOf(dst[:cs.ref.cacheHead]), x, hd, scale)
+}
+
+func (cs *cacheSuite[C]) widen(y []float32, src []C, scale float32) {
+	hd := cs.s.hd
+	switch c := any(src).(type) {
+	case []uint16:
+		if cs.ref.dtype == "f16" {
+			for i, v := range c[:hd] {
+				y[i] = float16.Frombits(v).Float32()
+			}
+			return
+		}
+	case []float32:
+		copy(y, c[:hd])
+		return
+	}
+	cs.ref.dequantize(y, bytesOf(src[:cs.ref.cacheHead]), hd, scale)
+}
+
+// handPrefill is what a user writes without the cache forms: ApplyStrided
+// on the keys in place, then a plain loop narrowing keys and values into
+// their slots.
+func (cs *cacheSuite[C]) handPrefill(kv []float32, slots []int64, scale float32) *call {
+	n, hd, e := benchCacheTokens, cs.s.hd, cs.ref.cacheHead
+	cv, xv := cs.benchViews()
+	x := newBuf("keys and values", kv, inPlace)
+	kc := newBuf("the key cache", make([]C, n*benchCacheHeads*e), writes)
+	vc := newBuf("the value cache", make([]C, n*benchCacheHeads*e), writes)
+	pos := upTo(n, cs.s.n)
+	return &call{what: "the hand-written prefill", args: []arg{x, kc, vc}, run: func() {
+		k, v := x.cur[:n*xv.Token], x.cur[n*xv.Token:]
+		cs.s.k.Strided.ApplyStrided(cs.s.tab, k, xv, pos)
+		for j, sl := range slots {
+			for h := range benchCacheHeads {
+				cs.narrow(kc.cur[int(sl)*cv.Token+h*e:], k[j*xv.Token+h*hd:], scale)
+				cs.narrow(vc.cur[int(sl)*cv.Token+h*e:], v[j*xv.Token+h*hd:], scale)
+			}
+		}
+	}}
+}
+
+// handLoad is a plain loop widening every head of the slots of cache0.
+func (cs *cacheSuite[C]) handLoad(cache0 []C, slots []int64, scale float32) *call {
+	hd, e := cs.s.hd, cs.ref.cacheHead
+	cv, xv := cs.benchViews()
+	dst := newBuf("dst", make([]float32, len(slots)*xv.Token), writes)
+	return &call{what: "the hand-written Load", args: []arg{dst}, run: func() {
+		for j, sl := range slots {
+			for h := range benchCacheHeads {
+				cs.widen(dst.cur[j*xv.Token+h*hd:], cache0[int(sl)*cv.Token+h*e:], scale)
+			}
+		}
+	}}
+}
+
+// handShift widens every head of the cache, turns them back with
+// ApplyInverseStrided by −benchCacheShift positions and narrows them.
+func (cs *cacheSuite[C]) handShift(cache0 []C, scale float32) *call {
+	n, hd, e := benchCacheLong, cs.s.hd, cs.ref.cacheHead
+	cv, xv := cs.benchViews()
+	c := newBuf("cache", cache0, inPlace)
+	x := make([]float32, n*xv.Token)
+	at := make([]int32, n)
+	for i := range at {
+		at[i] = -benchCacheShift
+	}
+	return &call{what: "the hand-written Shift", args: []arg{c}, run: func() {
+		for j := range n {
+			for h := range benchCacheHeads {
+				cs.widen(x[j*xv.Token+h*hd:], c.cur[j*cv.Token+h*e:], scale)
+			}
+		}
+		cs.s.k.Strided.ApplyInverseStrided(cs.s.tab, x, xv, at)
+		for j := range n {
+			for h := range benchCacheHeads {
+				cs.narrow(c.cur[j*cv.Token+h*e:], x[j*xv.Token+h*hd:], scale)
+			}
+		}
+	}}
 }

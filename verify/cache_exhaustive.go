@@ -59,6 +59,64 @@ func newSegments(code func(float32) uint16) segments {
 	return s
 }
 
+// codes is the exhaustive check's reference for a format of one value per
+// element: the code of every float32 bit pattern, from the runs of
+// segments of each sign.
+type codes struct {
+	pos, neg segments
+	nan      []byte // the code of a NaN
+	ref      cacheRef
+}
+
+func newCodes(ref cacheRef) *codes {
+	code := func(v float32) uint16 {
+		var out [4]byte
+		ref.quantize(out[:], []float32{v}, 1, 1)
+		return uint16(out[0]) | uint16(out[1])<<8
+	}
+	c := &codes{pos: newSegments(code), neg: newSegments(func(v float32) uint16 { return code(-v) }), ref: ref}
+	c.nan = make([]byte, ref.eb)
+	ref.quantize(c.nan, []float32{float32(math.NaN())}, 1, 1)
+	return c
+}
+
+// nanCode is the want of a NaN input: any NaN code.
+const nanCode = 0xffff
+
+// want returns the code of the float32 bit pattern u, nanCode for a NaN;
+// seg is a hint, the run of the last lookup of that sign.
+func (c *codes) want(u uint32, seg *[2]int) uint16 {
+	a := u & 0x7fffffff
+	if a > 0x7f800000 {
+		return nanCode
+	}
+	s, i := &c.pos, 0
+	if u != a {
+		s, i = &c.neg, 1
+	}
+	k := seg[i]
+	if k >= len(s.starts) || a < s.starts[k] {
+		k = sort.Search(len(s.starts), func(j int) bool { return s.starts[j] > a }) - 1
+	}
+	for k+1 < len(s.starts) && a >= s.starts[k+1] {
+		k++
+	}
+	seg[i] = k
+	return s.codes[k]
+}
+
+// matches reports whether the stored code g is want's.
+func (c *codes) matches(g, want uint16) bool {
+	if g == want {
+		return true
+	}
+	if want != nanCode {
+		return false
+	}
+	b := []byte{byte(g), byte(g >> 8)}[:c.ref.eb]
+	return c.ref.f.Same(b, c.nan)
+}
+
 func cacheExhaustive[C CacheElem](t tb, k Kernel[float32], c *Cache[C], stride uint64) {
 	t.Helper()
 	ref, err := newCacheRef(c.DType, k.HeadDim)
@@ -66,29 +124,12 @@ func cacheExhaustive[C CacheElem](t tb, k Kernel[float32], c *Cache[C], stride u
 		t.Fatalf("verify: %v", err)
 	}
 	if ref.blocks {
-		t.Skip("q8_0 stores blocks, not values: checkQ8Blocks checks them")
+		t.Skipf("%s stores blocks, not values: checkBlocks checks them", c.DType)
 	}
 	if ref.size() == 4 {
 		t.Skip("f32 stores values as they are: the cache checks compare their bits")
 	}
-	one := func(v float32) uint16 {
-		var out [1]uint32
-		ref.quantize(out[:], []float32{v}, 1, 1)
-		return uint16(out[0])
-	}
-	segs := newSegments(one)
-	sign := uint16(0x8000)
-	if ref.size() == 1 {
-		sign = 0x80
-	}
-	nan := func(h uint16) bool {
-		out := [1]uint32{uint32(h)}
-		want := [1]uint32{uint32(one(float32(math.NaN())))}
-		return ref.firstDiff(out[:], want[:], 1) < 0
-	}
-	hd := k.HeadDim
-	heads := max(1, (1<<20)/hd)
-	view := Strides{heads, hd, heads * hd}
+	cd := newCodes(ref)
 	bs := k.Backends
 	if len(bs) == 0 {
 		bs = []Backend{{Name: "(only)", Use: func() {}}}
@@ -104,47 +145,7 @@ func cacheExhaustive[C CacheElem](t tb, k Kernel[float32], c *Cache[C], stride u
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				src := make([]float32, heads*hd)
-				dst := make([]C, len(src))
-				want := make([]uint16, len(src))
-				seg := 0
-				chunk := uint64(len(src)) * stride
-				for start := uint64(w) * chunk; start < 1<<32; start += uint64(workers) * chunk {
-					u := start
-					for i := range src {
-						if u >= 1<<32 {
-							u = 0 // past the last pattern: +0 again
-						}
-						src[i] = math.Float32frombits(uint32(u))
-						a := uint32(u) & 0x7fffffff
-						switch {
-						case a > 0x7f800000:
-							want[i] = 0xffff // any NaN
-						default:
-							if seg >= len(segs.starts) || a < segs.starts[seg] {
-								seg = sort.Search(len(segs.starts), func(i int) bool { return segs.starts[i] > a }) - 1
-							}
-							for seg+1 < len(segs.starts) && a >= segs.starts[seg+1] {
-								seg++
-							}
-							want[i] = segs.codes[seg]
-							if uint32(u) != a {
-								want[i] |= sign
-							}
-						}
-						u += stride
-					}
-					c.Store(dst, 1, view, []int64{0}, src, view)
-					for i, got := range dst {
-						g, w := uint16(bitsOf(got)), want[i]
-						if g == w || w == 0xffff && nan(g) {
-							continue
-						}
-						if bad.Add(1) <= 5 {
-							t.Errorf("%s: %s store of %#08x = %#x, want %#x", b.Name, c.DType, math.Float32bits(src[i]), g, w)
-						}
-					}
-				}
+				storeEvery(t, c, k.HeadDim, cd, stride, w, workers, b.Name, &bad)
 			}()
 		}
 		wg.Wait()
@@ -152,6 +153,45 @@ func cacheExhaustive[C CacheElem](t tb, k Kernel[float32], c *Cache[C], stride u
 			t.Errorf("%s: %d mismatches", b.Name, m)
 		} else {
 			t.Logf("%s: every float32 tested (stride %d) stores as %s as verify rounds it", b.Name, stride, c.DType)
+		}
+	}
+}
+
+// storeEvery is worker w of workers of cacheExhaustive: it stores its
+// share of the float32 bit patterns, every stride-th, with Store (scale 1)
+// a megabyte of heads at a time, and counts in bad the codes other than
+// cd's, reporting the first five.
+func storeEvery[C CacheElem](t tb, c *Cache[C], hd int, cd *codes, stride uint64, w, workers int, backend string, bad *atomic.Int64) {
+	heads := max(1, (1<<20)/hd)
+	view := Strides{heads, hd, heads * hd}
+	src := make([]float32, heads*hd)
+	dst := make([]C, len(src))
+	want := make([]uint16, len(src))
+	var seg [2]int
+	chunk := uint64(len(src)) * stride
+	for start := uint64(w) * chunk; start < 1<<32; start += uint64(workers) * chunk {
+		u := start
+		for i := range src {
+			if u >= 1<<32 {
+				u = 0 // past the last pattern: +0 again
+			}
+			src[i] = math.Float32frombits(uint32(u))
+			want[i] = cd.want(uint32(u), &seg)
+			u += stride
+		}
+		c.Store(dst, 1, view, []int64{0}, src, view)
+		for i := range dst {
+			mem := bytesOf(dst[i : i+1])
+			g := uint16(mem[0])
+			if len(mem) > 1 {
+				g |= uint16(mem[1]) << 8
+			}
+			if cd.matches(g, want[i]) {
+				continue
+			}
+			if bad.Add(1) <= 5 {
+				t.Errorf("%s: %s store of %#08x = %#x, want %#x", backend, c.DType, math.Float32bits(src[i]), g, want[i])
+			}
 		}
 	}
 }

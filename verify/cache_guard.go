@@ -4,15 +4,78 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"strings"
 )
 
-// guardCacheCalls are the calls checkCacheGuard makes: every form on
-// token-major and head-major caches, with and without gaps, whose slice
-// ends exactly at the end of its last row, with slots that include the
-// first and the last row (and a skipped token), for 1…9 heads.
+// cacheCallOf is the cache call c on the memory st, for the drivers: the
+// cache (read by Load, written by the stores, changed in place by Shift),
+// the float32 tokens (read by the stores, written by Load; Shift takes
+// none), the slots and the positions or deltas, only read. names label the
+// cache and the tokens.
+func (cs *cacheSuite[C]) cacheCallOf(c *cacheCall, st cacheState, names ...string) *call {
+	if len(names) == 0 {
+		names = []string{"cache", "tokens"}
+	}
+	cacheMode, tokMode := map[cacheOp]access{opStore: writes, opApplyStore: writes, opLoad: reads, opShift: inPlace}[c.op], reads
+	if c.op == opLoad {
+		tokMode = writes
+	}
+	ca, xa := newBuf(names[0], elemsOf[C](st.cache), cacheMode), newBuf(names[1], st.x, tokMode)
+	sa := newIndex("slots", c.slots)
+	cl := &call{what: c.String(), args: []arg{ca, sa}}
+	if c.op != opShift {
+		cl.args = append(cl.args, xa)
+	}
+	var pa *buf[int32]
+	switch c.op {
+	case opApplyStore:
+		pa = newIndex("pos", c.pos)
+		cl.args = append(cl.args, pa)
+	case opShift:
+		pa = newIndex("delta", c.delta)
+		cl.args = append(cl.args, pa)
+	}
+	cl.run = func() {
+		gc := *c
+		gc.slots = sa.cur
+		if pa != nil {
+			gc.pos, gc.delta = pa.cur, pa.cur
+		}
+		cs.invoke(&gc, ca.cur, xa.cur)
+	}
+	return cl
+}
+
+// cacheEntries describes the cache forms of one type to the drivers: the
+// guard calls of guardCacheCalls, the edge calls of badCacheCalls.
+func (cs *cacheSuite[C]) cacheEntries() entryPoint {
+	return entryPoint{
+		name: "the " + cs.ref.dtype + " cache forms",
+		guard: func(r *rand.Rand) []*call {
+			var calls []*call
+			for _, c := range cs.guardCacheCalls(r) {
+				calls = append(calls, cs.cacheCallOf(c, cs.state(r, c)))
+			}
+			return calls
+		},
+		edges: func() []edgeCall {
+			r := rand.New(rand.NewPCG(seed(), 0x7061))
+			var es []edgeCall
+			for op := range cacheOp(4) {
+				for _, b := range cs.badCacheCalls(op) {
+					es = append(es, bad(cs.cacheCallOf(b.c, cs.state(r, b.c)), b.what, panicWant{fn: op.String(), words: b.words}))
+				}
+			}
+			return es
+		},
+		bench: func(r *rand.Rand) []benchGroup { return cs.cacheBench(cs.s.benchInput(r)) },
+	}
+}
+
+// guardCacheCalls are the cache guard calls: every form on token-major and
+// head-major caches, with and without gaps, whose slice ends exactly at
+// the end of its last row, with slots that include the first and the last
+// row (and a skipped token), for 1…9 heads.
 func (cs *cacheSuite[C]) guardCacheCalls(r *rand.Rand) []*cacheCall {
 	var calls []*cacheCall
 	e, hd := cs.ref.cacheHead, cs.s.hd
@@ -37,107 +100,22 @@ func (cs *cacheSuite[C]) guardCacheCalls(r *rand.Rand) []*cacheCall {
 	return calls
 }
 
-// checkCacheGuard makes every guardCacheCalls call on every backend with
-// each buffer (the cache, the float32 tokens, the slots, the positions or
-// deltas) flush against a PROT_NONE page, once with the page right after
-// the buffers and once right before them. A read or write past either end
-// of a buffer faults, which fails the check; the canary around each buffer
-// must come back unchanged, and the result must be the same call's bits on
-// ordinary memory.
+// checkCacheGuard makes the cache guard calls (checkGuarded): each buffer
+// (the cache, the float32 tokens, the slots, the positions or deltas)
+// flush against a guard page.
 func checkCacheGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
-	if !guardSupported {
-		t.Skipf("SKIPPED: guard pages (mmap, mprotect PROT_NONE) are only implemented on linux, not %s", runtime.GOOS)
-	}
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	sd := seed()
-	r := rand.New(rand.NewPCG(sd, 0x6367756172))
-	calls := cs.guardCacheCalls(r)
-	maxC, maxX := 1, 1
-	for _, c := range calls {
-		maxC, maxX = max(maxC, c.nc), max(maxX, c.nx)
-	}
-	n := 0
-	for _, atEnd := range []bool{true, false} {
-		side := guardSide(atEnd)
-		cg := mustGuarded[C](t, maxC, atEnd)
-		defer cg.free()
-		xg := mustGuarded[float32](t, maxX, atEnd)
-		defer xg.free()
-		sg := mustGuarded[int64](t, 8, atEnd)
-		defer sg.free()
-		pg := mustGuarded[int32](t, 8, atEnd)
-		defer pg.free()
-		for _, b := range bs {
-			b.Use()
-			for _, c := range calls {
-				st := cs.state(r, c)
-				wantC, wantX := toElems[C](st.cache), slices.Clone(st.x)
-				cs.invoke(c, wantC, wantX)
+	checkGuarded(t, cs.s.backendsOrOnly(), 0x6367756172, cs.cacheEntries())
+}
 
-				gc := *c
-				cache, x := cg.slice(c.nc), xg.slice(c.nx)
-				copy(cache, toElems[C](st.cache))
-				copy(x, st.x)
-				gc.slots = sg.slice(len(c.slots))
-				copy(gc.slots, c.slots)
-				ns := len(c.pos) + len(c.delta)
-				if c.pos != nil {
-					gc.pos = pg.slice(ns)
-					copy(gc.pos, c.pos)
-				}
-				if c.delta != nil {
-					gc.delta = pg.slice(ns)
-					copy(gc.delta, c.delta)
-				}
-				what := fmt.Sprintf("backend %s: %v, on buffers %s", b.Name, c, side)
-				addr, faulted, msg, panicked := faultCall(func() { cs.invoke(&gc, cache, x) })
-				n++
-				switch {
-				case faulted:
-					where := faultWhere(cg.locate("cache", addr, c.nc), xg.locate("tokens", addr, c.nx),
-						sg.locate("slots", addr, len(c.slots)), pg.locate("pos or delta", addr, ns))
-					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
-				case panicked:
-					t.Fatalf("guard: %s: panicked: %s", what, msg)
-				}
-				for _, ck := range []struct {
-					name string
-					f    func() string
-				}{
-					{"cache", func() string { return cg.checkCanary(c.nc) }},
-					{"tokens", func() string { return xg.checkCanary(c.nx) }},
-					{"slots", func() string { return sg.checkCanary(len(c.slots)) }},
-					{"pos or delta", func() string { return pg.checkCanary(ns) }},
-				} {
-					if d := ck.f(); d != "" {
-						t.Fatalf("guard: %s: %s: %s", what, ck.name, d)
-					}
-				}
-				if !slices.Equal(gc.slots, c.slots) {
-					t.Fatalf("guard: %s: slots changed to %v", what, gc.slots)
-				}
-				if !slices.Equal(fromElems(cache), fromElems(wantC)) {
-					t.Fatalf("guard: %s: the cache differs from the same call on ordinary memory", what)
-				}
-				for i := range x {
-					if math.Float32bits(x[i]) != math.Float32bits(wantX[i]) {
-						t.Fatalf("guard: %s: token value %d = %#08x, but %#08x on ordinary memory", what, i, math.Float32bits(x[i]), math.Float32bits(wantX[i]))
-					}
-				}
-				cg.reset(c.nc)
-				xg.reset(c.nx)
-				sg.reset(len(c.slots))
-				pg.reset(ns)
-			}
-		}
-	}
-	t.Logf("guard: %d cache calls on buffers flush against PROT_NONE pages (%d backends × both ends × %d calls; seed %d): no fault, canaries intact, same bits as on ordinary memory",
-		n, len(bs), len(calls), sd)
+// checkCachePanics makes every badCacheCalls call of every form on every
+// backend (checkEdges): each must panic with a message naming the form,
+// the argument and its value, and leave every buffer as it was.
+func checkCachePanics[C CacheElem](t tb, cs *cacheSuite[C]) {
+	checkEdges(t, cs.s.backendsOrOnly(), cs.cacheEntries())
 }
 
 // badCacheCall is a call that must panic before it writes anything, and
-// the words its message must hold.
+// the words its message must hold besides the form's name.
 type badCacheCall struct {
 	what  string
 	c     *cacheCall
@@ -148,134 +126,104 @@ type badCacheCall struct {
 // one rule, with the bad value in the last token so that a form that
 // checked token by token, as it wrote, would have written the first.
 func (cs *cacheSuite[C]) badCacheCalls(op cacheOp) []badCacheCall {
+	return append(append(cs.badCacheSlots(op), cs.badCacheViews(op)...), cs.badCacheArgs(op)...)
+}
+
+// cacheBase is the valid call of op the bad calls break: 2 heads, a cache
+// of 6 token-major rows, the tokens at the given slots (ApplyStore at
+// positions 0, 1, …; Shift by 1, 2, …), scale 1.
+func (cs *cacheSuite[C]) cacheBase(op cacheOp, slots ...int64) *cacheCall {
 	e, hd := cs.ref.cacheHead, cs.s.hd
 	const heads, rows = 2, 6
-	cv := Strides{heads, e, heads * e}
-	xv := Strides{heads, hd, heads * hd}
+	c := &cacheCall{op: op, layout: "token-major", cv: Strides{heads, e, heads * e}, nc: rows * heads * e, rows: rows,
+		xv: Strides{heads, hd, heads * hd}, nx: len(slots) * heads * hd, slots: slots, scale: 1}
+	switch op {
+	case opApplyStore:
+		c.pos = make([]int32, len(slots))
+		for j := range c.pos {
+			c.pos[j] = int32(j)
+		}
+	case opShift:
+		c.delta = make([]int32, len(slots))
+		for j := range c.delta {
+			c.delta[j] = int32(j + 1)
+		}
+	}
+	return c
+}
+
+// badCacheSlots breaks the slots: past the last row, below -1, listed
+// twice, and one short of the cache.
+func (cs *cacheSuite[C]) badCacheSlots(op cacheOp) []badCacheCall {
+	const rows = 6
+	short := cs.cacheBase(op, 0, 5)
+	short.nc--
+	return []badCacheCall{
+		{"a slot past the last row", cs.cacheBase(op, 1, 2, rows), []string{fmt.Sprintf("slots[2] = %d", rows)}},
+		{"a slot below -1", cs.cacheBase(op, 1, 2, -2), []string{"slots[2] = -2"}},
+		{"a slot listed twice", cs.cacheBase(op, 0, 4, 3, 4), []string{"slots[3] = 4", "slots[1]"}},
+		{"a slot listed twice among skips", cs.cacheBase(op, 3, -1, 1, -1, 3), []string{"slots[4] = 3", "slots[0]"}},
+		{"a cache one element short", short, []string{"slots[1] = 5"}},
+	}
+}
+
+// badCacheViews breaks the cache's view and the tokens': no heads, a
+// negative row stride, overlapping heads, different head counts, a token
+// buffer one value short.
+func (cs *cacheSuite[C]) badCacheViews(op cacheOp) []badCacheCall {
+	e, hd := cs.ref.cacheHead, cs.s.hd
+	const heads = 2
 	// The package's forms take the cache as one view, c, and the tokens'
 	// buffer with its view ss (ds for Load).
-	cacheView, tokView := "c", "ss"
+	tokView := "ss"
 	if op == opLoad {
 		tokView = "ds"
 	}
-	base := func(slots ...int64) *cacheCall {
-		c := &cacheCall{op: op, layout: "token-major", cv: cv, nc: rows * heads * e, rows: rows, xv: xv, nx: len(slots) * heads * hd, slots: slots, scale: 1}
-		switch op {
-		case opApplyStore:
-			c.pos = make([]int32, len(slots))
-			for j := range c.pos {
-				c.pos[j] = int32(j)
-			}
-		case opShift:
-			c.delta = make([]int32, len(slots))
-			for j := range c.delta {
-				c.delta[j] = int32(j + 1)
-			}
-		}
-		return c
-	}
 	var bad []badCacheCall
-	add := func(what string, c *cacheCall, words ...string) {
-		bad = append(bad, badCacheCall{what, c, append([]string{op.String()}, words...)})
+	add := func(what string, change func(c *cacheCall), words ...string) {
+		c := cs.cacheBase(op, 0, 1)
+		change(c)
+		bad = append(bad, badCacheCall{what, c, words})
 	}
-	c := base(1, 2, rows)
-	add("a slot past the last row", c, fmt.Sprintf("slots[2] = %d", rows))
-	c = base(1, 2, -2)
-	add("a slot below -1", c, "slots[2] = -2")
-	c = base(0, 4, 3, 4)
-	add("a slot listed twice", c, "slots[3] = 4", "slots[1]")
-	c = base(3, -1, 1, -1, 3)
-	add("a slot listed twice among skips", c, "slots[4] = 3", "slots[0]")
-	c = base(0, 5)
-	c.nc--
-	add("a cache one element short", c, "slots[1] = 5")
-	c = base(0, 1)
-	c.cv.Heads = 0
-	add("a cache view of no heads", c, cacheView+".Heads = 0")
-	c = base(0, 1)
-	c.cv.Token = -c.cv.Token
-	add("a negative row stride", c, cacheView+".Token = ")
-	c = base(0, 1)
-	c.cv.Head = e - 1
-	c.cv.Token = heads*e + 1
-	add("heads of a row overlapping", c, cacheView, "overlap")
-	if op != opShift {
-		c = base(0, 1)
-		c.xv.Heads = heads + 1
-		c.xv.Token = (heads + 1) * hd
+	add("a cache view of no heads", func(c *cacheCall) { c.cv.Heads = 0 }, "c.Heads = 0")
+	add("a negative row stride", func(c *cacheCall) { c.cv.Token = -c.cv.Token }, "c.Token = ")
+	add("heads of a row overlapping", func(c *cacheCall) { c.cv.Head, c.cv.Token = e-1, heads*e+1 }, "c", "overlap")
+	if op == opShift {
+		return bad
+	}
+	add("different head counts", func(c *cacheCall) {
+		c.xv.Heads, c.xv.Token = heads+1, (heads+1)*hd
 		c.nx = 2 * c.xv.Token
-		add("different head counts", c, "Heads")
-		c = base(0, 1)
-		c.nx--
-		add("a token buffer one value short", c, tokView)
-		c = base(0, 1)
-		c.xv.Head = hd - 1
-		add("token heads overlapping", c, tokView, "overlap")
-	}
-	switch op {
-	case opApplyStore:
-		c = base(0, 1, 2)
-		c.pos = c.pos[:2]
-		add("len(pos) != len(slots)", c, fmt.Sprintf("len(pos) = %d", cs.s.posLen(2)), "len(slots) = 3")
-		c = base(0, 1, 2)
-		c.pos[2] = int32(cs.s.n)
-		add("a position past the table", c, fmt.Sprintf("%s = %d", cs.s.posAt(2), cs.s.n))
-		c = base(0, 1, 2)
-		c.pos[2] = -1
-		add("a negative position", c, cs.s.posAt(2)+" = -1")
-	case opShift:
-		c = base(0, 1, 2)
-		c.delta = c.delta[:1]
-		add("len(delta) != len(slots)", c, "len(delta) = 1", "len(slots) = 3")
-		c = base(0, 1, 2)
-		c.delta[2] = math.MinInt32
-		add("a delta of −2³¹", c, "delta[2] = -2147483648")
-	}
-	if cs.ref.scaled {
-		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
-			c = base(0, 1)
-			c.scale = v
-			add(fmt.Sprintf("scale %v", v), c, "scale = "+fmt.Sprint(v))
-		}
-	}
+	}, "Heads")
+	add("a token buffer one value short", func(c *cacheCall) { c.nx-- }, tokView)
+	add("token heads overlapping", func(c *cacheCall) { c.xv.Head = hd - 1 }, tokView, "overlap")
 	return bad
 }
 
-// checkCachePanics makes every badCacheCalls call of every form on every
-// backend: each must panic with a message naming the form, the argument and
-// its value, and leave every buffer as it was.
-func checkCachePanics[C CacheElem](t tb, cs *cacheSuite[C]) {
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	r := rand.New(rand.NewPCG(seed(), 0x7061))
-	n := 0
-	for _, b := range bs {
-		b.Use()
-		for op := range cacheOp(4) {
-			for _, bc := range cs.badCacheCalls(op) {
-				c := bc.c
-				st := cs.state(r, c)
-				cache, x := toElems[C](st.cache), slices.Clone(st.x)
-				msg, panicked := catch(func() { cs.invoke(c, cache, x) })
-				n++
-				if !panicked {
-					t.Fatalf("backend %s: %v with %s: did not panic", b.Name, op, bc.what)
-				}
-				for _, w := range bc.words {
-					if !strings.Contains(msg, w) {
-						t.Fatalf("backend %s: %v with %s: panicked with %q, which does not say %q", b.Name, op, bc.what, msg, w)
-					}
-				}
-				if !slices.Equal(fromElems(cache), st.cache) {
-					t.Fatalf("backend %s: %v with %s: panicked (%q) after writing to the cache", b.Name, op, bc.what, msg)
-				}
-				for i := range x {
-					if math.Float32bits(x[i]) != math.Float32bits(st.x[i]) {
-						t.Fatalf("backend %s: %v with %s: panicked (%q) after writing token value %d", b.Name, op, bc.what, msg, i)
-					}
-				}
-			}
+// badCacheArgs breaks what one form takes besides the views: ApplyStore's
+// positions, Shift's deltas, a format's scale per call.
+func (cs *cacheSuite[C]) badCacheArgs(op cacheOp) []badCacheCall {
+	var bad []badCacheCall
+	add := func(what string, change func(c *cacheCall), words ...string) {
+		c := cs.cacheBase(op, 0, 1, 2)
+		change(c)
+		bad = append(bad, badCacheCall{what, c, words})
+	}
+	switch op {
+	case opApplyStore:
+		add("len(pos) != len(slots)", func(c *cacheCall) { c.pos = c.pos[:2] }, fmt.Sprintf("len(pos) = %d", cs.s.posLen(2)), "len(slots) = 3")
+		add("a position past the table", func(c *cacheCall) { c.pos[2] = int32(cs.s.n) }, fmt.Sprintf("%s = %d", cs.s.posAt(2), cs.s.n))
+		add("a negative position", func(c *cacheCall) { c.pos[2] = -1 }, cs.s.posAt(2)+" = -1")
+	case opShift:
+		add("len(delta) != len(slots)", func(c *cacheCall) { c.delta = c.delta[:1] }, "len(delta) = 1", "len(slots) = 3")
+		add("a delta of −2³¹", func(c *cacheCall) { c.delta[2] = math.MinInt32 }, "delta[2] = -2147483648")
+	}
+	if cs.ref.scaled {
+		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
+			c := cs.cacheBase(op, 0, 1)
+			c.scale = v
+			bad = append(bad, badCacheCall{fmt.Sprintf("scale %v", v), c, []string{"scale = " + fmt.Sprint(v)}})
 		}
 	}
-	t.Logf("%d bad calls panicked naming the form, the argument and the value, with nothing written", n)
+	return bad
 }

@@ -519,7 +519,35 @@ func TestCacheReferences(t *testing.T) {
 	}
 }
 
-// The cache checks pass the plainly correct cache and fail each mutant.
+// TestCacheCorrect: the cache checks pass the plainly correct cache of
+// every type, with A = 1.25 too.
+func TestCacheCorrect(t *testing.T) {
+	quietRapid(t)
+	const hd, rd = 8, 6
+	for _, d := range []string{"f16", "bf16"} {
+		cs := refCacheSuite[uint16](t, d, hd, rd, "interleaved", 1, cacheMutation{})
+		passAll(t, d, cs)
+	}
+	passAll(t, "e4m3", refCacheSuite[uint8](t, "e4m3", hd, rd, "interleaved", 1, cacheMutation{}))
+	q8 := refCacheSuite[uint8](t, "q8_0", 64, 40, "neox", 1, cacheMutation{})
+	passAll(t, "q8_0", q8)
+	expectPass(t, "q8_0 blocks", func(t tb) { checkBlocks(t, q8) })
+	cs := refCacheSuite[uint16](t, "f16", hd, rd, "neox", 1.25, cacheMutation{})
+	expectPass(t, "A = 1.25 bits", func(t tb) { checkCacheBits(t, cs) })
+	expectPass(t, "A = 1.25 shift-far", func(t tb) { checkShiftFar(t, cs) })
+}
+
+// passAll requires the cache checks to pass cs.
+func passAll[C CacheElem](t *testing.T, d string, cs *cacheSuite[C]) {
+	t.Helper()
+	expectPass(t, d+" bits", func(t tb) { checkCacheBits(t, cs) })
+	expectPass(t, d+" load-all", func(t tb) { checkCacheLoadAll(t, cs) })
+	expectPass(t, d+" shift-far", func(t tb) { checkShiftFar(t, cs) })
+	expectPass(t, d+" guard", func(t tb) { checkCacheGuard(t, cs) })
+	expectPass(t, d+" panics", func(t tb) { checkCachePanics(t, cs) })
+}
+
+// The cache checks fail each mutant of the plainly correct cache.
 func TestCacheMutants(t *testing.T) {
 	quietRapid(t)
 	const hd, rd = 8, 6
@@ -533,34 +561,9 @@ func TestCacheMutants(t *testing.T) {
 		return refCacheSuite[uint8](t, dtype, hd, rd, "interleaved", 1, m, backends...)
 	}
 
-	t.Run("correct", func(t *testing.T) {
-		for _, d := range []string{"f16", "bf16"} {
-			cs := per(d, cacheMutation{})
-			expectPass(t, d+" bits", func(t tb) { checkCacheBits(t, cs) })
-			expectPass(t, d+" load-all", func(t tb) { checkCacheLoadAll(t, cs) })
-			expectPass(t, d+" shift-far", func(t tb) { checkShiftFar(t, cs) })
-			expectPass(t, d+" guard", func(t tb) { checkCacheGuard(t, cs) })
-			expectPass(t, d+" panics", func(t tb) { checkCachePanics(t, cs) })
-		}
-		for _, d := range []string{"e4m3", "q8_0"} {
-			cs := bytes(d, cacheMutation{})
-			expectPass(t, d+" bits", func(t tb) { checkCacheBits(t, cs) })
-			expectPass(t, d+" load-all", func(t tb) { checkCacheLoadAll(t, cs) })
-			expectPass(t, d+" shift-far", func(t tb) { checkShiftFar(t, cs) })
-			expectPass(t, d+" guard", func(t tb) { checkCacheGuard(t, cs) })
-			expectPass(t, d+" panics", func(t tb) { checkCachePanics(t, cs) })
-			if d == "q8_0" {
-				expectPass(t, d+" blocks", func(t tb) { checkQ8Blocks(t, cs) })
-			}
-		}
-		// The attention factor: with A ≠ 1 too.
-		cs := refCacheSuite[uint16](t, "f16", hd, rd, "neox", 1.25, cacheMutation{})
-		expectPass(t, "A = 1.25 bits", func(t tb) { checkCacheBits(t, cs) })
-		expectPass(t, "A = 1.25 shift-far", func(t tb) { checkShiftFar(t, cs) })
-	})
 	t.Run("q8-ties-to-even", func(t *testing.T) {
 		cs := bytes("q8_0", cacheMutation{q8TiesEven: true})
-		expectFail(t, "q8-blocks", "tied", func(t tb) { checkQ8Blocks(t, cs) })
+		expectFail(t, "q8-blocks", "tied", func(t tb) { checkBlocks(t, cs) })
 	})
 	t.Run("e4m3-no-saturation", func(t *testing.T) {
 		cs := bytes("e4m3", cacheMutation{noSaturate: true})

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -844,106 +843,6 @@ func checkBackends[T Elem](t tb, s *suite[T], heads int) {
 	}
 }
 
-// ---- 8. panics -----------------------------------------------------------------
-
-// checkPanics checks that each bad call of docs/contract.md §7 panics with a message
-// naming the function (as a whole word: "Apply" does not match
-// "ApplySeq"), the bad value and what was expected, and that empty and nil
-// slices are a no-op; checkInputPanics adds the edge cases.
-func checkPanics[T Elem](t tb, s *suite[T]) {
-	t.Helper()
-	hd, L := s.hd, s.n
-	mk := func(n int) []T { return make([]T, n) }
-	type pcase struct {
-		fn    string
-		value int
-		what  string
-		call  func()
-	}
-	var cases []pcase
-	tab := s.tab
-	for _, f := range []struct {
-		name string
-		fn   func([]T, int)
-	}{{"Apply", tab.Apply}, {"ApplyInverse", tab.ApplyInverse}, {"Rotate", s.k.Rotate}, {"RotateInverse", s.k.RotateInverse}} {
-		cases = append(cases,
-			pcase{f.name, 2*hd + 1, "len(x) not a multiple of HeadDim", func() { f.fn(mk(2*hd+1), 0) }},
-			pcase{f.name, -3, "negative pos", func() { f.fn(mk(hd), -3) }})
-		if f.name == "Apply" || f.name == "ApplyInverse" {
-			cases = append(cases, pcase{f.name, L + 7, "pos >= Len()", func() { f.fn(mk(hd), L+7) }})
-		}
-	}
-	for _, f := range []struct {
-		name string
-		fn   func([]T, []int32)
-	}{{"ApplySeq", tab.ApplySeq}, {"ApplyInverseSeq", tab.ApplyInverseSeq}} {
-		cases = append(cases,
-			pcase{f.name, 2 * hd, "len(x) not divisible by len(pos)·HeadDim", func() { f.fn(mk(2*hd), []int32{1, 2, 3}) }},
-			pcase{f.name, 3*hd + 1, "len(x) not a multiple of HeadDim", func() { f.fn(mk(3*hd+1), []int32{1}) }},
-			pcase{f.name, -5, "negative pos in the slice", func() { f.fn(mk(2*hd), []int32{0, -5}) }},
-			pcase{f.name, L + 7, "pos >= Len() in the slice", func() { f.fn(mk(2*hd), []int32{0, int32(L + 7)}) }})
-	}
-	for _, c := range cases {
-		checkPanic(t, c.fn, c.what, c.value, c.call)
-	}
-	checkInputPanics(t, s)
-	noop := []struct {
-		name string
-		call func()
-	}{
-		{"Apply(nil, 0)", func() { tab.Apply(nil, 0) }},
-		{"Apply([]T{}, 0)", func() { tab.Apply(mk(0), 0) }},
-		{"ApplyInverse(nil, 0)", func() { tab.ApplyInverse(nil, 0) }},
-		{"ApplySeq(nil, nil)", func() { tab.ApplySeq(nil, nil) }},
-		{"ApplySeq([]T{}, []int32{})", func() { tab.ApplySeq(mk(0), []int32{}) }},
-		{"ApplyInverseSeq(nil, nil)", func() { tab.ApplyInverseSeq(nil, nil) }},
-		{"Rotate(nil, 0)", func() { s.k.Rotate(nil, 0) }},
-		{"Rotate([]T{}, 0)", func() { s.k.Rotate(mk(0), 0) }},
-		{"RotateInverse(nil, 0)", func() { s.k.RotateInverse(nil, 0) }},
-	}
-	for _, c := range noop {
-		if msg, panicked := catch(c.call); panicked {
-			t.Errorf("%s panicked (%q); empty input must be a no-op", c.name, msg)
-		}
-	}
-}
-
-// catch runs f and returns its panic message, if any.
-// checkPanic checks that call panics with a message that names fn, holds
-// the bad value and says what was expected (docs/contract.md §7).
-func checkPanic(t tb, fn, what string, value int, call func()) {
-	t.Helper()
-	msg, panicked := catch(call)
-	switch {
-	case !panicked:
-		t.Errorf("%s with %s (%d) did not panic", fn, what, value)
-	case !wordRE(fn).MatchString(msg):
-		t.Errorf("%s with %s (%d) panicked with %q, which does not name %s", fn, what, value, msg, fn)
-	case !numRE(value).MatchString(msg):
-		t.Errorf("%s with %s panicked with %q, which does not contain the bad value %d", fn, what, msg, value)
-	case !expectRE.MatchString(msg):
-		t.Errorf("%s with %s (%d) panicked with %q, which does not say what was expected", fn, what, value, msg)
-	}
-}
-
-func catch(f func()) (msg string, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg, panicked = fmt.Sprint(r), true
-		}
-	}()
-	f()
-	return "", false
-}
-
-func wordRE(w string) *regexp.Regexp {
-	return regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(w) + `([^A-Za-z0-9_]|$)`)
-}
-
-func numRE(v int) *regexp.Regexp {
-	return regexp.MustCompile(`(^|[^0-9])` + regexp.QuoteMeta(strconv.Itoa(v)) + `([^0-9]|$)`)
-}
-
 // ---- 9. frequencies ----------------------------------------------------------
 
 // checkFreqs checks, when Scaling is "none" (or empty), Freqs[i] against
@@ -1222,20 +1121,9 @@ func checkParallel[T Elem](t tb, s *suite[T]) {
 		}
 		t.Logf("%d tokens × %d heads (%d bytes): both Parallel forms with 0…4 workers give the serial bits", sh.tokens, sh.heads, len(x0)*size)
 	}
-	x := make([]T, 2*s.hd)
-	for i := range x {
-		x[i] = s.c.fromF64(1)
-	}
-	x0 := slices.Clone(x)
-	r := func() (r any) {
-		defer func() { r = recover() }()
-		pt.ApplySeqParallel(x, []int32{0, int32(s.tab.Len())}, 2)
-		return nil
-	}()
-	if msg, _ := r.(string); !regexp.MustCompile(`\bApplySeqParallel\b.*` + regexp.QuoteMeta(s.posAt(1))).MatchString(msg) {
-		t.Errorf("ApplySeqParallel with pos[1] = Len(): panic %v, want a message naming ApplySeqParallel and %s", r, s.posAt(1))
-	}
-	if s.firstDiff(x, x0) >= 0 {
-		t.Errorf("ApplySeqParallel changed x before it panicked")
+	xa := newBuf("x", s.specialsOf(2*s.hd, 3), inPlace)
+	c := &call{what: "ApplySeqParallel(x, pos, 2)", args: []arg{xa}, run: func() { pt.ApplySeqParallel(xa.cur, []int32{0, int32(s.tab.Len())}, 2) }}
+	if d := bad(c, s.posAt(1)+" = Len()", panicWant{fn: "ApplySeqParallel", words: []string{s.posAt(1)}}).check(); d != "" {
+		t.Errorf("%s", d)
 	}
 }

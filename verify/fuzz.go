@@ -300,13 +300,8 @@ func (s *suite[T]) fuzzBad(t tb, in fuzzInput[T]) {
 		pos = s.n + pos
 		value, what = pos, "pos >= Len()"
 	}
-	msg, panicked := catch(func() { s.invoke(in.f, x, pos, seq) })
-	switch {
-	case !panicked:
-		t.Fatalf("%v with %s (%d) did not panic", in, what, value)
-	case !wordRE(in.f.name).MatchString(msg):
-		t.Fatalf("%v with %s (%d) panicked with %q, which does not name %s", in, what, value, msg, in.f.name)
-	case !numRE(value).MatchString(msg):
-		t.Fatalf("%v with %s panicked with %q, which does not contain the bad value %d", in, what, msg, value)
+	c := s.entryCall(in.f.e, x, pos, seq)
+	if d := bad(c, what, panicWant{fn: in.f.name, values: []int{value}}).check(); d != "" {
+		t.Fatalf("%v: %s", in, d)
 	}
 }

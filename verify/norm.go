@@ -752,105 +752,134 @@ func checkNormCanonical[T Elem](t tb, s *suite[T]) {
 func checkNormSpecial[T Elem](t tb, s *suite[T]) {
 	t.Helper()
 	defer s.restore()
-	hd := s.hd
-	const hq, hk = 3, 2
-	r := rand.New(rand.NewPCG(seed(), 0x7370))
-	qv := Strides{hq, hd, hq * hd}
-	kv := Strides{hk, hd, hk * hd}
-	qw, kw := s.drawWeights(r, s.weightsLen(hq)), s.drawWeights(r, s.weightsLen(hk))
-	if s.weighted() {
-		for i := range qw {
-			qw[i] = max(0.5, math.Abs(qw[i])) // no zero weights: finite values must stay non-zero
-		}
-		for i := range kw {
-			kw[i] = max(0.5, math.Abs(kw[i]))
-		}
-	}
-	if s.k.Norm.Kind == "gemma" {
-		for i := range qw {
-			qw[i] = 0.25
-		}
-		for i := range kw {
-			kw[i] = 0.25
-		}
-	}
-	pos := []int32{int32(r.IntN(s.n))}
-	base := func() ([]T, []T) {
-		q, k := make([]T, hq*hd), make([]T, hk*hd)
-		for i := range q {
-			q[i] = s.normal(r.Uint64() | 1)
-		}
-		for i := range k {
-			k[i] = s.normal(r.Uint64() | 1)
-		}
-		return q, k
-	}
+	e := newNormEdge(s, rand.New(rand.NewPCG(seed(), 0x7370)))
 	for _, b := range s.backendsOrOnly() {
 		b.Use()
-		// Zeros.
-		q, k := make([]T, hq*hd), make([]T, hk*hd)
-		s.applyNorm(q, qv, qw, k, kv, kw, pos)
-		for i, v := range append(slices.Clone(q), k...) {
-			if s.c.toF64(v) != 0 {
-				t.Fatalf("backend %s: a vector of zeros gives %s at index %d: want 0", b.Name, s.c.show(v), i)
-			}
-		}
-		// Huge values.
-		q, k = base()
-		for i := range q {
-			q[i] = s.c.fromF64(s.hugeValue() * float64(1-2*(i%2)))
-		}
-		s.applyNorm(q, qv, qw, k, kv, kw, pos)
-		nonzero := false
-		for i, v := range q {
-			if !s.c.isFinite(v) {
-				t.Fatalf("backend %s: q heads of ±%g (squares past float32) give %s at index %d: want finite", b.Name, s.hugeValue(), s.c.show(v), i)
-			}
-			nonzero = nonzero || s.c.toF64(v) != 0
-		}
-		if !nonzero {
-			t.Fatalf("backend %s: q heads of ±%g (squares past float32) come out all zeros: a float32 sum of squares overflows to ∞, and r = 0", b.Name, s.hugeValue())
-		}
-		// A NaN and an infinity in q's head 1; a clean run to compare with.
-		q0, k0 := base()
-		qc, kc := slices.Clone(q0), slices.Clone(k0)
-		s.applyNorm(qc, qv, qw, kc, kv, kw, pos)
-		for _, special := range []string{"NaN", "Inf"} {
-			q, k = slices.Clone(q0), slices.Clone(k0)
-			at := hd + 1
-			if special == "NaN" {
-				q[at] = s.c.fromBits(s.c.f.compose(false, s.c.f.expMax(), 1))
-			} else {
-				q[at] = s.c.fromBits(s.c.f.compose(true, s.c.f.expMax(), 0))
-			}
-			s.applyNorm(q, qv, qw, k, kv, kw, pos)
-			lo, hi := hd, 2*hd // the normed vector holding the special value
-			if s.token() {
-				lo, hi = 0, hq*hd
-			}
-			for i, v := range q {
-				inVec := i >= lo && i < hi
-				switch {
-				case !inVec && s.c.bits(v) != s.c.bits(qc[i]):
-					t.Fatalf("backend %s: a %s in q's head 1 changed q index %d, outside its normed vector: %s, without it %s", b.Name, special, i, s.c.show(v), s.c.show(qc[i]))
-				case inVec && special == "NaN" && !s.c.isNaN(v):
-					t.Fatalf("backend %s: a NaN in q's head 1 left index %d of its normed vector %s: want NaN (r is NaN)", b.Name, i, s.c.show(v))
-				case inVec && special == "Inf":
-					j := i % hd
-					own := i/hd == at/hd && (j == at%hd || s.partner[at%hd] == j && !s.k.Norm.After)
-					if own && !s.c.isNaN(v) {
-						t.Fatalf("backend %s: an infinity at q index %d left index %d %s: want NaN (∞·0)", b.Name, at, i, s.c.show(v))
-					}
-					if !own && s.c.toF64(v) != 0 && !(s.k.Norm.After && s.c.isNaN(v)) {
-						t.Fatalf("backend %s: an infinity at q index %d left index %d %s: want 0 (r = 1/sqrt(∞) = 0)", b.Name, at, i, s.c.show(v))
-					}
-				}
-			}
-			if s.firstDiff(k, kc) >= 0 {
-				t.Fatalf("backend %s: a %s in q changed k", b.Name, special)
+		for _, check := range []func() string{e.zeros, e.huge, func() string { return e.special("NaN") }, func() string { return e.special("Inf") }} {
+			if d := check(); d != "" {
+				t.Fatalf("backend %s: %s", b.Name, d)
 			}
 		}
 	}
+}
+
+// normEdge is checkNormSpecial's call: 3 q and 2 k heads at one position,
+// weights that keep finite values non-zero.
+type normEdge[T Elem] struct {
+	s      *suite[T]
+	r      *rand.Rand
+	qv, kv Strides
+	qw, kw []float64
+	pos    []int32
+}
+
+const normEdgeQ, normEdgeK = 3, 2
+
+func newNormEdge[T Elem](s *suite[T], r *rand.Rand) *normEdge[T] {
+	hd := s.hd
+	e := &normEdge[T]{s: s, r: r, qv: Strides{normEdgeQ, hd, normEdgeQ * hd}, kv: Strides{normEdgeK, hd, normEdgeK * hd}}
+	e.qw, e.kw = s.drawWeights(r, s.weightsLen(normEdgeQ)), s.drawWeights(r, s.weightsLen(normEdgeK))
+	for _, w := range [][]float64{e.qw, e.kw} {
+		for i := range w {
+			w[i] = max(0.5, math.Abs(w[i])) // no zero weights: finite values must stay non-zero
+			if s.k.Norm.Kind == "gemma" {
+				w[i] = 0.25
+			}
+		}
+	}
+	e.pos = []int32{int32(r.IntN(s.n))}
+	return e
+}
+
+// base returns q and k of non-zero accuracy values.
+func (e *normEdge[T]) base() (q, k []T) {
+	s := e.s
+	q, k = make([]T, normEdgeQ*s.hd), make([]T, normEdgeK*s.hd)
+	for _, x := range [][]T{q, k} {
+		for i := range x {
+			x[i] = s.normal(e.r.Uint64() | 1)
+		}
+	}
+	return q, k
+}
+
+func (e *normEdge[T]) apply(q, k []T) { e.s.applyNorm(q, e.qv, e.qw, k, e.kv, e.kw, e.pos) }
+
+// zeros: a vector of zeros comes out zeros.
+func (e *normEdge[T]) zeros() string {
+	s := e.s
+	q, k := make([]T, normEdgeQ*s.hd), make([]T, normEdgeK*s.hd)
+	e.apply(q, k)
+	for i, v := range append(slices.Clone(q), k...) {
+		if s.c.toF64(v) != 0 {
+			return fmt.Sprintf("a vector of zeros gives %s at index %d: want 0", s.c.show(v), i)
+		}
+	}
+	return ""
+}
+
+// huge: q heads of ±hugeValue come out finite and not all zeros.
+func (e *normEdge[T]) huge() string {
+	s := e.s
+	q, k := e.base()
+	for i := range q {
+		q[i] = s.c.fromF64(s.hugeValue() * float64(1-2*(i%2)))
+	}
+	e.apply(q, k)
+	nonzero := false
+	for i, v := range q {
+		if !s.c.isFinite(v) {
+			return fmt.Sprintf("q heads of ±%g (squares past float32) give %s at index %d: want finite", s.hugeValue(), s.c.show(v), i)
+		}
+		nonzero = nonzero || s.c.toF64(v) != 0
+	}
+	if !nonzero {
+		return fmt.Sprintf("q heads of ±%g (squares past float32) come out all zeros: a float32 sum of squares overflows to ∞, and r = 0", s.hugeValue())
+	}
+	return ""
+}
+
+// special: a NaN or an infinity ("NaN", "Inf") in q's head 1, against a
+// clean run.
+func (e *normEdge[T]) special(special string) string {
+	s, hd := e.s, e.s.hd
+	q0, k0 := e.base()
+	qc, kc := slices.Clone(q0), slices.Clone(k0)
+	e.apply(qc, kc)
+	q, k := slices.Clone(q0), slices.Clone(k0)
+	at := hd + 1
+	if special == "NaN" {
+		q[at] = s.c.fromBits(s.c.f.compose(false, s.c.f.expMax(), 1))
+	} else {
+		q[at] = s.c.fromBits(s.c.f.compose(true, s.c.f.expMax(), 0))
+	}
+	e.apply(q, k)
+	lo, hi := hd, 2*hd // the normed vector holding the special value
+	if s.token() {
+		lo, hi = 0, normEdgeQ*hd
+	}
+	for i, v := range q {
+		inVec := i >= lo && i < hi
+		switch {
+		case !inVec && s.c.bits(v) != s.c.bits(qc[i]):
+			return fmt.Sprintf("a %s in q's head 1 changed q index %d, outside its normed vector: %s, without it %s", special, i, s.c.show(v), s.c.show(qc[i]))
+		case inVec && special == "NaN" && !s.c.isNaN(v):
+			return fmt.Sprintf("a NaN in q's head 1 left index %d of its normed vector %s: want NaN (r is NaN)", i, s.c.show(v))
+		case inVec && special == "Inf":
+			j := i % hd
+			own := i/hd == at/hd && (j == at%hd || s.partner[at%hd] == j && !s.k.Norm.After)
+			if own && !s.c.isNaN(v) {
+				return fmt.Sprintf("an infinity at q index %d left index %d %s: want NaN (∞·0)", at, i, s.c.show(v))
+			}
+			if !own && s.c.toF64(v) != 0 && !(s.k.Norm.After && s.c.isNaN(v)) {
+				return fmt.Sprintf("an infinity at q index %d left index %d %s: want 0 (r = 1/sqrt(∞) = 0)", at, i, s.c.show(v))
+			}
+		}
+	}
+	if s.firstDiff(k, kc) >= 0 {
+		return fmt.Sprintf("a %s in q changed k", special)
+	}
+	return ""
 }
 
 // ---- views, canaries, guard pages, panics ---------------------------------------
@@ -1007,141 +1036,80 @@ func (s *suite[T]) diffNorm(c *scall, got, want, in sbufs[T], wa, wb []bool) str
 	return ""
 }
 
-// checkNormGuard calls ApplyNormQK on every backend with q, k, their
-// weights and the positions each flush against a PROT_NONE page (after it,
-// then before it), on checkStridedGuard's layouts as q with one contiguous
-// k head per token, and on fused q and k rows: a read or write past either
-// end faults; the canaries around each buffer must come back unchanged and
-// the result equal the call's on ordinary memory.
-func checkNormGuard[T Elem](t tb, s *suite[T]) {
-	t.Helper()
-	if !guardSupported {
-		t.Skip("SKIPPED: guard pages are only implemented on linux")
-	}
-	bs := s.backendsOrOnly()
-	defer bs[0].Use()
-	sd := seed()
-	r := rand.New(rand.NewPCG(sd, 0x6e677264))
-	var calls []*scall
-	for _, c := range s.guardCalls(r) {
-		if c.op == opQK {
-			calls = append(calls, c)
-		}
-	}
-	maxA, maxB, maxTok, maxW := 1, 1, 1, 1
-	for _, c := range calls {
-		maxA, maxB, maxTok = max(maxA, c.na), max(maxB, c.nb), max(maxTok, len(c.pos))
-		maxW = max(maxW, s.weightsLen(c.a.s.Heads), s.weightsLen(c.b.s.Heads))
-	}
+// normCallOf is ApplyNormQK on the views of the ApplyQK-shaped call c,
+// over the buffers in (q's, and k's unless it shares q's) changed in place,
+// with the weights qw and kw (values of the package's weight type, held as
+// float64; nil passes nil) and the positions only read.
+func (s *suite[T]) normCallOf(c *scall, in sbufs[T], qw, kw []float64) *call {
 	nk := s.k.Norm
-	n := 0
-	for _, atEnd := range []bool{true, false} {
-		ag := mustGuarded[T](t, maxA, atEnd)
-		defer ag.free()
-		bg := mustGuarded[T](t, maxB, atEnd)
-		defer bg.free()
-		pg := mustGuarded[int32](t, maxTok, atEnd)
-		defer pg.free()
-		// The weights in the type the package's ApplyNormQK takes.
-		var wq32, wk32 *guarded[float32]
-		var wq64, wk64 *guarded[float64]
-		if nk.ApplyNormQK64 != nil {
-			wq64 = mustGuarded[float64](t, maxW, atEnd)
-			defer wq64.free()
-			wk64 = mustGuarded[float64](t, maxW, atEnd)
-			defer wk64.free()
-		} else {
-			wq32 = mustGuarded[float32](t, maxW, atEnd)
-			defer wq32.free()
-			wk32 = mustGuarded[float32](t, maxW, atEnd)
-			defer wk32.free()
+	views := c.bufViews()
+	a := newBuf("q's buffer", in.a, inPlace).describing(func(i int) string { return s.describe(c, i, views["a"]) })
+	b := newBuf("k's buffer", in.b, inPlace).describing(func(i int) string { return s.describe(c, i, views["b"]) })
+	p := newIndex("pos", c.pos)
+	sc := &call{what: "ApplyNormQK on " + c.String(), args: []arg{a, p}}
+	if !c.shared {
+		sc.args = append(sc.args, b)
+	}
+	var norm func(q, k []T, pos []int32)
+	if nk.ApplyNormQK64 != nil {
+		wq, wk := newIndex("q's weights", qw), newIndex("k's weights", kw)
+		sc.args = append(sc.args, wq, wk)
+		norm = func(q, k []T, pos []int32) { nk.ApplyNormQK64(s.tab, q, c.a.s, wq.cur, k, c.b.s, wk.cur, pos) }
+	} else {
+		wq, wk := newIndex("q's weights", to32(qw)), newIndex("k's weights", to32(kw))
+		sc.args = append(sc.args, wq, wk)
+		norm = func(q, k []T, pos []int32) { nk.ApplyNormQK32(s.tab, q, c.a.s, wq.cur, k, c.b.s, wk.cur, pos) }
+	}
+	sc.run = func() {
+		kb := b.cur
+		if c.shared {
+			kb = a.cur
 		}
-		for _, b := range bs {
-			b.Use()
-			for _, c := range calls {
+		norm(a.cur[c.a.off:c.a.off+c.a.n], kb[c.b.off:c.b.off+c.b.n], p.cur)
+	}
+	return sc
+}
+
+// normEntries describes ApplyNormQK to the drivers: its guard calls are the
+// strided guard check's ApplyQK calls (each layout as q with one
+// contiguous k head per token, and fused q and k rows) with weights, on
+// accuracy values; its edge calls normEdges.
+func (s *suite[T]) normEntries() entryPoint {
+	return entryPoint{
+		name: "ApplyNormQK",
+		guard: func(r *rand.Rand) []*call {
+			var cs []*call
+			for _, c := range s.guardCalls(r) {
+				if c.op != opQK {
+					continue
+				}
 				qw, kw := s.drawWeights(r, s.weightsLen(c.a.s.Heads)), s.drawWeights(r, s.weightsLen(c.b.s.Heads))
 				in := s.fillNorm(c, r.Uint64(), func() T { return s.normal(r.Uint64()) })
-				want := in.clone()
-				s.invokeNorm(c, want, qw, kw)
-
-				var got sbufs[T]
-				got.a = ag.slice(c.na)
-				copy(got.a, in.a)
-				if !c.shared {
-					got.b = bg.slice(c.nb)
-					copy(got.b, in.b)
-				}
-				gpos := pg.slice(len(c.pos))
-				copy(gpos, c.pos)
-				q := got.a[c.a.off : c.a.off+c.a.n]
-				k := kbufOf(c, got)[c.b.off : c.b.off+c.b.n]
-				var call func()
-				if nk.ApplyNormQK64 != nil {
-					gq, gk := guardedWeights(wq64, qw, func(v float64) float64 { return v }), guardedWeights(wk64, kw, func(v float64) float64 { return v })
-					call = func() { nk.ApplyNormQK64(s.tab, q, c.a.s, gq, k, c.b.s, gk, gpos) }
-				} else {
-					gq, gk := guardedWeights(wq32, qw, func(v float64) float32 { return float32(v) }), guardedWeights(wk32, kw, func(v float64) float32 { return float32(v) })
-					call = func() { nk.ApplyNormQK32(s.tab, q, c.a.s, gq, k, c.b.s, gk, gpos) }
-				}
-				what := fmt.Sprintf("backend %s: ApplyNormQK on %v, buffers flush against a PROT_NONE page (after them: %v)", b.Name, c, atEnd)
-				addr, faulted, msg, panicked := faultCall(call)
-				n++
-				switch {
-				case faulted:
-					t.Fatalf("guard: %s: memory fault at %#x: %s", what, addr, msg)
-				case panicked:
-					t.Fatalf("guard: %s: panicked: %s", what, msg)
-				}
-				if d := ag.checkCanary(c.na); d != "" {
-					t.Fatalf("guard: %s: q's buffer: %s", what, d)
-				}
-				if d := pg.checkCanary(len(c.pos)); d != "" {
-					t.Fatalf("guard: %s: pos: %s", what, d)
-				}
-				if !c.shared {
-					if d := bg.checkCanary(c.nb); d != "" {
-						t.Fatalf("guard: %s: k's buffer: %s", what, d)
-					}
-				}
-				if d := s.firstDiffBufs(c, got, want); d != "" {
-					t.Fatalf("guard: %s: %s (guarded vs ordinary memory)", what, d)
-				}
-				ag.reset(c.na)
-				pg.reset(len(c.pos))
-				if !c.shared {
-					bg.reset(c.nb)
-				}
+				cs = append(cs, s.normCallOf(c, in, qw, kw))
 			}
-		}
+			return cs
+		},
+		edges: s.normEdges,
+		bench: func(r *rand.Rand) []benchGroup { return s.normBench(s.benchInput(r)) },
 	}
-	t.Logf("qk-norm guard: %d ApplyNormQK calls with q, k, weights and positions flush against PROT_NONE pages: no fault, canaries intact, same bits (seed %d)", n, sd)
 }
 
-// guardedWeights copies w into g's slice flush against its guard page; nil
-// stays nil.
-func guardedWeights[W float32 | float64](g *guarded[W], w []float64, conv func(float64) W) []W {
-	if w == nil {
-		return nil
-	}
-	out := g.slice(len(w))
-	for i, v := range w {
-		out[i] = conv(v)
-	}
-	return out
+// checkNormGuard runs ApplyNormQK's guard calls (checkGuarded): q, k,
+// their weights and the positions each flush against a guard page.
+func checkNormGuard[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	checkGuarded(t, s.backendsOrOnly(), 0x6e677264, s.normEntries())
 }
 
-// checkNormPanics checks ApplyNormQK's argument checks: weights of the
-// wrong length (one short, one long, none, for q and for k; any weights at
-// all for l2), and, as for ApplyQK, a bad view field, q's heads overlapping
-// k's in one buffer, a position outside the table. Each must panic naming
+// normEdges are ApplyNormQK's argument checks: weights of the wrong length
+// (one short, one long, none, for q and for k; any weights at all for l2),
+// and, as for ApplyQK, a bad view field, q's heads overlapping k's in one
+// buffer, a position outside the table. Each must panic naming
 // Table.ApplyNormQK, the argument and its value, saying what was expected,
 // before any buffer changes; the valid edge cases (no positions, exact
-// weights) must not panic.
-func checkNormPanics[T Elem](t tb, s *suite[T]) {
-	t.Helper()
+// weights on a fused row) must not panic.
+func (s *suite[T]) normEdges() []edgeCall {
 	hd, L := s.hd, s.n
-	const fn = "Table.ApplyNormQK"
-	buf := s.specialBufs()
 	ws := func(n int) []float64 {
 		if n < 0 {
 			return nil
@@ -1150,7 +1118,7 @@ func checkNormPanics[T Elem](t tb, s *suite[T]) {
 	}
 	good := Strides{2, hd, 2 * hd}
 	wq, wk := s.weightsLen(2), s.weightsLen(2)
-	type pcase struct {
+	type ncase struct {
 		fields []string
 		values []int
 		what   string
@@ -1159,79 +1127,50 @@ func checkNormPanics[T Elem](t tb, s *suite[T]) {
 		pos    []int32
 		shared int // k at this offset in q's buffer, when > 0
 	}
-	var cases []pcase
+	var cases []ncase
 	if s.weighted() {
 		cases = append(cases,
-			pcase{[]string{"qw"}, []int{wq - 1}, "len(qw) one short", good, good, ws(wq - 1), ws(wk), []int32{0, 1}, 0},
-			pcase{[]string{"qw"}, []int{wq + 1}, "len(qw) one long", good, good, ws(wq + 1), ws(wk), []int32{0, 1}, 0},
-			pcase{[]string{"kw"}, []int{wk - 1}, "len(kw) one short", good, good, ws(wq), ws(wk - 1), []int32{0, 1}, 0},
-			pcase{[]string{"kw"}, []int{0}, "kw nil", good, good, ws(wq), nil, []int32{0, 1}, 0},
-			pcase{[]string{"qw"}, []int{0}, "qw nil with no positions", good, good, nil, ws(wk), nil, 0},
+			ncase{[]string{"qw"}, []int{wq - 1}, "len(qw) one short", good, good, ws(wq - 1), ws(wk), ps(0, 1), 0},
+			ncase{[]string{"qw"}, []int{wq + 1}, "len(qw) one long", good, good, ws(wq + 1), ws(wk), ps(0, 1), 0},
+			ncase{[]string{"kw"}, []int{wk - 1}, "len(kw) one short", good, good, ws(wq), ws(wk - 1), ps(0, 1), 0},
+			ncase{[]string{"kw"}, []int{0}, "kw nil", good, good, ws(wq), nil, ps(0, 1), 0},
+			ncase{[]string{"qw"}, []int{0}, "qw nil with no positions", good, good, nil, ws(wk), nil, 0},
 		)
 		if s.token() {
-			cases = append(cases, pcase{[]string{"kw"}, []int{hd}, "kw of HeadDim for ks.Heads = 2 (token scope)", good, good, ws(wq), ws(hd), []int32{3}, 0})
+			cases = append(cases, ncase{[]string{"kw"}, []int{hd}, "kw of HeadDim for ks.Heads = 2 (token scope)", good, good, ws(wq), ws(hd), ps(3), 0})
 		}
 	} else {
 		cases = append(cases,
-			pcase{[]string{"qw"}, []int{hd}, "qw of HeadDim values (l2 has no weights)", good, good, ws(hd), nil, []int32{0, 1}, 0},
-			pcase{[]string{"kw"}, []int{1}, "kw of 1 value (l2 has no weights)", good, good, nil, ws(1), []int32{0}, 0},
+			ncase{[]string{"qw"}, []int{hd}, "qw of HeadDim values (l2 has no weights)", good, good, ws(hd), nil, ps(0, 1), 0},
+			ncase{[]string{"kw"}, []int{1}, "kw of 1 value (l2 has no weights)", good, good, nil, ws(1), ps(0), 0},
 		)
 	}
 	qn, kn := ws(wq), ws(wk)
 	cases = append(cases,
-		pcase{[]string{"qs.Heads"}, []int{0}, "qs.Heads = 0", Strides{0, hd, 2 * hd}, good, qn, kn, []int32{0, 1}, 0},
-		pcase{[]string{"ks.Head"}, []int{-1}, "ks.Head = -1", good, Strides{2, -1, 2 * hd}, qn, kn, []int32{0, 1}, 0},
-		pcase{[]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, qn, kn, []int32{0, int32(L)}, 0},
-		pcase{[]string{s.posAt(0)}, []int{-1}, "pos[0] = -1", good, good, qn, kn, []int32{-1}, 0},
-		pcase{[]string{"qs", "ks"}, []int{hd}, "k on q's second head in one buffer", good, good, qn, kn, []int32{0}, hd},
+		ncase{[]string{"qs.Heads"}, []int{0}, "qs.Heads = 0", Strides{0, hd, 2 * hd}, good, qn, kn, ps(0, 1), 0},
+		ncase{[]string{"ks.Head"}, []int{-1}, "ks.Head = -1", good, Strides{2, -1, 2 * hd}, qn, kn, ps(0, 1), 0},
+		ncase{[]string{s.posAt(1)}, []int{L}, "pos[1] = Len()", good, good, qn, kn, ps(0, L), 0},
+		ncase{[]string{s.posAt(0)}, []int{-1}, "pos[0] = -1", good, good, qn, kn, ps(-1), 0},
+		ncase{[]string{"qs", "ks"}, []int{hd}, "k on q's second head in one buffer", good, good, qn, kn, ps(0), hd},
 	)
-	for _, c := range cases {
-		var call func()
-		var same func() string
+	var es []edgeCall
+	for i, c := range cases {
+		sc := two(c.qs, c.ks, 2*hd*max(len(c.pos), 1), 2*hd*max(len(c.pos), 1), c.pos)
 		if c.shared > 0 {
-			b, sb := buf(4 * hd)
-			call = func() { s.applyNorm(b, c.qs, c.qw, b[c.shared:], c.ks, c.kw, c.pos) }
-			same = sb
-		} else {
-			q, sq := buf(2 * hd * max(len(c.pos), 1))
-			k, sk := buf(2 * hd * max(len(c.pos), 1))
-			call = func() { s.applyNorm(q, c.qs, c.qw, k, c.ks, c.kw, c.pos) }
-			same = bothSame(sq, sk)
+			sc = shared(c.qs, c.ks, 4*hd, 0, c.shared, c.pos)
 		}
-		msg, panicked := catch(call)
-		var missing []string
-		for _, f := range c.fields {
-			if !wordRE(f).MatchString(msg) {
-				missing = append(missing, f)
-			}
-		}
-		hasValue := slices.ContainsFunc(c.values, func(v int) bool { return numRE(v).MatchString(msg) })
-		switch {
-		case !panicked:
-			t.Errorf("%s with %s did not panic", fn, c.what)
-		case !wordRE(fn).MatchString(msg):
-			t.Errorf("%s with %s panicked with %q, which does not name %s", fn, c.what, msg, fn)
-		case len(missing) > 0:
-			t.Errorf("%s with %s panicked with %q, which does not name %v", fn, c.what, msg, missing)
-		case !hasValue:
-			t.Errorf("%s with %s panicked with %q, which does not contain the bad value (%s)", fn, c.what, msg, intsOr(c.values))
-		case !expectRE.MatchString(msg):
-			t.Errorf("%s with %s panicked with %q, which does not say what was expected", fn, c.what, msg)
-		}
-		if d := same(); d != "" {
-			t.Errorf("%s with %s: %s", fn, c.what, d)
-		}
+		nc := s.normCallOf(sc, s.edgeBufs(sc, uint64(i)<<32), c.qw, c.kw)
+		es = append(es, bad(nc, c.what, panicWant{fn: "Table.ApplyNormQK", fields: c.fields, values: c.values, expect: true}))
 	}
-	// Valid: no positions and no buffers; exact weights on a fused row.
-	if msg, panicked := catch(func() {
-		s.applyNorm(nil, Strides{1, 1, 1}, ws(s.weightsLen(1)), nil, Strides{1, 1, 1}, ws(s.weightsLen(1)), nil)
-	}); panicked {
-		t.Errorf("%s with no positions panicked: %s", fn, msg)
-	}
-	x, _ := buf(6 * hd)
-	if msg, panicked := catch(func() {
-		s.applyNorm(x, Strides{2, hd, 3 * hd}, ws(s.weightsLen(2)), x[2*hd:], Strides{1, hd, 3 * hd}, ws(s.weightsLen(1)), []int32{0, int32(L - 1)})
-	}); panicked {
-		t.Errorf("%s on a fused row panicked: %s", fn, msg)
-	}
+	none := two(Strides{1, 1, 1}, Strides{1, 1, 1}, 0, 0, nil)
+	fused := shared(Strides{2, hd, 3 * hd}, Strides{1, hd, 3 * hd}, 6*hd, 0, 2*hd, ps(0, L-1))
+	return append(es,
+		valid(s.normCallOf(none, sbufs[T]{}, ws(s.weightsLen(1)), ws(s.weightsLen(1))), "no positions and no buffers are valid", true),
+		valid(s.normCallOf(fused, s.edgeBufs(fused, 99), ws(s.weightsLen(2)), ws(s.weightsLen(1))), "a fused row with exact weights is valid", false))
+}
+
+// checkNormPanics runs ApplyNormQK's edge calls (checkEdges).
+func checkNormPanics[T Elem](t tb, s *suite[T]) {
+	t.Helper()
+	checkEdges(t, s.backendsOrOnly(), s.normEntries())
 }

@@ -1,12 +1,8 @@
 package verify
 
-import (
-	"testing"
-)
-
-// benchNorm measures ApplyNormQK on Qwen3-8B's attention shapes, 32 query
-// and 8 key/value heads per token in a fused QKV row, with this package's
-// HeadDim (Bench's list names the sub-benchmarks):
+// normBench is the QK-norm's benchmark groups, on Qwen3-8B's attention
+// shapes, 32 query and 8 key/value heads per token in a fused QKV row,
+// with this package's HeadDim:
 //
 //	prefillnorm/backend=<name>           ApplyNormQK on 512 fused rows at 0..511
 //	prefillnorm/separate/backend=<name>  the norm alone (NormOnly) token by token, then ApplyQK (the
@@ -16,42 +12,65 @@ import (
 //	decodenorm/applyqk/backend=<name>    ApplyQK alone on the same row, the same backend
 //	decodenorm/separate/backend=<name>   the norm alone, then ApplyQK
 //
-// SetBytes counts the q and k bytes, as benchStrided does. The weights are
-// the package's type, made once.
-func benchNorm[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
-	hd := s.hd
-	const hq, hkv = benchHeads, benchKVHeads
-	row := (hq + 2*hkv) * hd
-	qs, ks := Strides{hq, hd, row}, Strides{hkv, hd, row}
-	size := int64(sizeOf[T]())
-	touched := (hq + hkv) * hd
-	nk := s.k.Norm
+// SetBytes counts the q and k bytes, as the strided groups do. Every value
+// of a vector has the same weight: x ← norm(x)·w is then a fixed point of
+// the calls repeated in place (so is the rotation, with A = 1). Weights
+// that differ from value to value would move the values apart by their
+// ratio at every call, into subnormals (which cost the FPU microcode
+// assists) and infinities within a few hundred calls; the arithmetic is
+// the same for any weights.
+func (s *suite[T]) normBench(input func(int) []T) []benchGroup {
 	weights := func(heads int, base float64) []float64 {
 		n := s.weightsLen(heads)
 		if n == 0 {
 			return nil
 		}
-		// One weight for every value: x ← norm(x)·w is then a fixed point
-		// of the calls repeated in place (so is the rotation, with A = 1).
-		// Weights that differ from value to value would move the values
-		// apart by their ratio at every call, into subnormals (which cost
-		// the FPU microcode assists) and infinities within a few hundred
-		// calls; the arithmetic is the same for any weights.
 		w := make([]float64, n)
 		for i := range w {
 			w[i] = base
 		}
 		return w
 	}
-	qw, kw := weights(hq, 0.75), weights(hkv, 1.25)
-	qw32, kw32 := to32(qw), to32(kw)
-	fused := func(x []T, pos []int32) {
-		if nk.ApplyNormQK64 != nil {
-			nk.ApplyNormQK64(s.tab, x, qs, qw, x[hq*hd:], ks, kw, pos)
-			return
+	qw, kw := weights(benchHeads, 0.75), weights(benchKVHeads, 1.25)
+	var gs []benchGroup
+	for _, shape := range []struct {
+		name string
+		pos  []int32
+	}{
+		{"prefillnorm", upTo(benchTokens, s.n)},
+		{"decodenorm", []int32{benchDecodePos}},
+	} {
+		x0 := input(len(shape.pos) * (benchHeads + 2*benchKVHeads) * s.hd)
+		qk := s.fusedQK(x0, shape.pos)
+		g := benchGroup{name: shape.name, main: s.fusedNorm(x0, shape.pos, qw, kw), noStream: len(shape.pos) == 1}
+		if len(shape.pos) == 1 {
+			g.extra = append(g.extra, timed{name: "applyqk", c: qk, perBackend: true})
 		}
-		nk.ApplyNormQK32(s.tab, x, qs, qw32, x[hq*hd:], ks, kw32, pos)
+		if s.hasNormOnly() {
+			g.extra = append(g.extra, timed{name: "separate", c: s.separateNorm(x0, shape.pos, qw, kw), perBackend: true})
+		}
+		gs = append(gs, g)
 	}
+	return gs
+}
+
+// fusedNorm is ApplyNormQK on the fused rows x0 of fusedQK at pos, with
+// weights qw and kw.
+func (s *suite[T]) fusedNorm(x0 []T, pos []int32, qw, kw []float64) *call {
+	qk := s.fusedQK(x0, pos)
+	c := s.fusedScall(len(x0), pos)
+	nc := s.normCallOf(c, sbufs[T]{a: x0}, qw, kw)
+	nc.args[0].(*buf[T]).counting(qk.args[0].counted())
+	return nc
+}
+
+// separateNorm is the norm alone (NormOnly) token by token on the fused rows
+// x0, then ApplyQK (ApplyQK first with After), with the weights converted
+// once.
+func (s *suite[T]) separateNorm(x0 []T, pos []int32, qw, kw []float64) *call {
+	hd, nk := s.hd, s.k.Norm
+	row := (benchHeads + 2*benchKVHeads) * hd
+	qw32, kw32 := to32(qw), to32(kw)
 	only := func(x []T, n int, w []float64, w32 []float32) {
 		if nk.NormOnly64 != nil {
 			nk.NormOnly64(x, hd, n, w)
@@ -59,67 +78,22 @@ func benchNorm[T Elem](b *testing.B, s *suite[T], backends []Backend, restore fu
 		}
 		nk.NormOnly32(x, hd, n, w32)
 	}
-	separate := func(x []T, pos []int32) {
-		norm := func() {
-			for j := range pos {
-				only(x[j*row:], hq, qw, qw32)
-				only(x[j*row+hq*hd:], hkv, kw, kw32)
-			}
+	qk := s.fusedQK(x0, pos)
+	xa := qk.args[0].(*buf[T])
+	norm := func() {
+		for j := range pos {
+			only(xa.cur[j*row:], benchHeads, qw, qw32)
+			only(xa.cur[j*row+benchHeads*hd:], benchKVHeads, kw, kw32)
 		}
+	}
+	rot := qk.run
+	return &call{what: "the norm alone and ApplyQK", args: qk.args, run: func() {
 		if !nk.After {
 			norm()
 		}
-		s.k.Strided.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos)
+		rot()
 		if nk.After {
 			norm()
 		}
-	}
-	applyQK := func(x []T, pos []int32) { s.k.Strided.ApplyQK(s.tab, x, qs, x[hq*hd:], ks, pos) }
-
-	for _, shape := range []struct {
-		name   string
-		tokens int
-		pos    func(j int) int32
-	}{
-		{"prefillnorm", benchTokens, func(j int) int32 { return int32(j) }},
-		{"decodenorm", 1, func(int) int32 { return benchDecodePos }},
-	} {
-		b.Run(shape.name, func(b *testing.B) {
-			x0 := input(shape.tokens * row)
-			pos := make([]int32, shape.tokens)
-			for j := range pos {
-				pos[j] = shape.pos(j)
-			}
-			bytes := int64(shape.tokens*touched) * size
-			for _, be := range backends {
-				b.Run("backend="+be.Name, func(b *testing.B) {
-					be.Use()
-					defer restore()
-					benchLoopBytes(b, x0, every, bytes, func(x []T) { fused(x, pos) })
-				})
-			}
-			if shape.tokens == 1 {
-				for _, be := range backends {
-					b.Run("applyqk/backend="+be.Name, func(b *testing.B) {
-						be.Use()
-						defer restore()
-						benchLoopBytes(b, x0, every, bytes, func(x []T) { applyQK(x, pos) })
-					})
-				}
-			}
-			if nk.NormOnly32 != nil || nk.NormOnly64 != nil {
-				for _, be := range backends {
-					b.Run("separate/backend="+be.Name, func(b *testing.B) {
-						be.Use()
-						defer restore()
-						benchLoopBytes(b, x0, every, bytes, func(x []T) { separate(x, pos) })
-					})
-				}
-			}
-			restore()
-			if shape.tokens > 1 {
-				benchStream(b, input(shape.tokens*touched), every)
-			}
-		})
-	}
+	}}
 }

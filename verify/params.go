@@ -107,66 +107,8 @@ func (s *suite[T]) paramsOf(n int) (freqs []float64, attn float64, axis []uint8)
 // difference, or "".
 func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) string {
 	bs := s.backendsOrOnly()
-	hd := s.hd
-	draw := func(n int) []T {
-		x := make([]T, n)
-		for i := range x {
-			x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
-		}
-		return x
-	}
-	type form struct {
-		name string
-		n    int // elements of x
-		call func(tab Table[T], x []T)
-	}
-	tokens := len(pos)
-	heads := 3
-	var forms []form
-	for _, p := range pos[:min(len(pos), 8)] {
-		p := int(p)
-		forms = append(forms,
-			form{"Apply", 2 * hd, func(tab Table[T], x []T) { tab.Apply(x, p) }},
-			form{"ApplyInverse", 2 * hd, func(tab Table[T], x []T) { tab.ApplyInverse(x, p) }})
-	}
-	forms = append(forms,
-		form{"ApplySeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplySeq(x, pos) }},
-		form{"ApplyInverseSeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplyInverseSeq(x, pos) }})
-	if s.k.Strided != nil {
-		// Token-major with a gap, head-major (runs of consecutive
-		// positions go to the rows kernels), and QK on a fused row.
-		tm := Strides{Heads: heads, Head: hd + 2, Token: heads*(hd+2) + 1}
-		hm := Strides{Heads: heads, Head: tokens*hd + 3, Token: hd}
-		nt, nh := extent(tm, tokens, hd), extent(hm, tokens, hd)
-		forms = append(forms,
-			form{"ApplyStrided token-major", nt, func(tab Table[T], x []T) { s.k.Strided.ApplyStrided(tab, x, tm, pos) }},
-			form{"ApplyStrided head-major", nh, func(tab Table[T], x []T) { s.k.Strided.ApplyStrided(tab, x, hm, pos) }},
-			form{"ApplyInverseStrided head-major", nh, func(tab Table[T], x []T) { s.k.Strided.ApplyInverseStrided(tab, x, hm, pos) }})
-		row := (4 + 2*2) * hd
-		qs := Strides{Heads: 4, Head: hd, Token: row}
-		ks := Strides{Heads: 2, Head: hd, Token: row}
-		forms = append(forms,
-			form{"ApplyQK fused", tokens * row, func(tab Table[T], x []T) { s.k.Strided.ApplyQK(tab, x, qs, x[4*hd:], ks, pos) }},
-			form{"ApplyQK head-major", 2 * nh, func(tab Table[T], x []T) { s.k.Strided.ApplyQK(tab, x[:nh], hm, x[nh:], hm, pos) }})
-	}
-	if s.k.Axes != nil {
-		ap := make([]int32, tokens*s.k.Axes.N)
-		for j := range tokens {
-			for ax := range s.k.Axes.N {
-				ap[j*s.k.Axes.N+ax] = pos[rng.IntN(tokens)]
-			}
-			if j%3 == 0 { // a text token
-				for ax := range s.k.Axes.N {
-					ap[j*s.k.Axes.N+ax] = pos[j]
-				}
-			}
-		}
-		forms = append(forms,
-			form{"ApplyAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.Axes.ApplySeq(tab, x, ap) }},
-			form{"ApplyInverseAxes", tokens * 2 * hd, func(tab Table[T], x []T) { s.k.Axes.ApplyInverseSeq(tab, x, ap) }})
-	}
-	for _, f := range forms {
-		x := draw(f.n)
+	for _, f := range s.agreeForms(pos, rng) {
+		x := s.specialsOf(f.n, rng.Uint64())
 		var ref []T
 		for i, be := range bs {
 			be.Use()
@@ -185,6 +127,62 @@ func (s *suite[T]) tablesAgree(a, b Table[T], pos []int32, rng *rand.Rand) strin
 	}
 	s.restore()
 	return ""
+}
+
+// agreeForm is one way tablesAgree calls a table: on n values of x.
+type agreeForm[T Elem] struct {
+	name string
+	n    int
+	call func(tab Table[T], x []T)
+}
+
+// agreeForms are the calls tablesAgree makes at the positions pos: Apply
+// and ApplyInverse at each of the first 8, ApplySeq and ApplyInverseSeq on
+// 3 heads per token, and those the kernel has of ApplyStrided
+// (token-major with a gap; head-major, where runs of consecutive positions
+// go to the rows kernels), ApplyInverseStrided, ApplyQK (a fused row;
+// head-major) and the multi-axis forms (every third token a text token).
+func (s *suite[T]) agreeForms(pos []int32, rng *rand.Rand) []agreeForm[T] {
+	hd, tokens, heads := s.hd, len(pos), 3
+	var forms []agreeForm[T]
+	for _, p := range pos[:min(len(pos), 8)] {
+		p := int(p)
+		forms = append(forms,
+			agreeForm[T]{"Apply", 2 * hd, func(tab Table[T], x []T) { tab.Apply(x, p) }},
+			agreeForm[T]{"ApplyInverse", 2 * hd, func(tab Table[T], x []T) { tab.ApplyInverse(x, p) }})
+	}
+	forms = append(forms,
+		agreeForm[T]{"ApplySeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplySeq(x, pos) }},
+		agreeForm[T]{"ApplyInverseSeq", tokens * heads * hd, func(tab Table[T], x []T) { tab.ApplyInverseSeq(x, pos) }})
+	if st := s.k.Strided; st != nil {
+		tm := Strides{Heads: heads, Head: hd + 2, Token: heads*(hd+2) + 1}
+		hm := Strides{Heads: heads, Head: tokens*hd + 3, Token: hd}
+		nt, nh := extent(tm, tokens, hd), extent(hm, tokens, hd)
+		row := (4 + 2*2) * hd
+		qs := Strides{Heads: 4, Head: hd, Token: row}
+		ks := Strides{Heads: 2, Head: hd, Token: row}
+		forms = append(forms,
+			agreeForm[T]{"ApplyStrided token-major", nt, func(tab Table[T], x []T) { st.ApplyStrided(tab, x, tm, pos) }},
+			agreeForm[T]{"ApplyStrided head-major", nh, func(tab Table[T], x []T) { st.ApplyStrided(tab, x, hm, pos) }},
+			agreeForm[T]{"ApplyInverseStrided head-major", nh, func(tab Table[T], x []T) { st.ApplyInverseStrided(tab, x, hm, pos) }},
+			agreeForm[T]{"ApplyQK fused", tokens * row, func(tab Table[T], x []T) { st.ApplyQK(tab, x, qs, x[4*hd:], ks, pos) }},
+			agreeForm[T]{"ApplyQK head-major", 2 * nh, func(tab Table[T], x []T) { st.ApplyQK(tab, x[:nh], hm, x[nh:], hm, pos) }})
+	}
+	if ax := s.k.Axes; ax != nil {
+		ap := make([]int32, tokens*ax.N)
+		for j := range tokens {
+			for a := range ax.N {
+				ap[j*ax.N+a] = pos[rng.IntN(tokens)]
+				if j%3 == 0 { // a text token
+					ap[j*ax.N+a] = pos[j]
+				}
+			}
+		}
+		forms = append(forms,
+			agreeForm[T]{"ApplyAxes", tokens * 2 * hd, func(tab Table[T], x []T) { ax.ApplySeq(tab, x, ap) }},
+			agreeForm[T]{"ApplyInverseAxes", tokens * 2 * hd, func(tab Table[T], x []T) { ax.ApplyInverseSeq(tab, x, ap) }})
+	}
+	return forms
 }
 
 // short shows at most 12 positions.
@@ -261,21 +259,30 @@ func checkParamsRange[T Elem](t tb, s *suite[T]) {
 		if d := s.tablesAgree(r, b, rangePositions(rng, c.start, c.n, 48), rng); d != "" {
 			t.Fatalf("NewTableRange(…, %d, %d) and NewTable(%d) differ: %s", c.start, c.n, full, d)
 		}
-		x := make([]T, s.hd)
 		for _, p := range []int{c.start - 1, c.start + c.n} {
 			if p < 0 {
 				continue
 			}
-			msg, ok := catch(func() { r.Apply(x, p) })
-			if !ok || !wordRE("Apply").MatchString(msg) || !numRE(p).MatchString(msg) || !numRE(c.start).MatchString(msg) {
-				t.Fatalf("range [%d, %d): Apply at %d: panic %v %q, want one naming Apply, %d and the range", c.start, c.start+c.n, p, ok, msg, p)
-			}
-			msg, ok = catch(func() { r.ApplySeq(append(x, x...), []int32{int32(c.start), int32(p)}) })
-			if !ok || !wordRE("ApplySeq").MatchString(msg) || !strings.Contains(msg, s.posAt(1)) || !numRE(p).MatchString(msg) {
-				t.Fatalf("range [%d, %d): ApplySeq at %d: panic %v %q, want one naming %s = %d", c.start, c.start+c.n, p, ok, msg, s.posAt(1), p)
+			if d := s.rangeEdges(r, c.start, c.n, p); d != "" {
+				t.Fatalf("%s", d)
 			}
 		}
 	}
+}
+
+// rangeEdges returns "" if Apply and ApplySeq at p, outside the range
+// table r of [start, start+n), panic naming the method, p and (Apply) the
+// range's start, with x unchanged; else what is wrong.
+func (s *suite[T]) rangeEdges(r Table[T], start, n, p int) string {
+	x := newBuf("x", s.specialsOf(s.hd, 5), inPlace)
+	one := &call{what: fmt.Sprintf("Apply on a range table [%d, %d)", start, start+n), args: []arg{x}, run: func() { r.Apply(x.cur, p) }}
+	if d := bad(one, fmt.Sprintf("pos %d", p), panicWant{fn: "Apply", values: []int{p}, numbers: []int{start}}).check(); d != "" {
+		return d
+	}
+	x2 := newBuf("x", s.specialsOf(2*s.hd, 6), inPlace)
+	seq := &call{what: fmt.Sprintf("ApplySeq on a range table [%d, %d)", start, start+n), args: []arg{x2},
+		run: func() { r.ApplySeq(x2.cur, []int32{int32(start), int32(p)}) }}
+	return bad(seq, fmt.Sprintf("%s = %d", s.posAt(1), p), panicWant{fn: "ApplySeq", words: []string{s.posAt(1)}, values: []int{p}}).check()
 }
 
 // checkParamsFar: a range table far out (10⁶, and past 2³⁰) gives Rotate's
@@ -344,75 +351,14 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 	rng := rand.New(rand.NewPCG(seed(), 15))
 	defer s.restore()
 	for round := range 6 {
-		freqs := make([]float64, s.hf)
-		for i := range freqs {
-			switch {
-			case round == 0:
-				freqs[i] = 0 // no rotation at all
-			case i%7 == 3:
-				freqs[i] = rng.Float64() * 1e-6
-			default:
-				freqs[i] = rng.Float64() * 1.5
-			}
-		}
-		attn := 1.0
-		if round > 1 {
-			attn = 0.5 + rng.Float64()
-		}
-		var axis []uint8
-		if s.k.Axes != nil {
-			axis = make([]uint8, s.hf)
-			for i := range axis {
-				axis[i] = uint8(rng.IntN(s.k.Axes.N))
-			}
-		}
+		cs := s.customParams(round, rng)
+		freqs, attn, axis := cs.k.Freqs, cs.attn, cs.k.axisMap()
 		start, n := rng.IntN(1<<20), 50
 		tab := s.k.Runtime.NewTableRange(freqs, attn, axis, start, n)
-		cs := *s
-		cs.k.Freqs, cs.k.AttentionFactor, cs.attn = freqs, attn, attn
-		if axis != nil {
-			ax := *s.k.Axes
-			ax.Axis = axis
-			cs.k.Axes = &ax
-		}
 		for _, be := range s.backendsOrOnly() {
 			be.Use()
-			for range 8 {
-				p := start + rng.IntN(n)
-				x := make([]T, 2*s.hd)
-				for i := range x {
-					x[i] = cs.normal(rng.Uint64())
-				}
-				for _, inverse := range []bool{false, true} {
-					if msg := cs.offReference(tab, x, p, inverse, freqs, nil); msg != "" {
-						t.Fatalf("backend %s, custom params (round %d, A %v): %s", be.Name, round, attn, msg)
-					}
-				}
-			}
-			if s.k.Axes != nil {
-				// A token on several axes, against the reference built
-				// with the custom map.
-				for range 8 {
-					ps := make([]int, s.k.Axes.N)
-					ap := make([]int32, s.k.Axes.N)
-					for a := range ps {
-						ps[a] = start + rng.IntN(n)
-						ap[a] = int32(ps[a])
-					}
-					x := make([]T, s.hd)
-					for i := range x {
-						x[i] = cs.normal(rng.Uint64())
-					}
-					y := slices.Clone(x)
-					s.k.Axes.ApplySeq(tab, y, ap)
-					ref, bound := cs.axesRef(x, ps, false)
-					for i := range y {
-						if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
-							t.Fatalf("backend %s, custom axis map %v at %v: index %d: %s, reference %g, error %g > bound %g",
-								be.Name, axis, ps, i, cs.c.show(y[i]), ref[i], d, bound[i])
-						}
-					}
-				}
+			if d := cs.customAccurate(tab, start, n, rng); d != "" {
+				t.Fatalf("backend %s, custom params (round %d, A %v, axis map %v): %s", be.Name, round, attn, axis, d)
 			}
 		}
 		// Every backend the same bits, through every entry point: a range
@@ -424,6 +370,77 @@ func checkParamsCustom[T Elem](t tb, s *suite[T]) {
 			t.Fatalf("custom params (round %d): range table and NewTableParams differ: %s", round, d)
 		}
 	}
+}
+
+// customParams returns s with the params of round: random frequencies
+// (round 0: all zero, no rotation at all; every seventh tiny), a factor
+// (from round 2 on) and, multi-axis, an axis map.
+func (s *suite[T]) customParams(round int, rng *rand.Rand) *suite[T] {
+	freqs := make([]float64, s.hf)
+	for i := range freqs {
+		switch {
+		case round == 0:
+			freqs[i] = 0
+		case i%7 == 3:
+			freqs[i] = rng.Float64() * 1e-6
+		default:
+			freqs[i] = rng.Float64() * 1.5
+		}
+	}
+	attn := 1.0
+	if round > 1 {
+		attn = 0.5 + rng.Float64()
+	}
+	cs := *s
+	cs.k.Freqs, cs.k.AttentionFactor, cs.attn = freqs, attn, attn
+	if s.k.Axes != nil {
+		ax := *s.k.Axes
+		ax.Axis = make([]uint8, s.hf)
+		for i := range ax.Axis {
+			ax.Axis[i] = uint8(rng.IntN(s.k.Axes.N))
+		}
+		cs.k.Axes = &ax
+	}
+	return &cs
+}
+
+// customAccurate returns "" if the range table tab of [start, start+n),
+// made with cs's params, is accurate against the float64 reference for
+// them at 8 positions (forward and inverse) and, multi-axis, for 8 tokens
+// with a position per axis; else what is off.
+func (cs *suite[T]) customAccurate(tab Table[T], start, n int, rng *rand.Rand) string {
+	normals := func(n int) []T {
+		x := make([]T, n)
+		for i := range x {
+			x[i] = cs.normal(rng.Uint64())
+		}
+		return x
+	}
+	for range 8 {
+		p, x := start+rng.IntN(n), normals(2*cs.hd)
+		for _, inverse := range []bool{false, true} {
+			if msg := cs.offReference(tab, x, p, inverse, cs.k.Freqs, nil); msg != "" {
+				return msg
+			}
+		}
+	}
+	for i := 0; cs.k.Axes != nil && i < 8; i++ {
+		ps, ap := make([]int, cs.k.Axes.N), make([]int32, cs.k.Axes.N)
+		for a := range ps {
+			ps[a] = start + rng.IntN(n)
+			ap[a] = int32(ps[a])
+		}
+		x := normals(cs.hd)
+		y := slices.Clone(x)
+		cs.k.Axes.ApplySeq(tab, y, ap)
+		ref, bound := cs.axesRef(x, ps, false)
+		for i := range y {
+			if d := math.Abs(cs.c.toF64(y[i]) - ref[i]); !(d <= bound[i]) {
+				return fmt.Sprintf("positions %v: index %d: %s, reference %g, error %g > bound %g", ps, i, cs.c.show(y[i]), ref[i], d, bound[i])
+			}
+		}
+	}
+	return ""
 }
 
 // checkParamsPanics: invalid params, ranges and a nil table panic, naming
@@ -473,15 +490,17 @@ func checkParamsPanics[T Elem](t tb, s *suite[T]) {
 		t.Errorf("the kernel has no NilTable: a nil *Table's panic is unchecked")
 	}
 	for _, c := range cases {
-		msg, ok := catch(c.call)
-		if !ok {
-			t.Errorf("%s: no panic", c.name)
-			continue
-		}
+		// The words that name an entry point must name it as a word.
+		var want panicWant
 		for _, w := range c.words {
-			if !strings.Contains(msg, w) || strings.Contains(w, "Apply") && !wordRE(w).MatchString(msg) {
-				t.Errorf("%s: panic %q does not say %q", c.name, msg, w)
+			if strings.Contains(w, "Apply") {
+				want.fields = append(want.fields, w)
+			} else {
+				want.words = append(want.words, w)
 			}
+		}
+		if d := bad(&call{what: c.name, run: c.call}, "", want).check(); d != "" {
+			t.Errorf("%s", d)
 		}
 	}
 }
@@ -514,84 +533,102 @@ func checkBatch[T Elem](t tb, s *suite[T]) {
 			if b.Len() != n {
 				t.Fatalf("Batch.Set(%d positions): Len %d", n, b.Len())
 			}
-			heads := 2
-			x := make([]T, n*heads*s.hd)
-			for i := range x {
-				x[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
+			if d := s.batchSeqAgrees(b, pos, rng); d != "" {
+				t.Fatalf("backend %s: %s", be.Name, d)
 			}
-			want := func(inverse bool) []T {
-				w := slices.Clone(x)
-				for j, p := range pos {
-					tok := w[j*heads*s.hd : (j+1)*heads*s.hd]
-					if inverse {
-						k.RotateInverse(tok, int(p))
-					} else {
-						k.Rotate(tok, int(p))
-					}
-				}
-				return w
-			}
-			for _, inverse := range []bool{false, true} {
-				y := slices.Clone(x)
-				if inverse {
-					b.ApplyInverseSeq(y)
-				} else {
-					b.ApplySeq(y)
-				}
-				if i := s.firstDiff(y, want(inverse)); i >= 0 {
-					t.Fatalf("backend %s: Batch at %v, inverse %v: index %d differs from Rotate", be.Name, short(pos), inverse, i)
-				}
-			}
-			if k.Runtime.BatchApplyQK != nil && n > 0 {
-				// A fused row: 2 q heads then 2 k heads per token, same bits
-				// as Rotate on each.
-				row := 4 * s.hd
-				q := make([]T, n*row)
-				for i := range q {
-					q[i] = s.c.fromBits(s.c.f.special(rng.Uint64(), false))
-				}
-				w := slices.Clone(q)
-				for j, p := range pos {
-					k.Rotate(w[j*row:(j+1)*row], int(p))
-				}
-				y := slices.Clone(q)
-				qs := Strides{Heads: 2, Head: s.hd, Token: row}
-				k.Runtime.BatchApplyQK(b, y, qs, y[2*s.hd:], qs)
-				if i := s.firstDiff(y, w); i >= 0 {
-					t.Fatalf("backend %s: Batch.ApplyQK at %v: index %d differs from Rotate", be.Name, short(pos), i)
-				}
-				if k.Norm != nil {
-					if msg := s.batchNormAgrees(b, pos, q, rng); msg != "" {
-						t.Fatalf("backend %s: Batch.ApplyNormQK at %v: %s", be.Name, short(pos), msg)
-					}
-				}
-				if k.Runtime.BatchApplyStrided != nil {
-					y = slices.Clone(q)
-					k.Runtime.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
-					if i := s.firstDiff(y, w); i >= 0 {
-						t.Fatalf("backend %s: Batch.ApplyStrided at %v: index %d differs from Rotate", be.Name, short(pos), i)
-					}
-				}
+			if d := s.batchQKAgrees(b, pos, rng); d != "" {
+				t.Fatalf("backend %s: %s", be.Name, d)
 			}
 		}
 	}
+	checkBatchSet(t, s, b)
+}
+
+// rotated returns x with token j (len(x)/len(pos) values) turned by Rotate
+// (RotateInverse) at pos[j].
+func (s *suite[T]) rotated(x []T, pos []int32, inverse bool) []T {
+	w := slices.Clone(x)
+	if len(pos) == 0 {
+		return w
+	}
+	tok := len(x) / len(pos)
+	for j, p := range pos {
+		if inverse {
+			s.k.RotateInverse(w[j*tok:(j+1)*tok], int(p))
+		} else {
+			s.k.Rotate(w[j*tok:(j+1)*tok], int(p))
+		}
+	}
+	return w
+}
+
+// batchSeqAgrees returns "" if the Batch b, Set to pos, gives Rotate's bits
+// through ApplySeq and ApplyInverseSeq on two heads per token, else what
+// differs.
+func (s *suite[T]) batchSeqAgrees(b Batch[T], pos []int32, rng *rand.Rand) string {
+	x := s.specialsOf(len(pos)*2*s.hd, rng.Uint64())
+	for _, inverse := range []bool{false, true} {
+		y := slices.Clone(x)
+		if inverse {
+			b.ApplyInverseSeq(y)
+		} else {
+			b.ApplySeq(y)
+		}
+		if i := s.firstDiff(y, s.rotated(x, pos, inverse)); i >= 0 {
+			return fmt.Sprintf("Batch at %v, inverse %v: index %d differs from Rotate", short(pos), inverse, i)
+		}
+	}
+	return ""
+}
+
+// batchQKAgrees returns "" if, on a fused row of 2 q heads then 2 k heads
+// per token, the Batch's ApplyQK, ApplyNormQK and ApplyStrided (those the
+// kernel describes) give Rotate's bits (ApplyNormQK: Table.ApplyNormQK's
+// on one-position tables), else what differs.
+func (s *suite[T]) batchQKAgrees(b Batch[T], pos []int32, rng *rand.Rand) string {
+	k := &s.k
+	if k.Runtime.BatchApplyQK == nil || len(pos) == 0 {
+		return ""
+	}
+	row := 4 * s.hd
+	q := s.specialsOf(len(pos)*row, rng.Uint64())
+	w := s.rotated(q, pos, false)
+	y := slices.Clone(q)
+	qs := Strides{Heads: 2, Head: s.hd, Token: row}
+	k.Runtime.BatchApplyQK(b, y, qs, y[2*s.hd:], qs)
+	if i := s.firstDiff(y, w); i >= 0 {
+		return fmt.Sprintf("Batch.ApplyQK at %v: index %d differs from Rotate", short(pos), i)
+	}
+	if k.Norm != nil {
+		if msg := s.batchNormAgrees(b, pos, q, rng); msg != "" {
+			return fmt.Sprintf("Batch.ApplyNormQK at %v: %s", short(pos), msg)
+		}
+	}
+	if k.Runtime.BatchApplyStrided != nil {
+		y = slices.Clone(q)
+		k.Runtime.BatchApplyStrided(b, y, Strides{Heads: 4, Head: s.hd, Token: row})
+		if i := s.firstDiff(y, w); i >= 0 {
+			return fmt.Sprintf("Batch.ApplyStrided at %v: index %d differs from Rotate", short(pos), i)
+		}
+	}
+	return ""
+}
+
+// checkBatchSet checks that the Batch b (capacity 9) panics on Set with
+// too many tokens or a negative position, naming Set and the value.
+func checkBatchSet[T Elem](t tb, s *suite[T], b Batch[T]) {
+	t.Helper()
 	for _, c := range []struct {
 		name  string
 		pos   []int32
 		words []string
 	}{
-		{"too many", make([]int32, 10), []string{"Set", fmt.Sprintf("len(pos) = %d", s.posLen(10)), "9"}},
-		{"negative", []int32{0, -3}, []string{"Set", s.posAt(1) + " = -3"}},
+		{"too many positions", make([]int32, 10), []string{fmt.Sprintf("len(pos) = %d", s.posLen(10)), "9"}},
+		{"a negative position", []int32{0, -3}, []string{s.posAt(1) + " = -3"}},
 	} {
-		msg, ok := catch(func() { b.Set(c.pos) })
-		if !ok {
-			t.Errorf("Batch.Set %s: no panic", c.name)
-			continue
-		}
-		for _, w := range c.words {
-			if !strings.Contains(msg, w) {
-				t.Errorf("Batch.Set %s: panic %q does not say %q", c.name, msg, w)
-			}
+		set := &call{what: "Batch.Set", run: func() { b.Set(c.pos) }}
+		if d := bad(set, c.name, panicWant{fn: "Set", words: c.words}).check(); d != "" {
+			t.Errorf("%s", d)
 		}
 	}
 }

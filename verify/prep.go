@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -71,32 +69,35 @@ func (c *prepCall) String() string {
 }
 
 // prepState is the memory of a Prep call: the float32 buffers (k and v
-// empty when fused) and the caches' elements as bits (vc empty when the
-// caches share kc).
+// empty when fused) and the caches' bytes (vc empty when the caches share
+// kc).
 type prepState struct {
 	q, k, v []float32
-	kc, vc  []uint32
-	// kd and vd mark, in a q8_0 cache, the first byte of every block's
-	// f16 scale d that the call writes (nil for other types): a NaN d
-	// may keep another payload on another path.
-	kd, vd []bool
+	kc, vc  []byte
+	// kb and vb mark the first byte of every block of the key and value
+	// caches that the call writes, which are compared by the format's Same
+	// (a NaN's payload may come out of Prep's fused path other than out of
+	// the separate calls).
+	kb, vb []bool
 }
 
 func (st prepState) clone() prepState {
-	return prepState{slices.Clone(st.q), slices.Clone(st.k), slices.Clone(st.v), slices.Clone(st.kc), slices.Clone(st.vc), st.kd, st.vd}
+	return prepState{slices.Clone(st.q), slices.Clone(st.k), slices.Clone(st.v), slices.Clone(st.kc), slices.Clone(st.vc), st.kb, st.vb}
 }
 
-// markScales marks in d the first byte of every q8_0 block the heads of
-// view cv take in cache rows slots, the cache starting at off.
-func markScales(d []bool, off int, cv Strides, heads, hd int, slots []int64) {
+// markBlocks marks in b the first byte of every block the heads of view cv
+// take in cache rows slots, the cache starting at element off.
+func (cs *cacheSuite[C]) markBlocks(b []bool, off int, cv Strides, heads int, slots []int64) {
+	r := cs.ref
 	for _, slot := range slots {
 		if slot < 0 {
 			continue
 		}
 		for h := range heads {
-			for b := range hd / 32 {
-				if i := off + head(cv, int(slot), h) + q8Bytes*b; i < len(d) {
-					d[i] = true
+			at := (off + head(cv, int(slot), h)) * r.eb
+			for k := 0; k < r.bytesOf(cs.s.hd); k += r.blockBytes {
+				if at+k < len(b) {
+					b[at+k] = true
 				}
 			}
 		}
@@ -183,28 +184,21 @@ func (cs *cacheSuite[C]) prepState(r *rand.Rand, c *prepCall) prepState {
 			}
 		}
 	}
-	mask := uint32(1)<<(8*cs.ref.size()) - 1
-	st.kc = make([]uint32, c.nkc)
+	st.kc = make([]byte, c.nkc*cs.ref.eb)
 	if !c.sharedCache {
-		st.vc = make([]uint32, c.nvc)
+		st.vc = make([]byte, c.nvc*cs.ref.eb)
 	}
-	for _, b := range [][]uint32{st.kc, st.vc} {
-		for i := range b {
-			b[i] = r.Uint32() & mask
-		}
-	}
-	if cs.ref.blocks {
-		hd := cs.s.hd
-		st.kd = make([]bool, len(st.kc))
-		markScales(st.kd, 0, c.kc, c.ks.Heads, hd, c.slots)
-		switch {
-		case c.noValues:
-		case c.sharedCache:
-			markScales(st.kd, c.vco, c.vc, c.vs.Heads, hd, c.slots)
-		default:
-			st.vd = make([]bool, len(st.vc))
-			markScales(st.vd, 0, c.vc, c.vs.Heads, hd, c.slots)
-		}
+	cs.fillCache(r, st.kc)
+	cs.fillCache(r, st.vc)
+	st.kb = make([]bool, len(st.kc))
+	cs.markBlocks(st.kb, 0, c.kc, c.ks.Heads, c.slots)
+	switch {
+	case c.noValues:
+	case c.sharedCache:
+		cs.markBlocks(st.kb, c.vco, c.vc, c.vs.Heads, c.slots)
+	default:
+		st.vb = make([]bool, len(st.vc))
+		cs.markBlocks(st.vb, 0, c.vc, c.vs.Heads, c.slots)
 	}
 	return st
 }
@@ -232,9 +226,9 @@ func prepStep[C CacheElem](c *prepCall, st prepState, kc, vc []C, slots []int64)
 // table and returns the memory it leaves.
 func (cs *cacheSuite[C]) prep(c *prepCall, st prepState) prepState {
 	got := st.clone()
-	kc, vc := toElems[C](got.kc), toElems[C](got.vc)
+	kc, vc := elemsOf[C](got.kc), elemsOf[C](got.vc)
 	cs.c.Prep(cs.s.tab, prepStep(c, got, kc, vc, c.slots), c.pos)
-	got.kc, got.vc = fromElems(kc), fromElems(vc)
+	got.kc, got.vc = memOf(kc), memOf(vc)
 	return got
 }
 
@@ -259,20 +253,20 @@ func (cs *cacheSuite[C]) separate(c *prepCall, st prepState) prepState {
 			copy(want.q[o:o+hd], work.q[o:o+hd])
 		}
 	}
-	kc := toElems[C](want.kc)
+	kc := elemsOf[C](want.kc)
 	cs.c.Store(kc, c.kScale, c.kc, c.slots, k, c.ks)
 	if !c.noValues {
 		_, vb := c.bufs(st)
-		vc := toElems[C](want.vc)
+		vc := elemsOf[C](want.vc)
 		if c.sharedCache {
 			vc = kc[c.vco:]
 		}
 		cs.c.Store(vc, c.vScale, c.vc, c.slots, vb[c.vo:], c.vs)
 		if !c.sharedCache {
-			want.vc = fromElems(vc)
+			want.vc = memOf(vc)
 		}
 	}
-	want.kc = fromElems(kc)
+	want.kc = memOf(kc)
 	return want
 }
 
@@ -291,33 +285,15 @@ func (cs *cacheSuite[C]) comparePrep(got, want prepState) string {
 			}
 		}
 	}
-	kd, vd := want.kd, want.vd
-	if kd == nil {
-		kd, vd = got.kd, got.vd
+	kb, vb := want.kb, want.vb
+	if kb == nil {
+		kb, vb = got.kb, got.vb
 	}
-	for _, b := range []struct {
-		name      string
-		got, want []uint32
-		d         []bool
-	}{{"the key cache", got.kc, want.kc, kd}, {"the value cache", got.vc, want.vc, vd}} {
-		for i := range b.got {
-			if b.got[i] == b.want[i] {
-				continue
-			}
-			if !cs.ref.blocks {
-				if cs.ref.firstDiff(b.got[i:i+1], b.want[i:i+1], 1) < 0 {
-					continue // two NaNs
-				}
-			} else if j := i - 1; b.d != nil && (b.d[i] || j >= 0 && b.d[j]) {
-				if b.d[i] {
-					j = i
-				}
-				if j+1 < len(b.got) && cs.ref.firstDiff(b.got[j:j+2], b.want[j:j+2], 1) < 0 {
-					continue // two NaN scales d
-				}
-			}
-			return fmt.Sprintf("%s element %d = %#x, the separate calls store %#x", b.name, i, b.got[i], b.want[i])
-		}
+	if d := cs.compareCache(got.kc, want.kc, kb); d != "" {
+		return "the key cache: " + d
+	}
+	if d := cs.compareCache(got.vc, want.vc, vb); d != "" {
+		return "the value cache: " + d
 	}
 	return ""
 }
@@ -411,11 +387,11 @@ func checkPrepBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 			bt := k.Runtime.NewBatch(k.Freqs, k.AttentionFactor, k.axisMap(), len(c.pos))
 			bt.Set(c.pos)
 			got := st.clone()
-			kc, vc := toElems[C](got.kc), toElems[C](got.vc)
+			kc, vc := elemsOf[C](got.kc), elemsOf[C](got.vc)
 			cs.c.BatchPrep(bt, prepStep(c, got, kc, vc, c.slots))
-			got.kc, got.vc = fromElems(kc), fromElems(vc)
+			got.kc, got.vc = memOf(kc), memOf(vc)
 			want := st.clone()
-			wkc, wvc := toElems[C](want.kc), toElems[C](want.vc)
+			wkc, wvc := elemsOf[C](want.kc), elemsOf[C](want.vc)
 			for j, p := range c.pos {
 				tab := k.Runtime.NewTableRange(k.Freqs, k.AttentionFactor, k.axisMap(), int(p), 1)
 				one := prepStep(c, want, wkc, wvc, c.slots[j:j+1])
@@ -425,284 +401,11 @@ func checkPrepBatch[C CacheElem](t tb, cs *cacheSuite[C]) {
 				}
 				cs.c.Prep(tab, one, c.pos[j:j+1])
 			}
-			want.kc, want.vc = fromElems(wkc), fromElems(wvc)
+			want.kc, want.vc = memOf(wkc), memOf(wvc)
 			if d := cs.comparePrep(got, want); d != "" {
 				t.Fatalf("backend %s: Batch.Prep of %v: %s; Table.Prep token by token differs (seed %d)", be.Name, c, d, sd)
 			}
 		}
 	}
 	t.Logf("Batch.Prep = Table.Prep token by token on %d backends (seed %d)", len(bs), sd)
-}
-
-// guardPrepCalls are the calls checkPrepGuard makes: for 1…4 key heads
-// and twice as many query heads, every cache and token layout of the cache
-// checks, every buffer exactly as long as its view needs, slots that
-// include the first and the last row and a skipped token.
-func (cs *cacheSuite[C]) guardPrepCalls(r *rand.Rand) []*prepCall {
-	var calls []*prepCall
-	hd, e := cs.s.hd, cs.ref.cacheHead
-	const rows = 5
-	slots := []int64{rows - 1, -1, 0, 2}
-	for hk := 1; hk <= 4; hk++ {
-		for i, l := range cs.layouts(hk, rows, len(slots)) {
-			qv := cs.layouts(2*hk, rows, len(slots))[i%3].xv
-			c := &prepCall{what: l.name, tokens: len(slots), rows: rows, slots: slices.Clone(slots), pos: cs.s.positions(r, len(slots)),
-				qs: cs.s.fit(qv, len(slots)), ks: l.xv, vs: l.xv, kc: l.cv, vc: l.cv, kScale: cs.drawScale(r), vScale: cs.drawScale(r)}
-			c.nq, c.nk, c.nv = extent(c.qs, len(slots), hd), extent(c.ks, len(slots), hd), extent(c.vs, len(slots), hd)
-			c.nkc, c.nvc = extent(c.kc, rows, e), extent(c.vc, rows, e)
-			if cs.s.k.Norm != nil {
-				c.qw, c.kw = cs.s.drawWeights(r, cs.s.weightsLen(2*hk)), cs.s.drawWeights(r, cs.s.weightsLen(hk))
-			}
-			calls = append(calls, c)
-		}
-	}
-	return calls
-}
-
-// checkPrepGuard makes every guardPrepCalls call on every backend with each
-// buffer (the queries, keys, values, both caches, the slots, the positions
-// and the weights) flush against a PROT_NONE page, once right after it and
-// once right before it: a read or write past either end faults, the canary
-// around each buffer must come back unchanged, and the result must be the
-// call's on ordinary memory.
-func checkPrepGuard[C CacheElem](t tb, cs *cacheSuite[C]) {
-	if !guardSupported {
-		t.Skipf("SKIPPED: guard pages (mmap, mprotect PROT_NONE) are only implemented on linux, not %s", runtime.GOOS)
-	}
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	sd := seed()
-	r := rand.New(rand.NewPCG(sd, 0x70677264))
-	calls := cs.guardPrepCalls(r)
-	var maxQ, maxK, maxV, maxKC, maxVC, maxW = 1, 1, 1, 1, 1, 1
-	for _, c := range calls {
-		maxQ, maxK, maxV = max(maxQ, c.nq), max(maxK, c.nk), max(maxV, c.nv)
-		maxKC, maxVC = max(maxKC, c.nkc), max(maxVC, c.nvc)
-		maxW = max(maxW, len(c.qw), len(c.kw))
-	}
-	n := 0
-	for _, atEnd := range []bool{true, false} {
-		side := guardSide(atEnd)
-		qg, kg, vg := mustGuarded[float32](t, maxQ, atEnd), mustGuarded[float32](t, maxK, atEnd), mustGuarded[float32](t, maxV, atEnd)
-		kcg, vcg := mustGuarded[C](t, maxKC, atEnd), mustGuarded[C](t, maxVC, atEnd)
-		qwg, kwg := mustGuarded[float32](t, maxW, atEnd), mustGuarded[float32](t, maxW, atEnd)
-		sg, pg := mustGuarded[int64](t, 8, atEnd), mustGuarded[int32](t, 8, atEnd)
-		for _, b := range bs {
-			b.Use()
-			for _, c := range calls {
-				st := cs.prepState(r, c)
-				want := cs.prep(c, st)
-				q, k, v := qg.slice(c.nq), kg.slice(c.nk), vg.slice(c.nv)
-				copy(q, st.q)
-				copy(k, st.k)
-				copy(v, st.v)
-				kc, vc := kcg.slice(c.nkc), vcg.slice(c.nvc)
-				copy(kc, toElems[C](st.kc))
-				copy(vc, toElems[C](st.vc))
-				slots := sg.slice(len(c.slots))
-				copy(slots, c.slots)
-				pos := pg.slice(len(c.pos))
-				copy(pos, c.pos)
-				p := prepStep(c, prepState{q: q, k: k, v: v}, kc, vc, slots)
-				if c.qw != nil {
-					p.QW, p.KW = qwg.slice(len(c.qw)), kwg.slice(len(c.kw))
-					copy(p.QW, to32(c.qw))
-					copy(p.KW, to32(c.kw))
-				}
-				what := fmt.Sprintf("backend %s: %v, on buffers %s", b.Name, c, side)
-				addr, faulted, msg, panicked := faultCall(func() { cs.c.Prep(cs.s.tab, p, pos) })
-				n++
-				switch {
-				case faulted:
-					where := faultWhere(qg.locate("q", addr, c.nq), kg.locate("k", addr, c.nk), vg.locate("v", addr, c.nv),
-						kcg.locate("the key cache", addr, c.nkc), vcg.locate("the value cache", addr, c.nvc),
-						qwg.locate("q's weights", addr, len(c.qw)), kwg.locate("k's weights", addr, len(c.kw)),
-						sg.locate("slots", addr, len(c.slots)), pg.locate("pos", addr, len(c.pos)))
-					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
-				case panicked:
-					t.Fatalf("guard: %s: panicked: %s", what, msg)
-				}
-				for _, ck := range []struct {
-					name string
-					d    string
-				}{
-					{"q", qg.checkCanary(c.nq)}, {"k", kg.checkCanary(c.nk)}, {"v", vg.checkCanary(c.nv)},
-					{"the key cache", kcg.checkCanary(c.nkc)}, {"the value cache", vcg.checkCanary(c.nvc)},
-					{"q's weights", qwg.checkCanary(len(c.qw))}, {"k's weights", kwg.checkCanary(len(c.kw))},
-					{"slots", sg.checkCanary(len(c.slots))}, {"pos", pg.checkCanary(len(c.pos))},
-				} {
-					if ck.d != "" {
-						t.Fatalf("guard: %s: %s: %s", what, ck.name, ck.d)
-					}
-				}
-				got := prepState{q: slices.Clone(q), k: slices.Clone(k), v: slices.Clone(v), kc: fromElems(kc), vc: fromElems(vc)}
-				if d := cs.comparePrep(got, want); d != "" {
-					t.Fatalf("guard: %s: %s differs from the same call on ordinary memory", what, d)
-				}
-				if !slices.Equal(slots, c.slots) || !slices.Equal(pos, c.pos) {
-					t.Fatalf("guard: %s: the slots or positions changed", what)
-				}
-				qg.reset(c.nq)
-				kg.reset(c.nk)
-				vg.reset(c.nv)
-				kcg.reset(c.nkc)
-				vcg.reset(c.nvc)
-				qwg.reset(len(c.qw))
-				kwg.reset(len(c.kw))
-				sg.reset(len(c.slots))
-				pg.reset(len(c.pos))
-			}
-		}
-		for _, g := range []interface{ free() }{qg, kg, vg, kcg, vcg, qwg, kwg, sg, pg} {
-			g.free()
-		}
-	}
-	t.Logf("guard: %d Prep calls on buffers flush against PROT_NONE pages (%d backends × both ends × %d calls; seed %d): no fault, canaries intact, same bits as on ordinary memory", n, len(bs), len(calls), sd)
-}
-
-// badPrepCalls are the Prep calls checkPrepPanics makes, each breaking one
-// rule, with the bad value in the last token where there is one (a Prep
-// that checked token by token as it wrote would have written the first),
-// and the words the panic must hold.
-func (cs *cacheSuite[C]) badPrepCalls() []struct {
-	what  string
-	c     *prepCall
-	words []string
-} {
-	s, hd, e := cs.s, cs.s.hd, cs.ref.cacheHead
-	const hq, hk, rows, tokens = 2, 1, 6, 3
-	base := func() *prepCall {
-		c := &prepCall{what: "a bad call", tokens: tokens, rows: rows, slots: []int64{1, 2, 3}, pos: []int32{0, 1, 2},
-			qs: Strides{hq, hd, hq * hd}, ks: Strides{hk, hd, hk * hd}, vs: Strides{hk, hd, hk * hd},
-			kc: Strides{hk, e, hk * e}, vc: Strides{hk, e, hk * e}, kScale: 1, vScale: 1}
-		c.nq, c.nk, c.nv = tokens*hq*hd, tokens*hk*hd, tokens*hk*hd
-		c.nkc, c.nvc = rows*hk*e, rows*hk*e
-		if s.k.Norm != nil {
-			c.qw, c.kw = make([]float64, s.weightsLen(hq)), make([]float64, s.weightsLen(hk))
-			for i := range c.qw {
-				c.qw[i] = 1
-			}
-			for i := range c.kw {
-				c.kw[i] = 1
-			}
-		}
-		return c
-	}
-	var bad []struct {
-		what  string
-		c     *prepCall
-		words []string
-	}
-	add := func(what string, c *prepCall, words ...string) {
-		bad = append(bad, struct {
-			what  string
-			c     *prepCall
-			words []string
-		}{what, c, append([]string{"Prep"}, words...)})
-	}
-	c := base()
-	c.slots[2] = rows
-	add("a slot past the last row", c, fmt.Sprintf("s.Slots[2] = %d", rows))
-	c = base()
-	c.slots[2] = -2
-	add("a slot below -1", c, "s.Slots[2] = -2")
-	c = base()
-	c.slots[2] = 1
-	add("a slot listed twice", c, "s.Slots[2] = 1", "s.Slots[0]")
-	c = base()
-	c.slots = c.slots[:2]
-	add("fewer slots than tokens", c, fmt.Sprintf("len(pos) = %d", s.posLen(tokens)), "len(s.Slots) = 2")
-	c = base()
-	c.pos[2] = int32(s.n)
-	add("a position past the table", c, fmt.Sprintf("%s = %d", s.posAt(2), s.n))
-	c = base()
-	c.pos[2] = -1
-	add("a negative position", c, s.posAt(2)+" = -1")
-	c = base()
-	c.nq--
-	add("a query buffer one value short", c, "s.QS")
-	c = base()
-	c.nk--
-	add("a key buffer one value short", c, "s.KS")
-	c = base()
-	c.nv--
-	add("a value buffer one value short", c, "s.VS")
-	c = base()
-	c.qs.Head = hd - 1
-	add("query heads overlapping", c, "s.QS", "overlap")
-	c = base()
-	c.kc.Heads, c.kc.Token = 2, 2*e
-	add("a key cache of other heads than the keys", c, "s.KCache.Heads = 2", "s.KS.Heads")
-	c = base()
-	c.slots[2] = rows - 1
-	c.nkc--
-	add("a key cache one element short", c, fmt.Sprintf("s.Slots[2] = %d", rows-1), "s.KCache")
-	c = base()
-	c.slots[2] = rows - 1
-	c.nvc--
-	add("a value cache one element short", c, fmt.Sprintf("s.Slots[2] = %d", rows-1), "s.VCache")
-	c = base()
-	c.fused, c.nq = true, tokens*(hq+2*hk)*hd
-	c.qs.Token, c.ks.Token, c.vs.Token = (hq+2*hk)*hd, (hq+2*hk)*hd, (hq+2*hk)*hd
-	c.ko, c.vo = hd, (hq+hk)*hd
-	add("keys overlapping the queries", c, "s.Q", "s.K", "overlap")
-	c = base()
-	c.sharedCache, c.vco, c.nkc = true, e, rows*hk*e+e
-	add("a value cache whose rows overlap the key cache's", c, "s.KCache and s.VCache")
-	if s.k.Norm != nil && s.weighted() {
-		c = base()
-		c.qw = c.qw[:len(c.qw)-1]
-		add("query weights one short", c, "s.QW")
-		c = base()
-		c.kw = append(c.kw, 1)
-		add("key weights one long", c, "s.KW")
-	} else {
-		c = base()
-		c.qw = make([]float64, hd)
-		add("weights the norm does not take", c, "s.QW")
-	}
-	if cs.ref.scaled {
-		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
-			c = base()
-			c.kScale = v
-			add(fmt.Sprintf("key scale %v", v), c, "s.KCache's scale = "+fmt.Sprint(v))
-			c = base()
-			c.vScale = v
-			add(fmt.Sprintf("value scale %v", v), c, "s.VCache's scale = "+fmt.Sprint(v))
-		}
-	}
-	return bad
-}
-
-// checkPrepPanics makes every badPrepCalls call on every backend: each must
-// panic with a message naming Prep, the argument and its value, and leave
-// every buffer as it was.
-func checkPrepPanics[C CacheElem](t tb, cs *cacheSuite[C]) {
-	bs := cs.s.backendsOrOnly()
-	defer bs[0].Use()
-	r := rand.New(rand.NewPCG(seed(), 0x707061))
-	n := 0
-	for _, b := range bs {
-		b.Use()
-		for _, bc := range cs.badPrepCalls() {
-			st := cs.prepState(r, bc.c)
-			got := st.clone()
-			kc, vc := toElems[C](got.kc), toElems[C](got.vc)
-			msg, panicked := catch(func() { cs.c.Prep(cs.s.tab, prepStep(bc.c, got, kc, vc, bc.c.slots), bc.c.pos) })
-			n++
-			if !panicked {
-				t.Fatalf("backend %s: Prep with %s: did not panic", b.Name, bc.what)
-			}
-			for _, w := range bc.words {
-				if !strings.Contains(msg, w) {
-					t.Fatalf("backend %s: Prep with %s: panicked with %q, which does not say %q", b.Name, bc.what, msg, w)
-				}
-			}
-			got.kc, got.vc = fromElems(kc), fromElems(vc)
-			if d := cs.comparePrep(got, st); d != "" {
-				t.Fatalf("backend %s: Prep with %s: panicked (%q) after writing: %s", b.Name, bc.what, msg, d)
-			}
-		}
-	}
-	t.Logf("%d bad Prep calls panicked naming Prep, the argument and the value, with nothing written", n)
 }

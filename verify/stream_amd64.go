@@ -10,10 +10,10 @@ import "golang.org/x/sys/cpu"
 func streamKernels() []streamKernel {
 	var ks []streamKernel
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, streamKernel{name: "avx512", f32: streamF32AVX512, f64: streamF64AVX512})
+		ks = append(ks, streamKernel{name: "avx512", f32: streamF32AVX512, f64: streamF64AVX512, move: streamMoveF32AVX512, load: streamLoadF32AVX512, fill: streamFillF32AVX512})
 	}
 	if cpu.X86.HasAVX2 {
-		ks = append(ks, streamKernel{name: "avx2", f32: streamF32AVX2, f64: streamF64AVX2})
+		ks = append(ks, streamKernel{name: "avx2", f32: streamF32AVX2, f64: streamF64AVX2, move: streamMoveF32AVX2, load: streamLoadF32AVX2, fill: streamFillF32AVX2})
 	}
 	return ks
 }
@@ -28,6 +28,21 @@ func streamF32AVX512(x []float32, k float32)
 //go:noescape
 func streamF64AVX512(x []float64, k float64)
 
+// streamMoveF32AVX512 stores src[i]·k into dst[i] for every i < len(dst); len(src) >= len(dst), using AVX512.
+//
+//go:noescape
+func streamMoveF32AVX512(dst []float32, src []float32, k float32)
+
+// streamLoadF32AVX512 reads every value of x once, into registers it then drops, using AVX512.
+//
+//go:noescape
+func streamLoadF32AVX512(x []float32)
+
+// streamFillF32AVX512 stores k into every value of x, reading nothing, using AVX512.
+//
+//go:noescape
+func streamFillF32AVX512(x []float32, k float32)
+
 // streamF32AVX2 multiplies every value of x by k in place, using AVX2.
 //
 //go:noescape
@@ -37,3 +52,18 @@ func streamF32AVX2(x []float32, k float32)
 //
 //go:noescape
 func streamF64AVX2(x []float64, k float64)
+
+// streamMoveF32AVX2 stores src[i]·k into dst[i] for every i < len(dst); len(src) >= len(dst), using AVX2.
+//
+//go:noescape
+func streamMoveF32AVX2(dst []float32, src []float32, k float32)
+
+// streamLoadF32AVX2 reads every value of x once, into registers it then drops, using AVX2.
+//
+//go:noescape
+func streamLoadF32AVX2(x []float32)
+
+// streamFillF32AVX2 stores k into every value of x, reading nothing, using AVX2.
+//
+//go:noescape
+func streamFillF32AVX2(x []float32, k float32)

@@ -104,6 +104,150 @@ done:
 	VZEROUPPER
 	RET
 
+// func streamMoveF32AVX512(dst []float32, src []float32, k float32)
+// Requires: AVX, AVX512F
+TEXT ·streamMoveF32AVX512(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), DX
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS k+48(FP), Z0
+	CMPQ         CX, $0x00040000
+	JAE          one
+
+	// 4 registers at a time
+wide:
+	CMPQ    CX, $0x00000040
+	JB      one
+	VMULPS  (DX), Z0, Z1
+	VMOVUPS Z1, (AX)
+	VMULPS  64(DX), Z0, Z1
+	VMOVUPS Z1, 64(AX)
+	VMULPS  128(DX), Z0, Z1
+	VMOVUPS Z1, 128(AX)
+	VMULPS  192(DX), Z0, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000040, CX
+	JMP     wide
+
+one:
+	CMPQ    CX, $0x00000010
+	JB      tail
+	VMULPS  (DX), Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, CX
+	JMP     one
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+
+	// the last values: one masked register
+	MOVL     $0x00000001, BX
+	SHLL     CL, BX
+	DECL     BX
+	KMOVW    BX, K1
+	VMULPS.Z (DX), Z0, K1, Z0
+	VMOVUPS  Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func streamLoadF32AVX512(x []float32)
+// Requires: AVX, AVX512F
+TEXT ·streamLoadF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   CX, $0x00040000
+	JAE    one
+
+	// 4 registers at a time
+wide:
+	CMPQ  CX, $0x00000040
+	JB    one
+	VPORD (AX), Z0, Z0
+	VPORD 64(AX), Z1, Z1
+	VPORD 128(AX), Z2, Z2
+	VPORD 192(AX), Z3, Z3
+	ADDQ  $0x00000100, AX
+	SUBQ  $0x00000040, CX
+	JMP   wide
+
+one:
+	CMPQ  CX, $0x00000010
+	JB    tail
+	VPORD (AX), Z0, Z0
+	ADDQ  $0x00000040, AX
+	SUBQ  $0x00000010, CX
+	JMP   one
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+
+	// the last values: one masked register
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVW       DX, K1
+	VMOVDQU32.Z (AX), K1, Z0
+
+done:
+	VZEROUPPER
+	RET
+
+// func streamFillF32AVX512(x []float32, k float32)
+// Requires: AVX, AVX512F
+TEXT ·streamFillF32AVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS k+24(FP), Z0
+	CMPQ         CX, $0x00040000
+	JAE          one
+
+	// 4 registers at a time
+wide:
+	CMPQ    CX, $0x00000040
+	JB      one
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z0, 64(AX)
+	VMOVUPS Z0, 128(AX)
+	VMOVUPS Z0, 192(AX)
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x00000040, CX
+	JMP     wide
+
+one:
+	CMPQ    CX, $0x00000010
+	JB      tail
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000010, CX
+	JMP     one
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+
+	// the last values: one masked register
+	MOVL    $0x00000001, DX
+	SHLL    CL, DX
+	DECL    DX
+	KMOVW   DX, K1
+	VMOVUPS Z0, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func streamF32AVX2(x []float32, k float32)
 // Requires: AVX
 TEXT ·streamF32AVX2(SB), NOSPLIT, $0-28
@@ -195,6 +339,146 @@ scalar:
 	VMULSD X0, X1, X1
 	VMOVSD X1, (AX)
 	ADDQ   $0x00000008, AX
+	DECQ   CX
+	JNZ    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func streamMoveF32AVX2(dst []float32, src []float32, k float32)
+// Requires: AVX
+TEXT ·streamMoveF32AVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	VBROADCASTSS k+48(FP), Y0
+
+	// 4 registers at a time
+wide:
+	CMPQ    DX, $0x00000020
+	JB      one
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	VMULPS  32(CX), Y0, Y1
+	VMOVUPS Y1, 32(AX)
+	VMULPS  64(CX), Y0, Y1
+	VMOVUPS Y1, 64(AX)
+	VMULPS  96(CX), Y0, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     wide
+
+one:
+	CMPQ    DX, $0x00000008
+	JB      tail
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     one
+
+tail:
+	TESTQ DX, DX
+	JZ    done
+
+	// the last values, one at a time
+scalar:
+	VMOVSS (CX), X1
+	VMULSS X0, X1, X1
+	VMOVSS X1, (AX)
+	ADDQ   $0x00000004, AX
+	ADDQ   $0x00000004, CX
+	DECQ   DX
+	JNZ    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func streamLoadF32AVX2(x []float32)
+// Requires: AVX, AVX2
+TEXT ·streamLoadF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ  x_base+0(FP), AX
+	MOVQ  x_len+8(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+	// 4 registers at a time
+wide:
+	CMPQ CX, $0x00000020
+	JB   one
+	VPOR (AX), Y0, Y0
+	VPOR 32(AX), Y1, Y1
+	VPOR 64(AX), Y2, Y2
+	VPOR 96(AX), Y3, Y3
+	ADDQ $0x00000080, AX
+	SUBQ $0x00000020, CX
+	JMP  wide
+
+one:
+	CMPQ CX, $0x00000008
+	JB   tail
+	VPOR (AX), Y0, Y0
+	ADDQ $0x00000020, AX
+	SUBQ $0x00000008, CX
+	JMP  one
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+
+	// the last values, one at a time
+scalar:
+	VMOVSS (AX), X0
+	ADDQ   $0x00000004, AX
+	DECQ   CX
+	JNZ    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func streamFillF32AVX2(x []float32, k float32)
+// Requires: AVX
+TEXT ·streamFillF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS k+24(FP), Y0
+
+	// 4 registers at a time
+wide:
+	CMPQ    CX, $0x00000020
+	JB      one
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, 96(AX)
+	ADDQ    $0x00000080, AX
+	SUBQ    $0x00000020, CX
+	JMP     wide
+
+one:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000008, CX
+	JMP     one
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+
+	// the last values, one at a time
+scalar:
+	VMOVSS X0, (AX)
+	ADDQ   $0x00000004, AX
 	DECQ   CX
 	JNZ    scalar
 

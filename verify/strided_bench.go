@@ -1,8 +1,8 @@
 package verify
 
 import (
+	"fmt"
 	"slices"
-	"testing"
 )
 
 // Strided benchmark shapes: Llama 3 8B's attention, 32 query heads and 8
@@ -11,22 +11,88 @@ const (
 	benchKVHeads = 8 // key (and value) heads per token
 )
 
-// benchStrided measures the strided entry points, when k has them (Bench's
-// list names the sub-benchmarks). SetBytes counts the bytes the call
-// rotates (the q and k heads; not v's), so that throughput compares with
-// baseline=stream on those bytes.
-func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore func(), every int, input func(int) []T) {
+// fusedScall is ApplyQK on tokens = len(pos) fused QKV rows of 32 q, 8 k and
+// 8 v heads in one buffer of n values.
+func (s *suite[T]) fusedScall(n int, pos []int32) *scall {
 	hd := s.hd
-	size := int64(sizeOf[T]())
 	row := (benchHeads + 2*benchKVHeads) * hd
-	qs := Strides{benchHeads, hd, row}
-	ks := Strides{benchKVHeads, hd, row}
-	touched := (benchHeads + benchKVHeads) * hd // per token
-	// check runs ApplyQK on a fused copy of x0 and compares its q and k
-	// heads with Apply (ApplySeq) on the split copies.
-	check := func(x0 []T, tokens int, pos []int32) {
-		got := slices.Clone(x0)
-		s.k.Strided.ApplyQK(s.tab, got, qs, got[benchHeads*hd:], ks, pos)
+	return &scall{op: opQK, name: "fused QKV rows", pos: pos, shared: true, na: n,
+		a: sview{s: Strides{benchHeads, hd, row}, n: n},
+		b: sview{s: Strides{benchKVHeads, hd, row}, off: benchHeads * hd, n: n - benchHeads*hd}}
+}
+
+// fusedQK is ApplyQK on the fused rows x0 at pos (fusedScall); a benchmark
+// counts the q and k heads' bytes, not v's.
+func (s *suite[T]) fusedQK(x0 []T, pos []int32) *call {
+	sc := s.stridedCall(s.fusedScall(len(x0), pos), sbufs[T]{a: x0})
+	sc.args[0].(*buf[T]).counting(int64(len(pos)*(benchHeads+benchKVHeads)*s.hd) * int64(sizeOf[T]()))
+	return sc
+}
+
+// splitQK is Apply (one position) or ApplySeq on contiguous q heads, then
+// k heads, of len(pos) tokens, in one buffer x (q's first).
+func (s *suite[T]) splitQK(x []T, pos []int32) *call {
+	xa := newBuf("q and k", x, inPlace)
+	nq := len(pos) * benchHeads * s.hd
+	return &call{what: "the split q and k", args: []arg{xa}, run: func() {
+		if len(pos) == 1 {
+			s.tab.Apply(xa.cur[:nq], int(pos[0]))
+			s.tab.Apply(xa.cur[nq:], int(pos[0]))
+			return
+		}
+		s.tab.ApplySeq(xa.cur[:nq], pos)
+		s.tab.ApplySeq(xa.cur[nq:], pos)
+	}}
+}
+
+// stridedBench is the strided entry points' benchmark groups (Bench's list
+// names them): decodeqk and prefillqk (ApplyQK on fused QKV rows against
+// Apply or ApplySeq on split q and k, and, at decode, each head copied out
+// and back), and headmajor (ApplyStrided on a head-major buffer).
+func (s *suite[T]) stridedBench(input func(int) []T) []benchGroup {
+	hd := s.hd
+	row := (benchHeads + 2*benchKVHeads) * hd
+	touched := (benchHeads + benchKVHeads) * hd
+
+	x0 := input(row)
+	pos := []int32{benchDecodePos}
+	copyLoop := newBuf("x", x0, inPlace).counting(int64(touched) * int64(sizeOf[T]()))
+	tmp := make([]T, hd)
+	decode := benchGroup{name: "decodeqk", main: s.fusedQK(x0, pos), check: s.fusedAgrees(x0, pos), extra: []timed{
+		{name: "baseline=split", c: s.splitQK(input(touched), pos)},
+		{name: "baseline=copyloop", c: &call{what: "the copy loop", args: []arg{copyLoop}, run: func() {
+			for h := range benchHeads + benchKVHeads {
+				v := copyLoop.cur[h*hd : (h+1)*hd]
+				copy(tmp, v)
+				s.tab.Apply(tmp, benchDecodePos)
+				copy(v, tmp)
+			}
+		}}},
+	}}
+
+	x0 = input(benchTokens * row)
+	pos = upTo(benchTokens, s.n)
+	prefill := benchGroup{name: "prefillqk", main: s.fusedQK(x0, pos), check: s.fusedAgrees(x0, pos), extra: []timed{
+		{name: "baseline=split", c: s.splitQK(input(benchTokens*touched), pos)},
+	}}
+
+	hm := Strides{benchHeads, benchTokens * hd, hd}
+	c := &scall{op: opFwd, name: "head-major", pos: pos, a: sview{s: hm, n: benchHeads * benchTokens * hd}, na: benchHeads * benchTokens * hd}
+	headMajor := benchGroup{name: "headmajor", main: s.stridedCall(c, sbufs[T]{a: input(c.na)})}
+	return []benchGroup{decode, prefill, headMajor}
+}
+
+// fusedAgrees returns a check that ApplyQK on fused rows x0 gives, in its q
+// and k heads, what ApplySeq gives on the split queries and keys.
+func (s *suite[T]) fusedAgrees(x0 []T, pos []int32) func() string {
+	return func() string {
+		hd, tokens := s.hd, len(pos)
+		row := (benchHeads + 2*benchKVHeads) * hd
+		touched := (benchHeads + benchKVHeads) * hd
+		fused := s.fusedQK(x0, pos)
+		fused.fresh()
+		fused.run()
+		got := fused.args[0].(*buf[T]).cur
 		q := make([]T, 0, tokens*benchHeads*hd)
 		k := make([]T, 0, tokens*benchKVHeads*hd)
 		for j := range tokens {
@@ -34,95 +100,18 @@ func benchStrided[T Elem](b *testing.B, s *suite[T], backends []Backend, restore
 			q = append(q, r[:benchHeads*hd]...)
 			k = append(k, r[benchHeads*hd:touched]...)
 		}
+		q, k = slices.Clone(q), slices.Clone(k)
 		s.tab.ApplySeq(q, pos)
 		s.tab.ApplySeq(k, pos)
 		for j := range tokens {
 			r := got[j*row:]
 			if i := s.firstDiff(r[:benchHeads*hd], q[j*benchHeads*hd:(j+1)*benchHeads*hd]); i >= 0 {
-				b.Fatalf("ApplyQK on %d fused rows: token %d, q value %d differs from ApplySeq on the split queries", tokens, j, i)
+				return fmt.Sprintf("ApplyQK on fused rows: token %d, q value %d differs from ApplySeq on the split queries", j, i)
 			}
 			if i := s.firstDiff(r[benchHeads*hd:touched], k[j*benchKVHeads*hd:(j+1)*benchKVHeads*hd]); i >= 0 {
-				b.Fatalf("ApplyQK on %d fused rows: token %d, k value %d differs from ApplySeq on the split keys", tokens, j, i)
+				return fmt.Sprintf("ApplyQK on fused rows: token %d, k value %d differs from ApplySeq on the split keys", j, i)
 			}
 		}
+		return ""
 	}
-
-	b.Run("decodeqk", func(b *testing.B) {
-		x0 := input(row)
-		pos := []int32{benchDecodePos}
-		check(x0, 1, pos)
-		bytes := int64(touched) * size
-		for _, be := range backends {
-			b.Run("backend="+be.Name, func(b *testing.B) {
-				be.Use()
-				defer restore()
-				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.Strided.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
-			})
-		}
-		restore()
-		split := input(touched)
-		b.Run("baseline=split", func(b *testing.B) {
-			benchLoopBytes(b, split, every, bytes, func(x []T) {
-				s.tab.Apply(x[:benchHeads*hd], benchDecodePos)
-				s.tab.Apply(x[benchHeads*hd:], benchDecodePos)
-			})
-		})
-		b.Run("baseline=copyloop", func(b *testing.B) {
-			tmp := make([]T, hd)
-			benchLoopBytes(b, x0, every, bytes, func(x []T) {
-				for h := range benchHeads + benchKVHeads {
-					v := x[h*hd : (h+1)*hd]
-					copy(tmp, v)
-					s.tab.Apply(tmp, benchDecodePos)
-					copy(v, tmp)
-				}
-			})
-		})
-		benchStream(b, split, every)
-	})
-
-	b.Run("prefillqk", func(b *testing.B) {
-		x0 := input(benchTokens * row)
-		pos := make([]int32, benchTokens)
-		for i := range pos {
-			pos[i] = int32(i)
-		}
-		check(x0, benchTokens, pos)
-		bytes := int64(benchTokens*touched) * size
-		for _, be := range backends {
-			b.Run("backend="+be.Name, func(b *testing.B) {
-				be.Use()
-				defer restore()
-				benchLoopBytes(b, x0, every, bytes, func(x []T) { s.k.Strided.ApplyQK(s.tab, x, qs, x[benchHeads*hd:], ks, pos) })
-			})
-		}
-		restore()
-		split := input(benchTokens * touched)
-		nq := benchTokens * benchHeads * hd
-		b.Run("baseline=split", func(b *testing.B) {
-			benchLoopBytes(b, split, every, bytes, func(x []T) {
-				s.tab.ApplySeq(x[:nq], pos)
-				s.tab.ApplySeq(x[nq:], pos)
-			})
-		})
-		benchStream(b, split, every)
-	})
-
-	b.Run("headmajor", func(b *testing.B) {
-		x0 := input(benchHeads * benchTokens * hd)
-		pos := make([]int32, benchTokens)
-		for i := range pos {
-			pos[i] = int32(i)
-		}
-		hm := Strides{benchHeads, benchTokens * hd, hd}
-		for _, be := range backends {
-			b.Run("backend="+be.Name, func(b *testing.B) {
-				be.Use()
-				defer restore()
-				benchLoop(b, x0, every, func(x []T) { s.k.Strided.ApplyStrided(s.tab, x, hm, pos) })
-			})
-		}
-		restore()
-		benchStream(b, x0, every)
-	})
 }

@@ -3,11 +3,9 @@ package verify
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 )
 
-// guardLayouts are the single views checkStridedGuard places flush against
+// guardLayouts are the single views the strided guard calls place flush against
 // guard pages: each slice is exactly the view's extent, so its first head
 // starts at the slice's first element and its last head ends at the last.
 func (s *suite[T]) guardLayouts() []slayout {
@@ -25,7 +23,7 @@ func (s *suite[T]) guardLayouts() []slayout {
 	}
 }
 
-// guardCalls returns the calls checkStridedGuard makes: on each guard
+// guardCalls returns the calls the strided guard check makes: on each guard
 // layout ApplyStrided, ApplyInverseStrided, ApplyQK with k in a second
 // buffer (one contiguous head per token); and ApplyQK on fused q and k rows
 // (no v), whose q slice starts at the buffer's first element and whose k
@@ -60,90 +58,47 @@ func (s *suite[T]) guardCalls(r *rand.Rand) []*scall {
 	return cs
 }
 
-// checkStridedGuard calls the strided entry points (guardCalls) on every
-// backend on buffers flush against a PROT_NONE page, once with the page
-// right after them and once right before; the second buffer of ApplyQK and
-// the positions are placed the same way. A read or write past either end
-// faults, which fails the check; the canary around each buffer must come
-// back unchanged, and the result must equal the same call's on ordinary
-// memory.
+// stridedCall is strided call c on the buffers in: a (x, or q) and b (k,
+// unless it shares a), changed in place, and the positions, only read.
+func (s *suite[T]) stridedCall(c *scall, in sbufs[T]) *call {
+	views := c.bufViews()
+	name := map[sop]string{opFwd: "x's buffer", opInv: "x's buffer", opQK: "q's buffer"}[c.op]
+	a := newBuf(name, in.a, inPlace).describing(func(i int) string { return s.describe(c, i, views["a"]) })
+	b := newBuf("k's buffer", in.b, inPlace).describing(func(i int) string { return s.describe(c, i, views["b"]) })
+	p := newIndex("pos", c.pos)
+	sc := &call{what: c.String(), args: []arg{a, p}}
+	if c.op == opQK && !c.shared {
+		sc.args = append(sc.args, b)
+	}
+	sc.run = func() {
+		gc := *c
+		gc.pos = p.cur
+		s.invokeStrided(&gc, sbufs[T]{a.cur, b.cur})
+	}
+	return sc
+}
+
+// stridedEntries describes ApplyStrided, ApplyInverseStrided and ApplyQK to
+// the drivers.
+func (s *suite[T]) stridedEntries() entryPoint {
+	return entryPoint{
+		name: "ApplyStrided, ApplyInverseStrided and ApplyQK",
+		guard: func(r *rand.Rand) []*call {
+			var cs []*call
+			for _, c := range s.guardCalls(r) {
+				cs = append(cs, s.stridedCall(c, s.fillStrided(c, r.Uint64(), false, func() uint64 { return s.c.f.special(r.Uint64(), false) })))
+			}
+			return cs
+		},
+		edges: s.stridedEdges,
+		bench: func(r *rand.Rand) []benchGroup { return s.stridedBench(s.benchInput(r)) },
+	}
+}
+
+// checkStridedGuard runs the strided guard calls (checkGuarded): on each
+// guard layout ApplyStrided, ApplyInverseStrided, and ApplyQK with k in a
+// second buffer, and ApplyQK on fused q and k rows.
 func checkStridedGuard[T Elem](t tb, s *suite[T]) {
 	t.Helper()
-	if !guardSupported {
-		t.Skipf("SKIPPED: guard pages (mmap, mprotect PROT_NONE) are only implemented on linux, not %s", runtime.GOOS)
-	}
-	bs := s.backendsOrOnly()
-	defer bs[0].Use()
-	sd := seed()
-	r := rand.New(rand.NewPCG(sd, 0x7367756172))
-	calls := s.guardCalls(r)
-	maxA, maxB, maxTok := 1, 1, 1
-	for _, c := range calls {
-		maxA, maxB, maxTok = max(maxA, c.na), max(maxB, c.nb), max(maxTok, len(c.pos))
-	}
-	n := 0
-	for _, atEnd := range []bool{true, false} {
-		side := guardSide(atEnd)
-		ag := mustGuarded[T](t, maxA, atEnd)
-		defer ag.free()
-		bg := mustGuarded[T](t, maxB, atEnd)
-		defer bg.free()
-		pg := mustGuarded[int32](t, maxTok, atEnd)
-		defer pg.free()
-		for _, b := range bs {
-			b.Use()
-			for _, c := range calls {
-				in := s.fillStrided(c, r.Uint64(), false, func() uint64 { return s.c.f.special(r.Uint64(), false) })
-				want := in.clone()
-				s.invokeStrided(c, want)
-
-				var got sbufs[T]
-				got.a = ag.slice(c.na)
-				copy(got.a, in.a)
-				hasB := c.op == opQK && !c.shared
-				if hasB {
-					got.b = bg.slice(c.nb)
-					copy(got.b, in.b)
-				}
-				gc := *c
-				gc.pos = pg.slice(len(c.pos))
-				copy(gc.pos, c.pos)
-				what := fmt.Sprintf("backend %s: %v, on buffers %s", b.Name, c, side)
-				addr, faulted, msg, panicked := faultCall(func() { s.invokeStrided(&gc, got) })
-				n++
-				switch {
-				case faulted:
-					where := faultWhere(ag.locate("first buffer", addr, c.na), bg.locate("k's buffer", addr, c.nb),
-						pg.locate("pos", addr, len(c.pos)))
-					t.Fatalf("guard: %s: memory fault at %#x (%s): %s", what, addr, where, msg)
-				case panicked:
-					t.Fatalf("guard: %s: panicked: %s", what, msg)
-				}
-				if d := ag.checkCanary(c.na); d != "" {
-					t.Fatalf("guard: %s: first buffer: %s", what, d)
-				}
-				if d := pg.checkCanary(len(c.pos)); d != "" {
-					t.Fatalf("guard: %s: pos: %s", what, d)
-				}
-				if !slices.Equal(gc.pos, c.pos) {
-					t.Fatalf("guard: %s: pos changed to %v", what, gc.pos)
-				}
-				if hasB {
-					if d := bg.checkCanary(c.nb); d != "" {
-						t.Fatalf("guard: %s: k's buffer: %s", what, d)
-					}
-				}
-				if d := s.firstDiffBufs(c, got, want); d != "" {
-					t.Fatalf("guard: %s: %s (guarded vs ordinary memory)", what, d)
-				}
-				ag.reset(c.na)
-				pg.reset(len(c.pos))
-				if hasB {
-					bg.reset(c.nb)
-				}
-			}
-		}
-	}
-	t.Logf("guard: %d strided calls on buffers flush against PROT_NONE pages (%d backends × both ends × %d calls; seed %d): no fault, canary intact, same bits as on ordinary memory",
-		n, len(bs), len(calls), sd)
+	checkGuarded(t, s.backendsOrOnly(), 0x7367756172, s.stridedEntries())
 }

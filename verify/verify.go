@@ -24,6 +24,13 @@
 // [Fuzz] and [FuzzStrided] are the bodies of fuzz targets that compare the
 // backends on the inputs the fuzzer finds.
 //
+// Every entry point is described once: the slices a call takes, how to make
+// the call, the panic each bad input must raise. One driver runs every
+// description's calls with each slice against guard pages, one makes the
+// bad calls and matches their panics, and one times the calls beside the
+// stream baseline of their bytes (Bench). The cache checks know a cache
+// format only through its [CacheFormat].
+//
 // Random inputs come from pgregory.net/rapid, so a failing case is shrunk and
 // can be replayed with the -rapid.seed or -rapid.failfile flag that the
 // failure message prints. The bulk backend comparison does not use rapid; it

@@ -678,6 +678,17 @@ func TestMutants(t *testing.T) {
 		expectFail(t, "relative/table", "A·q·(R_", func(t tb) { checkRelative(t, s, false) })
 		expectFail(t, "relative/rotate", "A·q·(R_", func(t tb) { checkRelative(t, s, true) })
 	})
+}
+
+// TestMutantsBeyondRotation: the checks of the arguments, the frequencies,
+// concurrency, range tables, run-time params and batches fail the kernels
+// broken there, and pass a correct one.
+func TestMutantsBeyondRotation(t *testing.T) {
+	quietRapid(t)
+	const hd, rd = 8, 6
+	mut := func(m mutation, backends ...string) *suite[float32] {
+		return mustSuite(t, newRef[float32]("f32", hd, rd, "interleaved", 1, m, backends...))
+	}
 	t.Run("no-argument-checks", func(t *testing.T) {
 		s := mut(mutation{noChecks: true})
 		expectFail(t, "panics", "did not panic", func(t tb) { checkPanics(t, s) })
@@ -711,7 +722,7 @@ func TestMutants(t *testing.T) {
 	})
 	t.Run("params-unchecked", func(t *testing.T) {
 		s := mut(mutation{noChecks: true})
-		expectFail(t, "params/panics", "no panic", func(t tb) { checkParamsPanics(t, s) })
+		expectFail(t, "params/panics", "did not panic", func(t tb) { checkParamsPanics(t, s) })
 	})
 	t.Run("correct", func(t *testing.T) {
 		s := mut(mutation{})

@@ -54,8 +54,8 @@ func files() (map[string][]byte, error) {
 			cond = append(cond, "cpu.X86."+f)
 		}
 		suffix := strings.ToUpper(l.name)
-		fmt.Fprintf(&b, "\tif %s {\n\t\tks = append(ks, streamKernel{name: %q, f32: streamF32%s, f64: streamF64%s})\n\t}\n",
-			strings.Join(cond, " && "), l.name, suffix, suffix)
+		fmt.Fprintf(&b, "\tif %s {\n\t\tks = append(ks, streamKernel{name: %q, f32: streamF32%s, f64: streamF64%s, move: streamMoveF32%s, load: streamLoadF32%s, fill: streamFillF32%s})\n\t}\n",
+			strings.Join(cond, " && "), l.name, suffix, suffix, suffix, suffix, suffix)
 	}
 	b.WriteString("\treturn ks\n}\n")
 	for _, s := range stubs {

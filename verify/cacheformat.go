@@ -1,0 +1,392 @@
+package verify
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/x448/float16"
+)
+
+// CacheFormat is the scalar reference of one KV cache format
+// (docs/contract.md §11): how a head's float32 values become the bytes a
+// cache stores, and back. It is written from the format's definition and
+// apart from the code of any generated package, and it is all that the
+// cache checks know of a format: the element the forms take, the layout of
+// a cached head, the bits every store must write, what every Load must
+// read, how far a context shift may move a value, and whether a scale
+// comes with each call. A format is one CacheFormat in cacheFormats. Its
+// methods use only built-in types, so that a package of formats can
+// implement it without importing verify.
+type CacheFormat interface {
+	// Name is the format's -out-dtype name: "f16", "q8_0".
+	Name() string
+	// Block returns how many values one block holds and the bytes it
+	// takes: 1 value in 2 bytes for f16, 32 values in 34 bytes for q8_0.
+	// A head of HeadDim values is HeadDim/values blocks. A format of one
+	// value per block is stored as elements of that many bytes (f32 as
+	// float32, f16 and bf16 as uint16, e4m3 as uint8); a format of larger
+	// blocks as bytes.
+	Block() (values, bytes int)
+	// Scales says where the format keeps the scales its values are divided
+	// by, if anywhere outside its blocks.
+	Scales() ScalePlace
+	// Encode writes the values of src, a whole number of blocks, into dst,
+	// their blocks' bytes, each value divided by scale first (ScalePerTensor;
+	// scale is 1 for the other places).
+	Encode(dst []byte, src []float32, scale float32)
+	// Decode writes the values of the blocks of src into dst, len(dst)
+	// values, each times scale. Any bytes decode, without a panic.
+	Decode(dst []float32, src []byte, scale float32)
+	// Same reports whether two encodings a and b of one block hold the same
+	// values: the same bits, but that a NaN matches a NaN whatever their
+	// payloads (which may differ from one code path to another).
+	Same(a, b []byte) bool
+	// Spacing bounds the distance between two neighbouring decoded values
+	// at magnitude v with scale, where the blocks involved decode to values
+	// among around (a block format's step follows its block's largest
+	// value): the unit of the bound of the checks that are not bit for
+	// bit, such as Shift against ApplyStore at the shifted position.
+	Spacing(v float64, scale float32, around ...[]float32) float64
+}
+
+// ScalePlace is where a cache format keeps the scales its values are
+// divided by before they are encoded. It is a string, so that a package of
+// formats can implement CacheFormat without importing verify (which
+// imports it): its Scales returns one of these values.
+type ScalePlace = string
+
+const (
+	// ScaleNone: no scale (f32, f16, bf16).
+	ScaleNone ScalePlace = "none"
+	// ScaleInBlock: every block carries its own (q8_0 and ggml's other
+	// block formats).
+	ScaleInBlock ScalePlace = "block"
+	// ScalePerTensor: one float32 for the whole cache, which every call
+	// passes beside the cache (e4m3).
+	ScalePerTensor ScalePlace = "tensor"
+	// ScalePerHead: one float32 per KV head, beside the cache.
+	ScalePerHead ScalePlace = "head"
+	// ScalePerTokenHead: one float32 per cache row and KV head, beside the
+	// cache.
+	ScalePerTokenHead ScalePlace = "token-head"
+)
+
+// cacheFormats are the formats the cache checks know, by name.
+var cacheFormats = map[string]CacheFormat{
+	"f32":  f32Format{},
+	"f16":  f16Format{},
+	"bf16": bf16Format{},
+	"e4m3": e4m3Format{},
+	"q8_0": q8Format{},
+}
+
+// hardBlocks is implemented by a block format with inputs of its own that
+// its rounding is easy to get wrong on; checkBlocks stores them beside the
+// classes every block format gets.
+type hardBlocks interface {
+	// HardBlock fills x, one block, with a hard case drawn from seed, and
+	// names its class ("tied").
+	HardBlock(x []float32, seed uint64) (class string)
+}
+
+// ---- one value per element ---------------------------------------------------------
+
+// ieee16 is a per-value format of 16-bit codes: Encode and Decode of one
+// value, NaN-ness of a code.
+type ieee16 struct {
+	enc func(float32) uint16
+	dec func(uint16) float32
+	f   format
+}
+
+func (q ieee16) encode(dst []byte, src []float32) {
+	for i, v := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], q.enc(v))
+	}
+}
+
+func (q ieee16) decode(dst []float32, src []byte) {
+	for i := range dst {
+		dst[i] = q.dec(binary.LittleEndian.Uint16(src[2*i:]))
+	}
+}
+
+func (q ieee16) same(a, b []byte) bool {
+	x, y := binary.LittleEndian.Uint16(a), binary.LittleEndian.Uint16(b)
+	return x == y || q.f.isNaN(uint64(x)) && q.f.isNaN(uint64(y))
+}
+
+// f32Format is float32 values as they are.
+type f32Format struct{}
+
+func (f32Format) Name() string               { return "f32" }
+func (f32Format) Block() (values, bytes int) { return 1, 4 }
+func (f32Format) Scales() ScalePlace         { return ScaleNone }
+func (f32Format) Encode(dst []byte, src []float32, _ float32) {
+	for i, v := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+	}
+}
+func (f32Format) Decode(dst []float32, src []byte, _ float32) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+	}
+}
+func (f32Format) Same(a, b []byte) bool {
+	x, y := binary.LittleEndian.Uint32(a), binary.LittleEndian.Uint32(b)
+	return x == y || formats[kF32].isNaN(uint64(x)) && formats[kF32].isNaN(uint64(y))
+}
+func (f32Format) Spacing(float64, float32, ...[]float32) float64 { return 0 }
+
+// f16Format is IEEE binary16, rounded to nearest even by
+// github.com/x448/float16.
+type f16Format struct{}
+
+var f16Codec = ieee16{
+	enc: func(v float32) uint16 { return float16.Fromfloat32(v).Bits() },
+	dec: func(h uint16) float32 { return float16.Frombits(h).Float32() },
+	f:   formats[kF16],
+}
+
+func (f16Format) Name() string                                { return "f16" }
+func (f16Format) Block() (values, bytes int)                  { return 1, 2 }
+func (f16Format) Scales() ScalePlace                          { return ScaleNone }
+func (f16Format) Encode(dst []byte, src []float32, _ float32) { f16Codec.encode(dst, src) }
+func (f16Format) Decode(dst []float32, src []byte, _ float32) { f16Codec.decode(dst, src) }
+func (f16Format) Same(a, b []byte) bool                       { return f16Codec.same(a, b) }
+func (f16Format) Spacing(v float64, _ float32, _ ...[]float32) float64 {
+	return codec[uint16]{kind: kF16, f: formats[kF16]}.storageULP(v)
+}
+
+// bf16Format is bfloat16, rounded to nearest even by f32ToBF16.
+type bf16Format struct{}
+
+var bf16Codec = ieee16{enc: f32ToBF16, dec: bf16ToF32, f: formats[kBF16]}
+
+func (bf16Format) Name() string                                { return "bf16" }
+func (bf16Format) Block() (values, bytes int)                  { return 1, 2 }
+func (bf16Format) Scales() ScalePlace                          { return ScaleNone }
+func (bf16Format) Encode(dst []byte, src []float32, _ float32) { bf16Codec.encode(dst, src) }
+func (bf16Format) Decode(dst []float32, src []byte, _ float32) { bf16Codec.decode(dst, src) }
+func (bf16Format) Same(a, b []byte) bool                       { return bf16Codec.same(a, b) }
+func (bf16Format) Spacing(v float64, _ float32, _ ...[]float32) float64 {
+	return codec[uint16]{kind: kBF16, f: formats[kBF16]}.storageULP(v)
+}
+
+// ---- OCP FP8 e4m3fn ------------------------------------------------------------------
+
+// e4m3Format is OCP FP8 e4m3fn with one scale per cache, passed with every
+// call: stored is e4m3(x/scale), read back as e4m3→f32 times scale.
+type e4m3Format struct{}
+
+func (e4m3Format) Name() string               { return "e4m3" }
+func (e4m3Format) Block() (values, bytes int) { return 1, 1 }
+func (e4m3Format) Scales() ScalePlace         { return ScalePerTensor }
+func (e4m3Format) Encode(dst []byte, src []float32, scale float32) {
+	for i, v := range src {
+		dst[i] = refE4M3(v / scale)
+	}
+}
+func (e4m3Format) Decode(dst []float32, src []byte, scale float32) {
+	for i := range dst {
+		dst[i] = refE4M3Value(src[i]) * scale
+	}
+}
+func (e4m3Format) Same(a, b []byte) bool {
+	return a[0] == b[0] || a[0]&0x7f == 0x7f && b[0]&0x7f == 0x7f
+}
+
+// Spacing is e4m3's step at v/scale, times scale: 2⁻⁹ below the smallest
+// normal 2⁻⁶, 2^(e−3) in the binade [2^e, 2^(e+1)).
+func (e4m3Format) Spacing(v float64, scale float32, _ ...[]float32) float64 {
+	x := v / float64(scale)
+	if x < 0x1p-6 {
+		return 0x1p-9 * float64(scale)
+	}
+	return math.Ldexp(1, int(math.Floor(math.Log2(x)))-3) * float64(scale)
+}
+
+// e4m3Mags[k] is the magnitude of the e4m3fn code k, k = 0…0x7e: exponent
+// field e = k>>3 (bias 7), mantissa m = k&7; (1 + m/8)·2^(e−7) for e ≥ 1,
+// (m/8)·2⁻⁶ for e = 0. Code 0x7f (with either sign) is NaN; there is no
+// infinity. The largest finite magnitude is 0x7e, 448.
+var e4m3Mags = func() [0x7f]float64 {
+	var v [0x7f]float64
+	for k := range v {
+		e, m := k>>3, float64(k&7)
+		if e == 0 {
+			v[k] = m / 8 * math.Ldexp(1, -6)
+		} else {
+			v[k] = (1 + m/8) * math.Ldexp(1, e-7)
+		}
+	}
+	return v
+}()
+
+// refE4M3 is the e4m3fn code of v: the code whose value is nearest, a tie
+// going to the even code (the one whose mantissa's last bit is 0);
+// magnitudes above 448, infinities included, saturate to ±448; a NaN gives
+// S.1111.111 with v's sign.
+func refE4M3(v float32) uint8 {
+	var sign uint8
+	if math.Signbit(float64(v)) {
+		sign = 0x80
+	}
+	if v != v {
+		return sign | 0x7f
+	}
+	a := math.Abs(float64(v))
+	if a >= e4m3Mags[0x7e] {
+		return sign | 0x7e
+	}
+	// The largest code whose magnitude is at most a.
+	k := sort.Search(len(e4m3Mags), func(i int) bool { return e4m3Mags[i] > a }) - 1
+	lo, hi := a-e4m3Mags[k], e4m3Mags[k+1]-a
+	switch {
+	case lo < hi:
+	case hi < lo:
+		k++
+	case k&1 == 1:
+		k++
+	}
+	return sign | uint8(k)
+}
+
+// refE4M3Value is the value of the e4m3fn code b as a float32 (exact), NaN
+// for S.1111.111.
+func refE4M3Value(b uint8) float32 {
+	if b&0x7f == 0x7f {
+		return float32(math.NaN())
+	}
+	v := float32(e4m3Mags[b&0x7f])
+	if b&0x80 != 0 {
+		v = -v
+	}
+	return v
+}
+
+// ---- ggml q8_0 ------------------------------------------------------------------------
+
+// q8Block is ggml's QK8_0, q8Bytes the size of block_q8_0: an f16 d, 32 int8.
+const (
+	q8Block = 32
+	q8Bytes = 2 + q8Block
+)
+
+// q8Format is ggml's q8_0, transcribed from its quantize_row_q8_0_ref
+// (ggml/src/ggml-quants.c) with Go's float32 arithmetic: refQ8.
+type q8Format struct{}
+
+func (q8Format) Name() string               { return "q8_0" }
+func (q8Format) Block() (values, bytes int) { return q8Block, q8Bytes }
+func (q8Format) Scales() ScalePlace         { return ScaleInBlock }
+func (q8Format) Encode(dst []byte, src []float32, _ float32) {
+	for b := 0; b < len(src)/q8Block; b++ {
+		d, q := refQ8(src[b*q8Block : (b+1)*q8Block])
+		o := dst[b*q8Bytes:]
+		binary.LittleEndian.PutUint16(o, d)
+		for j, v := range q {
+			o[2+j] = uint8(v)
+		}
+	}
+}
+func (q8Format) Decode(dst []float32, src []byte, _ float32) {
+	for i := range dst {
+		o := src[i/q8Block*q8Bytes:]
+		dst[i] = refQ8Value(binary.LittleEndian.Uint16(o), int8(o[2+i%q8Block]))
+	}
+}
+
+// Same compares d as an f16, two NaNs alike, and the 32 int8 bit for bit.
+func (q8Format) Same(a, b []byte) bool {
+	return f16Codec.same(a[:2], b[:2]) && string(a[2:q8Bytes]) == string(b[2:q8Bytes])
+}
+
+// Spacing is the largest d of the blocks around: amax/127, a little more
+// for d's rounding to f16.
+func (q8Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	var amax float64
+	for _, y := range around {
+		for _, x := range y {
+			amax = max(amax, math.Abs(float64(x)))
+		}
+	}
+	return amax / 127 * (1 + 0x1p-10)
+}
+
+// HardBlock fills x with a block whose d is 2^e exactly (amax = 127·2^e),
+// so that id = 2^−e and x·id is exactly k + 0.5 for most values: ties,
+// which roundf takes away from zero.
+func (q8Format) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	e := int(h(0)%40) - 20
+	p := math.Ldexp(1, e)
+	for j := range x {
+		k := float64(int(h(uint64(j)+1)%254) - 127)
+		x[j] = float32((k + 0.5) * p)
+		if h(uint64(j)+100)%5 == 0 {
+			x[j] = float32(k * p)
+		}
+	}
+	x[h(200)%uint64(len(x))] = float32(127 * p * float64(1-2*int(h(201)%2)))
+	return "tied"
+}
+
+// refQ8 quantizes the 32 values of x into one q8_0 block as ggml's
+// quantize_row_q8_0_ref computes it, statement by statement:
+//
+//	float amax = 0.0f;
+//	for j: amax = MAX(amax, fabsf(x[j]));     MAX(a, b) = ((a) > (b) ? (a) : (b))
+//	const float d = amax / ((1 << 7) - 1);
+//	const float id = d ? 1.0f/d : 0.0f;
+//	y.d = GGML_FP32_TO_FP16(d);              round to nearest even
+//	for j: y.qs[j] = roundf(x[j]*id);        halves away from zero
+//
+// The conversion of roundf's float to int8_t is undefined in C when the
+// value does not fit, which happens only when the block holds a NaN (a
+// product NaN, or the MAX that a NaN resets leaves amax below an earlier
+// value) or when d is so small that 1/d overflows; there ropegen defines q
+// as 0 for a NaN product and ±127 beyond ±127, and so does this reference.
+func refQ8(x []float32) (d uint16, q [q8Block]int8) {
+	if len(x) != q8Block {
+		panic(fmt.Sprintf("verify: refQ8: %d values, want %d", len(x), q8Block))
+	}
+	var amax float32
+	for _, v := range x {
+		av := float32(math.Abs(float64(v)))
+		if amax > av {
+			// amax stays
+		} else {
+			amax = av
+		}
+	}
+	dq := amax / 127
+	var id float32
+	if dq != 0 {
+		id = 1 / dq
+	}
+	d = float16.Fromfloat32(dq).Bits()
+	for j, v := range x {
+		x0 := float32(v * id)
+		r := math.Round(float64(x0))
+		switch {
+		case r != r:
+			q[j] = 0
+		case r > 127:
+			q[j] = 127
+		case r < -127:
+			q[j] = -127
+		default:
+			q[j] = int8(r)
+		}
+	}
+	return d, q
+}
+
+// refQ8Value is ggml's dequantize_row_q8_0 of one value: q·d in float32, d
+// widened from f16.
+func refQ8Value(d uint16, q int8) float32 {
+	return float32(q) * float16.Frombits(d).Float32()
+}
