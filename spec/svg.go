@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // SVGHeader is the first line of every SVG figure ropegen writes
