@@ -271,7 +271,7 @@ func (pk *pkg) copyAll(dir, prefix string, names []string) ([]File, error) {
 
 // data is what the package's files are copied with (templates.Data).
 func (pk *pkg) data() *templates.Data {
-	d := &templates.Data{Header: pk.header, Package: pk.name, DType: pk.dt.name}
+	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
 	for _, c := range pk.caches {
 		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3"}
 		if ct, ok := cacheTypes[c]; ok {

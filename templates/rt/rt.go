@@ -5,11 +5,11 @@
 // as ordinary Go. ropegen copies its files (package templates' Copy), all
 // but this one, dynamic_link.go, export.go and the tests of rt itself, into
 // each generated package: the package clause and the header rewritten,
-// only the files the package's features need. Beside them goes a small
-// generated part: the element type (elem) and compute type (comp), the
-// shapes and their kernels per backend (the ABI of kernels.go), the package
-// doc, and for a package generated for one spec its constants and
-// defaultParams.
+// the package's element and compute types written where rt says elem and
+// comp, only the files the package's features need. Beside them goes a
+// small generated part: the shapes and their kernels per backend (the ABI
+// of kernels.go), the conversions widen and narrow, the package doc, and
+// for a package generated for one spec its constants and defaultParams.
 //
 // This file stands in for the generated part, so that rt compiles, vets and
 // is tested on its own: float32 elements, no shapes and no kernels, which
