@@ -3,6 +3,7 @@ package templates
 import (
 	"bytes"
 	"flag"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -117,3 +118,102 @@ func TestRetypeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Nothing copied is test-only: every unexported function, method, type
+// and variable a copied file of rt declares (constants, which compile to
+// nothing, aside) is reached from rt's
+// exported API, its init functions, the stand-ins for the generated part,
+// or what generated code calls (usedByGenerated), through rt's code (its
+// tests aside). A name only tests reach belongs in a _test.go file, which
+// packages get only with -tests.
+func TestNothingCopiedIsTestOnly(t *testing.T) {
+	fset := token.NewFileSet()
+	type decl struct {
+		file string
+		uses []string
+	}
+	decls := map[string][]decl{} // by name: a method and a function may share one
+	var roots []string
+	entries, err := FS.ReadDir("rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := "rt/" + e.Name()
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(id *ast.Ident, n ast.Node) {
+			var uses []string
+			ast.Inspect(n, func(n ast.Node) bool {
+				if u, ok := n.(*ast.Ident); ok && u != id {
+					uses = append(uses, u.Name)
+				}
+				return true
+			})
+			decls[id.Name] = append(decls[id.Name], decl{name, uses})
+			if id.IsExported() || id.Name == "_" || id.Name == "init" || slices.Contains(standIns, name) {
+				roots = append(roots, id.Name)
+			}
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				add(d.Name, d)
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						add(s.Name, s)
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if d.Tok == token.CONST {
+								roots = append(roots, n.Name)
+							}
+							add(n, s)
+						}
+					}
+				}
+			}
+		}
+	}
+	live := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		if live[n] {
+			return
+		}
+		live[n] = true
+		for _, d := range decls[n] {
+			for _, u := range d.uses {
+				walk(u)
+			}
+		}
+	}
+	for _, n := range append(roots, usedByGenerated...) {
+		walk(n)
+	}
+	var dead []string
+	for n, ds := range decls {
+		if !live[n] {
+			dead = append(dead, ds[0].file+": "+n)
+		}
+	}
+	slices.Sort(dead)
+	for _, d := range dead {
+		t.Errorf("%s: nothing but tests reaches it: move it into a _test.go file", d)
+	}
+}
+
+// usedByGenerated are the names of the run-time only generated code uses:
+// the conversions rope.go's widen and narrow and the pure Go cache kernels
+// (asm/vec/purego) call.
+var usedByGenerated = []string{"f16to32", "f32to16", "bf16to32", "f32tobf16", "e4m3to32", "f32toe4m3", "q8Block", "q8Unblock"}
