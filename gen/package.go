@@ -195,15 +195,12 @@ func (pk *pkg) hasNorms() bool {
 }
 
 // rtFiles are the run-time's files the package needs, copied from
-// templates/rt: the core, and those of its features (QK-norm, each cache
-// type, the f16 and bf16 conversions, a per-spec package's default model,
-// dynamic NTK with templates/exact's code), each named rope_<file>
-// (rope_exact_<file> for exact's).
+// templates/rt: the core, and those of its features (each cache type, the
+// f16 and bf16 conversions, a per-spec package's default model, dynamic NTK
+// with templates/exact's code), each named rope_<file> (rope_exact_<file>
+// for exact's).
 func (pk *pkg) rtFiles() ([]File, error) {
-	names := []string{"kernels.go", "params.go", "table.go", "batch.go", "apply.go", "axes.go", "strides.go", "sincos.go"}
-	if pk.hasNorms() {
-		names = append(names, "norm.go")
-	}
+	names := []string{"kernels.go", "params.go", "table.go", "batch.go", "apply.go", "norm.go", "axes.go", "strides.go", "sincos.go"}
 	convert := pk.dt.name == "f16" || pk.dt.name == "bf16"
 	if len(pk.caches) > 0 {
 		names = append(names, "cache.go", "cachewalk.go", "prep.go")

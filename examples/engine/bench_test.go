@@ -111,7 +111,7 @@ func BenchmarkPrep(b *testing.B) {
 			copy(qkv, x0)
 			b.SetBytes(int64(tokens * (hq + 2*hkv) * hd * 4))
 			for b.Loop() {
-				l.Prefill(tab, qkv, hq, hkv, qw, kw, kc, vc, slots, pos)
+				l.Prep(tab, qkv, hq, hkv, qw, kw, kc, vc, slots, pos)
 			}
 		})
 		b.Run(dtype+"/separate", func(b *testing.B) {

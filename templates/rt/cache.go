@@ -309,10 +309,10 @@ func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, po
 // ApplyStore turns the keys of token j by the positions of token j and
 // stores them in cache row slots[j], as Table.ApplyStore does: a decode
 // step's keys written straight into the cache, whatever each sequence's
-// position.
-func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
+// position. pos is the positions Set was given.
+func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32) {
 	const fn = "Batch.ApplyStore"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	if w.n != len(slots) {
 		panicf("%s: len(slots) = %d: want b.Len() = %d, a slot per token", fn, len(slots), w.n)
 	}

@@ -13,10 +13,13 @@ package rt
 // none. Every layer has its own, so they come with each call. A gemma norm
 // multiplies each value by 1 + w, computed as fl(1 + w).
 //
+// A Rotary without a QK-norm (NormKind "") turns q and k as ApplyQK does,
+// with qw and kw nil: an engine calls ApplyNormQK for every model, whether
+// or not it normalizes q and k.
+//
 // Views, positions and the weights' lengths are checked as in ApplyQK, and a
-// bad one panics before anything is written, as does a Rotary without a
-// QK-norm; q and k may share a buffer (a fused QKV projection) as long as no
-// head of q overlaps a head of k.
+// bad one panics before anything is written; q and k may share a buffer (a
+// fused QKV projection) as long as no head of q overlaps a head of k.
 func (t *Table) ApplyNormQK(q []elem, qs Strides, qw []comp, k []elem, ks Strides, kw []comp, pos []int32) {
 	const fn = "Table.ApplyNormQK"
 	w := t.seq(fn, pos)
@@ -24,15 +27,22 @@ func (t *Table) ApplyNormQK(q []elem, qs Strides, qw []comp, k []elem, ks Stride
 }
 
 // ApplyNormQK normalizes and turns the queries and keys of token j by the
-// positions of token j, as Table.ApplyNormQK does.
-func (b *Batch) ApplyNormQK(q []elem, qs Strides, qw []comp, k []elem, ks Strides, kw []comp) {
+// positions of token j, as Table.ApplyNormQK does; pos must be the
+// positions Set was given.
+func (b *Batch) ApplyNormQK(q []elem, qs Strides, qw []comp, k []elem, ks Strides, kw []comp, pos []int32) {
 	const fn = "Batch.ApplyNormQK"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyNormQK(fn, &w, q, qs, qw, k, ks, kw)
 }
 
 func (r *Rotary) applyNormQK(fn string, w *walk, q []elem, qs Strides, qw []comp, k []elem, ks Strides, kw []comp) {
-	r.checkHasNorm(fn)
+	if r.nv < 0 {
+		if len(qw)+len(kw) != 0 {
+			panicf("%s: len(qw) = %d, len(kw) = %d: want no weights: the Rotary has no QK-norm (NormKind \"\"), so q and k are only turned", fn, len(qw), len(kw))
+		}
+		r.applyQK(fn, w, q, qs, k, ks)
+		return
+	}
 	r.checkQK(fn, w, q, qs, k, ks)
 	r.checkWeights(fn, "qw", len(qw), "qs", qs)
 	r.checkWeights(fn, "kw", len(kw), "ks", ks)
@@ -43,11 +53,4 @@ func (r *Rotary) applyNormQK(fn string, w *walk, q []elem, qs Strides, qw []comp
 		norm(k[j*ks.Token:], ks.Head, ks.Heads, row, kw, eps)
 	}
 	w.done()
-}
-
-// checkHasNorm panics, naming fn, if r has no QK-norm.
-func (r *Rotary) checkHasNorm(fn string) {
-	if r.nv < 0 {
-		panicf("%s: the Rotary has no QK-norm (NormKind \"\"): want New with a NormKind, or ApplyQK", fn)
-	}
 }
