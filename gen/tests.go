@@ -24,7 +24,7 @@ func (pk *pkg) testFiles() ([]File, error) {
 			examples = append(examples, "example_norm_test.go")
 		}
 		if len(pk.caches) > 0 {
-			examples = append(examples, "example_prep_test.go")
+			examples = append(examples, "example_prep_test.go", "example_mla_test.go")
 		}
 	}
 	files, err := pk.copyAll("rt", "", append(glue, examples...))
