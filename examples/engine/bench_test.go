@@ -9,7 +9,8 @@ import (
 	"github.com/ropegen/ropegen/generated/qwen3"
 )
 
-// The benchmarks of issue 24's comparisons (run them on a quiet machine:
+// The benchmarks compare the engine package with a package generated for
+// one spec, and Prep with the separate calls (run them on a quiet machine:
 // go test -run '^$' -bench . -count 6 ./examples/engine):
 //
 //   - BenchmarkEngineVsPerSpec: the engine package, its kernels chosen at

@@ -55,7 +55,7 @@ func (b *Batch) Set(pos []int32) {
 	}
 	n := len(pos) / r.axes
 	if n > b.cap {
-		panicf("Batch.Set: len(pos) = %d (%d tokens): want at most the capacity, %d tokens", len(pos), n, b.cap)
+		panicf("Batch.Set: len(pos) = %d (%s): want at most the capacity, %s", len(pos), count(n, "token"), count(b.cap, "token"))
 	}
 	for j, p := range pos {
 		if p < 0 || math.IsInf(float64(float64(p)*r.maxFreq), 0) {

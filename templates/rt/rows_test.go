@@ -96,3 +96,14 @@ func TestRowsServeTableAndBatch(t *testing.T) {
 		}
 	}
 }
+
+// Batch.Set's capacity panic counts its tokens in English: "1 token".
+func TestBatchSetCountsTokens(t *testing.T) {
+	r := mustNew(t, refParams(refShapes[0], 10000))
+	b := r.NewBatch(1)
+	msg, panicked := catchPanic(func() { b.Set([]int32{1, 2}) })
+	want := "Batch.Set: len(pos) = 2 (2 tokens): want at most the capacity, 1 token"
+	if !panicked || !strings.Contains(msg, want) {
+		t.Errorf("Batch.Set of 2 tokens into a capacity of 1: panic %q (%v), want %q", msg, panicked, want)
+	}
+}
