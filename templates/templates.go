@@ -1,11 +1,11 @@
 // Package templates holds every source file ropegen copies into a package it
 // writes, and Copy, the one function that copies them:
 //
-//	rt/      the run-time: package rt, compiled and tested here. rt.go,
-//	         dynamic_link.go and export.go stand in for the generated part
-//	         and are never copied; the other files are copied into the
-//	         packages whose features need them, the glue and example tests
-//	         into their tests.
+//	rt/      the run-time: package rt, compiled and tested here. rt.go and
+//	         dynamic_link.go stand in for the generated part, export.go
+//	         serves ropegen itself: they are never copied. The other files
+//	         are copied into the packages whose features need them, the
+//	         glue and example tests into their tests.
 //	exact/   the correctly rounded powers and dynamic NTK frequencies:
 //	         package exact, which package spec imports; dynamic.go and
 //	         pow.go are copied into the packages that compute dynamic NTK
@@ -37,9 +37,10 @@ import (
 //go:embed rt/*.go exact/dynamic.go exact/pow.go test/*.tmpl
 var FS embed.FS
 
-// standIns are the files of FS that stand in for a package's generated
-// part: Copy refuses them.
-var standIns = []string{"rt/rt.go", "rt/dynamic_link.go", "rt/export.go"}
+// rtOnly are the files of FS that only package rt has (the stand-ins for
+// a package's generated part, and what ropegen itself calls): Copy refuses
+// them.
+var rtOnly = []string{"rt/rt.go", "rt/dynamic_link.go", "rt/export.go"}
 
 // Data is what a file is copied with. Header, Package, Elem and Comp apply
 // to every file; the rest describes a package to test/rope_test.go.tmpl.
@@ -159,8 +160,8 @@ var funcs = template.FuncMap{
 // d.Header, gofmt'd. Copy refuses a file that declares anything named elem
 // or comp (a rewrite would change its meaning) or that is not Go.
 func Copy(name string, d *Data) ([]byte, error) {
-	if slices.Contains(standIns, name) {
-		return nil, fmt.Errorf("templates: %s stands in for the generated part of a package: it is not copied", name)
+	if slices.Contains(rtOnly, name) {
+		return nil, fmt.Errorf("templates: %s is package rt's own (a stand-in for a package's generated part, or ropegen's): it is not copied", name)
 	}
 	src, err := FS.ReadFile(name)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestTestTemplateGolden(t *testing.T) {
 func TestCopyKeepsSource(t *testing.T) {
 	d := &Data{Header: "// header", Package: "p", Elem: "uint16", Comp: "float32"}
 	err := fs.WalkDir(FS, ".", func(path string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || slices.Contains(standIns, path) {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || slices.Contains(rtOnly, path) {
 			return err
 		}
 		src, err := FS.ReadFile(path)
@@ -121,11 +121,10 @@ func TestRetypeRefuses(t *testing.T) {
 
 // Nothing copied is test-only: every unexported function, method, type
 // and variable a copied file of rt declares (constants, which compile to
-// nothing, aside) is reached from rt's
-// exported API, its init functions, the stand-ins for the generated part,
-// or what generated code calls (usedByGenerated), through rt's code (its
-// tests aside). A name only tests reach belongs in a _test.go file, which
-// packages get only with -tests.
+// nothing, aside) is reached from rt's exported API, its init functions,
+// the files only rt has (rtOnly), or what generated code calls
+// (usedByGenerated), through rt's code (its tests aside). A name only tests
+// reach belongs in a _test.go file, which packages get only with -tests.
 func TestNothingCopiedIsTestOnly(t *testing.T) {
 	fset := token.NewFileSet()
 	type decl struct {
@@ -160,7 +159,7 @@ func TestNothingCopiedIsTestOnly(t *testing.T) {
 				return true
 			})
 			decls[id.Name] = append(decls[id.Name], decl{name, uses})
-			if id.IsExported() || id.Name == "_" || id.Name == "init" || slices.Contains(standIns, name) {
+			if id.IsExported() || id.Name == "_" || id.Name == "init" || slices.Contains(rtOnly, name) {
 				roots = append(roots, id.Name)
 			}
 		}

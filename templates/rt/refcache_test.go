@@ -3,7 +3,7 @@ package rt
 // rt's tests install these pure Go cache kernels (refkernels_test.go);
 // generated packages get theirs from the vector layer's purego target.
 
-// cacheStoreN and cacheLoadN are the pure Go cache kernels' loop: the first
+// cacheLoop is the pure Go cache kernels' loop: the first
 // m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
 // converted value by value by conv.
 func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
