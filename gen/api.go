@@ -10,20 +10,16 @@ import (
 	"github.com/ropegen/ropegen/spec"
 )
 
-// apiFile is rope.go: the package doc, the element and compute types the
-// run-time is written against, the shapes, and for a per-spec package its
+// apiFile is rope.go: the package doc, the shapes, the conversions between
+// the element and the compute type, and for a per-spec package its
 // constants and the numbers of its default model.
 func (pk *pkg) apiFile() ([]byte, error) {
 	f := jen.NewFile(pk.name)
 	f.PackageComment(pk.packageDoc())
 	id, lit := jen.Id, jen.Lit
 	d := pk.dt
-	f.Comment("elem is the element type of x; comp the compute type of the arithmetic,")
-	f.Comment("the table rows and the QK-norm weights.")
-	f.Type().Defs(id("elem").Op("=").Id(d.goType), id("comp").Op("=").Id(d.compute))
-	f.Line()
-	f.Comment("pkgName begins every panic message and error; dtypeName names elem as")
-	f.Comment("-dtype does.")
+	f.Comment("pkgName begins every panic message and error; dtypeName names the")
+	f.Comment("element type as -dtype does.")
 	f.Const().Defs(id("pkgName").Op("=").Lit(pk.name), id("dtypeName").Op("=").Lit(pk.dt.name))
 	f.Line()
 	f.Comment("shapeList holds the shapes the package has kernels for, in the order of")
@@ -42,8 +38,8 @@ func (pk *pkg) apiFile() ([]byte, error) {
 		}
 		return id(fn).Call(id("v"))
 	}
-	f.Func().Id("widen").Params(id("v").Id("elem")).Id("comp").Block(jen.Return(conv(d.widen)))
-	f.Func().Id("narrow").Params(id("v").Id("comp")).Id("elem").Block(jen.Return(conv(d.narrow)))
+	f.Func().Id("widen").Params(id("v").Id(d.goType)).Id(d.compute).Block(jen.Return(conv(d.widen)))
+	f.Func().Id("narrow").Params(id("v").Id(d.compute)).Id(d.goType).Block(jen.Return(conv(d.narrow)))
 	if pk.def != nil {
 		pk.def.constants(f, pk.caches)
 	}

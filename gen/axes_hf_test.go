@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/internal/hfref"
 	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // Issue 12: proof that multi-axis (M-RoPE, interleaved M-RoPE, 2-D vision)

@@ -355,13 +355,14 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	}
 	tab := sc.Lookup("Table").Type()
 	ms := types.NewMethodSet(types.NewPointer(tab))
-	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Rotary", "Start"}
-	if s.QKNorm.Enabled() {
-		want = append(want, "ApplyNormQK")
+	// ApplyNormQK is every package's: without a QK-norm it only rotates.
+	want := []string{"Apply", "ApplyInverse", "ApplyInverseSeq", "ApplyInverseSeqParallel", "ApplyInverseStrided", "ApplyNormQK", "ApplyQK", "ApplySeq", "ApplySeqParallel", "ApplyStrided", "Len", "Rotary", "Start"}
+	if sc.Lookup("Rows") == nil {
+		t.Fatalf("%+v (%s): no Rows", s, arch)
 	}
 	if len(s.Caches) > 0 {
 		want = append(want, "ApplyStore", "Prep", "Shift")
-		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step"} {
+		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step", "CacheRows"} {
 			if sc.Lookup(name) == nil {
 				t.Fatalf("%+v (%s): no %s", s, arch, name)
 			}

@@ -2,10 +2,9 @@ package gen
 
 import (
 	"bytes"
+	"go/format"
 	"strconv"
 	"strings"
-
-	"golang.org/x/tools/imports"
 
 	"github.com/dave/jennifer/jen"
 
@@ -27,9 +26,7 @@ func goFile(f *jen.File, header, constraint string) ([]byte, error) {
 		b.WriteString("//go:build " + constraint + "\n\n")
 	}
 	b.Write(body.Bytes())
-	// Verbatim code (the conversions, sincos, sincosDD, the view checks) names standard
-	// packages jennifer cannot see: let goimports add them (and format).
-	return imports.Process("", b.Bytes(), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: false})
+	return format.Source(b.Bytes())
 }
 
 // float renders v as a Go float literal that round-trips exactly.

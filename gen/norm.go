@@ -134,7 +134,7 @@ func (pk *pkg) normDoc() string {
 		for _, v := range vs {
 			names = append(names, v.n.name())
 		}
-		b.WriteString(wrapDoc(fmt.Sprintf("ApplyNormQK normalizes the query and key heads with the Rotary's QK-norm (Params.NormKind over NormScope, ε = NormEps, before the rotation or with NormAfter after it) and rotates them, in one pass, and Prep does the same on its way to the caches. This package has the norms %s (Shapes lists which shape has which; New refuses the others). For a normed vector x of n values (a head, or with scope token a token's heads one after another) it computes, in the compute type with float64 for r,", strings.Join(names, ", "))))
+		b.WriteString(wrapDoc(fmt.Sprintf("ApplyNormQK normalizes the query and key heads with the Rotary's QK-norm (Params.NormKind over NormScope, ε = NormEps, before the rotation or with NormAfter after it) and rotates them, in one pass, and Prep does the same on its way to the caches. This package has the norms %s (Shapes lists which shape has which; New refuses the others); a Rotary without one is only rotated, as by ApplyQK. For a normed vector x of n values (a head, or with scope token a token's heads one after another) it computes, in the compute type with float64 for r,", strings.Join(names, ", "))))
 	}
 	b.WriteString("\n\n")
 	b.WriteString("\ts_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j\n")

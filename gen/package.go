@@ -2,20 +2,17 @@ package gen
 
 import (
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/dave/jennifer/jen"
-
-	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/spec"
-	"github.com/ropegen/ropegen/templates/rt"
+	"github.com/ropegen/ropegen/templates"
 )
 
-// A generated package is rt's run-time (copied from package rt) plus a small
-// generated part: rope.go (the package doc, the element and compute types,
+// A generated package is the run-time, copied from templates/rt by package
+// templates' Copy (the one way source reaches a package: pk.copy), plus a
+// small generated part: rope.go (the package doc, the element and compute types,
 // the shapes; for a package generated for one spec its constants and
 // default model), the kernels of each shape per backend, and each backend's
 // kernels value per shape (the ABI of templates/rt/kernels.go).
@@ -152,12 +149,6 @@ func (pk *pkg) files() ([]File, error) {
 		return nil, err
 	}
 	files = append(files, rtf...)
-	if pk.dynamic {
-		d, err := pk.dynamicFile()
-		if err := add("rope_dynamic.go", d, err); err != nil {
-			return nil, err
-		}
-	}
 	kf, err := pk.kernelFiles()
 	if err != nil {
 		return nil, err
@@ -179,14 +170,13 @@ func (pk *pkg) hasNorms() bool {
 	return slices.ContainsFunc(pk.shapes, func(s *shape) bool { return len(s.norms) > 0 })
 }
 
-// rtFiles are rt's files the package needs, copied: the core, and those of
-// its features (QK-norm, each cache type, the f16 and bf16 conversions, a
-// per-spec package's default model), each named rope_<file>.
+// rtFiles are the run-time's files the package needs, copied from
+// templates/rt: the core, and those of its features (each cache type, the
+// f16 and bf16 conversions, a per-spec package's default model, dynamic NTK
+// with templates/exact's code), each named rope_<file> (rope_exact_<file>
+// for exact's).
 func (pk *pkg) rtFiles() ([]File, error) {
-	names := []string{"kernels.go", "params.go", "table.go", "batch.go", "apply.go", "axes.go", "strides.go", "sincos.go"}
-	if pk.hasNorms() {
-		names = append(names, "norm.go")
-	}
+	names := []string{"kernels.go", "params.go", "table.go", "batch.go", "apply.go", "norm.go", "axes.go", "strides.go", "sincos.go"}
 	convert := pk.dt.name == "f16" || pk.dt.name == "bf16"
 	if len(pk.caches) > 0 {
 		names = append(names, "cache.go", "cachewalk.go", "prep.go")
@@ -204,9 +194,46 @@ func (pk *pkg) rtFiles() ([]File, error) {
 			names = append(names, "default_cache.go")
 		}
 	}
+	files, err := pk.copyAll("rt", "", names)
+	if err != nil {
+		return nil, err
+	}
+	if pk.dynamic {
+		// The run-time's hook, and package exact's code it calls.
+		d, err := pk.copyAll("rt", "", []string{"dynamic.go"})
+		if err != nil {
+			return nil, err
+		}
+		e, err := pk.copyAll("exact", "exact", []string{"dynamic.go", "pow.go"})
+		if err != nil {
+			return nil, err
+		}
+		files = append(append(files, d...), e...)
+	}
+	return files, nil
+}
+
+// copy returns the file name of package templates as the package's file
+// out: templates.Copy with the package's data, the one way source reaches a
+// package.
+func (pk *pkg) copy(name, out string) (File, error) {
+	data, err := templates.Copy(name, pk.data())
+	if err != nil {
+		return File{}, fmt.Errorf("gen: %w", err)
+	}
+	return File{out, data}, nil
+}
+
+// copyAll copies the files names of package templates' directory dir, each
+// as rope_<base name>, or with prefix rope_<prefix>_.
+func (pk *pkg) copyAll(dir, prefix string, names []string) ([]File, error) {
 	var files []File
 	for _, n := range names {
-		f, err := pk.copyRT(n, "rope_"+n)
+		out := "rope_" + n
+		if prefix != "" {
+			out = "rope_" + prefix + "_" + n
+		}
+		f, err := pk.copy(dir+"/"+n, out)
 		if err != nil {
 			return nil, err
 		}
@@ -215,28 +242,47 @@ func (pk *pkg) rtFiles() ([]File, error) {
 	return files, nil
 }
 
-// copyRT returns rt's file name as the package's file out: rt's package
-// clause replaced by the header and the package's.
-func (pk *pkg) copyRT(name, out string) (File, error) {
-	src, err := fs.ReadFile(rt.Source, name)
-	if err != nil {
-		return File{}, fmt.Errorf("gen: rt has no %s: %w", name, err)
+// data is what the package's files are copied with (templates.Data).
+func (pk *pkg) data() *templates.Data {
+	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
+	for _, c := range pk.caches {
+		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3"}
+		if ct, ok := cacheTypes[c]; ok {
+			tc.Elem = ct.goType
+		}
+		if cacheTypes[c].blocks {
+			tc.Block = spec.Q8Block
+		}
+		d.Caches = append(d.Caches, tc)
 	}
-	body, ok := strings.CutPrefix(string(src), "package rt\n")
-	if !ok {
-		return File{}, fmt.Errorf("gen: rt/%s does not begin with its package clause", name)
+	if p := pk.def; p != nil {
+		d.Spec = &templates.Spec{Freqs: p.Spec.FreqsLabel()}
+		if p.Norm != nil {
+			n := p.Norm.data(p)
+			d.Spec.Norm = &n
+		}
+		return d
 	}
-	return File{out, []byte(pk.header + "\n\npackage " + pk.name + "\n" + body)}, nil
+	for _, sh := range pk.shapes {
+		var ts templates.Shape
+		for _, n := range sh.norms {
+			ts.Norms = append(ts.Norms, n.data(sh.withNorm(n)))
+		}
+		d.Shapes = append(d.Shapes, ts)
+	}
+	return d
 }
 
-// dynamicFile is rope_dynamic.go: internal/exact's dynamicFreqs and its
-// correctly rounded powers, which the run-time calls for a dynamic NTK
-// table.
-func (pk *pkg) dynamicFile() ([]byte, error) {
-	f := jen.NewFile(pk.name)
-	f.Comment("The package computes dynamic NTK frequencies with the code ropegen runs.")
-	f.Func().Id("init").Params().Block(jen.Id("dynamicNTK").Op("=").Id("dynamicFreqs"))
-	f.Line()
-	f.Id(exact.Source())
-	return goFile(f, pk.header, "")
+// cacheCtors are the Cache constructors of the cache types.
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "q8_0": "Q80Cache"}
+
+// data is the norm as the test template reads it, with its bound in the
+// plan p.
+func (n NormPlan) data(p *Plan) templates.Norm {
+	rot, pass := p.NormBound(0)
+	scope := spec.ScopeHead
+	if n.Token {
+		scope = spec.ScopeToken
+	}
+	return templates.Norm{Kind: n.Kind, Scope: scope, After: n.After, K: [2]int{rot, pass}}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // Multi-axis schemes: the values of Spec.Axes (docs/contract.md §9). A

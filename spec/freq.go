@@ -3,7 +3,7 @@ package spec
 import (
 	"math"
 
-	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // Frequencies returns θ_i for i = 0 … RotaryDim/2−1 after scaling, the long

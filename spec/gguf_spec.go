@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ropegen/ropegen/internal/exact"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // GGUFOptions selects what LoadGGUFWith and ReadGGUF read from a file.

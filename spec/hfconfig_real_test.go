@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/internal/hfref"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // realCase is a published config in testdata/hf with what Hugging Face

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/internal/hfref"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // The Runtime struct is the contract of docs/contract.md §12: a generated

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,8 +156,12 @@ func (c *cli) engineModels() ([]engineModel, error) {
 				types = append(types, l.Type)
 			}
 		}
+		src, err := sourceName(path, true)
+		if err != nil {
+			return nil, badInput("%s", sourceError("-hf-config", path, err))
+		}
 		if len(types) <= 1 {
-			out = append(out, engineModel{fmt.Sprintf("%s (%s)", path, info.ModelType), s})
+			out = append(out, engineModel{fmt.Sprintf("%s (%s)", src, info.ModelType), s})
 			continue
 		}
 		for _, lt := range types {
@@ -162,7 +169,7 @@ func (c *cli) engineModels() ([]engineModel, error) {
 			if err != nil {
 				return nil, badInput("%s", sourceError("-hf-config", path, err))
 			}
-			out = append(out, engineModel{fmt.Sprintf("%s (%s, %s layers)", path, info.ModelType, lt), s})
+			out = append(out, engineModel{fmt.Sprintf("%s (%s, %s layers)", src, info.ModelType, lt), s})
 		}
 	}
 	for _, path := range c.opt.ggufs {
@@ -170,13 +177,63 @@ func (c *cli) engineModels() ([]engineModel, error) {
 		if err != nil {
 			return nil, badInput("%s", sourceError("-gguf", path, err))
 		}
-		out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s)", path, info.Arch), s})
+		src, err := sourceName(path, false)
+		if err != nil {
+			return nil, badInput("%s", sourceError("-gguf", path, err))
+		}
+		out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s)", src, info.Arch), s})
 		// A two-base model's local layers; a file with one RoPE has none.
 		if l, _, err := spec.LoadGGUFWith(path, spec.GGUFOptions{Local: true}); err == nil && !sameRoPE(l, s) {
-			out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s, local layers)", path, info.Arch), l})
+			out = append(out, engineModel{fmt.Sprintf("%s (GGUF %s, local layers)", src, info.Arch), l})
 		}
 	}
 	return out, nil
+}
+
+// An engine package's bytes do not depend on where its model files lie: it
+// names each by its base name, in the package doc with its content (a
+// config's SHA-256, a GGUF file's size: hashing gigabytes of weights would
+// slow every go generate) and in the header's command line.
+
+// sourceName names the model file path for an engine package's doc: its
+// base name and, with hash, the first 12 hex digits of its SHA-256, else
+// its size.
+func sourceName(path string, hash bool) (string, error) {
+	base := filepath.Base(path)
+	if !hash {
+		st, err := os.Stat(path)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s, %d bytes", base, st.Size()), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("%s sha256:%x", base, sum[:6]), nil
+}
+
+// modelBaseNames returns args with the path of every -hf-config and -gguf
+// replaced by its base name: the command as run from the directory that
+// holds the model files.
+func modelBaseNames(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || (name != "hf-config" && name != "gguf") {
+			continue
+		}
+		switch {
+		case hasValue:
+			out[i] = out[i][:len(out[i])-len(value)] + filepath.Base(value)
+		case i+1 < len(out):
+			i++
+			out[i] = filepath.Base(out[i])
+		}
+	}
+	return out
 }
 
 // sameRoPE reports whether a and b have the same shape and frequencies.
@@ -235,7 +292,7 @@ func (c *cli) runEngine(args []string, stderr io.Writer) error {
 			}
 		}
 	}
-	files, err := gen.GenerateEngine(e, gen.Options{Command: command(args), Tests: c.opt.tests})
+	files, err := gen.GenerateEngine(e, gen.Options{Command: command(modelBaseNames(args)), Tests: c.opt.tests})
 	if err != nil {
 		return fmt.Errorf("internal error: generating: %v", err)
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/ropegen/ropegen/generated/qwen3"
 )
 
-// The benchmarks of issue 24's comparisons (run them on a quiet machine:
+// The benchmarks compare the engine package with a package generated for
+// one spec, and Prep with the separate calls (run them on a quiet machine:
 // go test -run '^$' -bench . -count 6 ./examples/engine):
 //
 //   - BenchmarkEngineVsPerSpec: the engine package, its kernels chosen at
@@ -111,7 +112,7 @@ func BenchmarkPrep(b *testing.B) {
 			copy(qkv, x0)
 			b.SetBytes(int64(tokens * (hq + 2*hkv) * hd * 4))
 			for b.Loop() {
-				l.Prefill(tab, qkv, hq, hkv, qw, kw, kc, vc, slots, pos)
+				l.Prep(tab, qkv, hq, hkv, qw, kw, kc, vc, slots, pos)
 			}
 		})
 		b.Run(dtype+"/separate", func(b *testing.B) {

@@ -8,10 +8,17 @@ values in both layouts, DeepSeek's 64, Gemma's 256, Phi-3's 96, with the
 QK-norms and cache types its models need) and, when it loads a model,
 computes that model's numbers with package spec, the same code ropegen runs:
 
-	m, _ := engine.LoadHF("config.json")  // every RoPE layer type; or LoadGGUF
-	l := m.Layer("sliding_attention")     // Gemma 3's local layers
-	tab := l.R.NewTableRange(start, n)    // rows for positions [start, start+n)
-	l.Prefill(tab, qkv, ...)              // Prep: norm, rotate, store into the caches
+	m, _ := engine.LoadHF("config.json")   // every RoPE layer type; or LoadGGUF
+	l := m.Layer("sliding_attention")      // Gemma 3's local layers
+	tab := l.R.NewTableRange(start, n)     // prefill: rows for positions [start, start+n)
+	l.Prep(tab, qkv, ..., pos)             // norm, rotate, store into the caches
+	b := l.R.NewBatch(maxBatch)            // decode: a row per sequence
+	b.Set(pos)                             // once a step, for every layer
+	l.Prep(b, qkv, ..., pos)               // the same call
+
+Prep is written once, against rope.CacheRows, which a *rope.Table and a
+*rope.Batch both are, and calls the QK-norm form whatever the model: a
+model without a QK-norm takes no weights and is only rotated.
 
 New is rope.New(rope.Params(p.Runtime())) for p = spec.Resolve(s): the
 engine package picks the shape's kernels and refuses a model whose shape or
@@ -134,19 +141,20 @@ func LoadGGUF(path string) (*Model, error) {
 	return m, nil
 }
 
-// Prefill is one layer's attention prep for tokens whose fused QKV
+// Prep is one layer's attention prep for tokens whose fused QKV
 // projections lie in qkv, a row of hq query, hkv key and hkv value heads
 // per token: the queries normalized (with the layer's QK-norm and weights
 // qw, kw; nil for a model without one) and rotated in place, the keys
 // normalized, rotated and stored into kc, the values stored into vc, token
-// j at slot slots[j] and at positions pos[j·Axes:(j+1)·Axes]. It is one
-// call of the engine package's Prep: every view, slot and position is
-// checked before anything is written.
-func (l *Layer) Prefill(tab *rope.Table, qkv []float32, hq, hkv int, qw, kw []float32, kc, vc rope.Cache, slots []int64, pos []int32) {
+// j at slot slots[j] and at positions pos[j·Axes:(j+1)·Axes]. rows is a
+// prefill's table or a decode step's Batch (Set to pos). It is one call of
+// the engine package's Prep: every view, slot and position is checked
+// before anything is written.
+func (l *Layer) Prep(rows rope.CacheRows, qkv []float32, hq, hkv int, qw, kw []float32, kc, vc rope.Cache, slots []int64, pos []int32) {
 	hd := l.R.Shape().HeadDim
 	row := (hq + 2*hkv) * hd
 	kv := rope.Strides{Heads: hkv, Head: hd, Token: row}
-	tab.Prep(rope.Step{
+	rows.Prep(rope.Step{
 		Q: qkv, QS: rope.Strides{Heads: hq, Head: hd, Token: row}, QW: qw,
 		K: qkv[hq*hd:], KS: kv, KW: kw,
 		V: qkv[(hq+hkv)*hd:], VS: kv,

@@ -72,47 +72,62 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-// Prefill is the engine package's Prep on fused QKV rows: the queries as
-// ApplyNormQK leaves them, the keys and values in the caches as Store puts
-// them after it.
-func TestPrefill(t *testing.T) {
-	m, err := LoadHF(hfPath("qwen3-8b.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := m.Layer("")
-	hd := l.R.Shape().HeadDim
-	const hq, hkv, rows = 32, 8, 8
-	row := (hq + 2*hkv) * hd
-	qkv := make([]float32, 3*row)
-	for i := range qkv {
-		qkv[i] = float32(math.Sin(float64(i)))
-	}
-	qw, kw := make([]float32, hd), make([]float32, hd)
-	for i := range qw {
-		qw[i], kw[i] = 1+float32(i%3)/4, 1-float32(i%5)/8
-	}
-	tab := l.R.NewTable(64)
-	pos, slots := []int32{10, 11, 12}, []int64{4, 5, 6}
-	cs := rope.Strides{Heads: hkv, Head: l.R.CacheHead("q8_0"), Token: hkv * l.R.CacheHead("q8_0")}
-	kb, vb := make([]byte, rows*cs.Token), make([]byte, rows*cs.Token)
-	got := slices.Clone(qkv)
-	l.Prefill(tab, got, hq, hkv, qw, kw, rope.Q80Cache(kb, cs), rope.Q80Cache(vb, cs), slots, pos)
-
-	want := slices.Clone(qkv)
-	qs, kvs := rope.Strides{Heads: hq, Head: hd, Token: row}, rope.Strides{Heads: hkv, Head: hd, Token: row}
-	tab.ApplyNormQK(want, qs, qw, want[hq*hd:], kvs, kw, pos)
-	wk, wv := make([]byte, len(kb)), make([]byte, len(vb))
-	l.R.Store(rope.Q80Cache(wk, cs), slots, want[hq*hd:], kvs)
-	l.R.Store(rope.Q80Cache(wv, cs), slots, qkv[(hq+hkv)*hd:], kvs)
-	for j := range 3 {
-		o := j * row
-		if !slices.Equal(got[o:o+hq*hd], want[o:o+hq*hd]) || !slices.Equal(got[o+hq*hd:o+row], qkv[o+hq*hd:o+row]) {
-			t.Fatalf("token %d: the queries differ from ApplyNormQK's, or the keys or values changed", j)
+// Prep is the engine package's Prep on fused QKV rows, through a prefill's
+// table and through a decode step's Batch: the queries as ApplyNormQK
+// leaves them, the keys and values in the caches as Store puts them after
+// it; for Qwen3, which normalizes q and k, and Llama 3.1, which does not
+// (no weights: the same calls only rotate).
+func TestPrep(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		norm   bool
+	}{{"qwen3-8b.json", true}, {"llama-3.1-8b.json", false}} {
+		m, err := LoadHF(hfPath(c.config))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !slices.Equal(kb, wk) || !slices.Equal(vb, wv) {
-		t.Fatal("the caches differ from ApplyNormQK then Store")
+		l := m.Layer("")
+		hd := l.R.Shape().HeadDim
+		const hq, hkv, rows = 32, 8, 8
+		row := (hq + 2*hkv) * hd
+		qkv := make([]float32, 3*row)
+		for i := range qkv {
+			qkv[i] = float32(math.Sin(float64(i)))
+		}
+		var qw, kw []float32
+		if c.norm {
+			qw, kw = make([]float32, hd), make([]float32, hd)
+			for i := range qw {
+				qw[i], kw[i] = 1+float32(i%3)/4, 1-float32(i%5)/8
+			}
+		}
+		tab := l.R.NewTable(64)
+		pos, slots := []int32{10, 11, 12}, []int64{4, 5, 6}
+		cs := rope.Strides{Heads: hkv, Head: l.R.CacheHead("q8_0"), Token: hkv * l.R.CacheHead("q8_0")}
+
+		want := slices.Clone(qkv)
+		qs, kvs := rope.Strides{Heads: hq, Head: hd, Token: row}, rope.Strides{Heads: hkv, Head: hd, Token: row}
+		tab.ApplyNormQK(want, qs, qw, want[hq*hd:], kvs, kw, pos)
+		wk, wv := make([]byte, rows*cs.Token), make([]byte, rows*cs.Token)
+		l.R.Store(rope.Q80Cache(wk, cs), slots, want[hq*hd:], kvs)
+		l.R.Store(rope.Q80Cache(wv, cs), slots, qkv[(hq+hkv)*hd:], kvs)
+
+		b := l.R.NewBatch(len(pos))
+		b.Set(pos)
+		for _, r := range []rope.CacheRows{tab, b} {
+			kb, vb := make([]byte, rows*cs.Token), make([]byte, rows*cs.Token)
+			got := slices.Clone(qkv)
+			l.Prep(r, got, hq, hkv, qw, kw, rope.Q80Cache(kb, cs), rope.Q80Cache(vb, cs), slots, pos)
+			for j := range 3 {
+				o := j * row
+				if !slices.Equal(got[o:o+hq*hd], want[o:o+hq*hd]) || !slices.Equal(got[o+hq*hd:o+row], qkv[o+hq*hd:o+row]) {
+					t.Fatalf("%s, %T: token %d: the queries differ from ApplyNormQK's, or the keys or values changed", c.config, r, j)
+				}
+			}
+			if !slices.Equal(kb, wk) || !slices.Equal(vb, wv) {
+				t.Fatalf("%s, %T: the caches differ from ApplyNormQK then Store", c.config, r)
+			}
+		}
 	}
 }
 

@@ -61,9 +61,9 @@ ApplyNormQK normalizes the query and key heads with the Rotary's QK-norm
 NormAfter after it) and rotates them, in one pass, and Prep does the same on
 its way to the caches. This package has the norms rms/head, rms/token,
 gemma/head, l2/head/after (Shapes lists which shape has which; New refuses
-the others). For a normed vector x of n values (a head, or with scope token
-a token's heads one after another) it computes, in the compute type with
-float64 for r,
+the others); a Rotary without one is only rotated, as by ApplyQK. For a
+normed vector x of n values (a head, or with scope token a token's heads one
+after another) it computes, in the compute type with float64 for r,
 
 	s_k = Σ x_j² in float64 over j ≡ k (mod 8), in increasing j
 	r   = fl(1/sqrt(fl(fl(((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7)))/n) + ε))
@@ -92,15 +92,8 @@ w_j, or 1). ropegen's docs/contract.md §10 derives K.
 */
 package engine
 
-// elem is the element type of x; comp the compute type of the arithmetic,
-// the table rows and the QK-norm weights.
-type (
-	elem = float32
-	comp = float32
-)
-
-// pkgName begins every panic message and error; dtypeName names elem as
-// -dtype does.
+// pkgName begins every panic message and error; dtypeName names the
+// element type as -dtype does.
 const (
 	pkgName   = "engine"
 	dtypeName = "f32"
@@ -132,9 +125,9 @@ var shapeList = []Shape{{
 
 // widen converts an element to the compute type, exactly; narrow rounds a
 // computed value to an element, to nearest even.
-func widen(v elem) comp {
+func widen(v float32) float32 {
 	return v
 }
-func narrow(v comp) elem {
+func narrow(v float32) float32 {
 	return v
 }

@@ -196,7 +196,7 @@ func (o *cacheOp) load(dst []float32, ds, off, cs, n int, shift bool) {
 
 // rotTo turns n float32 heads of src forward by row into dst: the
 // backend's rotTo kernel, or a copy and its fwd kernel (the same bits).
-func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *comp) {
+func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *float32) {
 	if f := o.k.rotTo; f != nil {
 		f(dst, ds, src, ss, n, row)
 		return
@@ -212,7 +212,7 @@ func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *co
 // stores them at the element off on, cs apart: in one kernel into an f32,
 // f16 or bf16 cache; else through the scratch buffer sp, its capacity of
 // heads at a time.
-func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *comp, sp []float32) {
+func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float32, sp []float32) {
 	c := o.c
 	switch {
 	case c.kind == cacheF32:
@@ -236,7 +236,7 @@ func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *comp,
 // shift kernels where it has them, else through the scratch buffer sp, its
 // capacity of heads at a time: loadShift, the fwd or inv kernel,
 // storeShift.
-func (o *cacheOp) shiftHeads(off, st, n int, r *comp, inverse bool, sp []float32) {
+func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []float32) {
 	c := o.c
 	kern := o.r.rot(inverse)
 	switch {
@@ -312,10 +312,10 @@ func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, po
 // ApplyStore turns the keys of token j by the positions of token j and
 // stores them in cache row slots[j], as Table.ApplyStore does: a decode
 // step's keys written straight into the cache, whatever each sequence's
-// position.
-func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
+// position. pos is the positions Set was given.
+func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32) {
 	const fn = "Batch.ApplyStore"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	if w.n != len(slots) {
 		panicf("%s: len(slots) = %d: want b.Len() = %d, a slot per token", fn, len(slots), w.n)
 	}
@@ -437,7 +437,7 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 		}
 	}
 	o.check(fn, "c", "slots", slots)
-	row := rowPool.Get().(*[]comp)
+	row := rowPool.Get().(*[]float32)
 	rr := (*row)[:r.rowLen]
 	buf, sp := r.scratch(0)
 	cur := int32(0) // the delta rr is filled for; 0: none yet
@@ -460,41 +460,6 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 	rowPool.Put(row)
 }
 
-// cacheStoreN and cacheLoadN are the pure Go cache kernels' loop: the first
-// m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
-// converted value by value by conv.
-func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
-	for i := range n {
-		conv(dst[i*ds:][:m], src[i*ss:][:m])
-	}
-}
-
-// genericTo is the pure Go rotate-and-narrow kernel of a uint16 cache type
-// with the shape's fwd kernel: each head copied into a float32 scratch
-// head, turned there, and narrowed by narrow; the bits of turning in
-// float32 and narrowing each result once.
-func genericTo(hd int, fwd rotKernel, narrow func(float32) uint16) halfToKernel {
-	return func(dst []uint16, ds int, src []float32, ss, n int, r *comp) {
-		if n <= 0 {
-			return
-		}
-		b := scratchPool.Get().(*[]float32)
-		if len(*b) < hd {
-			*b = make([]float32, hd)
-		}
-		v := (*b)[:hd]
-		for i := range n {
-			copy(v, src[i*ss:][:hd])
-			fwd(v, hd, 1, r)
-			d := dst[i*ds:][:hd]
-			for j, x := range v {
-				d[j] = narrow(x)
-			}
-		}
-		scratchPool.Put(b)
-	}
-}
-
 // sameMemory reports whether the slices a and b share an element.
 func sameMemory[A, B any](a []A, b []B) bool {
 	if len(a) == 0 || len(b) == 0 {
@@ -504,26 +469,4 @@ func sameMemory[A, B any](a []A, b []B) bool {
 	var za A
 	var zb B
 	return pa < pb+uintptr(len(b))*unsafe.Sizeof(zb) && pb < pa+uintptr(len(a))*unsafe.Sizeof(za)
-}
-
-// genericHalf returns the pure Go kernels of a uint16 cache type with the
-// conversions narrow and widen.
-func genericHalf(hd, rd int, fwd rotKernel, narrow func(float32) uint16, widen func(uint16) float32) halfKernels {
-	to := func(d []uint16, s []float32) {
-		for i, v := range s {
-			d[i] = narrow(v)
-		}
-	}
-	from := func(d []float32, s []uint16) {
-		for i, v := range s {
-			d[i] = widen(v)
-		}
-	}
-	return halfKernels{
-		store:      func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, to) },
-		storeShift: func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, to) },
-		load:       func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, from) },
-		loadShift:  func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, from) },
-		to:         genericTo(hd, fwd, narrow),
-	}
 }

@@ -8,9 +8,3 @@ package engine
 func F16Cache(buf []uint16, s Strides) Cache {
 	return Cache{kind: cacheF16, s: s, u16: buf}
 }
-
-// genericF16 returns the pure Go f16 cache kernels of a shape of hd values,
-// rd of them rotary, whose pure Go forward kernel is fwd.
-func genericF16(hd, rd int, fwd rotKernel) halfKernels {
-	return genericHalf(hd, rd, fwd, f32to16, f16to32)
-}

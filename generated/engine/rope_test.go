@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"testing"
 
-	spec "github.com/ropegen/ropegen/spec"
-	verify "github.com/ropegen/ropegen/verify"
-	cpu "golang.org/x/sys/cpu"
+	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/verify"
+	"golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
@@ -52,35 +52,20 @@ func caches(r *Rotary) []verify.CacheForms {
 var engineNorms = [][]struct {
 	n spec.QKNorm
 	k [2]int
-}{{}, {}, {{
-	k: [2]int{13, 9},
-	n: spec.QKNorm{
-		After: true,
-		Kind:  "l2",
-		Scope: "head",
+}{
+	{},
+	{},
+	{
+		{n: spec.QKNorm{Kind: "l2", Scope: "head", After: true}, k: [2]int{13, 9}},
 	},
-}}, {{
-	k: [2]int{8, 4},
-	n: spec.QKNorm{
-		After: false,
-		Kind:  "rms",
-		Scope: "head",
+	{
+		{n: spec.QKNorm{Kind: "rms", Scope: "head"}, k: [2]int{8, 4}},
+		{n: spec.QKNorm{Kind: "rms", Scope: "token"}, k: [2]int{8, 4}},
 	},
-}, {
-	k: [2]int{8, 4},
-	n: spec.QKNorm{
-		After: false,
-		Kind:  "rms",
-		Scope: "token",
+	{
+		{n: spec.QKNorm{Kind: "gemma", Scope: "head"}, k: [2]int{9, 5}},
 	},
-}}, {{
-	k: [2]int{9, 5},
-	n: spec.QKNorm{
-		After: false,
-		Kind:  "gemma",
-		Scope: "head",
-	},
-}}}
+}
 
 // model returns a model of shape i with base 10000 and the shape's QK-norm
 // n (−1: none), through ropegen's spec package as an engine makes one.
@@ -103,7 +88,7 @@ func model(i, n int) *Rotary {
 }
 
 // kernel describes model(i, n) to package verify.
-func kernel(i, n int) verify.Kernel[elem] {
+func kernel(i, n int) verify.Kernel[float32] {
 	r := model(i, n)
 	k := kernelOf(r, 10000.0, "none")
 	if n >= 0 {

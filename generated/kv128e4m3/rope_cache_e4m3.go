@@ -14,30 +14,6 @@ func E4M3Cache(buf []uint8, s Strides, scale float32) Cache {
 	return Cache{kind: cacheE4M3, s: s, u8: buf, scale: scale}
 }
 
-// genericE4M3 returns the pure Go e4m3 cache kernels of a shape of hd
-// values, rd of them rotary.
-func genericE4M3(hd, rd int) byteKernels {
-	store := func(m int) byteStoreKernel {
-		return func(dst []byte, ds int, src []float32, ss, n int, scale float32) {
-			cacheLoop(dst, ds, src, ss, n, m, func(d []byte, s []float32) {
-				for i, v := range s {
-					d[i] = f32toe4m3(v / scale)
-				}
-			})
-		}
-	}
-	load := func(m int) byteLoadKernel {
-		return func(dst []float32, ds int, src []byte, ss, n int, scale float32) {
-			cacheLoop(dst, ds, src, ss, n, m, func(d []float32, s []byte) {
-				for i, v := range s {
-					d[i] = e4m3to32(v) * scale
-				}
-			})
-		}
-	}
-	return byteKernels{store: store(hd), storeShift: store(rd), load: load(hd), loadShift: load(rd)}
-}
-
 // f32toe4m3 narrows f to OCP FP8 e4m3fn bits (1 sign, 4 exponent bits of
 // bias 7, 3 mantissa bits; no infinities, S.1111.111 is NaN), rounding to
 // nearest even: magnitudes from 448 up, and ±Inf, saturate to ±448, and a

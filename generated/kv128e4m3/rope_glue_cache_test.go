@@ -36,13 +36,13 @@ func cacheOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Str
 			tableOf(t).Shift(mk(c, Strides(cs), scale), slots, delta)
 		},
 		BatchApplyStore: func(b verify.Batch[float32], dst []C, scale float32, ds verify.Strides, slots []int64, src []float32, ss verify.Strides) {
-			batchOf(b).ApplyStore(mk(dst, Strides(ds), scale), slots, src, Strides(ss))
+			batchOf(b).ApplyStore(mk(dst, Strides(ds), scale), slots, src, Strides(ss), batchOf(b).Pos())
 		},
 		Prep: func(t verify.Table[float32], p verify.PrepStep[C], pos []int32) {
 			tableOf(t).Prep(step(p), textPos(t, pos))
 		},
 		BatchPrep: func(b verify.Batch[float32], p verify.PrepStep[C]) {
-			batchOf(b).Prep(step(p))
+			batchOf(b).Prep(step(p), batchOf(b).Pos())
 		},
 	}
 }

@@ -60,7 +60,7 @@ func ExampleTable_Prep() {
 
 	// The separate calls.
 	want := slices.Clone(orig)
-	exampleTurnQK(tab, want, qs, qw, want[hq*hd:], kvs, kw, pos) // ApplyNormQK, or ApplyQK without a norm
+	tab.ApplyNormQK(want, qs, qw, want[hq*hd:], kvs, kw, pos) // ApplyQK without a norm
 	wkc, wvc := exampleCache(r, rows, hkv), exampleCache(r, rows, hkv)
 	r.Store(wkc, slots, want[hq*hd:], kvs)
 	r.Store(wvc, slots, orig[(hq+hkv)*hd:], kvs)

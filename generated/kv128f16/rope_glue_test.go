@@ -16,13 +16,13 @@ import (
 // kernelOf describes the model r to verify: base and scaling say what its
 // frequencies are (verify checks Freqs against base^(−2i/R) when scaling is
 // "none"), and every entry point, table and batch is r's. A multi-axis
-// model's tables and batches are handed to verify as text tables
-// (textTable, textBatch), which verify drives with one position per token;
-// the Axes family's ApplySeq and ApplyInverseSeq reach the tables' own
-// forms, Axes positions per token.
-func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
+// model's tables and batches are handed to verify as text tables and
+// batches (textTable, verifyBatch), which verify drives with one position
+// per token; the Axes family's ApplySeq and ApplyInverseSeq reach the
+// tables' own forms, Axes positions per token.
+func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[float32] {
 	p := r.Params()
-	k := verify.Kernel[elem]{
+	k := verify.Kernel[float32]{
 		DType:           dtypeName,
 		HeadDim:         p.HeadDim,
 		RotaryDim:       p.RotaryDim,
@@ -32,7 +32,7 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 		Freqs:           p.Freqs,
 		AttentionFactor: p.Attn,
 		LongFreqs:       p.LongFreqs,
-		NewTable:        func(n int) verify.Table[elem] { return wrapTable(r.NewTable(n)) },
+		NewTable:        func(n int) verify.Table[float32] { return wrapTable(r.NewTable(n)) },
 		Rotate:          r.Rotate,
 		RotateInverse:   r.RotateInverse,
 		ParallelMin:     ParallelMin,
@@ -42,25 +42,25 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 		k.OrigCtx = p.OrigCtx
 	}
 	if p.Axes > 1 {
-		k.Axes = &verify.Axes[elem]{
+		k.Axes = &verify.Axes[float32]{
 			N:    p.Axes,
 			Axis: p.Axis,
-			ApplySeq: func(t verify.Table[elem], x []elem, pos []int32) {
+			ApplySeq: func(t verify.Table[float32], x []float32, pos []int32) {
 				tableOf(t).ApplySeq(x, pos)
 			},
-			ApplyInverseSeq: func(t verify.Table[elem], x []elem, pos []int32) {
+			ApplyInverseSeq: func(t verify.Table[float32], x []float32, pos []int32) {
 				tableOf(t).ApplyInverseSeq(x, pos)
 			},
 		}
 	}
-	k.Strided = &verify.Strided[elem]{
-		ApplyStrided: func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
+	k.Strided = &verify.Strided[float32]{
+		ApplyStrided: func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
 			tableOf(t).ApplyStrided(x, Strides(s), textPos(t, pos))
 		},
-		ApplyInverseStrided: func(t verify.Table[elem], x []elem, s verify.Strides, pos []int32) {
+		ApplyInverseStrided: func(t verify.Table[float32], x []float32, s verify.Strides, pos []int32) {
 			tableOf(t).ApplyInverseStrided(x, Strides(s), textPos(t, pos))
 		},
-		ApplyQK: func(t verify.Table[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides, pos []int32) {
+		ApplyQK: func(t verify.Table[float32], q []float32, qs verify.Strides, kk []float32, ks verify.Strides, pos []int32) {
 			tableOf(t).ApplyQK(q, Strides(qs), kk, Strides(ks), textPos(t, pos))
 		},
 	}
@@ -79,23 +79,23 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 		}
 		return m
 	}
-	k.Runtime = &verify.Runtime[elem]{
-		NewTableParams: func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[elem] {
+	k.Runtime = &verify.Runtime[float32]{
+		NewTableParams: func(freqs []float64, attn float64, axis []uint8, n int) verify.Table[float32] {
 			return wrapTable(with(freqs, attn, axis).NewTable(n))
 		},
-		NewTableRange: func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[elem] {
+		NewTableRange: func(freqs []float64, attn float64, axis []uint8, start, n int) verify.Table[float32] {
 			return wrapTable(with(freqs, attn, axis).NewTableRange(start, n))
 		},
 		TableParams: func(n int) ([]float64, float64) { return r.TableFreqs(n), p.Attn },
 		NilTable:    wrapTable(nil),
-		NewBatch: func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[elem] {
+		NewBatch: func(freqs []float64, attn float64, axis []uint8, capacity int) verify.Batch[float32] {
 			return wrapBatch(with(freqs, attn, axis).NewBatch(capacity))
 		},
-		BatchApplyQK: func(b verify.Batch[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides) {
-			batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks))
+		BatchApplyQK: func(b verify.Batch[float32], q []float32, qs verify.Strides, kk []float32, ks verify.Strides) {
+			batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks), batchOf(b).Pos())
 		},
-		BatchApplyStrided: func(b verify.Batch[elem], x []elem, s verify.Strides) {
-			batchOf(b).ApplyStrided(x, Strides(s))
+		BatchApplyStrided: func(b verify.Batch[float32], x []float32, s verify.Strides) {
+			batchOf(b).ApplyStrided(x, Strides(s), batchOf(b).Pos())
 		},
 	}
 	for i := range backends {
@@ -111,32 +111,41 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 type textTable struct{ *Table }
 
 // ApplySeq is the table's ApplySeq on text tokens at pos.
-func (t textTable) ApplySeq(x []elem, pos []int32) { t.Table.ApplySeq(x, text(t.Table.r, pos)) }
+func (t textTable) ApplySeq(x []float32, pos []int32) { t.Table.ApplySeq(x, text(t.Table.r, pos)) }
 
 // ApplyInverseSeq is the table's ApplyInverseSeq on text tokens at pos.
-func (t textTable) ApplyInverseSeq(x []elem, pos []int32) {
+func (t textTable) ApplyInverseSeq(x []float32, pos []int32) {
 	t.Table.ApplyInverseSeq(x, text(t.Table.r, pos))
 }
 
 // ApplySeqParallel is the table's ApplySeqParallel on text tokens at pos.
-func (t textTable) ApplySeqParallel(x []elem, pos []int32, workers int) {
+func (t textTable) ApplySeqParallel(x []float32, pos []int32, workers int) {
 	t.Table.ApplySeqParallel(x, text(t.Table.r, pos), workers)
 }
 
 // ApplyInverseSeqParallel is the table's ApplyInverseSeqParallel on text
 // tokens at pos.
-func (t textTable) ApplyInverseSeqParallel(x []elem, pos []int32, workers int) {
+func (t textTable) ApplyInverseSeqParallel(x []float32, pos []int32, workers int) {
 	t.Table.ApplyInverseSeqParallel(x, text(t.Table.r, pos), workers)
 }
 
-// textBatch is a multi-axis model's *Batch as verify drives it.
-type textBatch struct{ *Batch }
+// verifyBatch is a *Batch as verify drives it: its calls take the
+// positions of the last Set, and a multi-axis model's tokens are text
+// tokens, one position each.
+type verifyBatch struct{ *Batch }
 
 // Set is the batch's Set with text tokens at pos.
-func (b textBatch) Set(pos []int32) { b.Batch.Set(text(b.Batch.t.r, pos)) }
+func (b verifyBatch) Set(pos []int32) { b.Batch.Set(text(b.Batch.t.r, pos)) }
+
+// ApplySeq is the batch's ApplySeq at the positions of the last Set.
+func (b verifyBatch) ApplySeq(x []float32) { b.Batch.ApplySeq(x, b.Pos()) }
+
+// ApplyInverseSeq is the batch's ApplyInverseSeq at the positions of the
+// last Set.
+func (b verifyBatch) ApplyInverseSeq(x []float32) { b.Batch.ApplyInverseSeq(x, b.Pos()) }
 
 // wrapTable returns t as verify drives it: itself, or a text table.
-func wrapTable(t *Table) verify.Table[elem] {
+func wrapTable(t *Table) verify.Table[float32] {
 	if t != nil && t.r.axes > 1 {
 		return textTable{t}
 	}
@@ -144,15 +153,10 @@ func wrapTable(t *Table) verify.Table[elem] {
 }
 
 // wrapBatch returns b as verify drives it.
-func wrapBatch(b *Batch) verify.Batch[elem] {
-	if b.t.r.axes > 1 {
-		return textBatch{b}
-	}
-	return b
-}
+func wrapBatch(b *Batch) verify.Batch[float32] { return verifyBatch{b} }
 
 // tableOf returns the *Table verify was given.
-func tableOf(t verify.Table[elem]) *Table {
+func tableOf(t verify.Table[float32]) *Table {
 	if tt, ok := t.(textTable); ok {
 		return tt.Table
 	}
@@ -160,16 +164,11 @@ func tableOf(t verify.Table[elem]) *Table {
 }
 
 // batchOf returns the *Batch verify was given.
-func batchOf(b verify.Batch[elem]) *Batch {
-	if tb, ok := b.(textBatch); ok {
-		return tb.Batch
-	}
-	return b.(*Batch)
-}
+func batchOf(b verify.Batch[float32]) *Batch { return b.(verifyBatch).Batch }
 
 // textPos returns pos as t's entry points take it: each position once per
 // axis for a text table.
-func textPos(t verify.Table[elem], pos []int32) []int32 {
+func textPos(t verify.Table[float32], pos []int32) []int32 {
 	if tt, ok := t.(textTable); ok {
 		return text(tt.Table.r, pos)
 	}

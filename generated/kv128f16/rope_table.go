@@ -16,7 +16,7 @@ import (
 // panics with a message before anything is written.
 type Table struct {
 	r       *Rotary
-	rows    []comp    // n rows of rowLen values: row k is position start+k
+	rows    []float32 // n rows of rowLen values: row k is position start+k
 	n       int       // the positions, Len(): a field, not a division on every call
 	start   int       // the first position
 	freqs   []float64 // the frequencies the rows are filled from
@@ -54,7 +54,7 @@ func (r *Rotary) NewTableRange(start, n int) *Table {
 // caller in a panic.
 func (r *Rotary) newTable(fn string, start, n int) *Table {
 	freqs := r.tableFreqs(start + n)
-	t := &Table{r: r, rows: make([]comp, n*r.rowLen), n: n, start: start, freqs: freqs, maxFreq: maxOf(freqs)}
+	t := &Table{r: r, rows: make([]float32, n*r.rowLen), n: n, start: start, freqs: freqs, maxFreq: maxOf(freqs)}
 	for i, v := range freqs {
 		// Every angle must be finite (and so has a sine and a cosine).
 		if n > 0 && math.IsInf(float64(float64(start+n-1)*v), 0) {
@@ -93,10 +93,10 @@ func (t *Table) Rotary() *Rotary {
 }
 
 // row returns the row of position pos, Start() <= pos < Start()+Len().
-func (t *Table) row(pos int) *comp { return &t.rows[(pos-t.start)*t.r.rowLen] }
+func (t *Table) row(pos int) *float32 { return &t.rows[(pos-t.start)*t.r.rowLen] }
 
 // rowsAt returns the rows of the m positions from pos on, consecutive.
-func (t *Table) rowsAt(pos, m int) []comp {
+func (t *Table) rowsAt(pos, m int) []float32 {
 	k := pos - t.start
 	return t.rows[k*t.r.rowLen : (k+m)*t.r.rowLen]
 }
@@ -160,7 +160,7 @@ type walk struct {
 }
 
 // row returns token j's row.
-func (w *walk) row(j int) *comp {
+func (w *walk) row(j int) *float32 {
 	r := w.t.r
 	if w.pos == nil {
 		return &w.t.rows[j*r.rowLen]
@@ -174,7 +174,7 @@ func (w *walk) row(j int) *comp {
 // run returns the rows of tokens j, j+1, …, j+m−1, m > 1 of them, up to
 // most, when they lie one after another in memory (consecutive positions of
 // text tokens, or a Batch's tokens), else m = 1.
-func (w *walk) run(j, most int) (rows []comp, m int) {
+func (w *walk) run(j, most int) (rows []float32, m int) {
 	r := w.t.r
 	if w.pos == nil {
 		m = min(most, w.n-j)
@@ -223,7 +223,7 @@ func (w *walk) done() {
 // largest is maxFreq, and the attention factor attn: with the active
 // backend's fill kernel where it has one and every angle is below sincosMax
 // (it gives fillRow's bits), the rest with fillRow.
-func (r *Rotary) fill(row []comp, pos int, freqs []float64, attn, maxFreq float64) {
+func (r *Rotary) fill(row []float32, pos int, freqs []float64, attn, maxFreq float64) {
 	from := 0
 	if f := r.kern().fill; f != nil && float64(float64(pos)*maxFreq) < sincosMax {
 		from = f(&row[0], float64(pos), &freqs[0], attn)
@@ -239,7 +239,7 @@ func (r *Rotary) fill(row []comp, pos int, freqs []float64, attn, maxFreq float6
 // S[a] = −s and S[b] = s, each rounded once to the compute type. float32
 // rows take their sines and cosines from sincos, float64 rows from
 // sincosDD (correctly rounded but in rare cases).
-func fillRow(r []comp, pos int, freqs []float64, attn float64, from int, neox bool) {
+func fillRow(r []float32, pos int, freqs []float64, attn float64, from int, neox bool) {
 	rd := 2 * len(freqs)
 	r = r[:2*rd]
 	var sin, cos [64]float64
@@ -253,7 +253,7 @@ func fillRow(r []comp, pos int, freqs []float64, attn float64, from int, neox bo
 			sincos(sin[:hi-lo], cos[:hi-lo], float64(pos), freqs[lo:hi])
 		}
 		for i := lo; i < hi; i++ {
-			c, s := comp(attn*cos[i-lo]), comp(attn*sin[i-lo])
+			c, s := float32(attn*cos[i-lo]), float32(attn*sin[i-lo])
 			a, b := 2*i, 2*i+1
 			if neox {
 				a, b = i, i+rd/2
@@ -268,7 +268,7 @@ func fillRow(r []comp, pos int, freqs []float64, attn float64, from int, neox bo
 // a row on their stack would move to the heap, as the kernels are called
 // through function values. A row of the pool holds maxRowLen() values.
 var rowPool = sync.Pool{New: func() any {
-	r := make([]comp, maxRowLen())
+	r := make([]float32, maxRowLen())
 	return &r
 }}
 
@@ -285,18 +285,18 @@ func maxRowLen() int {
 // computing cos and sin for this call, as a text token (every axis at pos):
 // the bits of Table.Apply. len(x) must be a multiple of HeadDim and pos >=
 // 0.
-func (r *Rotary) Rotate(x []elem, pos int) {
+func (r *Rotary) Rotate(x []float32, pos int) {
 	r.rotate("Rotary.Rotate", x, pos, false)
 }
 
 // RotateInverse is the tableless ApplyInverse: the bits of
 // Table.ApplyInverse.
-func (r *Rotary) RotateInverse(x []elem, pos int) {
+func (r *Rotary) RotateInverse(x []float32, pos int) {
 	r.rotate("Rotary.RotateInverse", x, pos, true)
 }
 
 // rotate is Rotate (inverse: RotateInverse); fn names the caller.
-func (r *Rotary) rotate(fn string, x []elem, pos int, inverse bool) {
+func (r *Rotary) rotate(fn string, x []float32, pos int, inverse bool) {
 	r.checkNil(fn)
 	h := r.heads(fn, len(x))
 	if pos < 0 {
@@ -305,7 +305,7 @@ func (r *Rotary) rotate(fn string, x []elem, pos int, inverse bool) {
 	if len(x) == 0 {
 		return
 	}
-	row := rowPool.Get().(*[]comp)
+	row := rowPool.Get().(*[]float32)
 	rr := (*row)[:r.rowLen]
 	r.fill(rr, pos, r.p.Freqs, r.p.Attn, r.maxFreq)
 	k := r.kern()

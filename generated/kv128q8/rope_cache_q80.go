@@ -14,32 +14,6 @@ func Q80Cache(buf []byte, s Strides) Cache {
 	return Cache{kind: cacheQ80, s: s, u8: buf}
 }
 
-// genericQ80 returns the pure Go q8_0 cache kernels of a shape of hd
-// values, rd of them rotary: whole blocks, those holding a rotary value for
-// Shift.
-func genericQ80(hd, rd int) byteKernels {
-	shift := (rd + q8Values - 1) / q8Values * q8Values
-	store := func(m int) byteStoreKernel {
-		return func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
-			for i := range n {
-				for b := range m / q8Values {
-					q8Block((*[q8Bytes]byte)(dst[i*ds+b*q8Bytes:]), (*[q8Values]float32)(src[i*ss+b*q8Values:]))
-				}
-			}
-		}
-	}
-	load := func(m int) byteLoadKernel {
-		return func(dst []float32, ds int, src []byte, ss, n int, _ float32) {
-			for i := range n {
-				for b := range m / q8Values {
-					q8Unblock((*[q8Values]float32)(dst[i*ds+b*q8Values:]), (*[q8Bytes]byte)(src[i*ss+b*q8Bytes:]))
-				}
-			}
-		}
-	}
-	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
-}
-
 // q8Block quantizes the 32 values of x into one q8_0 block, d as f16 bits
 // (little endian) then 32 int8, as ggml's reference quantize_row_q8_0_ref
 // does: amax = MAX(amax, |x_j|) for j = 0…31 from amax = 0, where

@@ -49,15 +49,29 @@ func (t *Table) Prep(s Step, pos []int32) {
 }
 
 // Prep is Table.Prep for the tokens of the step, token j at the positions
-// Set gave it.
-func (b *Batch) Prep(s Step) {
+// Set gave it; pos is those positions.
+func (b *Batch) Prep(s Step, pos []int32) {
 	const fn = "Batch.Prep"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	if w.n != len(s.Slots) {
 		panicf("%s: len(s.Slots) = %d: want b.Len() = %d, a slot per token", fn, len(s.Slots), w.n)
 	}
 	b.t.r.prep(fn, &w, &s)
 }
+
+// CacheRows is Rows with the calls that write caches, which a Table and a
+// Batch also share: an engine's attention prep, written once against
+// CacheRows, serves a prefill (a *Table) and a decode step (a *Batch).
+type CacheRows interface {
+	Rows
+	ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32)
+	Prep(s Step, pos []int32)
+}
+
+var (
+	_ CacheRows = (*Table)(nil)
+	_ CacheRows = (*Batch)(nil)
+)
 
 func (r *Rotary) prep(fn string, w *walk, s *Step) {
 	ko := r.cacheOp(fn, "s.KCache", &s.KCache)

@@ -122,7 +122,7 @@ func sharedOffset[E any](fn, an, bn string, a, b []E) (int, bool) {
 	}
 	d := int(pb - pa) // two's complement: negative when b starts first
 	if d%int(size) != 0 {
-		panicView(fn, "%s and %s share memory %d bytes apart: want a whole number of elements", an, bn, d)
+		panicView(fn, "%s and %s share memory %s apart: want a whole number of elements", an, bn, count(d, "byte"))
 	}
 	return d / int(size), true
 }

@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	spec "github.com/ropegen/ropegen/spec"
-	verify "github.com/ropegen/ropegen/verify"
-	cpu "golang.org/x/sys/cpu"
+	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/verify"
+	"golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
@@ -40,23 +40,15 @@ func caches(r *Rotary) []verify.CacheForms {
 	return cs
 }
 
-// exampleCache is a q8_0 cache of rows rows of heads heads for the examples.
+// exampleCache returns a cache of rows rows of heads heads for the examples,
+// of the package's first cache type, q8_0.
 func exampleCache(r *Rotary, rows, heads int) Cache {
 	hd := r.CacheHead("q8_0")
-	return Q80Cache(make([]uint8, rows*heads*hd), Strides{
-		Head:  hd,
-		Heads: heads,
-		Token: heads * hd,
-	})
-}
-
-// exampleTurnQK is what Prep does to the queries and keys: ApplyQK.
-func exampleTurnQK(tab *Table, q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
-	tab.ApplyQK(q, qs, k, ks, pos)
+	return Q80Cache(make([]uint8, rows*heads*hd), Strides{Heads: heads, Head: hd, Token: heads * hd})
 }
 
 // kernel describes this package's default model to package verify.
-func kernel() verify.Kernel[elem] {
+func kernel() verify.Kernel[float32] {
 	r := Default()
 	k := kernelOf(r, Base, "none")
 	k.Caches = caches(r)

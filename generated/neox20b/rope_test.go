@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	spec "github.com/ropegen/ropegen/spec"
-	verify "github.com/ropegen/ropegen/verify"
-	cpu "golang.org/x/sys/cpu"
+	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/verify"
+	"golang.org/x/sys/cpu"
 )
 
 // Params has spec.Runtime's fields, in its order: an engine converts a model
@@ -30,7 +30,7 @@ func init() {
 }
 
 // kernel describes this package's default model to package verify.
-func kernel() verify.Kernel[elem] {
+func kernel() verify.Kernel[float32] {
 	r := Default()
 	k := kernelOf(r, Base, "none")
 	return k

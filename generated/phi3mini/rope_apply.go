@@ -10,24 +10,24 @@ import (
 
 // elemBytes and compBytes are the sizes of an element and of a table value.
 const (
-	elemBytes = int(unsafe.Sizeof(elem(0)))
-	compBytes = int(unsafe.Sizeof(comp(0)))
+	elemBytes = int(unsafe.Sizeof(float32(0)))
+	compBytes = int(unsafe.Sizeof(float32(0)))
 )
 
 // Apply turns every head in x in place by position pos, as a text token
 // (every axis at pos): x ← A·R_pos·x. len(x) must be a multiple of HeadDim
 // and t.Start() <= pos < t.Start()+t.Len().
-func (t *Table) Apply(x []elem, pos int) {
+func (t *Table) Apply(x []float32, pos int) {
 	t.apply("Table.Apply", x, pos, false)
 }
 
 // ApplyInverse applies the transpose, the backward pass: x ← A·R_posᵀ·x. It
 // undoes Apply when A = 1.
-func (t *Table) ApplyInverse(x []elem, pos int) {
+func (t *Table) ApplyInverse(x []float32, pos int) {
 	t.apply("Table.ApplyInverse", x, pos, true)
 }
 
-func (t *Table) apply(fn string, x []elem, pos int, inverse bool) {
+func (t *Table) apply(fn string, x []float32, pos int, inverse bool) {
 	t.checkNil(fn)
 	r := t.r
 	h := r.heads(fn, len(x))
@@ -47,35 +47,36 @@ func (r *Rotary) rot(inverse bool) rotKernel {
 // holding a whole number of heads, turns by its positions
 // pos[j·Axes:(j+1)·Axes] (a 1-D model: pos[j]). Every position is checked
 // before x is touched.
-func (t *Table) ApplySeq(x []elem, pos []int32) {
+func (t *Table) ApplySeq(x []float32, pos []int32) {
 	const fn = "Table.ApplySeq"
 	w := t.seq(fn, pos)
 	t.r.applySeq(fn, &w, x, false)
 }
 
 // ApplyInverseSeq is ApplyInverse for a sequence, as ApplySeq.
-func (t *Table) ApplyInverseSeq(x []elem, pos []int32) {
+func (t *Table) ApplyInverseSeq(x []float32, pos []int32) {
 	const fn = "Table.ApplyInverseSeq"
 	w := t.seq(fn, pos)
 	t.r.applySeq(fn, &w, x, true)
 }
 
 // ApplySeq turns token j of x, len(x)/b.Len() values holding a whole number
-// of heads, by the positions of token j.
-func (b *Batch) ApplySeq(x []elem) {
+// of heads, by the positions of token j; pos is the positions Set was given.
+func (b *Batch) ApplySeq(x []float32, pos []int32) {
 	const fn = "Batch.ApplySeq"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applySeq(fn, &w, x, false)
 }
 
-// ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ).
-func (b *Batch) ApplyInverseSeq(x []elem) {
+// ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ); pos is the
+// positions Set was given.
+func (b *Batch) ApplyInverseSeq(x []float32, pos []int32) {
 	const fn = "Batch.ApplyInverseSeq"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applySeq(fn, &w, x, true)
 }
 
-func (r *Rotary) applySeq(fn string, w *walk, x []elem, inverse bool) {
+func (r *Rotary) applySeq(fn string, w *walk, x []float32, inverse bool) {
 	n := r.seqLen(fn, "x", len(x), w.n, w.word)
 	kern := r.rot(inverse)
 	for j := range w.n {
@@ -99,7 +100,7 @@ const ParallelMin = 20 << 20
 // ParallelMin⌋) runs of ⌈tokens/runs⌉ tokens, the last run shorter if need
 // be. So an x of fewer than 2·ParallelMin bytes, or workers <= 1, is
 // rotated serially. It gives the bits of ApplySeq.
-func (t *Table) ApplySeqParallel(x []elem, pos []int32, workers int) {
+func (t *Table) ApplySeqParallel(x []float32, pos []int32, workers int) {
 	const fn = "Table.ApplySeqParallel"
 	w := t.seq(fn, pos)
 	t.r.seqParallel(fn, &w, x, workers, false)
@@ -107,7 +108,7 @@ func (t *Table) ApplySeqParallel(x []elem, pos []int32, workers int) {
 
 // ApplyInverseSeqParallel is ApplyInverseSeq split as ApplySeqParallel
 // splits ApplySeq, with the bits of ApplyInverseSeq.
-func (t *Table) ApplyInverseSeqParallel(x []elem, pos []int32, workers int) {
+func (t *Table) ApplyInverseSeqParallel(x []float32, pos []int32, workers int) {
 	const fn = "Table.ApplyInverseSeqParallel"
 	w := t.seq(fn, pos)
 	t.r.seqParallel(fn, &w, x, workers, true)
@@ -115,7 +116,7 @@ func (t *Table) ApplyInverseSeqParallel(x []elem, pos []int32, workers int) {
 
 // seqParallel turns the tokens of w in x in up to workers concurrent runs
 // of at least ParallelMin bytes, each run with a walk of its own.
-func (r *Rotary) seqParallel(fn string, w *walk, x []elem, workers int, inverse bool) {
+func (r *Rotary) seqParallel(fn string, w *walk, x []float32, workers int, inverse bool) {
 	n := r.seqLen(fn, "x", len(x), w.n, w.word)
 	kern := r.rot(inverse)
 	runs := min(workers, w.n, len(x)*elemBytes/ParallelMin)
@@ -153,7 +154,7 @@ func (r *Rotary) seqParallel(fn string, w *walk, x []elem, workers int, inverse 
 // out, calling Apply on it and copying it back. A field of s that is not
 // positive, heads that overlap, a view that reaches past len(x) and a
 // position outside the table panic before x is touched.
-func (t *Table) ApplyStrided(x []elem, s Strides, pos []int32) {
+func (t *Table) ApplyStrided(x []float32, s Strides, pos []int32) {
 	const fn = "Table.ApplyStrided"
 	w := t.seq(fn, pos)
 	t.r.applyStrided(fn, &w, x, s, false)
@@ -161,28 +162,30 @@ func (t *Table) ApplyStrided(x []elem, s Strides, pos []int32) {
 
 // ApplyInverseStrided is ApplyInverse for heads inside a larger buffer (x ←
 // A·R_posᵀ·x), as ApplyStrided.
-func (t *Table) ApplyInverseStrided(x []elem, s Strides, pos []int32) {
+func (t *Table) ApplyInverseStrided(x []float32, s Strides, pos []int32) {
 	const fn = "Table.ApplyInverseStrided"
 	w := t.seq(fn, pos)
 	t.r.applyStrided(fn, &w, x, s, true)
 }
 
 // ApplyStrided turns the heads of token j of the view s of x by the
-// positions of token j, as Table.ApplyStrided does.
-func (b *Batch) ApplyStrided(x []elem, s Strides) {
+// positions of token j, as Table.ApplyStrided does; pos is the positions
+// Set was given.
+func (b *Batch) ApplyStrided(x []float32, s Strides, pos []int32) {
 	const fn = "Batch.ApplyStrided"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyStrided(fn, &w, x, s, false)
 }
 
-// ApplyInverseStrided is ApplyStrided's backward pass.
-func (b *Batch) ApplyInverseStrided(x []elem, s Strides) {
+// ApplyInverseStrided is ApplyStrided's backward pass; pos is the positions
+// Set was given.
+func (b *Batch) ApplyInverseStrided(x []float32, s Strides, pos []int32) {
 	const fn = "Batch.ApplyInverseStrided"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyStrided(fn, &w, x, s, true)
 }
 
-func (r *Rotary) applyStrided(fn string, w *walk, x []elem, s Strides, inverse bool) {
+func (r *Rotary) applyStrided(fn string, w *walk, x []float32, s Strides, inverse bool) {
 	if !smallView(s, len(x), w.n, r.hd) {
 		checkView(fn, "s", s, len(x), w.n, r.hd, w.word)
 	}
@@ -204,7 +207,7 @@ func (r *Rotary) applyStrided(fn string, w *walk, x []elem, s Strides, inverse b
 // streams through one head's consecutive tokens rather than touching every
 // head, s.Head apart, for one token. Heads are disjoint, so the order
 // changes no bit.
-func (r *Rotary) strided(w *walk, kern rotKernel, rows rowsKernel, x []elem, s Strides) {
+func (r *Rotary) strided(w *walk, kern rotKernel, rows rowsKernel, x []float32, s Strides) {
 	if rows == nil || s.Heads > 1 && s.Token >= s.Head {
 		for j := range w.n {
 			kern(x[j*s.Token:], s.Head, s.Heads, w.row(j))
@@ -242,7 +245,7 @@ func runMaxOf(rowLen int) int { return max(2, 12288/(rowLen*compBytes)) }
 // x[Hq·HeadDim:], both with Token = (Hq+2·Hkv)·HeadDim), as long as no head
 // of q overlaps a head of k; that, and everything ApplyStrided checks,
 // panics before anything is touched.
-func (t *Table) ApplyQK(q []elem, qs Strides, k []elem, ks Strides, pos []int32) {
+func (t *Table) ApplyQK(q []float32, qs Strides, k []float32, ks Strides, pos []int32) {
 	const fn = "Table.ApplyQK"
 	// A decode step, one text token in a fused QKV row: applyQK's first
 	// case, with its checks, without the walk.
@@ -257,14 +260,14 @@ func (t *Table) ApplyQK(q []elem, qs Strides, k []elem, ks Strides, pos []int32)
 }
 
 // ApplyQK turns the queries and keys of token j by the positions of token
-// j, as Table.ApplyQK does.
-func (b *Batch) ApplyQK(q []elem, qs Strides, k []elem, ks Strides) {
+// j, as Table.ApplyQK does; pos is the positions Set was given.
+func (b *Batch) ApplyQK(q []float32, qs Strides, k []float32, ks Strides, pos []int32) {
 	const fn = "Batch.ApplyQK"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyQK(fn, &w, q, qs, k, ks)
 }
 
-func (r *Rotary) applyQK(fn string, w *walk, q []elem, qs Strides, k []elem, ks Strides) {
+func (r *Rotary) applyQK(fn string, w *walk, q []float32, qs Strides, k []float32, ks Strides) {
 	kern := r.kern()
 	// A fused QKV row: k's heads continue q's, so they are one view.
 	if m, ok := adjacent(q, qs, k, ks, w.n, r.hd); ok {
@@ -292,7 +295,7 @@ func (r *Rotary) applyQK(fn string, w *walk, q []elem, qs Strides, k []elem, ks 
 
 // checkQK checks the q and k views of w's tokens: each inside its slice,
 // its heads apart, and no head of q sharing an element with a head of k.
-func (r *Rotary) checkQK(fn string, w *walk, q []elem, qs Strides, k []elem, ks Strides) {
+func (r *Rotary) checkQK(fn string, w *walk, q []float32, qs Strides, k []float32, ks Strides) {
 	if !smallView(qs, len(q), w.n, r.hd) {
 		checkView(fn, "qs", qs, len(q), w.n, r.hd, w.word)
 	}

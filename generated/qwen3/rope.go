@@ -60,15 +60,8 @@ package qwen3
 
 import "slices"
 
-// elem is the element type of x; comp the compute type of the arithmetic,
-// the table rows and the QK-norm weights.
-type (
-	elem = float32
-	comp = float32
-)
-
-// pkgName begins every panic message and error; dtypeName names elem as
-// -dtype does.
+// pkgName begins every panic message and error; dtypeName names the
+// element type as -dtype does.
 const (
 	pkgName   = "qwen3"
 	dtypeName = "f32"
@@ -84,10 +77,10 @@ var shapeList = []Shape{{
 
 // widen converts an element to the compute type, exactly; narrow rounds a
 // computed value to an element, to nearest even.
-func widen(v elem) comp {
+func widen(v float32) float32 {
 	return v
 }
-func narrow(v comp) elem {
+func narrow(v float32) float32 {
 	return v
 }
 

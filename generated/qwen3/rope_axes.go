@@ -38,7 +38,7 @@ func axisRuns(axis []uint8, axes, rd int, neox bool) [][][2]int {
 
 // mixAxis copies to dst, from src (rows of rowLen = 2·rd values), the C and
 // S values of the pairs on axis a.
-func (r *Rotary) mixAxis(dst, src []comp, a int) {
+func (r *Rotary) mixAxis(dst, src []float32, a int) {
 	for _, run := range r.runs[a] {
 		copy(dst[run[0]:run[1]], src[run[0]:run[1]])
 		copy(dst[r.rd+run[0]:r.rd+run[1]], src[r.rd+run[0]:r.rd+run[1]])
@@ -48,20 +48,20 @@ func (r *Rotary) mixAxis(dst, src []comp, a int) {
 // mixRow is an assembled row and, for each axis, the position whose values
 // it holds (−1: none yet).
 type mixRow struct {
-	row  []comp
+	row  []float32
 	have []int32
 }
 
 // mixPool holds mixRows: maxRowLen() values, 256 axes.
 var mixPool = sync.Pool{New: func() any {
-	return &mixRow{row: make([]comp, maxRowLen()), have: make([]int32, 256)}
+	return &mixRow{row: make([]float32, maxRowLen()), have: make([]int32, 256)}
 }}
 
 // mixed returns token j's row: the table row of its position for a text
 // token; else the walk's assembled row, where only the axes whose position
 // differs from the last assembled token's are copied again (the patches of
 // an image row share their time and height).
-func (w *walk) mixed(j int) *comp {
+func (w *walk) mixed(j int) *float32 {
 	if p, ok := w.text(j); ok {
 		return w.t.row(int(p))
 	}

@@ -25,7 +25,7 @@ func ExampleTable_ApplyNormQK() {
 	row := (hq + 2*hkv) * hd
 	tab := r.NewTable(4096)
 	// This layer's q_norm and k_norm weights (none for l2).
-	weights := func(heads int, base float64) []comp {
+	weights := func(heads int, base float64) []float32 {
 		n := hd
 		if p.NormScope == "token" {
 			n *= heads
@@ -33,14 +33,14 @@ func ExampleTable_ApplyNormQK() {
 		if p.NormKind == "l2" {
 			return nil
 		}
-		w := make([]comp, n)
+		w := make([]float32, n)
 		for i := range w {
-			w[i] = comp(base) + comp(i%5)/8
+			w[i] = float32(base) + float32(i%5)/8
 		}
 		return w
 	}
 	qw, kw := weights(hq, 0.75), weights(hkv, 1.25)
-	qkv := make([]elem, row)
+	qkv := make([]float32, row)
 	exampleFill(qkv)
 	want := slices.Clone(qkv)
 
@@ -81,7 +81,7 @@ func ExampleTable_ApplyNormQK() {
 // in place with the weights w as p's QK-norm does: docs/contract.md §10's
 // sum of squares in 8 float64 partial sums, r rounded once, then fl(x·r)
 // times w (rms), fl(1 + w) (gemma) or nothing (l2).
-func exampleNorms(p Params, x []elem, w []comp) {
+func exampleNorms(p Params, x []float32, w []float32) {
 	n := p.HeadDim
 	if p.NormScope == "token" {
 		n = len(x)
@@ -93,14 +93,14 @@ func exampleNorms(p Params, x []elem, w []comp) {
 			s[j%8] += float64(float64(widen(v)) * float64(widen(v)))
 		}
 		ss := ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
-		r := comp(1 / math.Sqrt(ss/float64(n)+p.NormEps))
+		r := float32(1 / math.Sqrt(ss/float64(n)+p.NormEps))
 		for j := range x {
-			y := comp(widen(x[j]) * r)
+			y := float32(widen(x[j]) * r)
 			switch p.NormKind {
 			case "rms":
-				y = comp(y * w[(lo+j)%len(w)])
+				y = float32(y * w[(lo+j)%len(w)])
 			case "gemma":
-				y = comp(y * comp(1+w[(lo+j)%len(w)]))
+				y = float32(y * float32(1+w[(lo+j)%len(w)]))
 			}
 			x[j] = narrow(y)
 		}

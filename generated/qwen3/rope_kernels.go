@@ -5,10 +5,10 @@ package qwen3
 
 // The kernel ABI: what the run-time calls and what every kernel emitter
 // (pure Go, amd64, arm64) produces, per shape S = (HeadDim H, RotaryDim R,
-// layout) and per backend. E is the package's element type (elem), C its
-// compute type (comp); a table row is R values of C, the cosines, then R
-// signed sines (docs/contract.md §5), 2R values in all, and r *C points at
-// its first value.
+// layout) and per backend. E is the package's element type, C its compute
+// type; a table row is R values of C, the cosines, then R signed sines
+// (docs/contract.md §5), 2R values in all, and r *C points at its first
+// value.
 //
 // Every kernel handles n >= 0 heads (n = 0 does nothing). Head h of x is
 // x[h·stride:], strides in elements (bytes for a q8_0 cache); a kernel
@@ -22,31 +22,31 @@ package qwen3
 
 // rotKernel turns the rotary values [0, R) of n heads in place by the row
 // r: fwd computes A·R_p·x, inv A·R_pᵀ·x. Values past R are not touched.
-type rotKernel func(x []elem, stride, n int, r *comp)
+type rotKernel func(x []float32, stride, n int, r *float32)
 
 // rowsKernel is a rotKernel with a row per head: head h turns by
 // rows[h·2R:][:2R] (one head of a head-major view walked along consecutive
 // positions).
-type rowsKernel func(x []elem, stride, n int, rows []comp)
+type rowsKernel func(x []float32, stride, n int, rows []float32)
 
 // fillKernel writes the values of pairs [0, done) of the table row r of
 // position pos for the frequencies freqs (R/2 values) and the attention
 // factor attn, with fillRow's bits, and returns done; the run-time fills the
 // rest with fillRow. It is called only when every angle pos·θ_i is below
 // sincosMax.
-type fillKernel func(r *comp, pos float64, freqs *float64, attn float64) (done int)
+type fillKernel func(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
 // normKernel normalizes n heads (QK-norm, docs/contract.md §10) and rotates
 // them in place by r (normOnly: only normalizes, r unused), with weights w
 // (H values shared by every head; a token-scope norm: the n heads are one
 // vector, head h weighted by w[h·H:]; l2: none) and ε = eps. Which norm it
 // computes is its slot in kernels.norm (normVariant).
-type normKernel func(x []elem, stride, n int, r *comp, w []comp, eps float64)
+type normKernel func(x []float32, stride, n int, r *float32, w []float32, eps float64)
 
 // rotToKernel turns n float32 heads of src forward by r into the float32
 // heads of dst (values past R copied): a key on its way to an f32, e4m3 or
 // q8_0 cache.
-type rotToKernel func(dst []float32, ds int, src []float32, ss, n int, r *comp)
+type rotToKernel func(dst []float32, ds int, src []float32, ss, n int, r *float32)
 
 // halfStoreKernel narrows n float32 heads of src into uint16 (f16 or bf16)
 // heads of dst, round to nearest even; store converts H values a head,
@@ -60,11 +60,11 @@ type halfLoadKernel func(dst []float32, ds int, src []uint16, ss, n int)
 // halfToKernel turns n float32 heads of src forward by r and stores them
 // narrowed into dst, values past R narrowed unrotated: ApplyStore's key path
 // into an f16 or bf16 cache, in one pass.
-type halfToKernel func(dst []uint16, ds int, src []float32, ss, n int, r *comp)
+type halfToKernel func(dst []uint16, ds int, src []float32, ss, n int, r *float32)
 
 // halfShiftKernel turns the R leading values of n uint16 heads in place by
 // r (a row filled with A = 1): widen, rotate, narrow in one pass (Shift).
-type halfShiftKernel func(x []uint16, stride, n int, r *comp)
+type halfShiftKernel func(x []uint16, stride, n int, r *float32)
 
 // byteStoreKernel stores n float32 heads of src into byte heads of dst:
 // e4m3 of x/scale, or q8_0 blocks (scale unused); store all of a head,

@@ -10,7 +10,7 @@ import (
 
 // exampleValue is a finite, non-zero value for element i of an example
 // buffer.
-func exampleValue(i int) elem { return narrow(comp(i%7) - 3 + 0.5) }
+func exampleValue(i int) uint16 { return narrow(float32(i%7) - 3 + 0.5) }
 
 // examplePos returns the positions of text tokens at pos, as a model of
 // Axes axes takes them: each position once per axis.
@@ -25,7 +25,7 @@ func examplePos(r *Rotary, pos ...int32) []int32 {
 }
 
 // exampleFill fills x with exampleValue.
-func exampleFill(x []elem) {
+func exampleFill(x []uint16) {
 	for i := range x {
 		x[i] = exampleValue(i)
 	}
@@ -40,7 +40,7 @@ func ExampleTable_ApplyQK() {
 	const hq, hkv = 32, 8
 	row := (hq + 2*hkv) * hd
 	tab := r.NewTable(4096)
-	qkv := make([]elem, row)
+	qkv := make([]uint16, row)
 	exampleFill(qkv)
 	want := slices.Clone(qkv)
 
@@ -63,7 +63,7 @@ func ExampleTable_ApplyStrided() {
 	full := nope + hd
 	tab := r.NewTable(16)
 	pos := []int32{7, 8}
-	q := make([]elem, len(pos)*heads*full)
+	q := make([]uint16, len(pos)*heads*full)
 	exampleFill(q)
 	want := slices.Clone(q)
 

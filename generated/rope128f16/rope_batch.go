@@ -14,10 +14,12 @@ import (
 // their input by the positions Set gave it. A table would need a row for
 // every position up to the largest; a Batch holds one per token, filled
 // once a step and used by every layer's calls. Its rows have Rotate's bits
-// (Freqs, whatever the positions), which are Table.Apply's. Set must not
-// run concurrently with anything else on the Batch; the other methods may.
-// A bad view or length panics, naming the Batch method and the values its
-// caller passed, before anything is written.
+// (Freqs, whatever the positions), which are Table.Apply's. Its methods
+// take the arguments of the Table's, pos among them: the positions Set was
+// given (b.Pos()), which they check, so that a Table and a Batch are both
+// Rows. Set must not run concurrently with anything else on the Batch; the
+// other methods may. A bad view, length or pos panics, naming the Batch
+// method and the values its caller passed, before anything is written.
 type Batch struct {
 	t   Table   // rows: row j is token j's
 	pos []int32 // the positions Set was given, Axes per token
@@ -37,7 +39,7 @@ func (r *Rotary) newBatch(fn string, capacity int) *Batch {
 		panicf("%s: capacity = %d: want capacity >= 0", fn, capacity)
 	}
 	return &Batch{
-		t:   Table{r: r, rows: make([]comp, 0, capacity*r.rowLen), freqs: r.p.Freqs, maxFreq: r.maxFreq},
+		t:   Table{r: r, rows: make([]float32, 0, capacity*r.rowLen), freqs: r.p.Freqs, maxFreq: r.maxFreq},
 		pos: make([]int32, 0, capacity*r.axes),
 		cap: capacity,
 	}
@@ -56,7 +58,7 @@ func (b *Batch) Set(pos []int32) {
 	}
 	n := len(pos) / r.axes
 	if n > b.cap {
-		panicf("Batch.Set: len(pos) = %d (%d tokens): want at most the capacity, %d tokens", len(pos), n, b.cap)
+		panicf("Batch.Set: len(pos) = %d (%s): want at most the capacity, %s", len(pos), count(n, "token"), count(b.cap, "token"))
 	}
 	for j, p := range pos {
 		if p < 0 || math.IsInf(float64(float64(p)*r.maxFreq), 0) {
@@ -65,7 +67,7 @@ func (b *Batch) Set(pos []int32) {
 	}
 	b.t.rows, b.t.n = b.t.rows[:n*r.rowLen], n
 	b.pos = append(b.pos[:0], pos...)
-	var tmp *[]comp
+	var tmp *[]float32
 	for j := range n {
 		row := b.t.rows[j*r.rowLen : (j+1)*r.rowLen]
 		p := pos[j*r.axes : (j+1)*r.axes]
@@ -76,7 +78,7 @@ func (b *Batch) Set(pos []int32) {
 		// A token of several positions: the row of each position, its
 		// axis's values copied into row j.
 		if tmp == nil {
-			tmp = rowPool.Get().(*[]comp)
+			tmp = rowPool.Get().(*[]float32)
 		}
 		src := (*tmp)[:r.rowLen]
 		for a, q := range p {
@@ -115,8 +117,46 @@ func (b *Batch) checkNil(fn string) {
 	}
 }
 
-// walk is the walk of b's tokens for the method fn.
-func (b *Batch) walk(fn string) walk {
+// walk is the walk of b's tokens for the method fn, whose caller passed
+// pos: it panics unless pos holds the positions Set was given.
+func (b *Batch) walk(fn string, pos []int32) walk {
 	b.checkNil(fn)
+	if !slices.Equal(pos, b.pos) {
+		panicBatchPos(fn, pos, b.pos)
+	}
 	return walk{t: &b.t, n: b.t.n, word: "b.Len()"}
 }
+
+// panicBatchPos panics, naming fn, for the positions pos that differ from
+// set, those Set was given.
+func panicBatchPos(fn string, pos, set []int32) {
+	if len(pos) != len(set) {
+		panicf("%s: len(pos) = %d: want the positions Set was given (b.Pos()), %d of them", fn, len(pos), len(set))
+	}
+	i := 0
+	for pos[i] == set[i] {
+		i++
+	}
+	panicf("%s: pos[%d] = %d: want the positions Set was given (b.Pos()), where pos[%d] = %d", fn, i, pos[i], i, set[i])
+}
+
+// Rows is what a Table and a Batch both are: the calls that turn a step's
+// tokens, each by its positions, Axes per token (token j's at
+// pos[j·Axes:(j+1)·Axes]). A *Table takes any positions it covers (a
+// prefill); a *Batch the positions its last Set was given (a decode step of
+// sequences at different positions). Glue written against Rows serves both
+// with the same calls, and gets their bits.
+type Rows interface {
+	ApplySeq(x []uint16, pos []int32)
+	ApplyInverseSeq(x []uint16, pos []int32)
+	ApplyStrided(x []uint16, s Strides, pos []int32)
+	ApplyInverseStrided(x []uint16, s Strides, pos []int32)
+	ApplyQK(q []uint16, qs Strides, k []uint16, ks Strides, pos []int32)
+	ApplyNormQK(q []uint16, qs Strides, qw []float32, k []uint16, ks Strides, kw []float32, pos []int32)
+	Rotary() *Rotary
+}
+
+var (
+	_ Rows = (*Table)(nil)
+	_ Rows = (*Batch)(nil)
+)

@@ -42,12 +42,12 @@ func NewBatch(capacity int) *Batch {
 
 // Rotate is Default().Rotate: every head in x turned in place by position
 // pos, without a table, with the bits of Table.Apply.
-func Rotate(x []elem, pos int) {
+func Rotate(x []float64, pos int) {
 	Default().rotate("Rotate", x, pos, false)
 }
 
 // RotateInverse is Default().RotateInverse, with the bits of
 // Table.ApplyInverse.
-func RotateInverse(x []elem, pos int) {
+func RotateInverse(x []float64, pos int) {
 	Default().rotate("RotateInverse", x, pos, true)
 }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ropegen/ropegen/internal/exact"
 	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/templates/exact"
 )
 
 // SVGHeader is the first line of every SVG figure ropegen writes

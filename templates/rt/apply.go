@@ -58,17 +58,18 @@ func (t *Table) ApplyInverseSeq(x []elem, pos []int32) {
 }
 
 // ApplySeq turns token j of x, len(x)/b.Len() values holding a whole number
-// of heads, by the positions of token j.
-func (b *Batch) ApplySeq(x []elem) {
+// of heads, by the positions of token j; pos is the positions Set was given.
+func (b *Batch) ApplySeq(x []elem, pos []int32) {
 	const fn = "Batch.ApplySeq"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applySeq(fn, &w, x, false)
 }
 
-// ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ).
-func (b *Batch) ApplyInverseSeq(x []elem) {
+// ApplyInverseSeq is ApplySeq's backward pass (A·R_posᵀ); pos is the
+// positions Set was given.
+func (b *Batch) ApplyInverseSeq(x []elem, pos []int32) {
 	const fn = "Batch.ApplyInverseSeq"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applySeq(fn, &w, x, true)
 }
 
@@ -165,17 +166,19 @@ func (t *Table) ApplyInverseStrided(x []elem, s Strides, pos []int32) {
 }
 
 // ApplyStrided turns the heads of token j of the view s of x by the
-// positions of token j, as Table.ApplyStrided does.
-func (b *Batch) ApplyStrided(x []elem, s Strides) {
+// positions of token j, as Table.ApplyStrided does; pos is the positions
+// Set was given.
+func (b *Batch) ApplyStrided(x []elem, s Strides, pos []int32) {
 	const fn = "Batch.ApplyStrided"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyStrided(fn, &w, x, s, false)
 }
 
-// ApplyInverseStrided is ApplyStrided's backward pass.
-func (b *Batch) ApplyInverseStrided(x []elem, s Strides) {
+// ApplyInverseStrided is ApplyStrided's backward pass; pos is the positions
+// Set was given.
+func (b *Batch) ApplyInverseStrided(x []elem, s Strides, pos []int32) {
 	const fn = "Batch.ApplyInverseStrided"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyStrided(fn, &w, x, s, true)
 }
 
@@ -254,10 +257,10 @@ func (t *Table) ApplyQK(q []elem, qs Strides, k []elem, ks Strides, pos []int32)
 }
 
 // ApplyQK turns the queries and keys of token j by the positions of token
-// j, as Table.ApplyQK does.
-func (b *Batch) ApplyQK(q []elem, qs Strides, k []elem, ks Strides) {
+// j, as Table.ApplyQK does; pos is the positions Set was given.
+func (b *Batch) ApplyQK(q []elem, qs Strides, k []elem, ks Strides, pos []int32) {
 	const fn = "Batch.ApplyQK"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	b.t.r.applyQK(fn, &w, q, qs, k, ks)
 }
 

@@ -142,13 +142,13 @@ func TestAxesEntryPoints(t *testing.T) {
 		tab.ApplyStrided(x, qs, pos)
 		check("Table.ApplyStrided", x, wantQ)
 		x = slices.Clone(q0)
-		b.ApplyStrided(x, qs)
+		b.ApplyStrided(x, qs, pos)
 		check("Batch.ApplyStrided", x, wantQ)
 		x = slices.Clone(q0)
 		tab.ApplyInverseStrided(x, qs, pos)
 		check("Table.ApplyInverseStrided", x, seqHeads(tab, q0, qs, pos, true))
 		x = slices.Clone(q0)
-		b.ApplyInverseStrided(x, qs)
+		b.ApplyInverseStrided(x, qs, pos)
 		check("Batch.ApplyInverseStrided", x, seqHeads(tab, q0, qs, pos, true))
 
 		q, k := slices.Clone(q0), slices.Clone(k0)
@@ -156,7 +156,7 @@ func TestAxesEntryPoints(t *testing.T) {
 		check("Table.ApplyQK q", q, wantQ)
 		check("Table.ApplyQK k", k, wantK)
 		q, k = slices.Clone(q0), slices.Clone(k0)
-		b.ApplyQK(q, qs, k, ks)
+		b.ApplyQK(q, qs, k, ks, pos)
 		check("Batch.ApplyQK q", q, wantQ)
 		check("Batch.ApplyQK k", k, wantK)
 
@@ -169,7 +169,7 @@ func TestAxesEntryPoints(t *testing.T) {
 		check("Table.ApplyNormQK q", q, nq)
 		check("Table.ApplyNormQK k", k, nk)
 		q, k = slices.Clone(q0), slices.Clone(k0)
-		b.ApplyNormQK(q, qs, qw, k, ks, kw)
+		b.ApplyNormQK(q, qs, qw, k, ks, kw, pos)
 		check("Batch.ApplyNormQK q", q, nq)
 		check("Batch.ApplyNormQK k", k, nk)
 
@@ -184,7 +184,7 @@ func TestAxesEntryPoints(t *testing.T) {
 			t.Fatalf("backend %s: Table.ApplyStore of patch tokens differs from ApplySeq then Store", be)
 		}
 		clear(got)
-		b.ApplyStore(F16Cache(got, cs), slots, k0, ks)
+		b.ApplyStore(F16Cache(got, cs), slots, k0, ks, pos)
 		if !slices.Equal(got, want) {
 			t.Fatalf("backend %s: Batch.ApplyStore of patch tokens differs from ApplySeq then Store", be)
 		}
@@ -203,7 +203,7 @@ func TestAxesEntryPoints(t *testing.T) {
 			what := "Table.Prep"
 			if viaBatch {
 				what = "Batch.Prep"
-				b.Prep(s)
+				b.Prep(s, pos)
 			} else {
 				tab.Prep(s, pos)
 			}
@@ -249,9 +249,9 @@ func TestAxesTextToken(t *testing.T) {
 			t.Fatalf("backend %s: Table.ApplyNormQK: a text token of a three-axis model differs from the one-axis model", be)
 		}
 		q, k = slices.Clone(q0), slices.Clone(k0)
-		b.ApplyQK(q, qs, k, ks)
+		b.ApplyQK(q, qs, k, ks, pos3)
 		wq, wk = slices.Clone(q0), slices.Clone(k0)
-		tb.ApplyQK(wq, qs, wk, ks)
+		tb.ApplyQK(wq, qs, wk, ks, pos1)
 		if sameBits(q, wq) >= 0 || sameBits(k, wk) >= 0 {
 			t.Fatalf("backend %s: Batch.ApplyQK: a text token of a three-axis model differs from the one-axis model", be)
 		}
@@ -284,16 +284,18 @@ func TestBatchPanicsName(t *testing.T) {
 		call  func()
 		words []string
 	}{
-		{"Batch.ApplyStrided", func() { b.ApplyStrided(short, s) }, []string{"len = 255", "b.Len() = 2"}},
-		{"Batch.ApplyInverseStrided", func() { b.ApplyInverseStrided(short, s) }, []string{"len = 255"}},
-		{"Batch.ApplyQK", func() { b.ApplyQK(slices.Clone(full), s, short, s) }, []string{"ks", "len = 255"}},
-		{"Batch.ApplyNormQK", func() { b.ApplyNormQK(slices.Clone(full), s, w[:hd-1], slices.Clone(full), s, w) }, []string{"qw", "63"}},
-		{"Batch.ApplyStore", func() { b.ApplyStore(F16Cache(cache, s), []int64{0, 4}, full, s) }, []string{"slots[1] = 4"}},
-		{"Batch.ApplySeq", func() { b.ApplySeq(short[:hd]) }, []string{"len(x) = 64"}},
+		{"Batch.ApplyStrided", func() { b.ApplyStrided(short, s, b.Pos()) }, []string{"len = 255", "b.Len() = 2"}},
+		{"Batch.ApplyInverseStrided", func() { b.ApplyInverseStrided(short, s, b.Pos()) }, []string{"len = 255"}},
+		{"Batch.ApplyQK", func() { b.ApplyQK(slices.Clone(full), s, short, s, b.Pos()) }, []string{"ks", "len = 255"}},
+		{"Batch.ApplyNormQK", func() { b.ApplyNormQK(slices.Clone(full), s, w[:hd-1], slices.Clone(full), s, w, b.Pos()) }, []string{"qw", "63"}},
+		{"Batch.ApplyStore", func() { b.ApplyStore(F16Cache(cache, s), []int64{0, 4}, full, s, b.Pos()) }, []string{"slots[1] = 4"}},
+		{"Batch.ApplySeq", func() { b.ApplySeq(short[:hd], b.Pos()) }, []string{"len(x) = 64"}},
 		{"Batch.Prep", func() {
-			b.Prep(Step{Q: slices.Clone(full), QS: s, QW: w, K: full, KS: s, KW: w, KCache: F16Cache(cache, s), Slots: []int64{0}})
+			b.Prep(Step{Q: slices.Clone(full), QS: s, QW: w, K: full, KS: s, KW: w, KCache: F16Cache(cache, s), Slots: []int64{0}}, b.Pos())
 		}, []string{"len(s.Slots) = 1", "b.Len() = 2"}},
 		{"Batch.Set", func() { b.Set([]int32{1, 2}) }, []string{"len(pos) = 2", "Axes = 3"}},
+		{"Batch.ApplySeq", func() { b.ApplySeq(full, []int32{1, 2, 3}) }, []string{"len(pos) = 3", "b.Pos()", "6 of them"}},
+		{"Batch.ApplyQK", func() { b.ApplyQK(slices.Clone(full), s, slices.Clone(full), s, []int32{1, 2, 3, 4, 6, 6}) }, []string{"pos[4] = 6", "pos[4] = 5", "b.Pos()"}},
 	} {
 		before := slices.Clone(cache)
 		msg, panicked := catchPanic(c.call)

@@ -309,10 +309,10 @@ func (t *Table) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, po
 // ApplyStore turns the keys of token j by the positions of token j and
 // stores them in cache row slots[j], as Table.ApplyStore does: a decode
 // step's keys written straight into the cache, whatever each sequence's
-// position.
-func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides) {
+// position. pos is the positions Set was given.
+func (b *Batch) ApplyStore(c Cache, slots []int64, src []float32, ss Strides, pos []int32) {
 	const fn = "Batch.ApplyStore"
-	w := b.walk(fn)
+	w := b.walk(fn, pos)
 	if w.n != len(slots) {
 		panicf("%s: len(slots) = %d: want b.Len() = %d, a slot per token", fn, len(slots), w.n)
 	}
@@ -457,41 +457,6 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 	rowPool.Put(row)
 }
 
-// cacheStoreN and cacheLoadN are the pure Go cache kernels' loop: the first
-// m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
-// converted value by value by conv.
-func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
-	for i := range n {
-		conv(dst[i*ds:][:m], src[i*ss:][:m])
-	}
-}
-
-// genericTo is the pure Go rotate-and-narrow kernel of a uint16 cache type
-// with the shape's fwd kernel: each head copied into a float32 scratch
-// head, turned there, and narrowed by narrow; the bits of turning in
-// float32 and narrowing each result once.
-func genericTo(hd int, fwd rotKernel, narrow func(float32) uint16) halfToKernel {
-	return func(dst []uint16, ds int, src []float32, ss, n int, r *comp) {
-		if n <= 0 {
-			return
-		}
-		b := scratchPool.Get().(*[]float32)
-		if len(*b) < hd {
-			*b = make([]float32, hd)
-		}
-		v := (*b)[:hd]
-		for i := range n {
-			copy(v, src[i*ss:][:hd])
-			fwd(v, hd, 1, r)
-			d := dst[i*ds:][:hd]
-			for j, x := range v {
-				d[j] = narrow(x)
-			}
-		}
-		scratchPool.Put(b)
-	}
-}
-
 // sameMemory reports whether the slices a and b share an element.
 func sameMemory[A, B any](a []A, b []B) bool {
 	if len(a) == 0 || len(b) == 0 {
@@ -501,26 +466,4 @@ func sameMemory[A, B any](a []A, b []B) bool {
 	var za A
 	var zb B
 	return pa < pb+uintptr(len(b))*unsafe.Sizeof(zb) && pb < pa+uintptr(len(a))*unsafe.Sizeof(za)
-}
-
-// genericHalf returns the pure Go kernels of a uint16 cache type with the
-// conversions narrow and widen.
-func genericHalf(hd, rd int, fwd rotKernel, narrow func(float32) uint16, widen func(uint16) float32) halfKernels {
-	to := func(d []uint16, s []float32) {
-		for i, v := range s {
-			d[i] = narrow(v)
-		}
-	}
-	from := func(d []float32, s []uint16) {
-		for i, v := range s {
-			d[i] = widen(v)
-		}
-	}
-	return halfKernels{
-		store:      func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, to) },
-		storeShift: func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, to) },
-		load:       func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, from) },
-		loadShift:  func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, from) },
-		to:         genericTo(hd, fwd, narrow),
-	}
 }

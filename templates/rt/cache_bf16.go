@@ -5,9 +5,3 @@ package rt
 func BF16Cache(buf []uint16, s Strides) Cache {
 	return Cache{kind: cacheBF16, s: s, u16: buf}
 }
-
-// genericBF16 returns the pure Go bf16 cache kernels of a shape of hd
-// values, rd of them rotary, whose pure Go forward kernel is fwd.
-func genericBF16(hd, rd int, fwd rotKernel) halfKernels {
-	return genericHalf(hd, rd, fwd, f32tobf16, bf16to32)
-}

@@ -1,13 +1,10 @@
 package rt
 
-import "github.com/ropegen/ropegen/internal/exact"
+import "github.com/ropegen/ropegen/templates/exact"
 
-// In a generated package dynamicFreqs is internal/exact's code, copied
-// verbatim beside rope_dynamic.go's init; here it calls it.
-
-func init() { dynamicNTK = dynamicFreqs }
-
-// dynamicFreqs is internal/exact's dynamicFreqs.
+// dynamicFreqs is package exact's dynamicFreqs. A package that computes
+// dynamic NTK frequencies holds a copy of exact's dynamic.go and pow.go
+// instead of this file.
 func dynamicFreqs(f []float64, base, factor float64, origCtx, r, n int) {
 	exact.DynamicFreqs(f, base, factor, origCtx, r, n)
 }

@@ -18,9 +18,9 @@ func normOf(r *Rotary, K [2]int, kgroups bool) *verify.Norm[elem] {
 		r.kern().normOnly[r.nv](x, stride, n, nil, w, p.NormEps)
 	}
 	batch := func(b verify.Batch[elem], q []elem, qs verify.Strides, qw []comp, k []elem, ks verify.Strides, kw []comp) {
-		batchOf(b).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw)
+		batchOf(b).ApplyNormQK(q, Strides(qs), qw, k, Strides(ks), kw, batchOf(b).Pos())
 	}
-	// The weights are comp: float32, or float64 in an f64 package.
+	// The weights are of the compute type: float32, or float64 in an f64 package.
 	switch f := any(apply).(type) {
 	case func(verify.Table[elem], []elem, verify.Strides, []float32, []elem, verify.Strides, []float32, []int32):
 		n.ApplyNormQK32 = f

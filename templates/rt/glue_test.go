@@ -13,10 +13,10 @@ import (
 // kernelOf describes the model r to verify: base and scaling say what its
 // frequencies are (verify checks Freqs against base^(−2i/R) when scaling is
 // "none"), and every entry point, table and batch is r's. A multi-axis
-// model's tables and batches are handed to verify as text tables
-// (textTable, textBatch), which verify drives with one position per token;
-// the Axes family's ApplySeq and ApplyInverseSeq reach the tables' own
-// forms, Axes positions per token.
+// model's tables and batches are handed to verify as text tables and
+// batches (textTable, verifyBatch), which verify drives with one position
+// per token; the Axes family's ApplySeq and ApplyInverseSeq reach the
+// tables' own forms, Axes positions per token.
 func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 	p := r.Params()
 	k := verify.Kernel[elem]{
@@ -89,10 +89,10 @@ func kernelOf(r *Rotary, base float64, scaling string) verify.Kernel[elem] {
 			return wrapBatch(with(freqs, attn, axis).NewBatch(capacity))
 		},
 		BatchApplyQK: func(b verify.Batch[elem], q []elem, qs verify.Strides, kk []elem, ks verify.Strides) {
-			batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks))
+			batchOf(b).ApplyQK(q, Strides(qs), kk, Strides(ks), batchOf(b).Pos())
 		},
 		BatchApplyStrided: func(b verify.Batch[elem], x []elem, s verify.Strides) {
-			batchOf(b).ApplyStrided(x, Strides(s))
+			batchOf(b).ApplyStrided(x, Strides(s), batchOf(b).Pos())
 		},
 	}
 	for i := range backends {
@@ -126,11 +126,20 @@ func (t textTable) ApplyInverseSeqParallel(x []elem, pos []int32, workers int) {
 	t.Table.ApplyInverseSeqParallel(x, text(t.Table.r, pos), workers)
 }
 
-// textBatch is a multi-axis model's *Batch as verify drives it.
-type textBatch struct{ *Batch }
+// verifyBatch is a *Batch as verify drives it: its calls take the
+// positions of the last Set, and a multi-axis model's tokens are text
+// tokens, one position each.
+type verifyBatch struct{ *Batch }
 
 // Set is the batch's Set with text tokens at pos.
-func (b textBatch) Set(pos []int32) { b.Batch.Set(text(b.Batch.t.r, pos)) }
+func (b verifyBatch) Set(pos []int32) { b.Batch.Set(text(b.Batch.t.r, pos)) }
+
+// ApplySeq is the batch's ApplySeq at the positions of the last Set.
+func (b verifyBatch) ApplySeq(x []elem) { b.Batch.ApplySeq(x, b.Pos()) }
+
+// ApplyInverseSeq is the batch's ApplyInverseSeq at the positions of the
+// last Set.
+func (b verifyBatch) ApplyInverseSeq(x []elem) { b.Batch.ApplyInverseSeq(x, b.Pos()) }
 
 // wrapTable returns t as verify drives it: itself, or a text table.
 func wrapTable(t *Table) verify.Table[elem] {
@@ -141,12 +150,7 @@ func wrapTable(t *Table) verify.Table[elem] {
 }
 
 // wrapBatch returns b as verify drives it.
-func wrapBatch(b *Batch) verify.Batch[elem] {
-	if b.t.r.axes > 1 {
-		return textBatch{b}
-	}
-	return b
-}
+func wrapBatch(b *Batch) verify.Batch[elem] { return verifyBatch{b} }
 
 // tableOf returns the *Table verify was given.
 func tableOf(t verify.Table[elem]) *Table {
@@ -157,12 +161,7 @@ func tableOf(t verify.Table[elem]) *Table {
 }
 
 // batchOf returns the *Batch verify was given.
-func batchOf(b verify.Batch[elem]) *Batch {
-	if tb, ok := b.(textBatch); ok {
-		return tb.Batch
-	}
-	return b.(*Batch)
-}
+func batchOf(b verify.Batch[elem]) *Batch { return b.(verifyBatch).Batch }
 
 // textPos returns pos as t's entry points take it: each position once per
 // axis for a text table.

@@ -2,10 +2,10 @@ package rt
 
 // The kernel ABI: what the run-time calls and what every kernel emitter
 // (pure Go, amd64, arm64) produces, per shape S = (HeadDim H, RotaryDim R,
-// layout) and per backend. E is the package's element type (elem), C its
-// compute type (comp); a table row is R values of C, the cosines, then R
-// signed sines (docs/contract.md §5), 2R values in all, and r *C points at
-// its first value.
+// layout) and per backend. E is the package's element type, C its compute
+// type; a table row is R values of C, the cosines, then R signed sines
+// (docs/contract.md §5), 2R values in all, and r *C points at its first
+// value.
 //
 // Every kernel handles n >= 0 heads (n = 0 does nothing). Head h of x is
 // x[h·stride:], strides in elements (bytes for a q8_0 cache); a kernel

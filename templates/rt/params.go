@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -344,6 +345,14 @@ func (r *Rotary) tableFreqs(n int) []float64 {
 // dynamicNTK is dynamicFreqs where the package computes dynamic NTK
 // frequencies (it sets it), else nil.
 var dynamicNTK func(f []float64, base, factor float64, origCtx, r, n int)
+
+// count returns n and word, plural unless n is 1: "1 token", "2 tokens".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
 
 func panicf(format string, args ...any) {
 	panic(pkgName + "." + fmt.Sprintf(format, args...))

@@ -133,9 +133,3 @@ func exampleCache(r *Rotary, rows, heads int) Cache {
 	hd := r.CacheHead("f16")
 	return F16Cache(make([]uint16, rows*heads*hd), Strides{Heads: heads, Head: hd, Token: heads * hd})
 }
-
-// exampleTurnQK is what Prep does to the queries and keys of the examples'
-// model (a generated package's tests declare it: ApplyQK without a norm).
-func exampleTurnQK(tab *Table, q []float32, qs Strides, qw []float32, k []float32, ks Strides, kw []float32, pos []int32) {
-	tab.ApplyNormQK(q, qs, qw, k, ks, kw, pos)
-}

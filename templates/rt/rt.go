@@ -1,18 +1,19 @@
 // Package rt is the run-time of every package ropegen writes: the
 // shape-agnostic types and logic (Params, New, Rotary, Table, Batch,
 // Strides, Cache, Step and their checks; the table fill and its sincos;
-// multi-axis row assembly; the pure Go QK-norm and cache kernels; Prep),
-// written once as ordinary Go. ropegen copies its files, all but this one
-// and its tests, into each generated package (the package clause and the
-// header rewritten; only the files the package's features need), beside a
-// small generated part: the element type (elem) and compute type (comp), the
-// shapes and their kernels per backend (the ABI of kernels.go), the package
-// doc, and for a package generated for one spec its constants and the
-// package-level functions of default.go.
+// multi-axis row assembly; the pure Go cache kernels; Prep), written once
+// as ordinary Go. ropegen copies its files (package templates' Copy), all
+// but this one, dynamic_link.go, export.go and the tests of rt itself, into
+// each generated package: the package clause and the header rewritten,
+// the package's element and compute types written where rt says elem and
+// comp, only the files the package's features need. Beside them goes a
+// small generated part: the shapes and their kernels per backend (the ABI
+// of kernels.go), the conversions widen and narrow, the package doc, and
+// for a package generated for one spec its constants and defaultParams.
 //
 // This file stands in for the generated part, so that rt compiles, vets and
 // is tested on its own: float32 elements, no shapes and no kernels, which
-// rt's tests install (tiny reference kernels, test_kernels_test.go).
+// rt's tests install (tiny reference kernels, refkernels_test.go).
 package rt
 
 // elem is the element type of x; comp the compute type of the arithmetic

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ropegen/ropegen/spec"
+	"github.com/ropegen/ropegen/templates"
 )
 
 // bigPi is π to 125 decimal places (about 415 bits): TestMachinPi checks
@@ -143,30 +144,6 @@ func ulpErr(got float64, exact *big.Float) float64 {
 	d := new(big.Float).SetPrec(refPrec).Sub(new(big.Float).SetFloat64(got), exact)
 	df, _ := d.Float64()
 	return math.Abs(df) / ulp
-}
-
-// sincosSource and sincosDDSource are sincos.go's sincos (with its
-// constants) and sincosDD (with its tables).
-func sincosSource() string   { return sincosSection("\n// sincosMax is", "\n// sincosDD returns") }
-func sincosDDSource() string { return sincosSection("\n// sincosDD returns", "") }
-
-// sincosSection returns sincos.go from the line that starts with from up to
-// the line that starts with to (the end of the file for "").
-func sincosSection(from, to string) string {
-	b, err := fs.ReadFile(Source, "sincos.go")
-	if err != nil {
-		panic(err)
-	}
-	s := string(b)
-	i := strings.Index(s, from)
-	if i < 0 {
-		panic("sincos.go: no " + from)
-	}
-	s = s[i:]
-	if to != "" {
-		s = s[:strings.Index(s, to)]
-	}
-	return strings.TrimSpace(s)
 }
 
 // TestSincosUlps compares sincos and math.Sincos with the exact values on
@@ -713,7 +690,7 @@ func TestSincosDDSpecial(t *testing.T) {
 }
 
 // TestSincosNoFMA compiles the source that the generated packages get
-// (sincosSource and sincosDDSource, in a package of their own) for every
+// (sincos.go as package templates copies it, in a package of its own) for every
 // architecture whose Go compiler fuses a product into the next sum or
 // difference, and requires sincos, sincosDD and sincosDDReduce to contain
 // no fused multiply-add instruction: a product without its float64()
@@ -730,9 +707,11 @@ func TestSincosNoFMA(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module sincosfma\n\ngo 1.24\n"), 0o644))
 	// The nonce keeps go build from answering from its cache, which would
 	// print no listing.
-	src := fmt.Sprintf("package p\n\nimport (\n\t\"math\"\n\t\"math/bits\"\n)\n\nconst nonce = %d\n\nfunc control(a, b, c float64) float64 { return a*b + c }\n\n%s\n\n%s\n",
-		time.Now().UnixNano(), sincosSource(), sincosDDSource())
-	must(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
+	src, err := templates.Copy("rt/sincos.go", &templates.Data{Package: "p"})
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, "p.go"), src, 0o644))
+	control := fmt.Sprintf("package p\n\nconst nonce = %d\n\nfunc control(a, b, c float64) float64 { return a*b + c }\n", time.Now().UnixNano())
+	must(t, os.WriteFile(filepath.Join(dir, "control.go"), []byte(control), 0o644))
 	fused := regexp.MustCompile(`\sV?FN?M(ADD|SUB)\w*\s`)
 	header := regexp.MustCompile(`^sincosfma\.(\w+) STEXT`)
 	for _, env := range [][]string{{"GOARCH=arm64"}, {"GOARCH=ppc64le"}, {"GOARCH=s390x"}, {"GOARCH=riscv64"}, {"GOARCH=loong64"}, {"GOARCH=amd64", "GOAMD64=v3"}} {

@@ -3,16 +3,14 @@
 // integer arithmetic gives the same bits on every machine, and round once,
 // so that frequencies do not depend on the machine that computes them.
 //
-// Package spec computes every frequency with them; gen copies the code
-// verbatim into dynamic NTK packages (Source), so that a table built at run
-// time has the bits ropegen itself would compute. Everything here imports
-// only the standard library.
+// Package spec computes every frequency with them. ropegen copies
+// dynamic.go and pow.go into the packages that compute dynamic NTK
+// frequencies at run time (package templates), so that a table built there
+// has the bits ropegen itself would compute. Everything here imports only
+// the standard library.
 package exact
 
-import (
-	_ "embed"
-	"strings"
-)
+import "math"
 
 // Pow returns x^y correctly rounded (but within 2⁻¹⁵⁰ of a rounding
 // boundary) for finite x > 0 and finite y; math.Pow otherwise.
@@ -33,25 +31,12 @@ func DynamicFreqs(f []float64, base, factor float64, origCtx, r, n int) {
 	dynamicFreqs(f, base, factor, origCtx, r, n)
 }
 
-//go:embed dynamic.go
-var dynamicFile string
-
-//go:embed exact.go
-var exactFile string
-
-// Source returns the Go source a package that computes dynamic NTK
-// frequencies at run time needs, to copy verbatim: dynamicFreqs and the
-// correctly rounded powers (everything in exact.go from exactPrec on).
-func Source() string {
-	return verbatim(dynamicFile, "\n// dynamicFreqs sets") + "\n\n" + verbatim(exactFile, "\n// exactPrec is")
-}
-
-// verbatim returns src from the line that begins with marker (a newline,
-// then the line) to its end.
-func verbatim(src, marker string) string {
-	i := strings.Index(src, marker)
-	if i < 0 {
-		panic("exact: verbatim source: marker " + marker[1:] + " not found")
+// exactLn returns ln x for finite x > 0, rounded once from exactPrec bits
+// (math.Log for other arguments).
+func exactLn(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return math.Log(x)
 	}
-	return strings.TrimSpace(src[i:])
+	r, _ := bigLog(x).Float64()
+	return r
 }

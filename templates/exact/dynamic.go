@@ -1,10 +1,10 @@
 package exact
 
 // Dynamic NTK decides its base from the length of the table, so a package
-// generated with -scaling dynamic computes frequencies when NewTable is
-// called. It runs exactly the code ropegen runs: dynamicFreqs below and
-// exactPow (exact.go), copied verbatim into the package (Source), so that
-// its tables are the same on every machine.
+// that serves a dynamic NTK model computes frequencies when NewTable is
+// called. It runs exactly the code ropegen runs, dynamicFreqs below and
+// exactPow, both copied whole into the package, so that its tables are the
+// same on every machine.
 
 // dynamicFreqs sets f to the frequencies of dynamic NTK for a table of n
 // positions, n > origCtx: θ_i = b^(−2i/r) with the base

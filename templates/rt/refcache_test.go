@@ -1,0 +1,123 @@
+package rt
+
+// rt's tests install these pure Go cache kernels (refkernels_test.go);
+// generated packages get theirs from the vector layer's purego target.
+
+// cacheLoop is the pure Go cache kernels' loop: the first
+// m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
+// converted value by value by conv.
+func cacheLoop[D, S any](dst []D, ds int, src []S, ss, n, m int, conv func(d []D, s []S)) {
+	for i := range n {
+		conv(dst[i*ds:][:m], src[i*ss:][:m])
+	}
+}
+
+// genericTo is the pure Go rotate-and-narrow kernel of a uint16 cache type
+// with the shape's fwd kernel: each head copied into a float32 scratch
+// head, turned there, and narrowed by narrow; the bits of turning in
+// float32 and narrowing each result once.
+func genericTo(hd int, fwd rotKernel, narrow func(float32) uint16) halfToKernel {
+	return func(dst []uint16, ds int, src []float32, ss, n int, r *comp) {
+		if n <= 0 {
+			return
+		}
+		b := scratchPool.Get().(*[]float32)
+		if len(*b) < hd {
+			*b = make([]float32, hd)
+		}
+		v := (*b)[:hd]
+		for i := range n {
+			copy(v, src[i*ss:][:hd])
+			fwd(v, hd, 1, r)
+			d := dst[i*ds:][:hd]
+			for j, x := range v {
+				d[j] = narrow(x)
+			}
+		}
+		scratchPool.Put(b)
+	}
+}
+
+// genericHalf returns the pure Go kernels of a uint16 cache type with the
+// conversions narrow and widen.
+func genericHalf(hd, rd int, fwd rotKernel, narrow func(float32) uint16, widen func(uint16) float32) halfKernels {
+	to := func(d []uint16, s []float32) {
+		for i, v := range s {
+			d[i] = narrow(v)
+		}
+	}
+	from := func(d []float32, s []uint16) {
+		for i, v := range s {
+			d[i] = widen(v)
+		}
+	}
+	return halfKernels{
+		store:      func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, to) },
+		storeShift: func(dst []uint16, ds int, src []float32, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, to) },
+		load:       func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, hd, from) },
+		loadShift:  func(dst []float32, ds int, src []uint16, ss, n int) { cacheLoop(dst, ds, src, ss, n, rd, from) },
+		to:         genericTo(hd, fwd, narrow),
+	}
+}
+
+// genericF16 returns the pure Go f16 cache kernels of a shape of hd values,
+// rd of them rotary, whose pure Go forward kernel is fwd.
+func genericF16(hd, rd int, fwd rotKernel) halfKernels {
+	return genericHalf(hd, rd, fwd, f32to16, f16to32)
+}
+
+// genericBF16 returns the pure Go bf16 cache kernels of a shape of hd
+// values, rd of them rotary, whose pure Go forward kernel is fwd.
+func genericBF16(hd, rd int, fwd rotKernel) halfKernels {
+	return genericHalf(hd, rd, fwd, f32tobf16, bf16to32)
+}
+
+// genericE4M3 returns the pure Go e4m3 cache kernels of a shape of hd
+// values, rd of them rotary.
+func genericE4M3(hd, rd int) byteKernels {
+	store := func(m int) byteStoreKernel {
+		return func(dst []byte, ds int, src []float32, ss, n int, scale float32) {
+			cacheLoop(dst, ds, src, ss, n, m, func(d []byte, s []float32) {
+				for i, v := range s {
+					d[i] = f32toe4m3(v / scale)
+				}
+			})
+		}
+	}
+	load := func(m int) byteLoadKernel {
+		return func(dst []float32, ds int, src []byte, ss, n int, scale float32) {
+			cacheLoop(dst, ds, src, ss, n, m, func(d []float32, s []byte) {
+				for i, v := range s {
+					d[i] = e4m3to32(v) * scale
+				}
+			})
+		}
+	}
+	return byteKernels{store: store(hd), storeShift: store(rd), load: load(hd), loadShift: load(rd)}
+}
+
+// genericQ80 returns the pure Go q8_0 cache kernels of a shape of hd
+// values, rd of them rotary: whole blocks, those holding a rotary value for
+// Shift.
+func genericQ80(hd, rd int) byteKernels {
+	shift := (rd + q8Values - 1) / q8Values * q8Values
+	store := func(m int) byteStoreKernel {
+		return func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
+			for i := range n {
+				for b := range m / q8Values {
+					q8Block((*[q8Bytes]byte)(dst[i*ds+b*q8Bytes:]), (*[q8Values]float32)(src[i*ss+b*q8Values:]))
+				}
+			}
+		}
+	}
+	load := func(m int) byteLoadKernel {
+		return func(dst []float32, ds int, src []byte, ss, n int, _ float32) {
+			for i := range n {
+				for b := range m / q8Values {
+					q8Unblock((*[q8Values]float32)(dst[i*ds+b*q8Values:]), (*[q8Bytes]byte)(src[i*ss+b*q8Bytes:]))
+				}
+			}
+		}
+	}
+	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
+}
