@@ -326,7 +326,7 @@ func helpers(t *testing.T, root string) []string {
 		"f32toe4m3": true, "e4m3to32": true, "q8Block": true, "q8Round": true, "q8Unblock": true}
 	var out []string
 	for _, name := range []string{"convert.go", "cache_e4m3.go", "cache_q80.go", "sincos.go"} {
-		path := filepath.Join(root, "rt", name)
+		path := filepath.Join(root, "templates", "rt", name)
 		src, err := os.ReadFile(path)
 		must(t, err)
 		fs := token.NewFileSet()
