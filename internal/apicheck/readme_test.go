@@ -15,8 +15,9 @@ import (
 )
 
 // TestREADMEPrograms type-checks every Go code block of README.md that is
-// a whole program (it starts "package main") against the module's
-// packages as they are, so that the front page's engine cannot drift from
+// a whole program (it starts "package main"), or a fragment that starts
+// with its one import line (checked as the body of main), against the
+// module's packages as they are, so that the front page cannot drift from
 // the API it shows.
 func TestREADMEPrograms(t *testing.T) {
 	root := filepath.Join("..", "..")
@@ -27,12 +28,17 @@ func TestREADMEPrograms(t *testing.T) {
 	var progs []string
 	for _, block := range strings.Split(string(data), "```go\n")[1:] {
 		code, _, ok := strings.Cut(block, "```")
-		if ok && strings.HasPrefix(code, "package main\n") {
+		switch {
+		case !ok:
+		case strings.HasPrefix(code, "package main\n"):
 			progs = append(progs, code)
+		case strings.HasPrefix(code, "import "):
+			imp, body, _ := strings.Cut(code, "\n")
+			progs = append(progs, "package main\n\n"+imp+"\n\nfunc main() {\n"+body+"}\n")
 		}
 	}
-	if len(progs) == 0 {
-		t.Fatal("README.md has no Go program (a go block starting \"package main\")")
+	if len(progs) < 2 {
+		t.Fatalf("README.md has %d Go programs and fragments (go blocks starting \"package main\" or \"import\"); want the rotated vector and the engine", len(progs))
 	}
 	for i, src := range progs {
 		fset := token.NewFileSet()
