@@ -23,7 +23,7 @@ import (
 
 // Elem is a type of value in memory.
 type Elem struct {
-	Name string // "f32", "f64", "f16", "bf16", "e4m3", "q8_0"
+	Name string // "f32", "f64", "f16", "bf16", "e4m3", "e5m2", "q8_0"
 	Go   string // the Go type of one element
 	Size int    // bytes per element
 }
@@ -35,6 +35,7 @@ var (
 	F16  = Elem{"f16", "uint16", 2}
 	BF16 = Elem{"bf16", "uint16", 2}
 	E4M3 = Elem{"e4m3", "uint8", 1}
+	E5M2 = Elem{"e5m2", "uint8", 1}
 	Q8   = Elem{"q8_0", "uint8", 1}
 )
 
