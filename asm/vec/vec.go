@@ -192,7 +192,7 @@ func (f *Func) Field() string {
 	case f.Cache == F16 || f.Cache == BF16:
 		return fmt.Sprintf("half[%d].%s", map[Elem]int{F16: 0, BF16: 1}[f.Cache], f.Kind)
 	case f.Cache.Size == 1:
-		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1}[f.Cache], f.Kind)
+		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1, E5M2: 2}[f.Cache], f.Kind)
 	}
 	return string(f.Kind)
 }
@@ -231,7 +231,7 @@ func (f *Func) Params() []Param {
 		if f.Kind == Load || f.Kind == LoadShift {
 			p = conv("float32", f.Cache.Go)
 		}
-		if f.Cache.Size == 1 { // e4m3's scale; q8_0 has the same signature
+		if f.Cache.Size == 1 { // e4m3's and e5m2's scale; q8_0 has the same signature
 			p = append(p, Param{"scale", "float32"})
 		}
 		return p
