@@ -1,14 +1,16 @@
 package vec
 
-// convert is the KV-cache conversions of f16, bf16 and e4m3
+// convert is the KV-cache conversions of f16, bf16, e4m3 and e5m2
 // (docs/contract.md §11), value by value over the first Count values of
 // each head:
 //
-//	store:  c_j = narrow(x_j)          e4m3: narrow(fl(x_j/scale))
-//	load:   x_j = widen(c_j)           e4m3: fl(widen(c_j)·scale)
+//	store:  c_j = narrow(x_j)          e4m3, e5m2: narrow(fl(x_j/scale))
+//	load:   x_j = widen(c_j)           e4m3, e5m2: fl(widen(c_j)·scale)
 //
 // narrow rounding to nearest even (f16, bf16: overflow to ±Inf; e4m3:
-// saturating at ±448, a NaN staying NaN), widen exact.
+// saturating at ±448, e5m2 at ±57344, a NaN staying NaN), widen exact:
+// the minifloat family (codec.go's Narrow and Widen), which the targets'
+// Block.Load and Block.Store of these elements run.
 func convert(t Target, f *Func) {
 	store := f.Kind == Store || f.Kind == StoreShift
 	se, de := F32, f.Cache
@@ -17,7 +19,7 @@ func convert(t Target, f *Func) {
 	}
 	src, dst := t.Ptr("src", se), t.Ptr("dst", de)
 	var scale V
-	if f.Cache == E4M3 {
+	if f.Cache == E4M3 || f.Cache == E5M2 {
 		scale = t.Broadcast("scale", F32)
 	}
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}

@@ -1,4 +1,4 @@
-// INTERFACE READY (v1, 2026-11-28 17:15 UTC): the codec operations
+// INTERFACE READY (v2, 2026-11-28 17:20 UTC): the codec operations
 // below are final enough to implement; a change is committed here and
 // described in the change log at the end of this comment.
 //
@@ -32,13 +32,20 @@
 // parameters in Minifloats) are called by a target's Block.Load and
 // Block.Store of those elements (every kind that reads or writes them:
 // store, load, to, shift) and by the convert family; q8 quantizes and
-// dequantizes through Blocks32 and the x32 accesses. E5M2 is a new Elem
+// dequantizes through Quantizer's Blocks32 and x32 accesses. E5M2 is a new Elem
 // ("e5m2", uint8, 1 byte) with e4m3's kinds, signature (a float32 tensor
 // scale) and field (bytes[2]).
 //
 // Change log:
 //
 //	v1: first version.
+//	v2: Select consumes b (see Select). The block-of-32 operations (MaxAcross, Iota, Blocks32, the x32
+//	    loads and stores, LoadU16, StoreU16) moved from Codec to a new
+//	    interface Quantizer (embedding Codec), which only the q8_0 family
+//	    asserts: Narrow and Widen need Codec alone. LoadBits and StoreBits
+//	    stay in Codec: a target's Block.Load of f16/bf16/e4m3/e5m2 is
+//	    LoadBits then Widen, its Block.Store Narrow then StoreBits (amd64
+//	    keeps F16C's memory forms for f16, the Native hook's instructions).
 package vec
 
 // Mask is a target's lane mask: one bit of truth per 32-bit lane.
@@ -77,7 +84,9 @@ type Codec interface {
 	Eq32(a, b V) Mask
 	// IsNaN is the float32 lanes of a that are NaN (unordered).
 	IsNaN(a V) Mask
-	// Select is, lane by lane, a where m holds, else b.
+	// Select is, lane by lane, a where m holds, else b. b is consumed:
+	// the families never use it again, so a target may write the result
+	// over it (AVX-512's merge-masking VPBLENDMD does).
 	Select(m Mask, a, b V) V
 
 	// MinF and MaxF are the float32 minimum and maximum lane by lane,
@@ -95,19 +104,26 @@ type Codec interface {
 	// pass only |a| < 128 (no NaN).
 	TruncI32(a V) V
 
-	// MaxAcross is the largest of the uint32 lanes of every member of xs
-	// (a block of 32 values, above), in every lane of one V.
-	MaxAcross(xs []V) V
-	// Iota is, in the lanes of member i of a block of n members, the
-	// 1-based position j+1 of the lane's value in the block (1…32).
-	Iota(i, n int) V
-
 	// LoadBits reads the block's values of a (e = a.Elem: f16, bf16
 	// 16-bit; e4m3, e5m2 8-bit) zero-extended into 32-bit lanes;
 	// StoreBits writes the low e.Size·8 bits of each lane of v (the
 	// family's lanes are < 2^(8·e.Size)) at the block's values of a.
 	LoadBits(b Block, a Arr) V
 	StoreBits(b Block, a Arr, v V)
+}
+
+// Quantizer is a Codec target's blocks of 32 values, the q8_0 family's
+// (codec.go's q8): the loop over a head's blocks, the reads and writes of
+// a block, and the one horizontal operation.
+type Quantizer interface {
+	Codec
+
+	// MaxAcross is the largest of the uint32 lanes of every member of xs
+	// (a block of 32 values, above), in every lane of one V.
+	MaxAcross(xs []V) V
+	// Iota is, in the lanes of member i of a block of n members, the
+	// 1-based position j+1 of the lane's value in the block (1…32).
+	Iota(i, n int) V
 
 	// Blocks32 runs body once per block of 32 values of the head h, the
 	// blocks [32i, 32i+32) for i < n: s is src i·ss elements on, d is dst

@@ -394,10 +394,15 @@ func (t *Target) preload(row vec.Arr) {
 }
 
 // storeConsts is how many constant registers the function's narrowing
-// keeps: bf16's three.
+// keeps: bf16's seven at AVX-512 (the minifloat family's constants are
+// registers there; at AVX2 operands from memory, a couple of them loaded
+// into registers for a compare).
 func (t *Target) storeConsts() int {
 	if t.f.X == vec.BF16 || t.f.Cache == vec.BF16 {
-		return 3
+		if t.l.masked {
+			return 7
+		}
+		return 2
 	}
 	return 0
 }

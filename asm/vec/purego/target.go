@@ -39,6 +39,8 @@ type Target struct {
 	used  int    // the most any block used
 	ints  map[string]bool
 	funcs []jen.Code
+
+	helpers map[string]bool // the codec helpers emitted
 }
 
 // New returns a target.
