@@ -1,4 +1,4 @@
-// INTERFACE READY (v2, 2026-11-28 17:20 UTC): the codec operations
+// INTERFACE READY (v3, 2026-11-28 17:25 UTC): the codec operations
 // below are final enough to implement; a change is committed here and
 // described in the change log at the end of this comment.
 //
@@ -28,24 +28,26 @@
 // at AVX-512, 4 of 8 at AVX2, 8 of 4 at NEON, 32 of 1 in pure Go; a
 // vector-length agnostic target may use one register group).
 //
-// The families (codec.go): Narrow and Widen (f16, bf16, e4m3, e5m2, the
+// The families: Narrow and Widen (codec.go) (f16, bf16, e4m3, e5m2, the
 // parameters in Minifloats) are called by a target's Block.Load and
 // Block.Store of those elements (every kind that reads or writes them:
-// store, load, to, shift) and by the convert family; q8 quantizes and
-// dequantizes through Quantizer's Blocks32 and x32 accesses. E5M2 is a new Elem
-// ("e5m2", uint8, 1 byte) with e4m3's kinds, signature (a float32 tensor
+// store, load, to, shift) and by the convert family; q8 (cache.go) quantizes
+// and dequantizes through Quantizer's Blocks32 and x32 accesses. E5M2 is a
+// new Elem ("e5m2", uint8, 1 byte) with e4m3's kinds, signature (a float32 tensor
 // scale) and field (bytes[2]).
 //
 // Change log:
 //
 //	v1: first version.
-//	v2: Select consumes b (see Select). The block-of-32 operations (MaxAcross, Iota, Blocks32, the x32
-//	    loads and stores, LoadU16, StoreU16) moved from Codec to a new
-//	    interface Quantizer (embedding Codec), which only the q8_0 family
+//	v2: Select consumes b (see Select). The block-of-32 operations
+//	    (MaxAcross, Iota, Blocks32, the x32 loads and stores, LoadU16,
+//	    StoreU16) moved from Codec to a new interface Quantizer (embedding Codec), which only the q8_0 family
 //	    asserts: Narrow and Widen need Codec alone. LoadBits and StoreBits
 //	    stay in Codec: a target's Block.Load of f16/bf16/e4m3/e5m2 is
 //	    LoadBits then Widen, its Block.Store Narrow then StoreBits (amd64
 //	    keeps F16C's memory forms for f16, the Native hook's instructions).
+//	v3: Quantizer.If (the q8_0 family's rare path for a block with a NaN,
+//	    an Inf or a tiny maximum is a branch, as the amd64 kernels had it).
 package vec
 
 // Mask is a target's lane mask: one bit of truth per 32-bit lane.
@@ -145,6 +147,10 @@ type Quantizer interface {
 	// bits of lane 0 of v at a.
 	LoadU16(a Arr) V
 	StoreU16(a Arr, v V)
+	// If emits then, run when any lane of m holds, else els: a branch
+	// (the families pass a mask of a value equal in every lane). Values
+	// made inside a branch are not used after it.
+	If(m Mask, then, els func())
 }
 
 // Native is the optional hook of a target with one-instruction
