@@ -109,3 +109,31 @@ func TestMinifloatFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestQ8RoundTrick checks the rounding the q8_0 family (cache.go's
+// quantize) uses once a value is clamped to ±127: trunc(v + copysign(h,
+// v)), h = 0x3effffff the largest float32 below 1/2, with the sum rounded
+// to nearest even as every target's float32 addition rounds it, is
+// roundf(v) (halves away from zero) for every float32 v with |v| ≤ 127.
+// (From asm/vec/amd64, whose q8_0 kernels used the same trick.)
+func TestQ8RoundTrick(t *testing.T) {
+	h := math.Float32frombits(0x3effffff)
+	step := uint32(1)
+	if testing.Short() {
+		step = 97
+	}
+	bad := 0
+	for u := uint32(0); u <= math.Float32bits(127); u += step {
+		for _, v := range []float32{math.Float32frombits(u), -math.Float32frombits(u)} {
+			a := h
+			if math.Signbit(float64(v)) {
+				a = -h
+			}
+			got := float64(int32(v + a)) // Go's float32 sum rounds to nearest even; int32() truncates
+			if want := math.Round(float64(v)); got != want && bad < 5 {
+				bad++
+				t.Errorf("trunc(%v + %v) = %v, want roundf = %v", v, a, got, want)
+			}
+		}
+	}
+}
