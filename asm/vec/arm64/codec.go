@@ -117,8 +117,59 @@ func (t *Target) pack(e vec.Elem, r vr) vr {
 	return d
 }
 
-// k is the 32-bit constant v in every lane of a register, made once.
-func (t *Target) k(v uint32) vr { return t.konst(uint64(v), "S4", "MOVW") }
+// k is the 32-bit constant v in every lane of a register, made once; in a
+// q8_0 block (t.local set) made in the block (an arm of its branch) from a
+// general register holding v from the function's start, one no other
+// line of the function uses (else a MOVW in place): a block's 8
+// members, their magnitudes and the rare path's positions leave no room
+// for a function's worth of constant V registers.
+func (t *Target) k(v uint32) vr {
+	if len(t.local) == 0 {
+		return t.konst(uint64(v), "S4", "MOVW")
+	}
+	l := t.local[len(t.local)-1]
+	if r, ok := l[v]; ok {
+		return r
+	}
+	r := t.vreg()
+	g, ok := t.gconsts[v]
+	if !ok && len(t.gconsts) < maxGConsts {
+		if g, ok = t.gregUnused(); ok {
+			t.hoist(func() { t.op("MOVW $%#x, %s", v, g) })
+			t.gconsts[v] = g
+		}
+	}
+	if ok {
+		t.vop("VDUP %s, V%d.S4", g, r)
+	} else {
+		t.scope(func() {
+			g := t.greg()
+			t.op("MOVW $%#x, %s", v, g)
+			t.vop("VDUP %s, V%d.S4", g, r)
+		})
+	}
+	l[v] = r
+	t.localRegs[r] = true
+	return r
+}
+
+// maxGConsts is how many general registers a function's q8_0 constants
+// may keep.
+const maxGConsts = 12
+
+// pushLocal opens a level of block constants (a block, an arm of its
+// branch) seeing the enclosing level's; popLocal closes it.
+func (t *Target) pushLocal() {
+	l := map[uint32]vr{}
+	if n := len(t.local); n > 0 {
+		for v, r := range t.local[n-1] {
+			l[v] = r
+		}
+	}
+	t.local = append(t.local, l)
+}
+
+func (t *Target) popLocal() { t.local = t.local[:len(t.local)-1] }
 
 // konst is a register holding bits in every lane (arr S4 or D2), made
 // before the function's loops.

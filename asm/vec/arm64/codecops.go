@@ -89,7 +89,7 @@ func (t *Target) isConst(r vr) bool {
 			return true
 		}
 	}
-	return false
+	return t.localRegs[r]
 }
 
 // Select writes a into b's register where m holds (BIT; BIF for an
