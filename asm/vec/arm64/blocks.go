@@ -227,7 +227,6 @@ func (t *Target) deinterleave(a vec.Arr, j, w int, x, y *value) {
 			return
 		}
 		for _, v := range []*value{x, y}[:map[bool]int{true: 1, false: 2}[only]] {
-			t.extend(a.Elem, v.r)
 			*v = *t.widen(a.Elem, v)
 		}
 	})
@@ -306,13 +305,16 @@ func (t *Target) preload(row vec.Arr) {
 }
 
 // storeConsts is how many constant registers the function's conversions
-// keep: the minifloat family's seven of f16's widening and of bf16's
-// narrowing (f16 narrows by FCVTN, bf16 widens by a shift), and a
-// temporary more, for each of the function's element and cache types.
+// keep, and a temporary more, for each of the function's element and
+// cache types: f16's widening one (f16Widen; it narrows by FCVTN), the
+// minifloat family's seven of bf16's narrowing (it widens by a shift).
 func (t *Target) storeConsts() int {
 	n := 0
 	for _, e := range []vec.Elem{t.f.X, t.f.Cache} {
-		if e == vec.F16 || e == vec.BF16 {
+		switch e {
+		case vec.F16:
+			n += 2
+		case vec.BF16:
 			n += 8
 		}
 	}

@@ -11,10 +11,7 @@ import (
 // loadBits, then the minifloat family's Widen (vec.Widen) for the cache
 // elements.
 func (t *Target) load(a vec.Arr, j, w int) *value {
-	if a.Elem.Size > 2 {
-		return t.loadRaw(a, j, w)
-	}
-	return t.widen(a.Elem, t.loadBits(a, j, w))
+	return t.widen(a.Elem, t.loadRaw(a, j, w))
 }
 
 // loadRaw reads w values of a from value j, exactly their bytes, into the
@@ -80,14 +77,33 @@ func (t *Target) storeRaw(r vr, a vec.Arr, j, w int, arr string) {
 	}
 }
 
-// widen is the float32 values of the e codes zero-extended in v's 32-bit
-// lanes (e a cache element): the minifloat family.
+// widen is the float32 values of the e codes packed in v's low lanes as
+// loadRaw reads them (e a cache element): f16 by f16Widen, the others
+// zero-extended into 32-bit lanes, then the minifloat family.
 func (t *Target) widen(e vec.Elem, v *value) *value {
-	if e.Size > 2 {
+	switch {
+	case e.Size > 2:
 		return v
+	case e == vec.F16:
+		return &value{r: t.f16Widen(v.r), w: v.w, e: vec.F32}
 	}
+	t.extend(e, v.r)
 	r := vec.Widen(t, e, &value{r: v.r, w: v.w, e: vec.F32}).(*value)
 	return &value{r: r.r, w: v.w, e: vec.F32}
+}
+
+// f16Widen is the float32 values of the f16 codes in h's low 4 halves,
+// exactly f16to32 (the family's Widen): FCVTL, whose NaN has the quiet bit
+// set (a signaling NaN quieted), its low 23 bits then replaced in NaN
+// lanes by the code's mantissa shifted up 13 (USHLL), payload as it is.
+func (t *Target) f16Widen(h vr) vr {
+	d, s, m := t.vreg(), t.vreg(), t.vreg()
+	t.e2(neon.FCVTL, neon.A4S, d, h)
+	t.vop("VUSHLL $13, V%d.H4, V%d.S4", h, s)
+	t.e3(neon.FCMEQ, neon.A4S, m, d, d)                            // not NaN
+	t.vop("VORR V%d.B16, V%d.B16, V%d.B16", t.k(0xff800000), m, m) // and sign, exponent
+	t.vop("VBIF V%d.B16, V%d.B16, V%d.B16", m, s, d)               // the rest from s
+	return d
 }
 
 // narrow is the register holding v narrowed to e in its low lanes (v's own

@@ -166,10 +166,18 @@ func (t *Target) NarrowNative(e vec.Elem, x vec.V) (vec.V, bool) {
 	return d, true
 }
 
-// WidenNative is none: FCVTL quiets a signaling f16 NaN (FPConvertNaN sets
-// the quiet bit), where f16to32 and the family keep its payload as it is,
-// so it is not bit-exact for every input.
-func (t *Target) WidenNative(e vec.Elem, c vec.V) (vec.V, bool) { return nil, false }
+// WidenNative is f16Widen of the codes packed by XTN: FCVTL alone quiets
+// a signaling f16 NaN (FPConvertNaN sets the quiet bit), where f16to32 and
+// the family keep its payload as it is; f16Widen restores it.
+func (t *Target) WidenNative(e vec.Elem, c vec.V) (vec.V, bool) {
+	if e != vec.F16 {
+		return nil, false
+	}
+	v := c.(*value)
+	h := t.vreg()
+	t.e2(neon.XTN, neon.A4S, h, v.r)
+	return &value{r: t.f16Widen(h), w: v.w, e: vec.F32}, true
+}
 
 var (
 	_ vec.Codec  = (*Target)(nil)
