@@ -27,6 +27,7 @@ func (t *Target) Quantize(src, dst vec.Arr, blocks int) {
 	ps, pd, cnt := t.addr(src), t.addr(dst), t.x()
 	t.emit("MOV", blocks, cnt)
 	top := t.label()
+	t.kcache = nil
 	t.setvl(t.int(32), 32, 4, "TA", "X0")
 	x, a, m, xm := t.vreg(32), t.vreg(32), t.reg('V', 1), t.x()
 	t.emit("VLE32V", mem{ps}, x)
@@ -100,6 +101,7 @@ func (t *Target) Dequantize(src, dst vec.Arr, blocks int) {
 	ps, pd, cnt := t.addr(src), t.addr(dst), t.x()
 	t.emit("MOV", blocks, cnt)
 	top := t.label()
+	t.kcache = nil
 	t.setvl(2, 8, 32, "TA", "X0")
 	hd, d, pq := t.vreg(8), t.fr(), t.x()
 	t.emit("VLE8V", mem{ps}, hd)

@@ -20,21 +20,33 @@ func (t *Target) U32(v uint32) vec.V { return t.kconst('X', v) }
 
 // kconst is the constant bits in an X or F register: the function's
 // (constant), or set here when t.local (a function whose constants would
-// not all fit in the X registers).
+// not all fit in the X registers): once a strip or q8_0 block (local 1:
+// kcache, which each of them starts anew, no branch inside one skipping
+// a constant it sets), or at each use (2).
 func (t *Target) kconst(class byte, bits uint32) *reg {
 	var r *reg
 	switch {
-	case !t.local && class == 'X':
+	case t.local == 0 && class == 'X':
 		r = t.int(int(bits))
-	case !t.local:
+	case t.local == 0:
 		r = t.f32(bits)
 	default:
+		key := fmt.Sprintf("%c%x", class, bits)
+		if c, ok := t.kcache[key]; ok {
+			return c
+		}
 		r = t.x()
 		t.emit("MOV", int(bits), r)
 		if class == 'F' {
 			f := t.fr()
 			t.emit("FMVWX", r, f)
 			r = f
+		}
+		if t.kcache == nil {
+			t.kcache = map[string]*reg{}
+		}
+		if t.local == 1 {
+			t.kcache[key] = r
 		}
 	}
 	t.kbits[r] = bits

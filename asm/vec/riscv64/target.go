@@ -46,10 +46,12 @@ type Target struct {
 	sew, ratio int          // the vtype: SEW, and SEW/LMUL
 	tail       string       // "TA", or "TU": lanes past vl kept
 	// The codec families' constants (codecops.go): set once at the
-	// function's start, or where used when they would take too many X
-	// registers (local); the bits of each.
-	local bool
-	kbits map[*reg]uint32
+	// function's start (local 0), or, when they would take too many X
+	// registers, where used: once a strip (1) or at each use (2); the
+	// bits of each.
+	local  int
+	kbits  map[*reg]uint32
+	kcache map[string]*reg // local: the constants set in this strip or block
 }
 
 // Generate emits funcs (their Level unset) as RVV kernels, the table fill
@@ -88,7 +90,7 @@ func (t *Target) Level() string { return "rvv" }
 // Func emits f at the largest LMUL at which its values fit.
 func (t *Target) Func(f *vec.Func, body func()) {
 	for _, l := range []int{4, 2, 1} {
-		for _, local := range []bool{false, true} {
+		for local := range 3 {
 			*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}}
 			body()
 			t.emit("RET")
