@@ -112,7 +112,7 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 	run(t, []string{"GOARCH=riscv64"}, "vet")
 	want := 0
 	for _, p := range kernelPackages() {
-		for _, f := range p.funcs {
+		for _, f := range implemented(p.funcs, "riscv64") {
 			if f.Kind != vec.Fill {
 				want++
 			}
@@ -129,6 +129,18 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 			t.Errorf("VLEN %d: %d RVV kernels passed, want %d", vlen, n, want)
 		}
 	}
+}
+
+// pending are the cache elements a target does not lower yet: its
+// kernels of them are not generated, and the check runs them at the other
+// levels (pure Go on that architecture). None since NEON (298a2d7) and
+// RVV (9a06b62) lower the minifloat family, e5m2 included; a new element
+// a target does not have yet goes here until it does.
+var pending = map[string][]vec.Elem{}
+
+// implemented are the funcs the target arch lowers.
+func implemented(funcs []*vec.Func, arch string) []*vec.Func {
+	return slices.DeleteFunc(slices.Clone(funcs), func(f *vec.Func) bool { return slices.Contains(pending[arch], f.Cache) })
 }
 
 type kernelPackage struct {
@@ -166,7 +178,7 @@ func kernelPackages() []kernelPackage {
 				continue
 			}
 			add(vec.Func{Kind: vec.RotTo, Shape: s, X: x})
-			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.Q8} {
+			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8} {
 				if c == vec.Q8 && s.HeadDim%32 != 0 {
 					continue
 				}
@@ -227,7 +239,7 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	}
 	files["kernels_amd64.go"] = append([]byte(nil), b.Bytes()...)
 
-	neon, nfs, stubs, err := arm64.Generate(p.funcs, header, "arm64")
+	neon, nfs, stubs, err := arm64.Generate(implemented(p.funcs, "arm64"), header, "arm64")
 	must(t, err)
 	files["kernels_arm64.s"] = neon
 	b.Reset()
@@ -238,7 +250,7 @@ func (p kernelPackage) files(t *testing.T, root string) map[string][]byte {
 	b.WriteString("\t})\n}\n\n" + stubs)
 	files["kernels_arm64.go"] = append([]byte(nil), b.Bytes()...)
 
-	rv, rfs, rstubs, err := riscv64.Generate(p.funcs, header, "riscv64")
+	rv, rfs, rstubs, err := riscv64.Generate(implemented(p.funcs, "riscv64"), header, "riscv64")
 	must(t, err)
 	files["kernels_riscv64.s"] = rv
 	b.Reset()

@@ -23,7 +23,7 @@ import (
 
 // Elem is a type of value in memory.
 type Elem struct {
-	Name string // "f32", "f64", "f16", "bf16", "e4m3", "q8_0"
+	Name string // "f32", "f64", "f16", "bf16", "e4m3", "e5m2", "q8_0"
 	Go   string // the Go type of one element
 	Size int    // bytes per element
 }
@@ -35,6 +35,7 @@ var (
 	F16  = Elem{"f16", "uint16", 2}
 	BF16 = Elem{"bf16", "uint16", 2}
 	E4M3 = Elem{"e4m3", "uint8", 1}
+	E5M2 = Elem{"e5m2", "uint8", 1}
 	Q8   = Elem{"q8_0", "uint8", 1}
 )
 
@@ -191,7 +192,7 @@ func (f *Func) Field() string {
 	case f.Cache == F16 || f.Cache == BF16:
 		return fmt.Sprintf("half[%d].%s", map[Elem]int{F16: 0, BF16: 1}[f.Cache], f.Kind)
 	case f.Cache.Size == 1:
-		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1}[f.Cache], f.Kind)
+		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1, E5M2: 2}[f.Cache], f.Kind)
 	}
 	return string(f.Kind)
 }
@@ -230,7 +231,7 @@ func (f *Func) Params() []Param {
 		if f.Kind == Load || f.Kind == LoadShift {
 			p = conv("float32", f.Cache.Go)
 		}
-		if f.Cache.Size == 1 { // e4m3's scale; q8_0 has the same signature
+		if f.Cache.Size == 1 { // e4m3's and e5m2's scale; q8_0 has the same signature
 			p = append(p, Param{"scale", "float32"})
 		}
 		return p

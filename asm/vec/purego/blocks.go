@@ -118,7 +118,7 @@ func (k *blk) elem(a vec.Arr, j int) jen.Code {
 func (k *blk) Load(a vec.Arr) []vec.V {
 	vs := make([]vec.V, len(k.at))
 	for i, j := range k.at {
-		vs[i] = &val{e: call(widen[a.Elem], k.elem(a, j))}
+		vs[i] = &val{e: k.t.widen(a.Elem, k.elem(a, j))}
 	}
 	return vs
 }
@@ -128,7 +128,7 @@ func (k *blk) Load(a vec.Arr) []vec.V {
 func (k *blk) Store(a vec.Arr, ys []vec.V) {
 	lhs, rhs := make([]jen.Code, len(ys)), make([]jen.Code, len(ys))
 	for i, j := range k.at {
-		lhs[i], rhs[i] = k.elem(a, j), call(narrow[a.Elem], ys[i].(*val).e)
+		lhs[i], rhs[i] = k.elem(a, j), k.t.narrow(a.Elem, ys[i].(*val).e)
 	}
 	k.t.emit(jen.List(lhs...).Op("=").List(rhs...))
 }

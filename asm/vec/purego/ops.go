@@ -51,16 +51,21 @@ func (t *Target) Broadcast(name string, _ vec.Elem) vec.V { return &val{e: jen.I
 // Scalar is the argument name.
 func (t *Target) Scalar(name string) vec.S { return jen.Id(name) }
 
-// widen and narrow are the run-time's conversions of e ("" for float32 and
-// float64, which need none).
-var widen = map[vec.Elem]string{vec.F16: "f16to32", vec.BF16: "bf16to32", vec.E4M3: "e4m3to32"}
-var narrow = map[vec.Elem]string{vec.F16: "f32to16", vec.BF16: "f32tobf16", vec.E4M3: "f32toe4m3"}
-
-func call(fn string, e jen.Code) jen.Code {
-	if fn == "" {
-		return e
+// convert is e's conversion of the expression v to the compute type
+// (widening) or to e (narrowing): nothing for float32 and float64, the
+// minifloat family's helpers for the cache elements.
+func (t *Target) widen(e vec.Elem, v jen.Code) jen.Code {
+	if _, ok := vec.Minifloats[e]; ok {
+		return t.widenCall(e, v)
 	}
-	return jen.Id(fn).Call(e)
+	return v
+}
+
+func (t *Target) narrow(e vec.Elem, v jen.Code) jen.Code {
+	if _, ok := vec.Minifloats[e]; ok {
+		return t.narrowCall(e, v)
+	}
+	return v
 }
 
 // materialize assigns the lanes xs that are expressions to block
@@ -123,7 +128,7 @@ func (h *head) SumSquares(acc vec.V, a vec.Arr) {
 	squares := func(j0 int, vs []jen.Code) []jen.Code {
 		var as, ws, out []jen.Code
 		for i, v := range vs {
-			as, ws = append(as, jen.Id(fmt.Sprintf("a%d", i))), append(ws, jen.Float64().Call(call(widen[a.Elem], v)))
+			as, ws = append(as, jen.Id(fmt.Sprintf("a%d", i))), append(ws, jen.Float64().Call(t.widen(a.Elem, v)))
 		}
 		out = append(out, jen.List(as...).Op(":=").List(ws...))
 		for i := range vs {
@@ -148,16 +153,6 @@ func (h *head) SumSquares(acc vec.V, a vec.Arr) {
 		}
 		t.emit(jen.Block(squares(8*full, vs)...))
 	}
-}
-
-// Quantize calls q8Block for each block: the run-time's, ggml's sequence.
-func (h *head) Quantize(src, dst vec.Arr, blocks int) {
-	h.blocks("q8Block", dst, 34, src, 32, blocks)
-}
-
-// Dequantize calls q8Unblock for each block.
-func (h *head) Dequantize(src, dst vec.Arr, blocks int) {
-	h.blocks("q8Unblock", dst, 32, src, 34, blocks)
 }
 
 // blocks is for b := range blocks { fn(dst block b, src block b) }.

@@ -31,6 +31,7 @@ func (t *Target) strip(n int, firsts []int, seg bool, body func(vec.Block)) {
 	if n <= 0 {
 		return
 	}
+	t.kcache = nil
 	cnt, vl := t.x(), t.x()
 	t.emit("MOV", n, cnt)
 	mark := len(t.code)
