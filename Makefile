@@ -7,7 +7,9 @@ BENCHCOUNT ?= 6
 # generated packages (NEON), verify's own checks, the NEON encoder's words
 # run natively, and the engine example (every model on NEON, bit for bit).
 # The generator's own tests test nothing new there: check-generated proves
-# ropegen writes the same bytes on arm64.
+# ropegen writes the same bytes on arm64. (The model packages generated/ does
+# not keep, gen's modelPackages, run under qemu in gen's TestModelPackages,
+# part of unit.)
 ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/ ./examples/engine/...
 
 # qemu-user's riscv64 CPU with the V extension (RVV 1.0) at VLEN 128, the

@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"go/format"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -17,22 +16,21 @@ import (
 
 // The kernels of a package. Each is a vec.Func, a family of the vector
 // layer (asm/vec) at one shape; kernelFuncs lists a package's. Every target
-// of the layer lowers the whole list: asm/vec/amd64 into rope_amd64.s
-// (AVX-512 and AVX2), asm/vec/arm64 into rope_arm64.s (NEON),
-// asm/vec/riscv64 into rope_riscv64.s (RVV), asm/vec/purego into
-// rope_generic.go (all but the rows kernels). Beside each assembly file a
-// Go file declares its functions and dispatches: archBackends lists the levels the CPU has,
-// each with a kernels value per shape (templates/rt/kernels.go's ABI), one
-// assignment per kernel; rope_generic.go's genericBackend does the same
-// for pure Go, and rope_noasm.go, built exactly where no assembly is, has
-// no assembly backends.
+// of the layer, a vec.Arch in archs, lowers the whole list: asm/vec/purego
+// into rope_generic.go (all but the rows kernels), asm/vec/amd64 into
+// rope_amd64.s (AVX-512 and AVX2), asm/vec/arm64 into rope_arm64.s (NEON),
+// asm/vec/riscv64 into rope_riscv64.s (RVV). Beside each assembly file a
+// Go file declares its functions and dispatches: archBackends lists the
+// levels the CPU has, each with a kernels value per shape
+// (templates/rt/kernels.go's ABI), one assignment per kernel;
+// rope_generic.go's genericBackend does the same for pure Go, and
+// rope_noasm.go, built exactly where no assembly is, has no assembly
+// backends.
 
-// asmArchs are the architectures with assembly kernels, in file order: the
-// build constraint of their files is "<arch> && !purego".
-var asmArchs = []string{"amd64", "arm64", "riscv64"}
-
-// cpuVars are the golang.org/x/sys/cpu variables of asmArchs' features.
-var cpuVars = map[string]string{"amd64": "X86", "arm64": "ARM64", "riscv64": "RISCV64"}
+// archs are the targets of the vector layer. One whose GOARCH is "" (pure
+// Go) builds everywhere, into rope_generic.go; the others' files are
+// rope_<GOARCH>.go and .s, with the build constraint "<GOARCH> && !purego".
+var archs = []vec.Arch{purego.Arch{}, amd64.Arch{}, arm64.Arch{}, riscv64.Arch{}}
 
 // elems are the vector layer's element types by -dtype and cache name.
 var elems = map[string]vec.Elem{"f32": vec.F32, "f64": vec.F64, "f16": vec.F16, "bf16": vec.BF16, "e4m3": vec.E4M3, "q8_0": vec.Q8}
@@ -101,112 +99,67 @@ func fields(f *vec.Func) []string {
 	return fs
 }
 
-// level is one backend: its name, the cpu.<arch> fields it needs (none:
-// pure Go) and its kernels, their Level set.
-type level struct {
-	name  string
-	feats []string
-	funcs []*vec.Func
-}
-
 // kernelFiles are the kernels of every target and their dispatch files.
 func (pk *pkg) kernelFiles() ([]File, error) {
 	funcs := pk.kernelFuncs()
-	// The pure Go backend walks a head-major view token by token (its
-	// kernels are compute-bound): no rows kernels.
-	var gen []*vec.Func
-	for _, f := range funcs {
-		if f.Kind != vec.FwdRows && f.Kind != vec.InvRows {
-			gen = append(gen, f)
+	var files []File
+	var asmArchs []string
+	for _, a := range archs {
+		arch := a.GOARCH()
+		name, constraint := "rope_generic", ""
+		if arch != "" {
+			name, constraint = "rope_"+arch, arch+" && !purego"
+			asmArchs = append(asmArchs, arch)
+		}
+		out, err := a.Lower(funcs, pk.header, constraint)
+		if err != nil {
+			return nil, fmt.Errorf("generating %s: %w", name, err)
+		}
+		f := jen.NewFile(pk.name)
+		if a.CPU() != "" {
+			f.ImportName(cpuPkg, "cpu")
+		}
+		pk.dispatch(f, a, out.Levels)
+		for _, c := range out.Go {
+			f.Line().Add(c)
+		}
+		src, err := goFile(f, pk.header, constraint)
+		if err == nil && out.Asm != nil {
+			for _, l := range out.Levels {
+				for _, fn := range l.Funcs {
+					src = append(append(src, '\n'), fn.Decl()...)
+				}
+			}
+			src, err = format.Source(src)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("generating %s.go: %w", name, err)
+		}
+		files = append(files, File{name + ".go", src})
+		if out.Asm != nil {
+			files = append(files, File{name + ".s", out.Asm})
 		}
 	}
-	t, gfs := purego.Generate(gen)
 	f := jen.NewFile(pk.name)
-	pk.dispatch(f, "", []level{{name: t.Level(), funcs: gfs}})
-	for _, c := range t.Funcs() {
-		f.Line().Add(c)
-	}
-	generic, err := goFile(f, pk.header, "")
-	if err != nil {
-		return nil, fmt.Errorf("generating rope_generic.go: %w", err)
-	}
-	f = jen.NewFile(pk.name)
 	f.Comment("archBackends returns no assembly backends: this build has none.")
 	f.Func().Id("archBackends").Params().Index().Id("backend").Block(jen.Return(jen.Nil()))
 	noasm, err := goFile(f, pk.header, "(!"+strings.Join(asmArchs, " && !")+") || purego")
 	if err != nil {
 		return nil, fmt.Errorf("generating rope_noasm.go: %w", err)
 	}
-	files := []File{{"rope_generic.go", generic}, {"rope_noasm.go", noasm}}
-	for _, arch := range asmArchs {
-		asm, levels, err := pk.lower(arch, funcs)
-		if err != nil {
-			return nil, fmt.Errorf("generating rope_%s.s: %w", arch, err)
-		}
-		f := jen.NewFile(pk.name)
-		f.ImportName(cpuPkg, "cpu")
-		pk.dispatch(f, arch, levels)
-		src, err := goFile(f, pk.header, arch+" && !purego")
-		for _, l := range levels {
-			for _, fn := range l.funcs {
-				src = append(append(src, '\n'), fn.Decl()...)
-			}
-		}
-		if err == nil {
-			src, err = format.Source(src)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("generating rope_%s.go: %w", arch, err)
-		}
-		files = append(files, File{"rope_" + arch + ".go", src}, File{"rope_" + arch + ".s", asm})
-	}
-	return files, nil
+	return append(files, File{"rope_noasm.go", noasm}), nil
 }
 
-// lower returns arch's assembly of funcs and its levels, best first.
-func (pk *pkg) lower(arch string, funcs []*vec.Func) ([]byte, []level, error) {
-	constraint := arch + " && !purego"
-	switch arch {
-	case "amd64":
-		asm, ks, err := amd64.Generate(funcs, pk.header, strings.ReplaceAll(constraint, " && ", ","))
-		var levels []level
-		for _, l := range amd64.Levels {
-			lv := level{name: l.Name}
-			for _, k := range ks {
-				if k.Level == l.Name {
-					lv.funcs = append(lv.funcs, k.Func)
-					for _, ft := range k.Features {
-						if !slices.Contains(lv.feats, ft) {
-							lv.feats = append(lv.feats, ft)
-						}
-					}
-				}
-			}
-			levels = append(levels, lv)
-		}
-		return asm, levels, err
-	case "arm64":
-		asm, fs, _, err := arm64.Generate(funcs, pk.header, constraint)
-		// Advanced SIMD is part of every arm64 CPU Go runs on: the check
-		// keeps the structure of the other architectures and costs nothing.
-		return asm, []level{{name: "neon", feats: []string{"HasASIMD"}, funcs: fs}}, err
-	case "riscv64":
-		asm, fs, _, err := riscv64.Generate(funcs, pk.header, constraint)
-		return asm, []level{{name: "rvv", feats: []string{"HasV"}, funcs: fs}}, err
-	}
-	panic("gen: no target for " + arch)
-}
-
-// dispatch adds to f the backends of arch — archBackends, the levels whose
-// features this CPU has, best first; for pure Go (arch "") genericBackend —
-// and for each level and shape the function that returns its kernels
+// dispatch adds to f the backends of a — archBackends, the levels whose
+// features this CPU has, best first; for pure Go (GOARCH "") genericBackend
+// — and for each level and shape the function that returns its kernels
 // value, one assignment per kernel.
-func (pk *pkg) dispatch(f *jen.File, arch string, levels []level) {
+func (pk *pkg) dispatch(f *jen.File, a vec.Arch, levels []vec.Level) {
 	id := jen.Id
-	ctor := func(l level, sh *shape) string { return "kernels_" + sh.vshape().Suffix() + "_" + l.name }
-	value := func(l level) jen.Code {
+	ctor := func(l vec.Level, sh *shape) string { return "kernels_" + sh.vshape().Suffix() + "_" + l.Name }
+	value := func(l vec.Level) jen.Code {
 		return id("backend").Values(jen.Dict{
-			id("name"): jen.Lit(l.name),
+			id("name"): jen.Lit(l.Name),
 			id("shapes"): jen.Index().Id("kernels").ValuesFunc(func(g *jen.Group) {
 				for _, sh := range pk.shapes {
 					g.Id(ctor(l, sh)).Call()
@@ -214,7 +167,7 @@ func (pk *pkg) dispatch(f *jen.File, arch string, levels []level) {
 			}),
 		})
 	}
-	if arch == "" {
+	if a.GOARCH() == "" {
 		f.Comment("genericBackend returns the pure Go backend: its kernels for every shape.")
 		f.Func().Id("genericBackend").Params().Id("backend").Block(jen.Return(value(levels[0])))
 	} else {
@@ -223,11 +176,11 @@ func (pk *pkg) dispatch(f *jen.File, arch string, levels []level) {
 			g.Var().Id("bs").Index().Id("backend")
 			for _, l := range levels {
 				cond := jen.Null()
-				for i, ft := range l.feats {
+				for i, ft := range l.Features {
 					if i > 0 {
 						cond.Op("&&")
 					}
-					cond.Qual(cpuPkg, cpuVars[arch]).Dot(ft)
+					cond.Qual(cpuPkg, a.CPU()).Dot(ft)
 				}
 				g.If(cond).Block(id("bs").Op("=").Append(id("bs"), value(l)))
 			}
@@ -238,9 +191,9 @@ func (pk *pkg) dispatch(f *jen.File, arch string, levels []level) {
 		for _, sh := range pk.shapes {
 			s := sh.vshape()
 			f.Line()
-			f.Commentf("%s returns the %s kernels of the shape %d/%d/%s.", ctor(l, sh), l.name, s.HeadDim, s.RotaryDim, sh.p.Spec.Layout)
+			f.Commentf("%s returns the %s kernels of the shape %d/%d/%s.", ctor(l, sh), l.Name, s.HeadDim, s.RotaryDim, sh.p.Spec.Layout)
 			f.Func().Id(ctor(l, sh)).Params().Params(id("k").Id("kernels")).BlockFunc(func(g *jen.Group) {
-				for _, fn := range l.funcs {
+				for _, fn := range l.Funcs {
 					if fn.Shape == s {
 						for _, fd := range fields(fn) {
 							g.Id("k." + fd).Op("=").Id(fn.Name())

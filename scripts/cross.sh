@@ -13,6 +13,8 @@
 # RISCV64_QEMU names; gen's TestRVVLengths, a unit test, runs every family
 # at VLEN 256 and 512), examples/engine's models compared with their own
 # packages' RVV backend, and the pure Go dispatch of a CPU without V.
+# The packages generated/ does not keep (gen's modelPackages) get the same
+# runs, NEON and RVV at VLEN 128, in gen's TestModelPackages (make unit).
 # Debian 12's qemu-user (7.2) has no riscv_hwprobe, so x/sys/cpu sees no V
 # under it: ROPEGEN_RVV=1 makes the generated tests (only they read it) run
 # the RVV backend; the packages dispatch on cpu.RISCV64.HasV.

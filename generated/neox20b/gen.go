@@ -1,5 +1,0 @@
-package neox20b
-
-// Generated from config.json, the model's Hugging Face config.
-
-//go:generate go run github.com/ropegen/ropegen/cmd/ropegen -hf-config config.json -pkg neox20b -tests
