@@ -77,8 +77,9 @@ func minifloat(e Elem) Minifloat {
 //	below    bits(fl(a + 2^(23+1−Bias−Man))) − bits(2^(23+1−Bias−Man)) (the float32
 //	         sum rounds a to the element's subnormal ulp, to nearest even)
 //
-// bf16 (float32's exponent range) has only the normal path: it covers
-// float32's subnormals, and overflow carries into Inf. A target's Native
+// bf16 (float32's exponent range) has only the normal path, on the bits
+// with their sign: it covers float32's subnormals, overflow carries into
+// Inf, and a NaN is its top 16 bits with the quiet bit set. A target's Native
 // hook replaces the whole when it has one for e.
 func Narrow(t Target, e Elem, x V) V {
 	m := minifloat(e)
@@ -90,22 +91,27 @@ func Narrow(t Target, e Elem, x V) V {
 	c := t.(Codec)
 	k := c.U32
 	u := c.AsU32(x)
-	a := c.And(u, k(0x7fffffff))
 	sh := m.shift()
+	if m.Exp == 8 {
+		// float32's exponent range: the sign rides along (no rebias, no
+		// clamp, overflow carrying into Inf), and a NaN is its top bits,
+		// quieted.
+		top := c.Shr32(u, sh)
+		r := c.Shr32(c.Add32(c.Add32(u, c.And(top, k(1))), k(1<<(sh-1)-1)), sh)
+		nan := c.Or(top, k(1<<(m.Man-1)))
+		return c.Select(c.IsNaN(x), nan, r)
+	}
+	a := c.And(u, k(0x7fffffff))
 	r := c.Add32(a, c.And(c.Shr32(a, sh), k(1)))
 	r = c.Shr32(c.Add32(r, k(1<<(sh-1)-1-m.rebias())), sh)
-	if m.Exp < 8 {
-		magic := uint32(127+23+1-m.Bias-m.Man) << 23
-		s := c.Sub32(c.AsU32(t.Add(c.AsF32(a), c.AsF32(k(magic)))), k(magic))
-		r = c.Select(c.Gt32(k(uint32(1-m.Bias+127)<<23), a), s, r)
+	magic := uint32(127+23+1-m.Bias-m.Man) << 23
+	s := c.Sub32(c.AsU32(t.Add(c.AsF32(a), c.AsF32(k(magic)))), k(magic))
+	r = c.Select(c.Gt32(k(uint32(1-m.Bias+127)<<23), a), s, r)
+	ov := m.infCode()
+	if m.Sat {
+		ov = m.maxCode()
 	}
-	if m.Exp < 8 || m.Sat {
-		ov := m.infCode()
-		if m.Sat {
-			ov = m.maxCode()
-		}
-		r = c.Select(c.Gt32(a, k(m.overflow()-1)), k(ov), r)
-	}
+	r = c.Select(c.Gt32(a, k(m.overflow()-1)), k(ov), r)
 	var nan V
 	if m.KeepNaN {
 		nan = c.Or(c.And(c.Shr32(a, sh), k(1<<m.Man-1)), k(m.infCode()|1<<(m.Man-1)))

@@ -1,6 +1,8 @@
 package vec_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -108,4 +110,162 @@ func TestMinifloatFamily(t *testing.T) {
 			check(r.Uint32())
 		}
 	}
+}
+
+// TestQ8RoundTrick checks the rounding the q8_0 family (cache.go's
+// quantize) uses once a value is clamped to ±127: trunc(v + copysign(h,
+// v)), h = 0x3effffff the largest float32 below 1/2, with the sum rounded
+// to nearest even as every target's float32 addition rounds it, is
+// roundf(v) (halves away from zero) for every float32 v with |v| ≤ 127.
+// (From asm/vec/amd64, whose q8_0 kernels used the same trick.)
+func TestQ8RoundTrick(t *testing.T) {
+	h := math.Float32frombits(0x3effffff)
+	step := uint32(1)
+	if testing.Short() {
+		step = 97
+	}
+	bad := 0
+	for u := uint32(0); u <= math.Float32bits(127); u += step {
+		for _, v := range []float32{math.Float32frombits(u), -math.Float32frombits(u)} {
+			a := h
+			if math.Signbit(float64(v)) {
+				a = -h
+			}
+			got := float64(int32(v + a)) // Go's float32 sum rounds to nearest even; int32() truncates
+			if want := math.Round(float64(v)); got != want && bad < 5 {
+				bad++
+				t.Errorf("trunc(%v + %v) = %v, want roundf = %v", v, a, got, want)
+			}
+		}
+	}
+}
+
+// The lane evaluator's blocks of 32 (vec.Quantizer): 32 members of one
+// lane, arrays as byte slices (an Arr's P is a *[]byte, its Off counted
+// in its elements).
+
+func (lane) Div(a, b vec.V) vec.V  { return u(f(a) / f(b)) }
+func (lane) Const(v float64) vec.V { return u(float32(v)) }
+func (lane) MinF(a, b vec.V) vec.V { return u(min(f(a), f(b))) }
+func (lane) MaxF(a, b vec.V) vec.V { return u(max(f(a), f(b))) }
+func (lane) Iota(i, _ int) vec.V   { return uint32(i + 1) }
+func (lane) If(m vec.Mask, then, els func()) {
+	if m.(bool) {
+		then()
+	} else {
+		els()
+	}
+}
+
+func (lane) MaxAcross(xs []vec.V) vec.V {
+	m := uint32(0)
+	for _, x := range xs {
+		m = max(m, x.(uint32))
+	}
+	return m
+}
+
+func bytesOf(a vec.Arr) []byte { return (*a.P.(*[]byte))[a.Off*a.Elem.Size:] }
+
+func (lane) LoadF32x32(a vec.Arr) []vec.V {
+	xs := make([]vec.V, 32)
+	for j := range xs {
+		xs[j] = binary.LittleEndian.Uint32(bytesOf(a)[4*j:])
+	}
+	return xs
+}
+
+func (lane) StoreF32x32(a vec.Arr, xs []vec.V) {
+	for j, x := range xs {
+		binary.LittleEndian.PutUint32(bytesOf(a)[4*j:], x.(uint32))
+	}
+}
+
+func (lane) LoadI8x32(a vec.Arr) []vec.V {
+	qs := make([]vec.V, 32)
+	for j := range qs {
+		qs[j] = uint32(int32(int8(bytesOf(a)[j])))
+	}
+	return qs
+}
+
+func (lane) StoreI8x32(a vec.Arr, qs []vec.V) {
+	for j, q := range qs {
+		bytesOf(a)[j] = byte(q.(uint32))
+	}
+}
+
+func (lane) LoadU16(a vec.Arr) vec.V { return uint32(binary.LittleEndian.Uint16(bytesOf(a))) }
+func (lane) StoreU16(a vec.Arr, v vec.V) {
+	binary.LittleEndian.PutUint16(bytesOf(a), uint16(v.(uint32)))
+}
+
+// TestQ8Family checks the q8_0 family (cache.go's quantize and
+// dequantize, as written once) against verify/codec's Q8_0 bit for bit on
+// the lane evaluator: blocks of random values mixed with the edge cases
+// (NaN at every position, the last NaN at x_31, ±Inf, subnormals, zeros,
+// values whose d is subnormal or whose 1/d overflows, halves), both
+// paths (common and rare); and dequantizing random bytes (every f16
+// scale pattern among them: NaN, Inf, subnormal).
+func TestQ8Family(t *testing.T) {
+	var l lane
+	r := rand.New(rand.NewPCG(3, 4))
+	nan := float32(math.NaN())
+	edge := []float32{0, float32(math.Copysign(0, -1)), nan, -nan, float32(math.Inf(1)), float32(math.Inf(-1)),
+		1e-45, -3e-42, 1e-38, 1.17e-38, 3e38, -3.4e38, 65504, 7e4, 0.5, -0.5, 1.5, 127, 63.5, 1e-8}
+	block := func(trial int) []float32 {
+		x := make([]float32, 32)
+		scale := math.Ldexp(1, r.IntN(300)-150)
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * scale)
+			if trial%2 == 1 && r.IntN(4) == 0 {
+				x[j] = edge[r.IntN(len(edge))]
+			}
+		}
+		switch trial % 7 {
+		case 3:
+			x[r.IntN(32)] = nan
+		case 4:
+			x[31] = nan
+		case 5:
+			x[r.IntN(32)], x[31] = nan, float32(r.NormFloat64())
+		case 6:
+			for j := range x {
+				x[j] = float32(r.IntN(255)-127) / 2 // halves: roundf's ties
+			}
+		}
+		return x
+	}
+	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
+	for trial := range 200000 {
+		x := block(trial)
+		src := make([]byte, 128)
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, 34), make([]byte, 34)
+		vec.Quantize(l, l, arr(&src, vec.F32), arr(&got, vec.Q8))
+		codec.Q8_0.Encode(want, x, 0)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
+		}
+		q := make([]byte, 34)
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		out := make([]byte, 128)
+		vec.Dequantize(l, l, arr(&q, vec.Q8), arr(&out, vec.F32))
+		y := make([]float32, 32)
+		codec.Q8_0.Decode(y, q, 0)
+		for j := range y {
+			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) {
+				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
+			}
+		}
+	}
+}
+
+// Blocks32 is not used: the test calls the block functions itself.
+func (lane) Blocks32(vec.Head, int, vec.Arr, int, vec.Arr, int, func(s, d vec.Arr)) {
+	panic("lane: no Blocks32")
 }

@@ -76,10 +76,6 @@ type Head interface {
 	// partial sums acc: s_k += fl64(a_j²) for j ≡ k (mod 8), in increasing j
 	// (docs/contract.md §10).
 	SumSquares(acc V, a Arr)
-	// Quantize stores blocks q8_0 blocks of src's float32 values at dst
-	// (package vec's q8 gives the arithmetic); Dequantize loads them back.
-	Quantize(src, dst Arr, blocks int)
-	Dequantize(src, dst Arr, blocks int)
 }
 
 // Block is a block of pairs or values of a head, as the target sees it: a

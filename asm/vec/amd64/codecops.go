@@ -30,7 +30,7 @@ func (t *Target) AsF32(a vec.V) vec.V { return a }
 // one), at the narrower one's width, and a fresh register d of that width.
 func (t *Target) pair(a, b vec.V) (x reg.VecVirtual, y operand.Op, d reg.VecVirtual, w int) {
 	va, vb := a.(*value), b.(*value)
-	ra := t.materialize(va)
+	ra := t.load(va)
 	w = min(va.w, vb.w)
 	d = t.regBytes(w * 4)
 	y = vb.m
@@ -38,6 +38,16 @@ func (t *Target) pair(a, b vec.V) (x reg.VecVirtual, y operand.Op, d reg.VecVirt
 		y = t.sizedTo(vb.r, d)
 	}
 	return t.sizedTo(ra, d), y, d, w
+}
+
+// load is v in a register: v's own, or a fresh one loaded from v's
+// memory operand, v left as it is (a block's values read again where they
+// are used, at AVX2, rather than kept in a register).
+func (t *Target) load(v *value) reg.VecVirtual {
+	if v.r != nil {
+		return v.r
+	}
+	return t.loadAt(t.elem(v), v.m, v.w).r
 }
 
 // comm is a and b with a register first when either is one.
@@ -77,7 +87,7 @@ func (t *Target) Sub32(a, b vec.V) vec.V { return t.int2(t.c.VPSUBD, t.c.VPSUBD,
 // shift is d = a shifted by the constant n.
 func (t *Target) shift(op func(...operand.Op), a vec.V, n int) vec.V {
 	x := a.(*value)
-	r := t.materialize(x)
+	r := t.load(x)
 	d := t.same(r)
 	op(operand.U8(n), r, d)
 	return &value{r: d, w: x.w, e: vec.F32}
@@ -149,7 +159,7 @@ func (t *Target) MaxF(a, b vec.V) vec.V {
 // unary is d = op(a).
 func (t *Target) unary(op func(...operand.Op), a vec.V) vec.V {
 	x := a.(*value)
-	r := t.materialize(x)
+	r := t.load(x)
 	d := t.same(r)
 	op(r, d)
 	return &value{r: d, w: x.w, e: vec.F32}
@@ -170,9 +180,9 @@ func (t *Target) NarrowNative(e vec.Elem, x vec.V) (vec.V, bool) {
 	}
 	v := x.(*value)
 	r := t.materialize(v)
-	h := t.c.YMM()
-	if r.Size() == 16 {
-		h = t.c.XMM()
+	var h reg.VecVirtual = t.c.XMM() // halves: half r's width
+	if r.Size() == 64 {
+		h = t.c.YMM()
 	}
 	t.c.VCVTPS2PH(operand.U8(0), r, h)
 	d := t.same(r)

@@ -13,8 +13,10 @@
 // own (a store addressed base+index cannot use the simple store AGU, port 7
 // on Intel cores since Haswell, which cost AVX2's prefill 5–7%); a shared
 // table row is kept in registers across heads when it fits in half the
-// register file; a head-scope norm takes 8 (4) heads through each pass; the
-// q8_0 store takes four blocks at a time at AVX-512 (q8.go).
+// register file; a head-scope norm takes 8 (4) heads through each pass.
+// The cache codecs are package vec's families over this target's vec.Codec
+// and vec.Quantizer operations (codecops.go, quantizer.go), F16C its
+// Native hook for f16.
 package amd64
 
 import (

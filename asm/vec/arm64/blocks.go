@@ -213,7 +213,8 @@ func (t *Target) deinterleave(a vec.Arr, j, w int, x, y *value) {
 			}
 			return
 		}
-		if y == nil {
+		only := y == nil
+		if only {
 			y = &value{r: t.vreg()}
 		}
 		arr := x.goArr()
@@ -222,8 +223,12 @@ func (t *Target) deinterleave(a vec.Arr, j, w int, x, y *value) {
 		}
 		t.group(x.r, y.r)
 		t.vop("VLD2.P %s, [V%d.%s, V%d.%s]", t.at(a, j, 2*w*a.Elem.Size, false), x.r, arr, y.r, arr)
-		t.widen(a.Elem, x.r)
-		t.widen(a.Elem, y.r)
+		if a.Elem.Size > 2 {
+			return
+		}
+		for _, v := range []*value{x, y}[:map[bool]int{true: 1, false: 2}[only]] {
+			*v = *t.widen(a.Elem, v)
+		}
 	})
 }
 
@@ -299,13 +304,24 @@ func (t *Target) preload(row vec.Arr) {
 	}
 }
 
-// storeConsts is how many constant registers the function's narrowing
-// keeps: bf16's three.
+// storeConsts is how many constant registers the function's conversions
+// keep, and a temporary more, for each of the function's element and
+// cache types: f16's widening one (f16Widen; it narrows by FCVTN), the
+// minifloat family's seven of bf16's narrowing (it widens by a shift).
 func (t *Target) storeConsts() int {
-	if t.f.X == vec.BF16 || t.f.Cache == vec.BF16 {
-		return 3
+	n := 0
+	for _, e := range []vec.Elem{t.f.X, t.f.Cache} {
+		switch e {
+		case vec.F16:
+			n += 2
+		case vec.BF16:
+			n += 8
+		}
 	}
-	return 0
+	if t.f.X == t.f.Cache {
+		n /= 2
+	}
+	return n
 }
 
 // pair is x and y in consecutive registers: themselves, or copies when

@@ -2,16 +2,22 @@ package arm64
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ropegen/ropegen/asm/neon"
 	"github.com/ropegen/ropegen/asm/vec"
 )
 
-// load reads w values of a from value j, exactly their bytes, widened to
-// the compute type: a register, its low 8 or 4 bytes, or 2 or 1 bytes
-// through a general register.
+// load reads w values of a from value j, widened to the compute type:
+// loadBits, then the minifloat family's Widen (vec.Widen) for the cache
+// elements.
 func (t *Target) load(a vec.Arr, j, w int) *value {
+	return t.widen(a.Elem, t.loadRaw(a, j, w))
+}
+
+// loadRaw reads w values of a from value j, exactly their bytes, into the
+// low bytes of a register: a register, its low 8 or 4 bytes, or 2 or 1
+// bytes through a general register.
+func (t *Target) loadRaw(a vec.Arr, j, w int) *value {
 	e := a.Elem
 	v := t.newValue(w, e)
 	b := w * e.Size
@@ -30,18 +36,38 @@ func (t *Target) load(a vec.Arr, j, w int) *value {
 			t.vop("FMOVS %s, F%d", g, v.r)
 		})
 	}
-	t.widen(e, v.r)
 	return v
+}
+
+// loadBits is loadRaw of 16-bit or 8-bit elements zero-extended into
+// 32-bit lanes (UXTL).
+func (t *Target) loadBits(a vec.Arr, j, w int) *value {
+	v := t.loadRaw(a, j, w)
+	t.extend(a.Elem, v.r)
+	return v
+}
+
+// extend zero-extends the e elements in r's low lanes into 32-bit lanes.
+func (t *Target) extend(e vec.Elem, r vr) {
+	if e.Size == 1 {
+		t.vop("VUXTL V%d.B8, V%d.H8", r, r)
+	}
+	t.vop("VUXTL V%d.H4, V%d.S4", r, r)
 }
 
 // store narrows v to a's type and writes its w values at value j of a.
 func (t *Target) store(v *value, a vec.Arr, j, w int) {
-	r := t.narrow(a.Elem, v)
+	t.storeRaw(t.narrow(a.Elem, v), a, j, w, v.goArr())
+}
+
+// storeRaw writes the w values of a's type in r's low bytes at value j of
+// a (arr: r's arrangement when they fill it).
+func (t *Target) storeRaw(r vr, a vec.Arr, j, w int, arr string) {
 	b := w * a.Elem.Size
 	m := t.at(a, j, b, true)
 	switch b {
 	case 16:
-		t.vop("VST1.P [V%d.%s], %s", r, v.goArr(), m)
+		t.vop("VST1.P [V%d.%s], %s", r, arr, m)
 	case 8:
 		t.vop("FMOVD.P F%d, %s", r, m)
 	case 4:
@@ -51,43 +77,115 @@ func (t *Target) store(v *value, a vec.Arr, j, w int) {
 	}
 }
 
-// widen turns the narrow values loaded into r's low lanes into float32
-// (exactly): FCVTL, SHLL #16, or e4m3 through integer lanes.
-func (t *Target) widen(e vec.Elem, r vr) {
-	switch e {
-	case vec.F16:
-		t.e2(neon.FCVTL, neon.A4S, r, r)
-	case vec.BF16:
-		t.e2(neon.SHLL, neon.A4S, r, r)
-	case vec.E4M3:
-		t.vop("VUXTL V%d.B8, V%d.H8", r, r)
-		t.vop("VUXTL V%d.H4, V%d.S4", r, r)
-		t.e4m3Widen(r)
+// widen is the float32 values of the e codes packed in v's low lanes as
+// loadRaw reads them (e a cache element): f16 by f16Widen, the others
+// zero-extended into 32-bit lanes, then the minifloat family.
+func (t *Target) widen(e vec.Elem, v *value) *value {
+	switch {
+	case e.Size > 2:
+		return v
+	case e == vec.F16:
+		return &value{r: t.f16Widen(v.r), w: v.w, e: vec.F32}
 	}
+	t.extend(e, v.r)
+	r := vec.Widen(t, e, &value{r: v.r, w: v.w, e: vec.F32}).(*value)
+	return &value{r: r.r, w: v.w, e: vec.F32}
+}
+
+// f16Widen is the float32 values of the f16 codes in h's low 4 halves,
+// exactly f16to32 (the family's Widen): FCVTL, whose NaN has the quiet bit
+// set (a signaling NaN quieted), its low 23 bits then replaced in NaN
+// lanes by the code's mantissa shifted up 13 (USHLL), payload as it is.
+func (t *Target) f16Widen(h vr) vr {
+	d, s, m := t.vreg(), t.vreg(), t.vreg()
+	t.e2(neon.FCVTL, neon.A4S, d, h)
+	t.vop("VUSHLL $13, V%d.H4, V%d.S4", h, s)
+	t.e3(neon.FCMEQ, neon.A4S, m, d, d)                            // not NaN
+	t.vop("VORR V%d.B16, V%d.B16, V%d.B16", t.k(0xff800000), m, m) // and sign, exponent
+	t.vop("VBIF V%d.B16, V%d.B16, V%d.B16", m, s, d)               // the rest from s
+	return d
 }
 
 // narrow is the register holding v narrowed to e in its low lanes (v's own
-// for float32 and float64): FCVTN, bf16's rounding then SHRN #16, or
-// e4m3's bits XTN'd twice.
+// for float32 and float64): for f16 FCVTN (the Native hook's instruction,
+// its halves already packed), else the minifloat family's bits packed by
+// XTN.
 func (t *Target) narrow(e vec.Elem, v *value) vr {
-	switch e {
-	case vec.F16:
+	switch {
+	case e.Size > 2:
+		return v.r
+	case e == vec.F16:
 		d := t.vreg()
 		t.e2(neon.FCVTN, neon.A4S, d, v.r)
 		return d
-	case vec.BF16:
-		return t.bf16Round(v.r)
-	case vec.E4M3:
-		d := t.e4m3Narrow(v.r)
-		t.e2(neon.XTN, neon.A4S, d, d)
-		t.e2(neon.XTN, neon.A8H, d, d)
-		return d
 	}
-	return v.r
+	return t.pack(e, vec.Narrow(t, e, v).(*value).r)
 }
 
-// k is the 32-bit constant v in every lane of a register, made once.
-func (t *Target) k(v uint32) vr { return t.konst(uint64(v), "S4", "MOVW") }
+// pack is the low 16 or 8 bits of r's 32-bit lanes packed in the low lanes
+// of a register (XTN, twice for bytes).
+func (t *Target) pack(e vec.Elem, r vr) vr {
+	d := t.vreg()
+	t.e2(neon.XTN, neon.A4S, d, r)
+	if e.Size == 1 {
+		t.e2(neon.XTN, neon.A8H, d, d)
+	}
+	return d
+}
+
+// k is the 32-bit constant v in every lane of a register, made once; in a
+// q8_0 block (t.local set) made in the block (an arm of its branch) from a
+// general register holding v from the function's start, one no other
+// line of the function uses (else a MOVW in place): a block's 8
+// members, their magnitudes and the rare path's positions leave no room
+// for a function's worth of constant V registers.
+func (t *Target) k(v uint32) vr {
+	if len(t.local) == 0 {
+		return t.konst(uint64(v), "S4", "MOVW")
+	}
+	l := t.local[len(t.local)-1]
+	if r, ok := l[v]; ok {
+		return r
+	}
+	r := t.vreg()
+	g, ok := t.gconsts[v]
+	if !ok && len(t.gconsts) < maxGConsts {
+		if g, ok = t.gregUnused(); ok {
+			t.hoist(func() { t.op("MOVW $%#x, %s", v, g) })
+			t.gconsts[v] = g
+		}
+	}
+	if ok {
+		t.vop("VDUP %s, V%d.S4", g, r)
+	} else {
+		t.scope(func() {
+			g := t.greg()
+			t.op("MOVW $%#x, %s", v, g)
+			t.vop("VDUP %s, V%d.S4", g, r)
+		})
+	}
+	l[v] = r
+	t.localRegs[r] = true
+	return r
+}
+
+// maxGConsts is how many general registers a function's q8_0 constants
+// may keep.
+const maxGConsts = 12
+
+// pushLocal opens a level of block constants (a block, an arm of its
+// branch) seeing the enclosing level's; popLocal closes it.
+func (t *Target) pushLocal() {
+	l := map[uint32]vr{}
+	if n := len(t.local); n > 0 {
+		for v, r := range t.local[n-1] {
+			l[v] = r
+		}
+	}
+	t.local = append(t.local, l)
+}
+
+func (t *Target) popLocal() { t.local = t.local[:len(t.local)-1] }
 
 // konst is a register holding bits in every lane (arr S4 or D2), made
 // before the function's loops.
@@ -106,64 +204,4 @@ func (t *Target) konst(bits uint64, arr, mov string) vr {
 	})
 	t.consts[key] = r
 	return r
-}
-
-// bf16Round is r's float32 lanes as bfloat16 in the low 4 halves of a
-// register: (u + 0x7fff + (u>>16 & 1)) >> 16, a NaN's top half with the
-// quiet bit set (f32tobf16 lane by lane).
-func (t *Target) bf16Round(r vr) vr {
-	u, m, q := t.vreg(), t.vreg(), t.vreg()
-	t.vop("VCMTST V%d.S4, V%d.S4, V%d.S4", t.k(0x10000), r, u) // all ones where the kept lsb is set
-	t.vop("VSUB V%d.S4, V%d.S4, V%d.S4", u, t.k(0x7fff), u)    // bias + lsb
-	t.vop("VADD V%d.S4, V%d.S4, V%d.S4", r, u, u)
-	t.e3(neon.FCMEQ, neon.A4S, m, r, r) // not NaN
-	t.vop("VORR V%d.B16, V%d.B16, V%d.B16", t.k(0x400000), r, q)
-	t.vop("VBIF V%d.B16, V%d.B16, V%d.B16", m, q, u) // NaN lanes: quieted
-	t.enc(func(p []neon.Reg) (neon.Inst, error) { return neon.SHRN(neon.A4S, p[0], p[1], 16) }, u, u)
-	return u
-}
-
-// e4m3Narrow is, in each 32-bit lane, the e4m3fn bits of r's float32
-// (f32toe4m3 lane by lane): the magnitude clamped at 448's bits, 20
-// mantissa bits rounded to nearest even, or below 2⁻⁶ the sum with 2¹⁴ (ulp
-// 2⁻⁹) as a float; NaN S.1111.111.
-func (t *Target) e4m3Narrow(r vr) vr {
-	a, sign, m, n, s, sub, nan := t.vreg(), t.vreg(), t.vreg(), t.vreg(), t.vreg(), t.vreg(), t.vreg()
-	t.vop("VAND V%d.B16, V%d.B16, V%d.B16", t.k(0x7fffffff), r, a)
-	t.vop("VEOR V%d.B16, V%d.B16, V%d.B16", a, r, sign)
-	t.vop("VUSHR $24, V%d.S4, V%d.S4", sign, sign) // 0x80 or 0
-	t.vop("VUMIN V%d.S4, V%d.S4, V%d.S4", t.k(math.Float32bits(448)), a, m)
-	t.vop("VUSHR $20, V%d.S4, V%d.S4", m, n)
-	t.vop("VAND V%d.B16, V%d.B16, V%d.B16", t.k(1), n, n)
-	t.vop("VADD V%d.S4, V%d.S4, V%d.S4", m, n, n)
-	t.vop("VADD V%d.S4, V%d.S4, V%d.S4", t.k(0x7ffff), n, n)
-	t.vop("VUSHR $20, V%d.S4, V%d.S4", n, n)
-	t.vop("VSUB V%d.S4, V%d.S4, V%d.S4", t.k(120<<3), n, n) // the exponent biases' difference
-	magic := t.k(math.Float32bits(0x1p14))
-	t.e3(neon.FADD, neon.A4S, s, m, magic)
-	t.vop("VSUB V%d.S4, V%d.S4, V%d.S4", magic, s, s)
-	t.e3(neon.CMGT, neon.A4S, sub, t.k(math.Float32bits(0x1p-6)), a) // 2⁻⁶ > a
-	t.e3(neon.CMGT, neon.A4S, nan, a, t.k(0x7f800000))               // a > Inf
-	t.vop("VBIT V%d.B16, V%d.B16, V%d.B16", sub, s, n)
-	t.vop("VBIT V%d.B16, V%d.B16, V%d.B16", nan, t.k(0x7f), n)
-	t.vop("VORR V%d.B16, V%d.B16, V%d.B16", sign, n, n)
-	return n
-}
-
-// e4m3Widen turns the e4m3fn bytes in r's 32-bit lanes into their float32
-// values (e4m3to32 lane by lane).
-func (t *Target) e4m3Widen(r vr) {
-	a, sign, n, s, sub, nan := t.vreg(), t.vreg(), t.vreg(), t.vreg(), t.vreg(), t.vreg()
-	t.vop("VAND V%d.B16, V%d.B16, V%d.B16", t.k(0x7f), r, a)
-	t.vop("VAND V%d.B16, V%d.B16, V%d.B16", t.k(0x80), r, sign)
-	t.vop("VSHL $24, V%d.S4, V%d.S4", sign, sign)
-	t.vop("VSHL $20, V%d.S4, V%d.S4", a, n)
-	t.vop("VADD V%d.S4, V%d.S4, V%d.S4", t.k(120<<23), n, n) // (e+120)<<23 | m<<20
-	t.e2(neon.SCVTF, neon.A4S, s, a)
-	t.e3(neon.FMUL, neon.A4S, s, s, t.k(math.Float32bits(0x1p-9))) // m·2⁻⁹ (a < 8 where used)
-	t.e3(neon.CMGT, neon.A4S, sub, t.k(8), a)
-	t.vop("VCMEQ V%d.S4, V%d.S4, V%d.S4", t.k(0x7f), a, nan)
-	t.vop("VBIT V%d.B16, V%d.B16, V%d.B16", sub, s, n)
-	t.vop("VBIT V%d.B16, V%d.B16, V%d.B16", nan, t.k(0x7fc00000), n)
-	t.vop("VORR V%d.B16, V%d.B16, V%d.B16", sign, n, r)
 }

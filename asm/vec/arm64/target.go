@@ -43,10 +43,16 @@ type Target struct {
 	gfree  map[string]bool
 	scopes [][]string // the general registers each open scope owns
 	consts map[string]vr
-	walks  []*walkScope    // the open walk scopes
-	scaled map[string]bool // stride registers turned into bytes
-	pre    map[int]table   // a preloaded row's blocks
-	err    error
+	// q8_0 blocks' constants: the open levels, their registers, the
+	// general registers holding their values.
+	local     []map[uint32]vr
+	localRegs map[vr]bool
+	gconsts   map[uint32]string
+	gused     map[string]bool // the general registers used so far
+	walks     []*walkScope    // the open walk scopes
+	scaled    map[string]bool // stride registers turned into bytes
+	pre       map[int]table   // a preloaded row's blocks
+	err       error
 }
 
 // gprs are the general registers the kernels may use: not R18 (the
@@ -88,6 +94,7 @@ func (t *Target) Func(f *vec.Func, body func()) {
 	t.scopes, t.walks = [][]string{nil}, nil
 	t.walkScope(-1)
 	t.consts, t.scaled, t.pre = map[string]vr{}, map[string]bool{}, nil
+	t.local, t.localRegs, t.gconsts, t.gused = nil, map[vr]bool{}, map[uint32]string{}, map[string]bool{}
 	from := len(t.lines)
 	body()
 	t.lab("done")
@@ -139,11 +146,25 @@ func (t *Target) gregIn(i int) string {
 	for _, r := range gprs {
 		if t.gfree[r] {
 			t.gfree[r] = false
+			t.gused[r] = true
 			t.scopes[i] = append(t.scopes[i], r)
 			return r
 		}
 	}
 	panic(fmt.Sprintf("arm64: %s: out of general registers", t.f.Name()))
+}
+
+// gregUnused is a general register the function has not used so far,
+// the function's to its end (one set before the loops: hoist), or false.
+func (t *Target) gregUnused() (string, bool) {
+	for _, r := range gprs {
+		if t.gfree[r] && !t.gused[r] {
+			t.gfree[r], t.gused[r] = false, true
+			t.scopes[0] = append(t.scopes[0], r)
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // walkScope opens a walk scope whose cursors are set at mark (−1: where

@@ -105,3 +105,96 @@ func (t *Target) StoreBits(b vec.Block, a vec.Arr, v vec.V) {
 	k := b.(*blk)
 	t.emit(jen.Add(k.elem(a, k.at[0])).Op("=").Id(a.Elem.Go).Call(v.(*val).e))
 }
+
+// The q8_0 family's blocks (vec.Quantizer): a block is 32 members of one
+// lane each, and the family runs once a package and direction, into a
+// helper function (q8Quantize, q8Dequantize) the kernels call block by
+// block.
+
+// Blocks32 is for b := range n { helper(dst block b, src block b) }, the
+// helper emitted from body the first time.
+func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, ds int, body func(s, d vec.Arr)) {
+	name := "q8Dequantize"
+	if src.Elem == vec.F32 {
+		name = "q8Quantize"
+	}
+	if t.helpers == nil {
+		t.helpers = map[string]bool{}
+	}
+	if !t.helpers[name] {
+		t.helpers[name] = true
+		param := func(n string, a vec.Arr, k int) vec.Arr {
+			return vec.Arr{Name: n, Elem: a.Elem, P: &ptr{name: n, n: k, kind: "array", scope: t.fn, view: n}}
+		}
+		t.open()
+		body(param("s", src, ss), param("d", dst, ds))
+		what := map[bool]string{true: "quantizes the 32 float32 at s into the q8_0 block at d", false: "dequantizes the q8_0 block at s into the 32 float32 at d"}[src.Elem == vec.F32]
+		fn := jen.Comment(fmt.Sprintf("%s %s: package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there.", name, what)).Line().
+			Func().Id(name).Params(jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)).Block(t.close()...)
+		t.funcs = append(t.funcs, fn)
+	}
+	h.(*head).blocks(name, dst, ds, src, ss, n)
+}
+
+// at is element j of the helper's array a.
+func at(a vec.Arr, j int) jen.Code { return jen.Id(a.P.(*ptr).view).Index(jen.Lit(a.Off + j)) }
+
+func (t *Target) LoadF32x32(a vec.Arr) []vec.V {
+	xs := make([]vec.V, 32)
+	for j := range xs {
+		xs[j] = t.op(at(a, j))
+	}
+	return xs
+}
+
+func (t *Target) StoreF32x32(a vec.Arr, xs []vec.V) {
+	for j, x := range xs {
+		t.emit(jen.Add(at(a, j)).Op("=").Add(x.(*val).e))
+	}
+}
+
+func (t *Target) LoadI8x32(a vec.Arr) []vec.V {
+	qs := make([]vec.V, 32)
+	for j := range qs {
+		qs[j] = t.op(jen.Uint32().Call(jen.Int32().Call(jen.Int8().Call(at(a, j)))))
+	}
+	return qs
+}
+
+func (t *Target) StoreI8x32(a vec.Arr, qs []vec.V) {
+	for j, q := range qs {
+		t.emit(jen.Add(at(a, j)).Op("=").Uint8().Call(q.(*val).e))
+	}
+}
+
+func (t *Target) LoadU16(a vec.Arr) vec.V {
+	return t.op(jen.Uint32().Call(at(a, 0)).Op("|").Uint32().Call(at(a, 1)).Op("<<").Lit(8))
+}
+
+func (t *Target) StoreU16(a vec.Arr, v vec.V) {
+	e := v.(*val).e
+	t.emit(jen.List(at(a, 0), at(a, 1)).Op("=").List(jen.Uint8().Call(e), jen.Uint8().Call(jen.Add(e).Op(">>").Lit(8))))
+}
+
+// MaxAcross is Go's max of the 32 lanes.
+func (t *Target) MaxAcross(xs []vec.V) vec.V {
+	var es []jen.Code
+	for _, x := range xs {
+		es = append(es, x.(*val).e)
+	}
+	return t.op(jen.Max(es...))
+}
+
+// Iota is i+1: member i is value i.
+func (t *Target) Iota(i, _ int) vec.V { return t.U32(uint32(i + 1)) }
+
+// If is if m { then } else { els }.
+func (t *Target) If(m vec.Mask, then, els func()) {
+	t.open()
+	then()
+	a := t.close()
+	t.open()
+	els()
+	b := t.close()
+	t.emit(jen.If(m.(*val).e).Block(a...).Else().Block(b...))
+}

@@ -155,16 +155,6 @@ func (h *head) SumSquares(acc vec.V, a vec.Arr) {
 	}
 }
 
-// Quantize calls q8Block for each block: the run-time's, ggml's sequence.
-func (h *head) Quantize(src, dst vec.Arr, blocks int) {
-	h.blocks("q8Block", dst, 34, src, 32, blocks)
-}
-
-// Dequantize calls q8Unblock for each block.
-func (h *head) Dequantize(src, dst vec.Arr, blocks int) {
-	h.blocks("q8Unblock", dst, 32, src, 34, blocks)
-}
-
 // blocks is for b := range blocks { fn(dst block b, src block b) }.
 func (h *head) blocks(fn string, dst vec.Arr, dn int, src vec.Arr, sn int, blocks int) {
 	t := h.t

@@ -3,9 +3,10 @@
 // a kernel is a head written out pair by pair, docs/contract.md §5 in plain
 // Go, as highway's scalar target is its ops one lane wide. Each product is
 // converted explicitly (float32(a*b)), which stops the compiler fusing it
-// into a sum; the conversions of f16, bf16, e4m3 and q8_0 are calls of the
-// run-time's helpers (f16to32, f32to16, bf16to32, f32tobf16, e4m3to32,
-// f32toe4m3, q8Block, q8Unblock), whose bits are the contract's.
+// into a sum; the conversions of f16, bf16, e4m3, e5m2 and q8_0 are the
+// codec families of package vec (codec.go, cache.go) lowered once a
+// package into helper functions (narrowF16, widenE5M2, q8Quantize, …,
+// codec.go here) that the kernels call.
 //
 // Array accesses go through array pointers, (*[HeadDim]T)(x), so that the
 // constant indices are checked once a head. A run of more than unrollMax

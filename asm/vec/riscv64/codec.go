@@ -2,102 +2,22 @@ package riscv64
 
 import "github.com/ropegen/ropegen/asm/vec"
 
-// widen is the lanes v of e as float32 lanes, exactly: integer operations
-// and a multiplication by a power of two.
+// widen is the lanes v of e as float32 lanes, exactly: zero-extended to
+// 32-bit lanes, then the minifloat family (vec.Widen).
 func (t *Target) widen(e vec.Elem, v *reg) *reg {
 	if e.Size >= 4 {
 		return v
 	}
-	t.vt(32)
-	w, s, f, k := t.vreg(32), t.vreg(32), t.vreg(32), t.reg('M', 1)
-	switch e {
-	case vec.BF16: // the upper half of a float32
-		t.emit("VZEXTVF2", v, w)
-		t.emit("VSLLVI", 16, w, w)
-		return w
-	case vec.F16: // sign·((h & 0x7fff) << 13)·2¹¹², exponent 31 (Inf, NaN) made 255
-		t.emit("VZEXTVF2", v, w)
-		t.emit("VSLLVI", 16, w, s) // the sign at bit 31
-		t.emit("VSLLVI", 17, w, w)
-		t.emit("VSRLVI", 4, w, w)
-		t.emit("VFMULVF", t.f32(0x77800000), w, f) // exact, subnormals too
-		t.emit("VMSGTUVX", t.int(0x0f7fffff), w, k)
-		t.emit("VORVX", t.int(0x7f800000), f, k, f)
-	default: // e4m3: sign·((b & 0x7f) << 20)·2¹²⁰, S.1111.111 a quiet NaN
-		t.emit("VZEXTVF4", v, w)
-		t.emit("VSLLVI", 24, w, s)
-		t.emit("VSLLVI", 25, w, w)
-		t.emit("VSRLVI", 5, w, w)
-		t.emit("VFMULVF", t.f32(0x7b800000), w, f)
-		t.emit("VMSEQVX", t.int(0x07f00000), w, k)
-		t.emit("VMERGEVXM", t.int(0x7fc00000), f, k, f)
-	}
-	t.emit("VFSGNJVV", s, f, f)
-	return f
-}
-
-// format is how f16 and e4m3 round a float32 (f32to16, f32toe4m3): a
-// magnitude from low, the smallest normal, up is (bits − bias) >> shift
-// rounded to nearest even, at most top (f16: Inf; e4m3: 448); one below is
-// the bits of the float sum |x| + magic (magic's ulp is the smallest
-// subnormal) less magic's; a NaN is top | nan; the sign is x's bits >>
-// signShift, masked by sign.
-type format struct {
-	bias, low, magic, top, nan, sign uint32
-	shift, signShift                 int
-}
-
-var formats = map[vec.Elem]format{
-	vec.F16:  {bias: 112 << 23, low: 0x38800000, magic: 0x3f000000, top: 0x7c00, nan: 0x200, sign: 0x8000, shift: 13, signShift: 16},
-	vec.E4M3: {bias: 120 << 23, low: 0x3c800000, magic: 0x46800000, top: 0x7e, nan: 0x01, sign: 0x80, shift: 20, signShift: 24},
+	return vec.Widen(t, e, t.extend(e, v)).(*reg)
 }
 
 // narrow is the float32 lanes v as lanes of e, rounded to nearest even:
-// every lane through both of format's paths, then chosen.
+// the minifloat family (vec.Narrow), its bits packed to e's width.
 func (t *Target) narrow(e vec.Elem, v *reg) *reg {
 	if e.Size >= 4 {
 		return v
 	}
-	if !t.vxrm { // the clips round to nearest even
-		t.vxrm = true
-		t.pre = append(t.pre, &ins{"CSRRWI", []any{1, "VXRM", "X0"}})
-	}
-	t.vt(32)
-	k := t.reg('M', 1)
-	if e == vec.BF16 { // (u + 0x7fff + (u>>16)&1) >> 16; a NaN: u>>16 | 0x40
-		t.emit("VMFNEVV", v, v, k)
-		t.vt(16)
-		h := t.vreg(16)
-		t.emit("VNCLIPUWI", 16, v, h)
-		t.emit("VNSRLWI", 16, v, k, h)
-		t.emit("VORVX", t.int(0x40), h, k, h)
-		return h
-	}
-	fm := formats[e]
-	a, m, s := t.vreg(32), t.vreg(32), t.vreg(32)
-	t.emit("VFSGNJXVV", v, v, a) // |x|
-	t.emit("VSUBVX", t.int(int(fm.bias)), a, m)
-	t.emit("VMINUVX", t.int(int(fm.top<<fm.shift)), m, m)
-	t.emit("VFADDVF", t.f32(fm.magic), a, s)
-	t.emit("VSLLVI", fm.shift, s, s) // (bits − magic) << shift: magic << shift ≡ 0 (mod 2³²)
-	t.emit("VMSLTUVX", t.int(int(fm.low)), a, k)
-	t.emit("VMERGEVVM", s, m, k, m)
-	k = t.reg('M', 1)
-	t.emit("VMFNEVV", v, v, k)
-	t.vt(16)
-	h, g := t.vreg(16), t.vreg(16)
-	t.emit("VNCLIPUWI", fm.shift, m, h)
-	t.emit("VORVX", t.int(int(fm.nan)), h, k, h)
-	t.emit("VNSRLWI", fm.signShift, v, g) // the sign at bit 15 (f16), 7 (e4m3)
-	t.emit("VANDVX", t.int(int(fm.sign)), g, g)
-	t.emit("VORVV", g, h, h)
-	if e == vec.E4M3 {
-		t.vt(8)
-		b := t.vreg(8)
-		t.emit("VNSRLWI", 0, h, b)
-		return b
-	}
-	return h
+	return t.pack(e, t.group(vec.Narrow(t, e, v).(*reg)))
 }
 
 // Quantize stores blocks q8_0 blocks of src's float32 values at dst, a

@@ -15,11 +15,13 @@
 //
 // Every operation rounds once, to nearest even: the vector floating point
 // by frm, which Go leaves at RNE (q8_0's one conversion sets it to RMM and
-// back); Go's scalar instructions by their encoded rounding; the narrowing
-// clips by vxrm, which a function that narrows sets. No fused multiply-add
-// but the norm's VFWMACC, whose product of two float32 values is exact in
-// float64. f16, bf16 and e4m3 convert in integer operations (codec.go): RVV
-// has no f16 conversion without Zvfhmin, which x/sys/cpu does not report.
+// back); Go's scalar instructions by their encoded rounding; no narrowing
+// clip shifts bits out (q8_0's clips by 0), so vxrm does not matter. No
+// fused multiply-add but the norm's VFWMACC, whose product of two float32
+// values is exact in float64. f16, bf16, e4m3 and e5m2 convert by the
+// minifloat family (vec.Narrow, vec.Widen) on the integer operations of
+// codecops.go: RVV has no f16 conversion without Zvfhmin, which x/sys/cpu
+// does not report, so there is no Native hook.
 // The kernels need VLEN ≥ 128, which the V extension guarantees.
 package riscv64
 
@@ -43,7 +45,11 @@ type Target struct {
 	frame      int          // stack bytes: a norm's scratch heads
 	sew, ratio int          // the vtype: SEW, and SEW/LMUL
 	tail       string       // "TA", or "TU": lanes past vl kept
-	vxrm       bool
+	// The codec families' constants (codecops.go): set once at the
+	// function's start, or where used when they would take too many X
+	// registers (local); the bits of each.
+	local bool
+	kbits map[*reg]uint32
 }
 
 // Generate emits funcs (their Level unset) as RVV kernels, the table fill
@@ -82,11 +88,13 @@ func (t *Target) Level() string { return "rvv" }
 // Func emits f at the largest LMUL at which its values fit.
 func (t *Target) Func(f *vec.Func, body func()) {
 	for _, l := range []int{4, 2, 1} {
-		*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}}
-		body()
-		t.emit("RET")
-		if t.alloc() {
-			return
+		for _, local := range []bool{false, true} {
+			*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}}
+			body()
+			t.emit("RET")
+			if t.alloc() {
+				return
+			}
 		}
 	}
 	t.code = nil

@@ -1,0 +1,7 @@
+package vec
+
+// The q8_0 family's block functions, for TestQ8Family.
+var (
+	Quantize   = quantize
+	Dequantize = dequantize
+)
