@@ -164,12 +164,11 @@ func (pk *pkg) kernelFiles() ([]File, error) {
 }
 
 // unlowered are the cache elements an assembly target does not lower yet
-// (asm/vec's kernels_test.go keeps the same list): the arm64 and riscv64
-// targets take e5m2 from the minifloat family in a change of their own.
-// Their kernels of these elements are left out of that architecture's
-// files; the run-time gives the backend the pure Go ones in their place
-// (templates/rt/kernels.go), the same bits.
-var unlowered = map[string][]vec.Elem{"arm64": {vec.E5M2}, "riscv64": {vec.E5M2}}
+// (asm/vec's kernels_test.go keeps the same list, pending): their kernels
+// are left out of that architecture's files, and the run-time gives the
+// backend the pure Go ones in their place (templates/rt/kernels.go), the
+// same bits. Every target lowers every cache element today.
+var unlowered = map[string][]vec.Elem{}
 
 // lowered are the funcs of funcs arch's target lowers.
 func lowered(funcs []*vec.Func, arch string) []*vec.Func {
