@@ -5,7 +5,7 @@ import "github.com/ropegen/ropegen/spec"
 // cacheType is how the generated API and tests spell a cache type of
 // spec.CacheFormats other than f32 (docs/contract.md §11).
 type cacheType struct {
-	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3 and q8_0
+	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3, e5m2 and q8_0
 	about  string // for doc comments
 	blocks bool   // a block format (spec.CacheFormat.BlockValues > 1): heads are blocks, strides count bytes
 }
@@ -17,6 +17,7 @@ var cacheTypes = func() map[string]cacheType {
 		"f16":  {goType: "uint16", about: "IEEE binary16 (bits in uint16)"},
 		"bf16": {goType: "uint16", about: "bfloat16 (bits in uint16)"},
 		"e4m3": {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
+		"e5m2": {goType: "uint8", about: "OCP FP8 e5m2 bytes, scaled"},
 		"q8_0": {goType: "uint8", about: "ggml q8_0 blocks (an f16 scale, then 32 int8)"},
 	}
 	for name, c := range m {

@@ -130,7 +130,11 @@ func (pk *pkg) cachePackageDoc() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(wrapDoc(fmt.Sprintf("KV cache types %s (a Cache from F32Cache, F16Cache, …): ApplyStore turns keys into cache rows by slot, Store writes values, Load reads them back as float32, Shift turns stored keys by a position delta with A = 1, and Prep normalizes and turns queries and keys and stores keys and values in one pass. A stored value adds its cache type's rounding to the bound:", strings.Join(pk.caches, ", "))))
+	var ctors []string
+	for _, c := range pk.caches {
+		ctors = append(ctors, cacheCtors[c])
+	}
+	b.WriteString(wrapDoc(fmt.Sprintf("KV cache types %s (a Cache from %s, or from NewCache by the type's name): ApplyStore turns keys into cache rows by slot, Store writes values, Load reads them back as float32, Shift turns stored keys by a position delta with A = 1, and Prep normalizes and turns queries and keys and stores keys and values in one pass. A stored value adds its cache type's rounding to the bound:", strings.Join(pk.caches, ", "), strings.Join(ctors, ", "))))
 	b.WriteString("\n\n")
 	for _, c := range pk.caches {
 		switch c {
@@ -142,6 +146,10 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\te4m3   half an e4m3 unit of x/scale, times scale (x/scale and the\n")
 			b.WriteString("\t       product each rounded once more in float32), magnitudes past\n")
 			b.WriteString("\t       448·scale saturating to 448·scale\n")
+		case "e5m2":
+			b.WriteString("\te5m2   half an e5m2 unit of x/scale, times scale (x/scale and the\n")
+			b.WriteString("\t       product each rounded once more in float32), magnitudes past\n")
+			b.WriteString("\t       57344·scale saturating to 57344·scale\n")
 		case "q8_0":
 			b.WriteString("\tq8_0   about 0.563·d, d the block's f16 scale (ggml's amax/127)\n")
 		}

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -362,9 +363,16 @@ func checkAPI(t *testing.T, s spec.Spec, pkg *types.Package, arch string) {
 	}
 	if len(s.Caches) > 0 {
 		want = append(want, "ApplyStore", "Prep", "Shift")
-		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "Step", "CacheRows"} {
+		for _, name := range []string{"Store", "Load", "CacheHead", "Cache", "NewCache", "Step", "CacheRows"} {
 			if sc.Lookup(name) == nil {
 				t.Fatalf("%+v (%s): no %s", s, arch, name)
+			}
+		}
+		// A typed constructor for each of the package's cache types, and
+		// none for the others.
+		for c, ctor := range cacheCtors {
+			if has := slices.Contains(s.Caches, spec.CacheType(c)); has != (sc.Lookup(ctor) != nil) {
+				t.Fatalf("%+v (%s): cache type %s listed %v, constructor %s present %v", s, arch, c, has, ctor, !has)
 			}
 		}
 	}
@@ -409,6 +417,7 @@ var fuzzSeeds = []struct {
 	{"out-f16", true, seedArgs(func(a *specArgs) { a.OutDType = "f16"; a.Dim = 64; a.Layout = string(spec.NeoX) })},
 	{"out-bf16", true, seedArgs(func(a *specArgs) { a.OutDType = "bf16"; a.Dim, a.Rotary = 40, 36 })},
 	{"out-e4m3", true, seedArgs(func(a *specArgs) { a.OutDType = "e4m3"; a.Dim, a.Rotary = 30, 22; a.Layout = string(spec.NeoX) })},
+	{"out-e5m2", true, seedArgs(func(a *specArgs) { a.OutDType = "e5m2"; a.Dim, a.Rotary = 30, 22; a.Layout = string(spec.Interleaved) })},
 	{"out-q8", true, seedArgs(func(a *specArgs) { a.OutDType = "q8_0"; a.Dim, a.Rotary = 96, 40 })},
 	{"dim2", true, seedArgs(func(a *specArgs) { a.Dim = 2 })},
 	{"dim2-neox-f16", true, seedArgs(func(a *specArgs) { a.Dim = 2; a.Layout = string(spec.NeoX); a.DType = "f16" })},

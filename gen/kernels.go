@@ -33,7 +33,7 @@ import (
 var archs = []vec.Arch{purego.Arch{}, amd64.Arch{}, arm64.Arch{}, riscv64.Arch{}}
 
 // elems are the vector layer's element types by -dtype and cache name.
-var elems = map[string]vec.Elem{"f32": vec.F32, "f64": vec.F64, "f16": vec.F16, "bf16": vec.BF16, "e4m3": vec.E4M3, "q8_0": vec.Q8}
+var elems = map[string]vec.Elem{"f32": vec.F32, "f64": vec.F64, "f16": vec.F16, "bf16": vec.BF16, "e4m3": vec.E4M3, "e5m2": vec.E5M2, "q8_0": vec.Q8}
 
 // vshape is the shape as the vector layer spells it.
 func (sh *shape) vshape() vec.Shape {

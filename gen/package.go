@@ -82,9 +82,9 @@ func (sh *shape) withNorm(n NormPlan) *Plan {
 }
 
 // rotTo reports whether the shape has a cache whose keys go through a
-// float32 rotation into a buffer (f32, e4m3, q8_0).
+// float32 rotation into a buffer (f32, e4m3, e5m2, q8_0).
 func (sh *shape) rotTo() bool {
-	return slices.ContainsFunc(sh.caches, func(c string) bool { return c == "f32" || c == "e4m3" || c == "q8_0" })
+	return slices.ContainsFunc(sh.caches, func(c string) bool { return c == "f32" || c == "e4m3" || c == "e5m2" || c == "q8_0" })
 }
 
 // Generate returns the files of the package for s, sorted by name: one
@@ -246,7 +246,7 @@ func (pk *pkg) copyAll(dir, prefix string, names []string) ([]File, error) {
 func (pk *pkg) data() *templates.Data {
 	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
 	for _, c := range pk.caches {
-		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3"}
+		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3" || c == "e5m2"}
 		if ct, ok := cacheTypes[c]; ok {
 			tc.Elem = ct.goType
 		}
@@ -274,7 +274,7 @@ func (pk *pkg) data() *templates.Data {
 }
 
 // cacheCtors are the Cache constructors of the cache types.
-var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "q8_0": "Q80Cache"}
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache"}
 
 // data is the norm as the test template reads it, with its bound in the
 // plan p.

@@ -16,6 +16,7 @@ const (
 	CacheF16  CacheType = "f16"
 	CacheBF16 CacheType = "bf16"
 	CacheE4M3 CacheType = "e4m3"
+	CacheE5M2 CacheType = "e5m2"
 	CacheQ8_0 CacheType = "q8_0"
 )
 
@@ -44,6 +45,7 @@ var CacheFormats = []CacheFormat{
 	{CacheF16, 1, 2, "IEEE binary16 (narrowed with round-to-nearest-even)"},
 	{CacheBF16, 1, 2, "bfloat16 (narrowed with round-to-nearest-even)"},
 	{CacheE4M3, 1, 1, "OCP FP8 e4m3fn with a per-tensor scale"},
+	{CacheE5M2, 1, 1, "OCP FP8 e5m2 with a per-tensor scale"},
 	{CacheQ8_0, Q8Block, Q8BlockBytes, "ggml q8_0 blocks: an f16 scale, then 32 int8"},
 }
 

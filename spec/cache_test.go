@@ -15,6 +15,7 @@ func TestCacheFormats(t *testing.T) {
 		{Type: "f16", BlockValues: 1, BlockBytes: 2},
 		{Type: "bf16", BlockValues: 1, BlockBytes: 2},
 		{Type: "e4m3", BlockValues: 1, BlockBytes: 1},
+		{Type: "e5m2", BlockValues: 1, BlockBytes: 1},
 		{Type: "q8_0", BlockValues: 32, BlockBytes: 34},
 	}
 	if len(CacheFormats) != len(want) {
@@ -32,7 +33,7 @@ func TestCacheFormats(t *testing.T) {
 	if _, ok := CacheType("f8").Format(); ok {
 		t.Error(`"f8".Format() is ok`)
 	}
-	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheQ8_0}) {
+	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheE5M2, CacheQ8_0}) {
 		t.Errorf("CacheTypes() = %v", got)
 	}
 	for _, v := range []string{"", "f16", "f16,q8_0", "f16,", ",", "bf16 ,f32"} {

@@ -26,7 +26,7 @@ func TestSpecErrorQuotesStrings(t *testing.T) {
 		{"dtype empty", func(s *Spec) { s.DType = "" }, "dtype", `""`,
 			`-dtype "": dtype must be one of "f32", "f64", "f16", "bf16"`},
 		{"out-dtype", func(s *Spec) { s.Caches = []CacheType{"f16 "} }, "out-dtype", `"f16 "`,
-			`-out-dtype "f16 ": "f16 " is not a cache type: want a comma-separated list of "f32", "f16", "bf16", "e4m3", "q8_0"`},
+			`-out-dtype "f16 ": "f16 " is not a cache type: want a comma-separated list of "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0"`},
 		{"out-dtype list", func(s *Spec) { s.Caches = []CacheType{CacheF16, "fp8"} }, "out-dtype", `"f16,fp8"`,
 			`-out-dtype "f16,fp8": "fp8" is not a cache type`},
 		{"out-dtype twice", func(s *Spec) { s.Caches = []CacheType{CacheF16, CacheQ8_0, CacheF16} }, "out-dtype", `"f16,q8_0,f16"`,

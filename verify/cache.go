@@ -8,17 +8,18 @@ import (
 )
 
 // CacheElem is the element type of a KV cache: float32 for f32, uint16 for
-// f16 and bf16 bits, uint8 for e4m3 bytes and for the bytes of q8_0 blocks.
+// f16 and bf16 bits, uint8 for e4m3 and e5m2 bytes and for the bytes of q8_0
+// blocks.
 type CacheElem interface{ ~uint8 | ~uint16 | ~float32 }
 
 // Cache describes the KV-cache forms of one cache type of a package
 // (docs/contract.md §11) to Run, Bench and CacheExhaustive: a *Cache[float32]
-// (f32), *Cache[uint16] (f16, bf16) or *Cache[uint8] (e4m3, q8_0), in
+// (f32), *Cache[uint16] (f16, bf16) or *Cache[uint8] (e4m3, q8_0, e5m2), in
 // Kernel.Caches. Each function calls the package's form of the same name on
 // the table given with a cache view of dst (c, src) of that type, converting
-// Strides; scale is the e4m3 view's and ignored by the others.
+// Strides; scale is the e4m3 or e5m2 view's and ignored by the others.
 type Cache[C CacheElem] struct {
-	// DType is the cache type: "f32", "f16", "bf16", "e4m3" or "q8_0".
+	// DType is the cache type: "f32", "f16", "bf16", "e4m3", "q8_0" or "e5m2".
 	DType string
 	// CacheHead is the package's CacheHead: the elements one cached head
 	// takes (HeadDim, or for q8_0 the HeadDim/32·34 bytes of its blocks).

@@ -21,7 +21,7 @@ import (
 
 type cacheMutation struct {
 	q8TiesEven    bool // q8_0 rounds halves to even
-	noSaturate    bool // e4m3: magnitudes past 464 store as NaN (0x7f) instead of 448
+	noSaturate    bool // e4m3: magnitudes past 464 store as NaN (0x7f) instead of 448; e5m2: from 61440 up as Inf (0x7c) instead of 57344
 	attnTwice     bool // Shift turns by A·R_delta: the attention factor applied again
 	writeSkipped  bool // a token with slot −1 is written to row 0
 	oneMore       bool // the stores write one cache element past each head
@@ -162,7 +162,7 @@ func (r *refCache[C]) cacheHeads(fn, name string, s Strides, slots []int64) {
 }
 
 func (r *refCache[C]) scale(fn string, scale float32) {
-	if r.dtype == "e4m3" && !r.m.noScaleCheck && !(scale > 0 && scale <= math.MaxFloat32) {
+	if (r.dtype == "e4m3" || r.dtype == "e5m2") && !r.m.noScaleCheck && !(scale > 0 && scale <= math.MaxFloat32) {
 		r.fail(fn, "scale = %v: want finite and > 0", scale)
 	}
 }
@@ -354,6 +354,10 @@ func (r *refCache[C]) quantize(out []uint16, x []float32, n int, scale float32) 
 		for i := range n {
 			out[i] = uint16(r.e4m3(x[i] / scale))
 		}
+	case "e5m2":
+		for i := range n {
+			out[i] = uint16(r.e5m2(x[i] / scale))
+		}
 	case "q8_0":
 		for b := 0; b < n/32; b++ {
 			r.q8(out[b*34:], x[b*32:b*32+32])
@@ -385,6 +389,32 @@ func (r *refCache[C]) e4m3(v float32) uint8 {
 		m, e = 8, e+1
 	}
 	return sign | uint8(e+7)<<3 | uint8(m-8)
+}
+
+// e5m2 rounds v in float64 as e4m3 does: into [4, 8) (or the subnormal
+// spacing 2⁻¹⁶), the integer to even; from 61440 up, ±57344.
+func (r *refCache[C]) e5m2(v float32) uint8 {
+	var sign uint8
+	if math.Signbit(float64(v)) {
+		sign = 0x80
+	}
+	a := math.Abs(float64(v))
+	switch {
+	case v != v:
+		return sign | 0x7f
+	case a >= 61440 && r.m.noSaturate:
+		return sign | 0x7c
+	case a >= 61440:
+		return sign | 0x7b
+	case a < 0x1p-14:
+		return sign | uint8(math.RoundToEven(a*0x1p16))
+	}
+	e := math.Floor(math.Log2(a))
+	m := math.RoundToEven(a / math.Exp2(e) * 4) // 4…8
+	if m == 8 {
+		m, e = 4, e+1
+	}
+	return sign | uint8(e+15)<<2 | uint8(m-4)
 }
 
 func (r *refCache[C]) q8(out []uint16, x []float32) {
@@ -445,6 +475,26 @@ func (r *refCache[C]) dequantize(y []float32, c []uint16, n int, scale float32) 
 			} else {
 				y[i] = v * scale
 			}
+		}
+	case "e5m2":
+		for i := range n {
+			b := uint8(c[i])
+			e, m := int(b>>2&31), float64(b&3)
+			var v float32
+			switch {
+			case e == 31 && m == 0:
+				v = float32(math.Inf(1))
+			case e == 31:
+				v = float32(math.NaN())
+			case e == 0:
+				v = float32(m * 0x1p-16)
+			default:
+				v = float32((4 + m) * math.Exp2(float64(e-17)))
+			}
+			if b&0x80 != 0 {
+				v = -v
+			}
+			y[i] = v * scale
 		}
 	case "q8_0":
 		for b := 0; b < n/32; b++ {
@@ -529,6 +579,7 @@ func TestCacheCorrect(t *testing.T) {
 		passAll(t, d, cs)
 	}
 	passAll(t, "e4m3", refCacheSuite[uint8](t, "e4m3", hd, rd, "interleaved", 1, cacheMutation{}))
+	passAll(t, "e5m2", refCacheSuite[uint8](t, "e5m2", hd, rd, "neox", 1, cacheMutation{}))
 	q8 := refCacheSuite[uint8](t, "q8_0", 64, 40, "neox", 1, cacheMutation{})
 	passAll(t, "q8_0", q8)
 	expectPass(t, "q8_0 blocks", func(t tb) { checkBlocks(t, q8) })
@@ -569,6 +620,15 @@ func TestCacheMutants(t *testing.T) {
 		cs := bytes("e4m3", cacheMutation{noSaturate: true})
 		expectFail(t, "bits", "cache element", func(t tb) { checkCacheBits(t, cs) })
 		expectFail(t, "exhaustive", "e4m3 store of", func(t tb) { cacheExhaustive(t, cs.s.k, cs.c, 1<<16+1) })
+	})
+	t.Run("e5m2-no-saturation", func(t *testing.T) {
+		cs := bytes("e5m2", cacheMutation{noSaturate: true})
+		expectFail(t, "bits", "cache element", func(t tb) { checkCacheBits(t, cs) })
+		expectFail(t, "exhaustive", "e5m2 store of", func(t tb) { cacheExhaustive(t, cs.s.k, cs.c, 1<<16+1) })
+	})
+	t.Run("e5m2-no-scale-check", func(t *testing.T) {
+		cs := bytes("e5m2", cacheMutation{noScaleCheck: true})
+		expectFail(t, "panics", "scale", func(t tb) { checkCachePanics(t, cs) })
 	})
 	t.Run("attention-factor-twice", func(t *testing.T) {
 		cs := refCacheSuite[uint16](t, "f16", hd, rd, "neox", 1.25, cacheMutation{attnTwice: true})

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	refcodec "github.com/ropegen/ropegen/verify/codec"
 	"github.com/x448/float16"
 )
 
@@ -64,7 +65,7 @@ const (
 	// block formats).
 	ScaleInBlock ScalePlace = "block"
 	// ScalePerTensor: one float32 for the whole cache, which every call
-	// passes beside the cache (e4m3).
+	// passes beside the cache (e4m3, e5m2).
 	ScalePerTensor ScalePlace = "tensor"
 	// ScalePerHead: one float32 per KV head, beside the cache.
 	ScalePerHead ScalePlace = "head"
@@ -80,6 +81,7 @@ var cacheFormats = map[string]CacheFormat{
 	"bf16": bf16Format{},
 	"e4m3": e4m3Format{},
 	"q8_0": q8Format{},
+	"e5m2": e5m2Format{},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -265,6 +267,40 @@ func refE4M3Value(b uint8) float32 {
 		v = -v
 	}
 	return v
+}
+
+// ---- OCP FP8 e5m2 --------------------------------------------------------------------
+
+// e5m2Format is OCP FP8 e5m2 with one scale per cache, passed with every
+// call: stored is e5m2(x/scale), nearest even, saturating at ±57344, a NaN
+// staying a NaN; read back as e5m2→f32 times scale. Its bits are
+// verify/codec's E5M2, the scalar reference of every cache format.
+type e5m2Format struct{}
+
+func (e5m2Format) Name() string               { return "e5m2" }
+func (e5m2Format) Block() (values, bytes int) { return 1, 1 }
+func (e5m2Format) Scales() ScalePlace         { return ScalePerTensor }
+func (e5m2Format) Encode(dst []byte, src []float32, scale float32) {
+	refcodec.E5M2.Encode(dst[:len(src)], src, scale)
+}
+func (e5m2Format) Decode(dst []float32, src []byte, scale float32) {
+	refcodec.E5M2.Decode(dst, src[:len(dst)], scale)
+}
+
+// Same: the same byte, or two NaNs (S.11111.xx, xx ≠ 0).
+func (e5m2Format) Same(a, b []byte) bool {
+	nan := func(c byte) bool { return c&0x7c == 0x7c && c&3 != 0 }
+	return a[0] == b[0] || nan(a[0]) && nan(b[0])
+}
+
+// Spacing is e5m2's step at v/scale, times scale: 2⁻¹⁶ below the smallest
+// normal 2⁻¹⁴, 2^(e−2) in the binade [2^e, 2^(e+1)).
+func (e5m2Format) Spacing(v float64, scale float32, _ ...[]float32) float64 {
+	x := v / float64(scale)
+	if x < 0x1p-14 {
+		return 0x1p-16 * float64(scale)
+	}
+	return math.Ldexp(1, int(math.Floor(math.Log2(x)))-2) * float64(scale)
 }
 
 // ---- ggml q8_0 ------------------------------------------------------------------------

@@ -5,3 +5,5 @@ package rt
 func BF16Cache(buf []uint16, s Strides) Cache {
 	return Cache{kind: cacheBF16, s: s, u16: buf}
 }
+
+func init() { cacheBuilt[cacheBF16] = true }

@@ -5,3 +5,5 @@ package rt
 func F16Cache(buf []uint16, s Strides) Cache {
 	return Cache{kind: cacheF16, s: s, u16: buf}
 }
+
+func init() { cacheBuilt[cacheF16] = true }

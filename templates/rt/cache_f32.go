@@ -6,3 +6,5 @@ package rt
 func F32Cache(buf []float32, s Strides) Cache {
 	return Cache{kind: cacheF32, s: s, f32: buf}
 }
+
+func init() { cacheBuilt[cacheF32] = true }

@@ -3,6 +3,8 @@ package rt
 // rt's tests install these pure Go cache kernels (refkernels_test.go);
 // generated packages get theirs from the vector layer's purego target.
 
+import "github.com/ropegen/ropegen/verify/codec"
+
 // cacheLoop is the pure Go cache kernels' loop: the first
 // m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
 // converted value by value by conv.
@@ -90,6 +92,26 @@ func genericE4M3(hd, rd int) byteKernels {
 				for i, v := range s {
 					d[i] = e4m3to32(v) * scale
 				}
+			})
+		}
+	}
+	return byteKernels{store: store(hd), storeShift: store(rd), load: load(hd), loadShift: load(rd)}
+}
+
+// genericE5M2 returns the pure Go e5m2 cache kernels of a shape of hd
+// values, rd of them rotary: verify/codec's E5M2, value by value.
+func genericE5M2(hd, rd int) byteKernels {
+	store := func(m int) byteStoreKernel {
+		return func(dst []byte, ds int, src []float32, ss, n int, scale float32) {
+			cacheLoop(dst, ds, src, ss, n, m, func(d []byte, s []float32) {
+				codec.E5M2.Encode(d, s, scale)
+			})
+		}
+	}
+	load := func(m int) byteLoadKernel {
+		return func(dst []float32, ds int, src []byte, ss, n int, scale float32) {
+			cacheLoop(dst, ds, src, ss, n, m, func(d []float32, s []byte) {
+				codec.E5M2.Decode(d, s, scale)
 			})
 		}
 	}

@@ -41,6 +41,7 @@ func installRef() {
 		k.half[0] = genericF16(s.HeadDim, s.RotaryDim, k.fwd)
 		k.half[1] = genericBF16(s.HeadDim, s.RotaryDim, k.fwd)
 		k.bytes[0] = genericE4M3(s.HeadDim, s.RotaryDim)
+		k.bytes[2] = genericE5M2(s.HeadDim, s.RotaryDim)
 		if s.HeadDim%q8Values == 0 {
 			k.bytes[1] = genericQ80(s.HeadDim, s.RotaryDim)
 		}

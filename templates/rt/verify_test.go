@@ -75,6 +75,7 @@ func refCaches(r *Rotary) []verify.CacheForms {
 		cacheOf(r, "f16", func(b []uint16, s Strides, _ float32) Cache { return F16Cache(b, s) }),
 		cacheOf(r, "bf16", func(b []uint16, s Strides, _ float32) Cache { return BF16Cache(b, s) }),
 		cacheOf(r, "e4m3", func(b []uint8, s Strides, scale float32) Cache { return E4M3Cache(b, s, scale) }),
+		cacheOf(r, "e5m2", func(b []uint8, s Strides, scale float32) Cache { return E5M2Cache(b, s, scale) }),
 	}
 	if r.hd%q8Values == 0 {
 		cs = append(cs, cacheOf(r, "q8_0", func(b []byte, s Strides, _ float32) Cache { return Q80Cache(b, s) }))

@@ -1,0 +1,249 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ropegen/ropegen/generated/rope128"
+	"github.com/ropegen/ropegen/verify/codec"
+	"github.com/x448/float16"
+)
+
+// The cost of each cache format to attention: TestCacheFormatScores stores
+// the rotated keys of a decoding context in every cache type the
+// repository ships and compares the attention scores computed from the
+// keys read back with those computed from the float32 keys.
+//
+// The keys are stored and read back with verify/codec, the scalar reference
+// of every cache format, whose bits every backend of every generated
+// package reproduces (verify's cache checks, run by each package's tests);
+// so the numbers are those of any package's ApplyStore and Load.
+//
+// The error measured is that of a score s_j = q·k_j/√HeadDim, q the
+// rotated query, k_j the rotated key of cached token j, against the same
+// score with the float32 key: Δ_j = |q·(k̃_j − k_j)|/√HeadDim, k̃_j the key
+// read back. Its bound, per score, is
+//
+//	Δ_j ≤ (Σ_i |q_i|·δ(k_j,i) + HeadDim·2⁻⁵²·Σ_i |q_i|·(|k_j,i| + |k̃_j,i|))/√HeadDim · (1 + 2⁻⁴⁰),
+//
+// δ(x) the largest error the format's definition allows for the value x
+// (formatErr); the second sum covers the float64 evaluation of the two
+// scores (products of float32 values are exact in float64, HeadDim
+// additions of relative error 2⁻⁵³ each), the factor the rounding of the
+// bound itself. The test asserts every score within its bound, an f32
+// score exactly the float32 one, and that the bound is not vacuous (for
+// the other formats, the largest Δ at least a fifth of the largest bound:
+// the error of rounding to nearest spreads over the values it may take),
+// and logs (go test -v) a markdown table: per format the bytes a value
+// takes, the largest and root-mean-square Δ, the largest bound, and the
+// largest change of an attention output value (the softmax of the scores
+// times the float32 values).
+
+// cacheFormatNames are the cache types the repository ships, as -out-dtype
+// spells them.
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
+
+// formatErr returns δ for every value of keys (rows of HeadDim values) in
+// format f with tensor scale s: the largest distance between a value x and
+// what f stores for it and reads back, from f's definition.
+//
+//   - f16, bf16: round to nearest, half the spacing of the binade of |x|
+//     (|x| is far from overflow here).
+//   - e4m3, e5m2 with scale s: the byte is the nearest code of y = fl(x/s)
+//     and the value read back fl(code·s). With |y − x/s| ≤ 2⁻²⁴·|x/s| and
+//     |y| ≤ the largest finite code (s = amax/max), the code is within half
+//     the code spacing at |y|'s binade, h(|y|), of y; with the two float32
+//     roundings, δ = s·h(|y|)·(1 + 2⁻²⁴) plus 2⁻²⁴·|x| plus
+//     2⁻²⁴·(|x| + s·h(|y|)).
+//   - q8_0, per block of 32: d = fl(amax/127), id = fl(1/d), q =
+//     round(fl(x·id)), d stored as d₁₆ = f16(d), read back fl(q·d₁₆). Then
+//     |fl(x·id) − x/d| ≤ 127·2⁻²² = η, |q − x/d| ≤ ½ + η, and
+//     |q·d₁₆ − x| ≤ d·(½ + η) + 127·|d₁₆ − d|, plus 127·d₁₆·2⁻²⁴ for the
+//     product's rounding.
+func formatErr(name string, keys []float32, s float32) []float64 {
+	d := make([]float64, len(keys))
+	switch name {
+	case "f32":
+	case "f16", "bf16":
+		man := map[string]int{"f16": 10, "bf16": 7}[name]
+		minExp := map[string]int{"f16": -14, "bf16": -126}[name]
+		for i, x := range keys {
+			e := max(math.Ilogb(math.Abs(float64(x))), minExp)
+			if x == 0 {
+				e = minExp
+			}
+			d[i] = math.Ldexp(1, e-man-1)
+		}
+	case "e4m3", "e5m2":
+		man := map[string]int{"e4m3": 3, "e5m2": 2}[name]
+		minExp := map[string]int{"e4m3": -6, "e5m2": -14}[name]
+		for i, x := range keys {
+			y := math.Abs(float64(x)/float64(s)) * (1 + 0x1p-24)
+			e := minExp
+			if y != 0 {
+				e = max(math.Ilogb(y), minExp)
+			}
+			h := float64(s) * math.Ldexp(1, e-man-1)
+			ax := math.Abs(float64(x))
+			d[i] = h*(1+0x1p-24) + 0x1p-24*ax + 0x1p-24*(ax+h)
+		}
+	case "q8_0":
+		for b := 0; b < len(keys); b += 32 {
+			var amax float32
+			for _, x := range keys[b : b+32] {
+				amax = max(amax, float32(math.Abs(float64(x))))
+			}
+			dd := amax / 127
+			d16 := float64(float16.Fromfloat32(dd).Float32())
+			eta := 127 * 0x1p-22
+			e := float64(dd)*(0.5+eta) + 127*math.Abs(d16-float64(dd)) + 127*d16*0x1p-24
+			for i := b; i < b+32; i++ {
+				d[i] = e
+			}
+		}
+	default:
+		panic("formatErr: no bound for " + name)
+	}
+	return d
+}
+
+// TestCacheFormatScores measures, for every cache type, the error of the
+// attention scores of a decoding step whose keys come back from that cache
+// type (see the comment above formatErr's test for the bound).
+func TestCacheFormatScores(t *testing.T) {
+	const heads, tokens, queries = 4, 512, 16
+	r := rand.New(rand.NewPCG(31, 5))
+	// Keys, queries and values as the package's other tests draw them
+	// (randVec: standard deviation 1, one value in 32 eight times larger,
+	// as activations have); keys at positions 0…tokens−1, queries at the
+	// last positions of the context, as decoding steps make them.
+	keys := make([]float32, tokens*heads*HeadDim)
+	for j := range tokens {
+		k := randVec(r, heads*HeadDim, 1)
+		rope128.Rotate(k, j)
+		copy(keys[j*heads*HeadDim:], k)
+	}
+	qs := make([][]float32, queries)
+	for n := range qs {
+		qs[n] = randVec(r, heads*HeadDim, 1)
+		rope128.Rotate(qs[n], tokens-queries+n)
+	}
+	vals := randVec(r, tokens*heads*HeadDim, 1)
+	var amax float64
+	for _, x := range keys {
+		amax = max(amax, math.Abs(float64(x)))
+	}
+	c := 1 / math.Sqrt(HeadDim)
+	ref := attendAll(qs, keys, vals, heads, tokens, c)
+	var sq float64
+	for _, q := range qs {
+		for j := range tokens {
+			for h := range heads {
+				x := c * dotF32(q[h*HeadDim:][:HeadDim], keys[(j*heads+h)*HeadDim:][:HeadDim])
+				sq += x * x
+			}
+		}
+	}
+	t.Logf("%d scores, root mean square %.3g; key amax %.3g", queries*tokens*heads, math.Sqrt(sq/float64(queries*tokens*heads)), amax)
+	t.Logf("| format | bytes per value | score error max | score error rms | bound max | output error max |")
+	t.Logf("|---|---|---|---|---|---|")
+
+	for _, name := range cacheFormatNames {
+		f, ok := codec.Lookup(name)
+		if !ok {
+			t.Fatalf("verify/codec has no format %q", name)
+		}
+		// The per-tensor scale of e4m3 and e5m2: amax over the keys over
+		// the largest finite code, as vLLM calibrates a KV cache scale.
+		var s float32 = 1
+		switch name {
+		case "e4m3":
+			s = float32(amax / 448)
+		case "e5m2":
+			s = float32(amax / 57344)
+		}
+		enc := make([]byte, f.Size(len(keys)))
+		f.Encode(enc, keys, s)
+		back := make([]float32, len(keys))
+		f.Decode(back, enc, s)
+		delta := formatErr(name, keys, s)
+
+		var maxErr, sumSq, maxBound float64
+		n := 0
+		for _, q := range qs {
+			for j := range tokens {
+				for h := range heads {
+					k := keys[(j*heads+h)*HeadDim:][:HeadDim]
+					kb := back[(j*heads+h)*HeadDim:][:HeadDim]
+					dl := delta[(j*heads+h)*HeadDim:][:HeadDim]
+					qh := q[h*HeadDim:][:HeadDim]
+					got, want := c*dotF32(qh, kb), c*dotF32(qh, k)
+					var b, mag float64
+					for i := range HeadDim {
+						aq := math.Abs(float64(qh[i]))
+						b += aq * dl[i]
+						mag += aq * (math.Abs(float64(k[i])) + math.Abs(float64(kb[i])))
+					}
+					b = c * (b + HeadDim*0x1p-52*mag) * (1 + 0x1p-40)
+					e := math.Abs(got - want)
+					if !(e <= b) {
+						t.Fatalf("%s: score of token %d, head %d: error %g: want at most the bound %g", name, j, h, e, b)
+					}
+					maxErr, maxBound = max(maxErr, e), max(maxBound, b)
+					sumSq += e * e
+					n++
+				}
+			}
+		}
+		if name == "f32" && maxErr != 0 {
+			t.Fatalf("f32: score error %g: want 0, the keys stored as they are", maxErr)
+		}
+		if name != "f32" && maxErr < maxBound/5 {
+			t.Errorf("%s: largest score error %g is under a fifth of the largest bound %g: the bound is vacuous", name, maxErr, maxBound)
+		}
+		out := attendAll(qs, back, vals, heads, tokens, c)
+		var outErr float64
+		for i := range out {
+			outErr = max(outErr, math.Abs(out[i]-ref[i]))
+		}
+		t.Logf("| %s | %s | %.3g | %.3g | %.3g | %.3g |",
+			name, bytesPerValue(f), maxErr, math.Sqrt(sumSq/float64(n)), maxBound, outErr)
+	}
+}
+
+// bytesPerValue is f's storage per value, its tensor scale not counted.
+func bytesPerValue(f codec.Format) string {
+	return fmt.Sprintf("%.4g", float64(f.Bytes)/float64(f.Block))
+}
+
+// attendAll returns the softmax attention outputs of every query of qs
+// over all tokens of keys (rotated, [token][head][HeadDim]) and vals, in
+// float64, [query][head][HeadDim].
+func attendAll(qs [][]float32, keys, vals []float32, heads, tokens int, c float64) []float64 {
+	out := make([]float64, len(qs)*heads*HeadDim)
+	s := make([]float64, tokens)
+	for n, q := range qs {
+		for h := range heads {
+			m := math.Inf(-1)
+			for j := range tokens {
+				s[j] = c * dotF32(q[h*HeadDim:][:HeadDim], keys[(j*heads+h)*HeadDim:][:HeadDim])
+				m = max(m, s[j])
+			}
+			var z float64
+			for j := range s {
+				s[j] = math.Exp(s[j] - m)
+				z += s[j]
+			}
+			o := out[(n*heads+h)*HeadDim:][:HeadDim]
+			for j := range tokens {
+				w := s[j] / z
+				for i, v := range vals[(j*heads+h)*HeadDim:][:HeadDim] {
+					o[i] += w * float64(v)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package rt
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// alignedBytes returns n zero bytes starting on an 8-byte boundary (the
+// backing array is []uint64), as a buffer of any cache type's elements.
+func alignedBytes(n int) []byte {
+	w := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)[:n]
+}
+
+// typedCache is the typed constructor's Cache of type name over a fresh
+// buffer of n bytes, and that buffer's bytes.
+func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cache, []byte) {
+	t.Helper()
+	b := alignedBytes(n)
+	var c Cache
+	switch name {
+	case "f32":
+		c = F32Cache(unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n/4), s)
+	case "f16":
+		c = F16Cache(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), n/2), s)
+	case "bf16":
+		c = BF16Cache(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), n/2), s)
+	case "e4m3":
+		c = E4M3Cache(b, s, scale)
+	case "e5m2":
+		c = E5M2Cache(b, s, scale)
+	case "q8_0":
+		c = Q80Cache(b, s)
+	default:
+		t.Fatalf("no typed constructor for %q", name)
+	}
+	return c, b
+}
+
+// TestNewCacheIsTheTypedCache stores the same keys through NewCache's
+// Cache and the typed constructor's, for every cache type: the bytes
+// written, DType, Strides and what Load reads back must be the same, and a
+// scaled type's scale must be the one given (a different scale writes
+// different bytes).
+func TestNewCacheIsTheTypedCache(t *testing.T) {
+	s := refShapes[2] // 64 values: whole q8_0 blocks
+	r := mustNew(t, refParams(s, 10000))
+	const heads, rows = 2, 5
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, rows*heads*s.HeadDim)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64() * 3)
+	}
+	ss := Strides{heads, s.HeadDim, heads * s.HeadDim}
+	slots := []int64{3, 0, 4, 1, 2}
+	for k := 1; k < len(cacheNames); k++ {
+		name := cacheNames[k]
+		t.Run(name, func(t *testing.T) {
+			e := r.CacheHead(name)
+			cs := Strides{heads, e, heads * e}
+			n := rows * heads * e * cacheElemBytes[k]
+			buf := alignedBytes(n)
+			c, err := NewCache(name, buf, cs, 0.25)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.DType() != name || c.Strides() != cs {
+				t.Fatalf("NewCache(%q): DType %q, Strides %v: want %q, %v", name, c.DType(), c.Strides(), name, cs)
+			}
+			want, wb := typedCache(t, name, n, cs, 0.25)
+			r.Store(c, slots, src, ss)
+			r.Store(want, slots, src, ss)
+			if !bytes.Equal(buf, wb) {
+				t.Fatalf("NewCache(%q): Store wrote other bytes than the typed constructor's Cache", name)
+			}
+			got, exp := make([]float32, len(src)), make([]float32, len(src))
+			r.Load(got, ss, c, slots)
+			r.Load(exp, ss, want, slots)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(exp[i]) {
+					t.Fatalf("NewCache(%q): Load[%d] = %v: want %v, the typed Cache's", name, i, got[i], exp[i])
+				}
+			}
+			if cacheScaled(uint8(k)) {
+				other, ob := typedCache(t, name, n, cs, 1)
+				r.Store(other, slots, src, ss)
+				if bytes.Equal(ob, buf) {
+					t.Fatalf("NewCache(%q): scale 1 and scale 0.25 store the same bytes: the scale is not used", name)
+				}
+			}
+		})
+	}
+}
+
+// TestNewCacheErrors checks that NewCache refuses an unknown name, a type
+// the package was not generated with, a buffer of the wrong length and a
+// misaligned one, naming the value and what is accepted; and that a bad
+// e5m2 scale reaches the entry points' check.
+func TestNewCacheErrors(t *testing.T) {
+	s := Strides{1, 4, 4}
+	wantErr := func(t *testing.T, err error, parts ...string) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("no error: want one containing %q", parts)
+		}
+		for _, p := range append([]string{"rt.NewCache: "}, parts...) {
+			if !strings.Contains(err.Error(), p) {
+				t.Errorf("error %q: want it to contain %q", err, p)
+			}
+		}
+	}
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`}
+	_, err := NewCache("q4_0", alignedBytes(16), s, 1)
+	wantErr(t, err, append([]string{`name = "q4_0" is not a cache type`}, all...)...)
+	_, err = NewCache("", alignedBytes(16), s, 1)
+	wantErr(t, err, `name = "" is not a cache type`)
+
+	cacheBuilt[cacheE5M2] = false
+	_, err = NewCache("e5m2", alignedBytes(16), s, 1)
+	cacheBuilt[cacheE5M2] = true
+	wantErr(t, err, `name = "e5m2" is a cache type this package was not generated with`, `want one of "f32", "f16", "bf16", "e4m3", "q8_0"`)
+	if strings.Contains(err.Error(), `"q8_0", "e5m2"`) {
+		t.Errorf("error %q lists e5m2, which the package lacks", err)
+	}
+
+	_, err = NewCache("f32", alignedBytes(6), s, 1)
+	wantErr(t, err, "len(buf) = 6: want a multiple of 4 (f32 elements of 4 bytes)")
+	_, err = NewCache("bf16", alignedBytes(7), s, 1)
+	wantErr(t, err, "len(buf) = 7: want a multiple of 2 (bf16 elements of 2 bytes)")
+	_, err = NewCache("f16", alignedBytes(10)[1:9], s, 1)
+	wantErr(t, err, "want a 2-byte aligned buffer (f16 elements of 2 bytes)")
+	for _, name := range []string{"e4m3", "e5m2", "q8_0"} {
+		if _, err := NewCache(name, alignedBytes(10)[1:8], s, 1); err != nil {
+			t.Errorf("NewCache(%q, 7 bytes at an odd address): %v: want no error for a byte type", name, err)
+		}
+	}
+
+	r := mustNew(t, refParams(refShapes[0], 10000))
+	c, err := NewCache("e5m2", alignedBytes(r.CacheHead("e5m2")), Strides{1, 16, 16}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "Rotary.Store: c's scale = 0: want a finite scale > 0") {
+			t.Errorf("Store with NewCache's e5m2 Cache of scale 0: panic %q: want the scale named", msg)
+		}
+	}()
+	r.Store(c, []int64{0}, make([]float32, 16), Strides{1, 16, 16})
+}
