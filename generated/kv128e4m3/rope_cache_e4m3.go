@@ -14,6 +14,8 @@ func E4M3Cache(buf []uint8, s Strides, scale float32) Cache {
 	return Cache{kind: cacheE4M3, s: s, u8: buf, scale: scale}
 }
 
+func init() { cacheBuilt[cacheE4M3] = true }
+
 // f32toe4m3 narrows f to OCP FP8 e4m3fn bits (1 sign, 4 exponent bits of
 // bias 7, 3 mantissa bits; no infinities, S.1111.111 is NaN), rounding to
 // nearest even: magnitudes from 448 up, and ±Inf, saturate to ±448, and a

@@ -863,106 +863,236 @@ TEXT ·load_f16_128x128i_neon(SB), NOSPLIT, $0-72
 	CBZ R4, done
 	LSL $1, R2
 	LSL $2, R3
+	MOVW $0xff800000, R6
+	VDUP R6, V0.S4
 
 head:
 	MOVD R0, R5
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
 	MOVD R1, R6
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
-	FMOVD.P 8(R5), F0
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	VST1.P [V0.S4], 16(R6)
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
+	FMOVD.P 8(R5), F1
+	WORD $0x0e217822 // fcvtl v2.4s, v1.4h
+	VUSHLL $13, V1.H4, V3.S4
+	WORD $0x4e22e441 // fcmeq v1.4s, v2.4s, v2.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V3.B16, V2.B16
+	VST1.P [V2.S4], 16(R6)
 	ADD R2, R0
 	ADD R3, R1
 	SUBS $1, R4
@@ -992,196 +1122,196 @@ TEXT ·to_f16_128x128i_neon(SB), NOSPLIT, $0-80
 	VLD2.P 32(R7), [V7.S4, V8.S4]
 	VLD2.P 32(R6), [V9.S4, V10.S4]
 	VLD2.P 32(R7), [V10.S4, V11.S4]
-	VLD2.P 32(R6), [V12.S4, V13.S4]
-	VLD2.P 32(R7), [V13.S4, V14.S4]
 
 head:
 	MOVD R0, R8
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
-	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	WORD $0x6e20dd8e // fmul v14.4s, v12.4s, v0.4s
+	WORD $0x6e21ddaf // fmul v15.4s, v13.4s, v1.4s
+	WORD $0x4e2fd5d0 // fadd v16.4s, v14.4s, v15.4s
+	WORD $0x6e20ddae // fmul v14.4s, v13.4s, v0.4s
+	WORD $0x6e22dd8d // fmul v13.4s, v12.4s, v2.4s
+	WORD $0x4e2dd5cc // fadd v12.4s, v14.4s, v13.4s
+	WORD $0x0e216a0d // fcvtn v13.4h, v16.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
 	MOVD R1, R9
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	ADD $160, R4, R10
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	ADD $672, R4, R11
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
-	VLD2.P 32(R8), [V15.S4, V16.S4]
-	VLD2.P 32(R10), [V17.S4, V18.S4]
-	VLD2.P 32(R11), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R9)
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	WORD $0x6e23dd8e // fmul v14.4s, v12.4s, v3.4s
+	WORD $0x6e24ddaf // fmul v15.4s, v13.4s, v4.4s
+	WORD $0x4e2fd5d0 // fadd v16.4s, v14.4s, v15.4s
+	WORD $0x6e23ddae // fmul v14.4s, v13.4s, v3.4s
+	WORD $0x6e25dd8d // fmul v13.4s, v12.4s, v5.4s
+	WORD $0x4e2dd5cc // fadd v12.4s, v14.4s, v13.4s
+	WORD $0x0e216a0d // fcvtn v13.4h, v16.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	WORD $0x6e26dd8e // fmul v14.4s, v12.4s, v6.4s
+	WORD $0x6e27ddaf // fmul v15.4s, v13.4s, v7.4s
+	WORD $0x4e2fd5d0 // fadd v16.4s, v14.4s, v15.4s
+	WORD $0x6e26ddae // fmul v14.4s, v13.4s, v6.4s
+	WORD $0x6e28dd8d // fmul v13.4s, v12.4s, v8.4s
+	WORD $0x4e2dd5cc // fadd v12.4s, v14.4s, v13.4s
+	WORD $0x0e216a0d // fcvtn v13.4h, v16.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	WORD $0x6e29dd8e // fmul v14.4s, v12.4s, v9.4s
+	WORD $0x6e2addaf // fmul v15.4s, v13.4s, v10.4s
+	WORD $0x4e2fd5d0 // fadd v16.4s, v14.4s, v15.4s
+	WORD $0x6e29ddae // fmul v14.4s, v13.4s, v9.4s
+	WORD $0x6e2bdd8d // fmul v13.4s, v12.4s, v11.4s
+	WORD $0x4e2dd5cc // fadd v12.4s, v14.4s, v13.4s
+	WORD $0x0e216a0d // fcvtn v13.4h, v16.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	ADD $128, R4, R10
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	ADD $640, R4, R11
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R10), [V14.S4, V15.S4]
+	VLD2.P 32(R11), [V15.S4, V16.S4]
+	WORD $0x6e2edd91 // fmul v17.4s, v12.4s, v14.4s
+	WORD $0x6e2fddb2 // fmul v18.4s, v13.4s, v15.4s
+	WORD $0x4e32d62f // fadd v15.4s, v17.4s, v18.4s
+	WORD $0x6e2eddb1 // fmul v17.4s, v13.4s, v14.4s
+	WORD $0x6e30dd8d // fmul v13.4s, v12.4s, v16.4s
+	WORD $0x4e2dd62c // fadd v12.4s, v17.4s, v13.4s
+	WORD $0x0e2169ed // fcvtn v13.4h, v15.4s
+	WORD $0x0e21698e // fcvtn v14.4h, v12.4s
+	VST2.P [V13.H4, V14.H4], 16(R9)
 	ADD R2, R0
 	ADD R3, R1
 	SUBS $1, R5
@@ -1198,238 +1328,368 @@ TEXT ·shift_f16_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R7
+	VDUP R7, V0.S4
 	MOVD R2, R4
-	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R4), [V1.S4, V2.S4]
 	ADD $512, R2, R5
-	VLD2.P 32(R5), [V1.S4, V2.S4]
-	VLD2.P 32(R4), [V3.S4, V4.S4]
-	VLD2.P 32(R5), [V4.S4, V5.S4]
-	VLD2.P 32(R4), [V6.S4, V7.S4]
-	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R4), [V4.S4, V5.S4]
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R4), [V7.S4, V8.S4]
+	VLD2.P 32(R5), [V8.S4, V9.S4]
+	VLD2.P 32(R4), [V10.S4, V11.S4]
+	VLD2.P 32(R5), [V11.S4, V12.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
-	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e21ddee // fmul v14.4s, v15.4s, v1.4s
+	WORD $0x6e22ddb0 // fmul v16.4s, v13.4s, v2.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e21ddae // fmul v14.4s, v13.4s, v1.4s
+	WORD $0x6e23dded // fmul v13.4s, v15.4s, v3.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	ADD $160, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $672, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e24ddee // fmul v14.4s, v15.4s, v4.4s
+	WORD $0x6e25ddb0 // fmul v16.4s, v13.4s, v5.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e24ddae // fmul v14.4s, v13.4s, v4.4s
+	WORD $0x6e26dded // fmul v13.4s, v15.4s, v6.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e27ddee // fmul v14.4s, v15.4s, v7.4s
+	WORD $0x6e28ddb0 // fmul v16.4s, v13.4s, v8.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e27ddae // fmul v14.4s, v13.4s, v7.4s
+	WORD $0x6e29dded // fmul v13.4s, v15.4s, v9.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e2addee // fmul v14.4s, v15.4s, v10.4s
+	WORD $0x6e2bddb0 // fmul v16.4s, v13.4s, v11.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e2addae // fmul v14.4s, v13.4s, v10.4s
+	WORD $0x6e2cdded // fmul v13.4s, v15.4s, v12.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head
@@ -1445,238 +1705,368 @@ TEXT ·shiftInv_f16_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R7
+	VDUP R7, V0.S4
 	MOVD R2, R4
-	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R4), [V1.S4, V2.S4]
 	ADD $512, R2, R5
-	VLD2.P 32(R5), [V1.S4, V2.S4]
-	VLD2.P 32(R4), [V3.S4, V4.S4]
-	VLD2.P 32(R5), [V4.S4, V5.S4]
-	VLD2.P 32(R4), [V6.S4, V7.S4]
-	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R4), [V4.S4, V5.S4]
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R4), [V7.S4, V8.S4]
+	VLD2.P 32(R5), [V8.S4, V9.S4]
+	VLD2.P 32(R4), [V10.S4, V11.S4]
+	VLD2.P 32(R5), [V11.S4, V12.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
-	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e21ddee // fmul v14.4s, v15.4s, v1.4s
+	WORD $0x6e22ddb0 // fmul v16.4s, v13.4s, v2.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e21ddae // fmul v14.4s, v13.4s, v1.4s
+	WORD $0x6e23dded // fmul v13.4s, v15.4s, v3.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	ADD $160, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $672, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e24ddee // fmul v14.4s, v15.4s, v4.4s
+	WORD $0x6e25ddb0 // fmul v16.4s, v13.4s, v5.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e24ddae // fmul v14.4s, v13.4s, v4.4s
+	WORD $0x6e26dded // fmul v13.4s, v15.4s, v6.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e27ddee // fmul v14.4s, v15.4s, v7.4s
+	WORD $0x6e28ddb0 // fmul v16.4s, v13.4s, v8.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e27ddae // fmul v14.4s, v13.4s, v7.4s
+	WORD $0x6e29dded // fmul v13.4s, v15.4s, v9.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e2addee // fmul v14.4s, v15.4s, v10.4s
+	WORD $0x6e2bddb0 // fmul v16.4s, v13.4s, v11.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e2addae // fmul v14.4s, v13.4s, v10.4s
+	WORD $0x6e2cdded // fmul v13.4s, v15.4s, v12.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head

@@ -8,3 +8,5 @@ package kv128f16
 func F16Cache(buf []uint16, s Strides) Cache {
 	return Cache{kind: cacheF16, s: s, u16: buf}
 }
+
+func init() { cacheBuilt[cacheF16] = true }

@@ -31,11 +31,12 @@ The inverse (backward) call negates s. Against the exact rotation in float64
 the result satisfies |y − y_ref| ≤ 4·2⁻²⁴·A·(|x_a| + |x_b|) per pair,
 at every position below 2²⁴.
 
-KV cache types q8_0 (a Cache from F32Cache, F16Cache, …): ApplyStore turns
-keys into cache rows by slot, Store writes values, Load reads them back as
-float32, Shift turns stored keys by a position delta with A = 1, and Prep
-normalizes and turns queries and keys and stores keys and values in one
-pass. A stored value adds its cache type's rounding to the bound:
+KV cache types q8_0 (a Cache from Q80Cache, or from NewCache by the type's
+name): ApplyStore turns keys into cache rows by slot, Store writes values,
+Load reads them back as float32, Shift turns stored keys by a position delta
+with A = 1, and Prep normalizes and turns queries and keys and stores keys
+and values in one pass. A stored value adds its cache type's rounding to the
+bound:
 
 	q8_0   about 0.563·d, d the block's f16 scale (ggml's amax/127)
 

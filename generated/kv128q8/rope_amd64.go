@@ -10,7 +10,7 @@ import "golang.org/x/sys/cpu"
 // archBackends returns the assembly backends this CPU supports, best first.
 func archBackends() []backend {
 	var bs []backend
-	if cpu.X86.HasAVX512F && cpu.X86.HasF16C {
+	if cpu.X86.HasAVX512F {
 		bs = append(bs, backend{
 			name:   "avx512",
 			shapes: []kernels{kernels_128x128i_avx512()},

@@ -487,7 +487,7 @@ done:
 	RET
 
 // func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F, F16C
+// Requires: AVX, AVX512F
 TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -498,209 +498,139 @@ TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
 	JZ           done
 	SHLQ         $0x02, DX
 	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z0
+	VPBROADCASTD DI, Z2
+	MOVL         $0x04800000, DI
+	VPBROADCASTD DI, Z7
+	MOVL         $0x3d7fffff, DI
+	VPBROADCASTD DI, Z8
 	MOVL         $0x7f800000, DI
+	VPBROADCASTD DI, Z9
+	MOVL         $0x00000000, DI
+	VPBROADCASTD DI, Z10
+	MOVL         $0x0000001f, DI
 	VPBROADCASTD DI, Z11
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x047fffff, DI
-	VPBROADCASTD DI, Z13
 	MOVL         $0x42fe0000, DI
-	VPBROADCASTD DI, Z15
+	VPBROADCASTD DI, Z12
 	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z16
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z18
-	MOVL         $0x3effffff, DI
-	VPBROADCASTD DI, Z19
+	VPBROADCASTD DI, Z13
 	MOVL         $0xc2fe0000, DI
-	VPBROADCASTD DI, Z20
+	VPBROADCASTD DI, Z14
+	MOVL         $0x80000000, DI
+	VPBROADCASTD DI, Z15
+	MOVL         $0x3effffff, DI
+	VPBROADCASTD DI, Z16
 
 head:
 	LEAQ (AX), DI
 	LEAQ (CX), R8
-	MOVQ $0x00000001, R10
-
-group2:
-	VMOVUPS       (DI), Z1
-	VMOVUPS       64(DI), Z2
-	VMOVUPS       128(DI), Z3
-	VMOVUPS       192(DI), Z4
-	VMOVUPS       256(DI), Z5
-	VMOVUPS       320(DI), Z6
-	VMOVUPS       384(DI), Z7
-	VMOVUPS       448(DI), Z8
-	VPANDD        Z0, Z1, Z9
-	VPANDD        Z0, Z2, Z10
-	VPMAXUD       Z10, Z9, Z9
-	VPANDD        Z0, Z3, Z10
-	VPANDD        Z0, Z4, Z21
-	VPMAXUD       Z21, Z10, Z10
-	VPANDD        Z0, Z5, Z21
-	VPANDD        Z0, Z6, Z22
-	VPMAXUD       Z22, Z21, Z21
-	VPANDD        Z0, Z7, Z22
-	VPANDD        Z0, Z8, Z23
-	VPMAXUD       Z23, Z22, Z22
-	VSHUFI64X2    $0x44, Z10, Z9, Z23
-	VSHUFI64X2    $0xee, Z10, Z9, Z9
-	VPMAXUD       Z9, Z23, Z9
-	VSHUFI64X2    $0x44, Z22, Z21, Z10
-	VSHUFI64X2    $0xee, Z22, Z21, Z21
-	VPMAXUD       Z21, Z10, Z10
-	VSHUFI64X2    $0x88, Z10, Z9, Z21
-	VSHUFI64X2    $0xdd, Z10, Z9, Z9
-	VPMAXUD       Z9, Z21, Z9
-	VPSHUFD       $0x4e, Z9, Z10
-	VPMAXUD       Z10, Z9, Z9
-	VPSHUFD       $0xb1, Z9, Z10
-	VPMAXUD       Z10, Z9, Z9
-	VPCMPUD       $0x05, Z11, Z9, K1
-	VPSUBD        Z12, Z9, Z10
-	VPCMPUD       $0x01, Z13, Z10, K2
-	KORTESTW      K1, K2
-	JNE           slowgroup4
-	VDIVPS        Z15, Z9, Z9
-	VDIVPS        Z9, Z16, Z10
-	VPXORD        Z14, Z14, Z14
-	VCMPPS        $0x04, Z14, Z9, K1
-	VMOVAPS.Z     Z10, K1, Z10
-	VCVTPS2PH     $0x00, Z9, Y17
-	VEXTRACTI32X4 $0x01, Z17, X9
-	VPEXTRW       $0x00, X17, (R8)
-	VPEXTRW       $0x04, X17, 34(R8)
-	VPEXTRW       $0x00, X9, 68(R8)
-	VPEXTRW       $0x04, X9, 102(R8)
-	VSHUFF32X4    $0x00, Z10, Z10, Z9
-	VPANDD        Z18, Z1, Z21
-	VPORD         Z19, Z21, Z21
-	VMULPS        Z9, Z1, Z1
-	VADDPS        Z21, Z1, Z1
-	VCVTTPS2DQ    Z1, Z1
-	VPMOVDB       Z1, 2(R8)
-	VPANDD        Z18, Z2, Z1
-	VPORD         Z19, Z1, Z1
-	VMULPS        Z9, Z2, Z2
-	VADDPS        Z1, Z2, Z2
-	VCVTTPS2DQ    Z2, Z2
-	VPMOVDB       Z2, 18(R8)
-	VSHUFF32X4    $0x55, Z10, Z10, Z1
-	VPANDD        Z18, Z3, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z3, Z3
-	VADDPS        Z2, Z3, Z3
-	VCVTTPS2DQ    Z3, Z3
-	VPMOVDB       Z3, 36(R8)
-	VPANDD        Z18, Z4, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z4, Z1
-	VADDPS        Z2, Z1, Z1
-	VCVTTPS2DQ    Z1, Z1
-	VPMOVDB       Z1, 52(R8)
-	VSHUFF32X4    $0xaa, Z10, Z10, Z1
-	VPANDD        Z18, Z5, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z5, Z3
-	VADDPS        Z2, Z3, Z3
-	VCVTTPS2DQ    Z3, Z3
-	VPMOVDB       Z3, 70(R8)
-	VPANDD        Z18, Z6, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z6, Z1
-	VADDPS        Z2, Z1, Z1
-	VCVTTPS2DQ    Z1, Z1
-	VPMOVDB       Z1, 86(R8)
-	VSHUFF32X4    $0xff, Z10, Z10, Z1
-	VPANDD        Z18, Z7, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z7, Z3
-	VADDPS        Z2, Z3, Z3
-	VCVTTPS2DQ    Z3, Z3
-	VPMOVDB       Z3, 104(R8)
-	VPANDD        Z18, Z8, Z2
-	VPORD         Z19, Z2, Z2
-	VMULPS        Z1, Z8, Z1
-	VADDPS        Z2, Z1, Z1
-	VCVTTPS2DQ    Z1, Z1
-	VPMOVDB       Z1, 120(R8)
-	ADDQ          $0x00000200, DI
-	ADDQ          $0x00000088, R8
-
-nextgroup3:
-	DECQ R10
-	JNZ  group2
-	JMP  next1
-
-slowgroup4:
 	MOVQ $0x00000004, R9
 
-block5:
-	VMOVUPS       (DI), Z2
-	VPANDD        Z0, Z2, Z1
-	VMOVUPS       64(DI), Z4
-	VPANDD        Z0, Z4, Z3
-	VCMPPS        $0x03, Z1, Z1, K1
-	VCMPPS        $0x03, Z3, Z3, K2
-	KORTESTW      K1, K2
-	JNE           nan6
-	VMAXPS        Z3, Z1, Z1
-	VEXTRACTF64X4 $0x01, Z1, Y3
-	VMAXPS        Y3, Y1, Y3
-	VEXTRACTF128  $0x01, Y3, X1
-	VMAXPS        X1, X3, X1
-	VPERMILPS     $0x4e, X1, X3
-	VMAXPS        X3, X1, X1
-	VPERMILPS     $0xb1, X1, X3
-	VMAXPS        X3, X1, X1
+block1:
+	VMOVUPS    (DI), Z0
+	VMOVUPS    64(DI), Z1
+	VPANDQ     Z2, Z0, Z3
+	VPANDQ     Z2, Z1, Z4
+	VPMAXUD    Z4, Z3, Z5
+	VSHUFI64X2 $0x4e, Z5, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VSHUFI64X2 $0xb1, Z5, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPSHUFD    $0x4e, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPSHUFD    $0xb1, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPSUBD     Z7, Z5, Z6
+	VPSRLD     $0x01, Z6, Z6
+	VPCMPGTD   Z8, Z6, K1
+	KORTESTW   K1, K1
+	JZ         else2
+	VPCMPGTD   Z9, Z3, K1
+	VMOVDQA32  Z10, Z5
+	VPBLENDMD  vecconst<>+1536(SB), Z5, K1, Z5
+	VPCMPGTD   Z9, Z4, K1
+	VMOVDQA32  Z10, Z6
+	VPBLENDMD  vecconst<>+1600(SB), Z6, K1, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VSHUFI64X2 $0x4e, Z5, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VSHUFI64X2 $0xb1, Z5, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPSHUFD    $0x4e, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPSHUFD    $0xb1, Z5, Z6
+	VPMAXUD    Z6, Z5, Z5
+	VPCMPGTD   Z11, Z5, K1
+	VPBLENDMD  Z11, Z5, K1, Z5
+	VMOVUPS    vecconst<>+1536(SB), Z6
+	VPCMPGTD   Z5, Z6, K1
+	VMOVDQA32  Z10, Z6
+	VPBLENDMD  Z3, Z6, K1, Z6
+	VMOVUPS    vecconst<>+1600(SB), Z3
+	VPCMPGTD   Z5, Z3, K1
+	VMOVDQA32  Z10, Z3
+	VPBLENDMD  Z4, Z3, K1, Z3
+	VPMAXUD    Z3, Z6, Z3
+	VSHUFI64X2 $0x4e, Z3, Z3, Z4
+	VPMAXUD    Z4, Z3, Z3
+	VSHUFI64X2 $0xb1, Z3, Z3, Z4
+	VPMAXUD    Z4, Z3, Z3
+	VPSHUFD    $0x4e, Z3, Z4
+	VPMAXUD    Z4, Z3, Z3
+	VPSHUFD    $0xb1, Z3, Z4
+	VPMAXUD    Z4, Z3, Z3
+	VDIVPS     Z12, Z3, Z3
+	VCVTPS2PH  $0x00, Z3, Y4
+	VPMOVZXWD  Y4, Z4
+	VPEXTRW    $0x00, X4, (R8)
+	VPCMPEQD   Z10, Z3, K1
+	VDIVPS     Z3, Z13, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VMULPS     Z3, Z0, Z0
+	VCMPPS     $0x03, Z0, Z0, K1
+	VPBLENDMD  Z10, Z0, K1, Z0
+	VMINPS     Z12, Z0, Z0
+	VMAXPS     Z14, Z0, Z0
+	VPANDQ     Z15, Z0, Z4
+	VPORD      Z16, Z4, Z4
+	VADDPS     Z4, Z0, Z0
+	VCVTTPS2DQ Z0, Z0
+	VMULPS     Z3, Z1, Z1
+	VCMPPS     $0x03, Z1, Z1, K1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VMINPS     Z12, Z1, Z1
+	VMAXPS     Z14, Z1, Z1
+	VPANDQ     Z15, Z1, Z3
+	VPORD      Z16, Z3, Z3
+	VADDPS     Z3, Z1, Z1
+	VCVTTPS2DQ Z1, Z1
+	VPMOVDB    Z0, 2(R8)
+	VPMOVDB    Z1, 18(R8)
+	JMP        endif3
 
-join7:
-	VDIVSS       X15, X1, X1
-	VDIVSS       X1, X16, X3
-	VXORPS       X5, X5, X5
-	VCMPSS       $0x00, X5, X1, X5
-	VANDNPS      X3, X5, X3
-	VCVTPS2PH    $0x00, X1, X1
-	VPEXTRW      $0x00, X1, (R8)
-	VBROADCASTSS X3, Z1
-	VMULPS       Z2, Z1, Z2
-	VCMPPS       $0x07, Z2, Z2, K1
-	VMINPS.Z     Z15, Z2, K1, Z2
-	VMAXPS       Z20, Z2, Z2
-	VPANDD       Z18, Z2, Z3
-	VPORD        Z19, Z3, Z3
-	VADDPS       Z3, Z2, Z2
-	VCVTTPS2DQ   Z2, Z2
-	VPMOVDB      Z2, 2(R8)
-	VMULPS       Z4, Z1, Z1
-	VCMPPS       $0x07, Z1, Z1, K1
-	VMINPS.Z     Z15, Z1, K1, Z1
-	VMAXPS       Z20, Z1, Z1
-	VPANDD       Z18, Z1, Z2
-	VPORD        Z19, Z2, Z2
-	VADDPS       Z2, Z1, Z1
-	VCVTTPS2DQ   Z1, Z1
-	VPMOVDB      Z1, 18(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000022, R8
-	DECQ         R9
-	JNZ          block5
-	JMP          nextgroup3
+else2:
+	VDIVPS     Z12, Z5, Z3
+	VCVTPS2PH  $0x00, Z3, Y4
+	VPMOVZXWD  Y4, Z4
+	VPEXTRW    $0x00, X4, (R8)
+	VDIVPS     Z3, Z13, Z3
+	VMULPS     Z3, Z0, Z4
+	VPANDQ     Z15, Z0, Z0
+	VPORD      Z16, Z0, Z0
+	VADDPS     Z0, Z4, Z0
+	VCVTTPS2DQ Z0, Z0
+	VMULPS     Z3, Z1, Z3
+	VPANDQ     Z15, Z1, Z1
+	VPORD      Z16, Z1, Z1
+	VADDPS     Z1, Z3, Z1
+	VCVTTPS2DQ Z1, Z1
+	VPMOVDB    Z0, 2(R8)
+	VPMOVDB    Z1, 18(R8)
 
-nan6:
-	VXORPS X1, X1, X1
-	MOVQ   DI, R11
-	MOVQ   $0x00000020, R12
-
-scan8:
-	VMOVSS (R11), X3
-	VANDPS X0, X3, X3
-	VMAXSS X3, X1, X1
-	ADDQ   $0x00000004, R11
-	DECQ   R12
-	JNZ    scan8
-	JMP    join7
-
-next1:
+endif3:
+	ADDQ $0x00000080, DI
+	ADDQ $0x00000022, R8
+	DECQ R9
+	JNZ  block1
 	ADDQ DX, AX
 	ADDQ BX, CX
 	DECQ SI
@@ -711,7 +641,7 @@ done:
 	RET
 
 // func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F, F16C
+// Requires: AVX, AVX512F
 TEXT ·load_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
@@ -730,16 +660,17 @@ head:
 block1:
 	MOVWLZX      (DI), R10
 	VMOVD        R10, X0
-	VCVTPH2PS    X0, X0
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD X0, Z0
+	VPMOVDW      Z0, Y0
+	VCVTPH2PS    Y0, Z0
 	VPMOVSXBD    2(DI), Z1
+	VPMOVSXBD    18(DI), Z2
 	VCVTDQ2PS    Z1, Z1
 	VMULPS       Z0, Z1, Z1
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z0, Z2, Z0
 	VMOVUPS      Z1, (R8)
-	VPMOVSXBD    18(DI), Z1
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VMOVUPS      Z1, 64(R8)
+	VMOVUPS      Z0, 64(R8)
 	ADDQ         $0x00000022, DI
 	ADDQ         $0x00000080, R8
 	DECQ         R9
@@ -2147,128 +2078,189 @@ TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
 	TESTQ        SI, SI
 	JZ           done
 	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VMOVD        DI, X0
-	VPBROADCASTD X0, Y0
 	MOVL         $0x42fe0000, DI
-	VMOVD        DI, X7
-	VPBROADCASTD X7, Y7
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
 	MOVL         $0x3f800000, DI
-	VMOVD        DI, X8
-	VPBROADCASTD X8, Y8
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
 	MOVL         $0xc2fe0000, DI
-	VMOVD        DI, X9
-	VPBROADCASTD X9, Y9
-	MOVL         $0x80000000, DI
-	VMOVD        DI, X10
-	VPBROADCASTD X10, Y10
-	MOVL         $0x3effffff, DI
-	VMOVD        DI, X11
-	VPBROADCASTD X11, Y11
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
 
 head:
 	LEAQ (AX), DI
 	LEAQ (CX), R8
 	MOVQ $0x00000004, R9
 
-block2:
-	VPAND        (DI), Y0, Y1
-	VPAND        32(DI), Y0, Y2
-	VPAND        64(DI), Y0, Y3
-	VPAND        96(DI), Y0, Y4
-	VCMPPS       $0x03, Y1, Y1, Y5
-	VCMPPS       $0x03, Y2, Y2, Y6
-	VORPS        Y6, Y5, Y5
-	VCMPPS       $0x03, Y3, Y3, Y6
-	VORPS        Y6, Y5, Y5
-	VCMPPS       $0x03, Y4, Y4, Y6
-	VORPS        Y6, Y5, Y5
-	VPTEST       Y5, Y5
-	JNE          nan3
-	VMAXPS       Y2, Y1, Y1
-	VMAXPS       Y3, Y1, Y1
-	VMAXPS       Y4, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VMAXPS       X2, X1, X2
-	VPERMILPS    $0x4e, X2, X1
-	VMAXPS       X1, X2, X2
-	VPERMILPS    $0xb1, X2, X1
-	VMAXPS       X1, X2, X1
+block1:
+	VMOVUPS      vecconst<>+1664(SB), Y0
+	VPAND        (DI), Y0, Y0
+	VMOVUPS      vecconst<>+1664(SB), Y4
+	VPAND        32(DI), Y4, Y4
+	VMOVUPS      vecconst<>+1664(SB), Y5
+	VPAND        64(DI), Y5, Y5
+	VMOVUPS      vecconst<>+1664(SB), Y6
+	VPAND        96(DI), Y6, Y6
+	VPMAXUD      Y4, Y0, Y7
+	VPMAXUD      Y5, Y7, Y7
+	VPMAXUD      Y6, Y7, Y7
+	VPERM2I128   $0x01, Y7, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPSHUFD      $0x4e, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPSHUFD      $0xb1, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPSUBD       vecconst<>+1728(SB), Y7, Y8
+	VPSRLD       $0x01, Y8, Y8
+	VPCMPGTD     vecconst<>+1792(SB), Y8, Y8
+	VPTEST       Y8, Y8
+	JZ           else2
+	VPCMPGTD     vecconst<>+1856(SB), Y0, Y7
+	VMOVUPS      vecconst<>+1984(SB), Y8
+	VPBLENDVB    Y7, vecconst<>+1920(SB), Y8, Y7
+	VPCMPGTD     vecconst<>+1856(SB), Y4, Y8
+	VMOVUPS      vecconst<>+1984(SB), Y9
+	VPBLENDVB    Y8, vecconst<>+2048(SB), Y9, Y8
+	VPCMPGTD     vecconst<>+1856(SB), Y5, Y9
+	VMOVUPS      vecconst<>+1984(SB), Y10
+	VPBLENDVB    Y9, vecconst<>+2112(SB), Y10, Y9
+	VPCMPGTD     vecconst<>+1856(SB), Y6, Y10
+	VMOVUPS      vecconst<>+1984(SB), Y11
+	VPBLENDVB    Y10, vecconst<>+2176(SB), Y11, Y10
+	VPMAXUD      Y8, Y7, Y7
+	VPMAXUD      Y9, Y7, Y7
+	VPMAXUD      Y10, Y7, Y7
+	VPERM2I128   $0x01, Y7, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPSHUFD      $0x4e, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPSHUFD      $0xb1, Y7, Y8
+	VPMAXUD      Y8, Y7, Y7
+	VPCMPGTD     vecconst<>+2240(SB), Y7, Y8
+	VPBLENDVB    Y8, vecconst<>+2240(SB), Y7, Y7
+	VMOVUPS      vecconst<>+1920(SB), Y8
+	VPCMPGTD     Y7, Y8, Y8
+	VMOVUPS      vecconst<>+1984(SB), Y9
+	VPBLENDVB    Y8, Y0, Y9, Y0
+	VMOVUPS      vecconst<>+2048(SB), Y8
+	VPCMPGTD     Y7, Y8, Y8
+	VMOVUPS      vecconst<>+1984(SB), Y9
+	VPBLENDVB    Y8, Y4, Y9, Y4
+	VMOVUPS      vecconst<>+2112(SB), Y8
+	VPCMPGTD     Y7, Y8, Y8
+	VMOVUPS      vecconst<>+1984(SB), Y9
+	VPBLENDVB    Y8, Y5, Y9, Y5
+	VMOVUPS      vecconst<>+2176(SB), Y8
+	VPCMPGTD     Y7, Y8, Y7
+	VMOVUPS      vecconst<>+1984(SB), Y8
+	VPBLENDVB    Y7, Y6, Y8, Y6
+	VPMAXUD      Y4, Y0, Y0
+	VPMAXUD      Y5, Y0, Y0
+	VPMAXUD      Y6, Y0, Y0
+	VPERM2I128   $0x01, Y0, Y0, Y4
+	VPMAXUD      Y4, Y0, Y0
+	VPSHUFD      $0x4e, Y0, Y4
+	VPMAXUD      Y4, Y0, Y0
+	VPSHUFD      $0xb1, Y0, Y4
+	VPMAXUD      Y4, Y0, Y0
+	VDIVPS       Y1, Y0, Y0
+	VCVTPS2PH    $0x00, Y0, X4
+	VPMOVZXWD    X4, Y4
+	VPEXTRW      $0x00, X4, (R8)
+	VPCMPEQD     vecconst<>+1984(SB), Y0, Y4
+	VDIVPS       Y0, Y2, Y0
+	VPBLENDVB    Y4, vecconst<>+1984(SB), Y0, Y0
+	VMULPS       (DI), Y0, Y4
+	VCMPPS       $0x03, Y4, Y4, Y5
+	VPBLENDVB    Y5, vecconst<>+1984(SB), Y4, Y4
+	VMINPS       Y1, Y4, Y4
+	VMAXPS       Y3, Y4, Y4
+	VPAND        vecconst<>+2304(SB), Y4, Y5
+	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTTPS2DQ   Y4, Y4
+	VMULPS       32(DI), Y0, Y5
+	VCMPPS       $0x03, Y5, Y5, Y6
+	VPBLENDVB    Y6, vecconst<>+1984(SB), Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VMAXPS       Y3, Y5, Y5
+	VPAND        vecconst<>+2304(SB), Y5, Y6
+	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VADDPS       Y6, Y5, Y5
+	VCVTTPS2DQ   Y5, Y5
+	VMULPS       64(DI), Y0, Y6
+	VCMPPS       $0x03, Y6, Y6, Y7
+	VPBLENDVB    Y7, vecconst<>+1984(SB), Y6, Y6
+	VMINPS       Y1, Y6, Y6
+	VMAXPS       Y3, Y6, Y6
+	VPAND        vecconst<>+2304(SB), Y6, Y7
+	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTTPS2DQ   Y6, Y6
+	VMULPS       96(DI), Y0, Y0
+	VCMPPS       $0x03, Y0, Y0, Y7
+	VPBLENDVB    Y7, vecconst<>+1984(SB), Y0, Y0
+	VMINPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y0, Y0
+	VPAND        vecconst<>+2304(SB), Y0, Y7
+	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VADDPS       Y7, Y0, Y0
+	VCVTTPS2DQ   Y0, Y0
+	VPACKSSDW    Y5, Y4, Y4
+	VPACKSSDW    Y0, Y6, Y0
+	VPACKSSWB    Y0, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X4
+	VPUNPCKLDQ   X4, X0, X5
+	VPUNPCKHDQ   X4, X0, X0
+	VMOVDQU      X5, 2(R8)
+	VMOVDQU      X0, 18(R8)
+	JMP          endif3
 
-join4:
-	VDIVSS       X7, X1, X1
-	VDIVSS       X1, X8, X2
-	VXORPS       X3, X3, X3
-	VCMPSS       $0x00, X3, X1, X3
-	VANDNPS      X2, X3, X2
-	VCVTPS2PH    $0x00, X1, X1
-	VPEXTRW      $0x00, X1, (R8)
-	VBROADCASTSS X2, Y1
-	VMULPS       32(DI), Y1, Y2
-	VCMPPS       $0x07, Y2, Y2, Y3
-	VANDPS       Y3, Y2, Y2
-	VMINPS       Y7, Y2, Y2
-	VMAXPS       Y9, Y2, Y2
-	VPAND        Y10, Y2, Y3
-	VPOR         Y11, Y3, Y3
-	VADDPS       Y3, Y2, Y2
-	VCVTTPS2DQ   Y2, Y2
-	VMULPS       (DI), Y1, Y3
-	VCMPPS       $0x07, Y3, Y3, Y4
-	VANDPS       Y4, Y3, Y3
-	VMINPS       Y7, Y3, Y3
-	VMAXPS       Y9, Y3, Y3
-	VPAND        Y10, Y3, Y4
-	VPOR         Y11, Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VPACKSSDW    Y2, Y3, Y2
-	VMULPS       96(DI), Y1, Y3
-	VCMPPS       $0x07, Y3, Y3, Y4
-	VANDPS       Y4, Y3, Y3
-	VMINPS       Y7, Y3, Y3
-	VMAXPS       Y9, Y3, Y3
-	VPAND        Y10, Y3, Y4
-	VPOR         Y11, Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VMULPS       64(DI), Y1, Y1
-	VCMPPS       $0x07, Y1, Y1, Y4
-	VANDPS       Y4, Y1, Y1
-	VMINPS       Y7, Y1, Y1
-	VMAXPS       Y9, Y1, Y1
-	VPAND        Y10, Y1, Y4
-	VPOR         Y11, Y4, Y4
-	VADDPS       Y4, Y1, Y1
-	VCVTTPS2DQ   Y1, Y1
-	VPACKSSDW    Y3, Y1, Y1
-	VPACKSSWB    Y1, Y2, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X3
-	VPUNPCKHDQ   X2, X1, X1
-	VMOVDQU      X3, 2(R8)
-	VMOVDQU      X1, 18(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000022, R8
-	DECQ         R9
-	JNZ          block2
-	JMP          next1
+else2:
+	VDIVPS       Y1, Y7, Y0
+	VCVTPS2PH    $0x00, Y0, X4
+	VPMOVZXWD    X4, Y4
+	VPEXTRW      $0x00, X4, (R8)
+	VDIVPS       Y0, Y2, Y0
+	VMULPS       (DI), Y0, Y4
+	VMOVUPS      vecconst<>+2304(SB), Y5
+	VPAND        (DI), Y5, Y5
+	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTTPS2DQ   Y4, Y4
+	VMULPS       32(DI), Y0, Y5
+	VMOVUPS      vecconst<>+2304(SB), Y6
+	VPAND        32(DI), Y6, Y6
+	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VADDPS       Y6, Y5, Y5
+	VCVTTPS2DQ   Y5, Y5
+	VMULPS       64(DI), Y0, Y6
+	VMOVUPS      vecconst<>+2304(SB), Y7
+	VPAND        64(DI), Y7, Y7
+	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTTPS2DQ   Y6, Y6
+	VMULPS       96(DI), Y0, Y0
+	VMOVUPS      vecconst<>+2304(SB), Y7
+	VPAND        96(DI), Y7, Y7
+	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VADDPS       Y7, Y0, Y0
+	VCVTTPS2DQ   Y0, Y0
+	VPACKSSDW    Y5, Y4, Y4
+	VPACKSSDW    Y0, Y6, Y0
+	VPACKSSWB    Y0, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X4
+	VPUNPCKLDQ   X4, X0, X5
+	VPUNPCKHDQ   X4, X0, X0
+	VMOVDQU      X5, 2(R8)
+	VMOVDQU      X0, 18(R8)
 
-nan3:
-	VXORPS X1, X1, X1
-	MOVQ   DI, R10
-	MOVQ   $0x00000020, R11
-
-scan5:
-	VMOVSS (R10), X2
-	VANDPS X0, X2, X2
-	VMAXSS X2, X1, X1
-	ADDQ   $0x00000004, R10
-	DECQ   R11
-	JNZ    scan5
-	JMP    join4
-
-next1:
+endif3:
+	ADDQ $0x00000080, DI
+	ADDQ $0x00000022, R8
+	DECQ R9
+	JNZ  block1
 	ADDQ DX, AX
 	ADDQ BX, CX
 	DECQ SI
@@ -2298,24 +2290,26 @@ head:
 block1:
 	MOVWLZX      (DI), R10
 	VMOVD        R10, X0
-	VCVTPH2PS    X0, X0
-	VBROADCASTSS X0, Y0
+	VPBROADCASTD X0, Y0
+	VPACKUSDW    Y0, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VCVTPH2PS    X0, Y0
 	VPMOVSXBD    2(DI), Y1
+	VPMOVSXBD    10(DI), Y2
+	VPMOVSXBD    18(DI), Y3
+	VPMOVSXBD    26(DI), Y4
 	VCVTDQ2PS    Y1, Y1
 	VMULPS       Y0, Y1, Y1
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y0, Y4, Y0
 	VMOVUPS      Y1, (R8)
-	VPMOVSXBD    10(DI), Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      Y1, 32(R8)
-	VPMOVSXBD    18(DI), Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      Y1, 64(R8)
-	VPMOVSXBD    26(DI), Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VMOVUPS      Y1, 96(R8)
+	VMOVUPS      Y2, 32(R8)
+	VMOVUPS      Y3, 64(R8)
+	VMOVUPS      Y0, 96(R8)
 	ADDQ         $0x00000022, DI
 	ADDQ         $0x00000080, R8
 	DECQ         R9
@@ -2521,4 +2515,116 @@ DATA vecconst<>+1504(SB)/8, $0x0000000080000000
 DATA vecconst<>+1512(SB)/8, $0x0000000080000000
 DATA vecconst<>+1520(SB)/8, $0x0000000080000000
 DATA vecconst<>+1528(SB)/8, $0x0000000080000000
-GLOBL vecconst<>(SB), RODATA|NOPTR, $1536
+DATA vecconst<>+1536(SB)/8, $0x0000000200000001
+DATA vecconst<>+1544(SB)/8, $0x0000000400000003
+DATA vecconst<>+1552(SB)/8, $0x0000000600000005
+DATA vecconst<>+1560(SB)/8, $0x0000000800000007
+DATA vecconst<>+1568(SB)/8, $0x0000000a00000009
+DATA vecconst<>+1576(SB)/8, $0x0000000c0000000b
+DATA vecconst<>+1584(SB)/8, $0x0000000e0000000d
+DATA vecconst<>+1592(SB)/8, $0x000000100000000f
+DATA vecconst<>+1600(SB)/8, $0x0000001200000011
+DATA vecconst<>+1608(SB)/8, $0x0000001400000013
+DATA vecconst<>+1616(SB)/8, $0x0000001600000015
+DATA vecconst<>+1624(SB)/8, $0x0000001800000017
+DATA vecconst<>+1632(SB)/8, $0x0000001a00000019
+DATA vecconst<>+1640(SB)/8, $0x0000001c0000001b
+DATA vecconst<>+1648(SB)/8, $0x0000001e0000001d
+DATA vecconst<>+1656(SB)/8, $0x000000200000001f
+DATA vecconst<>+1664(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1672(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1680(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1688(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1696(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1704(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1712(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1720(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1728(SB)/8, $0x0480000004800000
+DATA vecconst<>+1736(SB)/8, $0x0480000004800000
+DATA vecconst<>+1744(SB)/8, $0x0480000004800000
+DATA vecconst<>+1752(SB)/8, $0x0480000004800000
+DATA vecconst<>+1760(SB)/8, $0x0480000004800000
+DATA vecconst<>+1768(SB)/8, $0x0480000004800000
+DATA vecconst<>+1776(SB)/8, $0x0480000004800000
+DATA vecconst<>+1784(SB)/8, $0x0480000004800000
+DATA vecconst<>+1792(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1800(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1808(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1816(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1824(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1832(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1840(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1848(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1856(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1864(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1872(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1880(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1888(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1896(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1904(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1912(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+1920(SB)/8, $0x0000000200000001
+DATA vecconst<>+1928(SB)/8, $0x0000000400000003
+DATA vecconst<>+1936(SB)/8, $0x0000000600000005
+DATA vecconst<>+1944(SB)/8, $0x0000000800000007
+DATA vecconst<>+1952(SB)/8, $0x0000000000000000
+DATA vecconst<>+1960(SB)/8, $0x0000000000000000
+DATA vecconst<>+1968(SB)/8, $0x0000000000000000
+DATA vecconst<>+1976(SB)/8, $0x0000000000000000
+DATA vecconst<>+1984(SB)/8, $0x0000000000000000
+DATA vecconst<>+1992(SB)/8, $0x0000000000000000
+DATA vecconst<>+2000(SB)/8, $0x0000000000000000
+DATA vecconst<>+2008(SB)/8, $0x0000000000000000
+DATA vecconst<>+2016(SB)/8, $0x0000000000000000
+DATA vecconst<>+2024(SB)/8, $0x0000000000000000
+DATA vecconst<>+2032(SB)/8, $0x0000000000000000
+DATA vecconst<>+2040(SB)/8, $0x0000000000000000
+DATA vecconst<>+2048(SB)/8, $0x0000000a00000009
+DATA vecconst<>+2056(SB)/8, $0x0000000c0000000b
+DATA vecconst<>+2064(SB)/8, $0x0000000e0000000d
+DATA vecconst<>+2072(SB)/8, $0x000000100000000f
+DATA vecconst<>+2080(SB)/8, $0x0000000000000000
+DATA vecconst<>+2088(SB)/8, $0x0000000000000000
+DATA vecconst<>+2096(SB)/8, $0x0000000000000000
+DATA vecconst<>+2104(SB)/8, $0x0000000000000000
+DATA vecconst<>+2112(SB)/8, $0x0000001200000011
+DATA vecconst<>+2120(SB)/8, $0x0000001400000013
+DATA vecconst<>+2128(SB)/8, $0x0000001600000015
+DATA vecconst<>+2136(SB)/8, $0x0000001800000017
+DATA vecconst<>+2144(SB)/8, $0x0000000000000000
+DATA vecconst<>+2152(SB)/8, $0x0000000000000000
+DATA vecconst<>+2160(SB)/8, $0x0000000000000000
+DATA vecconst<>+2168(SB)/8, $0x0000000000000000
+DATA vecconst<>+2176(SB)/8, $0x0000001a00000019
+DATA vecconst<>+2184(SB)/8, $0x0000001c0000001b
+DATA vecconst<>+2192(SB)/8, $0x0000001e0000001d
+DATA vecconst<>+2200(SB)/8, $0x000000200000001f
+DATA vecconst<>+2208(SB)/8, $0x0000000000000000
+DATA vecconst<>+2216(SB)/8, $0x0000000000000000
+DATA vecconst<>+2224(SB)/8, $0x0000000000000000
+DATA vecconst<>+2232(SB)/8, $0x0000000000000000
+DATA vecconst<>+2240(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2248(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2256(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2264(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2272(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2280(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2288(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2296(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2304(SB)/8, $0x8000000080000000
+DATA vecconst<>+2312(SB)/8, $0x8000000080000000
+DATA vecconst<>+2320(SB)/8, $0x8000000080000000
+DATA vecconst<>+2328(SB)/8, $0x8000000080000000
+DATA vecconst<>+2336(SB)/8, $0x8000000080000000
+DATA vecconst<>+2344(SB)/8, $0x8000000080000000
+DATA vecconst<>+2352(SB)/8, $0x8000000080000000
+DATA vecconst<>+2360(SB)/8, $0x8000000080000000
+DATA vecconst<>+2368(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2376(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2384(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2392(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2400(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2408(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2416(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2424(SB)/8, $0x3effffff3effffff
+GLOBL vecconst<>(SB), RODATA|NOPTR, $2432

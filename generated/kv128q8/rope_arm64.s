@@ -931,139 +931,365 @@ TEXT ·store_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
 	MOVD n+64(FP), R4
 	CBZ R4, done
 	LSL $2, R2
-	MOVW $0x42fe0000, R5
-	VDUP R5, V0.S4
-	MOVW $0xc2fe0000, R5
-	VDUP R5, V1.S4
-	MOVW $0x3f800000, R5
-	VDUP R5, V2.S4
-	MOVW $0x0, R5
-	VDUP R5, V3.S4
+	MOVW $0x7fffffff, R9
+	MOVW $0x4800000, R10
+	MOVW $0x3d7fffff, R11
+	MOVW $0x7f800000, R12
+	MOVW $0x0, R13
+	MOVW $0x1f, R14
+	MOVW $0x42fe0000, R15
+	MOVW $0x3f800000, R16
+	MOVW $0xc2fe0000, R17
+	MOVW $0x80000000, R19
+	MOVW $0x3effffff, R20
 
 head:
-	MOVD R0, R5
-	MOVD R1, R6
+	ADD $0, R0, R5
+	ADD $0, R1, R6
 	MOVD $4, R7
 
 block1:
-	MOVD R5, R8
-	VLD1.P 64(R5), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD $0x4ea0f88c // fabs v12.4s, v4.4s
-	WORD $0x4ea0f8ad // fabs v13.4s, v5.4s
-	WORD $0x4ea0f8ce // fabs v14.4s, v6.4s
-	WORD $0x4ea0f8ef // fabs v15.4s, v7.4s
-	WORD $0x4ea0f910 // fabs v16.4s, v8.4s
-	WORD $0x4ea0f931 // fabs v17.4s, v9.4s
-	WORD $0x4ea0f952 // fabs v18.4s, v10.4s
-	WORD $0x4ea0f973 // fabs v19.4s, v11.4s
-	WORD $0x4e30f58c // fmax v12.4s, v12.4s, v16.4s
-	WORD $0x4e31f5ad // fmax v13.4s, v13.4s, v17.4s
-	WORD $0x4e32f5ce // fmax v14.4s, v14.4s, v18.4s
-	WORD $0x4e33f5ef // fmax v15.4s, v15.4s, v19.4s
-	WORD $0x4e2ef58c // fmax v12.4s, v12.4s, v14.4s
-	WORD $0x4e2ff5ad // fmax v13.4s, v13.4s, v15.4s
-	WORD $0x4e2df58c // fmax v12.4s, v12.4s, v13.4s
-	WORD $0x6e30f98d // fmaxv s13, v12.4s
-	FCMPS F13, F13
-	BVS nan2 // a NaN in the block
-
-join3:
-	FDIVS F0, F13, F12 // d = amax/127
-	FDIVS F12, F2, F14
-	FCMPS $(0.0), F12
-	FCSELS EQ, F3, F14, F14 // id = d ≠ 0 ? 1/d : 0
-	FCVTSH F12, F12
-	FMOVS F12, R9
-	MOVH.P R9, 2(R6) // d as f16
-	VDUP V14.S[0], V14.S4
-	WORD $0x6e2edc84 // fmul v4.4s, v4.4s, v14.4s
-	WORD $0x4e24e48f // fcmeq v15.4s, v4.4s, v4.4s
-	VAND V15.B16, V4.B16, V4.B16
-	WORD $0x4ea0f484 // fmin v4.4s, v4.4s, v0.4s
-	WORD $0x4e21f484 // fmax v4.4s, v4.4s, v1.4s
-	WORD $0x6e218884 // frinta v4.4s, v4.4s
-	WORD $0x4ea1b884 // fcvtzs v4.4s, v4.4s
-	WORD $0x6e2edca5 // fmul v5.4s, v5.4s, v14.4s
-	WORD $0x4e25e4af // fcmeq v15.4s, v5.4s, v5.4s
-	VAND V15.B16, V5.B16, V5.B16
-	WORD $0x4ea0f4a5 // fmin v5.4s, v5.4s, v0.4s
-	WORD $0x4e21f4a5 // fmax v5.4s, v5.4s, v1.4s
-	WORD $0x6e2188a5 // frinta v5.4s, v5.4s
-	WORD $0x4ea1b8a5 // fcvtzs v5.4s, v5.4s
-	WORD $0x6e2edcc6 // fmul v6.4s, v6.4s, v14.4s
-	WORD $0x4e26e4cf // fcmeq v15.4s, v6.4s, v6.4s
-	VAND V15.B16, V6.B16, V6.B16
-	WORD $0x4ea0f4c6 // fmin v6.4s, v6.4s, v0.4s
-	WORD $0x4e21f4c6 // fmax v6.4s, v6.4s, v1.4s
-	WORD $0x6e2188c6 // frinta v6.4s, v6.4s
-	WORD $0x4ea1b8c6 // fcvtzs v6.4s, v6.4s
-	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
-	WORD $0x4e27e4ef // fcmeq v15.4s, v7.4s, v7.4s
-	VAND V15.B16, V7.B16, V7.B16
-	WORD $0x4ea0f4e7 // fmin v7.4s, v7.4s, v0.4s
-	WORD $0x4e21f4e7 // fmax v7.4s, v7.4s, v1.4s
-	WORD $0x6e2188e7 // frinta v7.4s, v7.4s
-	WORD $0x4ea1b8e7 // fcvtzs v7.4s, v7.4s
-	WORD $0x6e2edd08 // fmul v8.4s, v8.4s, v14.4s
-	WORD $0x4e28e50f // fcmeq v15.4s, v8.4s, v8.4s
-	VAND V15.B16, V8.B16, V8.B16
-	WORD $0x4ea0f508 // fmin v8.4s, v8.4s, v0.4s
-	WORD $0x4e21f508 // fmax v8.4s, v8.4s, v1.4s
-	WORD $0x6e218908 // frinta v8.4s, v8.4s
-	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
-	WORD $0x6e2edd29 // fmul v9.4s, v9.4s, v14.4s
-	WORD $0x4e29e52f // fcmeq v15.4s, v9.4s, v9.4s
-	VAND V15.B16, V9.B16, V9.B16
-	WORD $0x4ea0f529 // fmin v9.4s, v9.4s, v0.4s
-	WORD $0x4e21f529 // fmax v9.4s, v9.4s, v1.4s
-	WORD $0x6e218929 // frinta v9.4s, v9.4s
-	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
-	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
-	WORD $0x4e2ae54f // fcmeq v15.4s, v10.4s, v10.4s
-	VAND V15.B16, V10.B16, V10.B16
-	WORD $0x4ea0f54a // fmin v10.4s, v10.4s, v0.4s
-	WORD $0x4e21f54a // fmax v10.4s, v10.4s, v1.4s
-	WORD $0x6e21894a // frinta v10.4s, v10.4s
-	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
-	WORD $0x6e2edd6b // fmul v11.4s, v11.4s, v14.4s
-	WORD $0x4e2be56e // fcmeq v14.4s, v11.4s, v11.4s
-	VAND V14.B16, V11.B16, V11.B16
-	WORD $0x4ea0f56b // fmin v11.4s, v11.4s, v0.4s
-	WORD $0x4e21f56b // fmax v11.4s, v11.4s, v1.4s
-	WORD $0x6e21896b // frinta v11.4s, v11.4s
-	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
-	WORD $0x0e61288e // xtn v14.4h, v4.4s
-	WORD $0x4e6128ae // xtn2 v14.8h, v5.4s
-	WORD $0x0e6128cf // xtn v15.4h, v6.4s
-	WORD $0x4e6128ef // xtn2 v15.8h, v7.4s
-	WORD $0x0e612910 // xtn v16.4h, v8.4s
-	WORD $0x4e612930 // xtn2 v16.8h, v9.4s
-	WORD $0x0e612951 // xtn v17.4h, v10.4s
-	WORD $0x4e612971 // xtn2 v17.8h, v11.4s
-	WORD $0x0e2129d2 // xtn v18.8b, v14.8h
-	WORD $0x4e2129f2 // xtn2 v18.16b, v15.8h
-	WORD $0x0e212a13 // xtn v19.8b, v16.8h
-	WORD $0x4e212a33 // xtn2 v19.16b, v17.8h
-	VST1.P [V18.B16, V19.B16], 32(R6)
-	SUBS $1, R7
-	BNE block1
-	B next5
-
-nan2:
-	VEOR V13.B16, V13.B16, V13.B16
-	MOVD $32, R10
-
-scan4:
-	FMOVS.P 4(R8), F12
-	FABSS F12, F12
-	FCMPS F12, F13
-	FCSELS GT, F13, F12, F13 // amax = amax > |x_j| ? amax : |x_j|
-	SUBS $1, R10
-	BNE scan4
+	ADD $0, R5, R8
+	VLD1.P 64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1 (R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VDUP R9, V8.S4
+	VAND V8.B16, V0.B16, V9.B16
+	VAND V8.B16, V1.B16, V10.B16
+	VAND V8.B16, V2.B16, V11.B16
+	VAND V8.B16, V3.B16, V12.B16
+	VAND V8.B16, V4.B16, V13.B16
+	VAND V8.B16, V5.B16, V14.B16
+	VAND V8.B16, V6.B16, V15.B16
+	VAND V8.B16, V7.B16, V16.B16
+	VUMAX V10.S4, V9.S4, V8.S4
+	VUMAX V11.S4, V8.S4, V8.S4
+	VUMAX V12.S4, V8.S4, V8.S4
+	VUMAX V13.S4, V8.S4, V8.S4
+	VUMAX V14.S4, V8.S4, V8.S4
+	VUMAX V15.S4, V8.S4, V8.S4
+	VUMAX V16.S4, V8.S4, V8.S4
+	VEXT $8, V8.B16, V8.B16, V17.B16
+	VUMAX V17.S4, V8.S4, V8.S4
+	VEXT $4, V8.B16, V8.B16, V17.B16
+	VUMAX V17.S4, V8.S4, V8.S4
+	VDUP R10, V17.S4
+	VSUB V17.S4, V8.S4, V18.S4
+	VUSHR $1, V18.S4, V17.S4
+	VDUP R11, V18.S4
+	WORD $0x4eb23633 // cmgt v19.4s, v17.4s, v18.4s
+	FMOVS F19, R8
+	CBZW R8, else2
+	VDUP R12, V17.S4
+	WORD $0x4eb13532 // cmgt v18.4s, v9.4s, v17.4s
+	MOVD $0x200000001, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x400000003, R8
+	VMOV R8, V19.D[1]
+	VDUP R13, V20.S4
+	VORR V20.B16, V20.B16, V21.B16
+	VBIT V18.B16, V19.B16, V21.B16
+	WORD $0x4eb13552 // cmgt v18.4s, v10.4s, v17.4s
+	MOVD $0x600000005, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x800000007, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V22.B16
+	VBIT V18.B16, V19.B16, V22.B16
+	WORD $0x4eb13572 // cmgt v18.4s, v11.4s, v17.4s
+	MOVD $0xa00000009, R8
+	VMOV R8, V19.D[0]
+	MOVD $0xc0000000b, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V23.B16
+	VBIT V18.B16, V19.B16, V23.B16
+	WORD $0x4eb13592 // cmgt v18.4s, v12.4s, v17.4s
+	MOVD $0xe0000000d, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x100000000f, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V24.B16
+	VBIT V18.B16, V19.B16, V24.B16
+	WORD $0x4eb135b2 // cmgt v18.4s, v13.4s, v17.4s
+	MOVD $0x1200000011, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x1400000013, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V25.B16
+	VBIT V18.B16, V19.B16, V25.B16
+	WORD $0x4eb135d2 // cmgt v18.4s, v14.4s, v17.4s
+	MOVD $0x1600000015, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x1800000017, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V26.B16
+	VBIT V18.B16, V19.B16, V26.B16
+	WORD $0x4eb135f2 // cmgt v18.4s, v15.4s, v17.4s
+	MOVD $0x1a00000019, R8
+	VMOV R8, V19.D[0]
+	MOVD $0x1c0000001b, R8
+	VMOV R8, V19.D[1]
+	VORR V20.B16, V20.B16, V27.B16
+	VBIT V18.B16, V19.B16, V27.B16
+	WORD $0x4eb13612 // cmgt v18.4s, v16.4s, v17.4s
+	MOVD $0x1e0000001d, R8
+	VMOV R8, V17.D[0]
+	MOVD $0x200000001f, R8
+	VMOV R8, V17.D[1]
+	VORR V20.B16, V20.B16, V19.B16
+	VBIT V18.B16, V17.B16, V19.B16
+	VUMAX V22.S4, V21.S4, V17.S4
+	VUMAX V23.S4, V17.S4, V17.S4
+	VUMAX V24.S4, V17.S4, V17.S4
+	VUMAX V25.S4, V17.S4, V17.S4
+	VUMAX V26.S4, V17.S4, V17.S4
+	VUMAX V27.S4, V17.S4, V17.S4
+	VUMAX V19.S4, V17.S4, V17.S4
+	VEXT $8, V17.B16, V17.B16, V18.B16
+	VUMAX V18.S4, V17.S4, V17.S4
+	VEXT $4, V17.B16, V17.B16, V18.B16
+	VUMAX V18.S4, V17.S4, V17.S4
+	VDUP R14, V18.S4
+	WORD $0x4eb23633 // cmgt v19.4s, v17.4s, v18.4s
+	VBIT V19.B16, V18.B16, V17.B16
+	MOVD $0x200000001, R8
+	VMOV R8, V18.D[0]
+	MOVD $0x400000003, R8
+	VMOV R8, V18.D[1]
+	WORD $0x4eb13653 // cmgt v19.4s, v18.4s, v17.4s
+	VORR V20.B16, V20.B16, V18.B16
+	VBIT V19.B16, V9.B16, V18.B16
+	MOVD $0x600000005, R8
+	VMOV R8, V9.D[0]
+	MOVD $0x800000007, R8
+	VMOV R8, V9.D[1]
+	WORD $0x4eb13533 // cmgt v19.4s, v9.4s, v17.4s
+	VORR V20.B16, V20.B16, V9.B16
+	VBIT V19.B16, V10.B16, V9.B16
+	MOVD $0xa00000009, R8
+	VMOV R8, V10.D[0]
+	MOVD $0xc0000000b, R8
+	VMOV R8, V10.D[1]
+	WORD $0x4eb13553 // cmgt v19.4s, v10.4s, v17.4s
+	VORR V20.B16, V20.B16, V10.B16
+	VBIT V19.B16, V11.B16, V10.B16
+	MOVD $0xe0000000d, R8
+	VMOV R8, V11.D[0]
+	MOVD $0x100000000f, R8
+	VMOV R8, V11.D[1]
+	WORD $0x4eb13573 // cmgt v19.4s, v11.4s, v17.4s
+	VORR V20.B16, V20.B16, V11.B16
+	VBIT V19.B16, V12.B16, V11.B16
+	MOVD $0x1200000011, R8
+	VMOV R8, V12.D[0]
+	MOVD $0x1400000013, R8
+	VMOV R8, V12.D[1]
+	WORD $0x4eb13593 // cmgt v19.4s, v12.4s, v17.4s
+	VORR V20.B16, V20.B16, V12.B16
+	VBIT V19.B16, V13.B16, V12.B16
+	MOVD $0x1600000015, R8
+	VMOV R8, V13.D[0]
+	MOVD $0x1800000017, R8
+	VMOV R8, V13.D[1]
+	WORD $0x4eb135b3 // cmgt v19.4s, v13.4s, v17.4s
+	VORR V20.B16, V20.B16, V13.B16
+	VBIT V19.B16, V14.B16, V13.B16
+	MOVD $0x1a00000019, R8
+	VMOV R8, V14.D[0]
+	MOVD $0x1c0000001b, R8
+	VMOV R8, V14.D[1]
+	WORD $0x4eb135d3 // cmgt v19.4s, v14.4s, v17.4s
+	VORR V20.B16, V20.B16, V14.B16
+	VBIT V19.B16, V15.B16, V14.B16
+	MOVD $0x1e0000001d, R8
+	VMOV R8, V15.D[0]
+	MOVD $0x200000001f, R8
+	VMOV R8, V15.D[1]
+	WORD $0x4eb135f3 // cmgt v19.4s, v15.4s, v17.4s
+	VORR V20.B16, V20.B16, V15.B16
+	VBIT V19.B16, V16.B16, V15.B16
+	VUMAX V9.S4, V18.S4, V16.S4
+	VUMAX V10.S4, V16.S4, V16.S4
+	VUMAX V11.S4, V16.S4, V16.S4
+	VUMAX V12.S4, V16.S4, V16.S4
+	VUMAX V13.S4, V16.S4, V16.S4
+	VUMAX V14.S4, V16.S4, V16.S4
+	VUMAX V15.S4, V16.S4, V16.S4
+	VEXT $8, V16.B16, V16.B16, V9.B16
+	VUMAX V9.S4, V16.S4, V16.S4
+	VEXT $4, V16.B16, V16.B16, V9.B16
+	VUMAX V9.S4, V16.S4, V16.S4
+	VDUP R15, V9.S4
+	WORD $0x6e29fe0a // fdiv v10.4s, v16.4s, v9.4s
+	WORD $0x0e21694b // fcvtn v11.4h, v10.4s
+	VUXTL V11.H4, V11.S4
+	FMOVS F11, R8
+	MOVH R8, 0(R6)
+	VCMEQ V20.S4, V10.S4, V11.S4
+	VDUP R16, V12.S4
+	WORD $0x6e2afd8d // fdiv v13.4s, v12.4s, v10.4s
+	VBIT V11.B16, V20.B16, V13.B16
+	WORD $0x6e2ddc0a // fmul v10.4s, v0.4s, v13.4s
+	WORD $0x4e2ae54b // fcmeq v11.4s, v10.4s, v10.4s
+	VBIF V11.B16, V20.B16, V10.B16
+	WORD $0x4ea9f54b // fmin v11.4s, v10.4s, v9.4s
+	VDUP R17, V10.S4
+	WORD $0x4e2af56c // fmax v12.4s, v11.4s, v10.4s
+	VDUP R19, V11.S4
+	VAND V11.B16, V12.B16, V14.B16
+	VDUP R20, V15.S4
+	VORR V15.B16, V14.B16, V16.B16
+	WORD $0x4e30d58e // fadd v14.4s, v12.4s, v16.4s
+	WORD $0x4ea1b9cc // fcvtzs v12.4s, v14.4s
+	WORD $0x6e2ddc2e // fmul v14.4s, v1.4s, v13.4s
+	WORD $0x4e2ee5d0 // fcmeq v16.4s, v14.4s, v14.4s
+	VBIF V16.B16, V20.B16, V14.B16
+	WORD $0x4ea9f5d0 // fmin v16.4s, v14.4s, v9.4s
+	WORD $0x4e2af60e // fmax v14.4s, v16.4s, v10.4s
+	VAND V11.B16, V14.B16, V16.B16
+	VORR V15.B16, V16.B16, V17.B16
+	WORD $0x4e31d5d0 // fadd v16.4s, v14.4s, v17.4s
+	WORD $0x4ea1ba0e // fcvtzs v14.4s, v16.4s
+	WORD $0x6e2ddc50 // fmul v16.4s, v2.4s, v13.4s
+	WORD $0x4e30e611 // fcmeq v17.4s, v16.4s, v16.4s
+	VBIF V17.B16, V20.B16, V16.B16
+	WORD $0x4ea9f611 // fmin v17.4s, v16.4s, v9.4s
+	WORD $0x4e2af630 // fmax v16.4s, v17.4s, v10.4s
+	VAND V11.B16, V16.B16, V17.B16
+	VORR V15.B16, V17.B16, V18.B16
+	WORD $0x4e32d611 // fadd v17.4s, v16.4s, v18.4s
+	WORD $0x4ea1ba30 // fcvtzs v16.4s, v17.4s
+	WORD $0x6e2ddc71 // fmul v17.4s, v3.4s, v13.4s
+	WORD $0x4e31e632 // fcmeq v18.4s, v17.4s, v17.4s
+	VBIF V18.B16, V20.B16, V17.B16
+	WORD $0x4ea9f632 // fmin v18.4s, v17.4s, v9.4s
+	WORD $0x4e2af651 // fmax v17.4s, v18.4s, v10.4s
+	VAND V11.B16, V17.B16, V18.B16
+	VORR V15.B16, V18.B16, V19.B16
+	WORD $0x4e33d632 // fadd v18.4s, v17.4s, v19.4s
+	WORD $0x4ea1ba51 // fcvtzs v17.4s, v18.4s
+	WORD $0x6e2ddc92 // fmul v18.4s, v4.4s, v13.4s
+	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
+	VBIF V19.B16, V20.B16, V18.B16
+	WORD $0x4ea9f653 // fmin v19.4s, v18.4s, v9.4s
+	WORD $0x4e2af672 // fmax v18.4s, v19.4s, v10.4s
+	VAND V11.B16, V18.B16, V19.B16
+	VORR V15.B16, V19.B16, V21.B16
+	WORD $0x4e35d653 // fadd v19.4s, v18.4s, v21.4s
+	WORD $0x4ea1ba72 // fcvtzs v18.4s, v19.4s
+	WORD $0x6e2ddcb3 // fmul v19.4s, v5.4s, v13.4s
+	WORD $0x4e33e675 // fcmeq v21.4s, v19.4s, v19.4s
+	VBIF V21.B16, V20.B16, V19.B16
+	WORD $0x4ea9f675 // fmin v21.4s, v19.4s, v9.4s
+	WORD $0x4e2af6b3 // fmax v19.4s, v21.4s, v10.4s
+	VAND V11.B16, V19.B16, V21.B16
+	VORR V15.B16, V21.B16, V22.B16
+	WORD $0x4e36d675 // fadd v21.4s, v19.4s, v22.4s
+	WORD $0x4ea1bab3 // fcvtzs v19.4s, v21.4s
+	WORD $0x6e2ddcd5 // fmul v21.4s, v6.4s, v13.4s
+	WORD $0x4e35e6b6 // fcmeq v22.4s, v21.4s, v21.4s
+	VBIF V22.B16, V20.B16, V21.B16
+	WORD $0x4ea9f6b6 // fmin v22.4s, v21.4s, v9.4s
+	WORD $0x4e2af6d5 // fmax v21.4s, v22.4s, v10.4s
+	VAND V11.B16, V21.B16, V22.B16
+	VORR V15.B16, V22.B16, V23.B16
+	WORD $0x4e37d6b6 // fadd v22.4s, v21.4s, v23.4s
+	WORD $0x4ea1bad5 // fcvtzs v21.4s, v22.4s
+	WORD $0x6e2ddcf6 // fmul v22.4s, v7.4s, v13.4s
+	WORD $0x4e36e6cd // fcmeq v13.4s, v22.4s, v22.4s
+	VBIF V13.B16, V20.B16, V22.B16
+	WORD $0x4ea9f6cd // fmin v13.4s, v22.4s, v9.4s
+	WORD $0x4e2af5a9 // fmax v9.4s, v13.4s, v10.4s
+	VAND V11.B16, V9.B16, V10.B16
+	VORR V15.B16, V10.B16, V11.B16
+	WORD $0x4e2bd52a // fadd v10.4s, v9.4s, v11.4s
+	WORD $0x4ea1b949 // fcvtzs v9.4s, v10.4s
+	WORD $0x0e61298a // xtn v10.4h, v12.4s
+	WORD $0x4e6129ca // xtn2 v10.8h, v14.4s
+	WORD $0x0e612a0b // xtn v11.4h, v16.4s
+	WORD $0x4e612a2b // xtn2 v11.8h, v17.4s
+	WORD $0x0e612a4c // xtn v12.4h, v18.4s
+	WORD $0x4e612a6c // xtn2 v12.8h, v19.4s
+	WORD $0x0e612aad // xtn v13.4h, v21.4s
+	WORD $0x4e61292d // xtn2 v13.8h, v9.4s
+	WORD $0x0e21294e // xtn v14.8b, v10.8h
+	WORD $0x4e21296e // xtn2 v14.16b, v11.8h
+	WORD $0x0e21298f // xtn v15.8b, v12.8h
+	WORD $0x4e2129af // xtn2 v15.16b, v13.8h
+	ADD $2, R6, R8
+	VST1 [V14.B16, V15.B16], (R8)
 	B join3
 
-next5:
+else2:
+	VDUP R15, V9.S4
+	WORD $0x6e29fd0a // fdiv v10.4s, v8.4s, v9.4s
+	WORD $0x0e216948 // fcvtn v8.4h, v10.4s
+	VUXTL V8.H4, V8.S4
+	FMOVS F8, R8
+	MOVH R8, 0(R6)
+	VDUP R16, V8.S4
+	WORD $0x6e2afd09 // fdiv v9.4s, v8.4s, v10.4s
+	WORD $0x6e29dc08 // fmul v8.4s, v0.4s, v9.4s
+	VDUP R19, V10.S4
+	VAND V10.B16, V0.B16, V11.B16
+	VDUP R20, V0.S4
+	VORR V0.B16, V11.B16, V12.B16
+	WORD $0x4e2cd50b // fadd v11.4s, v8.4s, v12.4s
+	WORD $0x4ea1b968 // fcvtzs v8.4s, v11.4s
+	WORD $0x6e29dc2b // fmul v11.4s, v1.4s, v9.4s
+	VAND V10.B16, V1.B16, V12.B16
+	VORR V0.B16, V12.B16, V1.B16
+	WORD $0x4e21d56c // fadd v12.4s, v11.4s, v1.4s
+	WORD $0x4ea1b981 // fcvtzs v1.4s, v12.4s
+	WORD $0x6e29dc4b // fmul v11.4s, v2.4s, v9.4s
+	VAND V10.B16, V2.B16, V12.B16
+	VORR V0.B16, V12.B16, V2.B16
+	WORD $0x4e22d56c // fadd v12.4s, v11.4s, v2.4s
+	WORD $0x4ea1b982 // fcvtzs v2.4s, v12.4s
+	WORD $0x6e29dc6b // fmul v11.4s, v3.4s, v9.4s
+	VAND V10.B16, V3.B16, V12.B16
+	VORR V0.B16, V12.B16, V3.B16
+	WORD $0x4e23d56c // fadd v12.4s, v11.4s, v3.4s
+	WORD $0x4ea1b983 // fcvtzs v3.4s, v12.4s
+	WORD $0x6e29dc8b // fmul v11.4s, v4.4s, v9.4s
+	VAND V10.B16, V4.B16, V12.B16
+	VORR V0.B16, V12.B16, V4.B16
+	WORD $0x4e24d56c // fadd v12.4s, v11.4s, v4.4s
+	WORD $0x4ea1b984 // fcvtzs v4.4s, v12.4s
+	WORD $0x6e29dcab // fmul v11.4s, v5.4s, v9.4s
+	VAND V10.B16, V5.B16, V12.B16
+	VORR V0.B16, V12.B16, V5.B16
+	WORD $0x4e25d56c // fadd v12.4s, v11.4s, v5.4s
+	WORD $0x4ea1b985 // fcvtzs v5.4s, v12.4s
+	WORD $0x6e29dccb // fmul v11.4s, v6.4s, v9.4s
+	VAND V10.B16, V6.B16, V12.B16
+	VORR V0.B16, V12.B16, V6.B16
+	WORD $0x4e26d56c // fadd v12.4s, v11.4s, v6.4s
+	WORD $0x4ea1b986 // fcvtzs v6.4s, v12.4s
+	WORD $0x6e29dceb // fmul v11.4s, v7.4s, v9.4s
+	VAND V10.B16, V7.B16, V9.B16
+	VORR V0.B16, V9.B16, V7.B16
+	WORD $0x4e27d560 // fadd v0.4s, v11.4s, v7.4s
+	WORD $0x4ea1b807 // fcvtzs v7.4s, v0.4s
+	WORD $0x0e612900 // xtn v0.4h, v8.4s
+	WORD $0x4e612820 // xtn2 v0.8h, v1.4s
+	WORD $0x0e612841 // xtn v1.4h, v2.4s
+	WORD $0x4e612861 // xtn2 v1.8h, v3.4s
+	WORD $0x0e612882 // xtn v2.4h, v4.4s
+	WORD $0x4e6128a2 // xtn2 v2.8h, v5.4s
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	WORD $0x4e6128e3 // xtn2 v3.8h, v7.4s
+	WORD $0x0e212804 // xtn v4.8b, v0.8h
+	WORD $0x4e212824 // xtn2 v4.16b, v1.8h
+	WORD $0x0e212845 // xtn v5.8b, v2.8h
+	WORD $0x4e212865 // xtn2 v5.16b, v3.8h
+	ADD $2, R6, R8
+	VST1 [V4.B16, V5.B16], (R8)
+
+join3:
+	ADD $128, R5
+	ADD $34, R6
+	SUBS $1, R7
+	BNE block1
 	ADD R2, R0
 	ADD R3, R1
 	SUBS $1, R4
@@ -1081,48 +1307,64 @@ TEXT ·load_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
 	MOVD n+64(FP), R4
 	CBZ R4, done
 	LSL $2, R3
+	MOVW $0xff800000, R9
 
 head:
-	MOVD R0, R5
-	MOVD R1, R6
+	ADD $0, R0, R5
+	ADD $0, R1, R6
 	MOVD $4, R7
 
 block1:
-	MOVHU.P 2(R5), R8
-	FMOVS R8, F0
-	FCVTHS F0, F0
-	VDUP V0.S[0], V0.S4
-	VLD1.P 32(R5), [V1.B16, V2.B16]
+	MOVHU 0(R5), R8
+	VDUP R8, V0.S4
+	WORD $0x0e612801 // xtn v1.4h, v0.4s
+	WORD $0x0e217820 // fcvtl v0.4s, v1.4h
+	VUSHLL $13, V1.H4, V2.S4
+	WORD $0x4e20e401 // fcmeq v1.4s, v0.4s, v0.4s
+	VDUP R9, V3.S4
+	VORR V3.B16, V1.B16, V1.B16
+	VBIF V1.B16, V2.B16, V0.B16
+	ADD $2, R5, R8
+	VLD1 (R8), [V1.B16, V2.B16]
 	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
 	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
-	WORD $0x0f10a465 // sxtl v5.4s, v3.4h
-	WORD $0x4f10a466 // sxtl2 v6.4s, v3.8h
-	WORD $0x0f10a487 // sxtl v7.4s, v4.4h
+	WORD $0x0f10a461 // sxtl v1.4s, v3.4h
+	WORD $0x4f10a465 // sxtl2 v5.4s, v3.8h
+	WORD $0x0f10a483 // sxtl v3.4s, v4.4h
+	WORD $0x4f10a486 // sxtl2 v6.4s, v4.8h
+	WORD $0x0f08a444 // sxtl v4.8h, v2.8b
+	WORD $0x4f08a447 // sxtl2 v7.8h, v2.16b
+	WORD $0x0f10a482 // sxtl v2.4s, v4.4h
 	WORD $0x4f10a488 // sxtl2 v8.4s, v4.8h
-	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
-	WORD $0x4f08a443 // sxtl2 v3.8h, v2.16b
-	WORD $0x0f10a429 // sxtl v9.4s, v1.4h
-	WORD $0x4f10a42a // sxtl2 v10.4s, v1.8h
-	WORD $0x0f10a46b // sxtl v11.4s, v3.4h
-	WORD $0x4f10a46c // sxtl2 v12.4s, v3.8h
-	WORD $0x4e21d8a5 // scvtf v5.4s, v5.4s
-	WORD $0x6e20dca5 // fmul v5.4s, v5.4s, v0.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x6e20dcc6 // fmul v6.4s, v6.4s, v0.4s
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x6e20dce7 // fmul v7.4s, v7.4s, v0.4s
-	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
-	WORD $0x6e20dd08 // fmul v8.4s, v8.4s, v0.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x6e20dd29 // fmul v9.4s, v9.4s, v0.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x6e20dd4a // fmul v10.4s, v10.4s, v0.4s
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x6e20dd6b // fmul v11.4s, v11.4s, v0.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x6e20dd8c // fmul v12.4s, v12.4s, v0.4s
-	VST1.P [V5.S4, V6.S4, V7.S4, V8.S4], 64(R6)
-	VST1.P [V9.S4, V10.S4, V11.S4, V12.S4], 64(R6)
+	WORD $0x0f10a4e4 // sxtl v4.4s, v7.4h
+	WORD $0x4f10a4e9 // sxtl2 v9.4s, v7.8h
+	WORD $0x4e21d827 // scvtf v7.4s, v1.4s
+	WORD $0x6e20dce1 // fmul v1.4s, v7.4s, v0.4s
+	WORD $0x4e21d8a7 // scvtf v7.4s, v5.4s
+	WORD $0x6e20dce5 // fmul v5.4s, v7.4s, v0.4s
+	WORD $0x4e21d867 // scvtf v7.4s, v3.4s
+	WORD $0x6e20dce3 // fmul v3.4s, v7.4s, v0.4s
+	WORD $0x4e21d8c7 // scvtf v7.4s, v6.4s
+	WORD $0x6e20dce6 // fmul v6.4s, v7.4s, v0.4s
+	WORD $0x4e21d847 // scvtf v7.4s, v2.4s
+	WORD $0x6e20dce2 // fmul v2.4s, v7.4s, v0.4s
+	WORD $0x4e21d907 // scvtf v7.4s, v8.4s
+	WORD $0x6e20dce8 // fmul v8.4s, v7.4s, v0.4s
+	WORD $0x4e21d887 // scvtf v7.4s, v4.4s
+	WORD $0x6e20dce4 // fmul v4.4s, v7.4s, v0.4s
+	WORD $0x4e21d927 // scvtf v7.4s, v9.4s
+	WORD $0x6e20dce9 // fmul v9.4s, v7.4s, v0.4s
+	ADD $0, R6, R8
+	VST1.P [V1.S4], 16(R8)
+	VST1.P [V5.S4], 16(R8)
+	VST1.P [V3.S4], 16(R8)
+	VST1.P [V6.S4], 16(R8)
+	VST1.P [V2.S4], 16(R8)
+	VST1.P [V8.S4], 16(R8)
+	VST1.P [V4.S4], 16(R8)
+	VST1 [V9.S4], (R8)
+	ADD $34, R5
+	ADD $128, R6
 	SUBS $1, R7
 	BNE block1
 	ADD R2, R0

@@ -4,17 +4,20 @@
 package kv128q8
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 )
 
 // Cache is a view of a KV cache buffer by slot (cache row): its type, its
 // buffer, its Strides (head h of row s at s·Token + h·Head; a q8_0 cache's
-// strides count bytes) and, for e4m3, its per-tensor scale. Make one with
-// the constructor of its type (F16Cache, Q80Cache, …: one per cache type
-// the package has); the zero Cache is no cache and panics where one is
-// used. A Cache is a small value: pass it by value, make one per call if you
+// strides count bytes) and, for e4m3 and e5m2, its per-tensor scale. Make
+// one with the constructor of its type (F16Cache, Q80Cache, …: one per
+// cache type the package has), or with NewCache from the type's name and a
+// byte buffer; the zero Cache is no cache and panics where one is used. A Cache is a small value: pass it by value, make one per call if you
 // like. The entry points that use it check its view (every field positive,
 // the rows it gives its buffer, its heads apart) and name what is wrong.
 type Cache struct {
@@ -33,10 +36,25 @@ const (
 	cacheBF16
 	cacheE4M3
 	cacheQ80
+	cacheE5M2
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
+
+// cacheBuilt[k] is true when the package has cache type k: each type's
+// file (cache_<type>.go, copied into a package generated with that
+// -out-dtype) sets its entry.
+var cacheBuilt [len(cacheNames)]bool
+
+// cacheElemBytes[k] is the size of one buffer element of cache type k: a
+// float32, a uint16, or a byte (e4m3, e5m2, and q8_0, whose strides count
+// bytes).
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1}
+
+// cacheScaled reports whether cache type k keeps a per-tensor scale outside
+// its bytes (e4m3, e5m2).
+func cacheScaled(k uint8) bool { return k == cacheE4M3 || k == cacheE5M2 }
 
 // q8_0 blocks (ggml's block_q8_0): 32 values, stored as an f16 scale d and
 // 32 int8.
@@ -45,15 +63,82 @@ const (
 	q8Bytes  = 2 + q8Values
 )
 
+// NewCache returns the view s of buf as a cache of the type name, as
+// -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0" or "e5m2", one
+// this package was generated with. It is the Cache that type's constructor
+// (F32Cache, F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache) returns
+// for the same memory, so that an engine reading its cache type from its
+// configuration needs no switch of its own. buf holds the type's elements
+// in the machine's byte order: float32 values for f32 (len(buf) a multiple
+// of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
+// of 2, 2-byte aligned), bytes for e4m3, e5m2 and q8_0 (any length); s
+// counts elements of that type, as the typed constructor's view does
+// (bytes for q8_0). scale is the per-tensor scale of e4m3 and e5m2, taken
+// as E4M3Cache and E5M2Cache take theirs (the entry points that use the
+// cache check that it is finite and > 0); the other types keep no scale
+// outside their bytes and ignore it. The Cache shares buf's memory.
+//
+// An unknown name, or a type this package has no cache of, is an error
+// naming it and the names accepted; a buffer whose length or address does
+// not fit the type's elements is an error naming them and what is
+// accepted. How many rows the buffer holds is checked, as for a typed
+// Cache, by the entry points that use it.
+func NewCache(name string, buf []byte, s Strides, scale float32) (Cache, error) {
+	k := cacheKind(name)
+	if k == 0 || !cacheBuilt[k] {
+		var have []string
+		for i, ok := range cacheBuilt {
+			if ok {
+				have = append(have, strconv.Quote(cacheNames[i]))
+			}
+		}
+		why := "not a cache type"
+		if k != 0 {
+			why = "a cache type this package was not generated with"
+		}
+		return Cache{}, fmt.Errorf("%s.NewCache: name = %q is %s: want one of %s", pkgName, name, why, strings.Join(have, ", "))
+	}
+	size := cacheElemBytes[k]
+	if len(buf)%size != 0 {
+		return Cache{}, fmt.Errorf("%s.NewCache: len(buf) = %d: want a multiple of %d (%s elements of %d bytes)", pkgName, len(buf), size, name, size)
+	}
+	if p := uintptr(unsafe.Pointer(unsafe.SliceData(buf))); len(buf) > 0 && p%uintptr(size) != 0 {
+		return Cache{}, fmt.Errorf("%s.NewCache: buf at %#x: want a %d-byte aligned buffer (%s elements of %d bytes)", pkgName, p, size, name, size)
+	}
+	c := Cache{kind: k, s: s}
+	switch size {
+	case 4:
+		c.f32 = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/4)
+	case 2:
+		c.u16 = unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/2)
+	default:
+		c.u8 = buf
+	}
+	if cacheScaled(k) {
+		c.scale = scale
+	}
+	return c, nil
+}
+
+// cacheKind returns the cache type spelled name, 0 for none.
+func cacheKind(name string) uint8 {
+	for k, n := range cacheNames {
+		if k > 0 && n == name {
+			return uint8(k)
+		}
+	}
+	return 0
+}
+
 // Strides returns the cache's view.
 func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
-// "bf16", "e4m3" or "q8_0"; "" for the zero Cache.
+// "bf16", "e4m3", "q8_0" or "e5m2"; "" for the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
-// type dtype ("f32", "f16", "bf16", "e4m3" or "q8_0"): HeadDim, or for q8_0
+// type dtype ("f32", "f16", "bf16", "e4m3", "q8_0" or "e5m2"): HeadDim, or for q8_0
 // the bytes of HeadDim/32 blocks of 34. It panics for another dtype, or for
 // q8_0 with a HeadDim that is not a multiple of 32.
 func (r *Rotary) CacheHead(dtype string) int {
@@ -66,7 +151,7 @@ func (r *Rotary) CacheHead(dtype string) int {
 			return r.cacheHead(uint8(k))
 		}
 	}
-	panicf("Rotary.CacheHead: dtype = %q: want \"f32\", \"f16\", \"bf16\", \"e4m3\" or \"q8_0\"", dtype)
+	panicf("Rotary.CacheHead: dtype = %q: want \"f32\", \"f16\", \"bf16\", \"e4m3\", \"q8_0\" or \"e5m2\"", dtype)
 	return 0
 }
 
@@ -93,7 +178,7 @@ type cacheOp struct {
 
 // cacheOp binds c (named what in messages) to r: it panics, naming fn, for
 // the zero Cache, a type the package has no kernels for at r's shape, or an
-// e4m3 scale that is not finite and > 0.
+// e4m3 or e5m2 scale that is not finite and > 0.
 func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if c.kind == 0 {
 		panicf("%s: %s is the zero Cache: want one from a cache type's constructor (F16Cache, Q80Cache, …)", fn, what)
@@ -117,7 +202,7 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if !ok {
 		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
 	}
-	if c.kind == cacheE4M3 && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
+	if cacheScaled(c.kind) && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
 		panicf("%s: %s's scale = %v: want a finite scale > 0", fn, what, c.scale)
 	}
 	return o
@@ -289,7 +374,8 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // Apply does (the attention factor A applied once, here), and stores it in
 // cache row slots[j] of c: f32 as is, f16 and bf16 rounded to nearest even
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
-// saturating at ±448, q8_0 block by block as ggml's quantize_row_q8_0_ref.
+// saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0
+// block by block as ggml's quantize_row_q8_0_ref.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
 // modified. With slots 0…n−1 and a cache laid out as src, it rotates and
@@ -389,8 +475,8 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
-// of c widened (f16, bf16: exactly; e4m3: times the scale, rounded once;
-// q8_0: q·d, as ggml's dequantize_row_q8_0) into dst[j·ds.Token +
+// of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
+// once; q8_0: q·d, as ggml's dequantize_row_q8_0) into dst[j·ds.Token +
 // h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
 // element of dst keep their values. A view field that is not positive, a
 // slot outside the rows c gives its buffer, a slot listed twice or heads of

@@ -14,6 +14,8 @@ func Q80Cache(buf []byte, s Strides) Cache {
 	return Cache{kind: cacheQ80, s: s, u8: buf}
 }
 
+func init() { cacheBuilt[cacheQ80] = true }
+
 // q8Block quantizes the 32 values of x into one q8_0 block, d as f16 bits
 // (little endian) then 32 int8, as ggml's reference quantize_row_q8_0_ref
 // does: amax = MAX(amax, |x_j|) for j = 0…31 from amax = 0, where

@@ -3,7 +3,10 @@
 
 package kv128q8
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // genericBackend returns the pure Go backend: its kernels for every shape.
 func genericBackend() backend {
@@ -450,11 +453,1160 @@ func rotTo_128x128i_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
+// q8Quantize quantizes the 32 float32 at s into the q8_0 block at d: package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there.
+func q8Quantize(d *[34]uint8, s *[32]float32) {
+	u1 := s[0]
+	u2 := s[1]
+	u3 := s[2]
+	u4 := s[3]
+	u5 := s[4]
+	u6 := s[5]
+	u7 := s[6]
+	u8 := s[7]
+	u9 := s[8]
+	u10 := s[9]
+	u11 := s[10]
+	u12 := s[11]
+	u13 := s[12]
+	u14 := s[13]
+	u15 := s[14]
+	u16 := s[15]
+	u17 := s[16]
+	u18 := s[17]
+	u19 := s[18]
+	u20 := s[19]
+	u21 := s[20]
+	u22 := s[21]
+	u23 := s[22]
+	u24 := s[23]
+	u25 := s[24]
+	u26 := s[25]
+	u27 := s[26]
+	u28 := s[27]
+	u29 := s[28]
+	u30 := s[29]
+	u31 := s[30]
+	u32 := s[31]
+	u33 := math.Float32bits(u1)
+	u34 := u33 & uint32(0x7fffffff)
+	u35 := math.Float32bits(u2)
+	u36 := u35 & uint32(0x7fffffff)
+	u37 := math.Float32bits(u3)
+	u38 := u37 & uint32(0x7fffffff)
+	u39 := math.Float32bits(u4)
+	u40 := u39 & uint32(0x7fffffff)
+	u41 := math.Float32bits(u5)
+	u42 := u41 & uint32(0x7fffffff)
+	u43 := math.Float32bits(u6)
+	u44 := u43 & uint32(0x7fffffff)
+	u45 := math.Float32bits(u7)
+	u46 := u45 & uint32(0x7fffffff)
+	u47 := math.Float32bits(u8)
+	u48 := u47 & uint32(0x7fffffff)
+	u49 := math.Float32bits(u9)
+	u50 := u49 & uint32(0x7fffffff)
+	u51 := math.Float32bits(u10)
+	u52 := u51 & uint32(0x7fffffff)
+	u53 := math.Float32bits(u11)
+	u54 := u53 & uint32(0x7fffffff)
+	u55 := math.Float32bits(u12)
+	u56 := u55 & uint32(0x7fffffff)
+	u57 := math.Float32bits(u13)
+	u58 := u57 & uint32(0x7fffffff)
+	u59 := math.Float32bits(u14)
+	u60 := u59 & uint32(0x7fffffff)
+	u61 := math.Float32bits(u15)
+	u62 := u61 & uint32(0x7fffffff)
+	u63 := math.Float32bits(u16)
+	u64 := u63 & uint32(0x7fffffff)
+	u65 := math.Float32bits(u17)
+	u66 := u65 & uint32(0x7fffffff)
+	u67 := math.Float32bits(u18)
+	u68 := u67 & uint32(0x7fffffff)
+	u69 := math.Float32bits(u19)
+	u70 := u69 & uint32(0x7fffffff)
+	u71 := math.Float32bits(u20)
+	u72 := u71 & uint32(0x7fffffff)
+	u73 := math.Float32bits(u21)
+	u74 := u73 & uint32(0x7fffffff)
+	u75 := math.Float32bits(u22)
+	u76 := u75 & uint32(0x7fffffff)
+	u77 := math.Float32bits(u23)
+	u78 := u77 & uint32(0x7fffffff)
+	u79 := math.Float32bits(u24)
+	u80 := u79 & uint32(0x7fffffff)
+	u81 := math.Float32bits(u25)
+	u82 := u81 & uint32(0x7fffffff)
+	u83 := math.Float32bits(u26)
+	u84 := u83 & uint32(0x7fffffff)
+	u85 := math.Float32bits(u27)
+	u86 := u85 & uint32(0x7fffffff)
+	u87 := math.Float32bits(u28)
+	u88 := u87 & uint32(0x7fffffff)
+	u89 := math.Float32bits(u29)
+	u90 := u89 & uint32(0x7fffffff)
+	u91 := math.Float32bits(u30)
+	u92 := u91 & uint32(0x7fffffff)
+	u93 := math.Float32bits(u31)
+	u94 := u93 & uint32(0x7fffffff)
+	u95 := math.Float32bits(u32)
+	u96 := u95 & uint32(0x7fffffff)
+	u97 := max(u34, u36, u38, u40, u42, u44, u46, u48, u50, u52, u54, u56, u58, u60, u62, u64, u66, u68, u70, u72, u74, u76, u78, u80, u82, u84, u86, u88, u90, u92, u94, u96)
+	u98 := u97 - uint32(0x4800000)
+	u99 := u98 >> 1
+	u100 := int32(u99) > int32(uint32(0x3d7fffff))
+	if u100 {
+		u101 := int32(u34) > int32(uint32(0x7f800000))
+		u102 := uint32(0x0)
+		if u101 {
+			u102 = uint32(0x1)
+		}
+		u103 := int32(u36) > int32(uint32(0x7f800000))
+		u104 := uint32(0x0)
+		if u103 {
+			u104 = uint32(0x2)
+		}
+		u105 := int32(u38) > int32(uint32(0x7f800000))
+		u106 := uint32(0x0)
+		if u105 {
+			u106 = uint32(0x3)
+		}
+		u107 := int32(u40) > int32(uint32(0x7f800000))
+		u108 := uint32(0x0)
+		if u107 {
+			u108 = uint32(0x4)
+		}
+		u109 := int32(u42) > int32(uint32(0x7f800000))
+		u110 := uint32(0x0)
+		if u109 {
+			u110 = uint32(0x5)
+		}
+		u111 := int32(u44) > int32(uint32(0x7f800000))
+		u112 := uint32(0x0)
+		if u111 {
+			u112 = uint32(0x6)
+		}
+		u113 := int32(u46) > int32(uint32(0x7f800000))
+		u114 := uint32(0x0)
+		if u113 {
+			u114 = uint32(0x7)
+		}
+		u115 := int32(u48) > int32(uint32(0x7f800000))
+		u116 := uint32(0x0)
+		if u115 {
+			u116 = uint32(0x8)
+		}
+		u117 := int32(u50) > int32(uint32(0x7f800000))
+		u118 := uint32(0x0)
+		if u117 {
+			u118 = uint32(0x9)
+		}
+		u119 := int32(u52) > int32(uint32(0x7f800000))
+		u120 := uint32(0x0)
+		if u119 {
+			u120 = uint32(0xa)
+		}
+		u121 := int32(u54) > int32(uint32(0x7f800000))
+		u122 := uint32(0x0)
+		if u121 {
+			u122 = uint32(0xb)
+		}
+		u123 := int32(u56) > int32(uint32(0x7f800000))
+		u124 := uint32(0x0)
+		if u123 {
+			u124 = uint32(0xc)
+		}
+		u125 := int32(u58) > int32(uint32(0x7f800000))
+		u126 := uint32(0x0)
+		if u125 {
+			u126 = uint32(0xd)
+		}
+		u127 := int32(u60) > int32(uint32(0x7f800000))
+		u128 := uint32(0x0)
+		if u127 {
+			u128 = uint32(0xe)
+		}
+		u129 := int32(u62) > int32(uint32(0x7f800000))
+		u130 := uint32(0x0)
+		if u129 {
+			u130 = uint32(0xf)
+		}
+		u131 := int32(u64) > int32(uint32(0x7f800000))
+		u132 := uint32(0x0)
+		if u131 {
+			u132 = uint32(0x10)
+		}
+		u133 := int32(u66) > int32(uint32(0x7f800000))
+		u134 := uint32(0x0)
+		if u133 {
+			u134 = uint32(0x11)
+		}
+		u135 := int32(u68) > int32(uint32(0x7f800000))
+		u136 := uint32(0x0)
+		if u135 {
+			u136 = uint32(0x12)
+		}
+		u137 := int32(u70) > int32(uint32(0x7f800000))
+		u138 := uint32(0x0)
+		if u137 {
+			u138 = uint32(0x13)
+		}
+		u139 := int32(u72) > int32(uint32(0x7f800000))
+		u140 := uint32(0x0)
+		if u139 {
+			u140 = uint32(0x14)
+		}
+		u141 := int32(u74) > int32(uint32(0x7f800000))
+		u142 := uint32(0x0)
+		if u141 {
+			u142 = uint32(0x15)
+		}
+		u143 := int32(u76) > int32(uint32(0x7f800000))
+		u144 := uint32(0x0)
+		if u143 {
+			u144 = uint32(0x16)
+		}
+		u145 := int32(u78) > int32(uint32(0x7f800000))
+		u146 := uint32(0x0)
+		if u145 {
+			u146 = uint32(0x17)
+		}
+		u147 := int32(u80) > int32(uint32(0x7f800000))
+		u148 := uint32(0x0)
+		if u147 {
+			u148 = uint32(0x18)
+		}
+		u149 := int32(u82) > int32(uint32(0x7f800000))
+		u150 := uint32(0x0)
+		if u149 {
+			u150 = uint32(0x19)
+		}
+		u151 := int32(u84) > int32(uint32(0x7f800000))
+		u152 := uint32(0x0)
+		if u151 {
+			u152 = uint32(0x1a)
+		}
+		u153 := int32(u86) > int32(uint32(0x7f800000))
+		u154 := uint32(0x0)
+		if u153 {
+			u154 = uint32(0x1b)
+		}
+		u155 := int32(u88) > int32(uint32(0x7f800000))
+		u156 := uint32(0x0)
+		if u155 {
+			u156 = uint32(0x1c)
+		}
+		u157 := int32(u90) > int32(uint32(0x7f800000))
+		u158 := uint32(0x0)
+		if u157 {
+			u158 = uint32(0x1d)
+		}
+		u159 := int32(u92) > int32(uint32(0x7f800000))
+		u160 := uint32(0x0)
+		if u159 {
+			u160 = uint32(0x1e)
+		}
+		u161 := int32(u94) > int32(uint32(0x7f800000))
+		u162 := uint32(0x0)
+		if u161 {
+			u162 = uint32(0x1f)
+		}
+		u163 := int32(u96) > int32(uint32(0x7f800000))
+		u164 := uint32(0x0)
+		if u163 {
+			u164 = uint32(0x20)
+		}
+		u165 := max(u102, u104, u106, u108, u110, u112, u114, u116, u118, u120, u122, u124, u126, u128, u130, u132, u134, u136, u138, u140, u142, u144, u146, u148, u150, u152, u154, u156, u158, u160, u162, u164)
+		u166 := int32(u165) > int32(uint32(0x1f))
+		u167 := u165
+		if u166 {
+			u167 = uint32(0x1f)
+		}
+		u168 := int32(uint32(0x1)) > int32(u167)
+		u169 := uint32(0x0)
+		if u168 {
+			u169 = u34
+		}
+		u170 := int32(uint32(0x2)) > int32(u167)
+		u171 := uint32(0x0)
+		if u170 {
+			u171 = u36
+		}
+		u172 := int32(uint32(0x3)) > int32(u167)
+		u173 := uint32(0x0)
+		if u172 {
+			u173 = u38
+		}
+		u174 := int32(uint32(0x4)) > int32(u167)
+		u175 := uint32(0x0)
+		if u174 {
+			u175 = u40
+		}
+		u176 := int32(uint32(0x5)) > int32(u167)
+		u177 := uint32(0x0)
+		if u176 {
+			u177 = u42
+		}
+		u178 := int32(uint32(0x6)) > int32(u167)
+		u179 := uint32(0x0)
+		if u178 {
+			u179 = u44
+		}
+		u180 := int32(uint32(0x7)) > int32(u167)
+		u181 := uint32(0x0)
+		if u180 {
+			u181 = u46
+		}
+		u182 := int32(uint32(0x8)) > int32(u167)
+		u183 := uint32(0x0)
+		if u182 {
+			u183 = u48
+		}
+		u184 := int32(uint32(0x9)) > int32(u167)
+		u185 := uint32(0x0)
+		if u184 {
+			u185 = u50
+		}
+		u186 := int32(uint32(0xa)) > int32(u167)
+		u187 := uint32(0x0)
+		if u186 {
+			u187 = u52
+		}
+		u188 := int32(uint32(0xb)) > int32(u167)
+		u189 := uint32(0x0)
+		if u188 {
+			u189 = u54
+		}
+		u190 := int32(uint32(0xc)) > int32(u167)
+		u191 := uint32(0x0)
+		if u190 {
+			u191 = u56
+		}
+		u192 := int32(uint32(0xd)) > int32(u167)
+		u193 := uint32(0x0)
+		if u192 {
+			u193 = u58
+		}
+		u194 := int32(uint32(0xe)) > int32(u167)
+		u195 := uint32(0x0)
+		if u194 {
+			u195 = u60
+		}
+		u196 := int32(uint32(0xf)) > int32(u167)
+		u197 := uint32(0x0)
+		if u196 {
+			u197 = u62
+		}
+		u198 := int32(uint32(0x10)) > int32(u167)
+		u199 := uint32(0x0)
+		if u198 {
+			u199 = u64
+		}
+		u200 := int32(uint32(0x11)) > int32(u167)
+		u201 := uint32(0x0)
+		if u200 {
+			u201 = u66
+		}
+		u202 := int32(uint32(0x12)) > int32(u167)
+		u203 := uint32(0x0)
+		if u202 {
+			u203 = u68
+		}
+		u204 := int32(uint32(0x13)) > int32(u167)
+		u205 := uint32(0x0)
+		if u204 {
+			u205 = u70
+		}
+		u206 := int32(uint32(0x14)) > int32(u167)
+		u207 := uint32(0x0)
+		if u206 {
+			u207 = u72
+		}
+		u208 := int32(uint32(0x15)) > int32(u167)
+		u209 := uint32(0x0)
+		if u208 {
+			u209 = u74
+		}
+		u210 := int32(uint32(0x16)) > int32(u167)
+		u211 := uint32(0x0)
+		if u210 {
+			u211 = u76
+		}
+		u212 := int32(uint32(0x17)) > int32(u167)
+		u213 := uint32(0x0)
+		if u212 {
+			u213 = u78
+		}
+		u214 := int32(uint32(0x18)) > int32(u167)
+		u215 := uint32(0x0)
+		if u214 {
+			u215 = u80
+		}
+		u216 := int32(uint32(0x19)) > int32(u167)
+		u217 := uint32(0x0)
+		if u216 {
+			u217 = u82
+		}
+		u218 := int32(uint32(0x1a)) > int32(u167)
+		u219 := uint32(0x0)
+		if u218 {
+			u219 = u84
+		}
+		u220 := int32(uint32(0x1b)) > int32(u167)
+		u221 := uint32(0x0)
+		if u220 {
+			u221 = u86
+		}
+		u222 := int32(uint32(0x1c)) > int32(u167)
+		u223 := uint32(0x0)
+		if u222 {
+			u223 = u88
+		}
+		u224 := int32(uint32(0x1d)) > int32(u167)
+		u225 := uint32(0x0)
+		if u224 {
+			u225 = u90
+		}
+		u226 := int32(uint32(0x1e)) > int32(u167)
+		u227 := uint32(0x0)
+		if u226 {
+			u227 = u92
+		}
+		u228 := int32(uint32(0x1f)) > int32(u167)
+		u229 := uint32(0x0)
+		if u228 {
+			u229 = u94
+		}
+		u230 := int32(uint32(0x20)) > int32(u167)
+		u231 := uint32(0x0)
+		if u230 {
+			u231 = u96
+		}
+		u232 := max(u169, u171, u173, u175, u177, u179, u181, u183, u185, u187, u189, u191, u193, u195, u197, u199, u201, u203, u205, u207, u209, u211, u213, u215, u217, u219, u221, u223, u225, u227, u229, u231)
+		u233 := math.Float32frombits(u232)
+		u234 := math.Float32bits(float32(u233 / 127.0))
+		u235 := u234 & uint32(0x7fffffff)
+		u236 := u235 >> 13
+		u237 := u236 & uint32(0x1)
+		u238 := u235 + u237
+		u239 := u238 + uint32(0xc8000fff)
+		u240 := u239 >> 13
+		u241 := math.Float32frombits(u235)
+		u242 := math.Float32frombits(uint32(0x3f000000))
+		u243 := math.Float32bits(u241 + u242)
+		u244 := u243 - uint32(0x3f000000)
+		u245 := int32(uint32(0x38800000)) > int32(u235)
+		u246 := u240
+		if u245 {
+			u246 = u244
+		}
+		u247 := int32(u235) > int32(uint32(0x477fefff))
+		u248 := u246
+		if u247 {
+			u248 = uint32(0x7c00)
+		}
+		u249 := u235 >> 13
+		u250 := u249 & uint32(0x3ff)
+		u251 := u250 | uint32(0x7e00)
+		u252 := int32(u235) > int32(uint32(0x7f800000))
+		u253 := u248
+		if u252 {
+			u253 = u251
+		}
+		u254 := u234 & uint32(0x80000000)
+		u255 := u254 >> 16
+		u256 := u253 | u255
+		d[0], d[1] = uint8(u256), uint8(u256>>8)
+		u257 := math.Float32bits(float32(u233 / 127.0))
+		u258 := u257 == uint32(0x0)
+		u259 := math.Float32frombits(uint32(0x0))
+		u260 := float32(1.0 / float32(u233/127.0))
+		if u258 {
+			u260 = u259
+		}
+		u261 := float32(u1*u260) != float32(u1*u260)
+		u262 := math.Float32frombits(uint32(0x0))
+		u263 := float32(u1 * u260)
+		if u261 {
+			u263 = u262
+		}
+		u264 := min(u263, 127.0)
+		u265 := max(u264, -127.0)
+		u266 := math.Float32bits(u265)
+		u267 := u266 & uint32(0x80000000)
+		u268 := u267 | uint32(0x3effffff)
+		u269 := math.Float32frombits(u268)
+		u270 := uint32(int32(u265 + u269))
+		u271 := float32(u2*u260) != float32(u2*u260)
+		u272 := math.Float32frombits(uint32(0x0))
+		u273 := float32(u2 * u260)
+		if u271 {
+			u273 = u272
+		}
+		u274 := min(u273, 127.0)
+		u275 := max(u274, -127.0)
+		u276 := math.Float32bits(u275)
+		u277 := u276 & uint32(0x80000000)
+		u278 := u277 | uint32(0x3effffff)
+		u279 := math.Float32frombits(u278)
+		u280 := uint32(int32(u275 + u279))
+		u281 := float32(u3*u260) != float32(u3*u260)
+		u282 := math.Float32frombits(uint32(0x0))
+		u283 := float32(u3 * u260)
+		if u281 {
+			u283 = u282
+		}
+		u284 := min(u283, 127.0)
+		u285 := max(u284, -127.0)
+		u286 := math.Float32bits(u285)
+		u287 := u286 & uint32(0x80000000)
+		u288 := u287 | uint32(0x3effffff)
+		u289 := math.Float32frombits(u288)
+		u290 := uint32(int32(u285 + u289))
+		u291 := float32(u4*u260) != float32(u4*u260)
+		u292 := math.Float32frombits(uint32(0x0))
+		u293 := float32(u4 * u260)
+		if u291 {
+			u293 = u292
+		}
+		u294 := min(u293, 127.0)
+		u295 := max(u294, -127.0)
+		u296 := math.Float32bits(u295)
+		u297 := u296 & uint32(0x80000000)
+		u298 := u297 | uint32(0x3effffff)
+		u299 := math.Float32frombits(u298)
+		u300 := uint32(int32(u295 + u299))
+		u301 := float32(u5*u260) != float32(u5*u260)
+		u302 := math.Float32frombits(uint32(0x0))
+		u303 := float32(u5 * u260)
+		if u301 {
+			u303 = u302
+		}
+		u304 := min(u303, 127.0)
+		u305 := max(u304, -127.0)
+		u306 := math.Float32bits(u305)
+		u307 := u306 & uint32(0x80000000)
+		u308 := u307 | uint32(0x3effffff)
+		u309 := math.Float32frombits(u308)
+		u310 := uint32(int32(u305 + u309))
+		u311 := float32(u6*u260) != float32(u6*u260)
+		u312 := math.Float32frombits(uint32(0x0))
+		u313 := float32(u6 * u260)
+		if u311 {
+			u313 = u312
+		}
+		u314 := min(u313, 127.0)
+		u315 := max(u314, -127.0)
+		u316 := math.Float32bits(u315)
+		u317 := u316 & uint32(0x80000000)
+		u318 := u317 | uint32(0x3effffff)
+		u319 := math.Float32frombits(u318)
+		u320 := uint32(int32(u315 + u319))
+		u321 := float32(u7*u260) != float32(u7*u260)
+		u322 := math.Float32frombits(uint32(0x0))
+		u323 := float32(u7 * u260)
+		if u321 {
+			u323 = u322
+		}
+		u324 := min(u323, 127.0)
+		u325 := max(u324, -127.0)
+		u326 := math.Float32bits(u325)
+		u327 := u326 & uint32(0x80000000)
+		u328 := u327 | uint32(0x3effffff)
+		u329 := math.Float32frombits(u328)
+		u330 := uint32(int32(u325 + u329))
+		u331 := float32(u8*u260) != float32(u8*u260)
+		u332 := math.Float32frombits(uint32(0x0))
+		u333 := float32(u8 * u260)
+		if u331 {
+			u333 = u332
+		}
+		u334 := min(u333, 127.0)
+		u335 := max(u334, -127.0)
+		u336 := math.Float32bits(u335)
+		u337 := u336 & uint32(0x80000000)
+		u338 := u337 | uint32(0x3effffff)
+		u339 := math.Float32frombits(u338)
+		u340 := uint32(int32(u335 + u339))
+		u341 := float32(u9*u260) != float32(u9*u260)
+		u342 := math.Float32frombits(uint32(0x0))
+		u343 := float32(u9 * u260)
+		if u341 {
+			u343 = u342
+		}
+		u344 := min(u343, 127.0)
+		u345 := max(u344, -127.0)
+		u346 := math.Float32bits(u345)
+		u347 := u346 & uint32(0x80000000)
+		u348 := u347 | uint32(0x3effffff)
+		u349 := math.Float32frombits(u348)
+		u350 := uint32(int32(u345 + u349))
+		u351 := float32(u10*u260) != float32(u10*u260)
+		u352 := math.Float32frombits(uint32(0x0))
+		u353 := float32(u10 * u260)
+		if u351 {
+			u353 = u352
+		}
+		u354 := min(u353, 127.0)
+		u355 := max(u354, -127.0)
+		u356 := math.Float32bits(u355)
+		u357 := u356 & uint32(0x80000000)
+		u358 := u357 | uint32(0x3effffff)
+		u359 := math.Float32frombits(u358)
+		u360 := uint32(int32(u355 + u359))
+		u361 := float32(u11*u260) != float32(u11*u260)
+		u362 := math.Float32frombits(uint32(0x0))
+		u363 := float32(u11 * u260)
+		if u361 {
+			u363 = u362
+		}
+		u364 := min(u363, 127.0)
+		u365 := max(u364, -127.0)
+		u366 := math.Float32bits(u365)
+		u367 := u366 & uint32(0x80000000)
+		u368 := u367 | uint32(0x3effffff)
+		u369 := math.Float32frombits(u368)
+		u370 := uint32(int32(u365 + u369))
+		u371 := float32(u12*u260) != float32(u12*u260)
+		u372 := math.Float32frombits(uint32(0x0))
+		u373 := float32(u12 * u260)
+		if u371 {
+			u373 = u372
+		}
+		u374 := min(u373, 127.0)
+		u375 := max(u374, -127.0)
+		u376 := math.Float32bits(u375)
+		u377 := u376 & uint32(0x80000000)
+		u378 := u377 | uint32(0x3effffff)
+		u379 := math.Float32frombits(u378)
+		u380 := uint32(int32(u375 + u379))
+		u381 := float32(u13*u260) != float32(u13*u260)
+		u382 := math.Float32frombits(uint32(0x0))
+		u383 := float32(u13 * u260)
+		if u381 {
+			u383 = u382
+		}
+		u384 := min(u383, 127.0)
+		u385 := max(u384, -127.0)
+		u386 := math.Float32bits(u385)
+		u387 := u386 & uint32(0x80000000)
+		u388 := u387 | uint32(0x3effffff)
+		u389 := math.Float32frombits(u388)
+		u390 := uint32(int32(u385 + u389))
+		u391 := float32(u14*u260) != float32(u14*u260)
+		u392 := math.Float32frombits(uint32(0x0))
+		u393 := float32(u14 * u260)
+		if u391 {
+			u393 = u392
+		}
+		u394 := min(u393, 127.0)
+		u395 := max(u394, -127.0)
+		u396 := math.Float32bits(u395)
+		u397 := u396 & uint32(0x80000000)
+		u398 := u397 | uint32(0x3effffff)
+		u399 := math.Float32frombits(u398)
+		u400 := uint32(int32(u395 + u399))
+		u401 := float32(u15*u260) != float32(u15*u260)
+		u402 := math.Float32frombits(uint32(0x0))
+		u403 := float32(u15 * u260)
+		if u401 {
+			u403 = u402
+		}
+		u404 := min(u403, 127.0)
+		u405 := max(u404, -127.0)
+		u406 := math.Float32bits(u405)
+		u407 := u406 & uint32(0x80000000)
+		u408 := u407 | uint32(0x3effffff)
+		u409 := math.Float32frombits(u408)
+		u410 := uint32(int32(u405 + u409))
+		u411 := float32(u16*u260) != float32(u16*u260)
+		u412 := math.Float32frombits(uint32(0x0))
+		u413 := float32(u16 * u260)
+		if u411 {
+			u413 = u412
+		}
+		u414 := min(u413, 127.0)
+		u415 := max(u414, -127.0)
+		u416 := math.Float32bits(u415)
+		u417 := u416 & uint32(0x80000000)
+		u418 := u417 | uint32(0x3effffff)
+		u419 := math.Float32frombits(u418)
+		u420 := uint32(int32(u415 + u419))
+		u421 := float32(u17*u260) != float32(u17*u260)
+		u422 := math.Float32frombits(uint32(0x0))
+		u423 := float32(u17 * u260)
+		if u421 {
+			u423 = u422
+		}
+		u424 := min(u423, 127.0)
+		u425 := max(u424, -127.0)
+		u426 := math.Float32bits(u425)
+		u427 := u426 & uint32(0x80000000)
+		u428 := u427 | uint32(0x3effffff)
+		u429 := math.Float32frombits(u428)
+		u430 := uint32(int32(u425 + u429))
+		u431 := float32(u18*u260) != float32(u18*u260)
+		u432 := math.Float32frombits(uint32(0x0))
+		u433 := float32(u18 * u260)
+		if u431 {
+			u433 = u432
+		}
+		u434 := min(u433, 127.0)
+		u435 := max(u434, -127.0)
+		u436 := math.Float32bits(u435)
+		u437 := u436 & uint32(0x80000000)
+		u438 := u437 | uint32(0x3effffff)
+		u439 := math.Float32frombits(u438)
+		u440 := uint32(int32(u435 + u439))
+		u441 := float32(u19*u260) != float32(u19*u260)
+		u442 := math.Float32frombits(uint32(0x0))
+		u443 := float32(u19 * u260)
+		if u441 {
+			u443 = u442
+		}
+		u444 := min(u443, 127.0)
+		u445 := max(u444, -127.0)
+		u446 := math.Float32bits(u445)
+		u447 := u446 & uint32(0x80000000)
+		u448 := u447 | uint32(0x3effffff)
+		u449 := math.Float32frombits(u448)
+		u450 := uint32(int32(u445 + u449))
+		u451 := float32(u20*u260) != float32(u20*u260)
+		u452 := math.Float32frombits(uint32(0x0))
+		u453 := float32(u20 * u260)
+		if u451 {
+			u453 = u452
+		}
+		u454 := min(u453, 127.0)
+		u455 := max(u454, -127.0)
+		u456 := math.Float32bits(u455)
+		u457 := u456 & uint32(0x80000000)
+		u458 := u457 | uint32(0x3effffff)
+		u459 := math.Float32frombits(u458)
+		u460 := uint32(int32(u455 + u459))
+		u461 := float32(u21*u260) != float32(u21*u260)
+		u462 := math.Float32frombits(uint32(0x0))
+		u463 := float32(u21 * u260)
+		if u461 {
+			u463 = u462
+		}
+		u464 := min(u463, 127.0)
+		u465 := max(u464, -127.0)
+		u466 := math.Float32bits(u465)
+		u467 := u466 & uint32(0x80000000)
+		u468 := u467 | uint32(0x3effffff)
+		u469 := math.Float32frombits(u468)
+		u470 := uint32(int32(u465 + u469))
+		u471 := float32(u22*u260) != float32(u22*u260)
+		u472 := math.Float32frombits(uint32(0x0))
+		u473 := float32(u22 * u260)
+		if u471 {
+			u473 = u472
+		}
+		u474 := min(u473, 127.0)
+		u475 := max(u474, -127.0)
+		u476 := math.Float32bits(u475)
+		u477 := u476 & uint32(0x80000000)
+		u478 := u477 | uint32(0x3effffff)
+		u479 := math.Float32frombits(u478)
+		u480 := uint32(int32(u475 + u479))
+		u481 := float32(u23*u260) != float32(u23*u260)
+		u482 := math.Float32frombits(uint32(0x0))
+		u483 := float32(u23 * u260)
+		if u481 {
+			u483 = u482
+		}
+		u484 := min(u483, 127.0)
+		u485 := max(u484, -127.0)
+		u486 := math.Float32bits(u485)
+		u487 := u486 & uint32(0x80000000)
+		u488 := u487 | uint32(0x3effffff)
+		u489 := math.Float32frombits(u488)
+		u490 := uint32(int32(u485 + u489))
+		u491 := float32(u24*u260) != float32(u24*u260)
+		u492 := math.Float32frombits(uint32(0x0))
+		u493 := float32(u24 * u260)
+		if u491 {
+			u493 = u492
+		}
+		u494 := min(u493, 127.0)
+		u495 := max(u494, -127.0)
+		u496 := math.Float32bits(u495)
+		u497 := u496 & uint32(0x80000000)
+		u498 := u497 | uint32(0x3effffff)
+		u499 := math.Float32frombits(u498)
+		u500 := uint32(int32(u495 + u499))
+		u501 := float32(u25*u260) != float32(u25*u260)
+		u502 := math.Float32frombits(uint32(0x0))
+		u503 := float32(u25 * u260)
+		if u501 {
+			u503 = u502
+		}
+		u504 := min(u503, 127.0)
+		u505 := max(u504, -127.0)
+		u506 := math.Float32bits(u505)
+		u507 := u506 & uint32(0x80000000)
+		u508 := u507 | uint32(0x3effffff)
+		u509 := math.Float32frombits(u508)
+		u510 := uint32(int32(u505 + u509))
+		u511 := float32(u26*u260) != float32(u26*u260)
+		u512 := math.Float32frombits(uint32(0x0))
+		u513 := float32(u26 * u260)
+		if u511 {
+			u513 = u512
+		}
+		u514 := min(u513, 127.0)
+		u515 := max(u514, -127.0)
+		u516 := math.Float32bits(u515)
+		u517 := u516 & uint32(0x80000000)
+		u518 := u517 | uint32(0x3effffff)
+		u519 := math.Float32frombits(u518)
+		u520 := uint32(int32(u515 + u519))
+		u521 := float32(u27*u260) != float32(u27*u260)
+		u522 := math.Float32frombits(uint32(0x0))
+		u523 := float32(u27 * u260)
+		if u521 {
+			u523 = u522
+		}
+		u524 := min(u523, 127.0)
+		u525 := max(u524, -127.0)
+		u526 := math.Float32bits(u525)
+		u527 := u526 & uint32(0x80000000)
+		u528 := u527 | uint32(0x3effffff)
+		u529 := math.Float32frombits(u528)
+		u530 := uint32(int32(u525 + u529))
+		u531 := float32(u28*u260) != float32(u28*u260)
+		u532 := math.Float32frombits(uint32(0x0))
+		u533 := float32(u28 * u260)
+		if u531 {
+			u533 = u532
+		}
+		u534 := min(u533, 127.0)
+		u535 := max(u534, -127.0)
+		u536 := math.Float32bits(u535)
+		u537 := u536 & uint32(0x80000000)
+		u538 := u537 | uint32(0x3effffff)
+		u539 := math.Float32frombits(u538)
+		u540 := uint32(int32(u535 + u539))
+		u541 := float32(u29*u260) != float32(u29*u260)
+		u542 := math.Float32frombits(uint32(0x0))
+		u543 := float32(u29 * u260)
+		if u541 {
+			u543 = u542
+		}
+		u544 := min(u543, 127.0)
+		u545 := max(u544, -127.0)
+		u546 := math.Float32bits(u545)
+		u547 := u546 & uint32(0x80000000)
+		u548 := u547 | uint32(0x3effffff)
+		u549 := math.Float32frombits(u548)
+		u550 := uint32(int32(u545 + u549))
+		u551 := float32(u30*u260) != float32(u30*u260)
+		u552 := math.Float32frombits(uint32(0x0))
+		u553 := float32(u30 * u260)
+		if u551 {
+			u553 = u552
+		}
+		u554 := min(u553, 127.0)
+		u555 := max(u554, -127.0)
+		u556 := math.Float32bits(u555)
+		u557 := u556 & uint32(0x80000000)
+		u558 := u557 | uint32(0x3effffff)
+		u559 := math.Float32frombits(u558)
+		u560 := uint32(int32(u555 + u559))
+		u561 := float32(u31*u260) != float32(u31*u260)
+		u562 := math.Float32frombits(uint32(0x0))
+		u563 := float32(u31 * u260)
+		if u561 {
+			u563 = u562
+		}
+		u564 := min(u563, 127.0)
+		u565 := max(u564, -127.0)
+		u566 := math.Float32bits(u565)
+		u567 := u566 & uint32(0x80000000)
+		u568 := u567 | uint32(0x3effffff)
+		u569 := math.Float32frombits(u568)
+		u570 := uint32(int32(u565 + u569))
+		u571 := float32(u32*u260) != float32(u32*u260)
+		u572 := math.Float32frombits(uint32(0x0))
+		u573 := float32(u32 * u260)
+		if u571 {
+			u573 = u572
+		}
+		u574 := min(u573, 127.0)
+		u575 := max(u574, -127.0)
+		u576 := math.Float32bits(u575)
+		u577 := u576 & uint32(0x80000000)
+		u578 := u577 | uint32(0x3effffff)
+		u579 := math.Float32frombits(u578)
+		u580 := uint32(int32(u575 + u579))
+		d[2] = uint8(u270)
+		d[3] = uint8(u280)
+		d[4] = uint8(u290)
+		d[5] = uint8(u300)
+		d[6] = uint8(u310)
+		d[7] = uint8(u320)
+		d[8] = uint8(u330)
+		d[9] = uint8(u340)
+		d[10] = uint8(u350)
+		d[11] = uint8(u360)
+		d[12] = uint8(u370)
+		d[13] = uint8(u380)
+		d[14] = uint8(u390)
+		d[15] = uint8(u400)
+		d[16] = uint8(u410)
+		d[17] = uint8(u420)
+		d[18] = uint8(u430)
+		d[19] = uint8(u440)
+		d[20] = uint8(u450)
+		d[21] = uint8(u460)
+		d[22] = uint8(u470)
+		d[23] = uint8(u480)
+		d[24] = uint8(u490)
+		d[25] = uint8(u500)
+		d[26] = uint8(u510)
+		d[27] = uint8(u520)
+		d[28] = uint8(u530)
+		d[29] = uint8(u540)
+		d[30] = uint8(u550)
+		d[31] = uint8(u560)
+		d[32] = uint8(u570)
+		d[33] = uint8(u580)
+	} else {
+		u581 := math.Float32frombits(u97)
+		u582 := math.Float32bits(float32(u581 / 127.0))
+		u583 := u582 & uint32(0x7fffffff)
+		u584 := u583 >> 13
+		u585 := u584 & uint32(0x1)
+		u586 := u583 + u585
+		u587 := u586 + uint32(0xc8000fff)
+		u588 := u587 >> 13
+		u589 := math.Float32frombits(u583)
+		u590 := math.Float32frombits(uint32(0x3f000000))
+		u591 := math.Float32bits(u589 + u590)
+		u592 := u591 - uint32(0x3f000000)
+		u593 := int32(uint32(0x38800000)) > int32(u583)
+		u594 := u588
+		if u593 {
+			u594 = u592
+		}
+		u595 := int32(u583) > int32(uint32(0x477fefff))
+		u596 := u594
+		if u595 {
+			u596 = uint32(0x7c00)
+		}
+		u597 := u583 >> 13
+		u598 := u597 & uint32(0x3ff)
+		u599 := u598 | uint32(0x7e00)
+		u600 := int32(u583) > int32(uint32(0x7f800000))
+		u601 := u596
+		if u600 {
+			u601 = u599
+		}
+		u602 := u582 & uint32(0x80000000)
+		u603 := u602 >> 16
+		u604 := u601 | u603
+		d[0], d[1] = uint8(u604), uint8(u604>>8)
+		u605 := math.Float32bits(u1)
+		u606 := u605 & uint32(0x80000000)
+		u607 := u606 | uint32(0x3effffff)
+		u608 := math.Float32frombits(u607)
+		u609 := uint32(int32(float32(u1*float32(1.0/float32(u581/127.0))) + u608))
+		u610 := math.Float32bits(u2)
+		u611 := u610 & uint32(0x80000000)
+		u612 := u611 | uint32(0x3effffff)
+		u613 := math.Float32frombits(u612)
+		u614 := uint32(int32(float32(u2*float32(1.0/float32(u581/127.0))) + u613))
+		u615 := math.Float32bits(u3)
+		u616 := u615 & uint32(0x80000000)
+		u617 := u616 | uint32(0x3effffff)
+		u618 := math.Float32frombits(u617)
+		u619 := uint32(int32(float32(u3*float32(1.0/float32(u581/127.0))) + u618))
+		u620 := math.Float32bits(u4)
+		u621 := u620 & uint32(0x80000000)
+		u622 := u621 | uint32(0x3effffff)
+		u623 := math.Float32frombits(u622)
+		u624 := uint32(int32(float32(u4*float32(1.0/float32(u581/127.0))) + u623))
+		u625 := math.Float32bits(u5)
+		u626 := u625 & uint32(0x80000000)
+		u627 := u626 | uint32(0x3effffff)
+		u628 := math.Float32frombits(u627)
+		u629 := uint32(int32(float32(u5*float32(1.0/float32(u581/127.0))) + u628))
+		u630 := math.Float32bits(u6)
+		u631 := u630 & uint32(0x80000000)
+		u632 := u631 | uint32(0x3effffff)
+		u633 := math.Float32frombits(u632)
+		u634 := uint32(int32(float32(u6*float32(1.0/float32(u581/127.0))) + u633))
+		u635 := math.Float32bits(u7)
+		u636 := u635 & uint32(0x80000000)
+		u637 := u636 | uint32(0x3effffff)
+		u638 := math.Float32frombits(u637)
+		u639 := uint32(int32(float32(u7*float32(1.0/float32(u581/127.0))) + u638))
+		u640 := math.Float32bits(u8)
+		u641 := u640 & uint32(0x80000000)
+		u642 := u641 | uint32(0x3effffff)
+		u643 := math.Float32frombits(u642)
+		u644 := uint32(int32(float32(u8*float32(1.0/float32(u581/127.0))) + u643))
+		u645 := math.Float32bits(u9)
+		u646 := u645 & uint32(0x80000000)
+		u647 := u646 | uint32(0x3effffff)
+		u648 := math.Float32frombits(u647)
+		u649 := uint32(int32(float32(u9*float32(1.0/float32(u581/127.0))) + u648))
+		u650 := math.Float32bits(u10)
+		u651 := u650 & uint32(0x80000000)
+		u652 := u651 | uint32(0x3effffff)
+		u653 := math.Float32frombits(u652)
+		u654 := uint32(int32(float32(u10*float32(1.0/float32(u581/127.0))) + u653))
+		u655 := math.Float32bits(u11)
+		u656 := u655 & uint32(0x80000000)
+		u657 := u656 | uint32(0x3effffff)
+		u658 := math.Float32frombits(u657)
+		u659 := uint32(int32(float32(u11*float32(1.0/float32(u581/127.0))) + u658))
+		u660 := math.Float32bits(u12)
+		u661 := u660 & uint32(0x80000000)
+		u662 := u661 | uint32(0x3effffff)
+		u663 := math.Float32frombits(u662)
+		u664 := uint32(int32(float32(u12*float32(1.0/float32(u581/127.0))) + u663))
+		u665 := math.Float32bits(u13)
+		u666 := u665 & uint32(0x80000000)
+		u667 := u666 | uint32(0x3effffff)
+		u668 := math.Float32frombits(u667)
+		u669 := uint32(int32(float32(u13*float32(1.0/float32(u581/127.0))) + u668))
+		u670 := math.Float32bits(u14)
+		u671 := u670 & uint32(0x80000000)
+		u672 := u671 | uint32(0x3effffff)
+		u673 := math.Float32frombits(u672)
+		u674 := uint32(int32(float32(u14*float32(1.0/float32(u581/127.0))) + u673))
+		u675 := math.Float32bits(u15)
+		u676 := u675 & uint32(0x80000000)
+		u677 := u676 | uint32(0x3effffff)
+		u678 := math.Float32frombits(u677)
+		u679 := uint32(int32(float32(u15*float32(1.0/float32(u581/127.0))) + u678))
+		u680 := math.Float32bits(u16)
+		u681 := u680 & uint32(0x80000000)
+		u682 := u681 | uint32(0x3effffff)
+		u683 := math.Float32frombits(u682)
+		u684 := uint32(int32(float32(u16*float32(1.0/float32(u581/127.0))) + u683))
+		u685 := math.Float32bits(u17)
+		u686 := u685 & uint32(0x80000000)
+		u687 := u686 | uint32(0x3effffff)
+		u688 := math.Float32frombits(u687)
+		u689 := uint32(int32(float32(u17*float32(1.0/float32(u581/127.0))) + u688))
+		u690 := math.Float32bits(u18)
+		u691 := u690 & uint32(0x80000000)
+		u692 := u691 | uint32(0x3effffff)
+		u693 := math.Float32frombits(u692)
+		u694 := uint32(int32(float32(u18*float32(1.0/float32(u581/127.0))) + u693))
+		u695 := math.Float32bits(u19)
+		u696 := u695 & uint32(0x80000000)
+		u697 := u696 | uint32(0x3effffff)
+		u698 := math.Float32frombits(u697)
+		u699 := uint32(int32(float32(u19*float32(1.0/float32(u581/127.0))) + u698))
+		u700 := math.Float32bits(u20)
+		u701 := u700 & uint32(0x80000000)
+		u702 := u701 | uint32(0x3effffff)
+		u703 := math.Float32frombits(u702)
+		u704 := uint32(int32(float32(u20*float32(1.0/float32(u581/127.0))) + u703))
+		u705 := math.Float32bits(u21)
+		u706 := u705 & uint32(0x80000000)
+		u707 := u706 | uint32(0x3effffff)
+		u708 := math.Float32frombits(u707)
+		u709 := uint32(int32(float32(u21*float32(1.0/float32(u581/127.0))) + u708))
+		u710 := math.Float32bits(u22)
+		u711 := u710 & uint32(0x80000000)
+		u712 := u711 | uint32(0x3effffff)
+		u713 := math.Float32frombits(u712)
+		u714 := uint32(int32(float32(u22*float32(1.0/float32(u581/127.0))) + u713))
+		u715 := math.Float32bits(u23)
+		u716 := u715 & uint32(0x80000000)
+		u717 := u716 | uint32(0x3effffff)
+		u718 := math.Float32frombits(u717)
+		u719 := uint32(int32(float32(u23*float32(1.0/float32(u581/127.0))) + u718))
+		u720 := math.Float32bits(u24)
+		u721 := u720 & uint32(0x80000000)
+		u722 := u721 | uint32(0x3effffff)
+		u723 := math.Float32frombits(u722)
+		u724 := uint32(int32(float32(u24*float32(1.0/float32(u581/127.0))) + u723))
+		u725 := math.Float32bits(u25)
+		u726 := u725 & uint32(0x80000000)
+		u727 := u726 | uint32(0x3effffff)
+		u728 := math.Float32frombits(u727)
+		u729 := uint32(int32(float32(u25*float32(1.0/float32(u581/127.0))) + u728))
+		u730 := math.Float32bits(u26)
+		u731 := u730 & uint32(0x80000000)
+		u732 := u731 | uint32(0x3effffff)
+		u733 := math.Float32frombits(u732)
+		u734 := uint32(int32(float32(u26*float32(1.0/float32(u581/127.0))) + u733))
+		u735 := math.Float32bits(u27)
+		u736 := u735 & uint32(0x80000000)
+		u737 := u736 | uint32(0x3effffff)
+		u738 := math.Float32frombits(u737)
+		u739 := uint32(int32(float32(u27*float32(1.0/float32(u581/127.0))) + u738))
+		u740 := math.Float32bits(u28)
+		u741 := u740 & uint32(0x80000000)
+		u742 := u741 | uint32(0x3effffff)
+		u743 := math.Float32frombits(u742)
+		u744 := uint32(int32(float32(u28*float32(1.0/float32(u581/127.0))) + u743))
+		u745 := math.Float32bits(u29)
+		u746 := u745 & uint32(0x80000000)
+		u747 := u746 | uint32(0x3effffff)
+		u748 := math.Float32frombits(u747)
+		u749 := uint32(int32(float32(u29*float32(1.0/float32(u581/127.0))) + u748))
+		u750 := math.Float32bits(u30)
+		u751 := u750 & uint32(0x80000000)
+		u752 := u751 | uint32(0x3effffff)
+		u753 := math.Float32frombits(u752)
+		u754 := uint32(int32(float32(u30*float32(1.0/float32(u581/127.0))) + u753))
+		u755 := math.Float32bits(u31)
+		u756 := u755 & uint32(0x80000000)
+		u757 := u756 | uint32(0x3effffff)
+		u758 := math.Float32frombits(u757)
+		u759 := uint32(int32(float32(u31*float32(1.0/float32(u581/127.0))) + u758))
+		u760 := math.Float32bits(u32)
+		u761 := u760 & uint32(0x80000000)
+		u762 := u761 | uint32(0x3effffff)
+		u763 := math.Float32frombits(u762)
+		u764 := uint32(int32(float32(u32*float32(1.0/float32(u581/127.0))) + u763))
+		d[2] = uint8(u609)
+		d[3] = uint8(u614)
+		d[4] = uint8(u619)
+		d[5] = uint8(u624)
+		d[6] = uint8(u629)
+		d[7] = uint8(u634)
+		d[8] = uint8(u639)
+		d[9] = uint8(u644)
+		d[10] = uint8(u649)
+		d[11] = uint8(u654)
+		d[12] = uint8(u659)
+		d[13] = uint8(u664)
+		d[14] = uint8(u669)
+		d[15] = uint8(u674)
+		d[16] = uint8(u679)
+		d[17] = uint8(u684)
+		d[18] = uint8(u689)
+		d[19] = uint8(u694)
+		d[20] = uint8(u699)
+		d[21] = uint8(u704)
+		d[22] = uint8(u709)
+		d[23] = uint8(u714)
+		d[24] = uint8(u719)
+		d[25] = uint8(u724)
+		d[26] = uint8(u729)
+		d[27] = uint8(u734)
+		d[28] = uint8(u739)
+		d[29] = uint8(u744)
+		d[30] = uint8(u749)
+		d[31] = uint8(u754)
+		d[32] = uint8(u759)
+		d[33] = uint8(u764)
+	}
+}
+
 // store_q8_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
 func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			q8Block((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
+		for b765 := range 4 {
+			q8Quantize((*[34]uint8)(dst[34*b765:]), (*[32]float32)(src[32*b765:]))
 		}
 		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
 			break
@@ -464,11 +1616,133 @@ func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
+// q8Dequantize dequantizes the q8_0 block at s into the 32 float32 at d: package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there.
+func q8Dequantize(d *[32]float32, s *[34]uint8) {
+	u1 := uint32(s[0]) | uint32(s[1])<<8
+	u2 := u1 & uint32(0x7fff)
+	u3 := u2 << 13
+	u4 := u3 + uint32(0x38000000)
+	u5 := float32(int32(u2))
+	u6 := math.Float32frombits(uint32(0x33800000))
+	u7 := math.Float32bits(float32(u5 * u6))
+	u8 := int32(uint32(0x400)) > int32(u2)
+	u9 := u4
+	if u8 {
+		u9 = u7
+	}
+	u10 := int32(u2) > int32(uint32(0x7bff))
+	u11 := u3 | uint32(0x7f800000)
+	u12 := u9
+	if u10 {
+		u12 = u11
+	}
+	u13 := u1 & uint32(0x8000)
+	u14 := u13 << 16
+	u15 := u12 | u14
+	u16 := math.Float32frombits(u15)
+	u17 := uint32(int32(int8(s[2])))
+	u18 := uint32(int32(int8(s[3])))
+	u19 := uint32(int32(int8(s[4])))
+	u20 := uint32(int32(int8(s[5])))
+	u21 := uint32(int32(int8(s[6])))
+	u22 := uint32(int32(int8(s[7])))
+	u23 := uint32(int32(int8(s[8])))
+	u24 := uint32(int32(int8(s[9])))
+	u25 := uint32(int32(int8(s[10])))
+	u26 := uint32(int32(int8(s[11])))
+	u27 := uint32(int32(int8(s[12])))
+	u28 := uint32(int32(int8(s[13])))
+	u29 := uint32(int32(int8(s[14])))
+	u30 := uint32(int32(int8(s[15])))
+	u31 := uint32(int32(int8(s[16])))
+	u32 := uint32(int32(int8(s[17])))
+	u33 := uint32(int32(int8(s[18])))
+	u34 := uint32(int32(int8(s[19])))
+	u35 := uint32(int32(int8(s[20])))
+	u36 := uint32(int32(int8(s[21])))
+	u37 := uint32(int32(int8(s[22])))
+	u38 := uint32(int32(int8(s[23])))
+	u39 := uint32(int32(int8(s[24])))
+	u40 := uint32(int32(int8(s[25])))
+	u41 := uint32(int32(int8(s[26])))
+	u42 := uint32(int32(int8(s[27])))
+	u43 := uint32(int32(int8(s[28])))
+	u44 := uint32(int32(int8(s[29])))
+	u45 := uint32(int32(int8(s[30])))
+	u46 := uint32(int32(int8(s[31])))
+	u47 := uint32(int32(int8(s[32])))
+	u48 := uint32(int32(int8(s[33])))
+	u49 := float32(int32(u17))
+	u50 := float32(int32(u18))
+	u51 := float32(int32(u19))
+	u52 := float32(int32(u20))
+	u53 := float32(int32(u21))
+	u54 := float32(int32(u22))
+	u55 := float32(int32(u23))
+	u56 := float32(int32(u24))
+	u57 := float32(int32(u25))
+	u58 := float32(int32(u26))
+	u59 := float32(int32(u27))
+	u60 := float32(int32(u28))
+	u61 := float32(int32(u29))
+	u62 := float32(int32(u30))
+	u63 := float32(int32(u31))
+	u64 := float32(int32(u32))
+	u65 := float32(int32(u33))
+	u66 := float32(int32(u34))
+	u67 := float32(int32(u35))
+	u68 := float32(int32(u36))
+	u69 := float32(int32(u37))
+	u70 := float32(int32(u38))
+	u71 := float32(int32(u39))
+	u72 := float32(int32(u40))
+	u73 := float32(int32(u41))
+	u74 := float32(int32(u42))
+	u75 := float32(int32(u43))
+	u76 := float32(int32(u44))
+	u77 := float32(int32(u45))
+	u78 := float32(int32(u46))
+	u79 := float32(int32(u47))
+	u80 := float32(int32(u48))
+	d[0] = float32(u49 * u16)
+	d[1] = float32(u50 * u16)
+	d[2] = float32(u51 * u16)
+	d[3] = float32(u52 * u16)
+	d[4] = float32(u53 * u16)
+	d[5] = float32(u54 * u16)
+	d[6] = float32(u55 * u16)
+	d[7] = float32(u56 * u16)
+	d[8] = float32(u57 * u16)
+	d[9] = float32(u58 * u16)
+	d[10] = float32(u59 * u16)
+	d[11] = float32(u60 * u16)
+	d[12] = float32(u61 * u16)
+	d[13] = float32(u62 * u16)
+	d[14] = float32(u63 * u16)
+	d[15] = float32(u64 * u16)
+	d[16] = float32(u65 * u16)
+	d[17] = float32(u66 * u16)
+	d[18] = float32(u67 * u16)
+	d[19] = float32(u68 * u16)
+	d[20] = float32(u69 * u16)
+	d[21] = float32(u70 * u16)
+	d[22] = float32(u71 * u16)
+	d[23] = float32(u72 * u16)
+	d[24] = float32(u73 * u16)
+	d[25] = float32(u74 * u16)
+	d[26] = float32(u75 * u16)
+	d[27] = float32(u76 * u16)
+	d[28] = float32(u77 * u16)
+	d[29] = float32(u78 * u16)
+	d[30] = float32(u79 * u16)
+	d[31] = float32(u80 * u16)
+}
+
 // load_q8_0_128x128i_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
 func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			q8Unblock((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
+		for b81 := range 4 {
+			q8Dequantize((*[32]float32)(dst[32*b81:]), (*[34]uint8)(src[34*b81:]))
 		}
 		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
 			break

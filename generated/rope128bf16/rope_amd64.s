@@ -16,124 +16,132 @@ TEXT ·fwd_128x128i_avx512(SB), NOSPLIT, $0-48
 	JZ           done
 	SHLQ         $0x01, CX
 	MOVL         $0x00000001, SI
-	VPBROADCASTD SI, Z2
+	VPBROADCASTD SI, Z1
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z3
+	VPBROADCASTD SI, Z2
 	MOVL         $0x00000040, SI
-	VPBROADCASTD SI, Z4
+	VPBROADCASTD SI, Z3
 
 head:
 	VPMOVZXWD (AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    (DX), Z0, Z0
-	VMULPS    512(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    512(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, (AX)
 	VPMOVZXWD 32(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    64(DX), Z0, Z0
-	VMULPS    576(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    576(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 32(AX)
 	VPMOVZXWD 64(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    128(DX), Z0, Z0
-	VMULPS    640(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    640(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 64(AX)
 	VPMOVZXWD 96(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    192(DX), Z0, Z0
-	VMULPS    704(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    704(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 96(AX)
 	VPMOVZXWD 128(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    256(DX), Z0, Z0
-	VMULPS    768(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    768(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 128(AX)
 	VPMOVZXWD 160(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    320(DX), Z0, Z0
-	VMULPS    832(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    832(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 160(AX)
 	VPMOVZXWD 192(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    384(DX), Z0, Z0
-	VMULPS    896(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    896(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 192(AX)
 	VPMOVZXWD 224(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    448(DX), Z0, Z0
-	VMULPS    960(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    960(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 224(AX)
 	ADDQ      CX, AX
 	DECQ      BX
@@ -154,124 +162,132 @@ TEXT ·inv_128x128i_avx512(SB), NOSPLIT, $0-48
 	JZ           done
 	SHLQ         $0x01, CX
 	MOVL         $0x00000001, SI
-	VPBROADCASTD SI, Z2
+	VPBROADCASTD SI, Z1
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z3
+	VPBROADCASTD SI, Z2
 	MOVL         $0x00000040, SI
-	VPBROADCASTD SI, Z4
+	VPBROADCASTD SI, Z3
 
 head:
 	VPMOVZXWD (AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    (DX), Z0, Z0
-	VMULPS    512(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    512(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, (AX)
 	VPMOVZXWD 32(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    64(DX), Z0, Z0
-	VMULPS    576(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    576(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 32(AX)
 	VPMOVZXWD 64(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    128(DX), Z0, Z0
-	VMULPS    640(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    640(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 64(AX)
 	VPMOVZXWD 96(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    192(DX), Z0, Z0
-	VMULPS    704(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    704(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 96(AX)
 	VPMOVZXWD 128(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    256(DX), Z0, Z0
-	VMULPS    768(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    768(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 128(AX)
 	VPMOVZXWD 160(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    320(DX), Z0, Z0
-	VMULPS    832(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    832(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 160(AX)
 	VPMOVZXWD 192(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    384(DX), Z0, Z0
-	VMULPS    896(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    896(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 192(AX)
 	VPMOVZXWD 224(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    448(DX), Z0, Z0
-	VMULPS    960(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    960(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 224(AX)
 	ADDQ      CX, AX
 	DECQ      BX
@@ -292,124 +308,132 @@ TEXT ·fwdRows_128x128i_avx512(SB), NOSPLIT, $0-64
 	JZ           done
 	SHLQ         $0x01, CX
 	MOVL         $0x00000001, SI
-	VPBROADCASTD SI, Z2
+	VPBROADCASTD SI, Z1
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z3
+	VPBROADCASTD SI, Z2
 	MOVL         $0x00000040, SI
-	VPBROADCASTD SI, Z4
+	VPBROADCASTD SI, Z3
 
 head:
 	VPMOVZXWD (AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    (DX), Z0, Z0
-	VMULPS    512(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    512(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, (AX)
 	VPMOVZXWD 32(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    64(DX), Z0, Z0
-	VMULPS    576(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    576(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 32(AX)
 	VPMOVZXWD 64(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    128(DX), Z0, Z0
-	VMULPS    640(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    640(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 64(AX)
 	VPMOVZXWD 96(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    192(DX), Z0, Z0
-	VMULPS    704(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    704(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 96(AX)
 	VPMOVZXWD 128(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    256(DX), Z0, Z0
-	VMULPS    768(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    768(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 128(AX)
 	VPMOVZXWD 160(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    320(DX), Z0, Z0
-	VMULPS    832(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    832(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 160(AX)
 	VPMOVZXWD 192(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    384(DX), Z0, Z0
-	VMULPS    896(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    896(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 192(AX)
 	VPMOVZXWD 224(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    448(DX), Z0, Z0
-	VMULPS    960(DX), Z1, Z1
-	VADDPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    960(DX), Z4, Z4
+	VADDPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 224(AX)
 	ADDQ      CX, AX
 	ADDQ      $0x00000400, DX
@@ -431,124 +455,132 @@ TEXT ·invRows_128x128i_avx512(SB), NOSPLIT, $0-64
 	JZ           done
 	SHLQ         $0x01, CX
 	MOVL         $0x00000001, SI
-	VPBROADCASTD SI, Z2
+	VPBROADCASTD SI, Z1
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z3
+	VPBROADCASTD SI, Z2
 	MOVL         $0x00000040, SI
-	VPBROADCASTD SI, Z4
+	VPBROADCASTD SI, Z3
 
 head:
 	VPMOVZXWD (AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    (DX), Z0, Z0
-	VMULPS    512(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    512(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, (AX)
 	VPMOVZXWD 32(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    64(DX), Z0, Z0
-	VMULPS    576(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    576(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 32(AX)
 	VPMOVZXWD 64(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    128(DX), Z0, Z0
-	VMULPS    640(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    640(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 64(AX)
 	VPMOVZXWD 96(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    192(DX), Z0, Z0
-	VMULPS    704(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    704(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 96(AX)
 	VPMOVZXWD 128(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    256(DX), Z0, Z0
-	VMULPS    768(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    768(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 128(AX)
 	VPMOVZXWD 160(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    320(DX), Z0, Z0
-	VMULPS    832(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    832(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 160(AX)
 	VPMOVZXWD 192(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    384(DX), Z0, Z0
-	VMULPS    896(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    896(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 192(AX)
 	VPMOVZXWD 224(AX), Z0
 	VPSLLD    $0x10, Z0, Z0
-	VPERMILPS $0xb1, Z0, Z1
+	VPERMILPS $0xb1, Z0, Z4
 	VMULPS    448(DX), Z0, Z0
-	VMULPS    960(DX), Z1, Z1
-	VSUBPS    Z1, Z0, Z0
-	VPSRLD    $0x10, Z0, Z1
-	VCMPPS    $0x03, Z0, Z0, K1
-	VPANDD    Z2, Z1, Z5
-	VPADDD    Z0, Z5, Z5
-	VPADDD    Z3, Z5, Z5
+	VMULPS    960(DX), Z4, Z4
+	VSUBPS    Z4, Z0, Z0
+	VPSRLD    $0x10, Z0, Z4
+	VPANDQ    Z1, Z4, Z5
+	VPADDD    Z5, Z0, Z5
+	VPADDD    Z2, Z5, Z5
 	VPSRLD    $0x10, Z5, Z5
-	VPORD     Z4, Z1, K1, Z5
+	VPORD     Z3, Z4, Z4
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z4, Z5, K1, Z5
 	VPMOVDW   Z5, 224(AX)
 	ADDQ      CX, AX
 	ADDQ      $0x00000400, DX
@@ -649,24 +681,15 @@ loop1:
 // func fwd_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX2
 TEXT ·fwd_128x128i_avx2(SB), NOSPLIT, $0-48
-	MOVQ         x_base+0(FP), AX
-	MOVQ         stride+24(FP), CX
-	MOVQ         r+40(FP), DX
-	MOVQ         n+32(FP), BX
-	TESTQ        BX, BX
-	JZ           done
-	SHLQ         $0x01, CX
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X4
-	VPBROADCASTD X4, Y4
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X5
-	VPBROADCASTD X5, Y5
-	MOVL         $0x00000040, SI
-	VMOVD        SI, X6
-	VPBROADCASTD X6, Y6
-	CMPQ         BX, $0x02
-	JB           head
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
 
 pair:
 	// two heads at a time
@@ -680,15 +703,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    (SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -697,15 +720,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (SI)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -716,15 +739,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    16(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -733,15 +756,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(SI)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -752,15 +775,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    32(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -769,15 +792,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(SI)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -788,15 +811,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    48(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -805,15 +828,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(SI)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -824,15 +847,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    64(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -841,15 +864,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(SI)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -860,15 +883,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    80(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -877,15 +900,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(SI)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -896,15 +919,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    96(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -913,15 +936,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(SI)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -932,15 +955,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    112(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -949,15 +972,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(SI)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -968,15 +991,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    128(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -985,15 +1008,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(SI)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1004,15 +1027,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    144(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1021,15 +1044,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(SI)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1040,15 +1063,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    160(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1057,15 +1080,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(SI)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1076,15 +1099,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    176(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1093,15 +1116,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(SI)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1112,15 +1135,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    192(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1129,15 +1152,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(SI)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1148,15 +1171,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    208(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1165,15 +1188,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(SI)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1184,15 +1207,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    224(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1201,15 +1224,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(SI)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1220,15 +1243,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	VPMOVZXWD    240(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1237,15 +1260,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(SI)
 	LEAQ         (AX)(CX*2), AX
 	SUBQ         $0x02, BX
@@ -1262,15 +1285,15 @@ head:
 	VMULPS       512(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1279,15 +1302,15 @@ head:
 	VMULPS       544(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1296,15 +1319,15 @@ head:
 	VMULPS       576(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1313,15 +1336,15 @@ head:
 	VMULPS       608(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1330,15 +1353,15 @@ head:
 	VMULPS       640(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1347,15 +1370,15 @@ head:
 	VMULPS       672(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1364,15 +1387,15 @@ head:
 	VMULPS       704(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1381,15 +1404,15 @@ head:
 	VMULPS       736(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1398,15 +1421,15 @@ head:
 	VMULPS       768(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1415,15 +1438,15 @@ head:
 	VMULPS       800(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1432,15 +1455,15 @@ head:
 	VMULPS       832(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1449,15 +1472,15 @@ head:
 	VMULPS       864(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1466,15 +1489,15 @@ head:
 	VMULPS       896(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1483,15 +1506,15 @@ head:
 	VMULPS       928(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1500,15 +1523,15 @@ head:
 	VMULPS       960(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1517,15 +1540,15 @@ head:
 	VMULPS       992(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	ADDQ         CX, AX
 	DECQ         BX
@@ -1538,24 +1561,15 @@ done:
 // func inv_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 // Requires: AVX, AVX2
 TEXT ·inv_128x128i_avx2(SB), NOSPLIT, $0-48
-	MOVQ         x_base+0(FP), AX
-	MOVQ         stride+24(FP), CX
-	MOVQ         r+40(FP), DX
-	MOVQ         n+32(FP), BX
-	TESTQ        BX, BX
-	JZ           done
-	SHLQ         $0x01, CX
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X4
-	VPBROADCASTD X4, Y4
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X5
-	VPBROADCASTD X5, Y5
-	MOVL         $0x00000040, SI
-	VMOVD        SI, X6
-	VPBROADCASTD X6, Y6
-	CMPQ         BX, $0x02
-	JB           head
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  r+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
+	CMPQ  BX, $0x02
+	JB    head
 
 pair:
 	// two heads at a time
@@ -1569,15 +1583,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    (SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1586,15 +1600,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (SI)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1605,15 +1619,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    16(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1622,15 +1636,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(SI)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1641,15 +1655,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    32(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1658,15 +1672,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(SI)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1677,15 +1691,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    48(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1694,15 +1708,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(SI)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1713,15 +1727,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    64(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1730,15 +1744,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(SI)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1749,15 +1763,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    80(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1766,15 +1780,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(SI)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1785,15 +1799,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    96(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1802,15 +1816,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(SI)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1821,15 +1835,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    112(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1838,15 +1852,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(SI)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1857,15 +1871,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    128(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1874,15 +1888,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(SI)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1893,15 +1907,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    144(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1910,15 +1924,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(SI)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1929,15 +1943,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    160(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1946,15 +1960,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(SI)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1965,15 +1979,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    176(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -1982,15 +1996,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(SI)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2001,15 +2015,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    192(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2018,15 +2032,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(SI)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2037,15 +2051,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    208(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2054,15 +2068,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(SI)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2073,15 +2087,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    224(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2090,15 +2104,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(SI)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2109,15 +2123,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPAND        Y4, Y1, Y7
-	VPADDD       Y0, Y7, Y7
-	VPADDD       Y5, Y7, Y7
-	VPSRLD       $0x10, Y7, Y7
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y8, Y0, Y7, Y7
-	VEXTRACTI128 $0x01, Y7, X0
-	VPACKUSDW    X0, X7, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y4
+	VPADDD       Y4, Y0, Y4
+	VPADDD       vecconst<>+1600(SB), Y4, Y4
+	VPSRLD       $0x10, Y4, Y4
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y4, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	VPMOVZXWD    240(SI), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2126,15 +2140,15 @@ pair:
 	VMULPS       Y3, Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(SI)
 	LEAQ         (AX)(CX*2), AX
 	SUBQ         $0x02, BX
@@ -2151,15 +2165,15 @@ head:
 	VMULPS       512(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2168,15 +2182,15 @@ head:
 	VMULPS       544(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2185,15 +2199,15 @@ head:
 	VMULPS       576(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2202,15 +2216,15 @@ head:
 	VMULPS       608(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2219,15 +2233,15 @@ head:
 	VMULPS       640(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2236,15 +2250,15 @@ head:
 	VMULPS       672(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2253,15 +2267,15 @@ head:
 	VMULPS       704(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2270,15 +2284,15 @@ head:
 	VMULPS       736(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2287,15 +2301,15 @@ head:
 	VMULPS       768(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2304,15 +2318,15 @@ head:
 	VMULPS       800(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2321,15 +2335,15 @@ head:
 	VMULPS       832(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2338,15 +2352,15 @@ head:
 	VMULPS       864(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2355,15 +2369,15 @@ head:
 	VMULPS       896(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2372,15 +2386,15 @@ head:
 	VMULPS       928(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2389,15 +2403,15 @@ head:
 	VMULPS       960(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2406,15 +2420,15 @@ head:
 	VMULPS       992(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y3
-	VPAND        Y4, Y1, Y2
-	VPADDD       Y0, Y2, Y2
-	VPADDD       Y5, Y2, Y2
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
-	VPOR         Y6, Y1, Y0
-	VBLENDVPS    Y3, Y0, Y2, Y2
-	VEXTRACTI128 $0x01, Y2, X0
-	VPACKUSDW    X0, X2, X0
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	ADDQ         CX, AX
 	DECQ         BX
@@ -2427,22 +2441,13 @@ done:
 // func fwdRows_128x128i_avx2(x []uint16, stride int, n int, rows []float32)
 // Requires: AVX, AVX2
 TEXT ·fwdRows_128x128i_avx2(SB), NOSPLIT, $0-64
-	MOVQ         x_base+0(FP), AX
-	MOVQ         stride+24(FP), CX
-	MOVQ         rows_base+40(FP), DX
-	MOVQ         n+32(FP), BX
-	TESTQ        BX, BX
-	JZ           done
-	SHLQ         $0x01, CX
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X3
-	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, SI
-	VMOVD        SI, X4
-	VPBROADCASTD X4, Y4
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
 
 head:
 	VPMOVZXWD    (AX), Y0
@@ -2452,15 +2457,15 @@ head:
 	VMULPS       512(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2469,15 +2474,15 @@ head:
 	VMULPS       544(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2486,15 +2491,15 @@ head:
 	VMULPS       576(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2503,15 +2508,15 @@ head:
 	VMULPS       608(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2520,15 +2525,15 @@ head:
 	VMULPS       640(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2537,15 +2542,15 @@ head:
 	VMULPS       672(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2554,15 +2559,15 @@ head:
 	VMULPS       704(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2571,15 +2576,15 @@ head:
 	VMULPS       736(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2588,15 +2593,15 @@ head:
 	VMULPS       768(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2605,15 +2610,15 @@ head:
 	VMULPS       800(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2622,15 +2627,15 @@ head:
 	VMULPS       832(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2639,15 +2644,15 @@ head:
 	VMULPS       864(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2656,15 +2661,15 @@ head:
 	VMULPS       896(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2673,15 +2678,15 @@ head:
 	VMULPS       928(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2690,15 +2695,15 @@ head:
 	VMULPS       960(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2707,15 +2712,15 @@ head:
 	VMULPS       992(DX), Y1, Y1
 	VADDPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	ADDQ         CX, AX
 	ADDQ         $0x00000400, DX
@@ -2729,22 +2734,13 @@ done:
 // func invRows_128x128i_avx2(x []uint16, stride int, n int, rows []float32)
 // Requires: AVX, AVX2
 TEXT ·invRows_128x128i_avx2(SB), NOSPLIT, $0-64
-	MOVQ         x_base+0(FP), AX
-	MOVQ         stride+24(FP), CX
-	MOVQ         rows_base+40(FP), DX
-	MOVQ         n+32(FP), BX
-	TESTQ        BX, BX
-	JZ           done
-	SHLQ         $0x01, CX
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X3
-	VPBROADCASTD X3, Y3
-	MOVL         $0x00000040, SI
-	VMOVD        SI, X4
-	VPBROADCASTD X4, Y4
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	MOVQ  rows_base+40(FP), DX
+	MOVQ  n+32(FP), BX
+	TESTQ BX, BX
+	JZ    done
+	SHLQ  $0x01, CX
 
 head:
 	VPMOVZXWD    (AX), Y0
@@ -2754,15 +2750,15 @@ head:
 	VMULPS       512(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, (AX)
 	VPMOVZXWD    16(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2771,15 +2767,15 @@ head:
 	VMULPS       544(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 16(AX)
 	VPMOVZXWD    32(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2788,15 +2784,15 @@ head:
 	VMULPS       576(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 32(AX)
 	VPMOVZXWD    48(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2805,15 +2801,15 @@ head:
 	VMULPS       608(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 48(AX)
 	VPMOVZXWD    64(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2822,15 +2818,15 @@ head:
 	VMULPS       640(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 64(AX)
 	VPMOVZXWD    80(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2839,15 +2835,15 @@ head:
 	VMULPS       672(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 80(AX)
 	VPMOVZXWD    96(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2856,15 +2852,15 @@ head:
 	VMULPS       704(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 96(AX)
 	VPMOVZXWD    112(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2873,15 +2869,15 @@ head:
 	VMULPS       736(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 112(AX)
 	VPMOVZXWD    128(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2890,15 +2886,15 @@ head:
 	VMULPS       768(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 128(AX)
 	VPMOVZXWD    144(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2907,15 +2903,15 @@ head:
 	VMULPS       800(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 144(AX)
 	VPMOVZXWD    160(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2924,15 +2920,15 @@ head:
 	VMULPS       832(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 160(AX)
 	VPMOVZXWD    176(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2941,15 +2937,15 @@ head:
 	VMULPS       864(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 176(AX)
 	VPMOVZXWD    192(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2958,15 +2954,15 @@ head:
 	VMULPS       896(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 192(AX)
 	VPMOVZXWD    208(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2975,15 +2971,15 @@ head:
 	VMULPS       928(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 208(AX)
 	VPMOVZXWD    224(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -2992,15 +2988,15 @@ head:
 	VMULPS       960(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 224(AX)
 	VPMOVZXWD    240(AX), Y0
 	VPSLLD       $0x10, Y0, Y0
@@ -3009,15 +3005,15 @@ head:
 	VMULPS       992(DX), Y1, Y1
 	VSUBPS       Y1, Y0, Y0
 	VPSRLD       $0x10, Y0, Y1
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPAND        Y2, Y1, Y5
-	VPADDD       Y0, Y5, Y5
-	VPADDD       Y3, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPOR         Y4, Y1, Y0
-	VBLENDVPS    Y6, Y0, Y5, Y5
-	VEXTRACTI128 $0x01, Y5, X0
-	VPACKUSDW    X0, X5, X0
+	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPADDD       Y2, Y0, Y2
+	VPADDD       vecconst<>+1600(SB), Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPOR         vecconst<>+1664(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VPBLENDVB    Y0, Y1, Y2, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
 	VMOVDQU      X0, 240(AX)
 	ADDQ         CX, AX
 	ADDQ         $0x00000400, DX
@@ -3307,4 +3303,28 @@ DATA vecconst<>+1504(SB)/8, $0x0000000080000000
 DATA vecconst<>+1512(SB)/8, $0x0000000080000000
 DATA vecconst<>+1520(SB)/8, $0x0000000080000000
 DATA vecconst<>+1528(SB)/8, $0x0000000080000000
-GLOBL vecconst<>(SB), RODATA|NOPTR, $1536
+DATA vecconst<>+1536(SB)/8, $0x0000000100000001
+DATA vecconst<>+1544(SB)/8, $0x0000000100000001
+DATA vecconst<>+1552(SB)/8, $0x0000000100000001
+DATA vecconst<>+1560(SB)/8, $0x0000000100000001
+DATA vecconst<>+1568(SB)/8, $0x0000000100000001
+DATA vecconst<>+1576(SB)/8, $0x0000000100000001
+DATA vecconst<>+1584(SB)/8, $0x0000000100000001
+DATA vecconst<>+1592(SB)/8, $0x0000000100000001
+DATA vecconst<>+1600(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1608(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1616(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1624(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1632(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1640(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1648(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1656(SB)/8, $0x00007fff00007fff
+DATA vecconst<>+1664(SB)/8, $0x0000004000000040
+DATA vecconst<>+1672(SB)/8, $0x0000004000000040
+DATA vecconst<>+1680(SB)/8, $0x0000004000000040
+DATA vecconst<>+1688(SB)/8, $0x0000004000000040
+DATA vecconst<>+1696(SB)/8, $0x0000004000000040
+DATA vecconst<>+1704(SB)/8, $0x0000004000000040
+DATA vecconst<>+1712(SB)/8, $0x0000004000000040
+DATA vecconst<>+1720(SB)/8, $0x0000004000000040
+GLOBL vecconst<>(SB), RODATA|NOPTR, $1728

@@ -13,11 +13,11 @@ TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
-	MOVW $0x10000, R7
+	MOVW $0x1, R7
 	VDUP R7, V0.S4
 	MOVW $0x7fff, R7
 	VDUP R7, V1.S4
-	MOVW $0x400000, R7
+	MOVW $0x40, R7
 	VDUP R7, V2.S4
 	MOVD R2, R4
 	VLD2.P 32(R4), [V3.S4, V4.S4]
@@ -25,424 +25,520 @@ TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	VLD2.P 32(R5), [V4.S4, V5.S4]
 	VLD2.P 32(R4), [V6.S4, V7.S4]
 	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	WORD $0x6e23dd6a // fmul v10.4s, v11.4s, v3.4s
+	WORD $0x6e24dd2c // fmul v12.4s, v9.4s, v4.4s
+	WORD $0x4e2cd54d // fadd v13.4s, v10.4s, v12.4s
+	WORD $0x6e23dd2a // fmul v10.4s, v9.4s, v3.4s
+	WORD $0x6e25dd69 // fmul v9.4s, v11.4s, v5.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	ADD $128, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $640, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	WORD $0x6e26dd6a // fmul v10.4s, v11.4s, v6.4s
+	WORD $0x6e27dd2c // fmul v12.4s, v9.4s, v7.4s
+	WORD $0x4e2cd54d // fadd v13.4s, v10.4s, v12.4s
+	WORD $0x6e26dd2a // fmul v10.4s, v9.4s, v6.4s
+	WORD $0x6e28dd69 // fmul v9.4s, v11.4s, v8.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	ADD $64, R2, R8
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	ADD $576, R2, R9
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4e2fd54d // fadd v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4e29d54b // fadd v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head
@@ -458,11 +554,11 @@ TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
-	MOVW $0x10000, R7
+	MOVW $0x1, R7
 	VDUP R7, V0.S4
 	MOVW $0x7fff, R7
 	VDUP R7, V1.S4
-	MOVW $0x400000, R7
+	MOVW $0x40, R7
 	VDUP R7, V2.S4
 	MOVD R2, R4
 	VLD2.P 32(R4), [V3.S4, V4.S4]
@@ -470,424 +566,520 @@ TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	VLD2.P 32(R5), [V4.S4, V5.S4]
 	VLD2.P 32(R4), [V6.S4, V7.S4]
 	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	WORD $0x6e23dd6a // fmul v10.4s, v11.4s, v3.4s
+	WORD $0x6e24dd2c // fmul v12.4s, v9.4s, v4.4s
+	WORD $0x4eacd54d // fsub v13.4s, v10.4s, v12.4s
+	WORD $0x6e23dd2a // fmul v10.4s, v9.4s, v3.4s
+	WORD $0x6e25dd69 // fmul v9.4s, v11.4s, v5.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	VCMTST V0.S4, V19.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V19.S4, V16.S4, V16.S4
-	WORD $0x4e33e672 // fcmeq v18.4s, v19.4s, v19.4s
-	VORR V2.B16, V19.B16, V20.B16
-	VBIF V18.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	ADD $128, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $640, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x2e6139ef // shll v15.4s, v15.4h, #16
-	WORD $0x2e613a10 // shll v16.4s, v16.4h, #16
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	VCMTST V0.S4, V18.S4, V16.S4
-	VSUB V16.S4, V1.S4, V16.S4
-	VADD V18.S4, V16.S4, V16.S4
-	WORD $0x4e32e653 // fcmeq v19.4s, v18.4s, v18.4s
-	VORR V2.B16, V18.B16, V20.B16
-	VBIF V19.B16, V20.B16, V16.B16
-	WORD $0x0f108610 // shrn v16.4h, v16.4s, #16
-	VCMTST V0.S4, V15.S4, V17.S4
-	VSUB V17.S4, V1.S4, V17.S4
-	VADD V15.S4, V17.S4, V17.S4
-	WORD $0x4e2fe5f2 // fcmeq v18.4s, v15.4s, v15.4s
-	VORR V2.B16, V15.B16, V19.B16
-	VBIF V18.B16, V19.B16, V17.B16
-	WORD $0x0f108631 // shrn v17.4h, v17.4s, #16
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	WORD $0x6e26dd6a // fmul v10.4s, v11.4s, v6.4s
+	WORD $0x6e27dd2c // fmul v12.4s, v9.4s, v7.4s
+	WORD $0x4eacd54d // fsub v13.4s, v10.4s, v12.4s
+	WORD $0x6e26dd2a // fmul v10.4s, v9.4s, v6.4s
+	WORD $0x6e28dd69 // fmul v9.4s, v11.4s, v8.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	ADD $64, R2, R8
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	ADD $576, R2, R9
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
+	VLD2.P 16(R6), [V9.H4, V10.H4]
+	VUXTL V9.H4, V9.S4
+	VSHL $16, V9.S4, V11.S4
+	VUXTL V10.H4, V10.S4
+	VSHL $16, V10.S4, V9.S4
+	VLD2.P 32(R8), [V12.S4, V13.S4]
+	VLD2.P 32(R9), [V13.S4, V14.S4]
+	WORD $0x6e2cdd6a // fmul v10.4s, v11.4s, v12.4s
+	WORD $0x6e2ddd2f // fmul v15.4s, v9.4s, v13.4s
+	WORD $0x4eafd54d // fsub v13.4s, v10.4s, v15.4s
+	WORD $0x6e2cdd2a // fmul v10.4s, v9.4s, v12.4s
+	WORD $0x6e2edd69 // fmul v9.4s, v11.4s, v14.4s
+	WORD $0x4ea9d54b // fsub v11.4s, v10.4s, v9.4s
+	VUSHR $16, V13.S4, V9.S4
+	VAND V0.B16, V9.B16, V10.B16
+	VADD V10.S4, V13.S4, V12.S4
+	VADD V1.S4, V12.S4, V10.S4
+	VUSHR $16, V10.S4, V12.S4
+	VORR V2.B16, V9.B16, V10.B16
+	WORD $0x4e2de5a9 // fcmeq v9.4s, v13.4s, v13.4s
+	VBIF V9.B16, V10.B16, V12.B16
+	WORD $0x0e612989 // xtn v9.4h, v12.4s
+	VUSHR $16, V11.S4, V12.S4
+	VAND V0.B16, V12.B16, V13.B16
+	VADD V13.S4, V11.S4, V14.S4
+	VADD V1.S4, V14.S4, V13.S4
+	VUSHR $16, V13.S4, V14.S4
+	VORR V2.B16, V12.B16, V13.B16
+	WORD $0x4e2be56c // fcmeq v12.4s, v11.4s, v11.4s
+	VBIF V12.B16, V13.B16, V14.B16
+	WORD $0x0e6129ca // xtn v10.4h, v14.4s
+	VST2.P [V9.H4, V10.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head
@@ -903,434 +1095,530 @@ TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
-	MOVW $0x10000, R7
+	MOVW $0x1, R7
 	VDUP R7, V0.S4
 	MOVW $0x7fff, R7
 	VDUP R7, V1.S4
-	MOVW $0x400000, R7
+	MOVW $0x40, R7
 	VDUP R7, V2.S4
 
 head:
 	MOVD R0, R4
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
 	MOVD R2, R5
-	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R5), [V6.S4, V7.S4]
 	ADD $512, R2, R6
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
 	MOVD R0, R7
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4e29d506 // fadd v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4e24d503 // fadd v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4e29d487 // fadd v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4e23d485 // fadd v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	ADD R1, R0
 	ADD $1024, R2
 	SUBS $1, R3
@@ -1347,434 +1635,530 @@ TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
-	MOVW $0x10000, R7
+	MOVW $0x1, R7
 	VDUP R7, V0.S4
 	MOVW $0x7fff, R7
 	VDUP R7, V1.S4
-	MOVW $0x400000, R7
+	MOVW $0x40, R7
 	VDUP R7, V2.S4
 
 head:
 	MOVD R0, R4
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
 	MOVD R2, R5
-	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R5), [V6.S4, V7.S4]
 	ADD $512, R2, R6
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
 	MOVD R0, R7
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	VLD2.P 16(R4), [V3.H4, V4.H4]
-	WORD $0x2e613863 // shll v3.4s, v3.4h, #16
-	WORD $0x2e613884 // shll v4.4s, v4.4h, #16
-	VLD2.P 32(R5), [V5.S4, V6.S4]
-	VLD2.P 32(R6), [V6.S4, V7.S4]
-	WORD $0x6e25dc68 // fmul v8.4s, v3.4s, v5.4s
-	WORD $0x6e26dc89 // fmul v9.4s, v4.4s, v6.4s
-	WORD $0x4ea9d506 // fsub v6.4s, v8.4s, v9.4s
-	WORD $0x6e25dc88 // fmul v8.4s, v4.4s, v5.4s
-	WORD $0x6e27dc64 // fmul v4.4s, v3.4s, v7.4s
-	WORD $0x4ea4d503 // fsub v3.4s, v8.4s, v4.4s
-	VCMTST V0.S4, V6.S4, V4.S4
-	VSUB V4.S4, V1.S4, V4.S4
-	VADD V6.S4, V4.S4, V4.S4
-	WORD $0x4e26e4c7 // fcmeq v7.4s, v6.4s, v6.4s
-	VORR V2.B16, V6.B16, V8.B16
-	VBIF V7.B16, V8.B16, V4.B16
-	WORD $0x0f108484 // shrn v4.4h, v4.4s, #16
-	VCMTST V0.S4, V3.S4, V5.S4
-	VSUB V5.S4, V1.S4, V5.S4
-	VADD V3.S4, V5.S4, V5.S4
-	WORD $0x4e23e466 // fcmeq v6.4s, v3.4s, v3.4s
-	VORR V2.B16, V3.B16, V7.B16
-	VBIF V6.B16, V7.B16, V5.B16
-	WORD $0x0f1084a5 // shrn v5.4h, v5.4s, #16
-	VST2.P [V4.H4, V5.H4], 16(R7)
+	VUXTL V3.H4, V3.S4
+	VSHL $16, V3.S4, V5.S4
+	VUXTL V4.H4, V4.S4
+	VSHL $16, V4.S4, V3.S4
+	VLD2.P 32(R5), [V6.S4, V7.S4]
+	VLD2.P 32(R6), [V7.S4, V8.S4]
+	WORD $0x6e26dca4 // fmul v4.4s, v5.4s, v6.4s
+	WORD $0x6e27dc69 // fmul v9.4s, v3.4s, v7.4s
+	WORD $0x4ea9d487 // fsub v7.4s, v4.4s, v9.4s
+	WORD $0x6e26dc64 // fmul v4.4s, v3.4s, v6.4s
+	WORD $0x6e28dca3 // fmul v3.4s, v5.4s, v8.4s
+	WORD $0x4ea3d485 // fsub v5.4s, v4.4s, v3.4s
+	VUSHR $16, V7.S4, V3.S4
+	VAND V0.B16, V3.B16, V4.B16
+	VADD V4.S4, V7.S4, V6.S4
+	VADD V1.S4, V6.S4, V4.S4
+	VUSHR $16, V4.S4, V6.S4
+	VORR V2.B16, V3.B16, V4.B16
+	WORD $0x4e27e4e3 // fcmeq v3.4s, v7.4s, v7.4s
+	VBIF V3.B16, V4.B16, V6.B16
+	WORD $0x0e6128c3 // xtn v3.4h, v6.4s
+	VUSHR $16, V5.S4, V6.S4
+	VAND V0.B16, V6.B16, V7.B16
+	VADD V7.S4, V5.S4, V8.S4
+	VADD V1.S4, V8.S4, V7.S4
+	VUSHR $16, V7.S4, V8.S4
+	VORR V2.B16, V6.B16, V7.B16
+	WORD $0x4e25e4a6 // fcmeq v6.4s, v5.4s, v5.4s
+	VBIF V6.B16, V7.B16, V8.B16
+	WORD $0x0e612904 // xtn v4.4h, v8.4s
+	VST2.P [V3.H4, V4.H4], 16(R7)
 	ADD R1, R0
 	ADD $1024, R2
 	SUBS $1, R3

@@ -13,238 +13,368 @@ TEXT ·fwd_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R7
+	VDUP R7, V0.S4
 	MOVD R2, R4
-	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R4), [V1.S4, V2.S4]
 	ADD $512, R2, R5
-	VLD2.P 32(R5), [V1.S4, V2.S4]
-	VLD2.P 32(R4), [V3.S4, V4.S4]
-	VLD2.P 32(R5), [V4.S4, V5.S4]
-	VLD2.P 32(R4), [V6.S4, V7.S4]
-	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R4), [V4.S4, V5.S4]
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R4), [V7.S4, V8.S4]
+	VLD2.P 32(R5), [V8.S4, V9.S4]
+	VLD2.P 32(R4), [V10.S4, V11.S4]
+	VLD2.P 32(R5), [V11.S4, V12.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
-	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e21ddee // fmul v14.4s, v15.4s, v1.4s
+	WORD $0x6e22ddb0 // fmul v16.4s, v13.4s, v2.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e21ddae // fmul v14.4s, v13.4s, v1.4s
+	WORD $0x6e23dded // fmul v13.4s, v15.4s, v3.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4e32d633 // fadd v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4e30d62f // fadd v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	ADD $160, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $672, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4e35d692 // fadd v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4e30d68f // fadd v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e24ddee // fmul v14.4s, v15.4s, v4.4s
+	WORD $0x6e25ddb0 // fmul v16.4s, v13.4s, v5.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e24ddae // fmul v14.4s, v13.4s, v4.4s
+	WORD $0x6e26dded // fmul v13.4s, v15.4s, v6.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e27ddee // fmul v14.4s, v15.4s, v7.4s
+	WORD $0x6e28ddb0 // fmul v16.4s, v13.4s, v8.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e27ddae // fmul v14.4s, v13.4s, v7.4s
+	WORD $0x6e29dded // fmul v13.4s, v15.4s, v9.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e2addee // fmul v14.4s, v15.4s, v10.4s
+	WORD $0x6e2bddb0 // fmul v16.4s, v13.4s, v11.4s
+	WORD $0x4e30d5d1 // fadd v17.4s, v14.4s, v16.4s
+	WORD $0x6e2addae // fmul v14.4s, v13.4s, v10.4s
+	WORD $0x6e2cdded // fmul v13.4s, v15.4s, v12.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4e33d5d1 // fadd v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4e2dd5cf // fadd v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head
@@ -260,238 +390,368 @@ TEXT ·inv_128x128i_neon(SB), NOSPLIT, $0-48
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R7
+	VDUP R7, V0.S4
 	MOVD R2, R4
-	VLD2.P 32(R4), [V0.S4, V1.S4]
+	VLD2.P 32(R4), [V1.S4, V2.S4]
 	ADD $512, R2, R5
-	VLD2.P 32(R5), [V1.S4, V2.S4]
-	VLD2.P 32(R4), [V3.S4, V4.S4]
-	VLD2.P 32(R5), [V4.S4, V5.S4]
-	VLD2.P 32(R4), [V6.S4, V7.S4]
-	VLD2.P 32(R5), [V7.S4, V8.S4]
-	VLD2.P 32(R4), [V9.S4, V10.S4]
-	VLD2.P 32(R5), [V10.S4, V11.S4]
-	VLD2.P 32(R4), [V12.S4, V13.S4]
-	VLD2.P 32(R5), [V13.S4, V14.S4]
+	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R4), [V4.S4, V5.S4]
+	VLD2.P 32(R5), [V5.S4, V6.S4]
+	VLD2.P 32(R4), [V7.S4, V8.S4]
+	VLD2.P 32(R5), [V8.S4, V9.S4]
+	VLD2.P 32(R4), [V10.S4, V11.S4]
+	VLD2.P 32(R5), [V11.S4, V12.S4]
 
 head:
 	MOVD R0, R6
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e20ddf1 // fmul v17.4s, v15.4s, v0.4s
-	WORD $0x6e21de12 // fmul v18.4s, v16.4s, v1.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e20de11 // fmul v17.4s, v16.4s, v0.4s
-	WORD $0x6e22ddf0 // fmul v16.4s, v15.4s, v2.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e21ddee // fmul v14.4s, v15.4s, v1.4s
+	WORD $0x6e22ddb0 // fmul v16.4s, v13.4s, v2.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e21ddae // fmul v14.4s, v13.4s, v1.4s
+	WORD $0x6e23dded // fmul v13.4s, v15.4s, v3.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
 	MOVD R0, R7
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e23ddf1 // fmul v17.4s, v15.4s, v3.4s
-	WORD $0x6e24de12 // fmul v18.4s, v16.4s, v4.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e23de11 // fmul v17.4s, v16.4s, v3.4s
-	WORD $0x6e25ddf0 // fmul v16.4s, v15.4s, v5.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e26ddf1 // fmul v17.4s, v15.4s, v6.4s
-	WORD $0x6e27de12 // fmul v18.4s, v16.4s, v7.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e26de11 // fmul v17.4s, v16.4s, v6.4s
-	WORD $0x6e28ddf0 // fmul v16.4s, v15.4s, v8.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e29ddf1 // fmul v17.4s, v15.4s, v9.4s
-	WORD $0x6e2ade12 // fmul v18.4s, v16.4s, v10.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e29de11 // fmul v17.4s, v16.4s, v9.4s
-	WORD $0x6e2bddf0 // fmul v16.4s, v15.4s, v11.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	WORD $0x6e2cddf1 // fmul v17.4s, v15.4s, v12.4s
-	WORD $0x6e2dde12 // fmul v18.4s, v16.4s, v13.4s
-	WORD $0x4eb2d633 // fsub v19.4s, v17.4s, v18.4s
-	WORD $0x6e2cde11 // fmul v17.4s, v16.4s, v12.4s
-	WORD $0x6e2eddf0 // fmul v16.4s, v15.4s, v14.4s
-	WORD $0x4eb0d62f // fsub v15.4s, v17.4s, v16.4s
-	WORD $0x0e216a70 // fcvtn v16.4h, v19.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	ADD $160, R2, R8
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	ADD $672, R2, R9
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
-	VLD2.P 16(R6), [V15.H4, V16.H4]
-	WORD $0x0e2179ef // fcvtl v15.4s, v15.4h
-	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
-	VLD2.P 32(R8), [V17.S4, V18.S4]
-	VLD2.P 32(R9), [V18.S4, V19.S4]
-	WORD $0x6e31ddf4 // fmul v20.4s, v15.4s, v17.4s
-	WORD $0x6e32de15 // fmul v21.4s, v16.4s, v18.4s
-	WORD $0x4eb5d692 // fsub v18.4s, v20.4s, v21.4s
-	WORD $0x6e31de14 // fmul v20.4s, v16.4s, v17.4s
-	WORD $0x6e33ddf0 // fmul v16.4s, v15.4s, v19.4s
-	WORD $0x4eb0d68f // fsub v15.4s, v20.4s, v16.4s
-	WORD $0x0e216a50 // fcvtn v16.4h, v18.4s
-	WORD $0x0e2169f1 // fcvtn v17.4h, v15.4s
-	VST2.P [V16.H4, V17.H4], 16(R7)
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e24ddee // fmul v14.4s, v15.4s, v4.4s
+	WORD $0x6e25ddb0 // fmul v16.4s, v13.4s, v5.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e24ddae // fmul v14.4s, v13.4s, v4.4s
+	WORD $0x6e26dded // fmul v13.4s, v15.4s, v6.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e27ddee // fmul v14.4s, v15.4s, v7.4s
+	WORD $0x6e28ddb0 // fmul v16.4s, v13.4s, v8.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e27ddae // fmul v14.4s, v13.4s, v7.4s
+	WORD $0x6e29dded // fmul v13.4s, v15.4s, v9.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	WORD $0x6e2addee // fmul v14.4s, v15.4s, v10.4s
+	WORD $0x6e2bddb0 // fmul v16.4s, v13.4s, v11.4s
+	WORD $0x4eb0d5d1 // fsub v17.4s, v14.4s, v16.4s
+	WORD $0x6e2addae // fmul v14.4s, v13.4s, v10.4s
+	WORD $0x6e2cdded // fmul v13.4s, v15.4s, v12.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	ADD $128, R2, R8
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	ADD $640, R2, R9
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
+	VLD2.P 16(R6), [V13.H4, V14.H4]
+	WORD $0x0e2179af // fcvtl v15.4s, v13.4h
+	VUSHLL $13, V13.H4, V16.S4
+	WORD $0x4e2fe5ed // fcmeq v13.4s, v15.4s, v15.4s
+	VORR V0.B16, V13.B16, V13.B16
+	VBIF V13.B16, V16.B16, V15.B16
+	WORD $0x0e2179cd // fcvtl v13.4s, v14.4h
+	VUSHLL $13, V14.H4, V16.S4
+	WORD $0x4e2de5ae // fcmeq v14.4s, v13.4s, v13.4s
+	VORR V0.B16, V14.B16, V14.B16
+	VBIF V14.B16, V16.B16, V13.B16
+	VLD2.P 32(R8), [V16.S4, V17.S4]
+	VLD2.P 32(R9), [V17.S4, V18.S4]
+	WORD $0x6e30ddee // fmul v14.4s, v15.4s, v16.4s
+	WORD $0x6e31ddb3 // fmul v19.4s, v13.4s, v17.4s
+	WORD $0x4eb3d5d1 // fsub v17.4s, v14.4s, v19.4s
+	WORD $0x6e30ddae // fmul v14.4s, v13.4s, v16.4s
+	WORD $0x6e32dded // fmul v13.4s, v15.4s, v18.4s
+	WORD $0x4eadd5cf // fsub v15.4s, v14.4s, v13.4s
+	WORD $0x0e216a2d // fcvtn v13.4h, v17.4s
+	WORD $0x0e2169ee // fcvtn v14.4h, v15.4s
+	VST2.P [V13.H4, V14.H4], 16(R7)
 	ADD R1, R0
 	SUBS $1, R3
 	BNE head
@@ -507,235 +767,365 @@ TEXT ·fwdRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R5
+	VDUP R5, V0.S4
 
 head:
 	MOVD R0, R4
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
 	MOVD R2, R5
-	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
 	ADD $512, R2, R6
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	MOVD R0, R7
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4e26d4a3 // fadd v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4e21d4a0 // fadd v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4e27d445 // fadd v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4e21d443 // fadd v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
 	ADD R1, R0
 	ADD $1024, R2
@@ -753,235 +1143,365 @@ TEXT ·invRows_128x128i_neon(SB), NOSPLIT, $0-64
 	MOVD n+32(FP), R3
 	CBZ R3, done
 	LSL $1, R1
+	MOVW $0xff800000, R5
+	VDUP R5, V0.S4
 
 head:
 	MOVD R0, R4
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
 	MOVD R2, R5
-	VLD2.P 32(R5), [V2.S4, V3.S4]
+	VLD2.P 32(R5), [V4.S4, V5.S4]
 	ADD $512, R2, R6
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	MOVD R0, R7
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
-	VLD2.P 16(R4), [V0.H4, V1.H4]
-	WORD $0x0e217800 // fcvtl v0.4s, v0.4h
-	WORD $0x0e217821 // fcvtl v1.4s, v1.4h
-	VLD2.P 32(R5), [V2.S4, V3.S4]
-	VLD2.P 32(R6), [V3.S4, V4.S4]
-	WORD $0x6e22dc05 // fmul v5.4s, v0.4s, v2.4s
-	WORD $0x6e23dc26 // fmul v6.4s, v1.4s, v3.4s
-	WORD $0x4ea6d4a3 // fsub v3.4s, v5.4s, v6.4s
-	WORD $0x6e22dc25 // fmul v5.4s, v1.4s, v2.4s
-	WORD $0x6e24dc01 // fmul v1.4s, v0.4s, v4.4s
-	WORD $0x4ea1d4a0 // fsub v0.4s, v5.4s, v1.4s
-	WORD $0x0e216861 // fcvtn v1.4h, v3.4s
-	WORD $0x0e216802 // fcvtn v2.4h, v0.4s
+	VLD2.P 16(R4), [V1.H4, V2.H4]
+	WORD $0x0e217823 // fcvtl v3.4s, v1.4h
+	VUSHLL $13, V1.H4, V4.S4
+	WORD $0x4e23e461 // fcmeq v1.4s, v3.4s, v3.4s
+	VORR V0.B16, V1.B16, V1.B16
+	VBIF V1.B16, V4.B16, V3.B16
+	WORD $0x0e217841 // fcvtl v1.4s, v2.4h
+	VUSHLL $13, V2.H4, V4.S4
+	WORD $0x4e21e422 // fcmeq v2.4s, v1.4s, v1.4s
+	VORR V0.B16, V2.B16, V2.B16
+	VBIF V2.B16, V4.B16, V1.B16
+	VLD2.P 32(R5), [V4.S4, V5.S4]
+	VLD2.P 32(R6), [V5.S4, V6.S4]
+	WORD $0x6e24dc62 // fmul v2.4s, v3.4s, v4.4s
+	WORD $0x6e25dc27 // fmul v7.4s, v1.4s, v5.4s
+	WORD $0x4ea7d445 // fsub v5.4s, v2.4s, v7.4s
+	WORD $0x6e24dc22 // fmul v2.4s, v1.4s, v4.4s
+	WORD $0x6e26dc61 // fmul v1.4s, v3.4s, v6.4s
+	WORD $0x4ea1d443 // fsub v3.4s, v2.4s, v1.4s
+	WORD $0x0e2168a1 // fcvtn v1.4h, v5.4s
+	WORD $0x0e216862 // fcvtn v2.4h, v3.4s
 	VST2.P [V1.H4, V2.H4], 16(R7)
 	ADD R1, R0
 	ADD $1024, R2
