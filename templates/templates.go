@@ -96,10 +96,10 @@ type Shape struct {
 
 // Cache is one cache type of a package.
 type Cache struct {
-	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3" or "q8_0"
+	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2" or "q8_0"
 	Elem  string // the Go type of the cache buffer's elements
 	New   string // the constructor: "F16Cache", …
-	Scale bool   // the constructor takes a scale (e4m3)
+	Scale bool   // the constructor takes a scale (e4m3, e5m2)
 	Block int    // the values of a block (q8_0: a head must hold whole blocks); 0 for none
 }
 
