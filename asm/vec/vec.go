@@ -18,12 +18,13 @@ package vec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // Elem is a type of value in memory.
 type Elem struct {
-	Name string // "f32", "f64", "f16", "bf16", "e4m3", "e5m2", "q8_0"
+	Name string // "f32", "f64", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …
 	Go   string // the Go type of one element
 	Size int    // bytes per element
 }
@@ -37,7 +38,36 @@ var (
 	E4M3 = Elem{"e4m3", "uint8", 1}
 	E5M2 = Elem{"e5m2", "uint8", 1}
 	Q8   = Elem{"q8_0", "uint8", 1}
+	// ggml's 4- and 5-bit block formats (docs/contract.md §11): arrays
+	// of them are bytes, as q8_0's.
+	Q4_0 = Elem{"q4_0", "uint8", 1}
+	Q4_1 = Elem{"q4_1", "uint8", 1}
+	Q5_0 = Elem{"q5_0", "uint8", 1}
+	Q5_1 = Elem{"q5_1", "uint8", 1}
 )
+
+// ByteElems are the element types whose arrays are bytes, in the order of
+// the run-time's byte kernels (Func.Field's bytes[i]).
+var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1}
+
+// BlockBytes is the bytes of one block of 32 values of a block format
+// (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24), 0 for an element stored
+// value by value.
+func (e Elem) BlockBytes() int {
+	switch e {
+	case Q8:
+		return 34
+	case Q4_0:
+		return 18
+	case Q4_1:
+		return 20
+	case Q5_0:
+		return 22
+	case Q5_1:
+		return 24
+	}
+	return 0
+}
 
 // Compute is the type the arithmetic on e runs in: float64 for f64, float32
 // for everything else.
@@ -156,13 +186,14 @@ type Func struct {
 func (f *Func) C() Elem { return f.X.Compute() }
 
 // Count is how many leading values of a head f reads and writes: the
-// rotary values for the shift kinds (for q8_0 the blocks holding one),
+// rotary values for the shift kinds (for a block format the blocks
+// holding one),
 // else every value.
 func (f *Func) Count() int {
 	if f.Kind != StoreShift && f.Kind != LoadShift {
 		return f.Shape.HeadDim
 	}
-	if f.Cache == Q8 {
+	if f.Cache.BlockBytes() != 0 {
 		return (f.Shape.RotaryDim + 31) / 32 * 32
 	}
 	return f.Shape.RotaryDim
@@ -192,7 +223,7 @@ func (f *Func) Field() string {
 	case f.Cache == F16 || f.Cache == BF16:
 		return fmt.Sprintf("half[%d].%s", map[Elem]int{F16: 0, BF16: 1}[f.Cache], f.Kind)
 	case f.Cache.Size == 1:
-		return fmt.Sprintf("bytes[%d].%s", map[Elem]int{E4M3: 0, Q8: 1, E5M2: 2}[f.Cache], f.Kind)
+		return fmt.Sprintf("bytes[%d].%s", slices.Index(ByteElems, f.Cache), f.Kind)
 	}
 	return string(f.Kind)
 }
