@@ -110,9 +110,10 @@ func TestFeaturesCoverRequiredISA(t *testing.T) {
 	}
 }
 
-// The AVX2 level must not touch AVX-512 state, and AVX-512 tails must be
-// masked rather than scalar (the rotations and the conversions; q8_0's
-// NaN path and the norm's scale are scalar by design).
+// The AVX2 level must not touch AVX-512 state (ZMM, opmask, the upper
+// sixteen XMM/YMM registers), and AVX-512 tails must be masked rather
+// than scalar (the rotations and the conversions; q8_0's NaN path and the
+// norm's scale are scalar by design).
 func TestLevelsKeepToTheirRegisters(t *testing.T) {
 	asm, ks, err := Generate(isaFuncs(), "// test", "amd64")
 	if err != nil {
@@ -124,6 +125,11 @@ func TestLevelsKeepToTheirRegisters(t *testing.T) {
 		body = body[:strings.LastIndex(body, "RET")]
 		if k.Level == "avx2" && regexp.MustCompile(`\bZ\d+\b|\bK\d\b`).MatchString(body) {
 			t.Errorf("%s uses ZMM or opmask registers", k.Name())
+		}
+		// avo allocates from all 32 vector registers and reports no ISA
+		// for X16–X31, Y16–Y31 (EVEX only): AVX2 code must not need them.
+		if k.Level == "avx2" && regexp.MustCompile(`\b[XY](1[6-9]|2\d|3[01])\b`).MatchString(body) {
+			t.Errorf("%s uses X16–X31 or Y16–Y31 (AVX-512 registers)", k.Name())
 		}
 		if k.Level == "avx512" && (k.Kind.Rotates() || k.Cache.Size == 2 || k.Cache == vec.E4M3) && regexp.MustCompile(`\bVMOVSS\b|\bVMOVSD\b|\bMOVWLZX\b`).MatchString(body) {
 			t.Errorf("%s has a scalar tail", k.Name())
