@@ -47,7 +47,8 @@ func convert(t Target, f *Func) {
 //	block = f16(d), then q_j = roundf(x_j·id)      (NaN → 0, clamped to ±127)
 //	load:  x_j = fl(q_j·f32(d))
 //
-// written once against Quantizer: quantize and dequantize below.
+// written once against Quantizer: quantize and dequantize below (a
+// QuantGrouper target quantizes k blocks together: group.go).
 func q8(t Target, f *Func) {
 	store := f.Kind == Store || f.Kind == StoreShift
 	se, de := F32, Q8
@@ -66,7 +67,7 @@ func q8(t Target, f *Func) {
 				h.(Quantizing).Dequantize(src, dst, f.Count()/32)
 			}
 		case store:
-			q.Blocks32(h, f.Count()/32, src, 32, dst, 34, func(s, d Arr) { quantize(t, q, s, d) })
+			quantizeHead(t, q, h, f.Count()/32, src, dst) // group.go
 		default:
 			q.Blocks32(h, f.Count()/32, src, 34, dst, 32, func(s, d Arr) { dequantize(t, q, s, d) })
 		}

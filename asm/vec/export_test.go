@@ -1,7 +1,9 @@
 package vec
 
-// The q8_0 family's block functions, for TestQ8Family.
+// The q8_0 family's block functions, for TestQ8Family, and q8's store of
+// a head, for TestQ8FamilyGroups.
 var (
-	Quantize   = quantize
-	Dequantize = dequantize
+	Quantize     = quantize
+	Dequantize   = dequantize
+	QuantizeHead = quantizeHead
 )
