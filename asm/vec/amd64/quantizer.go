@@ -11,9 +11,14 @@ import (
 // AVX-512, 4 YMM at AVX2, a loop over a head's blocks.
 
 // Blocks32 loops over the n blocks, src and dst walked by pointer
-// registers of their own.
+// registers of their own; one block (a head of one q8_0 group) is body
+// at src and dst, no loop.
 func (t *Target) Blocks32(_ vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, ds int, body func(s, d vec.Arr)) {
-	if n == 0 {
+	switch n {
+	case 0:
+		return
+	case 1:
+		body(src, dst)
 		return
 	}
 	c := t.c
