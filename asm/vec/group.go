@@ -16,7 +16,11 @@ package vec
 // QuantGrouper is a Quantizer target that quantizes k = QuantGroup()
 // blocks of 32 values together. A group vector holds a value of each of
 // the k blocks: lane j (of every member-sized V) block j mod k's value, so
-// the target's lanes are a multiple of k.
+// the target's lanes are a multiple of k. The group's rare test is such a
+// mask, whose lanes differ: a QuantGrouper's If must run then when any
+// lane holds, as Quantizer.If says (amd64's KORTESTW and VPTEST do; NEON's
+// If reads lane 0 alone today, which suffices for quantize's masks but
+// not for a group's).
 type QuantGrouper interface {
 	Quantizer
 
