@@ -147,9 +147,11 @@ type Quantizer interface {
 	// bits of lane 0 of v at a.
 	LoadU16(a Arr) V
 	StoreU16(a Arr, v V)
-	// If emits then, run when any lane of m holds, else els: a branch
-	// (the families pass a mask of a value equal in every lane). Values
-	// made inside a branch are not used after it.
+	// If emits then, run when any lane of m holds, else els: a branch.
+	// The per-block families pass a mask equal in every lane, so a target
+	// may test one lane; a QuantGrouper's If (group.go) gets a mask that
+	// differs across lanes and must test them all. Values made inside a
+	// branch are not used after it.
 	If(m Mask, then, els func())
 }
 
