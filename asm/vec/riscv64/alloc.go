@@ -35,8 +35,14 @@ func (r *reg) String() string {
 	return fmt.Sprintf("%c%d", c, p.phys+o)
 }
 
-// mem is the address in a register, "(X5)".
+// mem is the address in a register, "(X5)"; memAt off bytes on from it,
+// "1(X5)" (the scalar loads and stores).
 type mem struct{ p *reg }
+
+type memAt struct {
+	p   *reg
+	off int
+}
 
 // ins is an instruction, op and its operands in Go's order (a *reg, a mem,
 // an int printed as a constant, or text), or a label (op "").
@@ -67,6 +73,9 @@ func (t *Target) alloc() bool {
 		for _, a := range in.args {
 			r, ok := a.(*reg)
 			if m, isMem := a.(mem); isMem {
+				r, ok = m.p, true
+			}
+			if m, isMem := a.(memAt); isMem {
 				r, ok = m.p, true
 			}
 			if !ok {
@@ -139,6 +148,8 @@ func (t *Target) print(b *strings.Builder) {
 				s[i] = fmt.Sprintf("$%d", a)
 			case mem:
 				s[i] = "(" + a.p.String() + ")"
+			case memAt:
+				s[i] = fmt.Sprintf("%d(%s)", a.off, a.p)
 			default:
 				s[i] = fmt.Sprint(a)
 			}

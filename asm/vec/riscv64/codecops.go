@@ -35,8 +35,12 @@ func (t *Target) kconst(class byte, bits uint32) *reg {
 		if c, ok := t.kcache[key]; ok {
 			return c
 		}
-		r = t.x()
-		t.emit("MOV", int(bits), r)
+		if c, ok := t.kcache[fmt.Sprintf("X%x", bits)]; ok && class == 'F' {
+			r = c
+		} else {
+			r = t.x()
+			t.emit("MOV", int(bits), r)
+		}
 		if class == 'F' {
 			f := t.fr()
 			t.emit("FMVWX", r, f)
@@ -190,11 +194,17 @@ func (t *Target) IsNaN(a vec.V) vec.Mask {
 	return m
 }
 
-// Select is VMERGE: a (a group or an X constant) where m holds, else b.
+// Select is VMERGE: a (a group or an X constant) where m holds, else b;
+// over b's broadcast when b is a constant (one group fewer).
 func (t *Target) Select(m vec.Mask, a, b vec.V) vec.V {
-	x, y := t.AsU32(a).(*reg), t.group(t.AsU32(b).(*reg))
+	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)
+	k := y.class == 'X'
+	y = t.group(y)
 	t.vt(32)
 	d := t.vreg(32)
+	if k {
+		d = y
+	}
 	if x.class == 'X' {
 		t.emit("VMERGEVXM", x, y, m, d)
 	} else {

@@ -14,9 +14,10 @@
 // known when the kernel is written.
 //
 // Every operation rounds once, to nearest even: the vector floating point
-// by frm, which Go leaves at RNE (q8_0's one conversion sets it to RMM and
-// back); Go's scalar instructions by their encoded rounding; no narrowing
-// clip shifts bits out (q8_0's clips by 0), so vxrm does not matter. No
+// by frm, which Go leaves at RNE; Go's scalar instructions by their
+// encoded rounding; no narrowing shift shifts bits out, so vxrm does not
+// matter. q8_0 is the family's (vec's quantize and dequantize) on the
+// blocks of quantizer.go. No
 // fused multiply-add but the norm's VFWMACC, whose product of two float32
 // values is exact in float64. f16, bf16, e4m3 and e5m2 convert by the
 // minifloat family (vec.Narrow, vec.Widen) on the integer operations of

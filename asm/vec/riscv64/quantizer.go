@@ -1,0 +1,201 @@
+package riscv64
+
+import (
+	"fmt"
+
+	"github.com/ropegen/ropegen/asm/vec"
+)
+
+// The q8_0 family's blocks (vec.Quantizer), vector-length agnostic: a
+// block of 32 values is 8/L members of 4·L lanes, each a group of L
+// registers (L = t.lmul: 2 members of 16 lanes at LMUL 4, 4 of 8 at
+// LMUL 2, 8 of 4 at LMUL 1), vl fixed at 4·L, which every VLEN from 128
+// on holds. Func tries LMUL 4 first and falls back while the values do
+// not fit: the family's rare path keeps the block, its magnitudes and a
+// third set of members live, which one group of 32 lanes (LMUL 8) could
+// not hold beside the mask in V0.
+
+// members is the number of members of a block.
+func (t *Target) members() int { return 8 / t.lmul }
+
+// blockvl sets vl to a member's lanes, 32-bit.
+func (t *Target) blockvl() { t.setvl(32/t.members(), 32, 32/t.lmul, "TA", "X0") }
+
+// Blocks32 loops over the n blocks, src and dst walked by cursors of their
+// own; the constants set in a block are its own (kcache).
+func (t *Target) Blocks32(_ vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, ds int, body func(s, d vec.Arr)) {
+	if n <= 0 {
+		return
+	}
+	s, d, cnt := t.addr(src), t.addr(dst), t.x()
+	t.emit("MOV", n, cnt)
+	top := t.label()
+	t.kcache = nil
+	t.blockvl()
+	body(vec.Arr{Name: src.Name, Elem: src.Elem, P: s}, vec.Arr{Name: dst.Name, Elem: dst.Elem, P: d})
+	t.emit("ADD", ss*src.Elem.Size, s, s)
+	t.emit("ADD", ds*dst.Elem.Size, d, d)
+	t.emit("ADD", -1, cnt, cnt)
+	t.loop("BNEZ", top, cnt)
+}
+
+// at is a register holding a's address plus off bytes: a's own pointer
+// when that is 0.
+func (t *Target) at(a vec.Arr, off int) *reg {
+	off += a.Off * a.Elem.Size
+	if off == 0 {
+		return a.P.(*reg)
+	}
+	p := t.x()
+	t.emit("ADD", off, a.P.(*reg), p)
+	return p
+}
+
+// LoadF32x32 is a VLE32 a member.
+func (t *Target) LoadF32x32(a vec.Arr) []vec.V {
+	n := t.members()
+	xs := make([]vec.V, n)
+	t.vt(32)
+	for i := range xs {
+		v := t.vreg(32)
+		t.emit("VLE32V", mem{t.at(a, i*128/n)}, v)
+		xs[i] = v
+	}
+	return xs
+}
+
+// StoreF32x32 is a VSE32 a member.
+func (t *Target) StoreF32x32(a vec.Arr, xs []vec.V) {
+	n := len(xs)
+	t.vt(32)
+	for i, x := range xs {
+		t.emit("VSE32V", x.(*reg), mem{t.at(a, i*128/n)})
+	}
+}
+
+// LoadI8x32 is a VLE8 a member, sign-extended (VSEXT.VF4).
+func (t *Target) LoadI8x32(a vec.Arr) []vec.V {
+	n := t.members()
+	bs := make([]*reg, n)
+	t.vt(8)
+	for i := range bs {
+		bs[i] = t.vreg(8)
+		t.emit("VLE8V", mem{t.at(a, i*32/n)}, bs[i])
+	}
+	t.vt(32)
+	qs := make([]vec.V, n)
+	for i, b := range bs {
+		w := t.vreg(32)
+		t.emit("VSEXTVF4", b, w)
+		qs[i] = w
+	}
+	return qs
+}
+
+// StoreI8x32 narrows every member's lanes to their low bytes (VNSRL by 0,
+// twice) and stores them, a VSE8 a member.
+func (t *Target) StoreI8x32(a vec.Arr, qs []vec.V) {
+	n := len(qs)
+	hs := make([]*reg, n)
+	t.vt(16)
+	for i, q := range qs {
+		hs[i] = t.vreg(16)
+		t.emit("VNSRLWI", 0, q.(*reg), hs[i])
+	}
+	t.vt(8)
+	for i, h := range hs {
+		b := t.vreg(8)
+		t.emit("VNSRLWI", 0, h, b)
+		t.emit("VSE8V", b, mem{t.at(a, i*32/n)})
+	}
+}
+
+// LoadU16 is the two bytes (a block may start at an odd address) joined
+// in a general register and broadcast.
+func (t *Target) LoadU16(a vec.Arr) vec.V {
+	p, lo, hi := t.at(a, 0), t.x(), t.x()
+	t.emit("MOVBU", mem{p}, lo)
+	t.emit("MOVBU", memAt{p, 1}, hi)
+	t.emit("SLLI", 8, hi, hi)
+	t.emit("OR", hi, lo, lo)
+	t.vt(32)
+	v := t.vreg(32)
+	t.emit("VMVVX", lo, v)
+	return v
+}
+
+// StoreU16 is lane 0's two low bytes, through a general register.
+func (t *Target) StoreU16(a vec.Arr, v vec.V) {
+	p, x := t.at(a, 0), t.x()
+	t.vt(32)
+	t.emit("VMVXS", t.group(v.(*reg)), x)
+	t.emit("MOVB", x, mem{p})
+	t.emit("SRLI", 8, x, x)
+	t.emit("MOVB", x, memAt{p, 1})
+}
+
+// MaxAcross is VMAXU of the members, VREDMAXU of that, and its lane 0
+// gathered into every lane (VRGATHER.VI).
+func (t *Target) MaxAcross(xs []vec.V) vec.V {
+	return t.across("VMAXUVV", "VREDMAXUVS", xs)
+}
+
+// across is op's reduction of the lanes of the members xs (op of two
+// members, then red across one) in every lane.
+func (t *Target) across(op, red string, xs []vec.V) vec.V {
+	t.vt(32)
+	m := t.vreg(32)
+	if len(xs) == 1 {
+		t.emit(red, xs[0].(*reg), xs[0].(*reg), m)
+	} else {
+		t.emit(op, xs[1].(*reg), xs[0].(*reg), m)
+		for _, x := range xs[2:] {
+			t.emit(op, x.(*reg), m, m)
+		}
+		t.emit(red, m, m, m)
+	}
+	d := t.vreg(32)
+	t.emit("VRGATHERVI", 0, m, d)
+	return d
+}
+
+// Iota is VID plus the member's first position.
+func (t *Target) Iota(i, n int) vec.V {
+	if n != t.members() {
+		panic(fmt.Sprintf("riscv64: Iota(%d, %d): a block at LMUL %d is %d members", i, n, t.lmul, t.members()))
+	}
+	t.vt(32)
+	v := t.vreg(32)
+	t.emit("VIDV", v)
+	t.emit("VADDVX", t.U32(uint32(i*32/n+1)), v, v)
+	return v
+}
+
+// If branches on m (equal in every lane) to then, els falling through
+// (the common path first: a value only els uses is dead in then's
+// registers): VFIRST is −1 when no lane holds. Each arm starts from the
+// vtype and the block's constants of the branch and ends at 32-bit lanes;
+// the constants an arm sets are its own.
+func (t *Target) If(m vec.Mask, then, els func()) {
+	x := t.x()
+	t.emit("VFIRSTM", m.(*reg), x)
+	rare, join := t.newLabel(), t.newLabel()
+	t.emit("BGEZ", x, rare.args[0])
+	sew, kc := t.sew, t.kcache
+	arm := func(body func()) {
+		t.sew, t.kcache = sew, map[string]*reg{}
+		for k, v := range kc {
+			t.kcache[k] = v
+		}
+		body()
+		t.vt(32)
+	}
+	arm(els)
+	t.emit("JMP", join.args[0])
+	t.place(rare)
+	arm(then)
+	t.place(join)
+	t.kcache = kc
+}
+
+var _ vec.Quantizer = (*Target)(nil)
