@@ -60,7 +60,7 @@ func (t *Target) kconst(class byte, bits uint32) *reg {
 // AsU32 and AsF32 are no instruction on a group; a constant moves between
 // the X and F registers holding its bits.
 func (t *Target) AsU32(a vec.V) vec.V {
-	r := a.(*reg)
+	r := t.mat(a.(*reg))
 	if r.class == 'F' {
 		return t.kconst('X', t.bits(r))
 	}
@@ -68,7 +68,7 @@ func (t *Target) AsU32(a vec.V) vec.V {
 }
 
 func (t *Target) AsF32(a vec.V) vec.V {
-	r := a.(*reg)
+	r := t.mat(a.(*reg))
 	if r.class == 'X' {
 		return t.kconst('F', t.bits(r))
 	}
@@ -95,7 +95,7 @@ func (t *Target) bits(r *reg) uint32 {
 // broadcast (VMV.V.X).
 func (t *Target) group(r *reg) *reg {
 	if r.class == 'V' {
-		return r
+		return t.mat(r)
 	}
 	t.vt(32)
 	g := t.vreg(32)
@@ -171,8 +171,18 @@ func (t *Target) cmp(op, sop string, a, b vec.V) vec.Mask {
 	return m
 }
 
-// Gt32 is a > b: VMSGT.VX, or VMSLT.VV b < a.
+// Gt32 is a > b: VMSGT.VX, or VMSLT.VV b < a; for an Iota a and a
+// group b (equal in every lane: q8_0's last NaN), VID > b − first.
 func (t *Target) Gt32(a, b vec.V) vec.Mask {
+	if first, ok := t.iotas[a.(*reg)]; ok && b.(*reg).class == 'V' {
+		k := t.x()
+		t.emit("ADD", -first, t.lane0(b.(*reg)), k)
+		t.vt(32)
+		v, m := t.vreg(32), t.reg('M', 1)
+		t.emit("VIDV", v)
+		t.emit("VMSGTVX", k, v, m)
+		return m
+	}
 	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)
 	switch {
 	case y.class == 'X':
@@ -194,15 +204,24 @@ func (t *Target) IsNaN(a vec.V) vec.Mask {
 	return m
 }
 
-// Select is VMERGE: a (a group or an X constant) where m holds, else b;
-// over b's broadcast when b is a constant (one group fewer).
+// Select is VMERGE: a (a group or an X constant) where m holds, else b,
+// written over b (consumed: a group of its own, or its constant's
+// broadcast); an Iota a is VID and the member's first position added
+// under m.
 func (t *Target) Select(m vec.Mask, a, b vec.V) vec.V {
+	if first, ok := t.iotas[a.(*reg)]; ok {
+		d := t.group(t.AsU32(b).(*reg))
+		t.vt(32)
+		t.emit("VIDV", m, d)
+		t.emit("VADDVX", t.U32(uint32(first)), d, m, d)
+		return d
+	}
 	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)
 	k := y.class == 'X'
 	y = t.group(y)
 	t.vt(32)
 	d := t.vreg(32)
-	if k {
+	if k || y.in == nil {
 		d = y
 	}
 	if x.class == 'X' {

@@ -159,28 +159,54 @@ func (t *Target) across(op, red string, xs []vec.V) vec.V {
 	return d
 }
 
-// Iota is VID plus the member's first position.
+// Iota is VID plus the member's first position, made where used (mat):
+// Select and Gt32 use it without a group of its own.
 func (t *Target) Iota(i, n int) vec.V {
 	if n != t.members() {
 		panic(fmt.Sprintf("riscv64: Iota(%d, %d): a block at LMUL %d is %d members", i, n, t.lmul, t.members()))
 	}
-	t.vt(32)
 	v := t.vreg(32)
-	t.emit("VIDV", v)
-	t.emit("VADDVX", t.U32(uint32(i*32/n+1)), v, v)
+	if t.iotas == nil {
+		t.iotas = map[*reg]int{}
+	}
+	t.iotas[v] = i*32/n + 1
 	return v
 }
 
-// If branches on m (equal in every lane) to then, els falling through
-// (the common path first: a value only els uses is dead in then's
-// registers): VFIRST is −1 when no lane holds. Each arm starts from the
-// vtype and the block's constants of the branch and ends at 32-bit lanes;
-// the constants an arm sets are its own.
+// mat is r, an Iota's lanes made (VID, VADD) at its first use as a group.
+func (t *Target) mat(r *reg) *reg {
+	if first, ok := t.iotas[r]; ok {
+		delete(t.iotas, r)
+		t.vt(32)
+		t.emit("VIDV", r)
+		t.emit("VADDVX", t.U32(uint32(first)), r, r)
+	}
+	return r
+}
+
+// lane0 is lane 0 of the group r in a general register (VMV.X.S), once.
+func (t *Target) lane0(r *reg) *reg {
+	if x, ok := t.lanes[r]; ok {
+		return x
+	}
+	if t.lanes == nil {
+		t.lanes = map[*reg]*reg{}
+	}
+	x := t.x()
+	t.vt(32)
+	t.emit("VMVXS", r, x)
+	t.lanes[r] = x
+	return x
+}
+
+// If branches on m (equal in every lane): VFIRST is −1 when no lane
+// holds. Each arm starts from the vtype and the block's constants of the
+// branch and ends at 32-bit lanes; the constants an arm sets are its own.
 func (t *Target) If(m vec.Mask, then, els func()) {
 	x := t.x()
 	t.emit("VFIRSTM", m.(*reg), x)
-	rare, join := t.newLabel(), t.newLabel()
-	t.emit("BGEZ", x, rare.args[0])
+	other, join := t.newLabel(), t.newLabel()
+	t.emit("BLTZ", x, other.args[0])
 	sew, kc := t.sew, t.kcache
 	arm := func(body func()) {
 		t.sew, t.kcache = sew, map[string]*reg{}
@@ -190,10 +216,10 @@ func (t *Target) If(m vec.Mask, then, els func()) {
 		body()
 		t.vt(32)
 	}
-	arm(els)
-	t.emit("JMP", join.args[0])
-	t.place(rare)
 	arm(then)
+	t.emit("JMP", join.args[0])
+	t.place(other)
+	arm(els)
 	t.place(join)
 	t.kcache = kc
 }

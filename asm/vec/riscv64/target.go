@@ -53,6 +53,8 @@ type Target struct {
 	local  int
 	kbits  map[*reg]uint32
 	kcache map[string]*reg // local: the constants set in this strip or block
+	iotas  map[*reg]int    // Iota's groups not made yet, their first positions
+	lanes  map[*reg]*reg   // lane 0 of a group in an X register (lane0)
 }
 
 // Generate emits funcs (their Level unset) as RVV kernels, the table fill
