@@ -129,11 +129,24 @@ func (t *Target) ints(op, rop string, commutes bool, a, b vec.V) vec.V {
 	return d
 }
 
-func (t *Target) And(a, b vec.V) vec.V   { return t.ints("VAND", "", true, a, b) }
-func (t *Target) Or(a, b vec.V) vec.V    { return t.ints("VOR", "", true, a, b) }
-func (t *Target) Xor(a, b vec.V) vec.V   { return t.ints("VXOR", "", true, a, b) }
-func (t *Target) Add32(a, b vec.V) vec.V { return t.ints("VADD", "", true, a, b) }
-func (t *Target) Sub32(a, b vec.V) vec.V { return t.ints("VSUB", "VRSUB", false, a, b) }
+func (t *Target) And(a, b vec.V) vec.V { return t.ints("VAND", "", true, a, b) }
+func (t *Target) Or(a, b vec.V) vec.V  { return t.ints("VOR", "", true, a, b) }
+func (t *Target) Xor(a, b vec.V) vec.V { return t.ints("VXOR", "", true, a, b) }
+
+// Add32 and Sub32 of an iota and a constant are an iota (mat).
+func (t *Target) Add32(a, b vec.V) vec.V {
+	if v, ok := t.affine(a, b, false); ok {
+		return v
+	}
+	return t.ints("VADD", "", true, a, b)
+}
+
+func (t *Target) Sub32(a, b vec.V) vec.V {
+	if v, ok := t.affine(a, b, true); ok {
+		return v
+	}
+	return t.ints("VSUB", "VRSUB", false, a, b)
+}
 
 // AndNot is a AND (b XOR ones): the families do not use it (Zvbb's VANDN
 // is not required).
@@ -174,9 +187,9 @@ func (t *Target) cmp(op, sop string, a, b vec.V) vec.Mask {
 // Gt32 is a > b: VMSGT.VX, or VMSLT.VV b < a; for an Iota a and a
 // group b (equal in every lane: q8_0's last NaN), VID > b − first.
 func (t *Target) Gt32(a, b vec.V) vec.Mask {
-	if first, ok := t.iotas[a.(*reg)]; ok && b.(*reg).class == 'V' {
+	if io, ok := t.iotas[a.(*reg)]; ok && io.s == 1 && b.(*reg).class == 'V' {
 		k := t.x()
-		t.emit("ADD", -first, t.lane0(b.(*reg)), k)
+		t.emit("ADD", -io.c, t.lane0(b.(*reg)), k)
 		t.vt(32)
 		v, m := t.vreg(32), t.reg('M', 1)
 		t.emit("VIDV", v)
@@ -209,11 +222,11 @@ func (t *Target) IsNaN(a vec.V) vec.Mask {
 // broadcast); an Iota a is VID and the member's first position added
 // under m.
 func (t *Target) Select(m vec.Mask, a, b vec.V) vec.V {
-	if first, ok := t.iotas[a.(*reg)]; ok {
+	if io, ok := t.iotas[a.(*reg)]; ok && io.s == 1 {
 		d := t.group(t.AsU32(b).(*reg))
 		t.vt(32)
 		t.emit("VIDV", m, d)
-		t.emit("VADDVX", t.U32(uint32(first)), d, m, d)
+		t.emit("VADDVX", t.U32(uint32(io.c)), d, m, d)
 		return d
 	}
 	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)

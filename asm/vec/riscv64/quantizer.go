@@ -51,15 +51,28 @@ func (t *Target) at(a vec.Arr, off int) *reg {
 	return p
 }
 
-// LoadF32x32 is a VLE32 a member.
+// load is a member of LoadF32x32 loaded where used (remat).
+type load struct {
+	a   vec.Arr
+	off int
+}
+
+// LoadF32x32 is a VLE32 a member: here, or (remat) at each use.
 func (t *Target) LoadF32x32(a vec.Arr) []vec.V {
 	n := t.members()
 	xs := make([]vec.V, n)
 	t.vt(32)
 	for i := range xs {
 		v := t.vreg(32)
-		t.emit("VLE32V", mem{t.at(a, i*128/n)}, v)
 		xs[i] = v
+		if t.remat {
+			if t.loads == nil {
+				t.loads = map[*reg]load{}
+			}
+			t.loads[v] = load{a, i * 128 / n}
+			continue
+		}
+		t.emit("VLE32V", mem{t.at(a, i*128/n)}, v)
 	}
 	return xs
 }
@@ -67,9 +80,10 @@ func (t *Target) LoadF32x32(a vec.Arr) []vec.V {
 // StoreF32x32 is a VSE32 a member.
 func (t *Target) StoreF32x32(a vec.Arr, xs []vec.V) {
 	n := len(xs)
-	t.vt(32)
 	for i, x := range xs {
-		t.emit("VSE32V", x.(*reg), mem{t.at(a, i*128/n)})
+		r := t.mat(x.(*reg))
+		t.vt(32)
+		t.emit("VSE32V", r, mem{t.at(a, i*128/n)})
 	}
 }
 
@@ -99,8 +113,10 @@ func (t *Target) StoreI8x32(a vec.Arr, qs []vec.V) {
 	hs := make([]*reg, n)
 	t.vt(16)
 	for i, q := range qs {
+		r := t.mat(q.(*reg))
+		t.vt(16)
 		hs[i] = t.vreg(16)
-		t.emit("VNSRLWI", 0, q.(*reg), hs[i])
+		t.emit("VNSRLWI", 0, r, hs[i])
 	}
 	t.vt(8)
 	for i, h := range hs {
@@ -142,15 +158,19 @@ func (t *Target) MaxAcross(xs []vec.V) vec.V {
 
 // across is op's reduction of the lanes of the members xs (op of two
 // members, then red across one) in every lane.
-func (t *Target) across(op, red string, xs []vec.V) vec.V {
+func (t *Target) across(op, red string, vs []vec.V) vec.V {
+	xs := make([]*reg, len(vs))
+	for i, v := range vs {
+		xs[i] = t.mat(v.(*reg))
+	}
 	t.vt(32)
 	m := t.vreg(32)
 	if len(xs) == 1 {
-		t.emit(red, xs[0].(*reg), xs[0].(*reg), m)
+		t.emit(red, xs[0], xs[0], m)
 	} else {
-		t.emit(op, xs[1].(*reg), xs[0].(*reg), m)
+		t.emit(op, xs[1], xs[0], m)
 		for _, x := range xs[2:] {
-			t.emit(op, x.(*reg), m, m)
+			t.emit(op, x, m, m)
 		}
 		t.emit(red, m, m, m)
 	}
@@ -159,29 +179,75 @@ func (t *Target) across(op, red string, xs []vec.V) vec.V {
 	return d
 }
 
-// Iota is VID plus the member's first position, made where used (mat):
-// Select and Gt32 use it without a group of its own.
+// iota is the lanes s·VID + c (s = ±1), an Iota or a constant added to
+// or taken from one, made where used (mat).
+type iota struct{ s, c, arm int }
+
+// Iota is VID plus the member's first position, made at its first use as
+// a group (remat: at each), by mat; Select and Gt32 use it without a group
+// of its own.
 func (t *Target) Iota(i, n int) vec.V {
 	if n != t.members() {
 		panic(fmt.Sprintf("riscv64: Iota(%d, %d): a block at LMUL %d is %d members", i, n, t.lmul, t.members()))
 	}
+	return t.newIota(iota{1, i*32/n + 1, t.arm})
+}
+
+func (t *Target) newIota(io iota) *reg {
 	v := t.vreg(32)
 	if t.iotas == nil {
-		t.iotas = map[*reg]int{}
+		t.iotas = map[*reg]iota{}
 	}
-	t.iotas[v] = i*32/n + 1
+	t.iotas[v] = io
 	return v
 }
 
-// mat is r, an Iota's lanes made (VID, VADD) at its first use as a group.
-func (t *Target) mat(r *reg) *reg {
-	if first, ok := t.iotas[r]; ok {
-		delete(t.iotas, r)
-		t.vt(32)
-		t.emit("VIDV", r)
-		t.emit("VADDVX", t.U32(uint32(first)), r, r)
+// affine is a ± b, a new iota, when one of them is an iota and the other
+// an X constant.
+func (t *Target) affine(a, b vec.V, sub bool) (vec.V, bool) {
+	x, y := a.(*reg), b.(*reg)
+	sg := 1
+	if sub {
+		sg = -1
 	}
-	return r
+	if io, ok := t.iotas[x]; ok && y.class == 'X' {
+		return t.newIota(iota{io.s, io.c + sg*int(int32(t.bits(y))), t.arm}), true
+	}
+	if io, ok := t.iotas[y]; ok && x.class == 'X' {
+		return t.newIota(iota{sg * io.s, int(int32(t.bits(x))) + sg*io.c, t.arm}), true
+	}
+	return nil, false
+}
+
+// mat is r, an iota's lanes made (VID, then VADD or VRSUB) or a member
+// of LoadF32x32 loaded: in r at its first use, or (remat, or an iota of
+// code around an arm of If) in a new group at each.
+func (t *Target) mat(r *reg) *reg {
+	io, isIota := t.iotas[r]
+	ld, isLoad := t.loads[r]
+	if !isIota && !isLoad {
+		return r
+	}
+	d := r
+	if t.remat || isIota && io.arm != t.arm { // not made where an arm of If skips it
+		d = t.vreg(32)
+	} else {
+		delete(t.iotas, r)
+	}
+	if isLoad {
+		p := t.at(ld.a, ld.off)
+		t.vt(32)
+		t.emit("VLE32V", mem{p}, d)
+		return d
+	}
+	t.vt(32)
+	t.emit("VIDV", d)
+	op := "VADDVX"
+	if io.s < 0 {
+		op = "VRSUBVX"
+	}
+	t.emit(op, t.U32(uint32(io.c)), d, d)
+	return d
 }
 
 // lane0 is lane 0 of the group r in a general register (VMV.X.S), once.
@@ -189,6 +255,7 @@ func (t *Target) lane0(r *reg) *reg {
 	if x, ok := t.lanes[r]; ok {
 		return x
 	}
+	r = t.mat(r)
 	if t.lanes == nil {
 		t.lanes = map[*reg]*reg{}
 	}
@@ -208,7 +275,10 @@ func (t *Target) If(m vec.Mask, then, els func()) {
 	other, join := t.newLabel(), t.newLabel()
 	t.emit("BLTZ", x, other.args[0])
 	sew, kc := t.sew, t.kcache
+	outer := t.arm
 	arm := func(body func()) {
+		t.arms++
+		t.arm = t.arms
 		t.sew, t.kcache = sew, map[string]*reg{}
 		for k, v := range kc {
 			t.kcache[k] = v
@@ -221,7 +291,7 @@ func (t *Target) If(m vec.Mask, then, els func()) {
 	t.place(other)
 	arm(els)
 	t.place(join)
-	t.kcache = kc
+	t.kcache, t.arm = kc, outer
 }
 
 var _ vec.Quantizer = (*Target)(nil)

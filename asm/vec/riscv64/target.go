@@ -53,8 +53,12 @@ type Target struct {
 	local  int
 	kbits  map[*reg]uint32
 	kcache map[string]*reg // local: the constants set in this strip or block
-	iotas  map[*reg]int    // Iota's groups not made yet, their first positions
+	iotas  map[*reg]iota   // Iota's groups not made yet (mat)
 	lanes  map[*reg]*reg   // lane 0 of a group in an X register (lane0)
+	remat  bool            // made again at each use: Iota's and LoadF32x32's groups
+	loads  map[*reg]load   // LoadF32x32's members not loaded yet (remat)
+	arm    int             // the arm of If being emitted (0: none), of arms
+	arms   int
 }
 
 // Generate emits funcs (their Level unset) as RVV kernels, the table fill
@@ -91,14 +95,19 @@ func Generate(funcs []*vec.Func, header, constraint string) (asm []byte, out []*
 func (t *Target) Level() string { return "rvv" }
 
 // Func emits f at the largest LMUL at which its values fit.
+// Failing that, a block's values loaded by LoadF32x32 and Iota's are
+// made again at each use (remat: quantizer.go), the values of the qn
+// family's range formats (q4_1, q5_1) being more than the registers hold.
 func (t *Target) Func(f *vec.Func, body func()) {
-	for _, l := range []int{4, 2, 1} {
-		for local := range 3 {
-			*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}}
-			body()
-			t.emit("RET")
-			if t.alloc() {
-				return
+	for _, remat := range []bool{false, true} {
+		for _, l := range []int{4, 2, 1} {
+			for local := range 3 {
+				*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}, remat: remat}
+				body()
+				t.emit("RET")
+				if t.alloc() {
+					return
+				}
 			}
 		}
 	}
@@ -304,7 +313,7 @@ func (t *Target) Div(a, b vec.V) vec.V { return t.arith("DIV", a, b, false) }
 // arith is a op b in the compute type: .vv, or .vf with a scalar (VFRSUB,
 // VFRDIV when a is the scalar).
 func (t *Target) arith(op string, a, b vec.V, commutes bool) vec.V {
-	x, y := a.(*reg), b.(*reg)
+	x, y := t.mat(a.(*reg)), t.mat(b.(*reg))
 	t.vt(t.csew())
 	switch {
 	case y.class == 'F':
