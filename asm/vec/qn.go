@@ -99,19 +99,15 @@ func quantizeQN(t Target, p Packer, e Elem, s, d Arr) {
 	k := p.U32
 	xs := p.LoadF32x32(s)
 	n := len(xs)
-	// first_i: 33 − j, larger for earlier lanes.
-	first := make([]V, n)
-	for i := range first {
-		first[i] = p.Sub32(k(33), p.Iota(i, n))
-	}
 	// pick is the first lane whose key is the largest (MaxAcross), as the
 	// bits of that maximum's lane sign: 0 or 0x80000000.
 	pick := func(keys []V, signs []V) (top, sign V) {
 		top = p.MaxAcross(keys)
 		cand := make([]V, n)
 		for i := range keys {
-			// cand_i = key_i == top ? (33−j)<<1 | sign_i : 0
-			cand[i] = p.Select(p.Eq32(keys[i], top), p.Or(p.Shl32(first[i], 1), p.Shr32(signs[i], 31)), k(0))
+			// cand_i = key_i == top ? (33−j)<<1 | sign_i : 0 (33 − j larger for earlier lanes)
+			first := p.Sub32(k(33), p.Iota(i, n))
+			cand[i] = p.Select(p.Eq32(keys[i], top), p.Or(p.Shl32(first, 1), p.Shr32(signs[i], 31)), k(0))
 		}
 		return top, p.Shl32(p.MaxAcross(cand), 31)
 	}
