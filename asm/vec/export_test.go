@@ -5,3 +5,9 @@ var (
 	Quantize   = quantize
 	Dequantize = dequantize
 )
+
+// The qn family's block functions, for TestQNFamily.
+var (
+	QuantizeQN   = quantizeQN
+	DequantizeQN = dequantizeQN
+)
