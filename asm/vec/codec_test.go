@@ -269,3 +269,147 @@ func TestQ8Family(t *testing.T) {
 func (lane) Blocks32(vec.Head, int, vec.Arr, int, vec.Arr, int, func(s, d vec.Arr)) {
 	panic("lane: no Blocks32")
 }
+
+// The lane evaluator's Packer operations (the qn family).
+
+func (lane) Sub(a, b vec.V) vec.V    { return u(f(a) - f(b)) }
+func (lane) Shlv32(a, b vec.V) vec.V { return a.(uint32) << b.(uint32) }
+func (lane) Shrv32(a, b vec.V) vec.V { return a.(uint32) >> b.(uint32) }
+func (lane) OrAcross(xs []vec.V) vec.V {
+	m := uint32(0)
+	for _, x := range xs {
+		m |= x.(uint32)
+	}
+	return m
+}
+func (lane) StoreNibbles(a vec.Arr, qs []vec.V) {
+	for j := range 16 {
+		bytesOf(a)[j] = byte(qs[j].(uint32) | qs[j+16].(uint32)<<4)
+	}
+}
+func (lane) LoadNibbles(a vec.Arr) []vec.V {
+	qs := make([]vec.V, 32)
+	for j := range 16 {
+		qs[j], qs[j+16] = uint32(bytesOf(a)[j]&15), uint32(bytesOf(a)[j]>>4)
+	}
+	return qs
+}
+func (lane) LoadU32(a vec.Arr) vec.V { return binary.LittleEndian.Uint32(bytesOf(a)) }
+func (lane) StoreU32(a vec.Arr, v vec.V) {
+	binary.LittleEndian.PutUint32(bytesOf(a), v.(uint32))
+}
+
+// qnEdges are the qn family's edge values.
+var qnEdges = []float32{0, negZero, nan32, -nan32, inf32, -inf32, 1e-45, -3e-42, 1e-38, -1.17e-38,
+	3e38, -3.4e38, math.MaxFloat32, -math.MaxFloat32, 65504, -65520, 5.24e5, -5.3e5, 7e4, 0.5, -0.5, 1, -1, 8, -8, 16, 1e-8}
+
+var (
+	negZero = float32(math.Copysign(0, -1))
+	nan32   = float32(math.NaN())
+	inf32   = float32(math.Inf(1))
+)
+
+// qnBlocks are the blocks TestQNFamily quantizes, trial by trial: random
+// values of random scale mixed with edge values, and the edge blocks: a NaN
+// at every position, ±0 ties in every order (alone and with NaNs), all
+// zero, all NaN, all ±Inf, subnormals, huge, and values at the rounding
+// boundaries (x·id + off at a half).
+func qnBlock(r *rand.Rand, trial int) []float32 {
+	x := make([]float32, 32)
+	scale := math.Ldexp(1, r.IntN(300)-150)
+	for j := range x {
+		x[j] = float32(r.NormFloat64() * scale)
+		if trial%2 == 1 && r.IntN(4) == 0 {
+			x[j] = qnEdges[r.IntN(len(qnEdges))]
+		}
+	}
+	switch trial % 13 {
+	case 3: // a NaN at position trial/13 % 32
+		x[trial/13%32] = nan32
+	case 4: // zeros of both signs, some NaNs, in random order
+		for j := range x {
+			x[j] = []float32{0, negZero, nan32, 0, negZero}[r.IntN(5)]
+		}
+	case 5: // all NaN, or NaNs and one ±Inf
+		for j := range x {
+			x[j] = nan32
+		}
+		if r.IntN(2) == 0 {
+			x[r.IntN(32)] = []float32{inf32, -inf32, 0, negZero, 1}[r.IntN(5)]
+		}
+	case 6: // rounding boundaries: multiples of a quarter step of d
+		d := float32(r.IntN(64)+1) / 4
+		for j := range x {
+			x[j] = float32(r.IntN(129)-64) / 4 * d
+		}
+	case 7: // ties of the largest magnitude, both signs
+		v := float32(r.NormFloat64())
+		for j := range x {
+			x[j] = []float32{v, -v, v / 2, 0}[r.IntN(4)]
+		}
+	case 8: // subnormals
+		for j := range x {
+			x[j] = math.Float32frombits(r.Uint32() & 0x807fffff)
+		}
+	case 9: // huge: d = ±Inf
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * 1e6)
+		}
+	case 10: // all zero, one sign or mixed
+		for j := range x {
+			x[j] = []float32{0, negZero}[(trial/13+j*(trial/26%2))%2]
+		}
+	case 11: // ±Inf and finite
+		for j := range x {
+			x[j] = []float32{inf32, -inf32, 1, -2}[r.IntN(4)]
+		}
+	}
+	return x
+}
+
+// qnElems are the family's elements with verify/codec's formats.
+var qnElems = []struct {
+	e  vec.Elem
+	fm codec.Format
+}{{vec.Q4_0, codec.Q4_0}, {vec.Q4_1, codec.Q4_1}, {vec.Q5_0, codec.Q5_0}, {vec.Q5_1, codec.Q5_1}}
+
+// TestQNFamily checks the qn family (qn.go's quantizeQN and dequantizeQN,
+// as written once) against verify/codec's Q4_0, Q4_1, Q5_0 and Q5_1 bit
+// for bit on the lane evaluator: qnBlock's blocks quantized (every edge
+// rule: NaNs passed over, the first of ties incl. ±0, all zero, all NaN,
+// d = Inf), and random bytes dequantized (every f16 pattern of d and m).
+// The backends run the same blocks through TestKernels' check.
+func TestQNFamily(t *testing.T) {
+	var l lane
+	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
+	for _, c := range qnElems {
+		r := rand.New(rand.NewPCG(5, uint64(c.e.BlockBytes())))
+		bb := c.e.BlockBytes()
+		for trial := range 100000 {
+			x := qnBlock(r, trial)
+			src := make([]byte, 128)
+			for j, v := range x {
+				binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+			}
+			got, want := make([]byte, bb), make([]byte, bb)
+			vec.QuantizeQN(l, l, c.e, arr(&src, vec.F32), arr(&got, c.e))
+			c.fm.Encode(want, x, 0)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: quantize %v:\n got %x\nwant %x", c.e.Name, x, got, want)
+			}
+			q := make([]byte, bb)
+			for j := range q {
+				q[j] = byte(r.Uint32())
+			}
+			out := make([]byte, 128)
+			vec.DequantizeQN(l, l, c.e, arr(&q, c.e), arr(&out, vec.F32))
+			y := make([]float32, 32)
+			c.fm.Decode(y, q, 0)
+			for j := range y {
+				if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) && !(y[j] != y[j] && f(g) != f(g)) {
+					t.Fatalf("%s: dequantize %x: value %d = %#08x, want %#08x", c.e.Name, q, j, g, math.Float32bits(y[j]))
+				}
+			}
+		}
+	}
+}

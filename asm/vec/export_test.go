@@ -7,3 +7,9 @@ var (
 	Dequantize   = dequantize
 	QuantizeHead = quantizeHead
 )
+
+// The qn family's block functions, for TestQNFamily.
+var (
+	QuantizeQN   = quantizeQN
+	DequantizeQN = dequantizeQN
+)

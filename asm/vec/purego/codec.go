@@ -114,9 +114,17 @@ func (t *Target) StoreBits(b vec.Block, a vec.Arr, v vec.V) {
 // Blocks32 is for b := range n { helper(dst block b, src block b) }, the
 // helper emitted from body the first time.
 func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, ds int, body func(s, d vec.Arr)) {
-	name := "q8Dequantize"
+	e := src.Elem
+	if e == vec.F32 {
+		e = dst.Elem
+	}
+	fam := "q8"
+	if e != vec.Q8 {
+		fam = strings.ReplaceAll(e.Name, "_", "") // q40, q41, q50, q51
+	}
+	name := fam + "Dequantize"
 	if src.Elem == vec.F32 {
-		name = "q8Quantize"
+		name = fam + "Quantize"
 	}
 	if t.helpers == nil {
 		t.helpers = map[string]bool{}
@@ -128,8 +136,12 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		}
 		t.open()
 		body(param("s", src, ss), param("d", dst, ds))
-		what := map[bool]string{true: "quantizes the 32 float32 at s into the q8_0 block at d", false: "dequantizes the q8_0 block at s into the 32 float32 at d"}[src.Elem == vec.F32]
-		fn := jen.Comment(fmt.Sprintf("%s %s: package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there.", name, what)).Line().
+		what := map[bool]string{true: "quantizes the 32 float32 at s into the " + e.Name + " block at d", false: "dequantizes the " + e.Name + " block at s into the 32 float32 at d"}[src.Elem == vec.F32]
+		doc := "package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there"
+		if e != vec.Q8 {
+			doc = "package vec's qn family (ggml's quantize_row_" + e.Name + "_ref, dequantize_row_" + e.Name + "; verify/codec's transcription), written once there"
+		}
+		fn := jen.Comment(fmt.Sprintf("%s %s: %s.", name, what, doc)).Line().
 			Func().Id(name).Params(jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)).Block(t.close()...)
 		t.funcs = append(t.funcs, fn)
 	}

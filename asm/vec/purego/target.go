@@ -114,6 +114,9 @@ type ptr struct {
 // Ptr is the argument name.
 func (t *Target) Ptr(name string, e vec.Elem) vec.Arr {
 	p := &ptr{name: name, n: t.f.Shape.HeadDim, kind: "slice", scope: t.fn}
+	if bb := e.BlockBytes(); bb != 0 { // a head of a block format: its blocks' bytes
+		p.n = t.f.Shape.HeadDim / 32 * bb
+	}
 	switch name {
 	case "r":
 		p.n, p.kind = 2*t.f.Shape.RotaryDim, "pointer"

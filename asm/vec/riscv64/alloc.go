@@ -35,8 +35,14 @@ func (r *reg) String() string {
 	return fmt.Sprintf("%c%d", c, p.phys+o)
 }
 
-// mem is the address in a register, "(X5)".
+// mem is the address in a register, "(X5)"; memAt off bytes on from it,
+// "1(X5)" (the scalar loads and stores).
 type mem struct{ p *reg }
+
+type memAt struct {
+	p   *reg
+	off int
+}
 
 // ins is an instruction, op and its operands in Go's order (a *reg, a mem,
 // an int printed as a constant, or text), or a label (op "").
@@ -55,9 +61,9 @@ var gp = []int{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22
 
 // alloc assigns the virtual registers by linear scan over their live
 // ranges: a group of n vector registers at a multiple of n, masks at V0,
-// no two overlapping ranges in one register (so a value never shares one
-// with an operand of the instruction making it). It reports whether they
-// fit.
+// no two overlapping ranges in one register, but for a group dying at
+// the elementwise instruction making another of its size (reuses). It
+// reports whether they fit.
 func (t *Target) alloc() bool {
 	code := append(t.pre, t.code...)
 	at := map[*ins]int{}
@@ -67,6 +73,9 @@ func (t *Target) alloc() bool {
 		for _, a := range in.args {
 			r, ok := a.(*reg)
 			if m, isMem := a.(mem); isMem {
+				r, ok = m.p, true
+			}
+			if m, isMem := a.(memAt); isMem {
 				r, ok = m.p, true
 			}
 			if !ok {
@@ -92,7 +101,7 @@ func (t *Target) alloc() bool {
 		for _, p := range cands {
 			for _, q := range done {
 				file := q.class == r.class || q.class+r.class == 'V'+'M'
-				if file && q.first <= r.last && r.first <= q.last && q.phys < p+r.n && p < q.phys+q.n {
+				if file && q.first <= r.last && r.first <= q.last && q.phys < p+r.n && p < q.phys+q.n && !reuses(code, q, r) {
 					continue next
 				}
 			}
@@ -125,6 +134,29 @@ func (t *Target) alloc() bool {
 	return true
 }
 
+// elementwise are the instructions whose result may be written over a
+// source of its lanes' width (RVV 1.0 §5.2: same EEW and EMUL): a value
+// dying there leaves its group to the result.
+var elementwise = map[string]bool{}
+
+func init() {
+	for _, op := range strings.Fields(`VFADDVV VFADDVF VFSUBVV VFSUBVF VFRSUBVF VFMULVV VFMULVF VFDIVVV VFDIVVF VFRDIVVF
+		VFMINVV VFMINVF VFMAXVV VFMAXVF VFCVTRTZXFV VFCVTFXV VFSGNJXVV VMAXUVV VMERGEVVM VMERGEVXM
+		VANDVV VANDVX VANDVI VORVV VORVX VXORVV VXORVX VADDVV VADDVX VSUBVV VSUBVX VRSUBVX
+		VSLLVV VSLLVX VSLLVI VSRLVV VSRLVX VSRLVI`) {
+		elementwise[op] = true
+	}
+}
+
+// reuses reports whether q and r, vector groups of one size, may share
+// registers: one dies at the elementwise instruction making the other.
+func reuses(code []*ins, q, r *reg) bool {
+	if q.class != 'V' || r.class != 'V' || q.n != r.n {
+		return false
+	}
+	return q.last == r.first && elementwise[code[r.first].op] || r.last == q.first && elementwise[code[q.first].op]
+}
+
 // print writes the function's instructions.
 func (t *Target) print(b *strings.Builder) {
 	for _, in := range t.code {
@@ -139,6 +171,8 @@ func (t *Target) print(b *strings.Builder) {
 				s[i] = fmt.Sprintf("$%d", a)
 			case mem:
 				s[i] = "(" + a.p.String() + ")"
+			case memAt:
+				s[i] = fmt.Sprintf("%d(%s)", a.off, a.p)
 			default:
 				s[i] = fmt.Sprint(a)
 			}

@@ -35,8 +35,12 @@ func (t *Target) kconst(class byte, bits uint32) *reg {
 		if c, ok := t.kcache[key]; ok {
 			return c
 		}
-		r = t.x()
-		t.emit("MOV", int(bits), r)
+		if c, ok := t.kcache[fmt.Sprintf("X%x", bits)]; ok && class == 'F' {
+			r = c
+		} else {
+			r = t.x()
+			t.emit("MOV", int(bits), r)
+		}
 		if class == 'F' {
 			f := t.fr()
 			t.emit("FMVWX", r, f)
@@ -56,7 +60,7 @@ func (t *Target) kconst(class byte, bits uint32) *reg {
 // AsU32 and AsF32 are no instruction on a group; a constant moves between
 // the X and F registers holding its bits.
 func (t *Target) AsU32(a vec.V) vec.V {
-	r := a.(*reg)
+	r := t.mat(a.(*reg))
 	if r.class == 'F' {
 		return t.kconst('X', t.bits(r))
 	}
@@ -64,7 +68,7 @@ func (t *Target) AsU32(a vec.V) vec.V {
 }
 
 func (t *Target) AsF32(a vec.V) vec.V {
-	r := a.(*reg)
+	r := t.mat(a.(*reg))
 	if r.class == 'X' {
 		return t.kconst('F', t.bits(r))
 	}
@@ -91,7 +95,7 @@ func (t *Target) bits(r *reg) uint32 {
 // broadcast (VMV.V.X).
 func (t *Target) group(r *reg) *reg {
 	if r.class == 'V' {
-		return r
+		return t.mat(r)
 	}
 	t.vt(32)
 	g := t.vreg(32)
@@ -125,11 +129,24 @@ func (t *Target) ints(op, rop string, commutes bool, a, b vec.V) vec.V {
 	return d
 }
 
-func (t *Target) And(a, b vec.V) vec.V   { return t.ints("VAND", "", true, a, b) }
-func (t *Target) Or(a, b vec.V) vec.V    { return t.ints("VOR", "", true, a, b) }
-func (t *Target) Xor(a, b vec.V) vec.V   { return t.ints("VXOR", "", true, a, b) }
-func (t *Target) Add32(a, b vec.V) vec.V { return t.ints("VADD", "", true, a, b) }
-func (t *Target) Sub32(a, b vec.V) vec.V { return t.ints("VSUB", "VRSUB", false, a, b) }
+func (t *Target) And(a, b vec.V) vec.V { return t.ints("VAND", "", true, a, b) }
+func (t *Target) Or(a, b vec.V) vec.V  { return t.ints("VOR", "", true, a, b) }
+func (t *Target) Xor(a, b vec.V) vec.V { return t.ints("VXOR", "", true, a, b) }
+
+// Add32 and Sub32 of an iota and a constant are an iota (mat).
+func (t *Target) Add32(a, b vec.V) vec.V {
+	if v, ok := t.affine(a, b, false); ok {
+		return v
+	}
+	return t.ints("VADD", "", true, a, b)
+}
+
+func (t *Target) Sub32(a, b vec.V) vec.V {
+	if v, ok := t.affine(a, b, true); ok {
+		return v
+	}
+	return t.ints("VSUB", "VRSUB", false, a, b)
+}
 
 // AndNot is a AND (b XOR ones): the families do not use it (Zvbb's VANDN
 // is not required).
@@ -167,8 +184,18 @@ func (t *Target) cmp(op, sop string, a, b vec.V) vec.Mask {
 	return m
 }
 
-// Gt32 is a > b: VMSGT.VX, or VMSLT.VV b < a.
+// Gt32 is a > b: VMSGT.VX, or VMSLT.VV b < a; for an Iota a and a
+// group b (equal in every lane: q8_0's last NaN), VID > b − first.
 func (t *Target) Gt32(a, b vec.V) vec.Mask {
+	if io, ok := t.iotas[a.(*reg)]; ok && io.s == 1 && b.(*reg).class == 'V' {
+		k := t.x()
+		t.emit("ADD", -io.c, t.lane0(b.(*reg)), k)
+		t.vt(32)
+		v, m := t.vreg(32), t.reg('M', 1)
+		t.emit("VIDV", v)
+		t.emit("VMSGTVX", k, v, m)
+		return m
+	}
 	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)
 	switch {
 	case y.class == 'X':
@@ -190,11 +217,26 @@ func (t *Target) IsNaN(a vec.V) vec.Mask {
 	return m
 }
 
-// Select is VMERGE: a (a group or an X constant) where m holds, else b.
+// Select is VMERGE: a (a group or an X constant) where m holds, else b,
+// written over b (consumed: a group of its own, or its constant's
+// broadcast); an Iota a is VID and the member's first position added
+// under m.
 func (t *Target) Select(m vec.Mask, a, b vec.V) vec.V {
-	x, y := t.AsU32(a).(*reg), t.group(t.AsU32(b).(*reg))
+	if io, ok := t.iotas[a.(*reg)]; ok && io.s == 1 {
+		d := t.group(t.AsU32(b).(*reg))
+		t.vt(32)
+		t.emit("VIDV", m, d)
+		t.emit("VADDVX", t.U32(uint32(io.c)), d, m, d)
+		return d
+	}
+	x, y := t.AsU32(a).(*reg), t.AsU32(b).(*reg)
+	k := y.class == 'X'
+	y = t.group(y)
 	t.vt(32)
 	d := t.vreg(32)
+	if k || y.in == nil {
+		d = y
+	}
 	if x.class == 'X' {
 		t.emit("VMERGEVXM", x, y, m, d)
 	} else {

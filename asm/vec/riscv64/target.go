@@ -14,9 +14,10 @@
 // known when the kernel is written.
 //
 // Every operation rounds once, to nearest even: the vector floating point
-// by frm, which Go leaves at RNE (q8_0's one conversion sets it to RMM and
-// back); Go's scalar instructions by their encoded rounding; no narrowing
-// clip shifts bits out (q8_0's clips by 0), so vxrm does not matter. No
+// by frm, which Go leaves at RNE; Go's scalar instructions by their
+// encoded rounding; no narrowing shift shifts bits out, so vxrm does not
+// matter. q8_0 is the family's (vec's quantize and dequantize) on the
+// blocks of quantizer.go. No
 // fused multiply-add but the norm's VFWMACC, whose product of two float32
 // values is exact in float64. f16, bf16, e4m3 and e5m2 convert by the
 // minifloat family (vec.Narrow, vec.Widen) on the integer operations of
@@ -52,6 +53,12 @@ type Target struct {
 	local  int
 	kbits  map[*reg]uint32
 	kcache map[string]*reg // local: the constants set in this strip or block
+	iotas  map[*reg]iota   // Iota's groups not made yet (mat)
+	lanes  map[*reg]*reg   // lane 0 of a group in an X register (lane0)
+	remat  bool            // made again at each use: Iota's and LoadF32x32's groups
+	loads  map[*reg]load   // LoadF32x32's members not loaded yet (remat)
+	arm    int             // the arm of If being emitted (0: none), of arms
+	arms   int
 }
 
 // Generate emits funcs (their Level unset) as RVV kernels, the table fill
@@ -88,14 +95,19 @@ func Generate(funcs []*vec.Func, header, constraint string) (asm []byte, out []*
 func (t *Target) Level() string { return "rvv" }
 
 // Func emits f at the largest LMUL at which its values fit.
+// Failing that, a block's values loaded by LoadF32x32 and Iota's are
+// made again at each use (remat: quantizer.go), the values of the qn
+// family's range formats (q4_1, q5_1) being more than the registers hold.
 func (t *Target) Func(f *vec.Func, body func()) {
-	for _, l := range []int{4, 2, 1} {
-		for local := range 3 {
-			*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}}
-			body()
-			t.emit("RET")
-			if t.alloc() {
-				return
+	for _, remat := range []bool{false, true} {
+		for _, l := range []int{4, 2, 1} {
+			for local := range 3 {
+				*t = Target{f: f, lmul: l, consts: map[string]*reg{}, scaled: map[*reg]int{}, local: local, kbits: map[*reg]uint32{}, remat: remat}
+				body()
+				t.emit("RET")
+				if t.alloc() {
+					return
+				}
 			}
 		}
 	}
@@ -301,7 +313,7 @@ func (t *Target) Div(a, b vec.V) vec.V { return t.arith("DIV", a, b, false) }
 // arith is a op b in the compute type: .vv, or .vf with a scalar (VFRSUB,
 // VFRDIV when a is the scalar).
 func (t *Target) arith(op string, a, b vec.V, commutes bool) vec.V {
-	x, y := a.(*reg), b.(*reg)
+	x, y := t.mat(a.(*reg)), t.mat(b.(*reg))
 	t.vt(t.csew())
 	switch {
 	case y.class == 'F':
