@@ -55,32 +55,17 @@ func q8(t Target, f *Func) {
 	if !store {
 		se, de = de, se
 	}
-	q, ok := t.(Quantizer)
+	q := t.(Quantizer) // every target lowers it
 	src, dst := t.Ptr("src", se), t.Ptr("dst", de)
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
 	t.Heads(t.Int("n"), walks, nil, func(h Head) {
 		switch {
-		case !ok: // a target's own codec, until it lowers Quantizer (Head.Quantize)
-			if store {
-				h.(Quantizing).Quantize(src, dst, f.Count()/32)
-			} else {
-				h.(Quantizing).Dequantize(src, dst, f.Count()/32)
-			}
 		case store:
 			quantizeHead(t, q, h, f.Count()/32, src, dst) // group.go
 		default:
 			q.Blocks32(h, f.Count()/32, src, 34, dst, 32, func(s, d Arr) { dequantize(t, q, s, d) })
 		}
 	})
-}
-
-// Quantizing is the head of a target with its own q8_0 codec (NEON and
-// RVV until they lower Quantizer, which replaces it): Quantize stores
-// blocks q8_0 blocks of src's float32 values at dst as q8 gives the
-// arithmetic; Dequantize loads them back.
-type Quantizing interface {
-	Quantize(src, dst Arr, blocks int)
-	Dequantize(src, dst Arr, blocks int)
 }
 
 // q8_0's constants, float32 bits.
