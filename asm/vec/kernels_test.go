@@ -139,10 +139,9 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 //
 // PENDING (ws-qn): riscv64 does not lower vec.Packer yet (the qn family:
 // q4_0, q4_1, q5_0, q5_1); the RVV engineer (ws-rvvq) lowers it and
-// removes this entry. arm64 is listed until its Packer lands.
+// removes this entry.
 var pending = map[string][]vec.Elem{
 	"riscv64": {vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1},
-	"arm64":   {vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1},
 }
 
 // implemented are the funcs the target arch lowers.
