@@ -135,13 +135,9 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 // kernels of them are not generated, and the check runs them at the other
 // levels (pure Go on that architecture). None since NEON (298a2d7) and
 // RVV (9a06b62) lower the minifloat family, e5m2 included; a new element
-// a target does not have yet goes here until it does.
-// RVV lowers vec.Packer (asm/vec/riscv64/packer.go), the qn family with it.
-//
-// PENDING (ws-qn): arm64 does not lower vec.Packer yet (the qn family:
-// q4_0, q4_1, q5_0, q5_1); listed until its Packer lands.
+// a target does not have yet goes here until it does. None for the qn
+// family (q4_0, q4_1, q5_0, q5_1) either: every target lowers vec.Packer.
 var pending = map[string][]vec.Elem{
-	"arm64": {vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1},
 }
 
 // implemented are the funcs the target arch lowers.

@@ -82,8 +82,9 @@ const (
 // then clamped to it) is made canonical, y + 0 (−0 becomes +0), and keyed
 // for an unsigned maximum: bits ^ 0x80000000 for a positive value, ^bits
 // for a negative one (the float order); the minimum is the maximum of the
-// keys' complements. The lanes holding the extreme key then give, as for
-// the scale, the first one's sign, which only a zero lacks.
+// keys' complements. An extreme of 0 takes the sign of the first lane
+// holding its key, as the scale's first lane is found: those lanes are the
+// x_j = ±0 (a NaN lane holds ±FLT_MAX), so x_j's sign is the value's.
 //
 // Then, every format:
 //
@@ -138,7 +139,7 @@ func quantizeQN(t Target, p Packer, e Elem, s, d Arr) {
 					y = p.MinF(x, p.AsF32(k(start)))
 				}
 				y = p.Select(p.IsNaN(x), p.AsF32(k(start)), y)
-				signs[i] = p.AsU32(y)
+				signs[i] = p.AsU32(x) // a lane of the extreme when it is ±0 is x_j = ±0
 				// c = bits of y + 0 (−0 → +0); key = c ^ (c < 0 ? 0xffffffff : 0x80000000), ^key for the minimum
 				c := p.AsU32(t.Add(y, p.AsF32(k(0))))
 				flip := p.Or(p.Sub32(k(0), p.Shr32(c, 31)), k(f32Sign))
@@ -151,9 +152,10 @@ func quantizeQN(t Target, p Packer, e Elem, s, d Arr) {
 			if !hiSide {
 				top = p.Xor(top, k(0xffffffff))
 			}
-			// bits = key ^ (key's top bit ? 0x80000000 : 0xffffffff), the sign of the first such lane or'ed in (only +0 lacks it)
+			// bits = key ^ (key's top bit ? 0x80000000 : 0xffffffff); a zero is the first zero lane's ±0
 			un := p.Or(p.Sub32(p.Shr32(top, 31), k(1)), k(f32Sign))
-			return p.AsF32(p.Or(p.Xor(top, un), sign))
+			bits := p.Xor(top, un)
+			return p.AsF32(p.Select(p.Eq32(bits, k(0)), sign, bits))
 		}
 		lo = extreme(f32Max, false)
 		hi := extreme(f32NegMax, true)
