@@ -137,8 +137,7 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 // RVV (9a06b62) lower the minifloat family, e5m2 included; a new element
 // a target does not have yet goes here until it does. None for the qn
 // family (q4_0, q4_1, q5_0, q5_1) either: every target lowers vec.Packer.
-var pending = map[string][]vec.Elem{
-}
+var pending = map[string][]vec.Elem{}
 
 // implemented are the funcs the target arch lowers.
 func implemented(funcs []*vec.Func, arch string) []*vec.Func {
