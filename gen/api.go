@@ -121,11 +121,12 @@ func (p *Plan) constants(f *jen.File, caches []string) {
 		c := cacheTypes[caches[0]]
 		f.Line()
 		if c.blocks {
-			f.Comment("CacheHead is the bytes one head takes in a q8_0 cache: HeadDim/32 blocks of")
-			f.Comment("34 bytes, each an f16 scale d (little endian) and 32 int8 (ggml's")
-			f.Comment("block_q8_0). Strides of a q8_0 cache count bytes: a token-major cache of")
-			f.Comment("h heads is Strides{Heads: h, Head: CacheHead, Token: h·CacheHead}.")
-			f.Const().Id("CacheHead").Op("=").Lit(p.HeadDim / spec.Q8Block * spec.Q8BlockBytes)
+			sf, _ := spec.CacheType(caches[0]).Format()
+			f.Commentf("CacheHead is the bytes one head takes in a %s cache: HeadDim/%d blocks of", caches[0], sf.BlockValues)
+			f.Commentf("%d bytes, each %s (ggml's block_%s). Strides of a %s cache count", sf.BlockBytes, c.about, caches[0], caches[0])
+			f.Comment("bytes: a token-major cache of h heads is Strides{Heads: h, Head: CacheHead,")
+			f.Comment("Token: h·CacheHead}.")
+			f.Const().Id("CacheHead").Op("=").Lit(p.HeadDim / sf.BlockValues * sf.BlockBytes)
 		} else {
 			f.Comment("CacheHead is the elements one head takes in the cache: HeadDim " + c.about + " values.")
 			f.Const().Id("CacheHead").Op("=").Lit(p.HeadDim)

@@ -5,7 +5,7 @@ import "github.com/ropegen/ropegen/spec"
 // cacheType is how the generated API and tests spell a cache type of
 // spec.CacheFormats other than f32 (docs/contract.md §11).
 type cacheType struct {
-	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3, e5m2 and q8_0
+	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3, e5m2 and the block formats
 	about  string // for doc comments
 	blocks bool   // a block format (spec.CacheFormat.BlockValues > 1): heads are blocks, strides count bytes
 }
@@ -18,7 +18,11 @@ var cacheTypes = func() map[string]cacheType {
 		"bf16": {goType: "uint16", about: "bfloat16 (bits in uint16)"},
 		"e4m3": {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
 		"e5m2": {goType: "uint8", about: "OCP FP8 e5m2 bytes, scaled"},
-		"q8_0": {goType: "uint8", about: "ggml q8_0 blocks (an f16 scale, then 32 int8)"},
+		"q8_0": {goType: "uint8", about: "an f16 scale d (little endian) and 32 int8"},
+		"q4_0": {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit values"},
+		"q4_1": {goType: "uint8", about: "an f16 scale d and minimum m (little endian) and 16 bytes of 4-bit values"},
+		"q5_0": {goType: "uint8", about: "an f16 scale d, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
+		"q5_1": {goType: "uint8", about: "an f16 scale d and minimum m, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
 	}
 	for name, c := range m {
 		f, _ := spec.CacheType(name).Format()

@@ -152,6 +152,14 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       57344·scale saturating to 57344·scale\n")
 		case "q8_0":
 			b.WriteString("\tq8_0   about 0.563·d, d the block's f16 scale (ggml's amax/127)\n")
+		case "q4_0", "q5_0":
+			fmt.Fprintf(&b, "\t%s   up to about |d|, d the block's f16 scale (its first value of\n", c)
+			fmt.Fprintf(&b, "\t       largest magnitude over −%d): a step at the clamped end, half a\n", map[string]int{"q4_0": 8, "q5_0": 16}[c])
+			b.WriteString("\t       step elsewhere, plus f16's rounding of d times the quant\n")
+		case "q4_1", "q5_1":
+			fmt.Fprintf(&b, "\t%s   about d/2, d = (max − min)/%d the block's f16 scale, plus half\n", c, map[string]int{"q4_1": 15, "q5_1": 31}[c])
+			b.WriteString("\t       an f16 ulp of the block's min and f16's rounding of d times\n")
+			b.WriteString("\t       the quant\n")
 		}
 	}
 	b.WriteString("\n")

@@ -82,9 +82,10 @@ func (sh *shape) withNorm(n NormPlan) *Plan {
 }
 
 // rotTo reports whether the shape has a cache whose keys go through a
-// float32 rotation into a buffer (f32, e4m3, e5m2, q8_0).
+// float32 rotation into a buffer (every type but f16 and bf16, whose
+// kernels rotate and narrow in one pass).
 func (sh *shape) rotTo() bool {
-	return slices.ContainsFunc(sh.caches, func(c string) bool { return c == "f32" || c == "e4m3" || c == "e5m2" || c == "q8_0" })
+	return slices.ContainsFunc(sh.caches, func(c string) bool { return c != "f16" && c != "bf16" })
 }
 
 // Generate returns the files of the package for s, sorted by name: one
@@ -181,7 +182,7 @@ func (pk *pkg) rtFiles() ([]File, error) {
 	if len(pk.caches) > 0 {
 		names = append(names, "cache.go", "cachewalk.go", "prep.go")
 		for _, c := range pk.caches {
-			names = append(names, "cache_"+strings.ReplaceAll(c, "8_0", "80")+".go")
+			names = append(names, "cache_"+strings.ReplaceAll(c, "_", "")+".go")
 			convert = convert || c == "f16" || c == "bf16" || c == "q8_0"
 		}
 	}
@@ -274,7 +275,7 @@ func (pk *pkg) data() *templates.Data {
 }
 
 // cacheCtors are the Cache constructors of the cache types.
-var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache"}
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache"}
 
 // data is the norm as the test template reads it, with its bound in the
 // plan p.

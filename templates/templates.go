@@ -96,11 +96,11 @@ type Shape struct {
 
 // Cache is one cache type of a package.
 type Cache struct {
-	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2" or "q8_0"
+	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …
 	Elem  string // the Go type of the cache buffer's elements
 	New   string // the constructor: "F16Cache", …
 	Scale bool   // the constructor takes a scale (e4m3, e5m2)
-	Block int    // the values of a block (q8_0: a head must hold whole blocks); 0 for none
+	Block int    // the values of a block (q8_0, q4_0, …: a head must hold whole blocks); 0 for none
 }
 
 // F64 reports whether the package computes in float64.
@@ -138,11 +138,12 @@ func (d *Data) HalfCaches() []string {
 }
 
 // RoundedCaches are the cache types that round the values stored (all but
-// f32) one value at a time (all but q8_0, whose blocks share a scale).
+// f32) one value at a time (not the block formats, whose blocks share a
+// scale).
 func (d *Data) RoundedCaches() []string {
 	var out []string
 	for _, c := range d.Caches {
-		if c.DType != "f32" && c.DType != "q8_0" {
+		if c.DType != "f32" && c.Block == 0 {
 			out = append(out, c.DType)
 		}
 	}

@@ -82,6 +82,10 @@ var cacheFormats = map[string]CacheFormat{
 	"e4m3": e4m3Format{},
 	"q8_0": q8Format{},
 	"e5m2": e5m2Format{},
+	"q4_0": ggmlFormat{refcodec.Q4_0, 1, 8, false},
+	"q4_1": ggmlFormat{refcodec.Q4_1, 2, 15, true},
+	"q5_0": ggmlFormat{refcodec.Q5_0, 1, 16, false},
+	"q5_1": ggmlFormat{refcodec.Q5_1, 2, 31, true},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -425,4 +429,64 @@ func refQ8(x []float32) (d uint16, q [q8Block]int8) {
 // widened from f16.
 func refQ8Value(d uint16, q int8) float32 {
 	return float32(q) * float16.Frombits(d).Float32()
+}
+
+// ---- ggml q4_0, q4_1, q5_0, q5_1 -------------------------------------------------------
+
+// ggmlFormat is one of ggml's 4- and 5-bit block formats, its bits
+// verify/codec's (the scalar transcription of ggml's quantize_row_<type>_ref
+// and dequantize_row_<type>, which ggml's recorded rows check): 32 values a
+// block, halves f16 fields first (d; d and m for the range formats), then
+// the quants. steps is the values' span in d: a symmetric format's d is
+// its block's largest magnitude over steps (8, 16), a range format's d the
+// block's max − min over steps (15, 31).
+type ggmlFormat struct {
+	f      refcodec.Format
+	halves int
+	steps  float64
+	ranged bool
+}
+
+func (g ggmlFormat) Name() string               { return g.f.Name }
+func (g ggmlFormat) Block() (values, bytes int) { return g.f.Block, g.f.Bytes }
+func (ggmlFormat) Scales() ScalePlace           { return ScaleInBlock }
+func (g ggmlFormat) Encode(dst []byte, src []float32, _ float32) {
+	g.f.Encode(dst[:g.f.Size(len(src))], src, 0)
+}
+
+// Decode decodes the blocks covering len(dst) values.
+func (g ggmlFormat) Decode(dst []float32, src []byte, _ float32) {
+	n := (len(dst) + g.f.Block - 1) / g.f.Block * g.f.Block
+	y := make([]float32, n)
+	g.f.Decode(y, src[:g.f.Size(n)], 0)
+	copy(dst, y)
+}
+
+// Same compares the f16 fields as f16s, two NaNs alike, and the rest bit
+// for bit.
+func (g ggmlFormat) Same(a, b []byte) bool {
+	for i := 0; i < 2*g.halves; i += 2 {
+		if !f16Codec.same(a[i:], b[i:]) {
+			return false
+		}
+	}
+	h := 2 * g.halves
+	return string(a[h:g.f.Bytes]) == string(b[h:g.f.Bytes])
+}
+
+// Spacing is the largest d of the blocks around (a little more for d's
+// rounding to f16): their largest magnitude over steps, or for a range
+// format their span over steps.
+func (g ggmlFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	amax, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	for _, y := range around {
+		for _, x := range y {
+			v := float64(x)
+			amax, lo, hi = max(amax, math.Abs(v)), min(lo, v), max(hi, v)
+		}
+	}
+	if g.ranged {
+		return max(hi-lo, 0) / g.steps * (1 + 0x1p-10)
+	}
+	return amax / g.steps * (1 + 0x1p-10)
 }

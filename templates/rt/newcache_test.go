@@ -35,6 +35,14 @@ func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cac
 		c = E5M2Cache(b, s, scale)
 	case "q8_0":
 		c = Q80Cache(b, s)
+	case "q4_0":
+		c = Q40Cache(b, s)
+	case "q4_1":
+		c = Q41Cache(b, s)
+	case "q5_0":
+		c = Q50Cache(b, s)
+	case "q5_1":
+		c = Q51Cache(b, s)
 	default:
 		t.Fatalf("no typed constructor for %q", name)
 	}
@@ -113,9 +121,9 @@ func TestNewCacheErrors(t *testing.T) {
 			}
 		}
 	}
-	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`}
-	_, err := NewCache("q4_0", alignedBytes(16), s, 1)
-	wantErr(t, err, append([]string{`name = "q4_0" is not a cache type`}, all...)...)
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`}
+	_, err := NewCache("iq4_nl", alignedBytes(16), s, 1)
+	wantErr(t, err, append([]string{`name = "iq4_nl" is not a cache type`}, all...)...)
 	_, err = NewCache("", alignedBytes(16), s, 1)
 	wantErr(t, err, `name = "" is not a cache type`)
 

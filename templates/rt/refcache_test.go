@@ -143,3 +143,35 @@ func genericQ80(hd, rd int) byteKernels {
 	}
 	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
 }
+
+// genericQN returns the pure Go kernels of q4_0, q4_1, q5_0 and q5_1, in
+// kernels.bytes' order, for a shape of hd values, rd of them rotary.
+func genericQN(hd, rd int) [4]byteKernels {
+	var ks [4]byteKernels
+	for i, f := range []codec.Format{codec.Q4_0, codec.Q4_1, codec.Q5_0, codec.Q5_1} {
+		ks[i] = genericBlocks(f, hd, rd)
+	}
+	return ks
+}
+
+// genericBlocks returns the pure Go kernels of the block format f (q4_0,
+// q4_1, q5_0, q5_1) for a shape of hd values, rd of them rotary:
+// verify/codec's f, whole blocks, those holding a rotary value for Shift.
+func genericBlocks(f codec.Format, hd, rd int) byteKernels {
+	shift := (rd + blockValues - 1) / blockValues * blockValues
+	store := func(m int) byteStoreKernel {
+		return func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
+			for i := range n {
+				f.Encode(dst[i*ds:i*ds+f.Size(m)], src[i*ss:i*ss+m], 0)
+			}
+		}
+	}
+	load := func(m int) byteLoadKernel {
+		return func(dst []float32, ds int, src []byte, ss, n int, _ float32) {
+			for i := range n {
+				f.Decode(dst[i*ds:i*ds+m], src[i*ss:i*ss+f.Size(m)], 0)
+			}
+		}
+	}
+	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
+}

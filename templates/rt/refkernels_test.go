@@ -44,6 +44,8 @@ func installRef() {
 		k.bytes[2] = genericE5M2(s.HeadDim, s.RotaryDim)
 		if s.HeadDim%q8Values == 0 {
 			k.bytes[1] = genericQ80(s.HeadDim, s.RotaryDim)
+			qn := genericQN(s.HeadDim, s.RotaryDim)
+			copy(k.bytes[3:], qn[:])
 		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
