@@ -27,7 +27,7 @@ func cacheSpec(cache string, dim, rotary int, layout spec.Layout) spec.Spec {
 // masks), partial rotary dims (Shift's shorter kernels; q8_0's Shift
 // requantizing a block that holds pass-through values), heads long enough
 // for the run-time loops (512 values: the chunk loop; q8_0 blocks always
-// loop), both layouts.
+// loop; q4_0, q4_1, q5_0, q5_1 likewise), both layouts.
 func cacheShapes() []spec.Spec {
 	return []spec.Spec{
 		cacheSpec("f16", 30, 22, spec.Interleaved),
@@ -45,6 +45,10 @@ func cacheShapes() []spec.Spec {
 		cacheSpec("q8_0", 96, 40, spec.NeoX),
 		cacheSpec("q8_0", 64, 48, spec.Interleaved),
 		cacheSpec("q8_0", 512, 0, spec.NeoX),
+		cacheSpec("q4_0", 96, 40, spec.NeoX),
+		cacheSpec("q4_1", 64, 48, spec.Interleaved),
+		cacheSpec("q5_0", 512, 384, spec.NeoX),
+		cacheSpec("q5_1", 128, 64, spec.Interleaved),
 	}
 }
 
