@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -62,6 +62,20 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
 //     |fl(x·id) − x/d| ≤ 127·2⁻²² = η, |q − x/d| ≤ ½ + η, and
 //     |q·d₁₆ − x| ≤ d·(½ + η) + 127·|d₁₆ − d|, plus 127·d₁₆·2⁻²⁴ for the
 //     product's rounding.
+//   - q4_0, q5_0 (L = 8, 16), per block of 32: d = fl(max/−L), max the
+//     block's first value of largest magnitude, id = fl(1/d), v = fl(x·id),
+//     q = min(2L−1, trunc(fl(v + L + ½))), read back fl((q−L)·d₁₆). With
+//     |x/d| ≤ L, |v − x/d| ≤ L·2⁻²² and the sum's rounding at most
+//     (2L+1)·2⁻²⁴ (η, their sum), q − L is x/d rounded, |q − L − x/d| ≤
+//     ½ + η, except where the clamp may act (x/d ≥ L − ½ − η: the value
+//     of sign opposite to max), where it is at most 1 + η. Then
+//     |(q−L)·d₁₆ − x| ≤ |d|·(½ + η or 1 + η) + L·|d₁₆ − d| + L·|d₁₆|·2⁻²⁴.
+//   - q4_1, q5_1 (L = 15, 31), per block: d = fl(fl(max − min)/L), id =
+//     fl(1/d), v = fl(fl(x − min)·id), q = min(L, trunc(fl(v + ½))), m₁₆ =
+//     f16(min), read back fl(fl(q·d₁₆) + m₁₆). (x − min)/d ≤ L(1 + 2⁻²²),
+//     so the clamp never acts and |q − (x−min)/d| ≤ ½ + η, η = L·2⁻²² +
+//     (L+1)·2⁻²⁴; then |q·d₁₆ + m₁₆ − x| ≤ d·(½ + η) + L·|d₁₆ − d| +
+//     |m₁₆ − min|, plus 2⁻²⁴·(2L·d₁₆ + |m₁₆|) for the two roundings.
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -99,6 +113,43 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 			d16 := float64(float16.Fromfloat32(dd).Float32())
 			eta := 127 * 0x1p-22
 			e := float64(dd)*(0.5+eta) + 127*math.Abs(d16-float64(dd)) + 127*d16*0x1p-24
+			for i := b; i < b+32; i++ {
+				d[i] = e
+			}
+		}
+	case "q4_0", "q5_0":
+		L := map[string]float64{"q4_0": 8, "q5_0": 16}[name]
+		eta := L*0x1p-22 + (2*L+1)*0x1p-24
+		for b := 0; b < len(keys); b += 32 {
+			var amax, mx float32
+			for _, x := range keys[b : b+32] {
+				if a := float32(math.Abs(float64(x))); a > amax {
+					amax, mx = a, x
+				}
+			}
+			dd := float64(mx / float32(-L))
+			d16 := float64(float16.Fromfloat32(float32(dd)).Float32())
+			rest := L*math.Abs(d16-dd) + L*math.Abs(d16)*0x1p-24
+			for i := b; i < b+32; i++ {
+				step := 0.5 + eta
+				if dd != 0 && float64(keys[i])/dd >= L-0.5-eta {
+					step = 1 + eta
+				}
+				d[i] = math.Abs(dd)*step + rest
+			}
+		}
+	case "q4_1", "q5_1":
+		L := map[string]float64{"q4_1": 15, "q5_1": 31}[name]
+		eta := L*0x1p-22 + (L+1)*0x1p-24
+		for b := 0; b < len(keys); b += 32 {
+			lo, hi := keys[b], keys[b]
+			for _, x := range keys[b : b+32] {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			dd := float64((hi - lo) / float32(L))
+			d16 := float64(float16.Fromfloat32(float32(dd)).Float32())
+			m16 := float64(float16.Fromfloat32(lo).Float32())
+			e := dd*(0.5+eta) + L*math.Abs(d16-dd) + math.Abs(m16-float64(lo)) + 0x1p-24*(2*L*d16+math.Abs(m16))
 			for i := b; i < b+32; i++ {
 				d[i] = e
 			}
