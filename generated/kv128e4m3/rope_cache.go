@@ -37,10 +37,14 @@ const (
 	cacheE4M3
 	cacheQ80
 	cacheE5M2
+	cacheQ40
+	cacheQ41
+	cacheQ50
+	cacheQ51
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1"}
 
 // cacheBuilt[k] is true when the package has cache type k: each type's
 // file (cache_<type>.go, copied into a package generated with that
@@ -48,9 +52,19 @@ var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2"}
 var cacheBuilt [len(cacheNames)]bool
 
 // cacheElemBytes[k] is the size of one buffer element of cache type k: a
-// float32, a uint16, or a byte (e4m3, e5m2, and q8_0, whose strides count
-// bytes).
-var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1}
+// float32, a uint16, or a byte (e4m3, e5m2, and the block formats, whose
+// strides count bytes).
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1}
+
+// cacheBlockBytes[k] is the bytes of one block of blockValues values of
+// the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0 18: d, 16
+// bytes of nibbles; q4_1 20: d, an f16 m, nibbles; q5_0 22: d, a uint32 of
+// fifth bits, nibbles; q5_1 24: d, m, fifth bits, nibbles), 0 for a type
+// stored value by value.
+var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24}
+
+// blockValues is the values of a block of every block format.
+const blockValues = 32
 
 // cacheScaled reports whether cache type k keeps a per-tensor scale outside
 // its bytes (e4m3, e5m2).
@@ -64,16 +78,17 @@ const (
 )
 
 // NewCache returns the view s of buf as a cache of the type name, as
-// -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0" or "e5m2", one
-// this package was generated with. It is the Cache that type's constructor
-// (F32Cache, F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache) returns
+// -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2",
+// "q4_0", "q4_1", "q5_0" or "q5_1", one this package was generated with.
+// It is the Cache that type's constructor (F32Cache, F16Cache, BF16Cache,
+// E4M3Cache, Q80Cache, E5M2Cache, Q40Cache, Q41Cache, Q50Cache, Q51Cache) returns
 // for the same memory, so that an engine reading its cache type from its
 // configuration needs no switch of its own. buf holds the type's elements
 // in the machine's byte order: float32 values for f32 (len(buf) a multiple
 // of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
-// of 2, 2-byte aligned), bytes for e4m3, e5m2 and q8_0 (any length); s
-// counts elements of that type, as the typed constructor's view does
-// (bytes for q8_0). scale is the per-tensor scale of e4m3 and e5m2, taken
+// of 2, 2-byte aligned), bytes for e4m3, e5m2 and the block formats (any
+// length); s counts elements of that type, as the typed constructor's view
+// does (bytes for a block format). scale is the per-tensor scale of e4m3 and e5m2, taken
 // as E4M3Cache and E5M2Cache take theirs (the entry points that use the
 // cache check that it is finite and > 0); the other types keep no scale
 // outside their bytes and ignore it. The Cache shares buf's memory.
@@ -120,6 +135,15 @@ func NewCache(name string, buf []byte, s Strides, scale float32) (Cache, error) 
 	return c, nil
 }
 
+// quotedCacheNames is every cache type's name, quoted, comma-separated.
+func quotedCacheNames() string {
+	var q []string
+	for _, n := range cacheNames[1:] {
+		q = append(q, strconv.Quote(n))
+	}
+	return strings.Join(q, ", ")
+}
+
 // cacheKind returns the cache type spelled name, 0 for none.
 func cacheKind(name string) uint8 {
 	for k, n := range cacheNames {
@@ -134,31 +158,33 @@ func cacheKind(name string) uint8 {
 func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
-// "bf16", "e4m3", "q8_0" or "e5m2"; "" for the zero Cache.
+// "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0" or "q5_1"; "" for
+// the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
-// type dtype ("f32", "f16", "bf16", "e4m3", "q8_0" or "e5m2"): HeadDim, or for q8_0
-// the bytes of HeadDim/32 blocks of 34. It panics for another dtype, or for
-// q8_0 with a HeadDim that is not a multiple of 32.
+// type dtype (as -out-dtype spells it): HeadDim, or for a block format the
+// bytes of HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0, 24
+// q5_1). It panics for another dtype, or for a block format with a HeadDim
+// that is not a multiple of 32.
 func (r *Rotary) CacheHead(dtype string) int {
 	r.checkNil("Rotary.CacheHead")
 	for k, name := range cacheNames {
 		if name == dtype && k > 0 {
-			if k == cacheQ80 && r.hd%q8Values != 0 {
-				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, q8Values)
+			if cacheBlockBytes[k] != 0 && r.hd%blockValues != 0 {
+				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, blockValues)
 			}
 			return r.cacheHead(uint8(k))
 		}
 	}
-	panicf("Rotary.CacheHead: dtype = %q: want \"f32\", \"f16\", \"bf16\", \"e4m3\", \"q8_0\" or \"e5m2\"", dtype)
+	panicf("Rotary.CacheHead: dtype = %q: want one of %s", dtype, quotedCacheNames())
 	return 0
 }
 
 // cacheHead is the size of a cached head of r's shape in kind's elements.
 func (r *Rotary) cacheHead(kind uint8) int {
-	if kind == cacheQ80 {
-		return r.hd / q8Values * q8Bytes
+	if b := cacheBlockBytes[kind]; b != 0 {
+		return r.hd / blockValues * b
 	}
 	return r.hd
 }
@@ -195,8 +221,8 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	default:
 		o.bytes = &k.bytes[c.kind-cacheE4M3]
 		ok = o.bytes.store != nil
-		if c.kind == cacheQ80 {
-			o.shift = (r.rd + q8Values - 1) / q8Values * q8Values
+		if cacheBlockBytes[c.kind] != 0 {
+			o.shift = (r.rd + blockValues - 1) / blockValues * blockValues
 		}
 	}
 	if !ok {

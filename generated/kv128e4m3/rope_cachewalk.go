@@ -14,8 +14,8 @@ import (
 // cacheRows returns how many rows the cache view s, named what in
 // messages, gives a slice of n elements: the rows r >= 0 whose last head
 // ends at or before n, r·s.Token + (s.Heads−1)·s.Head + headSize <= n. A
-// head is headSize elements (HeadDim values, or for q8_0 the bytes of
-// HeadDim/32 blocks). A field of s that is not positive panics, naming fn.
+// head is headSize elements (HeadDim values, or for a block format the
+// bytes of HeadDim/32 blocks). A field of s that is not positive panics, naming fn.
 func cacheRows(fn, what string, s Strides, n, headSize int) int {
 	checkView(fn, what, s, n, 0, headSize, "") // the fields only
 	end, ok := viewEnd(s, 1, headSize)

@@ -157,9 +157,9 @@ var Freqs = [RotaryDim / 2]float64{
 }
 
 // CacheHead is the bytes one head takes in a q8_0 cache: HeadDim/32 blocks of
-// 34 bytes, each an f16 scale d (little endian) and 32 int8 (ggml's
-// block_q8_0). Strides of a q8_0 cache count bytes: a token-major cache of
-// h heads is Strides{Heads: h, Head: CacheHead, Token: h·CacheHead}.
+// 34 bytes, each an f16 scale d (little endian) and 32 int8 (ggml's block_q8_0). Strides of a q8_0 cache count
+// bytes: a token-major cache of h heads is Strides{Heads: h, Head: CacheHead,
+// Token: h·CacheHead}.
 const CacheHead = 136
 
 // defaultParams returns the numbers of this package's spec.

@@ -1604,7 +1604,7 @@ func q8Quantize(d *[34]uint8, s *[32]float32) {
 
 // store_q8_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
 func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
+	for ; n > 0 && len(src) >= 128 && len(dst) >= 136; n-- {
 		for b765 := range 4 {
 			q8Quantize((*[34]uint8)(dst[34*b765:]), (*[32]float32)(src[32*b765:]))
 		}
@@ -1740,7 +1740,7 @@ func q8Dequantize(d *[32]float32, s *[34]uint8) {
 
 // load_q8_0_128x128i_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
 func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
+	for ; n > 0 && len(src) >= 136 && len(dst) >= 128; n-- {
 		for b81 := range 4 {
 			q8Dequantize((*[32]float32)(dst[32*b81:]), (*[34]uint8)(src[34*b81:]))
 		}

@@ -45,7 +45,7 @@ type normKernel func(x []float32, stride, n int, r *float32, w []float32, eps fl
 
 // rotToKernel turns n float32 heads of src forward by r into the float32
 // heads of dst (values past R copied): a key on its way to an f32, e4m3,
-// q8_0 or e5m2 cache.
+// e5m2 or block-format cache.
 type rotToKernel func(dst []float32, ds int, src []float32, ss, n int, r *float32)
 
 // halfStoreKernel narrows n float32 heads of src into uint16 (f16 or bf16)
@@ -67,12 +67,14 @@ type halfToKernel func(dst []uint16, ds int, src []float32, ss, n int, r *float3
 type halfShiftKernel func(x []uint16, stride, n int, r *float32)
 
 // byteStoreKernel stores n float32 heads of src into byte heads of dst:
-// e4m3 or e5m2 of x/scale, or q8_0 blocks (scale unused); store all of a head,
+// e4m3 or e5m2 of x/scale, or blocks of a block format (q8_0, q4_0, q4_1,
+// q5_0, q5_1; scale unused); store all of a head,
 // storeShift the blocks or values Shift rewrites.
 type byteStoreKernel func(dst []byte, ds int, src []float32, ss, n int, scale float32)
 
 // byteLoadKernel loads n byte heads of src into float32 heads of dst: e4m3
-// or e5m2 times scale, or q8_0 blocks dequantized (scale unused); load and
+// or e5m2 times scale, or a block format's blocks dequantized (scale
+// unused); load and
 // loadShift as byteStoreKernel's.
 type byteLoadKernel func(dst []float32, ds int, src []byte, ss, n int, scale float32)
 
@@ -88,9 +90,10 @@ type kernels struct {
 	fill             fillKernel
 	norm, normOnly   [normVariants]normKernel // by normVariant(kind, scope, after)
 	// The cache kernels, in f32-element packages with caches.
-	rotTo rotToKernel // f32, e4m3, q8_0 and e5m2 caches' key path
+	rotTo rotToKernel // the key path of the caches not stored as uint16
+
 	half  [2]halfKernels
-	bytes [3]byteKernels
+	bytes [7]byteKernels
 }
 
 // halfKernels are the kernels of a uint16 cache type: half[0] f16, half[1]
@@ -103,7 +106,8 @@ type halfKernels struct {
 }
 
 // byteKernels are the kernels of a byte cache type: bytes[0] e4m3, bytes[1]
-// q8_0, bytes[2] e5m2.
+// q8_0, bytes[2] e5m2, bytes[3…6] q4_0, q4_1, q5_0, q5_1 (the cache kinds'
+// order from cacheE4M3 on).
 type byteKernels struct {
 	store, storeShift byteStoreKernel
 	load, loadShift   byteLoadKernel
