@@ -13,8 +13,8 @@ import (
 )
 
 // Cache is a view of a KV cache buffer by slot (cache row): its type, its
-// buffer, its Strides (head h of row s at s·Token + h·Head; a q8_0 cache's
-// strides count bytes) and, for e4m3 and e5m2, its per-tensor scale. Make
+// buffer, its Strides (head h of row s at s·Token + h·Head; a block
+// format's strides count bytes) and, for e4m3 and e5m2, its per-tensor scale. Make
 // one with the constructor of its type (F16Cache, Q80Cache, …: one per
 // cache type the package has), or with NewCache from the type's name and a
 // byte buffer; the zero Cache is no cache and panics where one is used. A Cache is a small value: pass it by value, make one per call if you
@@ -400,8 +400,8 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // Apply does (the attention factor A applied once, here), and stores it in
 // cache row slots[j] of c: f32 as is, f16 and bf16 rounded to nearest even
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
-// saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0
-// block by block as ggml's quantize_row_q8_0_ref.
+// saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0,
+// q4_0, q4_1, q5_0 and q5_1 block by block as ggml's quantize_row_<type>_ref.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
 // modified. With slots 0…n−1 and a cache laid out as src, it rotates and
@@ -502,7 +502,7 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
 // of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
-// once; q8_0: q·d, as ggml's dequantize_row_q8_0) into dst[j·ds.Token +
+// once; q8_0, q4_0, q4_1, q5_0, q5_1: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
 // h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
 // element of dst keep their values. A view field that is not positive, a
 // slot outside the rows c gives its buffer, a slot listed twice or heads of
@@ -531,7 +531,7 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 // The rotation's cos and sin are computed from the table's own frequencies
 // for |delta| (one row per run of equal deltas), so delta may be any int32
 // but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
-// as it is; values past RotaryDim (a q8_0 cache: the blocks that hold no
+// as it is; values past RotaryDim (a block format: the blocks that hold no
 // rotary value) keep their bits. A view field that is not positive, a slot
 // outside the rows c gives its buffer, a slot listed twice, len(delta) ≠
 // len(slots) or a delta of −2³¹ panic before anything is written.

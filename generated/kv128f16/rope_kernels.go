@@ -11,7 +11,7 @@ package kv128f16
 // value.
 //
 // Every kernel handles n >= 0 heads (n = 0 does nothing). Head h of x is
-// x[h·stride:], strides in elements (bytes for a q8_0 cache); a kernel
+// x[h·stride:], strides in elements (bytes for a block format's cache); a kernel
 // reads and writes only the values of those heads it is documented to, and
 // reads no slice length: the run-time has checked every view, length,
 // position and slot before it calls one, so a kernel never panics.
