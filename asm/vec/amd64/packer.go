@@ -19,35 +19,10 @@ func (t *Target) Shrv32(a, b vec.V) vec.V { return t.int2(t.c.VPSRLVD, t.c.VPSRL
 // OrAcross is VPOR of the members, then of the register with its halves,
 // quarters, … swapped, until every lane holds the OR (MaxAcross's shape).
 func (t *Target) OrAcross(xs []vec.V) vec.V {
-	c := t.c
-	or := func(a, b, d reg.VecVirtual) {
-		if t.l.masked {
-			c.VPORD(b, a, d)
-		} else {
-			c.VPOR(b, a, d)
-		}
-	}
-	m := t.materialize(xs[0].(*value))
-	for _, x := range xs[1:] {
-		d := t.same(m)
-		or(t.materialize(x.(*value)), m, d)
-		m = d
-	}
-	step := func(shuf func(r, s reg.VecVirtual)) {
-		s, d := t.same(m), t.same(m)
-		shuf(m, s)
-		or(s, m, d)
-		m = d
-	}
 	if t.l.masked {
-		step(func(r, s reg.VecVirtual) { c.VSHUFI64X2(operand.U8(0x4e), r, r, s) })
-		step(func(r, s reg.VecVirtual) { c.VSHUFI64X2(operand.U8(0xb1), r, r, s) })
-	} else {
-		step(func(r, s reg.VecVirtual) { c.VPERM2I128(operand.U8(0x01), r, r, s) })
+		return t.across(xs, t.c.VPORD)
 	}
-	step(func(r, s reg.VecVirtual) { c.VPSHUFD(operand.U8(0x4e), r, s) })
-	step(func(r, s reg.VecVirtual) { c.VPSHUFD(operand.U8(0xb1), r, s) })
-	return &value{r: m, w: t.lanes(), e: vec.F32}
+	return t.across(xs, func(ops ...operand.Op) { t.c.VPOR(ops[0], ops[1], ops[2]) })
 }
 
 // StoreNibbles is, for the lanes j < 16 (member 0 at AVX-512, members 0

@@ -118,18 +118,23 @@ func (t *Target) StoreU16(a vec.Arr, v vec.V) {
 
 // MaxAcross is VPMAXUD of the members, then of the register with its
 // halves, quarters, … swapped, until every lane holds the maximum.
-func (t *Target) MaxAcross(xs []vec.V) vec.V {
+func (t *Target) MaxAcross(xs []vec.V) vec.V { return t.across(xs, t.c.VPMAXUD) }
+
+// across reduces the members xs by op (operands a, b, d: d = op(a, b) lane by lane,
+// associative and commutative), then the register with its halves,
+// quarters, … swapped, until every lane holds the reduction of all.
+func (t *Target) across(xs []vec.V, op func(ops ...operand.Op)) vec.V {
 	c := t.c
 	m := t.materialize(xs[0].(*value))
 	for _, x := range xs[1:] {
 		d := t.same(m)
-		c.VPMAXUD(t.materialize(x.(*value)), m, d)
+		op(t.materialize(x.(*value)), m, d)
 		m = d
 	}
 	step := func(shuf func(r, s reg.VecVirtual)) {
 		s, d := t.same(m), t.same(m)
 		shuf(m, s)
-		c.VPMAXUD(s, m, d)
+		op(s, m, d)
 		m = d
 	}
 	if t.l.masked {

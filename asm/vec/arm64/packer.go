@@ -99,23 +99,9 @@ func (t *Target) LoadNibbles(a vec.Arr) []vec.V {
 }
 
 // LoadU32 is MOVWU into a general register, duplicated into every lane.
-func (t *Target) LoadU32(a vec.Arr) vec.V {
-	v := &value{r: t.vreg(), w: 4, e: vec.F32}
-	t.scope(func() {
-		g := t.greg()
-		t.op("MOVWU %d(%s), %s", a.Off*a.Elem.Size, a.P.(*ptr).r, g)
-		t.vop("VDUP %s, V%d.S4", g, v.r)
-	})
-	return v
-}
+func (t *Target) LoadU32(a vec.Arr) vec.V { return t.loadGP("MOVWU", a) }
 
 // StoreU32 is lane 0 through a general register.
-func (t *Target) StoreU32(a vec.Arr, v vec.V) {
-	t.scope(func() {
-		g := t.greg()
-		t.vop("FMOVS F%d, %s", v.(*value).r, g)
-		t.op("MOVW %s, %d(%s)", g, a.Off*a.Elem.Size, a.P.(*ptr).r)
-	})
-}
+func (t *Target) StoreU32(a vec.Arr, v vec.V) { t.storeGP("MOVW", a, v) }
 
 var _ vec.Packer = (*Target)(nil)

@@ -115,22 +115,30 @@ func (t *Target) StoreI8x32(a vec.Arr, qs []vec.V) {
 }
 
 // LoadU16 is MOVHU into a general register, duplicated into every lane.
-func (t *Target) LoadU16(a vec.Arr) vec.V {
+func (t *Target) LoadU16(a vec.Arr) vec.V { return t.loadGP("MOVHU", a) }
+
+// StoreU16 is lane 0's low half through a general register.
+func (t *Target) StoreU16(a vec.Arr, v vec.V) { t.storeGP("MOVH", a, v) }
+
+// loadGP is the load ld (MOVHU, MOVWU) at a into a general register,
+// duplicated into every lane.
+func (t *Target) loadGP(ld string, a vec.Arr) vec.V {
 	v := &value{r: t.vreg(), w: 4, e: vec.F32}
 	t.scope(func() {
 		g := t.greg()
-		t.op("MOVHU %d(%s), %s", a.Off*a.Elem.Size, a.P.(*ptr).r, g)
+		t.op("%s %d(%s), %s", ld, a.Off*a.Elem.Size, a.P.(*ptr).r, g)
 		t.vop("VDUP %s, V%d.S4", g, v.r)
 	})
 	return v
 }
 
-// StoreU16 is lane 0's low half through a general register.
-func (t *Target) StoreU16(a vec.Arr, v vec.V) {
+// storeGP is lane 0 of v through a general register, stored by st (MOVH,
+// MOVW) at a.
+func (t *Target) storeGP(st string, a vec.Arr, v vec.V) {
 	t.scope(func() {
 		g := t.greg()
 		t.vop("FMOVS F%d, %s", v.(*value).r, g)
-		t.op("MOVH %s, %d(%s)", g, a.Off*a.Elem.Size, a.P.(*ptr).r)
+		t.op("%s %s, %d(%s)", st, g, a.Off*a.Elem.Size, a.P.(*ptr).r)
 	})
 }
 
