@@ -18,9 +18,9 @@ ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/ ./examples/engine/...
 # qemu themselves use (its test checks this line).
 RISCV64_QEMU ?= qemu-riscv64-static -cpu rv64,v=true,vlen=128,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true
 
-.PHONY: check test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 riscv64 downstream bench tools fuzz
+.PHONY: check test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 riscv64 cross downstream bench tools fuzz
 
-test: tools gofmt vet unit race dispatch test-exhaustive arm64 riscv64 check-generated downstream
+test: tools gofmt vet unit race dispatch test-exhaustive cross check-generated downstream
 
 # A developer's loop (a few minutes): gofmt, vet for this machine, the
 # short tests of everything but the generated packages, and three
@@ -66,6 +66,12 @@ dispatch:
 	GODEBUG=cpu.avx512f=off ROPEGEN_WANT_BACKEND=avx2 $(GO) test -count=1 -run TestDispatch ./generated/...
 	GODEBUG=cpu.avx512f=off,cpu.avx2=off ROPEGEN_WANT_BACKEND=generic $(GO) test -count=1 -run TestDispatch ./generated/...
 	ROPEGEN_WANT_BACKEND=generic $(GO) test -count=1 -tags purego -run TestDispatch ./generated/...
+
+# Both at once: each spends most of its time in one qemu process (the
+# engine package's tests), so the two overlap on two cores; -Otarget keeps
+# each one's output together.
+cross:
+	$(MAKE) --no-print-directory -j2 -Otarget arm64 riscv64
 
 # The cross architectures' tests under qemu-user, one recipe
 # (scripts/cross.sh: what each runs). Without qemu they are SKIPPED
