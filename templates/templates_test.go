@@ -215,4 +215,4 @@ func TestNothingCopiedIsTestOnly(t *testing.T) {
 // usedByGenerated are the names of the run-time only generated code uses:
 // the conversions rope.go's widen and narrow and the pure Go cache kernels
 // (asm/vec/purego) call.
-var usedByGenerated = []string{"f16to32", "f32to16", "bf16to32", "f32tobf16", "e4m3to32", "f32toe4m3", "q8Block", "q8Unblock"}
+var usedByGenerated = []string{"f16to32", "f32to16", "bf16to32", "f32tobf16", "e4m3to32", "f32toe4m3"}

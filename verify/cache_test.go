@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -546,8 +547,17 @@ func TestCacheReferences(t *testing.T) {
 			t.Errorf("refE4M3(refE4M3Value(%#02x)) = %#02x", b, got)
 		}
 	}
-	// q8_0: a block with amax 127·2⁻³ has d = 2⁻³ exactly and id = 8:
+	// q8_0 (verify/codec's, through q8Format): a block with amax 127·2⁻³
+	// has d = 2⁻³ exactly and id = 8:
 	// 0.3125·8 = 2.5 rounds away from zero to 3, −0.1875·8 = −1.5 to −2.
+	refQ8 := func(x []float32) (d uint16, q [32]int8) {
+		b := make([]byte, 34)
+		q8Format{}.Encode(b, x, 1)
+		for j := range q {
+			q[j] = int8(b[2+j])
+		}
+		return binary.LittleEndian.Uint16(b), q
+	}
 	x := make([]float32, 32)
 	x[0], x[1], x[2], x[31] = 127.0/8, 0.3125, -0.1875, float32(math.NaN())
 	d, q := refQ8(x)

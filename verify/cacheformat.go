@@ -2,7 +2,6 @@ package verify
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"sort"
 
@@ -315,28 +314,25 @@ const (
 	q8Bytes = 2 + q8Block
 )
 
-// q8Format is ggml's q8_0, transcribed from its quantize_row_q8_0_ref
-// (ggml/src/ggml-quants.c) with Go's float32 arithmetic: refQ8.
+// q8Format is ggml's q8_0, its bits verify/codec's Q8_0 (the scalar
+// transcription of quantize_row_q8_0_ref and dequantize_row_q8_0, which
+// ggml's recorded rows check).
 type q8Format struct{}
 
 func (q8Format) Name() string               { return "q8_0" }
 func (q8Format) Block() (values, bytes int) { return q8Block, q8Bytes }
 func (q8Format) Scales() ScalePlace         { return ScaleInBlock }
 func (q8Format) Encode(dst []byte, src []float32, _ float32) {
-	for b := 0; b < len(src)/q8Block; b++ {
-		d, q := refQ8(src[b*q8Block : (b+1)*q8Block])
-		o := dst[b*q8Bytes:]
-		binary.LittleEndian.PutUint16(o, d)
-		for j, v := range q {
-			o[2+j] = uint8(v)
-		}
-	}
+	n := len(src) / q8Block * q8Block
+	refcodec.Q8_0.Encode(dst[:refcodec.Q8_0.Size(n)], src[:n], 0)
 }
+
+// Decode decodes the blocks covering len(dst) values.
 func (q8Format) Decode(dst []float32, src []byte, _ float32) {
-	for i := range dst {
-		o := src[i/q8Block*q8Bytes:]
-		dst[i] = refQ8Value(binary.LittleEndian.Uint16(o), int8(o[2+i%q8Block]))
-	}
+	n := (len(dst) + q8Block - 1) / q8Block * q8Block
+	y := make([]float32, n)
+	refcodec.Q8_0.Decode(y, src[:refcodec.Q8_0.Size(n)], 0)
+	copy(dst, y)
 }
 
 // Same compares d as an f16, two NaNs alike, and the 32 int8 bit for bit.
@@ -372,63 +368,6 @@ func (q8Format) HardBlock(x []float32, seed uint64) string {
 	}
 	x[h(200)%uint64(len(x))] = float32(127 * p * float64(1-2*int(h(201)%2)))
 	return "tied"
-}
-
-// refQ8 quantizes the 32 values of x into one q8_0 block as ggml's
-// quantize_row_q8_0_ref computes it, statement by statement:
-//
-//	float amax = 0.0f;
-//	for j: amax = MAX(amax, fabsf(x[j]));     MAX(a, b) = ((a) > (b) ? (a) : (b))
-//	const float d = amax / ((1 << 7) - 1);
-//	const float id = d ? 1.0f/d : 0.0f;
-//	y.d = GGML_FP32_TO_FP16(d);              round to nearest even
-//	for j: y.qs[j] = roundf(x[j]*id);        halves away from zero
-//
-// The conversion of roundf's float to int8_t is undefined in C when the
-// value does not fit, which happens only when the block holds a NaN (a
-// product NaN, or the MAX that a NaN resets leaves amax below an earlier
-// value) or when d is so small that 1/d overflows; there ropegen defines q
-// as 0 for a NaN product and ±127 beyond ±127, and so does this reference.
-func refQ8(x []float32) (d uint16, q [q8Block]int8) {
-	if len(x) != q8Block {
-		panic(fmt.Sprintf("verify: refQ8: %d values, want %d", len(x), q8Block))
-	}
-	var amax float32
-	for _, v := range x {
-		av := float32(math.Abs(float64(v)))
-		if amax > av {
-			// amax stays
-		} else {
-			amax = av
-		}
-	}
-	dq := amax / 127
-	var id float32
-	if dq != 0 {
-		id = 1 / dq
-	}
-	d = float16.Fromfloat32(dq).Bits()
-	for j, v := range x {
-		x0 := float32(v * id)
-		r := math.Round(float64(x0))
-		switch {
-		case r != r:
-			q[j] = 0
-		case r > 127:
-			q[j] = 127
-		case r < -127:
-			q[j] = -127
-		default:
-			q[j] = int8(r)
-		}
-	}
-	return d, q
-}
-
-// refQ8Value is ggml's dequantize_row_q8_0 of one value: q·d in float32, d
-// widened from f16.
-func refQ8Value(d uint16, q int8) float32 {
-	return float32(q) * float16.Frombits(d).Float32()
 }
 
 // ---- ggml q4_0, q4_1, q5_0, q5_1 -------------------------------------------------------

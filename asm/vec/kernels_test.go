@@ -333,12 +333,12 @@ func add(level string, fns map[string]any) {
 
 // helpers are the run-time's functions the pure Go kernels and the check
 // call, copied from rt as the generated packages carry them: the f16 and
-// bf16 conversions, e4m3's and q8_0's, and sincos (sincos.go whole).
+// bf16 conversions, e4m3's, and sincos (sincos.go whole).
 func helpers(t *testing.T, root string) []string {
 	want := map[string]bool{"f16to32": true, "f32to16": true, "bf16to32": true, "f32tobf16": true,
-		"f32toe4m3": true, "e4m3to32": true, "q8Block": true, "q8Round": true, "q8Unblock": true}
+		"f32toe4m3": true, "e4m3to32": true}
 	var out []string
-	for _, name := range []string{"convert.go", "cache_e4m3.go", "cache_q80.go", "sincos.go"} {
+	for _, name := range []string{"convert.go", "cache_e4m3.go", "sincos.go"} {
 		path := filepath.Join(root, "templates", "rt", name)
 		src, err := os.ReadFile(path)
 		must(t, err)

@@ -119,30 +119,9 @@ func genericE5M2(hd, rd int) byteKernels {
 }
 
 // genericQ80 returns the pure Go q8_0 cache kernels of a shape of hd
-// values, rd of them rotary: whole blocks, those holding a rotary value for
-// Shift.
-func genericQ80(hd, rd int) byteKernels {
-	shift := (rd + q8Values - 1) / q8Values * q8Values
-	store := func(m int) byteStoreKernel {
-		return func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
-			for i := range n {
-				for b := range m / q8Values {
-					q8Block((*[q8Bytes]byte)(dst[i*ds+b*q8Bytes:]), (*[q8Values]float32)(src[i*ss+b*q8Values:]))
-				}
-			}
-		}
-	}
-	load := func(m int) byteLoadKernel {
-		return func(dst []float32, ds int, src []byte, ss, n int, _ float32) {
-			for i := range n {
-				for b := range m / q8Values {
-					q8Unblock((*[q8Values]float32)(dst[i*ds+b*q8Values:]), (*[q8Bytes]byte)(src[i*ss+b*q8Bytes:]))
-				}
-			}
-		}
-	}
-	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
-}
+// values, rd of them rotary: verify/codec's Q8_0, whole blocks, those
+// holding a rotary value for Shift.
+func genericQ80(hd, rd int) byteKernels { return genericBlocks(codec.Q8_0, hd, rd) }
 
 // genericQN returns the pure Go kernels of q4_0, q4_1, q5_0 and q5_1, in
 // kernels.bytes' order, for a shape of hd values, rd of them rotary.
@@ -154,8 +133,8 @@ func genericQN(hd, rd int) [4]byteKernels {
 	return ks
 }
 
-// genericBlocks returns the pure Go kernels of the block format f (q4_0,
-// q4_1, q5_0, q5_1) for a shape of hd values, rd of them rotary:
+// genericBlocks returns the pure Go kernels of the block format f (q8_0,
+// q4_0, q4_1, q5_0, q5_1) for a shape of hd values, rd of them rotary:
 // verify/codec's f, whole blocks, those holding a rotary value for Shift.
 func genericBlocks(f codec.Format, hd, rd int) byteKernels {
 	shift := (rd + blockValues - 1) / blockValues * blockValues
