@@ -248,6 +248,7 @@ func TestGeneratedPackagesVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
 	}
+	t.Parallel() // its go commands and qemu runs overlap with the other package tests'
 	dir := writeModule(t, shapes, true)
 	goCmd(t, dir, nil, "vet", "./...")
 	goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")

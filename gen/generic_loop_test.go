@@ -63,6 +63,8 @@ func TestLongHeadsVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
 	}
+	// Its go commands and qemu runs overlap with the other package tests'.
+	t.Parallel()
 	specs := longSpecs()[:4] // 4096-wide heads take minutes
 	dir := writeModule(t, specs, true)
 	out := goCmd(t, dir, nil, "test", "-short", "-v", "-run", "TestVerify", "./...")

@@ -51,6 +51,7 @@ func TestModelPackages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
 	}
+	t.Parallel() // its go commands and qemu runs overlap with the other package tests'
 	root := moduleRoot(t)
 	dir := t.TempDir()
 	ropegen := filepath.Join(dir, "ropegen.exe")
@@ -85,6 +86,7 @@ func TestModelPackages(t *testing.T) {
 	}
 
 	t.Run("amd64", func(t *testing.T) {
+		t.Parallel()
 		if runtime.GOARCH != "amd64" {
 			t.Skip("the amd64 levels need an amd64 CPU")
 		}
@@ -112,6 +114,7 @@ func TestModelPackages(t *testing.T) {
 		return q
 	}
 	t.Run("arm64", func(t *testing.T) {
+		t.Parallel()
 		q := qemu(t, "qemu-aarch64-static", "ROPEGEN_REQUIRE_ARM64")
 		goCmd(t, dir, []string{"GOARCH=arm64"}, "vet", "./...")
 		out := goCmd(t, dir, []string{"GOARCH=arm64", "ROPEGEN_WANT_BACKEND=neon"}, "test", "-short", "-count=1", "-v", "-exec", q, "./...")
@@ -121,6 +124,7 @@ func TestModelPackages(t *testing.T) {
 		}
 	})
 	t.Run("riscv64", func(t *testing.T) {
+		t.Parallel()
 		q := qemu(t, "qemu-riscv64-static", "ROPEGEN_REQUIRE_RISCV64")
 		goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 		// Debian 12's qemu (7.2) has no riscv_hwprobe: ROPEGEN_RVV=1 makes

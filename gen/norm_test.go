@@ -70,6 +70,7 @@ func TestNormPackagesVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
 	}
+	t.Parallel() // its go commands and qemu runs overlap with the other package tests'
 	shapes := normShapes()
 	dir := writeModule(t, shapes, true)
 	goCmd(t, dir, nil, "vet", "./...")

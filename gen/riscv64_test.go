@@ -27,6 +27,7 @@ func TestRVVLengths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
 	}
+	t.Parallel() // its go commands and qemu runs overlap with the other package tests'
 	qemu, err := exec.LookPath("qemu-riscv64-static")
 	if err != nil {
 		if os.Getenv("ROPEGEN_REQUIRE_RISCV64") == "1" {
@@ -59,19 +60,22 @@ func TestRVVLengths(t *testing.T) {
 	}
 	goCmd(t, dir, []string{"GOARCH=riscv64"}, "vet", "./...")
 	for _, vlen := range []int{256, 512} {
-		exe := qemu + " -cpu " + iqemu.RISCV64CPU(vlen)
-		out := goCmd(t, dir, []string{"GOARCH=riscv64", "ROPEGEN_RVV=1", "ROPEGEN_WANT_BACKEND=rvv"}, "test", "-short", "-count=1", "-v", "-exec", exe,
-			"-run", "^(TestVerify|TestNarrowExhaustive|TestCacheExhaustive|TestDispatch)$", "./...")
-		if n := len(regexp.MustCompile(`(?m)^--- PASS: TestVerify \(`).FindAllString(out, -1)); n != 3 {
-			t.Errorf("VLEN %d: TestVerify passed in %d packages, want 3:\n%s", vlen, n, out)
-		}
-		if n := strings.Count(out, "default backend: rvv"); n != 3 {
-			t.Errorf("VLEN %d: the RVV backend was the default in %d packages, want 3:\n%s", vlen, n, out)
-		}
-		for _, want := range []string{"--- PASS: TestCacheExhaustive", "--- PASS: TestNarrowExhaustive", "normqk"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("VLEN %d: no %q in the output:\n%s", vlen, want, out)
+		t.Run(fmt.Sprintf("vlen%d", vlen), func(t *testing.T) {
+			t.Parallel() // two qemu runs, each mostly one thread
+			exe := qemu + " -cpu " + iqemu.RISCV64CPU(vlen)
+			out := goCmd(t, dir, []string{"GOARCH=riscv64", "ROPEGEN_RVV=1", "ROPEGEN_WANT_BACKEND=rvv"}, "test", "-short", "-count=1", "-v", "-exec", exe,
+				"-run", "^(TestVerify|TestNarrowExhaustive|TestCacheExhaustive|TestDispatch)$", "./...")
+			if n := len(regexp.MustCompile(`(?m)^--- PASS: TestVerify \(`).FindAllString(out, -1)); n != 3 {
+				t.Errorf("VLEN %d: TestVerify passed in %d packages, want 3:\n%s", vlen, n, out)
 			}
-		}
+			if n := strings.Count(out, "default backend: rvv"); n != 3 {
+				t.Errorf("VLEN %d: the RVV backend was the default in %d packages, want 3:\n%s", vlen, n, out)
+			}
+			for _, want := range []string{"--- PASS: TestCacheExhaustive", "--- PASS: TestNarrowExhaustive", "normqk"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("VLEN %d: no %q in the output:\n%s", vlen, want, out)
+				}
+			}
+		})
 	}
 }
