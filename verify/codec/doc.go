@@ -59,8 +59,8 @@
 // produces differs between x86 and arm64).
 //
 // f32, f16, bf16, e4m3 and q8_0 keep the bits ropegen produced before this
-// package (templates/rt/convert.go, templates/rt/cache_e4m3.go,
-// templates/rt/cache_q80.go, docs/contract.md §11).
+// package (templates/rt/convert.go, templates/rt/cache_e4m3.go, the q8_0
+// family in asm/vec, docs/contract.md §11).
 //
 // # Where the sources leave a value undefined, and what is defined here
 //

@@ -66,7 +66,7 @@ func absMax(x []float32) (amax, max float32) {
 	return amax, max
 }
 
-// Q8_0 is ggml's q8_0, exactly as templates/rt/cache_q80.go stores it: 32
+// Q8_0 is ggml's q8_0, exactly as the q8_0 family (asm/vec) stores it: 32
 // values in 34 bytes, d (f16) then 32 int8 q_j.
 //
 //	amax = MAX(amax, |x_j|) for j = 0…31 from 0, MAX(a, b) = a > b ? a : b
