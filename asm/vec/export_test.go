@@ -13,3 +13,6 @@ var (
 	QuantizeQN   = quantizeQN
 	DequantizeQN = dequantizeQN
 )
+
+// The qn family's store of a head, for TestQNFamilyGroups.
+var QuantizeQNHead = quantizeQNHead

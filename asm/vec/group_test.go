@@ -338,3 +338,117 @@ func amaxBits(x []float32) uint32 {
 	}
 	return m
 }
+
+// The vlanes evaluator's Packer operations (the qn family), lane's lane
+// by lane; a block's 32 values are its members' lanes in order.
+
+func (g vlanes) Sub(a, b vec.V) vec.V    { return g.map2(a, b, l1.Sub) }
+func (g vlanes) Shlv32(a, b vec.V) vec.V { return g.map2(a, b, l1.Shlv32) }
+func (g vlanes) Shrv32(a, b vec.V) vec.V { return g.map2(a, b, l1.Shrv32) }
+func (g vlanes) OrAcross(xs []vec.V) vec.V {
+	m := uint32(0)
+	for _, x := range xs {
+		for _, v := range g.v(x) {
+			m |= v
+		}
+	}
+	return g.splat(m)
+}
+
+// flat is the 32 values of a block's members.
+func (g vlanes) flat(xs []vec.V) []uint32 {
+	var r []uint32
+	for _, x := range xs {
+		r = append(r, g.v(x)...)
+	}
+	return r
+}
+
+func (g vlanes) StoreNibbles(a vec.Arr, qs []vec.V) {
+	q := g.flat(qs)
+	for j := range 16 {
+		bytesOf(a)[j] = byte(q[j] | q[j+16]<<4)
+	}
+}
+func (g vlanes) LoadNibbles(a vec.Arr) []vec.V {
+	qs := make([]vec.V, 32/g.L)
+	for i := range qs {
+		r := make([]uint32, g.L)
+		for l := range r {
+			j := i*g.L + l
+			r[l] = uint32(bytesOf(a)[j%16]>>(4*(j/16))) & 15
+		}
+		qs[i] = r
+	}
+	return qs
+}
+func (g vlanes) LoadU32(a vec.Arr) vec.V     { return g.splat(l1.LoadU32(a).(uint32)) }
+func (g vlanes) StoreU32(a vec.Arr, v vec.V) { l1.StoreU32(a, g.v(v)[0]) }
+
+// TestQNFamilyGroups checks the qn family's store of a head
+// (vec.QuantizeQNHead) on a target with groups against verify/codec's
+// Q4_0, Q4_1, Q5_0 and Q5_1 block by block, bit for bit: heads of 0 to
+// 4K+K−1 consecutive blocks (every count of blocks left over), random
+// blocks of random scale, and TestQNFamily's edge blocks (a NaN at any
+// position, ±0 ties with NaNs, all NaN, ±Inf, subnormals, huge with d =
+// Inf, all zero, largest-magnitude ties of both signs, rounding
+// boundaries) at one group position at a time or at random among random
+// ones; the bytes past the head untouched. At several lane counts and
+// group sizes (AVX-512's 16 lanes and 4 blocks, AVX2's 8 and 4, …); it
+// fails unless groups were taken where quantizeQNGroup groups.
+func TestQNFamilyGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	edge := []int{3, 4, 5, 6, 7, 8, 9, 10, 11} // qnBlock's edge cases, trial % 13
+	for _, c := range qnElems {
+		bb := c.e.BlockBytes()
+		for _, lk := range []struct{ L, K int }{{16, 4}, {8, 4}, {4, 4}, {8, 2}, {8, 8}, {32, 4}} {
+			n := &vcounts{}
+			g := vlanes{L: lk.L, K: lk.K, n: n}
+			for trial := range 1200 {
+				nb := trial % (4*lk.K + lk.K)
+				mode := trial % (lk.K + 2) // < K: an edge block at that group position; K: none; K+1: at random
+				x := make([][]float32, nb)
+				for b := range x {
+					tr := 2 * r.IntN(1<<20) // random, no edge values
+					switch {
+					case mode < lk.K && b%lk.K == mode, mode == lk.K+1 && r.IntN(3) == 0:
+						tr = 13*r.IntN(1<<16) + edge[r.IntN(len(edge))]
+					case r.IntN(4) == 0:
+						tr = 26*r.IntN(1<<16) + 1 // random, edge values mixed in
+					}
+					x[b] = qnBlock(r, tr)
+				}
+				src := make([]byte, 128*nb+64)
+				for b := range x {
+					for j, v := range x[b] {
+						binary.LittleEndian.PutUint32(src[128*b+4*j:], math.Float32bits(v))
+					}
+				}
+				got := make([]byte, bb*nb+40)
+				for i := range got {
+					got[i] = byte(r.Uint32())
+				}
+				want := bytes.Clone(got)
+				for b := range x {
+					c.fm.Encode(want[bb*b:bb*b+bb], x[b], 0)
+				}
+				vec.QuantizeQNHead(g, g, c.e, nil, nb, vec.Arr{Elem: vec.F32, P: &src}, vec.Arr{Elem: c.e, P: &got})
+				if !bytes.Equal(got, want) {
+					for b := 0; b <= nb; b++ {
+						hi := min(bb*b+bb, len(got))
+						if !bytes.Equal(got[bb*b:hi], want[bb*b:hi]) {
+							t.Fatalf("%s L %d K %d, %d blocks: block %d (%v):\n got %x\nwant %x", c.e.Name, lk.L, lk.K, nb, b, x[min(b, max(nb-1, 0))], got[bb*b:hi], want[bb*b:hi])
+						}
+					}
+				}
+			}
+			// the range formats group when K blocks' members are at most 8
+			// (quantizeQNGroup), else go block by block
+			grouped := !(c.e == vec.Q4_1 || c.e == vec.Q5_1) || lk.K*32/lk.L <= 8
+			if grouped != (n.groups > 0) {
+				t.Errorf("%s L %d K %d: %d MaxGroup calls, want grouped %v", c.e.Name, lk.L, lk.K, n.groups, grouped)
+			}
+			t.Logf("%s L %d K %d: %d MaxGroup calls", c.e.Name, lk.L, lk.K, n.groups)
+		}
+	}
+}

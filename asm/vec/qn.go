@@ -52,7 +52,7 @@ func qn(t Target, f *Func) {
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
 	t.Heads(t.Int("n"), walks, nil, func(h Head) {
 		if store {
-			p.Blocks32(h, f.Count()/32, src, 32, dst, bb, func(s, d Arr) { quantizeQN(t, p, e, s, d) })
+			quantizeQNHead(t, p, e, h, f.Count()/32, src, dst) // group.go
 		} else {
 			p.Blocks32(h, f.Count()/32, src, bb, dst, 32, func(s, d Arr) { dequantizeQN(t, p, e, s, d) })
 		}
@@ -97,78 +97,131 @@ const (
 // range ones.
 func quantizeQN(t Target, p Packer, e Elem, s, d Arr) {
 	fm := qnFormats[e]
-	k := p.U32
 	xs := p.LoadF32x32(s)
-	n := len(xs)
 	// pick is the first lane whose key is the largest (MaxAcross), as the
 	// bits of that maximum's lane sign: 0 or 0x80000000.
 	pick := func(keys []V, signs []V) (top, sign V) {
 		top = p.MaxAcross(keys)
-		cand := make([]V, n)
-		for i := range keys {
-			// cand_i = key_i == top ? (33−j)<<1 | sign_i : 0 (33 − j larger for earlier lanes)
-			first := p.Sub32(k(33), p.Iota(i, n))
-			cand[i] = p.Select(p.Eq32(keys[i], top), p.Or(p.Shl32(first, 1), p.Shr32(signs[i], 31)), k(0))
-		}
-		return top, p.Shl32(p.MaxAcross(cand), 31)
+		return top, p.Shl32(p.MaxAcross(qnCands(p, keys, signs, top)), 31)
 	}
 	var dd, lo V // d, and min for the range formats
 	if !fm.min {
-		keys, signs := make([]V, n), make([]V, n)
-		for i, x := range xs {
-			// key_i = isNaN(x_j) ? 0 : |x_j|'s bits
-			a := p.And(p.AsU32(x), k(f32Abs))
-			keys[i] = p.Select(p.Gt32(a, k(f32Inf)), k(0), a)
-			signs[i] = p.AsU32(x)
-		}
+		keys, signs := qnScaleKeys(p, xs)
 		w, sign := pick(keys, signs)
-		// max = amax == 0 ? +0 : copysign(amax, x_first)
-		mx := p.Select(p.Eq32(w, k(0)), k(0), p.Or(w, sign))
-		// d = max/−8 (q4_0), max/−16 (q5_0)
-		dd = t.Div(p.AsF32(mx), t.Const(-float64(int(1)<<(fm.bits-1))))
+		dd = qnScale(t, p, fm, w, sign)
 	} else {
 		extreme := func(start uint32, hiSide bool) V {
-			keys, signs := make([]V, n), make([]V, n)
-			for i, x := range xs {
-				// y = isNaN(x_j) ? start : MAX(x_j, −FLT_MAX) or MIN(x_j, FLT_MAX)
-				// (x is not consumed: the NaN lanes replaced in the clamp's result)
-				var y V
-				if hiSide {
-					y = p.MaxF(x, p.AsF32(k(start)))
-				} else {
-					y = p.MinF(x, p.AsF32(k(start)))
-				}
-				y = p.Select(p.IsNaN(x), p.AsF32(k(start)), y)
-				signs[i] = p.AsU32(x) // a lane of the extreme when it is ±0 is x_j = ±0
-				// c = bits of y + 0 (−0 → +0); key = c ^ (c < 0 ? 0xffffffff : 0x80000000), ^key for the minimum
-				c := p.AsU32(t.Add(y, p.AsF32(k(0))))
-				flip := p.Or(p.Sub32(k(0), p.Shr32(c, 31)), k(f32Sign))
-				if !hiSide {
-					flip = p.Xor(flip, k(0xffffffff))
-				}
-				keys[i] = p.Xor(c, flip)
-			}
+			keys, signs := qnRangeKeys(t, p, xs, start, hiSide)
 			top, sign := pick(keys, signs)
-			if !hiSide {
-				top = p.Xor(top, k(0xffffffff))
-			}
-			// bits = key ^ (key's top bit ? 0x80000000 : 0xffffffff); a zero is the first zero lane's ±0
-			un := p.Or(p.Sub32(p.Shr32(top, 31), k(1)), k(f32Sign))
-			bits := p.Xor(top, un)
-			return p.AsF32(p.Select(p.Eq32(bits, k(0)), sign, bits))
+			return qnExtreme(p, top, sign, hiSide)
 		}
 		lo = extreme(f32Max, false)
 		hi := extreme(f32NegMax, true)
 		// d = fl(max − min)/15 (q4_1), /31 (q5_1)
 		dd = t.Div(t.Sub(hi, lo), t.Const(float64(fm.hi())))
 	}
-	// id = d ≠ 0 ? 1/d : 0
-	id := p.Select(p.Eq32(p.And(p.AsU32(dd), k(f32Abs)), k(0)), p.AsF32(k(0)), t.Div(t.Const(1), dd))
+	id := qnInverse(t, p, dd)
 	p.StoreU16(d, Narrow(t, F16, dd))
-	off := 0.5
 	if fm.min {
 		p.StoreU16(d.At(2), Narrow(t, F16, lo))
-	} else {
+	}
+	qnQuants(t, p, fm, xs, id, lo, d)
+}
+
+// qnScaleKeys are the scale formats' keys and signs of a block's members
+// xs (quantizeQN's comment).
+func qnScaleKeys(p Packer, xs []V) (keys, signs []V) {
+	k := p.U32
+	keys, signs = make([]V, len(xs)), make([]V, len(xs))
+	for i, x := range xs {
+		// key_i = isNaN(x_j) ? 0 : |x_j|'s bits
+		a := p.And(p.AsU32(x), k(f32Abs))
+		keys[i] = p.Select(p.Gt32(a, k(f32Inf)), k(0), a)
+		signs[i] = p.AsU32(x)
+	}
+	return keys, signs
+}
+
+// qnRangeKeys are the range formats' keys and signs of a block's members
+// xs for the extreme from start (the maximum when hiSide, else the
+// minimum).
+func qnRangeKeys(t Target, p Packer, xs []V, start uint32, hiSide bool) (keys, signs []V) {
+	k := p.U32
+	keys, signs = make([]V, len(xs)), make([]V, len(xs))
+	for i, x := range xs {
+		// y = isNaN(x_j) ? start : MAX(x_j, −FLT_MAX) or MIN(x_j, FLT_MAX)
+		// (x is not consumed: the NaN lanes replaced in the clamp's result)
+		var y V
+		if hiSide {
+			y = p.MaxF(x, p.AsF32(k(start)))
+		} else {
+			y = p.MinF(x, p.AsF32(k(start)))
+		}
+		y = p.Select(p.IsNaN(x), p.AsF32(k(start)), y)
+		signs[i] = p.AsU32(x) // a lane of the extreme when it is ±0 is x_j = ±0
+		// c = bits of y + 0 (−0 → +0); key = c ^ (c < 0 ? 0xffffffff : 0x80000000), ^key for the minimum
+		c := p.AsU32(t.Add(y, p.AsF32(k(0))))
+		flip := p.Or(p.Sub32(k(0), p.Shr32(c, 31)), k(f32Sign))
+		if !hiSide {
+			flip = p.Xor(flip, k(0xffffffff))
+		}
+		keys[i] = p.Xor(c, flip)
+	}
+	return keys, signs
+}
+
+// qnCands are pick's candidates: the lanes whose key is top (the largest)
+// as (33−j)<<1 | sign bit, the others 0, so that their maximum is the
+// first such lane with its sign in the low bit.
+func qnCands(p Packer, keys, signs []V, top V) []V {
+	k := p.U32
+	n := len(keys)
+	cand := make([]V, n)
+	for i := range keys {
+		// cand_i = key_i == top ? (33−j)<<1 | sign_i : 0 (33 − j larger for earlier lanes)
+		first := p.Sub32(k(33), p.Iota(i, n))
+		cand[i] = p.Select(p.Eq32(keys[i], top), p.Or(p.Shl32(first, 1), p.Shr32(signs[i], 31)), k(0))
+	}
+	return cand
+}
+
+// qnScale is the scale formats' d from the largest key w and its first
+// lane's sign.
+func qnScale(t Target, p Packer, fm qnFormat, w, sign V) V {
+	k := p.U32
+	// max = amax == 0 ? +0 : copysign(amax, x_first)
+	mx := p.Select(p.Eq32(w, k(0)), k(0), p.Or(w, sign))
+	// d = max/−8 (q4_0), max/−16 (q5_0)
+	return t.Div(p.AsF32(mx), t.Const(-float64(int(1)<<(fm.bits-1))))
+}
+
+// qnExtreme is the range formats' extreme from the largest key top and
+// its first lane's sign.
+func qnExtreme(p Packer, top, sign V, hiSide bool) V {
+	k := p.U32
+	if !hiSide {
+		top = p.Xor(top, k(0xffffffff))
+	}
+	// bits = key ^ (key's top bit ? 0x80000000 : 0xffffffff); a zero is the first zero lane's ±0
+	un := p.Or(p.Sub32(p.Shr32(top, 31), k(1)), k(f32Sign))
+	bits := p.Xor(top, un)
+	return p.AsF32(p.Select(p.Eq32(bits, k(0)), sign, bits))
+}
+
+// qnInverse is id = d ≠ 0 ? 1/d : 0.
+func qnInverse(t Target, p Packer, dd V) V {
+	k := p.U32
+	return p.Select(p.Eq32(p.And(p.AsU32(dd), k(f32Abs)), k(0)), p.AsF32(k(0)), t.Div(t.Const(1), dd))
+}
+
+// qnQuants is a block's quants from its members xs, id and (the range
+// formats) min lo: qh (the 5-bit formats) and the nibbles stored at d
+// (the block; d and m are the caller's).
+func qnQuants(t Target, p Packer, fm qnFormat, xs []V, id, lo V, d Arr) {
+	k := p.U32
+	n := len(xs)
+	off := 0.5
+	if !fm.min {
 		off += float64(int(1) << (fm.bits - 1))
 	}
 	qs := make([]V, n)
