@@ -13,3 +13,9 @@ var (
 	QuantizeQN   = quantizeQN
 	DequantizeQN = dequantizeQN
 )
+
+// The mxfp4 family's block functions, for TestMXFP4Family.
+var (
+	QuantizeMXFP4   = quantizeMXFP4
+	DequantizeMXFP4 = dequantizeMXFP4
+)
