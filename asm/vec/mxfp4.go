@@ -81,7 +81,9 @@ func e8m0Half(p Packer, e V) V {
 // while best is not a NaN, which holds unless x_j is a NaN (best starts
 // at |x_j| and takes only smaller values); a NaN x_j gives 0 by a select.
 // c_0 = c_8 = +0 (kvalues 0, d finite), so i = 8 never wins a strict <
-// and is skipped, and err_0 = |x_j| exactly.
+// and is skipped, and err_0 = |x_j| exactly. No constant a candidate (a
+// register each on amd64): the candidates are sums of d, the index a
+// running count.
 func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	k := p.U32
 	xs := p.LoadF32x32(s)
@@ -108,18 +110,37 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	dd := p.AsF32(e8m0Half(p, ee))
 	// byte 0 = e (StoreU16 writes e and a zero byte 1, which the nibbles overwrite)
 	p.StoreU16(d, ee)
+	// c_v = fl(v·d) for the magnitudes v of kvalues, as sums of d: v·d is
+	// exact where finite (d a power of two, v ≤ 12 of two significant
+	// bits), so fl(a·d + b·d) of exact (or overflowed, then also
+	// overflowing: all positive) a·d, b·d is the rounding of v·d, fl(v·d).
+	// The negative candidates' errors are |fl(−c_v − x)| = |fl(c_v + x)|.
+	c := map[int]V{1: dd}
+	c[2] = t.Add(dd, dd)
+	c[3] = t.Add(c[2], dd)
+	c[4] = t.Add(c[2], c[2])
+	c[6] = t.Add(c[3], c[3])
+	c[8] = t.Add(c[4], c[4])
+	c[12] = t.Add(c[6], c[6])
 	qs := make([]V, n)
 	for j, x := range xs {
 		best := p.And(p.AsU32(x), k(f32Abs)) // err_0 = |0 − x_j|
-		idx := k(0)
+		idx, cur := k(0), k(0)
 		for i := 1; i < 16; i++ {
-			if kvaluesMXFP4[i] == 0 {
+			cur = p.Add32(cur, k(1)) // i
+			v := kvaluesMXFP4[i]
+			if v == 0 {
 				continue
 			}
-			c := t.Mul(t.Const(float64(kvaluesMXFP4[i])), dd)
-			err := p.And(p.AsU32(t.Sub(c, x)), k(f32Abs))
+			var diff V
+			if v > 0 {
+				diff = t.Sub(c[v], x)
+			} else {
+				diff = t.Add(c[-v], x)
+			}
+			err := p.And(p.AsU32(diff), k(f32Abs))
 			less := p.Gt32(best, err)
-			idx = p.Select(less, k(uint32(i)), idx)
+			idx = p.Select(less, cur, idx)
 			best = p.Select(less, err, best)
 		}
 		qs[j] = p.Select(p.IsNaN(x), k(0), idx)
