@@ -141,7 +141,9 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 			err := p.And(p.AsU32(diff), k(f32Abs))
 			less := p.Gt32(best, err)
 			idx = p.Select(less, cur, idx)
-			best = p.Select(less, err, best)
+			if i < 15 {
+				best = p.Select(less, err, best)
+			}
 		}
 		qs[j] = p.Select(p.IsNaN(x), k(0), idx)
 	}
