@@ -125,13 +125,15 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	qs := make([]V, n)
 	for j, x := range xs {
 		best := p.And(p.AsU32(x), k(f32Abs)) // err_0 = |0 − x_j|
-		idx, cur := k(0), k(0)
+		idx, cur, step := k(0), k(0), uint32(1)
 		for i := 1; i < 16; i++ {
-			cur = p.Add32(cur, k(1)) // i
 			v := kvaluesMXFP4[i]
 			if v == 0 {
+				step++ // i = 8: skipped, the count steps over it
 				continue
 			}
+			cur = p.Add32(cur, k(step)) // i
+			step = 1
 			var diff V
 			if v > 0 {
 				diff = t.Sub(c[v], x)
