@@ -413,3 +413,96 @@ func TestQNFamily(t *testing.T) {
 		}
 	}
 }
+
+// mxfp4Block is a block TestMXFP4Family quantizes: qnBlock's blocks, and
+// mxfp4's own edges: a maximum one float32 step below 2^k (where log2f
+// rounds up to k) or at 2^k and its neighbours, at every exponent; values
+// at the grid's midpoints and ties (|x| = 0.25d … 7d, d = 2^(e−128) for the
+// block's e, and their float32 neighbours); tiny maxima around 2⁻¹²⁵.
+func mxfp4Block(r *rand.Rand, trial int) []float32 {
+	switch trial % 5 {
+	case 0, 1:
+		return qnBlock(r, trial/5*2+trial%5)
+	}
+	x := make([]float32, 32)
+	// the maximum: 2^k, with a few float32 steps either side
+	k := r.IntN(280) - 150
+	top := math.Float32bits(float32(math.Ldexp(1, k))) + uint32(r.IntN(9)) - 4
+	if top > 0x7f7fffff {
+		top = 0x7f7fffff
+	}
+	if trial%5 == 4 && r.IntN(2) == 0 { // far below the round-up: w large
+		top = math.Float32bits(float32(math.Ldexp(1, k))) - uint32(r.IntN(200))
+	}
+	amax := math.Float32frombits(top)
+	hb := make([]byte, 17)
+	codec.MXFP4.Encode(hb, append([]float32{amax}, make([]float32, 31)...), 0)
+	d := float32(math.Ldexp(1, int(hb[0])-128)) // the block's d
+	mids := []float32{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7, 0.5, 1, 1.5, 2, 3, 4, 6}
+	for j := range x {
+		v := mids[r.IntN(len(mids))] * d
+		b := math.Float32bits(v) + uint32(r.IntN(3)) - 1
+		if v == 0 {
+			b = r.Uint32() & 0x7fffff
+		}
+		v = math.Float32frombits(b)
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		if trial%5 == 3 && r.IntN(4) == 0 {
+			v = float32(r.NormFloat64()) * amax
+		}
+		if !(float32(math.Abs(float64(v))) <= amax) {
+			v = amax / 2
+		}
+		x[j] = v
+	}
+	x[r.IntN(32)] = amax
+	if r.IntN(2) == 0 {
+		x[r.IntN(32)] = -amax
+	}
+	if r.IntN(8) == 0 {
+		x[r.IntN(32)] = nan32
+	}
+	return x
+}
+
+// TestMXFP4Family checks the mxfp4 family (mxfp4.go's quantizeMXFP4 and
+// dequantizeMXFP4, as written once) against verify/codec's MXFP4 bit for
+// bit on the lane evaluator: mxfp4Block's blocks quantized, and random
+// nibbles under every header byte e dequantized. The backends run the
+// same family through TestKernels' check.
+func TestMXFP4Family(t *testing.T) {
+	var l lane
+	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
+	r := rand.New(rand.NewPCG(7, 17))
+	for trial := range 200000 {
+		x := mxfp4Block(r, trial)
+		src := make([]byte, 128)
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, 17), make([]byte, 17)
+		vec.QuantizeMXFP4(l, l, arr(&src, vec.F32), arr(&got, vec.MXFP4))
+		codec.MXFP4.Encode(want, x, 0)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
+		}
+	}
+	for trial := range 256 * 64 {
+		q := make([]byte, 17)
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		q[0] = byte(trial)
+		out := make([]byte, 128)
+		vec.DequantizeMXFP4(l, l, arr(&q, vec.MXFP4), arr(&out, vec.F32))
+		y := make([]float32, 32)
+		codec.MXFP4.Decode(y, q, 0)
+		for j := range y {
+			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) {
+				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
+			}
+		}
+	}
+}

@@ -16,3 +16,9 @@ var (
 
 // The qn family's store of a head, for TestQNFamilyGroups.
 var QuantizeQNHead = quantizeQNHead
+
+// The mxfp4 family's block functions, for TestMXFP4Family.
+var (
+	QuantizeMXFP4   = quantizeMXFP4
+	DequantizeMXFP4 = dequantizeMXFP4
+)
