@@ -85,7 +85,7 @@ func f16Same(a, b []byte, offs []int) bool {
 }
 
 // TestFamiliesGGMLRows runs ggml's recorded rows through the families as
-// written once (the lane evaluator; TestKernels runs the same family code
+// written once (q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4) (the lane evaluator; TestKernels runs the same family code
 // on every backend against verify/codec): each block's bytes are the bytes
 // ggml's quantize_row_<type>_ref wrote (f16 fields compared as values, NaN
 // as NaN, everything else byte for byte), and dequantizing ggml's bytes
@@ -114,6 +114,12 @@ func TestFamiliesGGMLRows(t *testing.T) {
 			q, d func(src, dst vec.Arr)
 		}{c.fm.Name, e, offs, func(s, d vec.Arr) { vec.QuantizeQN(l, l, e, s, d) }, func(s, d vec.Arr) { vec.DequantizeQN(l, l, e, s, d) }})
 	}
+	families = append(families, struct {
+		typ  string
+		e    vec.Elem
+		f16  []int
+		q, d func(src, dst vec.Arr)
+	}{"mxfp4", vec.MXFP4, nil, func(s, d vec.Arr) { vec.QuantizeMXFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeMXFP4(l, l, s, d) }})
 	for _, f := range families {
 		bb := f.e.BlockBytes()
 		blocks := 0
@@ -123,7 +129,10 @@ func TestFamiliesGGMLRows(t *testing.T) {
 				want := row.q[bb*b : bb*b+bb]
 				got := make([]byte, bb)
 				f.q(arr(&src, vec.F32), arr(&got, f.e))
-				head := f.f16[len(f.f16)-1] + 2
+				head := 0
+				if len(f.f16) > 0 {
+					head = f.f16[len(f.f16)-1] + 2
+				}
 				if !f16Same(got, want, f.f16) || !bytes.Equal(got[head:], want[head:]) {
 					t.Errorf("%s row %d block %d: the family wrote %x, ggml %x", f.typ, r, b, got, want)
 				}
