@@ -10,28 +10,13 @@ package vec
 var kvaluesMXFP4 = [16]int{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
 // mxfp4 is the cache conversions of mxfp4, block by block of 32 values
-// over the first Count values of each head, as qn walks q4_0's.
+// over the first Count values of each head, as qn walks q4_0's
+// (packedBlocks).
 func mxfp4(t Target, f *Func) {
-	e := f.Cache
-	bb := e.BlockBytes()
-	store := f.Kind == Store || f.Kind == StoreShift
-	se, de := F32, e
-	if !store {
-		se, de = de, se
-	}
-	p, ok := t.(Packer)
-	if !ok {
-		panic("vec: " + f.Name() + ": the target does not lower Packer (the mxfp4 family's operations)")
-	}
-	src, dst := t.Ptr("src", se), t.Ptr("dst", de)
-	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
-	t.Heads(t.Int("n"), walks, nil, func(h Head) {
-		if store {
-			p.Blocks32(h, f.Count()/32, src, 32, dst, bb, func(s, d Arr) { quantizeMXFP4(t, p, s, d) })
-		} else {
-			p.Blocks32(h, f.Count()/32, src, bb, dst, 32, func(s, d Arr) { dequantizeMXFP4(t, p, s, d) })
-		}
-	})
+	bb := f.Cache.BlockBytes()
+	packedBlocks(t, f, "mxfp4", func(p Packer, h Head, n int, src, dst Arr) {
+		p.Blocks32(h, n, src, 32, dst, bb, func(s, d Arr) { quantizeMXFP4(t, p, s, d) })
+	}, func(p Packer, s, d Arr) { dequantizeMXFP4(t, p, s, d) })
 }
 
 // e8m0Half is d = 2^(e−128), the float32 bits, for the byte e in every

@@ -38,23 +38,35 @@ func (q qnFormat) header() int {
 // holding the rotary values for the shift kinds), as q8 walks q8_0's.
 func qn(t Target, f *Func) {
 	e := f.Cache
+	packedBlocks(t, f, "qn", func(p Packer, h Head, n int, src, dst Arr) {
+		quantizeQNHead(t, p, e, h, n, src, dst) // group.go
+	}, func(p Packer, s, d Arr) { dequantizeQN(t, p, e, s, d) })
+}
+
+// packedBlocks is the walk of a Packer family (qn, mxfp4): for each head,
+// store quantizes its n blocks of 32 float32 at src into the blocks at
+// dst, or load dequantizes one block at s into 32 float32 at d, block by
+// block; n covers the first Count values (the blocks holding the rotary
+// values for the shift kinds).
+func packedBlocks(t Target, f *Func, family string, store func(p Packer, h Head, n int, src, dst Arr), load func(p Packer, s, d Arr)) {
+	e := f.Cache
 	bb := e.BlockBytes()
-	store := f.Kind == Store || f.Kind == StoreShift
+	storing := f.Kind == Store || f.Kind == StoreShift
 	se, de := F32, e
-	if !store {
+	if !storing {
 		se, de = de, se
 	}
 	p, ok := t.(Packer)
 	if !ok {
-		panic("vec: " + f.Name() + ": the target does not lower Packer (the qn family's operations)")
+		panic("vec: " + f.Name() + ": the target does not lower Packer (the " + family + " family's operations)")
 	}
 	src, dst := t.Ptr("src", se), t.Ptr("dst", de)
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
 	t.Heads(t.Int("n"), walks, nil, func(h Head) {
-		if store {
-			quantizeQNHead(t, p, e, h, f.Count()/32, src, dst) // group.go
+		if storing {
+			store(p, h, f.Count()/32, src, dst)
 		} else {
-			p.Blocks32(h, f.Count()/32, src, bb, dst, 32, func(s, d Arr) { dequantizeQN(t, p, e, s, d) })
+			p.Blocks32(h, f.Count()/32, src, bb, dst, 32, func(s, d Arr) { load(p, s, d) })
 		}
 	})
 }
