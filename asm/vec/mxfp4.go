@@ -73,13 +73,7 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	k := p.U32
 	xs := p.LoadF32x32(s)
 	n := len(xs)
-	keys := make([]V, n)
-	for i, x := range xs {
-		// key_i = isNaN(x_j) ? 0 : |x_j|'s bits
-		a := p.And(p.AsU32(x), k(f32Abs))
-		keys[i] = p.Select(p.Gt32(a, k(f32Inf)), k(0), a)
-	}
-	w := p.MaxAcross(keys)
+	w := p.MaxAcross(magnitudeKeys(p, xs))
 	f := p.Shr32(w, 23)
 	// b = f > 126 ? f − 127 : 126 − f (n = f − 126)
 	b := p.Select(p.Gt32(f, k(126)), p.Sub32(f, k(127)), p.Sub32(k(126), f))

@@ -143,15 +143,25 @@ func quantizeQN(t Target, p Packer, e Elem, s, d Arr) {
 // qnScaleKeys are the scale formats' keys and signs of a block's members
 // xs (quantizeQN's comment).
 func qnScaleKeys(p Packer, xs []V) (keys, signs []V) {
+	keys, signs = magnitudeKeys(p, xs), make([]V, len(xs))
+	for i, x := range xs {
+		signs[i] = p.AsU32(x)
+	}
+	return keys, signs
+}
+
+// magnitudeKeys are the members' magnitudes as unsigned keys, a NaN's 0:
+// their integer maximum is the largest non-NaN magnitude (the qn scale
+// formats' and mxfp4's amax).
+func magnitudeKeys(p Packer, xs []V) []V {
 	k := p.U32
-	keys, signs = make([]V, len(xs)), make([]V, len(xs))
+	keys := make([]V, len(xs))
 	for i, x := range xs {
 		// key_i = isNaN(x_j) ? 0 : |x_j|'s bits
 		a := p.And(p.AsU32(x), k(f32Abs))
 		keys[i] = p.Select(p.Gt32(a, k(f32Inf)), k(0), a)
-		signs[i] = p.AsU32(x)
 	}
-	return keys, signs
+	return keys
 }
 
 // qnRangeKeys are the range formats' keys and signs of a block's members

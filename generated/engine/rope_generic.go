@@ -2396,537 +2396,537 @@ func q40Quantize(d *[18]uint8, s *[32]float32) {
 	if u35 {
 		u36 = uint32(0x0)
 	}
-	u37 := math.Float32bits(u1)
-	u38 := math.Float32bits(u2)
-	u39 := u38 & uint32(0x7fffffff)
-	u40 := int32(u39) > int32(uint32(0x7f800000))
-	u41 := u39
-	if u40 {
-		u41 = uint32(0x0)
+	u37 := math.Float32bits(u2)
+	u38 := u37 & uint32(0x7fffffff)
+	u39 := int32(u38) > int32(uint32(0x7f800000))
+	u40 := u38
+	if u39 {
+		u40 = uint32(0x0)
 	}
-	u42 := math.Float32bits(u2)
-	u43 := math.Float32bits(u3)
-	u44 := u43 & uint32(0x7fffffff)
-	u45 := int32(u44) > int32(uint32(0x7f800000))
-	u46 := u44
-	if u45 {
-		u46 = uint32(0x0)
+	u41 := math.Float32bits(u3)
+	u42 := u41 & uint32(0x7fffffff)
+	u43 := int32(u42) > int32(uint32(0x7f800000))
+	u44 := u42
+	if u43 {
+		u44 = uint32(0x0)
 	}
-	u47 := math.Float32bits(u3)
-	u48 := math.Float32bits(u4)
-	u49 := u48 & uint32(0x7fffffff)
-	u50 := int32(u49) > int32(uint32(0x7f800000))
-	u51 := u49
-	if u50 {
-		u51 = uint32(0x0)
+	u45 := math.Float32bits(u4)
+	u46 := u45 & uint32(0x7fffffff)
+	u47 := int32(u46) > int32(uint32(0x7f800000))
+	u48 := u46
+	if u47 {
+		u48 = uint32(0x0)
 	}
-	u52 := math.Float32bits(u4)
-	u53 := math.Float32bits(u5)
+	u49 := math.Float32bits(u5)
+	u50 := u49 & uint32(0x7fffffff)
+	u51 := int32(u50) > int32(uint32(0x7f800000))
+	u52 := u50
+	if u51 {
+		u52 = uint32(0x0)
+	}
+	u53 := math.Float32bits(u6)
 	u54 := u53 & uint32(0x7fffffff)
 	u55 := int32(u54) > int32(uint32(0x7f800000))
 	u56 := u54
 	if u55 {
 		u56 = uint32(0x0)
 	}
-	u57 := math.Float32bits(u5)
-	u58 := math.Float32bits(u6)
-	u59 := u58 & uint32(0x7fffffff)
-	u60 := int32(u59) > int32(uint32(0x7f800000))
-	u61 := u59
-	if u60 {
-		u61 = uint32(0x0)
+	u57 := math.Float32bits(u7)
+	u58 := u57 & uint32(0x7fffffff)
+	u59 := int32(u58) > int32(uint32(0x7f800000))
+	u60 := u58
+	if u59 {
+		u60 = uint32(0x0)
 	}
-	u62 := math.Float32bits(u6)
-	u63 := math.Float32bits(u7)
-	u64 := u63 & uint32(0x7fffffff)
-	u65 := int32(u64) > int32(uint32(0x7f800000))
-	u66 := u64
-	if u65 {
-		u66 = uint32(0x0)
+	u61 := math.Float32bits(u8)
+	u62 := u61 & uint32(0x7fffffff)
+	u63 := int32(u62) > int32(uint32(0x7f800000))
+	u64 := u62
+	if u63 {
+		u64 = uint32(0x0)
 	}
-	u67 := math.Float32bits(u7)
-	u68 := math.Float32bits(u8)
-	u69 := u68 & uint32(0x7fffffff)
-	u70 := int32(u69) > int32(uint32(0x7f800000))
-	u71 := u69
-	if u70 {
-		u71 = uint32(0x0)
+	u65 := math.Float32bits(u9)
+	u66 := u65 & uint32(0x7fffffff)
+	u67 := int32(u66) > int32(uint32(0x7f800000))
+	u68 := u66
+	if u67 {
+		u68 = uint32(0x0)
 	}
-	u72 := math.Float32bits(u8)
-	u73 := math.Float32bits(u9)
+	u69 := math.Float32bits(u10)
+	u70 := u69 & uint32(0x7fffffff)
+	u71 := int32(u70) > int32(uint32(0x7f800000))
+	u72 := u70
+	if u71 {
+		u72 = uint32(0x0)
+	}
+	u73 := math.Float32bits(u11)
 	u74 := u73 & uint32(0x7fffffff)
 	u75 := int32(u74) > int32(uint32(0x7f800000))
 	u76 := u74
 	if u75 {
 		u76 = uint32(0x0)
 	}
-	u77 := math.Float32bits(u9)
-	u78 := math.Float32bits(u10)
-	u79 := u78 & uint32(0x7fffffff)
-	u80 := int32(u79) > int32(uint32(0x7f800000))
-	u81 := u79
-	if u80 {
-		u81 = uint32(0x0)
+	u77 := math.Float32bits(u12)
+	u78 := u77 & uint32(0x7fffffff)
+	u79 := int32(u78) > int32(uint32(0x7f800000))
+	u80 := u78
+	if u79 {
+		u80 = uint32(0x0)
 	}
-	u82 := math.Float32bits(u10)
-	u83 := math.Float32bits(u11)
-	u84 := u83 & uint32(0x7fffffff)
-	u85 := int32(u84) > int32(uint32(0x7f800000))
-	u86 := u84
-	if u85 {
-		u86 = uint32(0x0)
+	u81 := math.Float32bits(u13)
+	u82 := u81 & uint32(0x7fffffff)
+	u83 := int32(u82) > int32(uint32(0x7f800000))
+	u84 := u82
+	if u83 {
+		u84 = uint32(0x0)
 	}
-	u87 := math.Float32bits(u11)
-	u88 := math.Float32bits(u12)
-	u89 := u88 & uint32(0x7fffffff)
-	u90 := int32(u89) > int32(uint32(0x7f800000))
-	u91 := u89
-	if u90 {
-		u91 = uint32(0x0)
+	u85 := math.Float32bits(u14)
+	u86 := u85 & uint32(0x7fffffff)
+	u87 := int32(u86) > int32(uint32(0x7f800000))
+	u88 := u86
+	if u87 {
+		u88 = uint32(0x0)
 	}
-	u92 := math.Float32bits(u12)
-	u93 := math.Float32bits(u13)
+	u89 := math.Float32bits(u15)
+	u90 := u89 & uint32(0x7fffffff)
+	u91 := int32(u90) > int32(uint32(0x7f800000))
+	u92 := u90
+	if u91 {
+		u92 = uint32(0x0)
+	}
+	u93 := math.Float32bits(u16)
 	u94 := u93 & uint32(0x7fffffff)
 	u95 := int32(u94) > int32(uint32(0x7f800000))
 	u96 := u94
 	if u95 {
 		u96 = uint32(0x0)
 	}
-	u97 := math.Float32bits(u13)
-	u98 := math.Float32bits(u14)
-	u99 := u98 & uint32(0x7fffffff)
-	u100 := int32(u99) > int32(uint32(0x7f800000))
-	u101 := u99
-	if u100 {
-		u101 = uint32(0x0)
+	u97 := math.Float32bits(u17)
+	u98 := u97 & uint32(0x7fffffff)
+	u99 := int32(u98) > int32(uint32(0x7f800000))
+	u100 := u98
+	if u99 {
+		u100 = uint32(0x0)
 	}
-	u102 := math.Float32bits(u14)
-	u103 := math.Float32bits(u15)
-	u104 := u103 & uint32(0x7fffffff)
-	u105 := int32(u104) > int32(uint32(0x7f800000))
-	u106 := u104
-	if u105 {
-		u106 = uint32(0x0)
+	u101 := math.Float32bits(u18)
+	u102 := u101 & uint32(0x7fffffff)
+	u103 := int32(u102) > int32(uint32(0x7f800000))
+	u104 := u102
+	if u103 {
+		u104 = uint32(0x0)
 	}
-	u107 := math.Float32bits(u15)
-	u108 := math.Float32bits(u16)
-	u109 := u108 & uint32(0x7fffffff)
-	u110 := int32(u109) > int32(uint32(0x7f800000))
-	u111 := u109
-	if u110 {
-		u111 = uint32(0x0)
+	u105 := math.Float32bits(u19)
+	u106 := u105 & uint32(0x7fffffff)
+	u107 := int32(u106) > int32(uint32(0x7f800000))
+	u108 := u106
+	if u107 {
+		u108 = uint32(0x0)
 	}
-	u112 := math.Float32bits(u16)
-	u113 := math.Float32bits(u17)
+	u109 := math.Float32bits(u20)
+	u110 := u109 & uint32(0x7fffffff)
+	u111 := int32(u110) > int32(uint32(0x7f800000))
+	u112 := u110
+	if u111 {
+		u112 = uint32(0x0)
+	}
+	u113 := math.Float32bits(u21)
 	u114 := u113 & uint32(0x7fffffff)
 	u115 := int32(u114) > int32(uint32(0x7f800000))
 	u116 := u114
 	if u115 {
 		u116 = uint32(0x0)
 	}
-	u117 := math.Float32bits(u17)
-	u118 := math.Float32bits(u18)
-	u119 := u118 & uint32(0x7fffffff)
-	u120 := int32(u119) > int32(uint32(0x7f800000))
-	u121 := u119
-	if u120 {
-		u121 = uint32(0x0)
+	u117 := math.Float32bits(u22)
+	u118 := u117 & uint32(0x7fffffff)
+	u119 := int32(u118) > int32(uint32(0x7f800000))
+	u120 := u118
+	if u119 {
+		u120 = uint32(0x0)
 	}
-	u122 := math.Float32bits(u18)
-	u123 := math.Float32bits(u19)
-	u124 := u123 & uint32(0x7fffffff)
-	u125 := int32(u124) > int32(uint32(0x7f800000))
-	u126 := u124
-	if u125 {
-		u126 = uint32(0x0)
+	u121 := math.Float32bits(u23)
+	u122 := u121 & uint32(0x7fffffff)
+	u123 := int32(u122) > int32(uint32(0x7f800000))
+	u124 := u122
+	if u123 {
+		u124 = uint32(0x0)
 	}
-	u127 := math.Float32bits(u19)
-	u128 := math.Float32bits(u20)
-	u129 := u128 & uint32(0x7fffffff)
-	u130 := int32(u129) > int32(uint32(0x7f800000))
-	u131 := u129
-	if u130 {
-		u131 = uint32(0x0)
+	u125 := math.Float32bits(u24)
+	u126 := u125 & uint32(0x7fffffff)
+	u127 := int32(u126) > int32(uint32(0x7f800000))
+	u128 := u126
+	if u127 {
+		u128 = uint32(0x0)
 	}
-	u132 := math.Float32bits(u20)
-	u133 := math.Float32bits(u21)
+	u129 := math.Float32bits(u25)
+	u130 := u129 & uint32(0x7fffffff)
+	u131 := int32(u130) > int32(uint32(0x7f800000))
+	u132 := u130
+	if u131 {
+		u132 = uint32(0x0)
+	}
+	u133 := math.Float32bits(u26)
 	u134 := u133 & uint32(0x7fffffff)
 	u135 := int32(u134) > int32(uint32(0x7f800000))
 	u136 := u134
 	if u135 {
 		u136 = uint32(0x0)
 	}
-	u137 := math.Float32bits(u21)
-	u138 := math.Float32bits(u22)
-	u139 := u138 & uint32(0x7fffffff)
-	u140 := int32(u139) > int32(uint32(0x7f800000))
-	u141 := u139
-	if u140 {
-		u141 = uint32(0x0)
+	u137 := math.Float32bits(u27)
+	u138 := u137 & uint32(0x7fffffff)
+	u139 := int32(u138) > int32(uint32(0x7f800000))
+	u140 := u138
+	if u139 {
+		u140 = uint32(0x0)
 	}
-	u142 := math.Float32bits(u22)
-	u143 := math.Float32bits(u23)
-	u144 := u143 & uint32(0x7fffffff)
-	u145 := int32(u144) > int32(uint32(0x7f800000))
-	u146 := u144
-	if u145 {
-		u146 = uint32(0x0)
+	u141 := math.Float32bits(u28)
+	u142 := u141 & uint32(0x7fffffff)
+	u143 := int32(u142) > int32(uint32(0x7f800000))
+	u144 := u142
+	if u143 {
+		u144 = uint32(0x0)
 	}
-	u147 := math.Float32bits(u23)
-	u148 := math.Float32bits(u24)
-	u149 := u148 & uint32(0x7fffffff)
-	u150 := int32(u149) > int32(uint32(0x7f800000))
-	u151 := u149
-	if u150 {
-		u151 = uint32(0x0)
+	u145 := math.Float32bits(u29)
+	u146 := u145 & uint32(0x7fffffff)
+	u147 := int32(u146) > int32(uint32(0x7f800000))
+	u148 := u146
+	if u147 {
+		u148 = uint32(0x0)
 	}
-	u152 := math.Float32bits(u24)
-	u153 := math.Float32bits(u25)
+	u149 := math.Float32bits(u30)
+	u150 := u149 & uint32(0x7fffffff)
+	u151 := int32(u150) > int32(uint32(0x7f800000))
+	u152 := u150
+	if u151 {
+		u152 = uint32(0x0)
+	}
+	u153 := math.Float32bits(u31)
 	u154 := u153 & uint32(0x7fffffff)
 	u155 := int32(u154) > int32(uint32(0x7f800000))
 	u156 := u154
 	if u155 {
 		u156 = uint32(0x0)
 	}
-	u157 := math.Float32bits(u25)
-	u158 := math.Float32bits(u26)
-	u159 := u158 & uint32(0x7fffffff)
-	u160 := int32(u159) > int32(uint32(0x7f800000))
-	u161 := u159
-	if u160 {
-		u161 = uint32(0x0)
+	u157 := math.Float32bits(u32)
+	u158 := u157 & uint32(0x7fffffff)
+	u159 := int32(u158) > int32(uint32(0x7f800000))
+	u160 := u158
+	if u159 {
+		u160 = uint32(0x0)
 	}
-	u162 := math.Float32bits(u26)
-	u163 := math.Float32bits(u27)
-	u164 := u163 & uint32(0x7fffffff)
-	u165 := int32(u164) > int32(uint32(0x7f800000))
-	u166 := u164
-	if u165 {
-		u166 = uint32(0x0)
-	}
-	u167 := math.Float32bits(u27)
-	u168 := math.Float32bits(u28)
-	u169 := u168 & uint32(0x7fffffff)
-	u170 := int32(u169) > int32(uint32(0x7f800000))
-	u171 := u169
-	if u170 {
-		u171 = uint32(0x0)
-	}
-	u172 := math.Float32bits(u28)
-	u173 := math.Float32bits(u29)
-	u174 := u173 & uint32(0x7fffffff)
-	u175 := int32(u174) > int32(uint32(0x7f800000))
-	u176 := u174
-	if u175 {
-		u176 = uint32(0x0)
-	}
-	u177 := math.Float32bits(u29)
-	u178 := math.Float32bits(u30)
-	u179 := u178 & uint32(0x7fffffff)
-	u180 := int32(u179) > int32(uint32(0x7f800000))
-	u181 := u179
-	if u180 {
-		u181 = uint32(0x0)
-	}
-	u182 := math.Float32bits(u30)
-	u183 := math.Float32bits(u31)
-	u184 := u183 & uint32(0x7fffffff)
-	u185 := int32(u184) > int32(uint32(0x7f800000))
-	u186 := u184
-	if u185 {
-		u186 = uint32(0x0)
-	}
-	u187 := math.Float32bits(u31)
-	u188 := math.Float32bits(u32)
-	u189 := u188 & uint32(0x7fffffff)
-	u190 := int32(u189) > int32(uint32(0x7f800000))
-	u191 := u189
-	if u190 {
-		u191 = uint32(0x0)
-	}
+	u161 := math.Float32bits(u1)
+	u162 := math.Float32bits(u2)
+	u163 := math.Float32bits(u3)
+	u164 := math.Float32bits(u4)
+	u165 := math.Float32bits(u5)
+	u166 := math.Float32bits(u6)
+	u167 := math.Float32bits(u7)
+	u168 := math.Float32bits(u8)
+	u169 := math.Float32bits(u9)
+	u170 := math.Float32bits(u10)
+	u171 := math.Float32bits(u11)
+	u172 := math.Float32bits(u12)
+	u173 := math.Float32bits(u13)
+	u174 := math.Float32bits(u14)
+	u175 := math.Float32bits(u15)
+	u176 := math.Float32bits(u16)
+	u177 := math.Float32bits(u17)
+	u178 := math.Float32bits(u18)
+	u179 := math.Float32bits(u19)
+	u180 := math.Float32bits(u20)
+	u181 := math.Float32bits(u21)
+	u182 := math.Float32bits(u22)
+	u183 := math.Float32bits(u23)
+	u184 := math.Float32bits(u24)
+	u185 := math.Float32bits(u25)
+	u186 := math.Float32bits(u26)
+	u187 := math.Float32bits(u27)
+	u188 := math.Float32bits(u28)
+	u189 := math.Float32bits(u29)
+	u190 := math.Float32bits(u30)
+	u191 := math.Float32bits(u31)
 	u192 := math.Float32bits(u32)
-	u193 := max(u36, u41, u46, u51, u56, u61, u66, u71, u76, u81, u86, u91, u96, u101, u106, u111, u116, u121, u126, u131, u136, u141, u146, u151, u156, u161, u166, u171, u176, u181, u186, u191)
+	u193 := max(u36, u40, u44, u48, u52, u56, u60, u64, u68, u72, u76, u80, u84, u88, u92, u96, u100, u104, u108, u112, u116, u120, u124, u128, u132, u136, u140, u144, u148, u152, u156, u160)
 	u194 := uint32(0x21) - uint32(0x1)
 	u195 := u36 == u193
 	u196 := u194 << 1
-	u197 := u37 >> 31
+	u197 := u161 >> 31
 	u198 := u196 | u197
 	u199 := uint32(0x0)
 	if u195 {
 		u199 = u198
 	}
 	u200 := uint32(0x21) - uint32(0x2)
-	u201 := u41 == u193
+	u201 := u40 == u193
 	u202 := u200 << 1
-	u203 := u42 >> 31
+	u203 := u162 >> 31
 	u204 := u202 | u203
 	u205 := uint32(0x0)
 	if u201 {
 		u205 = u204
 	}
 	u206 := uint32(0x21) - uint32(0x3)
-	u207 := u46 == u193
+	u207 := u44 == u193
 	u208 := u206 << 1
-	u209 := u47 >> 31
+	u209 := u163 >> 31
 	u210 := u208 | u209
 	u211 := uint32(0x0)
 	if u207 {
 		u211 = u210
 	}
 	u212 := uint32(0x21) - uint32(0x4)
-	u213 := u51 == u193
+	u213 := u48 == u193
 	u214 := u212 << 1
-	u215 := u52 >> 31
+	u215 := u164 >> 31
 	u216 := u214 | u215
 	u217 := uint32(0x0)
 	if u213 {
 		u217 = u216
 	}
 	u218 := uint32(0x21) - uint32(0x5)
-	u219 := u56 == u193
+	u219 := u52 == u193
 	u220 := u218 << 1
-	u221 := u57 >> 31
+	u221 := u165 >> 31
 	u222 := u220 | u221
 	u223 := uint32(0x0)
 	if u219 {
 		u223 = u222
 	}
 	u224 := uint32(0x21) - uint32(0x6)
-	u225 := u61 == u193
+	u225 := u56 == u193
 	u226 := u224 << 1
-	u227 := u62 >> 31
+	u227 := u166 >> 31
 	u228 := u226 | u227
 	u229 := uint32(0x0)
 	if u225 {
 		u229 = u228
 	}
 	u230 := uint32(0x21) - uint32(0x7)
-	u231 := u66 == u193
+	u231 := u60 == u193
 	u232 := u230 << 1
-	u233 := u67 >> 31
+	u233 := u167 >> 31
 	u234 := u232 | u233
 	u235 := uint32(0x0)
 	if u231 {
 		u235 = u234
 	}
 	u236 := uint32(0x21) - uint32(0x8)
-	u237 := u71 == u193
+	u237 := u64 == u193
 	u238 := u236 << 1
-	u239 := u72 >> 31
+	u239 := u168 >> 31
 	u240 := u238 | u239
 	u241 := uint32(0x0)
 	if u237 {
 		u241 = u240
 	}
 	u242 := uint32(0x21) - uint32(0x9)
-	u243 := u76 == u193
+	u243 := u68 == u193
 	u244 := u242 << 1
-	u245 := u77 >> 31
+	u245 := u169 >> 31
 	u246 := u244 | u245
 	u247 := uint32(0x0)
 	if u243 {
 		u247 = u246
 	}
 	u248 := uint32(0x21) - uint32(0xa)
-	u249 := u81 == u193
+	u249 := u72 == u193
 	u250 := u248 << 1
-	u251 := u82 >> 31
+	u251 := u170 >> 31
 	u252 := u250 | u251
 	u253 := uint32(0x0)
 	if u249 {
 		u253 = u252
 	}
 	u254 := uint32(0x21) - uint32(0xb)
-	u255 := u86 == u193
+	u255 := u76 == u193
 	u256 := u254 << 1
-	u257 := u87 >> 31
+	u257 := u171 >> 31
 	u258 := u256 | u257
 	u259 := uint32(0x0)
 	if u255 {
 		u259 = u258
 	}
 	u260 := uint32(0x21) - uint32(0xc)
-	u261 := u91 == u193
+	u261 := u80 == u193
 	u262 := u260 << 1
-	u263 := u92 >> 31
+	u263 := u172 >> 31
 	u264 := u262 | u263
 	u265 := uint32(0x0)
 	if u261 {
 		u265 = u264
 	}
 	u266 := uint32(0x21) - uint32(0xd)
-	u267 := u96 == u193
+	u267 := u84 == u193
 	u268 := u266 << 1
-	u269 := u97 >> 31
+	u269 := u173 >> 31
 	u270 := u268 | u269
 	u271 := uint32(0x0)
 	if u267 {
 		u271 = u270
 	}
 	u272 := uint32(0x21) - uint32(0xe)
-	u273 := u101 == u193
+	u273 := u88 == u193
 	u274 := u272 << 1
-	u275 := u102 >> 31
+	u275 := u174 >> 31
 	u276 := u274 | u275
 	u277 := uint32(0x0)
 	if u273 {
 		u277 = u276
 	}
 	u278 := uint32(0x21) - uint32(0xf)
-	u279 := u106 == u193
+	u279 := u92 == u193
 	u280 := u278 << 1
-	u281 := u107 >> 31
+	u281 := u175 >> 31
 	u282 := u280 | u281
 	u283 := uint32(0x0)
 	if u279 {
 		u283 = u282
 	}
 	u284 := uint32(0x21) - uint32(0x10)
-	u285 := u111 == u193
+	u285 := u96 == u193
 	u286 := u284 << 1
-	u287 := u112 >> 31
+	u287 := u176 >> 31
 	u288 := u286 | u287
 	u289 := uint32(0x0)
 	if u285 {
 		u289 = u288
 	}
 	u290 := uint32(0x21) - uint32(0x11)
-	u291 := u116 == u193
+	u291 := u100 == u193
 	u292 := u290 << 1
-	u293 := u117 >> 31
+	u293 := u177 >> 31
 	u294 := u292 | u293
 	u295 := uint32(0x0)
 	if u291 {
 		u295 = u294
 	}
 	u296 := uint32(0x21) - uint32(0x12)
-	u297 := u121 == u193
+	u297 := u104 == u193
 	u298 := u296 << 1
-	u299 := u122 >> 31
+	u299 := u178 >> 31
 	u300 := u298 | u299
 	u301 := uint32(0x0)
 	if u297 {
 		u301 = u300
 	}
 	u302 := uint32(0x21) - uint32(0x13)
-	u303 := u126 == u193
+	u303 := u108 == u193
 	u304 := u302 << 1
-	u305 := u127 >> 31
+	u305 := u179 >> 31
 	u306 := u304 | u305
 	u307 := uint32(0x0)
 	if u303 {
 		u307 = u306
 	}
 	u308 := uint32(0x21) - uint32(0x14)
-	u309 := u131 == u193
+	u309 := u112 == u193
 	u310 := u308 << 1
-	u311 := u132 >> 31
+	u311 := u180 >> 31
 	u312 := u310 | u311
 	u313 := uint32(0x0)
 	if u309 {
 		u313 = u312
 	}
 	u314 := uint32(0x21) - uint32(0x15)
-	u315 := u136 == u193
+	u315 := u116 == u193
 	u316 := u314 << 1
-	u317 := u137 >> 31
+	u317 := u181 >> 31
 	u318 := u316 | u317
 	u319 := uint32(0x0)
 	if u315 {
 		u319 = u318
 	}
 	u320 := uint32(0x21) - uint32(0x16)
-	u321 := u141 == u193
+	u321 := u120 == u193
 	u322 := u320 << 1
-	u323 := u142 >> 31
+	u323 := u182 >> 31
 	u324 := u322 | u323
 	u325 := uint32(0x0)
 	if u321 {
 		u325 = u324
 	}
 	u326 := uint32(0x21) - uint32(0x17)
-	u327 := u146 == u193
+	u327 := u124 == u193
 	u328 := u326 << 1
-	u329 := u147 >> 31
+	u329 := u183 >> 31
 	u330 := u328 | u329
 	u331 := uint32(0x0)
 	if u327 {
 		u331 = u330
 	}
 	u332 := uint32(0x21) - uint32(0x18)
-	u333 := u151 == u193
+	u333 := u128 == u193
 	u334 := u332 << 1
-	u335 := u152 >> 31
+	u335 := u184 >> 31
 	u336 := u334 | u335
 	u337 := uint32(0x0)
 	if u333 {
 		u337 = u336
 	}
 	u338 := uint32(0x21) - uint32(0x19)
-	u339 := u156 == u193
+	u339 := u132 == u193
 	u340 := u338 << 1
-	u341 := u157 >> 31
+	u341 := u185 >> 31
 	u342 := u340 | u341
 	u343 := uint32(0x0)
 	if u339 {
 		u343 = u342
 	}
 	u344 := uint32(0x21) - uint32(0x1a)
-	u345 := u161 == u193
+	u345 := u136 == u193
 	u346 := u344 << 1
-	u347 := u162 >> 31
+	u347 := u186 >> 31
 	u348 := u346 | u347
 	u349 := uint32(0x0)
 	if u345 {
 		u349 = u348
 	}
 	u350 := uint32(0x21) - uint32(0x1b)
-	u351 := u166 == u193
+	u351 := u140 == u193
 	u352 := u350 << 1
-	u353 := u167 >> 31
+	u353 := u187 >> 31
 	u354 := u352 | u353
 	u355 := uint32(0x0)
 	if u351 {
 		u355 = u354
 	}
 	u356 := uint32(0x21) - uint32(0x1c)
-	u357 := u171 == u193
+	u357 := u144 == u193
 	u358 := u356 << 1
-	u359 := u172 >> 31
+	u359 := u188 >> 31
 	u360 := u358 | u359
 	u361 := uint32(0x0)
 	if u357 {
 		u361 = u360
 	}
 	u362 := uint32(0x21) - uint32(0x1d)
-	u363 := u176 == u193
+	u363 := u148 == u193
 	u364 := u362 << 1
-	u365 := u177 >> 31
+	u365 := u189 >> 31
 	u366 := u364 | u365
 	u367 := uint32(0x0)
 	if u363 {
 		u367 = u366
 	}
 	u368 := uint32(0x21) - uint32(0x1e)
-	u369 := u181 == u193
+	u369 := u152 == u193
 	u370 := u368 << 1
-	u371 := u182 >> 31
+	u371 := u190 >> 31
 	u372 := u370 | u371
 	u373 := uint32(0x0)
 	if u369 {
 		u373 = u372
 	}
 	u374 := uint32(0x21) - uint32(0x1f)
-	u375 := u186 == u193
+	u375 := u156 == u193
 	u376 := u374 << 1
-	u377 := u187 >> 31
+	u377 := u191 >> 31
 	u378 := u376 | u377
 	u379 := uint32(0x0)
 	if u375 {
 		u379 = u378
 	}
 	u380 := uint32(0x21) - uint32(0x20)
-	u381 := u191 == u193
+	u381 := u160 == u193
 	u382 := u380 << 1
 	u383 := u192 >> 31
 	u384 := u382 | u383
