@@ -155,6 +155,22 @@ type Quantizer interface {
 	If(m Mask, then, els func())
 }
 
+// Summer is a Packer target's in-order sum across a block, the iq4_nl
+// family's (iq4nl.go): ggml's sums over a block's values are a chain of
+// float32 additions in value order, whose bits depend on that order, so
+// no tree reduction (as MaxAcross's) will do.
+type Summer interface {
+	Packer
+
+	// AddInOrder is s plus the values of xs added one at a time in
+	// order, fl(…fl(fl(s + x_0) + x_1)… + x_{n−1}), every addition
+	// rounded (no reassociation), in every lane of one V: xs are
+	// consecutive members of a block (as Quantizer's), their lanes in
+	// value order, and s holds one value in every lane (+0 or an earlier
+	// AddInOrder's sum), so a family sums a block a member at a time.
+	AddInOrder(s V, xs []V) V
+}
+
 // Native is the optional hook of a target with one-instruction
 // conversions (F16C's VCVTPS2PH/VCVTPH2PS, NEON's FCVTN/FCVTL, RVV's
 // vfncvt/vfwcvt). NarrowNative is, for the float32 lanes of x, the bits

@@ -85,3 +85,39 @@ func (t *Target) StoreU32(a vec.Arr, v vec.V) {
 }
 
 var _ vec.Packer = (*Target)(nil)
+
+// AddInOrder (vec.Summer) is a scalar VADDSS chain from lane 0 of a over
+// the lanes in order: each member's 128-bit quarters (halves at AVX2)
+// taken out by VEXTRACTF32X4 (VEXTRACTF128), lane 0 added directly, lanes
+// 1, 2, 3 brought down by VMOVSHDUP, VMOVHLPS and VPERMILPS; the sum
+// broadcast.
+func (t *Target) AddInOrder(a vec.V, xs []vec.V) vec.V {
+	c := t.c
+	s, from := c.XMM(), t.materialize(a.(*value)).AsX()
+	for _, x := range xs {
+		r := t.materialize(x.(*value))
+		for k := range r.Size() / 16 {
+			q := r.AsX()
+			if k > 0 {
+				q = c.XMM()
+				if t.l.masked {
+					c.VEXTRACTF32X4(operand.U8(k), r, q)
+				} else {
+					c.VEXTRACTF128(operand.U8(k), r, q)
+				}
+			}
+			c.VADDSS(q, from, s) // s = s + q[0]
+			from = s
+			l1, l2, l3 := c.XMM(), c.XMM(), c.XMM()
+			c.VMOVSHDUP(q, l1)
+			c.VADDSS(l1, s, s)
+			c.VMOVHLPS(q, q, l2)
+			c.VADDSS(l2, s, s)
+			c.VPERMILPS(operand.U8(3), q, l3)
+			c.VADDSS(l3, s, s)
+		}
+	}
+	d := t.reg(t.lanes())
+	c.VBROADCASTSS(s, d)
+	return &value{r: d, w: t.lanes(), e: vec.F32}
+}

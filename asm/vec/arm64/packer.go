@@ -105,3 +105,26 @@ func (t *Target) LoadU32(a vec.Arr) vec.V { return t.loadGP("MOVWU", a) }
 func (t *Target) StoreU32(a vec.Arr, v vec.V) { t.storeGP("MOVW", a, v) }
 
 var _ vec.Packer = (*Target)(nil)
+
+// AddInOrder (vec.Summer) is a scalar FADDS chain over the lanes in
+// order from lane 0 of a (the sum a register of its own), lanes 1…3 of
+// each member brought to lane 0 by VDUP; the sum in every lane by VDUP.
+func (t *Target) AddInOrder(a vec.V, xs []vec.V) vec.V {
+	s := t.vreg()
+	acc := a.(*value).r
+	for _, x := range xs {
+		r := x.(*value).r
+		for l := range 4 {
+			e := r
+			if l > 0 {
+				e = t.vreg()
+				t.vop("VDUP V%d.S[%d], V%d.S4", r, l, e)
+			}
+			t.vop("FADDS F%d, F%d, F%d", e, acc, s) // s = acc + x_j
+			acc = s
+		}
+	}
+	d := t.vreg()
+	t.vop("VDUP V%d.S[0], V%d.S4", s, d)
+	return &value{r: d, w: 4, e: vec.F32}
+}

@@ -23,7 +23,7 @@ func (t *Target) op(e jen.Code) vec.V {
 
 func ex(v any) jen.Code { return v.(*val).operand() }
 
-func (t *Target) U32(v uint32) vec.V { return &val{e: jen.Lit(v), v: true} }
+func (t *Target) U32(v uint32) vec.V { return &val{e: jen.Lit(v), v: true, big: v >= 1<<31, k: v} }
 func (t *Target) AsU32(a vec.V) vec.V {
 	return t.op(jen.Qual("math", "Float32bits").Call(a.(*val).e))
 }
@@ -40,7 +40,13 @@ func (t *Target) Sub32(a, b vec.V) vec.V               { return t.bin(a, "-", b)
 func (t *Target) Shl32(a vec.V, n int) vec.V           { return t.op(jen.Add(ex(a)).Op("<<").Lit(n)) }
 func (t *Target) Shr32(a vec.V, n int) vec.V           { return t.op(jen.Add(ex(a)).Op(">>").Lit(n)) }
 func (t *Target) Gt32(a, b vec.V) vec.Mask {
-	return t.op(jen.Int32().Call(a.(*val).e).Op(">").Int32().Call(b.(*val).e))
+	i32 := func(x *val) jen.Code {
+		if x.big {
+			return jen.Lit(int32(x.k))
+		}
+		return jen.Int32().Call(x.e)
+	}
+	return t.op(jen.Add(i32(a.(*val))).Op(">").Add(i32(b.(*val))))
 }
 func (t *Target) Eq32(a, b vec.V) vec.Mask { return t.bin(a, "==", b) }
 func (t *Target) IsNaN(a vec.V) vec.Mask   { return t.bin(a, "!=", a) }

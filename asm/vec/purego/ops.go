@@ -13,6 +13,10 @@ type val struct {
 	e   jen.Code
 	sum bool // a sum or difference: parenthesized inside another operation
 	v   bool // a variable: no work to read again
+	// big is set for a U32 constant of 2³¹ or more, which Gt32 writes
+	// as its int32 (int32 of the uint32 literal does not compile).
+	big bool
+	k   uint32
 }
 
 func (x *val) operand() jen.Code {

@@ -53,3 +53,14 @@ func (t *Target) StoreU32(a vec.Arr, v vec.V) {
 }
 
 var _ vec.Packer = (*Target)(nil)
+
+// AddInOrder (vec.Summer) is s + x0 + x1 + …, Go's left-to-right float32
+// additions, each rounded (the members are variables or converted
+// products: nothing to fuse).
+func (t *Target) AddInOrder(s vec.V, xs []vec.V) vec.V {
+	e := ex(s)
+	for _, x := range xs {
+		e = jen.Add(e).Op("+").Add(ex(x))
+	}
+	return t.op(e)
+}

@@ -91,3 +91,23 @@ func (t *Target) StoreU32(a vec.Arr, v vec.V) {
 }
 
 var _ vec.Packer = (*Target)(nil)
+
+// AddInOrder (vec.Summer) is VFREDOSUM.VS (the ordered sum: lane 0 of
+// vs1 plus vs2's lanes in order) of each member in turn from a, its lane
+// 0 gathered into every lane (VRGATHER.VI).
+func (t *Target) AddInOrder(a vec.V, vs []vec.V) vec.V {
+	xs := make([]*reg, len(vs))
+	for i, v := range vs {
+		xs[i] = t.mat(v.(*reg))
+	}
+	acc := t.group(a.(*reg)) // a constant (+0) broadcast
+	t.vt(32)
+	for _, x := range xs {
+		m := t.vreg(32)
+		t.emit("VFREDOSUMVS", acc, x, m)
+		acc = m
+	}
+	d := t.vreg(32)
+	t.emit("VRGATHERVI", 0, acc, d)
+	return d
+}
