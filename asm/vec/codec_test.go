@@ -275,6 +275,13 @@ func (lane) Blocks32(vec.Head, int, vec.Arr, int, vec.Arr, int, func(s, d vec.Ar
 func (lane) Sub(a, b vec.V) vec.V    { return u(f(a) - f(b)) }
 func (lane) Shlv32(a, b vec.V) vec.V { return a.(uint32) << b.(uint32) }
 func (lane) Shrv32(a, b vec.V) vec.V { return a.(uint32) >> b.(uint32) }
+func (lane) AddInOrder(a vec.V, xs []vec.V) vec.V {
+	s := f(a)
+	for _, x := range xs {
+		s += f(x)
+	}
+	return u(s)
+}
 func (lane) OrAcross(xs []vec.V) vec.V {
 	m := uint32(0)
 	for _, x := range xs {
@@ -501,6 +508,94 @@ func TestMXFP4Family(t *testing.T) {
 		codec.MXFP4.Decode(y, q, 0)
 		for j := range y {
 			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) {
+				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
+			}
+		}
+	}
+}
+
+// iq4nlBlock is a block TestIQ4NLFamily quantizes: qnBlock's blocks
+// (NaNs, zeros, subnormals, Inf, huge), maxima around 1e-15 (the tiny
+// blocks' bound), and values whose id·x_j falls on or a few float32 steps
+// around the midpoints of kvalues_iq4nl's neighbours and the grid values,
+// at random scales.
+func iq4nlBlock(r *rand.Rand, trial int) []float32 {
+	switch trial % 6 {
+	case 0, 1:
+		return qnBlock(r, trial/6*2+trial%6)
+	case 2:
+		x := make([]float32, 32)
+		eps := math.Float32bits(1e-15)
+		for j := range x {
+			x[j] = math.Float32frombits(eps + uint32(r.IntN(5)) - 2 - uint32(r.IntN(2))*uint32(r.IntN(1<<24)))
+			if r.IntN(2) == 0 {
+				x[j] = -x[j]
+			}
+		}
+		return x
+	}
+	kv := []float32{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+	x := make([]float32, 32)
+	amax := float32(math.Ldexp(1+r.Float64(), r.IntN(200)-100))
+	mx := amax
+	if r.IntN(2) == 0 {
+		mx = -amax
+	}
+	id := 1 / (mx / -127)
+	for j := range x {
+		i := 1 + r.IntN(15)
+		v := (kv[i-1] + kv[i]) / 2
+		if r.IntN(3) == 0 {
+			v = kv[r.IntN(16)]
+		}
+		y := math.Float32frombits(math.Float32bits(v/id) + uint32(r.IntN(7)) - 3)
+		if !(float32(math.Abs(float64(y))) <= amax) {
+			y = amax / 3
+		}
+		x[j] = y
+		if trial%6 == 5 && r.IntN(4) == 0 {
+			x[j] = float32(r.NormFloat64()) * amax / 2
+		}
+	}
+	x[r.IntN(32)] = mx
+	return x
+}
+
+// TestIQ4NLFamily checks the iq4_nl family (iq4nl.go's quantizeIQ4NL and
+// dequantizeIQ4NL, as written once) against verify/codec's IQ4NL bit for
+// bit on the lane evaluator: iq4nlBlock's blocks quantized, and random
+// nibbles under random and special d (±0, subnormal, ±Inf, NaN, every
+// exponent) dequantized. The backends run the same family through
+// TestKernels' check.
+func TestIQ4NLFamily(t *testing.T) {
+	var l lane
+	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
+	r := rand.New(rand.NewPCG(9, 19))
+	for trial := range 200000 {
+		x := iq4nlBlock(r, trial)
+		src := make([]byte, 128)
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, 18), make([]byte, 18)
+		vec.QuantizeIQ4NL(l, l, arr(&src, vec.F32), arr(&got, vec.IQ4NL))
+		codec.IQ4NL.Encode(want, x, 0)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
+		}
+	}
+	for trial := range 1 << 16 {
+		q := make([]byte, 18)
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		q[0], q[1] = byte(trial), byte(trial>>8) // every f16 d
+		out := make([]byte, 128)
+		vec.DequantizeIQ4NL(l, l, arr(&q, vec.IQ4NL), arr(&out, vec.F32))
+		y := make([]float32, 32)
+		codec.IQ4NL.Decode(y, q, 0)
+		for j := range y {
+			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) && !(y[j] != y[j] && math.Float32frombits(g) != math.Float32frombits(g)) {
 				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
 			}
 		}

@@ -22,3 +22,9 @@ var (
 	QuantizeMXFP4   = quantizeMXFP4
 	DequantizeMXFP4 = dequantizeMXFP4
 )
+
+// The iq4_nl family's block functions, for TestIQ4NLFamily.
+var (
+	QuantizeIQ4NL   = quantizeIQ4NL
+	DequantizeIQ4NL = dequantizeIQ4NL
+)

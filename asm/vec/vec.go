@@ -46,14 +46,17 @@ var (
 	Q5_1 = Elem{"q5_1", "uint8", 1}
 	// ggml's mxfp4 (E8M0 exponent, 32 E2M1 values): bytes, as q4_0's.
 	MXFP4 = Elem{"mxfp4", "uint8", 1}
+	// ggml's iq4_nl (f16 d, 32 indices into a non-uniform 4-bit grid):
+	// bytes, as q4_0's.
+	IQ4NL = Elem{"iq4_nl", "uint8", 1}
 )
 
 // ByteElems are the element types whose arrays are bytes, in the order of
 // the run-time's byte kernels (Func.Field's bytes[i]).
-var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4}
+var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL}
 
 // BlockBytes is the bytes of one block of 32 values of a block format
-// (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17), 0 for an element stored
+// (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17; iq4_nl 18), 0 for an element stored
 // value by value.
 func (e Elem) BlockBytes() int {
 	switch e {
@@ -69,6 +72,8 @@ func (e Elem) BlockBytes() int {
 		return 24
 	case MXFP4:
 		return 17
+	case IQ4NL:
+		return 18
 	}
 	return 0
 }
