@@ -160,6 +160,11 @@ func (pk *pkg) cachePackageDoc() string {
 			fmt.Fprintf(&b, "\t%s   about d/2, d = (max − min)/%d the block's f16 scale, plus half\n", c, map[string]int{"q4_1": 15, "q5_1": 31}[c])
 			b.WriteString("\t       an f16 ulp of the block's min and f16's rounding of d times\n")
 			b.WriteString("\t       the quant\n")
+		case "mxfp4":
+			b.WriteString("\tmxfp4  up to max(|x|/4, d/2), d = 2^(e−128) the block's scale, e =\n")
+			b.WriteString("\t       ⌊log2f(amax)⌋ − 2 + 127 clamped to 0…254: the first of the\n")
+			b.WriteString("\t       nearest grid points (0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 times d:\n")
+			b.WriteString("\t       twice E2M1), magnitudes past 12·d stored as 12·d, a NaN as 0\n")
 		}
 	}
 	b.WriteString("\n")

@@ -12,16 +12,17 @@ type CacheType string
 
 // The cache types (CacheFormats describes each).
 const (
-	CacheF32  CacheType = "f32"
-	CacheF16  CacheType = "f16"
-	CacheBF16 CacheType = "bf16"
-	CacheE4M3 CacheType = "e4m3"
-	CacheE5M2 CacheType = "e5m2"
-	CacheQ8_0 CacheType = "q8_0"
-	CacheQ4_0 CacheType = "q4_0"
-	CacheQ4_1 CacheType = "q4_1"
-	CacheQ5_0 CacheType = "q5_0"
-	CacheQ5_1 CacheType = "q5_1"
+	CacheF32   CacheType = "f32"
+	CacheF16   CacheType = "f16"
+	CacheBF16  CacheType = "bf16"
+	CacheE4M3  CacheType = "e4m3"
+	CacheE5M2  CacheType = "e5m2"
+	CacheQ8_0  CacheType = "q8_0"
+	CacheQ4_0  CacheType = "q4_0"
+	CacheQ4_1  CacheType = "q4_1"
+	CacheQ5_0  CacheType = "q5_0"
+	CacheQ5_1  CacheType = "q5_1"
+	CacheMXFP4 CacheType = "mxfp4"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -37,7 +38,8 @@ type CacheFormat struct {
 
 // Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
 // Q8BlockBytes its size: an f16 scale d, then 32 int8. ggml's 4- and 5-bit
-// formats (q4_0, q4_1, q5_0, q5_1) have blocks of the same 32 values.
+// formats (q4_0, q4_1, q5_0, q5_1) and mxfp4 have blocks of the same 32
+// values.
 const (
 	Q8Block      = 32
 	Q8BlockBytes = 2 + Q8Block
@@ -56,6 +58,7 @@ var CacheFormats = []CacheFormat{
 	{CacheQ4_1, Q8Block, 20, "ggml q4_1 blocks: an f16 scale and minimum, then 32 4-bit values"},
 	{CacheQ5_0, Q8Block, 22, "ggml q5_0 blocks: an f16 scale, then 32 5-bit values"},
 	{CacheQ5_1, Q8Block, 24, "ggml q5_1 blocks: an f16 scale and minimum, then 32 5-bit values"},
+	{CacheMXFP4, Q8Block, 17, "ggml mxfp4 blocks: an E8M0 exponent, then 32 E2M1 (4-bit) values"},
 }
 
 // Format returns c's entry of CacheFormats; false when c is not a cache

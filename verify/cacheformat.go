@@ -75,16 +75,17 @@ const (
 
 // cacheFormats are the formats the cache checks know, by name.
 var cacheFormats = map[string]CacheFormat{
-	"f32":  f32Format{},
-	"f16":  f16Format{},
-	"bf16": bf16Format{},
-	"e4m3": e4m3Format{},
-	"q8_0": q8Format{},
-	"e5m2": e5m2Format{},
-	"q4_0": ggmlFormat{refcodec.Q4_0, 1, 8, false},
-	"q4_1": ggmlFormat{refcodec.Q4_1, 2, 15, true},
-	"q5_0": ggmlFormat{refcodec.Q5_0, 1, 16, false},
-	"q5_1": ggmlFormat{refcodec.Q5_1, 2, 31, true},
+	"f32":   f32Format{},
+	"f16":   f16Format{},
+	"bf16":  bf16Format{},
+	"e4m3":  e4m3Format{},
+	"q8_0":  q8Format{},
+	"e5m2":  e5m2Format{},
+	"q4_0":  ggmlFormat{refcodec.Q4_0, 1, 8, false},
+	"q4_1":  ggmlFormat{refcodec.Q4_1, 2, 15, true},
+	"q5_0":  ggmlFormat{refcodec.Q5_0, 1, 16, false},
+	"q5_1":  ggmlFormat{refcodec.Q5_1, 2, 31, true},
+	"mxfp4": mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -428,4 +429,71 @@ func (g ggmlFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
 		return max(hi-lo, 0) / g.steps * (1 + 0x1p-10)
 	}
 	return amax / g.steps * (1 + 0x1p-10)
+}
+
+// ---- ggml mxfp4 ------------------------------------------------------------------------
+
+// mxfp4Format is ggml's mxfp4, its bits verify/codec's MXFP4 (the scalar
+// transcription of quantize_row_mxfp4_ref and dequantize_row_mxfp4, which
+// ggml's recorded rows check): 32 values a block, the E8M0 exponent byte e
+// (no f16 field: halves 0, so Same compares every byte bit for bit; no
+// encoding is a NaN), then the nibbles. Encode, Decode and Same are
+// ggmlFormat's.
+type mxfp4Format struct{ ggmlFormat }
+
+// Spacing is the widest distance between neighbouring values of the blocks
+// around. A block's values are kvalues_mxfp4 (0, ±1, ±2, ±3, ±4, ±6, ±8,
+// ±12: twice the E2M1 grid) times d = 2^(e−128), a power of two, so its
+// grid spacing is d below 4d, 2d up to 8d and 4d up to 12d, and a value
+// from 12d up to the next binade (16d, which amax never reaches) rounds to
+// 12d, at most 4d away: 4d bounds the spacing at every magnitude. d is
+// 2^(⌊log2 amax⌋ − 3) for the block's largest input magnitude amax (e =
+// ⌊log2f(amax)⌋ − 2 + 127, log2f's rounding up below a power of two only
+// halving d), and its largest decoded magnitude is 8d or 12d, so the
+// largest decoded magnitude m of the blocks around gives their largest d as
+// 2^(⌊log2 m⌋ − 3) exactly; not below 2^−128, the d of e = 0 (the clamp
+// of tiny blocks, whose values may then all be below 8d).
+func (mxfp4Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	var amax float64
+	for _, y := range around {
+		for _, x := range y {
+			amax = max(amax, math.Abs(float64(x)))
+		}
+	}
+	if !(amax < math.Inf(1)) {
+		return amax // NaN or Inf: no bound
+	}
+	d := 0x1p-128
+	if amax > 0 {
+		_, exp := math.Frexp(amax) // amax = f·2^exp, ½ ≤ f < 1: ⌊log2 amax⌋ = exp − 1
+		d = max(d, math.Ldexp(1, exp-1-3))
+	}
+	return 4 * d
+}
+
+// mxfp4Halves are the magnitudes, in d, of mxfp4's hard values: the
+// midpoints between neighbouring grid points (ties, which go to the first
+// index, the smaller magnitude) and the grid points themselves.
+var mxfp4Halves = [...]float64{0.5, 1.5, 2.5, 3.5, 5, 7, 10, 0, 1, 2, 3, 4, 6, 8, 12}
+
+// HardBlock fills x with a block whose d is 2^e exactly (amax = 12·2^e or
+// 8·2^e) and whose values are mostly midpoints between grid points, ties
+// that go to the first index; one block in four has its largest value one
+// float32 step below 16·2^e instead, where log2f rounds up and d doubles.
+func (mxfp4Format) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	p := math.Ldexp(1, int(h(0)%40)-20)
+	sign := func(i uint64) float64 { return float64(1 - 2*int(h(i)%2)) }
+	for j := range x {
+		x[j] = float32(sign(uint64(j)+300) * mxfp4Halves[h(uint64(j)+1)%uint64(len(mxfp4Halves))] * p)
+	}
+	top := 12 * p
+	switch h(201) % 4 {
+	case 0:
+		top = float64(math.Nextafter32(float32(16*p), 0))
+	case 1:
+		top = 8 * p
+	}
+	x[h(200)%uint64(len(x))] = float32(sign(202) * top)
+	return "tied"
 }

@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -76,6 +76,22 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q
 //     so the clamp never acts and |q − (x−min)/d| ≤ ½ + η, η = L·2⁻²² +
 //     (L+1)·2⁻²⁴; then |q·d₁₆ + m₁₆ − x| ≤ d·(½ + η) + L·|d₁₆ − d| +
 //     |m₁₆ − min|, plus 2⁻²⁴·(2L·d₁₆ + |m₁₆|) for the two roundings.
+//   - mxfp4, per block of 32: e = max(0, ⌊log2f(amax)⌋ − 2 + 127), d =
+//     2^(e−128), q the first index of least fl(|fl(k_q·d) − x|) over
+//     k = 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 (twice E2M1), read back fl(k_q·d).
+//     d is a power of two and k small, so k·d is exact, and so is
+//     |k·d − x| for the grid points next to x (Sterbenz: neighbours from d
+//     on are within a factor of 2 of each other; between 0 and d the
+//     error against 0 is |x|, and for |x| < d/2 the one against ±d is
+//     fl(d − |x|) ≥ d/2 > |x|); a farther point is at least d farther, so
+//     q is a nearest point. ⌊log2f(amax)⌋ is
+//     ⌊log2 amax⌋ or, where log2f rounds up below a power of two, one
+//     more, so amax < 16d. Then x is within half a grid step of k_q·d:
+//     d/2 below 2d (the grid's subnormal part, 0 and ±1), and in the
+//     binade [2^j·d, 2^(j+1)·d) (j = 1, 2, 3) half the step 2^(j−1)·d,
+//     at most |x|/4; from 12d on x is clamped to 12d, less than |x|/4 away
+//     since |x| < 16d. So δ = max(|x|/4, d/2), E2M1's half relative step
+//     with its absolute floor.
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -152,6 +168,27 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 			e := dd*(0.5+eta) + L*math.Abs(d16-dd) + math.Abs(m16-float64(lo)) + 0x1p-24*(2*L*d16+math.Abs(m16))
 			for i := b; i < b+32; i++ {
 				d[i] = e
+			}
+		}
+	case "mxfp4":
+		for b := 0; b < len(keys); b += 32 {
+			var amax float32
+			for _, x := range keys[b : b+32] {
+				amax = max(amax, float32(math.Abs(float64(x))))
+			}
+			var dd float64
+			if amax > 0 {
+				_, exp := math.Frexp(float64(amax)) // ⌊log2 amax⌋ = exp − 1
+				k := exp - 1
+				if float32(math.Log2(float64(amax))) >= float32(k+1) { // log2f rounds up to the next integer
+					k++
+				}
+				dd = math.Ldexp(1, max(0, k-2+127)-128)
+			} else {
+				dd = 0x1p-128
+			}
+			for i := b; i < b+32; i++ {
+				d[i] = max(math.Abs(float64(keys[i]))/4, dd/2)
 			}
 		}
 	default:

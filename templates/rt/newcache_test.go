@@ -43,6 +43,8 @@ func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cac
 		c = Q50Cache(b, s)
 	case "q5_1":
 		c = Q51Cache(b, s)
+	case "mxfp4":
+		c = MXFP4Cache(b, s)
 	default:
 		t.Fatalf("no typed constructor for %q", name)
 	}
@@ -121,7 +123,7 @@ func TestNewCacheErrors(t *testing.T) {
 			}
 		}
 	}
-	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`}
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`}
 	_, err := NewCache("iq4_nl", alignedBytes(16), s, 1)
 	wantErr(t, err, append([]string{`name = "iq4_nl" is not a cache type`}, all...)...)
 	_, err = NewCache("", alignedBytes(16), s, 1)

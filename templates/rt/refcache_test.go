@@ -133,8 +133,12 @@ func genericQN(hd, rd int) [4]byteKernels {
 	return ks
 }
 
+// genericMXFP4 returns the pure Go mxfp4 cache kernels of a shape of hd
+// values, rd of them rotary: verify/codec's MXFP4, whole blocks.
+func genericMXFP4(hd, rd int) byteKernels { return genericBlocks(codec.MXFP4, hd, rd) }
+
 // genericBlocks returns the pure Go kernels of the block format f (q8_0,
-// q4_0, q4_1, q5_0, q5_1) for a shape of hd values, rd of them rotary:
+// q4_0, q4_1, q5_0, q5_1, mxfp4) for a shape of hd values, rd of them rotary:
 // verify/codec's f, whole blocks, those holding a rotary value for Shift.
 func genericBlocks(f codec.Format, hd, rd int) byteKernels {
 	shift := (rd + blockValues - 1) / blockValues * blockValues

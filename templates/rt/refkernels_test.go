@@ -46,6 +46,7 @@ func installRef() {
 			k.bytes[1] = genericQ80(s.HeadDim, s.RotaryDim)
 			qn := genericQN(s.HeadDim, s.RotaryDim)
 			copy(k.bytes[3:], qn[:])
+			k.bytes[7] = genericMXFP4(s.HeadDim, s.RotaryDim)
 		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
