@@ -17,6 +17,9 @@ ARM64_PKGS ?= ./generated/... ./verify/... ./asm/neon/ ./examples/engine/...
 # on them fails): internal/qemu's RISCV64CPU(128), which the tests that start
 # qemu themselves use (its test checks this line).
 RISCV64_QEMU ?= qemu-riscv64-static -cpu rv64,v=true,vlen=128,vext_spec=v1.0,rvv_ta_all_1s=true,rvv_ma_all_1s=true
+# The same without the V extension (internal/qemu's RISCV64NoV): the pure Go
+# dispatch. qemu 8.1 and later report V through riscv_hwprobe, 7.2 never does.
+RISCV64_QEMU_NOV ?= qemu-riscv64-static -cpu rv64,v=false
 
 .PHONY: check test test-exhaustive race generate check-generated vet gofmt unit dispatch arm64 riscv64 cross downstream bench tools fuzz
 
@@ -78,27 +81,18 @@ cross:
 # loudly, and with ROPEGEN_REQUIRE_ARM64=1 / ROPEGEN_REQUIRE_RISCV64=1 (set
 # by .ci/run) that is a failure.
 arm64 riscv64:
-	GO="$(GO)" ARM64_PKGS="$(ARM64_PKGS)" RISCV64_QEMU="$(RISCV64_QEMU)" ./scripts/cross.sh $@
+	GO="$(GO)" ARM64_PKGS="$(ARM64_PKGS)" RISCV64_QEMU="$(RISCV64_QEMU)" RISCV64_QEMU_NOV="$(RISCV64_QEMU_NOV)" ./scripts/cross.sh $@
 
 # A downstream module runs ropegen from go:generate (and as a go tool),
 # vendors it and builds.
 downstream:
 	./scripts/downstream.sh "$(CURDIR)"
 
-# Installs what the tests need from Debian's packages when root and missing.
+# Installs what the tests need from Debian's packages when root and missing,
+# and qemu-user-static when its qemu-riscv64-static is older than 8.1 (from
+# bookworm-backports on Debian 12): scripts/tools.sh.
 tools:
-	@need=""; \
-	{ command -v qemu-aarch64-static && command -v qemu-riscv64-static; } >/dev/null 2>&1 || need="$$need qemu-user-static"; \
-	command -v aarch64-linux-gnu-as >/dev/null 2>&1 || need="$$need binutils-aarch64-linux-gnu"; \
-	command -v rsvg-convert >/dev/null 2>&1 || need="$$need librsvg2-bin"; \
-	if [ -n "$$need" ]; then \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "== installing$$need"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
-		else \
-			echo "== not root: cannot install$$need (arm64 and riscv64 tests, or the SVG rendering test, will be skipped)"; \
-		fi; \
-	fi
+	@./scripts/tools.sh
 
 # Every backend against the baselines (verify.Bench), f32 in both layouts,
 # f16/bf16 storage, a multi-axis (M-RoPE) package and a QK-norm one (Qwen3-8B:

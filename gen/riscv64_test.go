@@ -20,9 +20,9 @@ import (
 // package of two shapes (both layouts, partial rotary) with three QK-norm
 // variants (each scope, before and after the rotation) and every cache
 // type, an f16 and an f64 package with a QK-norm. Without qemu it is skipped
-// loudly, or fails with ROPEGEN_REQUIRE_RISCV64=1. Debian 12's qemu (7.2)
-// has no riscv_hwprobe, so x/sys/cpu sees no V under it: ROPEGEN_RVV=1
-// makes the packages' tests register the RVV backend.
+// loudly, or fails with ROPEGEN_REQUIRE_RISCV64=1. qemu 7.2 has no
+// riscv_hwprobe, so x/sys/cpu sees no V under it: ROPEGEN_RVV=1 makes the
+// packages' tests register the RVV backend (qemu 8.1 and later report V).
 func TestRVVLengths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")

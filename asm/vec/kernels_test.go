@@ -96,9 +96,9 @@ func TestKernels(t *testing.T) {
 // kernels only), tails and masked-off lanes agnostic made all ones (so a
 // kernel relying on them fails), and fails unless every RVV kernel
 // passed. Without qemu it is skipped loudly, or fails with
-// ROPEGEN_REQUIRE_RISCV64=1. Debian 12's qemu (7.2) has no riscv_hwprobe,
-// so x/sys/cpu sees no V under it: ROPEGEN_RVV=1 registers the RVV level
-// (kernels_riscv64.go).
+// ROPEGEN_REQUIRE_RISCV64=1. qemu 7.2 has no riscv_hwprobe, so x/sys/cpu
+// sees no V under it: ROPEGEN_RVV=1 registers the RVV level
+// (kernels_riscv64.go); qemu 8.1 and later report V.
 func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string) {
 	qemu, err := exec.LookPath("qemu-riscv64-static")
 	if err != nil {

@@ -109,7 +109,7 @@ func count(t *testing.T, bin, name, qemu string, args ...string) string {
 	size, _ := strconv.ParseUint(string(m[2]), 10, 64)
 	var c [3]int
 	for n := 1; n <= 2; n++ {
-		q := exec.Command(qemu, append(args, "-singlestep", "-d", "exec,nochain", "-dfilter", fmt.Sprintf("0x%x+0x%x", start, size), bin, name, strings.Repeat("h", n))...)
+		q := exec.Command(qemu, append(args, oneInsnPerTB(t, qemu), "-d", "exec,nochain", "-dfilter", fmt.Sprintf("0x%x+0x%x", start, size), bin, name, strings.Repeat("h", n))...)
 		out, err := q.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, out)
@@ -117,4 +117,18 @@ func count(t *testing.T, bin, name, qemu string, args ...string) string {
 		c[n] = strings.Count(string(out), "Trace ")
 	}
 	return fmt.Sprintf("%.1f", float64(c[2]-c[1])/8)
+}
+
+// oneInsnPerTB is qemu's option for one guest instruction per translation
+// block: -one-insn-per-tb since qemu 8.1, which deprecated 7.2's
+// -singlestep (10 rejects it).
+func oneInsnPerTB(t *testing.T, qemu string) string {
+	help, err := exec.Command(qemu, "--help").Output()
+	if err != nil {
+		t.Fatalf("%s --help: %v", qemu, err)
+	}
+	if strings.Contains(string(help), "-one-insn-per-tb") {
+		return "-one-insn-per-tb"
+	}
+	return "-singlestep"
 }
