@@ -65,11 +65,17 @@ if [ ${#rest[@]} -lt ${#need[@]} ]; then
 		# qemu-user-static is links to qemu-user's static binaries, and
 		# pulls in qemu-user-binfmt, which recommends systemd: not from
 		# backports, and not needed, the tests run qemu themselves).
+		# The mirror is the one the machine's bookworm entry names.
 		if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
-			echo "deb http://deb.debian.org/debian bookworm-backports main" >/etc/apt/sources.list.d/bookworm-backports.list
-			apt-get update -qq
+			mirror=$(sed -n 's|^URIs: *\(https\{0,1\}://[^ ]*/debian\)/\{0,1\} *$|\1|p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+			[ -n "$mirror" ] || mirror=$(sed -n 's|^deb \(https\{0,1\}://[^ ]*/debian\)/\{0,1\} bookworm .*$|\1|p' /etc/apt/sources.list 2>/dev/null | head -1)
+			echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >/etc/apt/sources.list.d/bookworm-backports.list
+			apt-get update -qq || echo "## apt-get update failed (bookworm-backports unreachable?)"
 		fi
-		apt-get install -y -qq --no-install-recommends -t bookworm-backports qemu-user-static >/dev/null
+		# Without backports, Debian 12's own qemu still runs the tests
+		# (the warning below says what that risks).
+		apt-get install -y -qq --no-install-recommends -t bookworm-backports qemu-user-static >/dev/null ||
+			apt-get install -y -qq qemu-user-static >/dev/null
 	else
 		apt-get install -y -qq qemu-user-static >/dev/null
 	fi
