@@ -481,37 +481,14 @@ func mxfp4Block(r *rand.Rand, trial int) []float32 {
 // same family through TestKernels' check.
 func TestMXFP4Family(t *testing.T) {
 	var l lane
-	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
 	r := rand.New(rand.NewPCG(7, 17))
-	for trial := range 200000 {
-		x := mxfp4Block(r, trial)
-		src := make([]byte, 128)
-		for j, v := range x {
-			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
-		}
-		got, want := make([]byte, 17), make([]byte, 17)
-		vec.QuantizeMXFP4(l, l, arr(&src, vec.F32), arr(&got, vec.MXFP4))
-		codec.MXFP4.Encode(want, x, 0)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
-		}
-	}
-	for trial := range 256 * 64 {
-		q := make([]byte, 17)
+	checkQuantizeBlocks(t, codec.MXFP4, vec.MXFP4, func(s, d vec.Arr) { vec.QuantizeMXFP4(l, l, s, d) }, 200000, func(trial int) []float32 { return mxfp4Block(r, trial) })
+	checkDequantizeBlocks(t, codec.MXFP4, vec.MXFP4, func(s, d vec.Arr) { vec.DequantizeMXFP4(l, l, s, d) }, 256*64, func(trial int, q []byte) {
 		for j := range q {
 			q[j] = byte(r.Uint32())
 		}
-		q[0] = byte(trial)
-		out := make([]byte, 128)
-		vec.DequantizeMXFP4(l, l, arr(&q, vec.MXFP4), arr(&out, vec.F32))
-		y := make([]float32, 32)
-		codec.MXFP4.Decode(y, q, 0)
-		for j := range y {
-			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) {
-				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
-			}
-		}
-	}
+		q[0] = byte(trial) // every header byte e
+	})
 }
 
 // iq4nlBlock is a block TestIQ4NLFamily quantizes: qnBlock's blocks
@@ -569,34 +546,52 @@ func iq4nlBlock(r *rand.Rand, trial int) []float32 {
 // TestKernels' check.
 func TestIQ4NLFamily(t *testing.T) {
 	var l lane
-	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
 	r := rand.New(rand.NewPCG(9, 19))
-	for trial := range 200000 {
-		x := iq4nlBlock(r, trial)
-		src := make([]byte, 128)
-		for j, v := range x {
-			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
-		}
-		got, want := make([]byte, 18), make([]byte, 18)
-		vec.QuantizeIQ4NL(l, l, arr(&src, vec.F32), arr(&got, vec.IQ4NL))
-		codec.IQ4NL.Encode(want, x, 0)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
-		}
-	}
-	for trial := range 1 << 16 {
-		q := make([]byte, 18)
+	checkQuantizeBlocks(t, codec.IQ4NL, vec.IQ4NL, func(s, d vec.Arr) { vec.QuantizeIQ4NL(l, l, s, d) }, 200000, func(trial int) []float32 { return iq4nlBlock(r, trial) })
+	checkDequantizeBlocks(t, codec.IQ4NL, vec.IQ4NL, func(s, d vec.Arr) { vec.DequantizeIQ4NL(l, l, s, d) }, 1<<16, func(trial int, q []byte) {
 		for j := range q {
 			q[j] = byte(r.Uint32())
 		}
 		q[0], q[1] = byte(trial), byte(trial>>8) // every f16 d
+	})
+}
+
+// checkQuantizeBlocks quantizes trials blocks of 32 float32 from block
+// with quantize (a family as written once, run on the lane evaluator) and
+// fails at the first whose bytes are not fm's.
+func checkQuantizeBlocks(t *testing.T, fm codec.Format, e vec.Elem, quantize func(src, dst vec.Arr), trials int, block func(trial int) []float32) {
+	t.Helper()
+	for trial := range trials {
+		x := block(trial)
+		src := make([]byte, 128)
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, fm.Bytes), make([]byte, fm.Bytes)
+		quantize(vec.Arr{Elem: vec.F32, P: &src}, vec.Arr{Elem: e, P: &got})
+		fm.Encode(want, x, 0)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: quantize %v:\n got %x\nwant %x", fm.Name, x, got, want)
+		}
+	}
+}
+
+// checkDequantizeBlocks dequantizes trials blocks that fill writes with
+// dequantize and fails at the first value whose bits are not fm's (a NaN
+// matching any NaN).
+func checkDequantizeBlocks(t *testing.T, fm codec.Format, e vec.Elem, dequantize func(src, dst vec.Arr), trials int, fill func(trial int, q []byte)) {
+	t.Helper()
+	for trial := range trials {
+		q := make([]byte, fm.Bytes)
+		fill(trial, q)
 		out := make([]byte, 128)
-		vec.DequantizeIQ4NL(l, l, arr(&q, vec.IQ4NL), arr(&out, vec.F32))
+		dequantize(vec.Arr{Elem: e, P: &q}, vec.Arr{Elem: vec.F32, P: &out})
 		y := make([]float32, 32)
-		codec.IQ4NL.Decode(y, q, 0)
+		fm.Decode(y, q, 0)
 		for j := range y {
-			if g := binary.LittleEndian.Uint32(out[4*j:]); g != math.Float32bits(y[j]) && !(y[j] != y[j] && math.Float32frombits(g) != math.Float32frombits(g)) {
-				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, g, math.Float32bits(y[j]))
+			g := math.Float32frombits(binary.LittleEndian.Uint32(out[4*j:]))
+			if math.Float32bits(g) != math.Float32bits(y[j]) && !(y[j] != y[j] && g != g) {
+				t.Fatalf("%s: dequantize %x: value %d = %#08x, want %#08x", fm.Name, q, j, math.Float32bits(g), math.Float32bits(y[j]))
 			}
 		}
 	}
