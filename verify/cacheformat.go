@@ -448,8 +448,9 @@ type mxfp4Format struct{ ggmlFormat }
 // from 12d up to the next binade (16d, which amax never reaches) rounds to
 // 12d, at most 4d away: 4d bounds the spacing at every magnitude. d is
 // 2^(⌊log2 amax⌋ − 3) for the block's largest input magnitude amax (e =
-// ⌊log2f(amax)⌋ − 2 + 127, log2f's rounding up below a power of two only
-// halving d), and its largest decoded magnitude is 8d or 12d, so the
+// ⌊log2f(amax)⌋ − 2 + 127) or, where log2f rounds up just below a power
+// of two, twice that; either way its largest decoded magnitude is 8d or
+// 12d (amax < 16d; 8d for the rounded-up case), so the
 // largest decoded magnitude m of the blocks around gives their largest d as
 // 2^(⌊log2 m⌋ − 3) exactly; not below 2^−128, the d of e = 0 (the clamp
 // of tiny blocks, whose values may then all be below 8d).
