@@ -21,6 +21,9 @@
 # installs 10 on Debian 12), 7.2 has not, so x/sys/cpu sees no V under it
 # and ROPEGEN_RVV=1 makes the generated tests (only they read it) run the
 # RVV backend anyway; under a later qemu it changes nothing.
+# Emulation runs a package's tests some ten times slower than natively, and
+# two architectures share the machine's cores: the package runs get 30
+# minutes each, not go test's 10 (CI's own limit bounds the whole).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -51,11 +54,11 @@ fi
 case $arch in
 arm64)
 	echo "== arm64 tests under $exec"
-	GOARCH=arm64 $GO test -short -exec "$exec" ${ARM64_PKGS:?ARM64_PKGS is set by the Makefile}
+	GOARCH=arm64 $GO test -short -timeout 30m -exec "$exec" ${ARM64_PKGS:?ARM64_PKGS is set by the Makefile}
 	;;
 riscv64)
 	echo "== riscv64 tests under $exec, RVV at VLEN 128"
-	GOARCH=riscv64 ROPEGEN_RVV=1 ROPEGEN_WANT_BACKEND=rvv $GO test -short -exec "$exec" ./generated/...
+	GOARCH=riscv64 ROPEGEN_RVV=1 ROPEGEN_WANT_BACKEND=rvv $GO test -short -timeout 30m -exec "$exec" ./generated/...
 	echo "== riscv64: every model of examples/engine through the engine package, bit for bit with its own package's RVV and pure Go backends"
 	GOARCH=riscv64 $GO test -count=1 -exec "$exec" -run TestModelsMatchTheirOwnPackages ./examples/engine/
 	echo "== riscv64 without the V extension: the pure Go backend, under ${RISCV64_QEMU_NOV:?RISCV64_QEMU_NOV is set by the Makefile}"

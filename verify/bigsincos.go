@@ -44,12 +44,43 @@ var bigPiHalf = sync.OnceValue(func() *big.Float {
 	return a.Mul(a, new(big.Float).SetInt64(2)) // π/2 = 2·(π/4)
 })
 
+// sincosMemo holds exactSincos's answers by the angle's bits. The checks
+// ask for the same angles many times (every head of a token, every
+// cache format of a shape drawn from the same seed), each a series in
+// big.Float arithmetic that dominates a check's time, under qemu most of
+// all. Cleared when it reaches sincosMemoMax entries.
+var sincosMemo struct {
+	sync.Mutex
+	m map[uint64][2]float64
+}
+
+const sincosMemoMax = 1 << 20
+
 // exactSincos returns sin x and cos x correctly rounded to float64 (but
 // where the exact value lies within about 2^-140 of a rounding boundary).
 func exactSincos(x float64) (sin, cos float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return math.NaN(), math.NaN()
 	}
+	key := math.Float64bits(x)
+	sincosMemo.Lock()
+	sc, ok := sincosMemo.m[key]
+	sincosMemo.Unlock()
+	if ok {
+		return sc[0], sc[1]
+	}
+	sin, cos = seriesSincos(x)
+	sincosMemo.Lock()
+	if sincosMemo.m == nil || len(sincosMemo.m) >= sincosMemoMax {
+		sincosMemo.m = make(map[uint64][2]float64)
+	}
+	sincosMemo.m[key] = [2]float64{sin, cos}
+	sincosMemo.Unlock()
+	return sin, cos
+}
+
+// seriesSincos is exactSincos without the memo.
+func seriesSincos(x float64) (sin, cos float64) {
 	prec := uint(sincosPrec)
 	bx := new(big.Float).SetPrec(prec).SetFloat64(x)
 	q := new(big.Float).SetPrec(prec).Quo(bx, bigPiHalf())

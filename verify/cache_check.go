@@ -480,6 +480,11 @@ func (cs *cacheSuite[C]) shiftFarOnce(r *rand.Rand) (worst float64, err string) 
 		}
 		norm = math.Sqrt(norm) * s.attn
 		hg, hw := yg[k:k+hd], yw[k:k+hd]
+		// A block format's spacing is its blocks' (the value aside): once a head.
+		blockSpacing := 0.0
+		if cs.ref.blocks {
+			blockSpacing = cs.ref.f.Spacing(0, scale, hg, hw)
+		}
 		for i := range hd {
 			g, w := float64(hg[i]), float64(hw[i])
 			bound := 0.0
@@ -488,7 +493,11 @@ func (cs *cacheSuite[C]) shiftFarOnce(r *rand.Rand) (worst float64, err string) 
 				if q := s.partner[i]; q >= 0 {
 					m = max(math.Abs(g)+math.Abs(float64(hg[q])), math.Abs(w)+math.Abs(float64(hw[q])))
 				}
-				bound = 4*cs.ref.f.Spacing(m, scale, hg, hw) + 16*0x1p-24*norm
+				sp := blockSpacing
+				if !cs.ref.blocks {
+					sp = cs.ref.f.Spacing(m, scale, hg, hw)
+				}
+				bound = 4*sp + 16*0x1p-24*norm
 			}
 			if d := math.Abs(g - w); !(d <= bound) {
 				return 0, fmt.Sprintf("ApplyStore at pos then Shift by %d: value %d of head %d = %v, ApplyStore at pos+%d gives %v: off by %g, bound %g", delta, i, k/hd, g, delta, w, d, bound)

@@ -46,7 +46,7 @@ type CacheFormat interface {
 	// Spacing bounds the distance between two neighbouring decoded values
 	// at magnitude v with scale, where the blocks involved decode to values
 	// among around (a block format's step follows its block's largest
-	// value): the unit of the bound of the checks that are not bit for
+	// value, whatever v is: callers ask it once a head): the unit of the bound of the checks that are not bit for
 	// bit, such as Shift against ApplyStore at the shifted position.
 	Spacing(v float64, scale float32, around ...[]float32) float64
 }

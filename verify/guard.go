@@ -178,9 +178,10 @@ type guardPool struct {
 }
 
 // get returns the guarded memory for args labelled name, of at least size
-// bytes.
+// bytes and not much more: checkCanary compares all the rest, so memory
+// kept from a far larger call would cost every later call its size.
 func (p *guardPool) get(name string, size int) *guarded {
-	if g := p.mem[name]; g != nil && g.room() >= size {
+	if g := p.mem[name]; g != nil && g.room() >= size && g.room() <= 2*size+16*os.Getpagesize() {
 		return g
 	} else if g != nil {
 		g.free()
