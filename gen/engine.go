@@ -165,6 +165,13 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       ⌊log2f(amax)⌋ − 2 + 127 clamped to 0…254: the first of the\n")
 			b.WriteString("\t       nearest grid points (0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 times d:\n")
 			b.WriteString("\t       twice E2M1), magnitudes past 12·d stored as 12·d, a NaN as 0\n")
+		case "iq4_nl":
+			b.WriteString("\tiq4_nl the index L of the nearest point of kvalues_iq4nl (−127 …\n")
+			b.WriteString("\t       113, gaps 11 to 24) to x·(−127/max), max the block's first\n")
+			b.WriteString("\t       value of largest magnitude, a tie going up; read back as\n")
+			b.WriteString("\t       f16(d)·kvalues_iq4nl[L], d the least-squares scale of those\n")
+			b.WriteString("\t       indices (so not max/−127 exactly), a NaN making d 0; a block\n")
+			b.WriteString("\t       of absolute maximum below 1e-15 reads back as 0\n")
 		}
 	}
 	b.WriteString("\n")

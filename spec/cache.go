@@ -23,6 +23,7 @@ const (
 	CacheQ5_0  CacheType = "q5_0"
 	CacheQ5_1  CacheType = "q5_1"
 	CacheMXFP4 CacheType = "mxfp4"
+	CacheIQ4NL CacheType = "iq4_nl"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -38,8 +39,8 @@ type CacheFormat struct {
 
 // Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
 // Q8BlockBytes its size: an f16 scale d, then 32 int8. ggml's 4- and 5-bit
-// formats (q4_0, q4_1, q5_0, q5_1) and mxfp4 have blocks of the same 32
-// values.
+// formats (q4_0, q4_1, q5_0, q5_1), mxfp4 and iq4_nl have blocks of the
+// same 32 values.
 const (
 	Q8Block      = 32
 	Q8BlockBytes = 2 + Q8Block
@@ -59,6 +60,7 @@ var CacheFormats = []CacheFormat{
 	{CacheQ5_0, Q8Block, 22, "ggml q5_0 blocks: an f16 scale, then 32 5-bit values"},
 	{CacheQ5_1, Q8Block, 24, "ggml q5_1 blocks: an f16 scale and minimum, then 32 5-bit values"},
 	{CacheMXFP4, Q8Block, 17, "ggml mxfp4 blocks: an E8M0 exponent, then 32 E2M1 (4-bit) values"},
+	{CacheIQ4NL, Q8Block, 18, "ggml iq4_nl blocks: an f16 scale, then 32 4-bit indices into a non-linear grid"},
 }
 
 // Format returns c's entry of CacheFormats; false when c is not a cache

@@ -75,17 +75,18 @@ const (
 
 // cacheFormats are the formats the cache checks know, by name.
 var cacheFormats = map[string]CacheFormat{
-	"f32":   f32Format{},
-	"f16":   f16Format{},
-	"bf16":  bf16Format{},
-	"e4m3":  e4m3Format{},
-	"q8_0":  q8Format{},
-	"e5m2":  e5m2Format{},
-	"q4_0":  ggmlFormat{refcodec.Q4_0, 1, 8, false},
-	"q4_1":  ggmlFormat{refcodec.Q4_1, 2, 15, true},
-	"q5_0":  ggmlFormat{refcodec.Q5_0, 1, 16, false},
-	"q5_1":  ggmlFormat{refcodec.Q5_1, 2, 31, true},
-	"mxfp4": mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
+	"f32":    f32Format{},
+	"f16":    f16Format{},
+	"bf16":   bf16Format{},
+	"e4m3":   e4m3Format{},
+	"q8_0":   q8Format{},
+	"e5m2":   e5m2Format{},
+	"q4_0":   ggmlFormat{refcodec.Q4_0, 1, 8, false},
+	"q4_1":   ggmlFormat{refcodec.Q4_1, 2, 15, true},
+	"q5_0":   ggmlFormat{refcodec.Q5_0, 1, 16, false},
+	"q5_1":   ggmlFormat{refcodec.Q5_1, 2, 31, true},
+	"mxfp4":  mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
+	"iq4_nl": iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -496,5 +497,68 @@ func (mxfp4Format) HardBlock(x []float32, seed uint64) string {
 		top = 8 * p
 	}
 	x[h(200)%uint64(len(x))] = float32(sign(202) * top)
+	return "tied"
+}
+
+// ---- ggml iq4_nl -----------------------------------------------------------------------
+
+// iq4nlFormat is ggml's iq4_nl, its bits verify/codec's IQ4NL (the scalar
+// transcription of quantize_row_iq4_nl_ref without weights and
+// dequantize_row_iq4_nl, which ggml's recorded rows check): 32 values a
+// block, the f16 scale d (one half, compared as an f16), then the nibbles,
+// indices into kvalues_iq4nl. Encode, Decode and Same are ggmlFormat's.
+type iq4nlFormat struct{ ggmlFormat }
+
+// iq4nlGap is the widest gap between neighbouring points of kvalues_iq4nl
+// (−127, −104, −83, −65, −49, −35, −22, −10, 1, 13, 25, 38, 53, 69, 89,
+// 113): 24, from 89 to 113; the others are 11 to 23.
+const iq4nlGap = 24
+
+// Spacing is the widest distance between neighbouring values of the blocks
+// around: a block's values are f16(d)·kvalues_iq4nl[L], so its grid's
+// widest gap is 24·|d|, with d the block's stored scale. That d is not
+// the block's max/−127 (the nibbles are chosen with d0 = max/−127, then d
+// is recomputed as the least-squares scale of those indices, and rounded
+// to f16), so it is read from the stored block: the block's first value of
+// largest magnitude always takes index 0 (its x·id is −127 within a
+// float32 rounding, and best_index_int8 gives 0 at or below −127 and for
+// the lower half of −127…−104), the grid's largest magnitude, and so the
+// block's largest decoded magnitude is fl(127·|f16(d)|). The largest
+// decoded magnitude m of the blocks around thus gives their largest |d| as
+// m/127, a little more for that product's float32 rounding. A block of
+// absolute maximum below 1e-15, or one holding a NaN, has d = 0 and adds
+// nothing; an Inf makes d a NaN, and then there is no bound.
+func (iq4nlFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	var amax float64
+	for _, y := range around {
+		for _, x := range y {
+			amax = max(amax, math.Abs(float64(x)))
+		}
+	}
+	if !(amax < math.Inf(1)) {
+		return amax // NaN or Inf: no bound
+	}
+	return iq4nlGap * amax / 127 * (1 + 0x1p-20)
+}
+
+// iq4nlHard are the points, in units of d0 = max/−127, of iq4_nl's hard
+// values: the midpoints between neighbouring grid points (ties, which
+// best_index_int8 takes up, to the larger index) and the grid points
+// themselves.
+var iq4nlHard = [...]float64{-115.5, -93.5, -74, -57, -42, -28.5, -16, -4.5, 7, 19, 31.5, 45.5, 61, 79, 101,
+	-104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// HardBlock fills x with a block whose largest magnitude is 127·2^e, its
+// only value of that magnitude, so that d0 = ∓2^e and id = ∓2^−e exactly
+// and x·id lands on the chosen points: mostly midpoints between grid
+// points, ties that go to the larger index.
+func (iq4nlFormat) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	p := math.Ldexp(1, int(h(0)%40)-20)
+	sgn := float64(1 - 2*int(h(201)%2)) // the sign of max; id = −sgn/p
+	for j := range x {
+		x[j] = float32(-sgn * iq4nlHard[h(uint64(j)+1)%uint64(len(iq4nlHard))] * p)
+	}
+	x[h(200)%uint64(len(x))] = float32(sgn * 127 * p)
 	return "tied"
 }

@@ -94,7 +94,7 @@ var moreBadInvocations = []struct {
 	{"out dtype with bf16", []string{"-dtype", "bf16", "-out-dtype", "bf16"}, []string{`-out-dtype "bf16"`, "f32"}},
 	{"out dtype with f64", []string{"-dtype", "f64", "-out-dtype", "bf16"}, []string{`-out-dtype "bf16"`, "f32"}},
 	{"out dtype upper case", []string{"-out-dtype", "F16"}, []string{`-out-dtype "F16"`}},
-	{"out dtype f64", []string{"-out-dtype", "f64"}, []string{`-out-dtype "f64"`, `"f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"`}},
+	{"out dtype f64", []string{"-out-dtype", "f64"}, []string{`-out-dtype "f64"`, `"f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"`}},
 	{"out dtype listed twice", []string{"-out-dtype", "f16,q8_0,f16"}, []string{`-out-dtype "f16,q8_0,f16"`, `"f16" listed twice`}},
 	{"out dtype empty list entry", []string{"-out-dtype", "f16,"}, []string{`-out-dtype "f16,"`, `"" is not a cache type`}},
 	{"q8_0 with a head dim not a multiple of 32", []string{"-dim", "48", "-out-dtype", "q8_0"}, []string{`-dim 48`, `-out-dtype "q8_0"`, "multiple of 32"}},

@@ -42,10 +42,11 @@ const (
 	cacheQ50
 	cacheQ51
 	cacheMXFP4
+	cacheIQ4NL
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"}
 
 // cacheBuilt[k] is true when the package has cache type k: each type's
 // file (cache_<type>.go, copied into a package generated with that
@@ -55,14 +56,15 @@ var cacheBuilt [len(cacheNames)]bool
 // cacheElemBytes[k] is the size of one buffer element of cache type k: a
 // float32, a uint16, or a byte (e4m3, e5m2, and the block formats, whose
 // strides count bytes).
-var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1}
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 // cacheBlockBytes[k] is the bytes of one block of blockValues values of
 // the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0 18: d, 16
 // bytes of nibbles; q4_1 20: d, an f16 m, nibbles; q5_0 22: d, a uint32 of
 // fifth bits, nibbles; q5_1 24: d, m, fifth bits, nibbles; mxfp4 17: an
-// E8M0 exponent byte, nibbles), 0 for a type stored value by value.
-var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17}
+// E8M0 exponent byte, nibbles; iq4_nl 18: d, nibbles), 0 for a type
+// stored value by value.
+var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18}
 
 // blockValues is the values of a block of every block format.
 const blockValues = 32
@@ -80,10 +82,10 @@ const (
 
 // NewCache returns the view s of buf as a cache of the type name, as
 // -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2",
-// "q4_0", "q4_1", "q5_0", "q5_1" or "mxfp4", one this package was
-// generated with. It is the Cache that type's constructor (F32Cache,
+// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4" or "iq4_nl", one this package
+// was generated with. It is the Cache that type's constructor (F32Cache,
 // F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache, Q40Cache, Q41Cache,
-// Q50Cache, Q51Cache, MXFP4Cache) returns for the same memory, so that an engine reading its cache type from its
+// Q50Cache, Q51Cache, MXFP4Cache, IQ4NLCache) returns for the same memory, so that an engine reading its cache type from its
 // configuration needs no switch of its own. buf holds the type's elements
 // in the machine's byte order: float32 values for f32 (len(buf) a multiple
 // of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
@@ -159,14 +161,14 @@ func cacheKind(name string) uint8 {
 func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
-// "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1" or
-// "mxfp4"; "" for the zero Cache.
+// "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"
+// or "iq4_nl"; "" for the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
 // type dtype (as -out-dtype spells it): HeadDim, or for a block format the
 // bytes of HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0, 24
-// q5_1, 17 mxfp4). It panics for another dtype, or for a block format with a HeadDim
+// q5_1, 17 mxfp4, 18 iq4_nl). It panics for another dtype, or for a block format with a HeadDim
 // that is not a multiple of 32.
 func (r *Rotary) CacheHead(dtype string) int {
 	r.checkNil("Rotary.CacheHead")
@@ -402,7 +404,7 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // cache row slots[j] of c: f32 as is, f16 and bf16 rounded to nearest even
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
 // saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0,
-// q4_0, q4_1, q5_0, q5_1 and mxfp4 block by block as ggml's
+// q4_0, q4_1, q5_0, q5_1, mxfp4 and iq4_nl block by block as ggml's
 // quantize_row_<type>_ref.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
@@ -504,7 +506,7 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
 // of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
-// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
+// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
 // h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
 // element of dst keep their values. A view field that is not positive, a
 // slot outside the rows c gives its buffer, a slot listed twice or heads of

@@ -137,8 +137,12 @@ func genericQN(hd, rd int) [4]byteKernels {
 // values, rd of them rotary: verify/codec's MXFP4, whole blocks.
 func genericMXFP4(hd, rd int) byteKernels { return genericBlocks(codec.MXFP4, hd, rd) }
 
+// genericIQ4NL returns the pure Go iq4_nl cache kernels of a shape of hd
+// values, rd of them rotary: verify/codec's IQ4NL, whole blocks.
+func genericIQ4NL(hd, rd int) byteKernels { return genericBlocks(codec.IQ4NL, hd, rd) }
+
 // genericBlocks returns the pure Go kernels of the block format f (q8_0,
-// q4_0, q4_1, q5_0, q5_1, mxfp4) for a shape of hd values, rd of them rotary:
+// q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl) for a shape of hd values, rd of them rotary:
 // verify/codec's f, whole blocks, those holding a rotary value for Shift.
 func genericBlocks(f codec.Format, hd, rd int) byteKernels {
 	shift := (rd + blockValues - 1) / blockValues * blockValues

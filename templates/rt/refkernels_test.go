@@ -47,6 +47,7 @@ func installRef() {
 			qn := genericQN(s.HeadDim, s.RotaryDim)
 			copy(k.bytes[3:], qn[:])
 			k.bytes[7] = genericMXFP4(s.HeadDim, s.RotaryDim)
+			k.bytes[8] = genericIQ4NL(s.HeadDim, s.RotaryDim)
 		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
