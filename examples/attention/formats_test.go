@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -92,6 +92,17 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q
 //     at most |x|/4; from 12d on x is clamped to 12d, less than |x|/4 away
 //     since |x| < 16d. So δ = max(|x|/4, d/2), E2M1's half relative step
 //     with its absolute floor.
+//   - iq4_nl, per block of 32: d₀ = fl(max/−127), max the block's first
+//     value of largest magnitude, id = fl(1/d₀), L the index of a grid
+//     point k_L of kvalues_iq4nl next to t = fl(id·x) (the nearer, a tie
+//     going up; 15, k = 113, from 113 on, as t ≤ 127(1 + 2⁻²²)), then d
+//     the least-squares scale of those indices, stored as f16 d₁₆ (read
+//     here from the block: the bound holds for any d₁₆), read back
+//     fl(d₁₆·k_L). |t − x/d₀| ≤ 127·2⁻²² = η, so |k_L − x/d₀| ≤ g(t) + η,
+//     g(t) half the grid's gap around t (from 113 on, t − 113), and
+//     |d₁₆·k_L − x| ≤ |d₀|·(g(t) + η) + 127·|d₁₆ − d₀|, plus
+//     127·|d₁₆|·2⁻²⁴ for the product's rounding. (For t within η of a
+//     midpoint the other neighbour may be taken, at most g(t) + η away.)
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -189,6 +200,32 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 			}
 			for i := b; i < b+32; i++ {
 				d[i] = max(math.Abs(float64(keys[i]))/4, dd/2)
+			}
+		}
+	case "iq4_nl":
+		grid := []float64{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+		enc := make([]byte, 18)
+		for b := 0; b < len(keys); b += 32 {
+			var amax, mx float32
+			for _, x := range keys[b : b+32] {
+				if a := float32(math.Abs(float64(x))); a > amax {
+					amax, mx = a, x
+				}
+			}
+			d0 := float64(mx / -127)
+			id := 1 / float32(d0)
+			codec.IQ4NL.Encode(enc, keys[b:b+32], 1)
+			d16 := float64(float16.Frombits(uint16(enc[0]) | uint16(enc[1])<<8).Float32())
+			eta := 127 * 0x1p-22
+			for i := b; i < b+32; i++ {
+				t := float64(id * keys[i])
+				g := math.Max(t-113, 0)
+				for k := 0; k+1 < len(grid); k++ {
+					if t >= grid[k] && t <= grid[k+1] {
+						g = (grid[k+1] - grid[k]) / 2
+					}
+				}
+				d[i] = math.Abs(d0)*(g+eta) + 127*math.Abs(d16-d0) + 127*math.Abs(d16)*0x1p-24
 			}
 		}
 	default:
