@@ -456,12 +456,7 @@ type mxfp4Format struct{ ggmlFormat }
 // 2^(⌊log2 m⌋ − 3) exactly; not below 2^−128, the d of e = 0 (the clamp
 // of tiny blocks, whose values may then all be below 8d).
 func (mxfp4Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
-	var amax float64
-	for _, y := range around {
-		for _, x := range y {
-			amax = max(amax, math.Abs(float64(x)))
-		}
-	}
+	amax := largestMagnitude(around)
 	if !(amax < math.Inf(1)) {
 		return amax // NaN or Inf: no bound
 	}
@@ -471,6 +466,18 @@ func (mxfp4Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
 		d = max(d, math.Ldexp(1, exp-1-3))
 	}
 	return 4 * d
+}
+
+// largestMagnitude is the largest |x| of the values around, NaN if one
+// is NaN (max propagates it).
+func largestMagnitude(around [][]float32) float64 {
+	var amax float64
+	for _, y := range around {
+		for _, x := range y {
+			amax = max(amax, math.Abs(float64(x)))
+		}
+	}
+	return amax
 }
 
 // mxfp4Halves are the magnitudes, in d, of mxfp4's hard values: the
@@ -529,12 +536,7 @@ const iq4nlGap = 24
 // absolute maximum below 1e-15, or one holding a NaN, has d = 0 and adds
 // nothing; an Inf makes d a NaN, and then there is no bound.
 func (iq4nlFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
-	var amax float64
-	for _, y := range around {
-		for _, x := range y {
-			amax = max(amax, math.Abs(float64(x)))
-		}
-	}
+	amax := largestMagnitude(around)
 	if !(amax < math.Inf(1)) {
 		return amax // NaN or Inf: no bound
 	}
