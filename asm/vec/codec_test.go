@@ -165,6 +165,13 @@ func (lane) MaxAcross(xs []vec.V) vec.V {
 	return m
 }
 
+// Local is n elements of e, zeroed, as an Arr of the lane evaluator's
+// (the nvfp4 family's scratch).
+func (lane) Local(n int, e vec.Elem) vec.Arr {
+	b := make([]byte, n*e.Size)
+	return vec.Arr{Name: "scratch", Elem: e, P: &b}
+}
+
 func bytesOf(a vec.Arr) []byte { return (*a.P.(*[]byte))[a.Off*a.Elem.Size:] }
 
 func (lane) LoadF32x32(a vec.Arr) []vec.V {
@@ -563,7 +570,7 @@ func checkQuantizeBlocks(t *testing.T, fm codec.Format, e vec.Elem, quantize fun
 	t.Helper()
 	for trial := range trials {
 		x := block(trial)
-		src := make([]byte, 128)
+		src := make([]byte, 4*fm.Block)
 		for j, v := range x {
 			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
 		}
@@ -584,15 +591,171 @@ func checkDequantizeBlocks(t *testing.T, fm codec.Format, e vec.Elem, dequantize
 	for trial := range trials {
 		q := make([]byte, fm.Bytes)
 		fill(trial, q)
-		out := make([]byte, 128)
+		out := make([]byte, 4*fm.Block)
 		dequantize(vec.Arr{Elem: e, P: &q}, vec.Arr{Elem: vec.F32, P: &out})
-		y := make([]float32, 32)
+		y := make([]float32, fm.Block)
 		fm.Decode(y, q, 0)
 		for j := range y {
 			g := math.Float32frombits(binary.LittleEndian.Uint32(out[4*j:]))
 			if math.Float32bits(g) != math.Float32bits(y[j]) && !(y[j] != y[j] && g != g) {
 				t.Fatalf("%s: dequantize %x: value %d = %#08x, want %#08x", fm.Name, q, j, math.Float32bits(g), math.Float32bits(y[j]))
 			}
+		}
+	}
+}
+
+// nvfp4Sub fills the sub-block x (16 values) of a block TestNVFP4Family
+// quantizes, by kind: a qnBlock's values (random of random scale with edge
+// values, NaNs, ±0, ±Inf, subnormals, huge, ties); a maximum of 6 times a
+// UE4M3 value or of 6 times a rounding boundary of f32toue4m3 (half a step
+// above a code: ties away from zero; [7.5, 8)·2⁻⁹; the carry into the
+// next exponent; 248 and 448, where it saturates to 0x7E), a few float32
+// steps either side, with the others at the grid's points and midpoints
+// times the sub-block's D and their float32 neighbours; a sub-block that
+// flushes to zero (amax below 6·2⁻¹¹, subnormals among them); and huge
+// values (a scale saturating to 0x7E, 3e38, ±Inf).
+func nvfp4Sub(r *rand.Rand, x []float32, kind int) {
+	switch kind % 5 {
+	case 0, 1:
+		copy(x, qnBlock(r, r.IntN(1<<20))[r.IntN(17):])
+		return
+	case 2:
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * math.Ldexp(1, -13-r.IntN(140)))
+			if r.IntN(4) == 0 {
+				x[j] = math.Float32frombits(r.Uint32() & 0x807fffff) // a subnormal or ±0
+			}
+		}
+		return
+	case 3:
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(130)))
+		}
+		if r.IntN(2) == 0 {
+			x[r.IntN(16)] = []float32{inf32, -inf32, 3e38, -2688, 2688.5, 448 * 6, 248 * 6}[r.IntN(7)]
+		}
+		return
+	}
+	c := r.IntN(0x7f) // a code below 0x7F
+	v := float64(c&7) / 8 * math.Ldexp(1, -6)
+	if c>>3 != 0 {
+		v = (1 + float64(c&7)/8) * math.Ldexp(1, c>>3-7)
+	}
+	switch r.IntN(3) {
+	case 0: // half a step above: the rounding boundary
+		if c>>3 != 0 {
+			v = (1 + (float64(c&7)+0.5)/8) * math.Ldexp(1, c>>3-7)
+		} else {
+			v += math.Ldexp(1, -10)
+		}
+	case 1: // a few more boundaries
+		v = []float64{7.5 * 0x1p-9, 8 * 0x1p-9, 0x1p-6, 248, 240, 448, 464, 1e-3, 0x1p-10, 0.5 * 0x1p-9}[r.IntN(10)]
+	}
+	top := math.Float32bits(float32(6*v)) + uint32(r.IntN(17)) - 8
+	if float32(6*v) == 0 {
+		top = uint32(r.IntN(8))
+	}
+	amax := math.Float32frombits(min(top, 0x7f7fffff))
+	hb := make([]byte, 36)
+	codec.NVFP4.Encode(hb, append([]float32{amax}, make([]float32, 63)...), 0)
+	q := make([]byte, 36)
+	q[0], q[4] = hb[0], 1 // d_0, q_0 = 1: y_0 = kvalues[1]·D = D
+	y := make([]float32, 64)
+	codec.NVFP4.Decode(y, q, 0)
+	d := y[0]
+	pts := []float32{0.5, 1.5, 2.5, 3.5, 5, 7, 10, 1, 2, 3, 4, 6, 8, 12}
+	for j := range x {
+		v := math.Float32frombits(math.Float32bits(pts[r.IntN(len(pts))]*d) + uint32(r.IntN(3)) - 1)
+		if d == 0 {
+			v = math.Float32frombits(r.Uint32() & 0x7fffff)
+		}
+		if !(float32(math.Abs(float64(v))) <= amax) {
+			v = amax / 2
+		}
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		x[j] = v
+	}
+	x[r.IntN(16)] = amax
+	if r.IntN(2) == 0 {
+		x[r.IntN(16)] = -amax
+	}
+	if r.IntN(8) == 0 {
+		x[r.IntN(16)] = nan32
+	}
+}
+
+// nvfp4Block is a block TestNVFP4Family quantizes: four sub-blocks of
+// nvfp4Sub's kinds (every kind at every sub-block as trials go), and a NaN
+// at every position of the block in turn every 7th trial.
+func nvfp4Block(r *rand.Rand, trial int) []float32 {
+	x := make([]float32, 64)
+	for s := range 4 {
+		nvfp4Sub(r, x[16*s:16*s+16], trial/(s+1)+s+r.IntN(2))
+	}
+	if trial%7 == 3 {
+		x[trial/7%64] = nan32
+	}
+	return x
+}
+
+// TestNVFP4Family checks the nvfp4 family (nvfp4.go's quantizeNVFP4 and
+// dequantizeNVFP4, as written once) against verify/codec's NVFP4 bit for
+// bit on the lane evaluator: nvfp4Block's blocks quantized, random blocks
+// dequantized with every byte at each scale position; and its scale
+// conversions alone: ue4m3Code (f32toue4m3 of amax/6) for amax a
+// float32 every 4093 steps from +0 to +Inf and a few float32 steps either
+// side of 6 times every code and every rounding boundary, ue4m3Half
+// (ue4m3to32) for every byte.
+func TestNVFP4Family(t *testing.T) {
+	var l lane
+	r := rand.New(rand.NewPCG(9, 23))
+	checkQuantizeBlocks(t, codec.NVFP4, vec.NVFP4, func(s, d vec.Arr) { vec.QuantizeNVFP4(l, l, s, d) }, 60000, func(trial int) []float32 { return nvfp4Block(r, trial) })
+	checkDequantizeBlocks(t, codec.NVFP4, vec.NVFP4, func(s, d vec.Arr) { vec.DequantizeNVFP4(l, l, s, d) }, 256*32, func(trial int, q []byte) {
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		q[trial%4] = byte(trial / 4) // every scale byte at every position
+	})
+	// the scale: the codec's d_0 of a sub-block whose maximum is amax
+	code := func(amax float32) {
+		hb := make([]byte, 36)
+		codec.NVFP4.Encode(hb, append([]float32{amax}, make([]float32, 63)...), 0)
+		got := vec.UE4M3Code(l, l, u(amax/6)).(uint32)
+		if got != uint32(hb[0]) {
+			t.Fatalf("ue4m3Code(fl(%g/6) = %#08x) = %#x, f32toue4m3 %#x", amax, math.Float32bits(amax/6), got, hb[0])
+		}
+	}
+	for b := uint64(0); b <= 0x7f800000; b += 4093 {
+		code(math.Float32frombits(uint32(b)))
+	}
+	code(inf32)
+	code(math.MaxFloat32)
+	for c := range 0x7f {
+		lo := float64(c&7) / 8 * 0x1p-6
+		if c>>3 != 0 {
+			lo = (1 + float64(c&7)/8) * math.Ldexp(1, c>>3-7)
+		}
+		hi := lo + 0x1p-10 // half a step up
+		if c>>3 != 0 {
+			hi = (1 + (float64(c&7)+0.5)/8) * math.Ldexp(1, c>>3-7)
+		}
+		for _, v := range []float64{lo, hi, 7.5 * 0x1p-9, 248, 448} {
+			m := math.Float32bits(float32(6 * v))
+			for k := max(m, 64) - 64; k <= m+64; k++ {
+				code(math.Float32frombits(k))
+			}
+		}
+	}
+	// the decoding: every byte, as the codec reads D (y_0 with q_0 = 1)
+	for c := range 256 {
+		q := make([]byte, 36)
+		q[0], q[4] = byte(c), 1
+		y := make([]float32, 64)
+		codec.NVFP4.Decode(y, q, 0)
+		if got := vec.UE4M3Half(l, l, uint32(c)).(uint32); got != math.Float32bits(y[0]) {
+			t.Fatalf("ue4m3Half(%#x) = %#08x, ue4m3to32 %#08x", c, got, math.Float32bits(y[0]))
 		}
 	}
 }

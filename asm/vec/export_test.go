@@ -28,3 +28,12 @@ var (
 	QuantizeIQ4NL   = quantizeIQ4NL
 	DequantizeIQ4NL = dequantizeIQ4NL
 )
+
+// The nvfp4 family's block functions and scale conversions, for
+// TestNVFP4Family.
+var (
+	QuantizeNVFP4   = quantizeNVFP4
+	DequantizeNVFP4 = dequantizeNVFP4
+	UE4M3Code       = ue4m3Code
+	UE4M3Half       = ue4m3Half
+)

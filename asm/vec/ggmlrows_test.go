@@ -85,7 +85,8 @@ func f16Same(a, b []byte, offs []int) bool {
 }
 
 // TestFamiliesGGMLRows runs ggml's recorded rows through the families as
-// written once (q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl) (the lane evaluator; TestKernels runs the same family code
+// written once (q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl, nvfp4 in
+// blocks of 64) (the lane evaluator; TestKernels runs the same family code
 // on every backend against verify/codec): each block's bytes are the bytes
 // ggml's quantize_row_<type>_ref wrote (f16 fields compared as values, NaN
 // as NaN, everything else byte for byte; an iq4_nl block with absolute
@@ -128,12 +129,18 @@ func TestFamiliesGGMLRows(t *testing.T) {
 		f16  []int
 		q, d func(src, dst vec.Arr)
 	}{"iq4_nl", vec.IQ4NL, []int{0}, func(s, d vec.Arr) { vec.QuantizeIQ4NL(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeIQ4NL(l, l, s, d) }})
+	families = append(families, struct {
+		typ  string
+		e    vec.Elem
+		f16  []int
+		q, d func(src, dst vec.Arr)
+	}{"nvfp4", vec.NVFP4, nil, func(s, d vec.Arr) { vec.QuantizeNVFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeNVFP4(l, l, s, d) }})
 	for _, f := range families {
-		bb := f.e.BlockBytes()
+		bb, bv := f.e.BlockBytes(), f.e.BlockValues()
 		blocks, tiny := 0, 0
 		for r, row := range ggmlRows(t, f.typ) {
-			for b := 0; 128*b < len(row.x); b++ {
-				src := bytes.Clone(row.x[128*b : 128*b+128])
+			for b := 0; 4*bv*b < len(row.x); b++ {
+				src := bytes.Clone(row.x[4*bv*b : 4*bv*(b+1)])
 				want := row.q[bb*b : bb*b+bb]
 				got := make([]byte, bb)
 				f.q(arr(&src, vec.F32), arr(&got, f.e))
@@ -153,10 +160,10 @@ func TestFamiliesGGMLRows(t *testing.T) {
 					t.Errorf("%s row %d block %d: the family wrote %x, ggml %x", f.typ, r, b, got, want)
 				}
 				q := bytes.Clone(want)
-				out := make([]byte, 128)
+				out := make([]byte, 4*bv)
 				f.d(arr(&q, f.e), arr(&out, vec.F32))
-				for j := range 32 {
-					g, w := binary.LittleEndian.Uint32(out[4*j:]), row.y[32*b+j]
+				for j := range bv {
+					g, w := binary.LittleEndian.Uint32(out[4*j:]), row.y[bv*b+j]
 					nan := func(u uint32) bool { return math.IsNaN(float64(math.Float32frombits(u))) }
 					if g != w && !(nan(g) && nan(w)) {
 						t.Errorf("%s row %d block %d value %d: the family read %#08x, ggml %#08x", f.typ, r, b, j, g, w)

@@ -179,8 +179,8 @@ func kernelPackages() []kernelPackage {
 				continue
 			}
 			add(vec.Func{Kind: vec.RotTo, Shape: s, X: x})
-			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL} {
-				if c.BlockBytes() != 0 && s.HeadDim%32 != 0 {
+			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4} {
+				if bv := c.BlockValues(); bv != 0 && s.HeadDim%bv != 0 {
 					continue
 				}
 				for _, k := range []vec.Kind{vec.Store, vec.StoreShift, vec.Load, vec.LoadShift} {

@@ -89,11 +89,21 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	dd := p.AsF32(e8m0Half(p, ee))
 	// byte 0 = e (StoreU16 writes e and a zero byte 1, which the nibbles overwrite)
 	p.StoreU16(d, ee)
-	// c_v = fl(v·d) for the magnitudes v of kvalues, as sums of d: v·d is
-	// exact where finite (d a power of two, v ≤ 12 of two significant
-	// bits), so fl(a·d + b·d) of exact (or overflowed, then also
-	// overflowing: all positive) a·d, b·d is the rounding of v·d, fl(v·d).
-	// The negative candidates' errors are |fl(−c_v − x)| = |fl(c_v + x)|.
+	c := mxfp4Candidates(t, dd)
+	qs := make([]V, n)
+	for j, x := range xs {
+		qs[j] = mxfp4Index(t, p, x, c)
+	}
+	p.StoreNibbles(d.At(1), qs)
+}
+
+// mxfp4Candidates are c_v = fl(v·d) for the magnitudes v of kvalues, as
+// sums of d: v·d is exact where finite (d a power of two, v ≤ 12 of two
+// significant bits), so fl(a·d + b·d) of exact (or overflowed, then also
+// overflowing: all positive) a·d, b·d is the rounding of v·d, fl(v·d).
+// (nvfp4's d, a UE4M3 value of at most 4 significant bits and at most 240,
+// makes every v·d exact and finite, so the sums are exact there too.)
+func mxfp4Candidates(t Target, dd V) map[int]V {
 	c := map[int]V{1: dd}
 	c[2] = t.Add(dd, dd)
 	c[3] = t.Add(c[2], dd)
@@ -101,34 +111,38 @@ func quantizeMXFP4(t Target, p Packer, s, d Arr) {
 	c[6] = t.Add(c[3], c[3])
 	c[8] = t.Add(c[4], c[4])
 	c[12] = t.Add(c[6], c[6])
-	qs := make([]V, n)
-	for j, x := range xs {
-		best := p.And(p.AsU32(x), k(f32Abs)) // err_0 = |0 − x_j|
-		idx, cur, step := k(0), k(0), uint32(1)
-		for i := 1; i < 16; i++ {
-			v := kvaluesMXFP4[i]
-			if v == 0 {
-				step++ // i = 8: skipped, the count steps over it
-				continue
-			}
-			cur = p.Add32(cur, k(step)) // i
-			step = 1
-			var diff V
-			if v > 0 {
-				diff = t.Sub(c[v], x)
-			} else {
-				diff = t.Add(c[-v], x)
-			}
-			err := p.And(p.AsU32(diff), k(f32Abs))
-			less := p.Gt32(best, err)
-			idx = p.Select(less, cur, idx)
-			if i < 15 {
-				best = p.Select(less, err, best)
-			}
+	return c
+}
+
+// mxfp4Index is bestIndexMXFP4(x, d) in every lane of the member x, c
+// being mxfp4Candidates(d) (quantizeMXFP4 derives it). The negative
+// candidates' errors are |fl(−c_v − x)| = |fl(c_v + x)|.
+func mxfp4Index(t Target, p Packer, x V, c map[int]V) V {
+	k := p.U32
+	best := p.And(p.AsU32(x), k(f32Abs)) // err_0 = |0 − x_j|
+	idx, cur, step := k(0), k(0), uint32(1)
+	for i := 1; i < 16; i++ {
+		v := kvaluesMXFP4[i]
+		if v == 0 {
+			step++ // i = 8: skipped, the count steps over it
+			continue
 		}
-		qs[j] = p.Select(p.IsNaN(x), k(0), idx)
+		cur = p.Add32(cur, k(step)) // i
+		step = 1
+		var diff V
+		if v > 0 {
+			diff = t.Sub(c[v], x)
+		} else {
+			diff = t.Add(c[-v], x)
+		}
+		err := p.And(p.AsU32(diff), k(f32Abs))
+		less := p.Gt32(best, err)
+		idx = p.Select(less, cur, idx)
+		if i < 15 {
+			best = p.Select(less, err, best)
+		}
 	}
-	p.StoreNibbles(d.At(1), qs)
+	return p.Select(p.IsNaN(x), k(0), idx)
 }
 
 // dequantizeMXFP4 is one block: the 17 bytes at s into 32 float32 at d,
@@ -146,10 +160,17 @@ func dequantizeMXFP4(t Target, p Packer, s, d Arr) {
 	qs := p.LoadNibbles(s.At(1))
 	ys := make([]V, len(qs))
 	for i, q := range qs {
-		m := p.And(q, k(7))
-		mag := p.Select(p.Gt32(m, k(1)), p.Shl32(p.Add32(m, k(254)), 22), p.AsU32(p.ToF32(m)))
-		sign := p.Select(p.Gt32(q, k(8)), k(f32Sign), k(0))
-		ys[i] = t.Mul(p.AsF32(p.Or(mag, sign)), dd)
+		ys[i] = t.Mul(kvalueMXFP4(p, q), dd)
 	}
 	p.StoreF32x32(d, ys)
+}
+
+// kvalueMXFP4 is the float32 kvalues[q] of the indices q (dequantizeMXFP4
+// derives it).
+func kvalueMXFP4(p Packer, q V) V {
+	k := p.U32
+	m := p.And(q, k(7))
+	mag := p.Select(p.Gt32(m, k(1)), p.Shl32(p.Add32(m, k(254)), 22), p.AsU32(p.ToF32(m)))
+	sign := p.Select(p.Gt32(q, k(8)), k(f32Sign), k(0))
+	return p.AsF32(p.Or(mag, sign))
 }

@@ -121,7 +121,8 @@ type Quantizer interface {
 	Codec
 
 	// MaxAcross is the largest of the uint32 lanes of every member of xs
-	// (a block of 32 values, above), in every lane of one V.
+	// (a block of 32 values, above, or consecutive members of one: the
+	// nvfp4 family's sub-blocks of 16), in every lane of one V.
 	MaxAcross(xs []V) V
 	// Iota is, in the lanes of member i of a block of n members, the
 	// 1-based position j+1 of the lane's value in the block (1…32).

@@ -49,6 +49,11 @@ func qn(t Target, f *Func) {
 // block; n covers the first Count values (the blocks holding the rotary
 // values for the shift kinds).
 func packedBlocks(t Target, f *Func, family string, store func(p Packer, h Head, n int, src, dst Arr), load func(p Packer, s, d Arr)) {
+	packedBlocksOf(t, f, family, 32, store, load)
+}
+
+// packedBlocksOf is packedBlocks for blocks of vals values (64: nvfp4).
+func packedBlocksOf(t Target, f *Func, family string, vals int, store func(p Packer, h Head, n int, src, dst Arr), load func(p Packer, s, d Arr)) {
 	e := f.Cache
 	bb := e.BlockBytes()
 	storing := f.Kind == Store || f.Kind == StoreShift
@@ -64,9 +69,9 @@ func packedBlocks(t Target, f *Func, family string, store func(p Packer, h Head,
 	walks := []Walk{{A: src, Stride: t.Int("ss")}, {A: dst, Stride: t.Int("ds")}}
 	t.Heads(t.Int("n"), walks, nil, func(h Head) {
 		if storing {
-			store(p, h, f.Count()/32, src, dst)
+			store(p, h, f.Count()/vals, src, dst)
 		} else {
-			p.Blocks32(h, f.Count()/32, src, bb, dst, 32, func(s, d Arr) { load(p, s, d) })
+			p.Blocks32(h, f.Count()/vals, src, bb, dst, vals, func(s, d Arr) { load(p, s, d) })
 		}
 	})
 }

@@ -49,15 +49,18 @@ var (
 	// ggml's iq4_nl (f16 d, 32 indices into a non-uniform 4-bit grid):
 	// bytes, as q4_0's.
 	IQ4NL = Elem{"iq4_nl", "uint8", 1}
+	// ggml's nvfp4 (blocks of 64 values: four UE4M3 scales, one per 16,
+	// and 64 E2M1 values): bytes, as q4_0's.
+	NVFP4 = Elem{"nvfp4", "uint8", 1}
 )
 
 // ByteElems are the element types whose arrays are bytes, in the order of
 // the run-time's byte kernels (Func.Field's bytes[i]).
-var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL}
+var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL, NVFP4}
 
-// BlockBytes is the bytes of one block of 32 values of a block format
-// (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17; iq4_nl 18), 0 for an element stored
-// value by value.
+// BlockBytes is the bytes of one block (of BlockValues values) of a block
+// format (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17; iq4_nl
+// 18; nvfp4 36, a block of 64), 0 for an element stored value by value.
 func (e Elem) BlockBytes() int {
 	switch e {
 	case Q8:
@@ -74,6 +77,20 @@ func (e Elem) BlockBytes() int {
 		return 17
 	case IQ4NL:
 		return 18
+	case NVFP4:
+		return 36
+	}
+	return 0
+}
+
+// BlockValues is the values of one block of a block format: 64 for nvfp4,
+// 32 for the others, 0 for an element stored value by value.
+func (e Elem) BlockValues() int {
+	switch {
+	case e == NVFP4:
+		return 64
+	case e.BlockBytes() != 0:
+		return 32
 	}
 	return 0
 }
@@ -202,8 +219,8 @@ func (f *Func) Count() int {
 	if f.Kind != StoreShift && f.Kind != LoadShift {
 		return f.Shape.HeadDim
 	}
-	if f.Cache.BlockBytes() != 0 {
-		return (f.Shape.RotaryDim + 31) / 32 * 32
+	if bv := f.Cache.BlockValues(); bv != 0 {
+		return (f.Shape.RotaryDim + bv - 1) / bv * bv
 	}
 	return f.Shape.RotaryDim
 }

@@ -140,8 +140,10 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		param := func(n string, a vec.Arr, k int) vec.Arr {
 			return vec.Arr{Name: n, Elem: a.Elem, P: &ptr{name: n, n: k, kind: "array", scope: t.fn, view: n}}
 		}
-		t.open()
+		help := t.help
+		t.help = t.open()
 		body(param("s", src, ss), param("d", dst, ds))
+		t.help = help
 		what := map[bool]string{true: "quantizes the 32 float32 at s into the " + e.Name + " block at d", false: "dequantizes the " + e.Name + " block at s into the 32 float32 at d"}[src.Elem == vec.F32]
 		doc := "package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there"
 		if e != vec.Q8 {

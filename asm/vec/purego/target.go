@@ -34,6 +34,7 @@ const chunkPairs = 16
 type Target struct {
 	f     *vec.Func
 	fn    *scope // the function's body
+	help  *scope // the body of the block helper being emitted (Blocks32), or nil
 	cur   *scope // the innermost open block
 	names int    // for fresh identifiers
 	regs  int    // the current block's value variables in use
@@ -115,7 +116,7 @@ type ptr struct {
 func (t *Target) Ptr(name string, e vec.Elem) vec.Arr {
 	p := &ptr{name: name, n: t.f.Shape.HeadDim, kind: "slice", scope: t.fn}
 	if bb := e.BlockBytes(); bb != 0 { // a head of a block format: its blocks' bytes
-		p.n = t.f.Shape.HeadDim / 32 * bb
+		p.n = t.f.Shape.HeadDim / e.BlockValues() * bb
 	}
 	switch name {
 	case "r":
@@ -154,11 +155,16 @@ func (t *Target) Copy(a vec.Arr) vec.Arr {
 	return a
 }
 
-// Local is an array of n values of e, declared at the function's start.
+// Local is an array of n values of e, declared at the function's start
+// (at the block helper's, in one).
 func (t *Target) Local(n int, e vec.Elem) vec.Arr {
 	name := t.fresh("scratch")
-	t.fn.pre = append(t.fn.pre, jen.Var().Id(name).Index(jen.Lit(n)).Id(e.Go))
-	return vec.Arr{Name: name, Elem: e, P: &ptr{name: name, n: n, kind: "array", scope: t.fn, view: name}}
+	s := t.fn
+	if t.help != nil { // in a block helper (the nvfp4 family's scratch): its own
+		s = t.help
+	}
+	s.pre = append(s.pre, jen.Var().Id(name).Index(jen.Lit(n)).Id(e.Go))
+	return vec.Arr{Name: name, Elem: e, P: &ptr{name: name, n: n, kind: "array", scope: s, view: name}}
 }
 
 // viewOf is the array pointer through which a's values are read: declared
