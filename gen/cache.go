@@ -8,6 +8,7 @@ type cacheType struct {
 	goType string // Go type of the cache's elements: "uint16", or "uint8" (byte) for e4m3, e5m2 and the block formats
 	about  string // for doc comments
 	blocks bool   // a block format (spec.CacheFormat.BlockValues > 1): heads are blocks, strides count bytes
+	block  int    // spec.CacheFormat.BlockValues of a block format, 0 otherwise
 }
 
 // cacheTypes has an entry for every cache type of spec.CacheFormats but
@@ -25,10 +26,14 @@ var cacheTypes = func() map[string]cacheType {
 		"q5_1":   {goType: "uint8", about: "an f16 scale d and minimum m, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
 		"mxfp4":  {goType: "uint8", about: "an E8M0 exponent byte e and 16 bytes of 4-bit E2M1 indices"},
 		"iq4_nl": {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit indices into kvalues_iq4nl"},
+		"nvfp4":  {goType: "uint8", about: "four UE4M3 scale bytes (one per 16 values) and 32 bytes of 4-bit E2M1 indices"},
 	}
 	for name, c := range m {
 		f, _ := spec.CacheType(name).Format()
 		c.blocks = f.BlockValues > 1
+		if c.blocks {
+			c.block = f.BlockValues
+		}
 		m[name] = c
 	}
 	return m

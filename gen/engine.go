@@ -172,6 +172,12 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       f16(d)·kvalues_iq4nl[L], d the least-squares scale of those\n")
 			b.WriteString("\t       indices (so not max/−127 exactly), a NaN making d 0; a block\n")
 			b.WriteString("\t       of absolute maximum below 1e-15 reads back as 0\n")
+		case "nvfp4":
+			b.WriteString("\tnvfp4  up to max(|x|/4, D/2) below 12·D, D half the sub-block's\n")
+			b.WriteString("\t       UE4M3 scale ue4m3(amax/6) (one per 16 values, its mantissa\n")
+			b.WriteString("\t       rounded half up, 448 at most): the first of the nearest grid\n")
+			b.WriteString("\t       points (0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 times D: twice E2M1),\n")
+			b.WriteString("\t       magnitudes past 12·D stored as 12·D, a NaN or an infinity as 0\n")
 		}
 	}
 	b.WriteString("\n")

@@ -251,9 +251,7 @@ func (pk *pkg) data() *templates.Data {
 		if ct, ok := cacheTypes[c]; ok {
 			tc.Elem = ct.goType
 		}
-		if cacheTypes[c].blocks {
-			tc.Block = spec.Q8Block
-		}
+		tc.Block = cacheTypes[c].block
 		d.Caches = append(d.Caches, tc)
 	}
 	if p := pk.def; p != nil {
@@ -275,7 +273,7 @@ func (pk *pkg) data() *templates.Data {
 }
 
 // cacheCtors are the Cache constructors of the cache types.
-var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache"}
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache", "nvfp4": "NVFP4Cache"}
 
 // data is the norm as the test template reads it, with its bound in the
 // plan p.

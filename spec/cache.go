@@ -24,6 +24,7 @@ const (
 	CacheQ5_1  CacheType = "q5_1"
 	CacheMXFP4 CacheType = "mxfp4"
 	CacheIQ4NL CacheType = "iq4_nl"
+	CacheNVFP4 CacheType = "nvfp4"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -40,7 +41,7 @@ type CacheFormat struct {
 // Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
 // Q8BlockBytes its size: an f16 scale d, then 32 int8. ggml's 4- and 5-bit
 // formats (q4_0, q4_1, q5_0, q5_1), mxfp4 and iq4_nl have blocks of the
-// same 32 values.
+// same 32 values; nvfp4's blocks are of 64.
 const (
 	Q8Block      = 32
 	Q8BlockBytes = 2 + Q8Block
@@ -61,6 +62,7 @@ var CacheFormats = []CacheFormat{
 	{CacheQ5_1, Q8Block, 24, "ggml q5_1 blocks: an f16 scale and minimum, then 32 5-bit values"},
 	{CacheMXFP4, Q8Block, 17, "ggml mxfp4 blocks: an E8M0 exponent, then 32 E2M1 (4-bit) values"},
 	{CacheIQ4NL, Q8Block, 18, "ggml iq4_nl blocks: an f16 scale, then 32 4-bit indices into a non-linear grid"},
+	{CacheNVFP4, 64, 36, "ggml nvfp4 blocks: four UE4M3 scales (one per 16 values), then 64 E2M1 (4-bit) values"},
 }
 
 // Format returns c's entry of CacheFormats; false when c is not a cache

@@ -96,11 +96,11 @@ type Shape struct {
 
 // Cache is one cache type of a package.
 type Cache struct {
-	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …, "mxfp4", "iq4_nl"
+	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …, "mxfp4", "iq4_nl", "nvfp4"
 	Elem  string // the Go type of the cache buffer's elements
 	New   string // the constructor: "F16Cache", …
 	Scale bool   // the constructor takes a scale (e4m3, e5m2)
-	Block int    // the values of a block (q8_0, q4_0, …, iq4_nl: a head must hold whole blocks); 0 for none
+	Block int    // the values of a block (32 for q8_0, q4_0, …, iq4_nl, 64 for nvfp4: a head must hold whole blocks); 0 for none
 }
 
 // F64 reports whether the package computes in float64.

@@ -87,6 +87,7 @@ var cacheFormats = map[string]CacheFormat{
 	"q5_1":   ggmlFormat{refcodec.Q5_1, 2, 31, true},
 	"mxfp4":  mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
 	"iq4_nl": iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
+	"nvfp4":  nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -345,13 +346,7 @@ func (q8Format) Same(a, b []byte) bool {
 // Spacing is the largest d of the blocks around: amax/127, a little more
 // for d's rounding to f16.
 func (q8Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
-	var amax float64
-	for _, y := range around {
-		for _, x := range y {
-			amax = max(amax, math.Abs(float64(x)))
-		}
-	}
-	return amax / 127 * (1 + 0x1p-10)
+	return largestMagnitude(around) / 127 * (1 + 0x1p-10)
 }
 
 // HardBlock fills x with a block whose d is 2^e exactly (amax = 127·2^e),
@@ -562,5 +557,68 @@ func (iq4nlFormat) HardBlock(x []float32, seed uint64) string {
 		x[j] = float32(-sgn * iq4nlHard[h(uint64(j)+1)%uint64(len(iq4nlHard))] * p)
 	}
 	x[h(200)%uint64(len(x))] = float32(sgn * 127 * p)
+	return "tied"
+}
+
+// ---- ggml nvfp4 ------------------------------------------------------------------------
+
+// nvfp4Format is ggml's nvfp4, its bits verify/codec's NVFP4 (the scalar
+// transcription of quantize_row_nvfp4_ref and dequantize_row_nvfp4, which
+// ggml's recorded rows check): 64 values a block, four UE4M3 scale bytes
+// (one per 16 values; no f16 field: halves 0, so Same compares every byte
+// bit for bit, and no encoding is a NaN), then the nibbles. Encode, Decode
+// and Same are ggmlFormat's.
+type nvfp4Format struct{ ggmlFormat }
+
+// Spacing is the widest distance between neighbouring values of the blocks
+// around. A sub-block's values are kvalues_mxfp4 (0, ±1, ±2, ±3, ±4, ±6,
+// ±8, ±12: twice the E2M1 grid) times D, half its UE4M3 scale S =
+// ue4m3(amax/6), so its grid's widest gap is 4D, and a value past 12D
+// (stored as 12D) is at most 4D away as long as x/D < 16. Its largest
+// decoded magnitude m is at least 6D when S ≠ 0: for a normal S, rounded
+// half up on 3 mantissa bits, amax/D ≥ 12/(1 + 1/16) > 10, the midpoint of
+// 8 and 12, so m = 12D; S clamped to 448 (ggml's 0x7E from amax/6 ≥ 248)
+// gives amax/D ≥ 248·12/448 > 6.6, so m ≥ 6D; a subnormal S = k·2⁻⁹ from
+// trunc(amax/6·512 + ½) = k ≥ 1 (or 7 from above) gives amax/6 ≥
+// (k − ½)·2⁻⁹, amax/D ≥ 12(k − ½)/k ≥ 6, so m ≥ 6D. (An S of 0 stores
+// every value as 0: D = 0.) So the largest decoded magnitude m of the
+// blocks around bounds every D there by m/6 and the gap by 4m/6, a little
+// more for the float32 rounding of k·D.
+func (nvfp4Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	amax := largestMagnitude(around)
+	if !(amax < math.Inf(1)) {
+		return amax // NaN or Inf: no bound
+	}
+	return 4 * amax / 6 * (1 + 0x1p-20)
+}
+
+// nvfp4Scales are UE4M3 values S (some normal, some subnormal: 2⁻⁹…7·2⁻⁹)
+// as multiples of a power of two, and the midpoints between neighbouring
+// ones, where ggml's UE4M3 rounding goes up: a sub-block's amax is 6·S.
+var nvfp4Scales = [...]float64{1, 1.125, 1.25, 1.75, 1.0625, 1.1875, 1.9375}
+
+// HardBlock fills x, 64 values, with four sub-blocks of 16 whose amax/6 is
+// a UE4M3 value S = s·2^e exactly, or a midpoint between two (rounded up
+// by ggml's rule, or for a subnormal S by trunc(·512 + ½)), and whose
+// other values are mostly midpoints between grid points of D = S/2 (ties,
+// which go to the first index, the smaller magnitude) and grid points.
+func (nvfp4Format) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	sign := func(i uint64) float64 { return float64(1 - 2*int(h(i)%2)) }
+	for s := 0; s+16 <= len(x); s += 16 {
+		k := uint64(s) * 1000
+		S := nvfp4Scales[h(k)%uint64(len(nvfp4Scales))] * math.Ldexp(1, int(h(k+1)%17)-11)
+		if h(k+2)%4 == 0 {
+			S = float64(1+h(k+3)%7) * 0x1p-9 // subnormal S
+			if h(k+4)%2 == 0 {
+				S -= 0.5 * 0x1p-9 // its lower rounding boundary
+			}
+		}
+		d := S / 2
+		for j := range 16 {
+			x[s+j] = float32(sign(k+uint64(j)+300) * mxfp4Halves[h(k+uint64(j)+1)%uint64(len(mxfp4Halves))] * d)
+		}
+		x[s+int(h(k+200)%16)] = float32(sign(k+202) * 6 * S)
+	}
 	return "tied"
 }

@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -103,6 +103,16 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q
 //     |d₁₆·k_L − x| ≤ |d₀|·(g(t) + η) + 127·|d₁₆ − d₀|, plus
 //     127·|d₁₆|·2⁻²⁴ for the product's rounding. (For t within η of a
 //     midpoint the other neighbour may be taken, at most g(t) + η away.)
+//   - nvfp4, per block of 64, per sub-block of 16: S = ue4m3(fl(amax/6)),
+//     its 3 mantissa bits rounded half up, D = S/2 (read here from the
+//     block; a normal S below 448 is asserted, the range the bound is
+//     derived for), q the first index of least fl(|fl(k_q·D) − x|) over
+//     twice E2M1 as mxfp4's, read back fl(k_q·D). S ≥ (amax/6)(1 − 2⁻⁴), so
+//     |x|/D ≤ 12/(1 − 2⁻⁴) < 12.8; k·D is exact (S has 4 significant bits,
+//     k at most 4), the distances are exact or rounded by at most
+//     2⁻²⁴·12.8·D, so q is a nearest point but for a near-tie of that
+//     size; then as mxfp4 (a value past 12D at most 0.8D ≤ |x|/4 away), δ =
+//     max(|x|/4, D/2)·(1 + 2⁻²⁰).
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -226,6 +236,21 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 					}
 				}
 				d[i] = math.Abs(d0)*(g+eta) + 127*math.Abs(d16-d0) + 127*math.Abs(d16)*0x1p-24
+			}
+		}
+	case "nvfp4":
+		enc := make([]byte, 36)
+		for b := 0; b < len(keys); b += 64 {
+			codec.NVFP4.Encode(enc, keys[b:b+64], 1)
+			for sb := range 4 {
+				e, m := int(enc[sb]>>3&0xf), float64(enc[sb]&7)
+				if e == 0 || enc[sb] >= 0x7e {
+					panic(fmt.Sprintf("formatErr: nvfp4 scale byte %#02x of values %d…: the bound is derived for a normal UE4M3 scale below 448", enc[sb], b+16*sb))
+				}
+				dd := math.Ldexp(1+m/8, e-7) / 2
+				for i := b + 16*sb; i < b+16*sb+16; i++ {
+					d[i] = max(math.Abs(float64(keys[i]))/4, dd/2) * (1 + 0x1p-20)
+				}
 			}
 		}
 	default:

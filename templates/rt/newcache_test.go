@@ -47,6 +47,8 @@ func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cac
 		c = MXFP4Cache(b, s)
 	case "iq4_nl":
 		c = IQ4NLCache(b, s)
+	case "nvfp4":
+		c = NVFP4Cache(b, s)
 	default:
 		t.Fatalf("no typed constructor for %q", name)
 	}
@@ -125,9 +127,9 @@ func TestNewCacheErrors(t *testing.T) {
 			}
 		}
 	}
-	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`}
-	_, err := NewCache("nvfp4", alignedBytes(16), s, 1)
-	wantErr(t, err, append([]string{`name = "nvfp4" is not a cache type`}, all...)...)
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`, `"nvfp4"`}
+	_, err := NewCache("nvfp4_gs", alignedBytes(16), s, 1)
+	wantErr(t, err, append([]string{`name = "nvfp4_gs" is not a cache type`}, all...)...)
 	_, err = NewCache("", alignedBytes(16), s, 1)
 	wantErr(t, err, `name = "" is not a cache type`)
 

@@ -141,11 +141,16 @@ func genericMXFP4(hd, rd int) byteKernels { return genericBlocks(codec.MXFP4, hd
 // values, rd of them rotary: verify/codec's IQ4NL, whole blocks.
 func genericIQ4NL(hd, rd int) byteKernels { return genericBlocks(codec.IQ4NL, hd, rd) }
 
+// genericNVFP4 returns the pure Go nvfp4 cache kernels of a shape of hd
+// values, rd of them rotary: verify/codec's NVFP4, whole blocks of 64.
+func genericNVFP4(hd, rd int) byteKernels { return genericBlocks(codec.NVFP4, hd, rd) }
+
 // genericBlocks returns the pure Go kernels of the block format f (q8_0,
-// q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl) for a shape of hd values, rd of them rotary:
-// verify/codec's f, whole blocks, those holding a rotary value for Shift.
+// q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl, nvfp4) for a shape of hd values,
+// rd of them rotary: verify/codec's f, whole blocks, those holding a rotary
+// value for Shift.
 func genericBlocks(f codec.Format, hd, rd int) byteKernels {
-	shift := (rd + blockValues - 1) / blockValues * blockValues
+	shift := (rd + f.Block - 1) / f.Block * f.Block
 	store := func(m int) byteStoreKernel {
 		return func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
 			for i := range n {

@@ -48,6 +48,9 @@ func installRef() {
 			copy(k.bytes[3:], qn[:])
 			k.bytes[7] = genericMXFP4(s.HeadDim, s.RotaryDim)
 			k.bytes[8] = genericIQ4NL(s.HeadDim, s.RotaryDim)
+			if s.HeadDim%64 == 0 {
+				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
+			}
 		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
