@@ -43,10 +43,11 @@ const (
 	cacheQ51
 	cacheMXFP4
 	cacheIQ4NL
+	cacheNVFP4
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
 
 // cacheBuilt[k] is true when the package has cache type k: each type's
 // file (cache_<type>.go, copied into a package generated with that
@@ -56,18 +57,19 @@ var cacheBuilt [len(cacheNames)]bool
 // cacheElemBytes[k] is the size of one buffer element of cache type k: a
 // float32, a uint16, or a byte (e4m3, e5m2, and the block formats, whose
 // strides count bytes).
-var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
-// cacheBlockBytes[k] is the bytes of one block of blockValues values of
-// the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0 18: d, 16
-// bytes of nibbles; q4_1 20: d, an f16 m, nibbles; q5_0 22: d, a uint32 of
-// fifth bits, nibbles; q5_1 24: d, m, fifth bits, nibbles; mxfp4 17: an
-// E8M0 exponent byte, nibbles; iq4_nl 18: d, nibbles), 0 for a type
-// stored value by value.
-var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18}
+// cacheBlockBytes[k] is the bytes of one block of cacheBlockValues[k]
+// values of the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0
+// 18: d, 16 bytes of nibbles; q4_1 20: d, an f16 m, nibbles; q5_0 22: d, a
+// uint32 of fifth bits, nibbles; q5_1 24: d, m, fifth bits, nibbles; mxfp4
+// 17: an E8M0 exponent byte, nibbles; iq4_nl 18: d, nibbles; nvfp4 36: four
+// UE4M3 scales, nibbles), 0 for a type stored value by value.
+var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18, cacheNVFP4: 36}
 
-// blockValues is the values of a block of every block format.
-const blockValues = 32
+// cacheBlockValues[k] is the values of a block of the block format k: 32,
+// but nvfp4's 64; 0 for a type stored value by value.
+var cacheBlockValues = [len(cacheNames)]int{cacheQ80: 32, cacheQ40: 32, cacheQ41: 32, cacheQ50: 32, cacheQ51: 32, cacheMXFP4: 32, cacheIQ4NL: 32, cacheNVFP4: 64}
 
 // cacheScaled reports whether cache type k keeps a per-tensor scale outside
 // its bytes (e4m3, e5m2).
@@ -82,10 +84,10 @@ const (
 
 // NewCache returns the view s of buf as a cache of the type name, as
 // -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2",
-// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4" or "iq4_nl", one this package
-// was generated with. It is the Cache that type's constructor (F32Cache,
-// F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache, Q40Cache, Q41Cache,
-// Q50Cache, Q51Cache, MXFP4Cache, IQ4NLCache) returns for the same memory, so that an engine reading its cache type from its
+// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl" or "nvfp4", one this
+// package was generated with. It is the Cache that type's constructor
+// (F32Cache, F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache, Q40Cache,
+// Q41Cache, Q50Cache, Q51Cache, MXFP4Cache, IQ4NLCache, NVFP4Cache) returns for the same memory, so that an engine reading its cache type from its
 // configuration needs no switch of its own. buf holds the type's elements
 // in the machine's byte order: float32 values for f32 (len(buf) a multiple
 // of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
@@ -161,21 +163,22 @@ func cacheKind(name string) uint8 {
 func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
-// "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4"
-// or "iq4_nl"; "" for the zero Cache.
+// "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4",
+// "iq4_nl" or "nvfp4"; "" for the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
 // type dtype (as -out-dtype spells it): HeadDim, or for a block format the
-// bytes of HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0, 24
-// q5_1, 17 mxfp4, 18 iq4_nl). It panics for another dtype, or for a block format with a HeadDim
-// that is not a multiple of 32.
+// bytes of its HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0,
+// 24 q5_1, 17 mxfp4, 18 iq4_nl) or HeadDim/64 (36 nvfp4). It panics for
+// another dtype, or for a block format with a HeadDim that is not a
+// multiple of its block.
 func (r *Rotary) CacheHead(dtype string) int {
 	r.checkNil("Rotary.CacheHead")
 	for k, name := range cacheNames {
 		if name == dtype && k > 0 {
-			if cacheBlockBytes[k] != 0 && r.hd%blockValues != 0 {
-				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, blockValues)
+			if v := cacheBlockValues[k]; v != 0 && r.hd%v != 0 {
+				panicf("Rotary.CacheHead: dtype = %q with HeadDim = %d: want a HeadDim that is a multiple of %d", dtype, r.hd, v)
 			}
 			return r.cacheHead(uint8(k))
 		}
@@ -187,7 +190,7 @@ func (r *Rotary) CacheHead(dtype string) int {
 // cacheHead is the size of a cached head of r's shape in kind's elements.
 func (r *Rotary) cacheHead(kind uint8) int {
 	if b := cacheBlockBytes[kind]; b != 0 {
-		return r.hd / blockValues * b
+		return r.hd / cacheBlockValues[kind] * b
 	}
 	return r.hd
 }
@@ -225,7 +228,8 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 		o.bytes = &k.bytes[c.kind-cacheE4M3]
 		ok = o.bytes.store != nil
 		if cacheBlockBytes[c.kind] != 0 {
-			o.shift = (r.rd + blockValues - 1) / blockValues * blockValues
+			v := cacheBlockValues[c.kind]
+			o.shift = (r.rd + v - 1) / v * v
 		}
 	}
 	if !ok {
