@@ -96,12 +96,13 @@ func f16Same(a, b []byte, offs []int) bool {
 func TestFamiliesGGMLRows(t *testing.T) {
 	var l lane
 	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
-	families := []struct {
+	type family struct {
 		typ  string
 		e    vec.Elem
 		f16  []int // the f16 fields' offsets
 		q, d func(src, dst vec.Arr)
-	}{
+	}
+	families := []family{
 		{"q8_0", vec.Q8, []int{0}, func(s, d vec.Arr) { vec.Quantize(l, l, s, d) }, func(s, d vec.Arr) { vec.Dequantize(l, l, s, d) }},
 	}
 	for _, c := range qnElems {
@@ -110,31 +111,12 @@ func TestFamiliesGGMLRows(t *testing.T) {
 		if e == vec.Q4_1 || e == vec.Q5_1 {
 			offs = []int{0, 2}
 		}
-		families = append(families, struct {
-			typ  string
-			e    vec.Elem
-			f16  []int
-			q, d func(src, dst vec.Arr)
-		}{c.fm.Name, e, offs, func(s, d vec.Arr) { vec.QuantizeQN(l, l, e, s, d) }, func(s, d vec.Arr) { vec.DequantizeQN(l, l, e, s, d) }})
+		families = append(families, family{c.fm.Name, e, offs, func(s, d vec.Arr) { vec.QuantizeQN(l, l, e, s, d) }, func(s, d vec.Arr) { vec.DequantizeQN(l, l, e, s, d) }})
 	}
-	families = append(families, struct {
-		typ  string
-		e    vec.Elem
-		f16  []int
-		q, d func(src, dst vec.Arr)
-	}{"mxfp4", vec.MXFP4, nil, func(s, d vec.Arr) { vec.QuantizeMXFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeMXFP4(l, l, s, d) }})
-	families = append(families, struct {
-		typ  string
-		e    vec.Elem
-		f16  []int
-		q, d func(src, dst vec.Arr)
-	}{"iq4_nl", vec.IQ4NL, []int{0}, func(s, d vec.Arr) { vec.QuantizeIQ4NL(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeIQ4NL(l, l, s, d) }})
-	families = append(families, struct {
-		typ  string
-		e    vec.Elem
-		f16  []int
-		q, d func(src, dst vec.Arr)
-	}{"nvfp4", vec.NVFP4, nil, func(s, d vec.Arr) { vec.QuantizeNVFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeNVFP4(l, l, s, d) }})
+	families = append(families,
+		family{"mxfp4", vec.MXFP4, nil, func(s, d vec.Arr) { vec.QuantizeMXFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeMXFP4(l, l, s, d) }},
+		family{"iq4_nl", vec.IQ4NL, []int{0}, func(s, d vec.Arr) { vec.QuantizeIQ4NL(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeIQ4NL(l, l, s, d) }},
+		family{"nvfp4", vec.NVFP4, nil, func(s, d vec.Arr) { vec.QuantizeNVFP4(l, l, s, d) }, func(s, d vec.Arr) { vec.DequantizeNVFP4(l, l, s, d) }})
 	for _, f := range families {
 		bb, bv := f.e.BlockBytes(), f.e.BlockValues()
 		blocks, tiny := 0, 0
