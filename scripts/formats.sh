@@ -1,7 +1,7 @@
 #!/bin/bash
 # formats.sh: ApplyStore of 512 tokens' 8 key heads of 128 (524,288 values)
 # into a token-major cache of each block format and f16, in one process:
-# a package generated with -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl in a
+# a package generated with -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 in a
 # temporary module, the formats' calls taking turns (20 at a time, the
 # order rotating), each format's median ns per call reported.
 # Usage: scripts/formats.sh [-benchtime N] (GODEBUG=cpu.avx512f=off for AVX2)
@@ -13,7 +13,7 @@ w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 sed 's|^module .*|module example.com/qb|' "$root/go.mod" >"$w/go.mod"
 cp "$root/go.sum" "$w/"
-(cd "$root" && go run ./cmd/ropegen -dim 128 -base 10000 -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl -pkg kv -o "$w/kv")
+(cd "$root" && go run ./cmd/ropegen -dim 128 -base 10000 -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 -pkg kv -o "$w/kv")
 cat >"$w/ab_test.go" <<'GO'
 package qb
 
@@ -43,7 +43,7 @@ func BenchmarkFormats(b *testing.B) {
 	for j := range slots {
 		slots[j], p[j] = int64(j), int32(1000+j)
 	}
-	names := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl"}
+	names := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
 	var fs []func()
 	for _, n := range names {
 		h := r.CacheHead(n)
