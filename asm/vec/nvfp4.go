@@ -25,7 +25,7 @@ import "math"
 // over the first Count values of each head (Count a multiple of 64).
 func nvfp4(t Target, f *Func) {
 	bb := f.Cache.BlockBytes()
-	packedBlocksOf(t, f, "nvfp4", 64, func(p Packer, h Head, n int, src, dst Arr) {
+	packedBlocks(t, f, "nvfp4", func(p Packer, h Head, n int, src, dst Arr) {
 		p.Blocks32(h, n, src, 64, dst, bb, func(s, d Arr) { quantizeNVFP4(t, p, s, d) })
 	}, func(p Packer, s, d Arr) { dequantizeNVFP4(t, p, s, d) })
 }

@@ -43,19 +43,14 @@ func qn(t Target, f *Func) {
 	}, func(p Packer, s, d Arr) { dequantizeQN(t, p, e, s, d) })
 }
 
-// packedBlocks is the walk of a Packer family (qn, mxfp4): for each head,
-// store quantizes its n blocks of 32 float32 at src into the blocks at
-// dst, or load dequantizes one block at s into 32 float32 at d, block by
-// block; n covers the first Count values (the blocks holding the rotary
+// packedBlocks is the walk of a Packer family (qn, mxfp4, iq4_nl, nvfp4):
+// for each head, store quantizes its n blocks of float32 at src (32 values
+// a block, nvfp4's 64) into the blocks at dst, or load dequantizes one
+// block at s into its float32 at d, block by block; n covers the first Count values (the blocks holding the rotary
 // values for the shift kinds).
 func packedBlocks(t Target, f *Func, family string, store func(p Packer, h Head, n int, src, dst Arr), load func(p Packer, s, d Arr)) {
-	packedBlocksOf(t, f, family, 32, store, load)
-}
-
-// packedBlocksOf is packedBlocks for blocks of vals values (64: nvfp4).
-func packedBlocksOf(t Target, f *Func, family string, vals int, store func(p Packer, h Head, n int, src, dst Arr), load func(p Packer, s, d Arr)) {
 	e := f.Cache
-	bb := e.BlockBytes()
+	bb, vals := e.BlockBytes(), e.BlockValues() // vals: 32, nvfp4's 64
 	storing := f.Kind == Store || f.Kind == StoreShift
 	se, de := F32, e
 	if !storing {
