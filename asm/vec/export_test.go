@@ -37,3 +37,6 @@ var (
 	UE4M3Code       = ue4m3Code
 	UE4M3Half       = ue4m3Half
 )
+
+// The Hadamard family's transform of one head, for TestHadamardFamily.
+var HadamardHead = hadamardHead

@@ -1,0 +1,138 @@
+package vec
+
+import "math"
+
+// The Hadamard family: the normalized Walsh–Hadamard transform of a head
+// in blocks of n values (n a power of two), exactly as verify/codec's
+// HadamardN gives its bits:
+//
+//	for s := 1; s < n; s *= 2 {          // stage s
+//		for i with i&s == 0 {
+//			x_i, x_{i+s} = fl(x_i + x_{i+s}), fl(x_i − x_{i+s})
+//		}
+//	}
+//	x_i = fl(x_i · c), c = fl32(1/√n) (hadamardScale)
+//
+// Every output is a fixed tree of float32 additions and subtractions, the
+// stages in increasing s, each with the operands in the order above (the
+// lower index first: it decides which NaN's payload a sum of two NaNs
+// keeps on x86), then one multiplication: no FMA, no reassociation, no
+// other order of the stages (the stages commute in exact arithmetic, not
+// in rounded).
+//
+// It is written against Shuffler: a head is read and written as members,
+// each a float32 vector of Width lanes holding consecutive values. The
+// stages with s ≥ Width pair members (vector additions); those with
+// s < Width pair lanes of one member, through SwapLanes and a select on
+// the lane's bit s. The family holds Chunk values (a power of two, the
+// target's register budget) at once: the stages s < Chunk run on each
+// chunk in registers, read from src and written to dst; the stages
+// s ≥ Chunk then run chunk pair by chunk pair through dst. dst may be src
+// (in place): every value is read before it is written.
+//
+// Not yet a kernel: there is no Kind, no Func signature, and no target
+// lowers Shuffler; hadamardHead is the arithmetic of one head, which the
+// tests run on evaluators of several widths and chunks.
+
+// Shuffler is a target's float32 members of a head and the lane swaps of
+// the Hadamard family's stages below the vector width.
+type Shuffler interface {
+	// Width is the lanes of a member, a power of two (1 in pure Go, 16 at
+	// AVX-512, 8 at AVX2, 4 at NEON).
+	Width() int
+	// Chunk is how many values the family holds at once: a power of two,
+	// at least 16 and at least Width (the family takes min(Chunk, n)).
+	Chunk() int
+	// LoadF32 is the k float32 values at a (k a multiple of Width) as
+	// k/Width members, member m holding values m·Width … m·Width+Width−1
+	// in its lanes 0…Width−1; StoreF32 writes members xs there.
+	LoadF32(a Arr, k int) []V
+	StoreF32(a Arr, xs []V)
+	// SwapLanes is x with lanes i and i^s exchanged, s a power of two
+	// below Width.
+	SwapLanes(x V, s int) V
+	// LaneBit is the lanes i of a member with i&s ≠ 0, s a power of two
+	// below Width.
+	LaneBit(s int) Mask
+	// Select is, lane by lane, a where m holds, else b (Codec's).
+	Select(m Mask, a, b V) V
+}
+
+// HadamardScale is c = fl32(1/√n) for n = 2^k: 2^−⌊k/2⌋, times fl32(1/√2)
+// (exactly: a power of two times a float32) for odd k.
+func HadamardScale(n int) float32 {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	c := float32(math.Ldexp(1, -k/2))
+	if k%2 == 1 {
+		c *= float32(0x1.6a09e6p-1) // fl32(1/√2), 0x3F3504F3
+	}
+	return c
+}
+
+// hadamardHead transforms the n values at src (one block, n a power of
+// two, 16 ≤ n) into dst, which may be src.
+func hadamardHead(o Ops, p Shuffler, n int, src, dst Arr) {
+	if n < 16 || n&(n-1) != 0 {
+		panic("vec: hadamard: the block must be a power of two of at least 16 values")
+	}
+	w := p.Width()
+	ch := min(p.Chunk(), n)
+	c := o.Const(float64(HadamardScale(n)))
+	// Stages 1 … ch/2, chunk by chunk in registers (and the scale when
+	// the chunk is the whole block).
+	for off := 0; off < n; off += ch {
+		xs := p.LoadF32(src.At(off), ch)
+		for s := 1; s < ch; s *= 2 {
+			if s >= w {
+				// Members m and m + s/w, m's value bit s clear:
+				//	x_i, x_{i+s} = x_i + x_{i+s}, x_i − x_{i+s}
+				d := s / w
+				for m := range xs {
+					if m&d == 0 {
+						xs[m], xs[m+d] = o.Add(xs[m], xs[m+d]), o.Sub(xs[m], xs[m+d])
+					}
+				}
+				continue
+			}
+			// Lanes i and i^s of each member, y = x with them swapped:
+			//	lane i&s == 0: x_i + x_{i+s} = x + y
+			//	lane i&s ≠ 0:  x_{i−s} − x_i = y − x
+			hi := p.LaneBit(s)
+			for m, x := range xs {
+				y := p.SwapLanes(x, s)
+				xs[m] = p.Select(hi, o.Sub(y, x), o.Add(x, y))
+			}
+		}
+		if ch == n {
+			// x_i = x_i · c
+			for m, x := range xs {
+				xs[m] = o.Mul(x, c)
+			}
+		}
+		p.StoreF32(dst.At(off), xs)
+	}
+	// Stages ch … n/2 through dst, chunk pair by chunk pair: the chunks at
+	// off and off + s, off's bit s clear,
+	//	x_i, x_{i+s} = x_i + x_{i+s}, x_i − x_{i+s}
+	// and the scale at the last stage, x_i = x_i · c.
+	for s := ch; s < n; s *= 2 {
+		last := 2*s == n
+		for off := 0; off < n; off += ch {
+			if off&s != 0 {
+				continue
+			}
+			as, bs := p.LoadF32(dst.At(off), ch), p.LoadF32(dst.At(off+s), ch)
+			for m := range as {
+				as[m], bs[m] = o.Add(as[m], bs[m]), o.Sub(as[m], bs[m])
+				if last {
+					as[m], bs[m] = o.Mul(as[m], c), o.Mul(bs[m], c)
+				}
+			}
+			p.StoreF32(dst.At(off), as)
+			p.StoreF32(dst.At(off+s), bs)
+		}
+	}
+}
