@@ -30,9 +30,11 @@ import "math"
 // s ≥ Chunk then run chunk pair by chunk pair through dst. dst may be src
 // (in place): every value is read before it is written.
 //
-// Not yet a kernel: there is no Kind, no Func signature, and no target
-// lowers Shuffler; hadamardHead is the arithmetic of one head, which the
-// tests run on evaluators of several widths and chunks.
+// The kind Hadamard (x []float32, stride, n: n heads in place, each one
+// block of HeadDim values) runs it head by head; the pure Go target lowers
+// Shuffler, the register targets do not yet. hadamardHead is the
+// arithmetic of one head, which TestHadamardFamily also runs on evaluators
+// of several widths and chunks.
 
 // Shuffler is a target's float32 members of a head and the lane swaps of
 // the Hadamard family's stages below the vector width.
@@ -56,6 +58,27 @@ type Shuffler interface {
 	LaneBit(s int) Mask
 	// Select is, lane by lane, a where m holds, else b (Codec's).
 	Select(m Mask, a, b V) V
+	// Var is x, computed once however often the family reads it: x
+	// itself on a register target, a variable of the pure Go target
+	// (whose values are expressions).
+	Var(x V) V
+}
+
+// hadamard is the kind Hadamard: each of the n heads of x, stride apart,
+// transformed in place. The target's Heads must run its body one head at
+// a time (Shuffler's accesses are of x's current head).
+func hadamard(t Target, f *Func) {
+	p, ok := t.(Shuffler)
+	if !ok {
+		panic("vec: " + f.Name() + ": the target does not lower Shuffler (the Hadamard family's operations)")
+	}
+	if f.X != F32 {
+		panic("vec: " + f.Name() + ": the Hadamard family transforms float32 heads")
+	}
+	x := t.Ptr("x", F32)
+	t.Heads(t.Int("n"), []Walk{{A: x, Stride: t.Int("stride")}}, nil, func(Head) {
+		hadamardHead(t, p, f.Shape.HeadDim, x, x)
+	})
 }
 
 // HadamardScale is c = fl32(1/√n) for n = 2^k: 2^−⌊k/2⌋, times fl32(1/√2)
@@ -92,7 +115,7 @@ func hadamardHead(o Ops, p Shuffler, n int, src, dst Arr) {
 				d := s / w
 				for m := range xs {
 					if m&d == 0 {
-						xs[m], xs[m+d] = o.Add(xs[m], xs[m+d]), o.Sub(xs[m], xs[m+d])
+						xs[m], xs[m+d] = p.Var(o.Add(xs[m], xs[m+d])), p.Var(o.Sub(xs[m], xs[m+d]))
 					}
 				}
 				continue
@@ -103,7 +126,7 @@ func hadamardHead(o Ops, p Shuffler, n int, src, dst Arr) {
 			hi := p.LaneBit(s)
 			for m, x := range xs {
 				y := p.SwapLanes(x, s)
-				xs[m] = p.Select(hi, o.Sub(y, x), o.Add(x, y))
+				xs[m] = p.Var(p.Select(hi, o.Sub(y, x), o.Add(x, y)))
 			}
 		}
 		if ch == n {
@@ -126,7 +149,7 @@ func hadamardHead(o Ops, p Shuffler, n int, src, dst Arr) {
 			}
 			as, bs := p.LoadF32(dst.At(off), ch), p.LoadF32(dst.At(off+s), ch)
 			for m := range as {
-				as[m], bs[m] = o.Add(as[m], bs[m]), o.Sub(as[m], bs[m])
+				as[m], bs[m] = p.Var(o.Add(as[m], bs[m])), p.Var(o.Sub(as[m], bs[m]))
 				if last {
 					as[m], bs[m] = o.Mul(as[m], c), o.Mul(bs[m], c)
 				}

@@ -20,6 +20,8 @@ func Emit(t Target, f *Func) {
 			qn(t, f)
 		case f.Kind == Fill:
 			fill(t, f)
+		case f.Kind == Hadamard:
+			hadamard(t, f)
 		default:
 			convert(t, f)
 		}

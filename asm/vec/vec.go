@@ -144,6 +144,7 @@ const (
 	To         Kind = "to"         // float32 heads rotated forward into f16 or bf16 heads, values past R narrowed
 	Shift      Kind = "shift"      // f16 or bf16 cache heads rotated forward in place (a row with A = 1)
 	ShiftInv   Kind = "shiftInv"   // backward likewise
+	Hadamard   Kind = "hadamard"   // x ← H·x in place: the normalized Walsh–Hadamard transform of each head of HeadDim values (hadamard.go)
 )
 
 // Inverse reports whether k turns backward.
@@ -273,6 +274,8 @@ func (f *Func) Params() []Param {
 	switch f.Kind {
 	case Fwd, Inv:
 		return append(heads(f.X.Go), row)
+	case Hadamard:
+		return heads(f.X.Go)
 	case Shift, ShiftInv:
 		return append(heads(f.Cache.Go), row)
 	case FwdRows, InvRows:
@@ -384,6 +387,8 @@ func (f *Func) Doc() string {
 		return fmt.Sprintf("stores the first %d values of the n float32 heads %s of src, ss apart, as %s into the heads of dst, ds apart", f.Count(), h, f.Cache.Name)
 	case Load, LoadShift:
 		return fmt.Sprintf("loads the first %d values of the n %s heads %s of src, ss apart, as float32 into the heads of dst, ds apart", f.Count(), f.Cache.Name, h)
+	case Hadamard:
+		return fmt.Sprintf("transforms the n heads of %d values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place", s.HeadDim)
 	case Fill:
 		return "writes the table values of pairs [0, done) of row r at position pos, fillRow's bits"
 	}
