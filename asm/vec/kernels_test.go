@@ -140,8 +140,8 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 var pending = map[string][]vec.Elem{}
 
 // pendingKinds are the kinds an arch does not lower yet (the Hadamard
-// family: pure Go only).
-var pendingKinds = map[string][]vec.Kind{"amd64": {vec.Hadamard}, "arm64": {vec.Hadamard}, "riscv64": {vec.Hadamard}}
+// family: pure Go and amd64 only).
+var pendingKinds = map[string][]vec.Kind{"arm64": {vec.Hadamard}, "riscv64": {vec.Hadamard}}
 
 // implemented are the funcs the target arch lowers.
 func implemented(funcs []*vec.Func, arch string) []*vec.Func {
@@ -200,6 +200,11 @@ func kernelPackages() []kernelPackage {
 						add(vec.Func{Kind: k, Shape: s, X: x, Cache: c})
 					}
 				}
+			}
+		}
+		if x == vec.F32 { // the Hadamard family's other blocks: 16 … 256 values
+			for _, h := range []int{16, 32, 64, 256} {
+				add(vec.Func{Kind: vec.Hadamard, Shape: sh(h, h, true), X: x})
 			}
 		}
 		return p
