@@ -31,10 +31,11 @@ import "math"
 // (in place): every value is read before it is written.
 //
 // The kind Hadamard (x []float32, stride, n: n heads in place, each one
-// block of HeadDim values) runs it head by head; the pure Go target lowers
-// Shuffler, the register targets do not yet. hadamardHead is the
-// arithmetic of one head, which TestHadamardFamily also runs on evaluators
-// of several widths and chunks.
+// block of HeadDim values) runs it head by head; every target lowers
+// Shuffler (pure Go, AVX-512, AVX2, NEON, RVV) and TestKernels checks them
+// against verify/codec. hadamardHead is the arithmetic of one head, which
+// TestHadamardFamily also runs on evaluators of several widths and chunks.
+// Not yet in gen, the templates or the run-time's kernels struct.
 
 // Shuffler is a target's float32 members of a head and the lane swaps of
 // the Hadamard family's stages below the vector width.

@@ -139,15 +139,9 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 // family (q4_0, q4_1, q5_0, q5_1) either: every target lowers vec.Packer.
 var pending = map[string][]vec.Elem{}
 
-// pendingKinds are the kinds an arch does not lower yet (the Hadamard
-// family: pure Go, amd64 and arm64 only).
-var pendingKinds = map[string][]vec.Kind{"riscv64": {vec.Hadamard}}
-
 // implemented are the funcs the target arch lowers.
 func implemented(funcs []*vec.Func, arch string) []*vec.Func {
-	return slices.DeleteFunc(slices.Clone(funcs), func(f *vec.Func) bool {
-		return slices.Contains(pending[arch], f.Cache) || slices.Contains(pendingKinds[arch], f.Kind)
-	})
+	return slices.DeleteFunc(slices.Clone(funcs), func(f *vec.Func) bool { return slices.Contains(pending[arch], f.Cache) })
 }
 
 type kernelPackage struct {
