@@ -16,6 +16,7 @@ func TestFrame(t *testing.T) {
 		{Func{Kind: Store, Shape: s, X: F32, Cache: E4M3}, 76, map[string]int{"dst": 0, "ds": 24, "src": 32, "ss": 56, "n": 64, "scale": 72}},
 		{Func{Kind: Load, Shape: s, X: F32, Cache: Q8}, 76, map[string]int{"dst": 0, "src": 32, "scale": 72}},
 		{Func{Kind: To, Shape: s, X: F32, Cache: F16}, 80, map[string]int{"r": 72}},
+		{Func{Kind: Hadamard, Shape: s, X: F32}, 40, map[string]int{"x": 0, "stride": 24, "n": 32}},
 		{Func{Kind: Fill, Shape: s, X: F32}, 40, map[string]int{"r": 0, "pos": 8, "freqs": 16, "attn": 24, "done": 32}},
 	} {
 		off, size := c.f.Frame()
@@ -43,6 +44,7 @@ func TestField(t *testing.T) {
 		{Kind: Load, Shape: s, X: F32, Cache: Q8}:                                      "bytes[1].load",
 		{Kind: Store, Shape: s, X: F32, Cache: E4M3}:                                   "bytes[0].store",
 		{Kind: RotTo, Shape: s, X: F32}:                                                "rotTo",
+		{Kind: Hadamard, Shape: s, X: F32}:                                             "hadamard",
 	} {
 		if got := f.Field(); got != want {
 			t.Errorf("%s: Field %q, want %q", f.Name(), got, want)
