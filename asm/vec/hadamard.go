@@ -11,12 +11,14 @@ import "math"
 //			x_i, x_{i+s} = fl(x_i + x_{i+s}), fl(x_i − x_{i+s})
 //		}
 //	}
-//	x_i = fl(x_i · c), c = fl32(1/√n) (hadamardScale)
+//	x_i = fl(x_i · c), c = fl32(1/√n) (HadamardScale, verify/codec's hadamardScale)
 //
 // Every output is a fixed tree of float32 additions and subtractions, the
 // stages in increasing s, each with the operands in the order above (the
-// lower index first: it decides which NaN's payload a sum of two NaNs
-// keeps on x86), then one multiplication: no FMA, no reassociation, no
+// lower index first: on x86 it decides which NaN's payload a sum of two
+// NaNs keeps; TestHadamardFamily compares those bits too, TestKernels
+// compares a NaN as a NaN, so a target commuting an addition is not
+// caught there), then one multiplication: no FMA, no reassociation, no
 // other order of the stages (the stages commute in exact arithmetic, not
 // in rounded).
 //
@@ -41,7 +43,7 @@ import "math"
 // the Hadamard family's stages below the vector width.
 type Shuffler interface {
 	// Width is the lanes of a member, a power of two (1 in pure Go, 16 at
-	// AVX-512, 8 at AVX2, 4 at NEON).
+	// AVX-512, 8 at AVX2, 4 at NEON, 4·LMUL in RVV: a block's member).
 	Width() int
 	// Chunk is how many values the family holds at once: a power of two,
 	// at least 16 and at least Width (the family takes min(Chunk, n)).
