@@ -32,12 +32,12 @@ import "math"
 // s ≥ Chunk then run chunk pair by chunk pair through dst. dst may be src
 // (in place): every value is read before it is written.
 //
-// The kind Hadamard (x []float32, stride, n: n heads in place, each one
-// block of HeadDim values) runs it head by head; every target lowers
+// The kind Hadamard (x []float32, stride, n: n heads in place, each
+// HeadDim/B blocks of B = HadamardBlock(HeadDim) values, as
+// verify/codec's Hadamard) runs it head by head, block by block; every target lowers
 // Shuffler (pure Go, AVX-512, AVX2, NEON, RVV) and TestKernels checks them
 // against verify/codec. hadamardHead is the arithmetic of one head, which
 // TestHadamardFamily also runs on evaluators of several widths and chunks.
-// Not yet in gen, the templates or the run-time's kernels struct.
 
 // Shuffler is a target's float32 members of a head and the lane swaps of
 // the Hadamard family's stages below the vector width.
@@ -79,10 +79,29 @@ func hadamard(t Target, f *Func) {
 		panic("vec: " + f.Name() + ": the Hadamard family transforms float32 heads")
 	}
 	x := t.Ptr("x", F32)
+	h := f.Shape.HeadDim
+	b := HadamardBlock(h)
 	t.Heads(t.Int("n"), []Walk{{A: x, Stride: t.Int("stride")}}, nil, func(Head) {
-		hadamardHead(t, p, f.Shape.HeadDim, x, x)
+		for off := 0; off < h; off += b {
+			hadamardHead(t, p, b, x.At(off), x.At(off))
+		}
 	})
 }
+
+// HadamardBlock is the block of the transform of a head of h values: the
+// largest power of two dividing h (h itself for a power of two; 32 for
+// 96), verify/codec's HadamardBlock. The kind Hadamard needs at least 16.
+func HadamardBlock(h int) int { return h & -h }
+
+// HadamardMaxHead is the longest head the kind Hadamard is generated for:
+// every target writes a block's stages out, so a head of 4096 values
+// would take some 50,000 statements.
+const HadamardMaxHead = 1024
+
+// HasHadamard reports whether a package's shape of head h gets the kind
+// Hadamard: a block of at least 16 values, a head of at most
+// HadamardMaxHead.
+func HasHadamard(h int) bool { return HadamardBlock(h) >= 16 && h <= HadamardMaxHead }
 
 // HadamardScale is c = fl32(1/√n) for n = 2^k: 2^−⌊k/2⌋, times fl32(1/√2)
 // (exactly: a power of two times a float32) for odd k.

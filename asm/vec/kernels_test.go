@@ -179,7 +179,7 @@ func kernelPackages() []kernelPackage {
 				continue
 			}
 			add(vec.Func{Kind: vec.RotTo, Shape: s, X: x})
-			if h := s.HeadDim; h >= 16 && h&(h-1) == 0 {
+			if vec.HasHadamard(s.HeadDim) {
 				add(vec.Func{Kind: vec.Hadamard, Shape: s, X: x})
 			}
 			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4} {
@@ -196,8 +196,8 @@ func kernelPackages() []kernelPackage {
 				}
 			}
 		}
-		if x == vec.F32 { // the Hadamard family's other blocks: 16 … 256 values
-			for _, h := range []int{16, 32, 64, 256} {
+		if x == vec.F32 { // the Hadamard family's other blocks: 16 … 256 values (80: five of 16)
+			for _, h := range []int{16, 32, 64, 80, 256} {
 				add(vec.Func{Kind: vec.Hadamard, Shape: sh(h, h, true), X: x})
 			}
 		}
