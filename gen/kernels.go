@@ -42,7 +42,8 @@ func (sh *shape) vshape() vec.Shape {
 
 // kernelFuncs are the kernels of every shape of the package, their Level
 // unset: the rotations (and the table fill, which only amd64 lowers), the
-// shape's QK-norms, and the kernels of its cache types. A cache type's
+// shape's QK-norms, and the kernels of its cache types (with the Hadamard
+// transform of the caches' option where vec.HasHadamard). A cache type's
 // storeShift and loadShift are left out when they would cover the whole
 // head: its store and load serve (fields).
 func (pk *pkg) kernelFuncs() []*vec.Func {
@@ -63,6 +64,9 @@ func (pk *pkg) kernelFuncs() []*vec.Func {
 		}
 		if sh.rotTo() {
 			add(vec.RotTo, vec.F32, vec.Elem{}, vec.NormVariant{})
+		}
+		if len(sh.caches) > 0 && vec.HasHadamard(s.HeadDim) {
+			add(vec.Hadamard, vec.F32, vec.Elem{}, vec.NormVariant{})
 		}
 		for _, c := range sh.caches {
 			e := elems[c]

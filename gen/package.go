@@ -180,7 +180,7 @@ func (pk *pkg) rtFiles() ([]File, error) {
 	names := []string{"kernels.go", "params.go", "table.go", "batch.go", "apply.go", "norm.go", "axes.go", "strides.go", "sincos.go"}
 	convert := pk.dt.name == "f16" || pk.dt.name == "bf16"
 	if len(pk.caches) > 0 {
-		names = append(names, "cache.go", "cachewalk.go", "prep.go")
+		names = append(names, "cache.go", "cachewalk.go", "hadamard.go", "prep.go")
 		for _, c := range pk.caches {
 			names = append(names, "cache_"+strings.ReplaceAll(c, "_", "")+".go")
 			convert = convert || c == "f16" || c == "bf16" || c == "q8_0"
@@ -246,12 +246,22 @@ func (pk *pkg) copyAll(dir, prefix string, names []string) ([]File, error) {
 // data is what the package's files are copied with (templates.Data).
 func (pk *pkg) data() *templates.Data {
 	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
+	paths := map[string]bool{} // the run-time's paths whose first type the tests check with the Hadamard option
 	for _, c := range pk.caches {
 		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3" || c == "e5m2"}
 		if ct, ok := cacheTypes[c]; ok {
 			tc.Elem = ct.goType
 		}
 		tc.Block = cacheTypes[c].block
+		path := tc.Elem
+		switch {
+		case tc.Scale:
+			path = "scaled"
+		case tc.Block > 0:
+			path = "block"
+		}
+		tc.Hadamard = !paths[path]
+		paths[path] = true
 		d.Caches = append(d.Caches, tc)
 	}
 	if p := pk.def; p != nil {

@@ -101,6 +101,11 @@ type Cache struct {
 	New   string // the constructor: "F16Cache", …
 	Scale bool   // the constructor takes a scale (e4m3, e5m2)
 	Block int    // the values of a block (32 for q8_0, q4_0, …, iq4_nl, 64 for nvfp4: a head must hold whole blocks); 0 for none
+	// Hadamard: the package's tests also check this type with the
+	// Hadamard option, as they do the first type of each of the
+	// run-time's paths (f32, uint16, a scaled byte type, a block format):
+	// the option's code is the same for the types of one path.
+	Hadamard bool
 }
 
 // F64 reports whether the package computes in float64.

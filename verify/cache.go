@@ -37,6 +37,18 @@ type Cache[C CacheElem] struct {
 	// Norm) and Store, and RunNorm against its Norm's.
 	Prep      func(tab Table[float32], p PrepStep[C], pos []int32)
 	BatchPrep func(b Batch[float32], p PrepStep[C])
+	// Hadamard says that every function views its caches with the
+	// Hadamard option (docs/contract.md §15: heads stored as H·y, Prep's
+	// queries multiplied by H, Shift over whole heads); LoadOriginal is
+	// then Load of the view's Original (the heads multiplied by H again)
+	// and Rows the package's Rotary.Hadamard, both required. Run checks
+	// the forms' bits, guard pages, panics, Batch and Prep (not the
+	// per-format checks of blocks, every code and far shifts, which the
+	// same type's Cache without the option makes), and Rows; Bench
+	// measures them; CacheExhaustive leaves them out.
+	Hadamard     bool
+	LoadOriginal func(dst []float32, scale float32, ds Strides, src []C, ss Strides, slots []int64)
+	Rows         func(x []float32, xs Strides, n int)
 }
 
 // CacheForms is the cache forms of one cache type of a package: a
@@ -45,6 +57,7 @@ type Cache[C CacheElem] struct {
 // them.
 type CacheForms interface {
 	cacheType() string
+	hadamard() bool
 	run(t *testing.T, s *suite[float32])
 	bench(s *suite[float32], named bool, r *rand.Rand) []benchGroup
 	exhaustive(t tb, k Kernel[float32], stride uint64)
@@ -52,7 +65,14 @@ type CacheForms interface {
 	fuzzPrep(s *suite[float32], hdr, vals []byte) string
 }
 
-func (c *Cache[C]) cacheType() string                   { return c.DType }
+func (c *Cache[C]) hadamard() bool { return c.Hadamard }
+func (c *Cache[C]) cacheType() string {
+	if c.Hadamard {
+		return c.DType + "+hadamard"
+	}
+	return c.DType
+}
+
 func (c *Cache[C]) run(t *testing.T, s *suite[float32]) { runCacheOf(t, s, c) }
 func (c *Cache[C]) prep(t *testing.T, s *suite[float32]) {
 	cs, err := newCacheSuite(s, c)
@@ -99,8 +119,18 @@ func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C],
 	if c.ApplyStore == nil || c.Store == nil || c.Load == nil || c.Shift == nil {
 		return nil, fmt.Errorf("Cache needs ApplyStore, Store, Load and Shift")
 	}
+	if c.Hadamard && (c.LoadOriginal == nil || c.Rows == nil) {
+		return nil, fmt.Errorf("a Cache with Hadamard needs LoadOriginal and Rows")
+	}
+	if b := s.hd & -s.hd; c.Hadamard && (b < 16 || s.hd > 1024) {
+		return nil, fmt.Errorf("a Cache with Hadamard at HeadDim %d (blocks of %d): want blocks of 16 or more and a head of at most 1024", s.hd, b)
+	}
 	v := ref.values
-	return &cacheSuite[C]{s: s, c: c, ref: ref, shiftN: (s.rd + v - 1) / v * v}, nil
+	shiftN := (s.rd + v - 1) / v * v
+	if c.Hadamard {
+		shiftN = s.hd // H mixes every value of a head into the rotary ones
+	}
+	return &cacheSuite[C]{s: s, c: c, ref: ref, shiftN: shiftN}, nil
 }
 
 // runCache runs the cache checks when the package has cache forms.
@@ -122,7 +152,16 @@ func runCacheOf[C CacheElem](t *testing.T, s *suite[float32], c *Cache[C]) {
 	if err != nil {
 		t.Fatalf("verify: invalid Cache: %v", err)
 	}
-	t.Logf("cache %s: CacheHead %d, Shift touches %d values of a head", c.DType, c.CacheHead, cs.shiftN)
+	t.Logf("cache %s: CacheHead %d, Shift touches %d values of a head", c.cacheType(), c.CacheHead, cs.shiftN)
+	if c.Hadamard {
+		t.Run("bits", func(t *testing.T) { checkCacheBits(t, cs) })
+		t.Run("rows", func(t *testing.T) { checkHadamardRows(t, cs) })
+		t.Run("guard", func(t *testing.T) { checkCacheGuard(t, cs) })
+		t.Run("panics", func(t *testing.T) { checkCachePanics(t, cs) })
+		t.Run("batch", func(t *testing.T) { checkCacheBatch(t, cs) })
+		runPrep(t, cs)
+		return
+	}
 	t.Run("bits", func(t *testing.T) { checkCacheBits(t, cs) })
 	t.Run("load-all", func(t *testing.T) { checkCacheLoadAll(t, cs) })
 	if cs.ref.blocks {

@@ -22,6 +22,7 @@ type cacheCall struct {
 	pos    []int32
 	delta  []int32
 	scale  float32
+	orig   bool // Load of a Hadamard-rotated cache's Original view
 }
 
 func (c *cacheCall) String() string {
@@ -31,6 +32,9 @@ func (c *cacheCall) String() string {
 		s += fmt.Sprintf(" pos %v", c.pos)
 	case opShift:
 		s += fmt.Sprintf(" delta %v", c.delta)
+	}
+	if c.orig {
+		s += " (Original: the heads multiplied by H again)"
 	}
 	if c.scale != 1 {
 		s += fmt.Sprintf(" scale %v", c.scale)
@@ -191,6 +195,8 @@ func (cs *cacheSuite[C]) drawCall(r *rand.Rand, op cacheOp) *cacheCall {
 		c.pos = cs.s.positions(r, tokens)
 	case opShift:
 		c.delta = deltas(r, tokens)
+	case opLoad:
+		c.orig = cs.c.Hadamard && r.IntN(2) == 0
 	}
 	return c
 }

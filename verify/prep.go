@@ -234,7 +234,8 @@ func (cs *cacheSuite[C]) prep(c *prepCall, st prepState) prepState {
 
 // separate makes c as the separate calls that define Prep's bits:
 // ApplyNormQK (ApplyQK without a norm) on the queries and on a copy of the
-// keys, then Store of the keys' copy and of the values. It returns the
+// keys (and with the Hadamard option Rows on the queries), then Store of
+// the keys' copy and of the values. It returns the
 // memory Prep must leave: the queries turned, the keys and values as they
 // were, the caches written.
 func (cs *cacheSuite[C]) separate(c *prepCall, st prepState) prepState {
@@ -246,6 +247,9 @@ func (cs *cacheSuite[C]) separate(c *prepCall, st prepState) prepState {
 		s.applyNorm(q, c.qs, c.qw, k, c.ks, c.kw, c.pos)
 	} else {
 		s.k.Strided.ApplyQK(s.tab, q, c.qs, k, c.ks, c.pos)
+	}
+	if cs.c.Hadamard { // the keys' cache is Hadamard-rotated: the queries are multiplied by H too
+		cs.c.Rows(q, c.qs, c.tokens)
 	}
 	for j := range c.tokens {
 		for h := range c.qs.Heads {
@@ -345,6 +349,9 @@ func checkPrepBits[C CacheElem](t tb, cs *cacheSuite[C]) {
 	calls := 120
 	if testing.Short() {
 		calls = 30
+		if cs.c.Hadamard {
+			calls = 15 // under qemu: the option's Prep path is the type's but for H
+		}
 	}
 	for range calls {
 		c := cs.drawPrep(r)

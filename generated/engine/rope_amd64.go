@@ -33,6 +33,7 @@ func kernels_64x64i_avx512() (k kernels) {
 	k.invRows = invRows_64x64i_avx512
 	k.fill = fill_64x64i_avx512
 	k.rotTo = rotTo_64x64i_avx512
+	k.hadamard = hadamard_64x64i_avx512
 	k.half[0].store = store_f16_64x64i_avx512
 	k.half[0].storeShift = store_f16_64x64i_avx512
 	k.half[0].load = load_f16_64x64i_avx512
@@ -75,6 +76,7 @@ func kernels_96x96n_avx512() (k kernels) {
 	k.invRows = invRows_96x96n_avx512
 	k.fill = fill_96x96n_avx512
 	k.rotTo = rotTo_96x96n_avx512
+	k.hadamard = hadamard_96x96n_avx512
 	k.half[0].store = store_f16_96x96n_avx512
 	k.half[0].storeShift = store_f16_96x96n_avx512
 	k.half[0].load = load_f16_96x96n_avx512
@@ -115,6 +117,7 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_avx512
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx512
 	k.rotTo = rotTo_128x128i_avx512
+	k.hadamard = hadamard_128x128i_avx512
 	k.half[0].store = store_f16_128x128i_avx512
 	k.half[0].storeShift = store_f16_128x128i_avx512
 	k.half[0].load = load_f16_128x128i_avx512
@@ -161,6 +164,7 @@ func kernels_128x128n_avx512() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_avx512
 	k.normOnly[2] = normOnly_rmsToken_128x128n_avx512
 	k.rotTo = rotTo_128x128n_avx512
+	k.hadamard = hadamard_128x128n_avx512
 	k.half[0].store = store_f16_128x128n_avx512
 	k.half[0].storeShift = store_f16_128x128n_avx512
 	k.half[0].load = load_f16_128x128n_avx512
@@ -205,6 +209,7 @@ func kernels_256x256n_avx512() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_avx512
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx512
 	k.rotTo = rotTo_256x256n_avx512
+	k.hadamard = hadamard_256x256n_avx512
 	k.half[0].store = store_f16_256x256n_avx512
 	k.half[0].storeShift = store_f16_256x256n_avx512
 	k.half[0].load = load_f16_256x256n_avx512
@@ -247,6 +252,7 @@ func kernels_64x64i_avx2() (k kernels) {
 	k.invRows = invRows_64x64i_avx2
 	k.fill = fill_64x64i_avx2
 	k.rotTo = rotTo_64x64i_avx2
+	k.hadamard = hadamard_64x64i_avx2
 	k.half[0].store = store_f16_64x64i_avx2
 	k.half[0].storeShift = store_f16_64x64i_avx2
 	k.half[0].load = load_f16_64x64i_avx2
@@ -289,6 +295,7 @@ func kernels_96x96n_avx2() (k kernels) {
 	k.invRows = invRows_96x96n_avx2
 	k.fill = fill_96x96n_avx2
 	k.rotTo = rotTo_96x96n_avx2
+	k.hadamard = hadamard_96x96n_avx2
 	k.half[0].store = store_f16_96x96n_avx2
 	k.half[0].storeShift = store_f16_96x96n_avx2
 	k.half[0].load = load_f16_96x96n_avx2
@@ -329,6 +336,7 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_avx2
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx2
 	k.rotTo = rotTo_128x128i_avx2
+	k.hadamard = hadamard_128x128i_avx2
 	k.half[0].store = store_f16_128x128i_avx2
 	k.half[0].storeShift = store_f16_128x128i_avx2
 	k.half[0].load = load_f16_128x128i_avx2
@@ -375,6 +383,7 @@ func kernels_128x128n_avx2() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_avx2
 	k.normOnly[2] = normOnly_rmsToken_128x128n_avx2
 	k.rotTo = rotTo_128x128n_avx2
+	k.hadamard = hadamard_128x128n_avx2
 	k.half[0].store = store_f16_128x128n_avx2
 	k.half[0].storeShift = store_f16_128x128n_avx2
 	k.half[0].load = load_f16_128x128n_avx2
@@ -419,6 +428,7 @@ func kernels_256x256n_avx2() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_avx2
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx2
 	k.rotTo = rotTo_256x256n_avx2
+	k.hadamard = hadamard_256x256n_avx2
 	k.half[0].store = store_f16_256x256n_avx2
 	k.half[0].storeShift = store_f16_256x256n_avx2
 	k.half[0].load = load_f16_256x256n_avx2
@@ -482,6 +492,11 @@ func fill_64x64i_avx512(r *float32, pos float64, freqs *float64, attn float64) (
 //
 //go:noescape
 func rotTo_64x64i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_64x64i_avx512 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_64x64i_avx512(x []float32, stride int, n int)
 
 // store_f16_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
@@ -598,6 +613,11 @@ func fill_96x96n_avx512(r *float32, pos float64, freqs *float64, attn float64) (
 //go:noescape
 func rotTo_96x96n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_96x96n_avx512 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_96x96n_avx512(x []float32, stride int, n int)
+
 // store_f16_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
@@ -712,6 +732,11 @@ func normOnly_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *flo
 //
 //go:noescape
 func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_128x128i_avx512(x []float32, stride int, n int)
 
 // store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
@@ -848,6 +873,11 @@ func normOnly_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float3
 //go:noescape
 func rotTo_128x128n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_128x128n_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_128x128n_avx512(x []float32, stride int, n int)
+
 // store_f16_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
@@ -973,6 +1003,11 @@ func normOnly_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float
 //go:noescape
 func rotTo_256x256n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_256x256n_avx512 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_256x256n_avx512(x []float32, stride int, n int)
+
 // store_f16_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
@@ -1087,6 +1122,11 @@ func fill_64x64i_avx2(r *float32, pos float64, freqs *float64, attn float64) (do
 //
 //go:noescape
 func rotTo_64x64i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_64x64i_avx2 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_64x64i_avx2(x []float32, stride int, n int)
 
 // store_f16_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
@@ -1203,6 +1243,11 @@ func fill_96x96n_avx2(r *float32, pos float64, freqs *float64, attn float64) (do
 //go:noescape
 func rotTo_96x96n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_96x96n_avx2 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_96x96n_avx2(x []float32, stride int, n int)
+
 // store_f16_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
@@ -1317,6 +1362,11 @@ func normOnly_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float
 //
 //go:noescape
 func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_128x128i_avx2(x []float32, stride int, n int)
 
 // store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
@@ -1453,6 +1503,11 @@ func normOnly_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32,
 //go:noescape
 func rotTo_128x128n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_128x128n_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_128x128n_avx2(x []float32, stride int, n int)
+
 // store_f16_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
@@ -1577,6 +1632,11 @@ func normOnly_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32
 //
 //go:noescape
 func rotTo_256x256n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_256x256n_avx2 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_256x256n_avx2(x []float32, stride int, n int)
 
 // store_f16_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //

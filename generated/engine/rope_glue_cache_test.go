@@ -3,7 +3,11 @@
 
 package engine
 
-import "github.com/ropegen/ropegen/verify"
+import (
+	"testing"
+
+	"github.com/ropegen/ropegen/verify"
+)
 
 // cacheOf describes r's forms of the cache type dtype to verify: mk makes a
 // Cache of that type from a buffer, its view and (e4m3) its scale.
@@ -45,6 +49,25 @@ func cacheOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Str
 			batchOf(b).Prep(step(p), batchOf(b).Pos())
 		},
 	}
+}
+
+// hadamardOf is cacheOf for the views mk makes with the Hadamard option
+// (Cache.WithHadamard), with Load of their Original views and
+// Rotary.Hadamard; nil where r's HeadDim has not the option (blocks of 16
+// or more, a head of at most 1024), and with -short (as under qemu) but at the package's first shape:
+// the run-time's code is the same at every shape, and asm/vec's
+// TestKernels checks every target's Hadamard kernel at every block size.
+func hadamardOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Strides, scale float32) Cache) verify.CacheForms {
+	if r.hd&-r.hd < 16 || r.hd > 1024 || testing.Short() && r.si != 0 {
+		return nil
+	}
+	c := cacheOf(r, dtype, func(buf []C, s Strides, scale float32) Cache { return mk(buf, s, scale).WithHadamard() }).(*verify.Cache[C])
+	c.Hadamard = true
+	c.LoadOriginal = func(dst []float32, scale float32, ds verify.Strides, src []C, ss verify.Strides, slots []int64) {
+		r.Load(dst, Strides(ds), mk(src, Strides(ss), scale).WithHadamard().Original(), slots)
+	}
+	c.Rows = func(x []float32, xs verify.Strides, n int) { r.Hadamard(x, Strides(xs), n) }
+	return c
 }
 
 // narrowOf describes the rotate-and-narrow kernels of r's uint16 cache

@@ -26,6 +26,7 @@ func kernels_64x64i_rvv() (k kernels) {
 	k.fwdRows = fwdRows_64x64i_rvv
 	k.invRows = invRows_64x64i_rvv
 	k.rotTo = rotTo_64x64i_rvv
+	k.hadamard = hadamard_64x64i_rvv
 	k.half[0].store = store_f16_64x64i_rvv
 	k.half[0].storeShift = store_f16_64x64i_rvv
 	k.half[0].load = load_f16_64x64i_rvv
@@ -67,6 +68,7 @@ func kernels_96x96n_rvv() (k kernels) {
 	k.fwdRows = fwdRows_96x96n_rvv
 	k.invRows = invRows_96x96n_rvv
 	k.rotTo = rotTo_96x96n_rvv
+	k.hadamard = hadamard_96x96n_rvv
 	k.half[0].store = store_f16_96x96n_rvv
 	k.half[0].storeShift = store_f16_96x96n_rvv
 	k.half[0].load = load_f16_96x96n_rvv
@@ -106,6 +108,7 @@ func kernels_128x128i_rvv() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_rvv
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_rvv
 	k.rotTo = rotTo_128x128i_rvv
+	k.hadamard = hadamard_128x128i_rvv
 	k.half[0].store = store_f16_128x128i_rvv
 	k.half[0].storeShift = store_f16_128x128i_rvv
 	k.half[0].load = load_f16_128x128i_rvv
@@ -151,6 +154,7 @@ func kernels_128x128n_rvv() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_rvv
 	k.normOnly[2] = normOnly_rmsToken_128x128n_rvv
 	k.rotTo = rotTo_128x128n_rvv
+	k.hadamard = hadamard_128x128n_rvv
 	k.half[0].store = store_f16_128x128n_rvv
 	k.half[0].storeShift = store_f16_128x128n_rvv
 	k.half[0].load = load_f16_128x128n_rvv
@@ -194,6 +198,7 @@ func kernels_256x256n_rvv() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_rvv
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_rvv
 	k.rotTo = rotTo_256x256n_rvv
+	k.hadamard = hadamard_256x256n_rvv
 	k.half[0].store = store_f16_256x256n_rvv
 	k.half[0].storeShift = store_f16_256x256n_rvv
 	k.half[0].load = load_f16_256x256n_rvv
@@ -252,6 +257,11 @@ func invRows_64x64i_rvv(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func rotTo_64x64i_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_64x64i_rvv transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_64x64i_rvv(x []float32, stride int, n int)
 
 // store_f16_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
@@ -363,6 +373,11 @@ func invRows_96x96n_rvv(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func rotTo_96x96n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_96x96n_rvv transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_96x96n_rvv(x []float32, stride int, n int)
+
 // store_f16_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
@@ -472,6 +487,11 @@ func normOnly_l2HeadAfter_128x128i_rvv(x []float32, stride int, n int, r *float3
 //
 //go:noescape
 func rotTo_128x128i_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_128x128i_rvv(x []float32, stride int, n int)
 
 // store_f16_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
@@ -603,6 +623,11 @@ func normOnly_rmsToken_128x128n_rvv(x []float32, stride int, n int, r *float32, 
 //go:noescape
 func rotTo_128x128n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
+// hadamard_128x128n_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_128x128n_rvv(x []float32, stride int, n int)
+
 // store_f16_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
@@ -722,6 +747,11 @@ func normOnly_gemmaHead_256x256n_rvv(x []float32, stride int, n int, r *float32,
 //
 //go:noescape
 func rotTo_256x256n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_256x256n_rvv transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_256x256n_rvv(x []float32, stride int, n int)
 
 // store_f16_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //

@@ -30,42 +30,65 @@ func init() {
 	}
 }
 
-// caches describes r's forms of every cache type the package has at r's shape.
+// caches describes r's forms of every cache type the package has at r's
+// shape, and, where r's HeadDim has the Hadamard option, with it those of
+// the first type of each of the run-time's paths (f32, uint16, a scaled
+// byte type, a block format).
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
-	cs = append(cs, cacheOf(r, "f32", func(b []float32, s Strides, _ float32) Cache {
-		return F32Cache(b, s)
-	}))
-	cs = append(cs, cacheOf(r, "f16", func(b []uint16, s Strides, _ float32) Cache {
-		return F16Cache(b, s)
-	}))
-	cs = append(cs, cacheOf(r, "e5m2", func(b []uint8, s Strides, scale float32) Cache {
-		return E5M2Cache(b, s, scale)
-	}))
+	add := func(c, h verify.CacheForms) {
+		cs = append(cs, c)
+		if h != nil {
+			cs = append(cs, h)
+		}
+	}
+	{
+		mk := func(b []float32, s Strides, _ float32) Cache {
+			return F32Cache(b, s)
+		}
+		add(cacheOf(r, "f32", mk), hadamardOf(r, "f32", mk))
+	}
+	{
+		mk := func(b []uint16, s Strides, _ float32) Cache {
+			return F16Cache(b, s)
+		}
+		add(cacheOf(r, "f16", mk), hadamardOf(r, "f16", mk))
+	}
+	{
+		mk := func(b []uint8, s Strides, scale float32) Cache {
+			return E5M2Cache(b, s, scale)
+		}
+		add(cacheOf(r, "e5m2", mk), hadamardOf(r, "e5m2", mk))
+	}
 	if r.Shape().HeadDim%32 == 0 {
-		cs = append(cs, cacheOf(r, "q8_0", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return Q80Cache(b, s)
-		}))
+		}
+		add(cacheOf(r, "q8_0", mk), hadamardOf(r, "q8_0", mk))
 	}
 	if r.Shape().HeadDim%32 == 0 {
-		cs = append(cs, cacheOf(r, "q4_0", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return Q40Cache(b, s)
-		}))
+		}
+		add(cacheOf(r, "q4_0", mk), nil)
 	}
 	if r.Shape().HeadDim%32 == 0 {
-		cs = append(cs, cacheOf(r, "mxfp4", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return MXFP4Cache(b, s)
-		}))
+		}
+		add(cacheOf(r, "mxfp4", mk), nil)
 	}
 	if r.Shape().HeadDim%32 == 0 {
-		cs = append(cs, cacheOf(r, "iq4_nl", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return IQ4NLCache(b, s)
-		}))
+		}
+		add(cacheOf(r, "iq4_nl", mk), nil)
 	}
 	if r.Shape().HeadDim%64 == 0 {
-		cs = append(cs, cacheOf(r, "nvfp4", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return NVFP4Cache(b, s)
-		}))
+		}
+		add(cacheOf(r, "nvfp4", mk), nil)
 	}
 	return cs
 }

@@ -486,6 +486,211 @@ done:
 	VZEROUPPER
 	RET
 
+// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), AX
+	MOVQ         n+32(FP), CX
+	MOVQ         stride+24(FP), DX
+	TESTQ        CX, CX
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x3db504f3, BX
+	VPBROADCASTD BX, Z0
+
+head:
+	VMOVUPS    (AX), Z1
+	VMOVUPS    64(AX), Z2
+	VMOVUPS    128(AX), Z3
+	VMOVUPS    192(AX), Z4
+	VMOVUPS    256(AX), Z5
+	VMOVUPS    320(AX), Z6
+	VMOVUPS    384(AX), Z7
+	VMOVUPS    448(AX), Z8
+	MOVL       $0x0000aaaa, BX
+	KMOVW      BX, K1
+	VPERMILPS  $0xb1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VPERMILPS  $0xb1, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VPERMILPS  $0xb1, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VPERMILPS  $0xb1, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VPERMILPS  $0xb1, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VPERMILPS  $0xb1, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VPERMILPS  $0xb1, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000cccc, BX
+	KMOVW      BX, K1
+	VPERMILPS  $0x4e, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VPERMILPS  $0x4e, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VPERMILPS  $0x4e, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VPERMILPS  $0x4e, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VPERMILPS  $0x4e, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VPERMILPS  $0x4e, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VPERMILPS  $0x4e, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000f0f0, BX
+	KMOVW      BX, K1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VSHUFF32X4 $0xb1, Z2, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VSHUFF32X4 $0xb1, Z3, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VSHUFF32X4 $0xb1, Z4, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VSHUFF32X4 $0xb1, Z5, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VSHUFF32X4 $0xb1, Z6, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VSHUFF32X4 $0xb1, Z7, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VSHUFF32X4 $0xb1, Z8, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000ff00, BX
+	KMOVW      BX, K1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VSHUFF32X4 $0x4e, Z2, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VSHUFF32X4 $0x4e, Z3, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VSHUFF32X4 $0x4e, Z4, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VSHUFF32X4 $0x4e, Z5, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VSHUFF32X4 $0x4e, Z6, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VSHUFF32X4 $0x4e, Z7, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VSHUFF32X4 $0x4e, Z8, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	VADDPS     Z2, Z1, Z9
+	VSUBPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
+	VSUBPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
+	VSUBPS     Z6, Z5, Z5
+	VADDPS     Z8, Z7, Z6
+	VSUBPS     Z8, Z7, Z7
+	VADDPS     Z2, Z9, Z8
+	VSUBPS     Z2, Z9, Z2
+	VADDPS     Z3, Z1, Z9
+	VSUBPS     Z3, Z1, Z1
+	VADDPS     Z6, Z4, Z3
+	VSUBPS     Z6, Z4, Z4
+	VADDPS     Z7, Z5, Z6
+	VSUBPS     Z7, Z5, Z5
+	VADDPS     Z3, Z8, Z7
+	VSUBPS     Z3, Z8, Z3
+	VADDPS     Z6, Z9, Z8
+	VSUBPS     Z6, Z9, Z6
+	VADDPS     Z4, Z2, Z9
+	VSUBPS     Z4, Z2, Z2
+	VADDPS     Z5, Z1, Z4
+	VSUBPS     Z5, Z1, Z1
+	VMULPS     Z0, Z7, Z5
+	VMULPS     Z0, Z8, Z7
+	VMULPS     Z0, Z9, Z8
+	VMULPS     Z0, Z4, Z4
+	VMULPS     Z0, Z3, Z3
+	VMULPS     Z0, Z6, Z6
+	VMULPS     Z0, Z2, Z2
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z5, (AX)
+	VMOVUPS    Z7, 64(AX)
+	VMOVUPS    Z8, 128(AX)
+	VMOVUPS    Z4, 192(AX)
+	VMOVUPS    Z3, 256(AX)
+	VMOVUPS    Z6, 320(AX)
+	VMOVUPS    Z2, 384(AX)
+	VMOVUPS    Z1, 448(AX)
+	ADDQ       DX, AX
+	DECQ       CX
+	JNZ        head
+
+done:
+	VZEROUPPER
+	RET
+
 // func store_e4m3_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
 TEXT ·store_e4m3_128x128i_avx512(SB), NOSPLIT, $0-76
@@ -2227,6 +2432,370 @@ done:
 	VZEROUPPER
 	RET
 
+// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// Requires: AVX, AVX2
+TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), AX
+	MOVQ         n+32(FP), CX
+	MOVQ         stride+24(FP), DX
+	TESTQ        CX, CX
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x3db504f3, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+
+head:
+	VMOVUPS    (AX), Y1
+	VMOVUPS    32(AX), Y2
+	VMOVUPS    64(AX), Y3
+	VMOVUPS    96(AX), Y4
+	VMOVUPS    128(AX), Y5
+	VMOVUPS    160(AX), Y6
+	VMOVUPS    192(AX), Y7
+	VMOVUPS    224(AX), Y8
+	VMOVDQU    vecconst<>+1536(SB), Y9
+	VPERMILPS  $0xb1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0xb1, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0xb1, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0xb1, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0xb1, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0xb1, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0xb1, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0xb1, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1600(SB), Y9
+	VPERMILPS  $0x4e, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0x4e, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0x4e, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0x4e, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0x4e, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0x4e, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0x4e, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0x4e, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1664(SB), Y9
+	VPERM2F128 $0x01, Y1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERM2F128 $0x01, Y2, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERM2F128 $0x01, Y3, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERM2F128 $0x01, Y4, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERM2F128 $0x01, Y5, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERM2F128 $0x01, Y6, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERM2F128 $0x01, Y7, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERM2F128 $0x01, Y8, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VADDPS     Y2, Y1, Y9
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y4, Y3, Y2
+	VSUBPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y4
+	VSUBPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y6
+	VSUBPS     Y8, Y7, Y7
+	VADDPS     Y2, Y9, Y8
+	VSUBPS     Y2, Y9, Y2
+	VADDPS     Y3, Y1, Y9
+	VSUBPS     Y3, Y1, Y1
+	VADDPS     Y6, Y4, Y3
+	VSUBPS     Y6, Y4, Y4
+	VADDPS     Y7, Y5, Y6
+	VSUBPS     Y7, Y5, Y5
+	VADDPS     Y3, Y8, Y7
+	VSUBPS     Y3, Y8, Y3
+	VADDPS     Y6, Y9, Y8
+	VSUBPS     Y6, Y9, Y6
+	VADDPS     Y4, Y2, Y9
+	VSUBPS     Y4, Y2, Y2
+	VADDPS     Y5, Y1, Y4
+	VSUBPS     Y5, Y1, Y1
+	VMOVUPS    Y7, (AX)
+	VMOVUPS    Y8, 32(AX)
+	VMOVUPS    Y9, 64(AX)
+	VMOVUPS    Y4, 96(AX)
+	VMOVUPS    Y3, 128(AX)
+	VMOVUPS    Y6, 160(AX)
+	VMOVUPS    Y2, 192(AX)
+	VMOVUPS    Y1, 224(AX)
+	VMOVUPS    256(AX), Y1
+	VMOVUPS    288(AX), Y2
+	VMOVUPS    320(AX), Y3
+	VMOVUPS    352(AX), Y4
+	VMOVUPS    384(AX), Y5
+	VMOVUPS    416(AX), Y6
+	VMOVUPS    448(AX), Y7
+	VMOVUPS    480(AX), Y8
+	VMOVDQU    vecconst<>+1536(SB), Y9
+	VPERMILPS  $0xb1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0xb1, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0xb1, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0xb1, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0xb1, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0xb1, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0xb1, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0xb1, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1600(SB), Y9
+	VPERMILPS  $0x4e, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0x4e, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0x4e, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0x4e, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0x4e, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0x4e, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0x4e, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0x4e, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1664(SB), Y9
+	VPERM2F128 $0x01, Y1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERM2F128 $0x01, Y2, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERM2F128 $0x01, Y3, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERM2F128 $0x01, Y4, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERM2F128 $0x01, Y5, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERM2F128 $0x01, Y6, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERM2F128 $0x01, Y7, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERM2F128 $0x01, Y8, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VADDPS     Y2, Y1, Y9
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y4, Y3, Y2
+	VSUBPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y4
+	VSUBPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y6
+	VSUBPS     Y8, Y7, Y7
+	VADDPS     Y2, Y9, Y8
+	VSUBPS     Y2, Y9, Y2
+	VADDPS     Y3, Y1, Y9
+	VSUBPS     Y3, Y1, Y1
+	VADDPS     Y6, Y4, Y3
+	VSUBPS     Y6, Y4, Y4
+	VADDPS     Y7, Y5, Y6
+	VSUBPS     Y7, Y5, Y5
+	VADDPS     Y3, Y8, Y7
+	VSUBPS     Y3, Y8, Y3
+	VADDPS     Y6, Y9, Y8
+	VSUBPS     Y6, Y9, Y6
+	VADDPS     Y4, Y2, Y9
+	VSUBPS     Y4, Y2, Y2
+	VADDPS     Y5, Y1, Y4
+	VSUBPS     Y5, Y1, Y1
+	VMOVUPS    Y7, 256(AX)
+	VMOVUPS    Y8, 288(AX)
+	VMOVUPS    Y9, 320(AX)
+	VMOVUPS    Y4, 352(AX)
+	VMOVUPS    Y3, 384(AX)
+	VMOVUPS    Y6, 416(AX)
+	VMOVUPS    Y2, 448(AX)
+	VMOVUPS    Y1, 480(AX)
+	VMOVUPS    (AX), Y1
+	VMOVUPS    32(AX), Y2
+	VMOVUPS    64(AX), Y3
+	VMOVUPS    96(AX), Y4
+	VMOVUPS    128(AX), Y5
+	VMOVUPS    160(AX), Y6
+	VMOVUPS    192(AX), Y7
+	VMOVUPS    224(AX), Y8
+	VMOVUPS    256(AX), Y9
+	VMOVUPS    288(AX), Y10
+	VMOVUPS    320(AX), Y11
+	VMOVUPS    352(AX), Y12
+	VMOVUPS    384(AX), Y13
+	VMOVUPS    416(AX), Y14
+	VMOVUPS    448(AX), Y15
+	VMOVUPS    480(AX), Y16
+	VADDPS     Y9, Y1, Y17
+	VSUBPS     Y9, Y1, Y1
+	VMULPS     Y0, Y17, Y9
+	VMULPS     Y0, Y1, Y1
+	VADDPS     Y10, Y2, Y17
+	VSUBPS     Y10, Y2, Y2
+	VMULPS     Y0, Y17, Y10
+	VMULPS     Y0, Y2, Y2
+	VADDPS     Y11, Y3, Y17
+	VSUBPS     Y11, Y3, Y3
+	VMULPS     Y0, Y17, Y11
+	VMULPS     Y0, Y3, Y3
+	VADDPS     Y12, Y4, Y17
+	VSUBPS     Y12, Y4, Y4
+	VMULPS     Y0, Y17, Y12
+	VMULPS     Y0, Y4, Y4
+	VADDPS     Y13, Y5, Y17
+	VSUBPS     Y13, Y5, Y5
+	VMULPS     Y0, Y17, Y13
+	VMULPS     Y0, Y5, Y5
+	VADDPS     Y14, Y6, Y17
+	VSUBPS     Y14, Y6, Y6
+	VMULPS     Y0, Y17, Y14
+	VMULPS     Y0, Y6, Y6
+	VADDPS     Y15, Y7, Y17
+	VSUBPS     Y15, Y7, Y7
+	VMULPS     Y0, Y17, Y15
+	VMULPS     Y0, Y7, Y7
+	VADDPS     Y16, Y8, Y17
+	VSUBPS     Y16, Y8, Y8
+	VMULPS     Y0, Y17, Y16
+	VMULPS     Y0, Y8, Y8
+	VMOVUPS    Y9, (AX)
+	VMOVUPS    Y10, 32(AX)
+	VMOVUPS    Y11, 64(AX)
+	VMOVUPS    Y12, 96(AX)
+	VMOVUPS    Y13, 128(AX)
+	VMOVUPS    Y14, 160(AX)
+	VMOVUPS    Y15, 192(AX)
+	VMOVUPS    Y16, 224(AX)
+	VMOVUPS    Y1, 256(AX)
+	VMOVUPS    Y2, 288(AX)
+	VMOVUPS    Y3, 320(AX)
+	VMOVUPS    Y4, 352(AX)
+	VMOVUPS    Y5, 384(AX)
+	VMOVUPS    Y6, 416(AX)
+	VMOVUPS    Y7, 448(AX)
+	VMOVUPS    Y8, 480(AX)
+	ADDQ       DX, AX
+	DECQ       CX
+	JNZ        head
+
+done:
+	VZEROUPPER
+	RET
+
 // func store_e4m3_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
 TEXT ·store_e4m3_128x128i_avx2(SB), NOSPLIT, $0-76
@@ -2243,22 +2812,22 @@ TEXT ·store_e4m3_128x128i_avx2(SB), NOSPLIT, $0-76
 head:
 	VMOVUPS      (AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2268,22 +2837,22 @@ head:
 	VMOVQ        X1, (CX)
 	VMOVUPS      32(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2293,22 +2862,22 @@ head:
 	VMOVQ        X1, 8(CX)
 	VMOVUPS      64(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2318,22 +2887,22 @@ head:
 	VMOVQ        X1, 16(CX)
 	VMOVUPS      96(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2343,22 +2912,22 @@ head:
 	VMOVQ        X1, 24(CX)
 	VMOVUPS      128(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2368,22 +2937,22 @@ head:
 	VMOVQ        X1, 32(CX)
 	VMOVUPS      160(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2393,22 +2962,22 @@ head:
 	VMOVQ        X1, 40(CX)
 	VMOVUPS      192(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2418,22 +2987,22 @@ head:
 	VMOVQ        X1, 48(CX)
 	VMOVUPS      224(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2443,22 +3012,22 @@ head:
 	VMOVQ        X1, 56(CX)
 	VMOVUPS      256(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2468,22 +3037,22 @@ head:
 	VMOVQ        X1, 64(CX)
 	VMOVUPS      288(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2493,22 +3062,22 @@ head:
 	VMOVQ        X1, 72(CX)
 	VMOVUPS      320(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2518,22 +3087,22 @@ head:
 	VMOVQ        X1, 80(CX)
 	VMOVUPS      352(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2543,22 +3112,22 @@ head:
 	VMOVQ        X1, 88(CX)
 	VMOVUPS      384(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2568,22 +3137,22 @@ head:
 	VMOVQ        X1, 96(CX)
 	VMOVUPS      416(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2593,22 +3162,22 @@ head:
 	VMOVQ        X1, 104(CX)
 	VMOVUPS      448(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2618,22 +3187,22 @@ head:
 	VMOVQ        X1, 112(CX)
 	VMOVUPS      480(AX), Y1
 	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1536(SB), Y1, Y2
+	VPAND        vecconst<>+1728(SB), Y1, Y2
 	VPSRLD       $0x14, Y2, Y3
-	VPAND        vecconst<>+1600(SB), Y3, Y3
+	VPAND        vecconst<>+1792(SB), Y3, Y3
 	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+1664(SB), Y3, Y3
+	VPADDD       vecconst<>+1856(SB), Y3, Y3
 	VPSRLD       $0x14, Y3, Y3
-	VADDPS       vecconst<>+1728(SB), Y2, Y4
-	VPSUBD       vecconst<>+1728(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1792(SB), Y5
+	VADDPS       vecconst<>+1920(SB), Y2, Y4
+	VPSUBD       vecconst<>+1920(SB), Y4, Y4
+	VMOVUPS      vecconst<>+1984(SB), Y5
 	VPCMPGTD     Y2, Y5, Y5
 	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+1856(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2048(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+1984(SB), Y3, Y2
-	VPAND        vecconst<>+2112(SB), Y1, Y1
+	VPCMPGTD     vecconst<>+2048(SB), Y2, Y4
+	VPBLENDVB    Y4, vecconst<>+2112(SB), Y3, Y3
+	VPCMPGTD     vecconst<>+2240(SB), Y2, Y2
+	VPBLENDVB    Y2, vecconst<>+2176(SB), Y3, Y2
+	VPAND        vecconst<>+2304(SB), Y1, Y1
 	VPSRLD       $0x18, Y1, Y1
 	VPOR         Y1, Y2, Y1
 	VPACKUSDW    Y1, Y1, Y1
@@ -2665,257 +3234,257 @@ TEXT ·load_e4m3_128x128i_avx2(SB), NOSPLIT, $0-76
 
 head:
 	VPMOVZXBD (AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, (CX)
 	VPMOVZXBD 8(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 32(CX)
 	VPMOVZXBD 16(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 64(CX)
 	VPMOVZXBD 24(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 96(CX)
 	VPMOVZXBD 32(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 128(CX)
 	VPMOVZXBD 40(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 160(CX)
 	VPMOVZXBD 48(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 192(CX)
 	VPMOVZXBD 56(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 224(CX)
 	VPMOVZXBD 64(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 256(CX)
 	VPMOVZXBD 72(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 288(CX)
 	VPMOVZXBD 80(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 320(CX)
 	VPMOVZXBD 88(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 352(CX)
 	VPMOVZXBD 96(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 384(CX)
 	VPMOVZXBD 104(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 416(CX)
 	VPMOVZXBD 112(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
 	VMOVUPS   Y1, 448(CX)
 	VPMOVZXBD 120(AX), Y1
-	VPAND     vecconst<>+1984(SB), Y1, Y2
+	VPAND     vecconst<>+2176(SB), Y1, Y2
 	VPSLLD    $0x14, Y2, Y3
-	VPADDD    vecconst<>+2176(SB), Y3, Y3
+	VPADDD    vecconst<>+2368(SB), Y3, Y3
 	VCVTDQ2PS Y2, Y4
-	VMULPS    vecconst<>+2240(SB), Y4, Y4
-	VMOVUPS   vecconst<>+2304(SB), Y5
+	VMULPS    vecconst<>+2432(SB), Y4, Y4
+	VMOVUPS   vecconst<>+2496(SB), Y5
 	VPCMPGTD  Y2, Y5, Y5
 	VPBLENDVB Y5, Y4, Y3, Y3
-	VPCMPEQD  vecconst<>+1984(SB), Y2, Y2
-	VPBLENDVB Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND     vecconst<>+2432(SB), Y1, Y1
+	VPCMPEQD  vecconst<>+2176(SB), Y2, Y2
+	VPBLENDVB Y2, vecconst<>+2560(SB), Y3, Y2
+	VPAND     vecconst<>+2624(SB), Y1, Y1
 	VPSLLD    $0x18, Y1, Y1
 	VPOR      Y1, Y2, Y1
 	VMULPS    Y0, Y1, Y1
@@ -3121,124 +3690,148 @@ DATA vecconst<>+1504(SB)/8, $0x0000000080000000
 DATA vecconst<>+1512(SB)/8, $0x0000000080000000
 DATA vecconst<>+1520(SB)/8, $0x0000000080000000
 DATA vecconst<>+1528(SB)/8, $0x0000000080000000
-DATA vecconst<>+1536(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1544(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1552(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1560(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1568(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1576(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1584(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1592(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1600(SB)/8, $0x0000000100000001
-DATA vecconst<>+1608(SB)/8, $0x0000000100000001
-DATA vecconst<>+1616(SB)/8, $0x0000000100000001
-DATA vecconst<>+1624(SB)/8, $0x0000000100000001
-DATA vecconst<>+1632(SB)/8, $0x0000000100000001
-DATA vecconst<>+1640(SB)/8, $0x0000000100000001
-DATA vecconst<>+1648(SB)/8, $0x0000000100000001
-DATA vecconst<>+1656(SB)/8, $0x0000000100000001
-DATA vecconst<>+1664(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1672(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1680(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1688(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1696(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1704(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1712(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1720(SB)/8, $0xc407ffffc407ffff
-DATA vecconst<>+1728(SB)/8, $0x4680000046800000
-DATA vecconst<>+1736(SB)/8, $0x4680000046800000
-DATA vecconst<>+1744(SB)/8, $0x4680000046800000
-DATA vecconst<>+1752(SB)/8, $0x4680000046800000
-DATA vecconst<>+1760(SB)/8, $0x4680000046800000
-DATA vecconst<>+1768(SB)/8, $0x4680000046800000
-DATA vecconst<>+1776(SB)/8, $0x4680000046800000
-DATA vecconst<>+1784(SB)/8, $0x4680000046800000
-DATA vecconst<>+1792(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1800(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1808(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1816(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1824(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1832(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1840(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1848(SB)/8, $0x3c8000003c800000
-DATA vecconst<>+1856(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1864(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1872(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1880(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1888(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1896(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1904(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1912(SB)/8, $0x43e7ffff43e7ffff
-DATA vecconst<>+1920(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1928(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1936(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1944(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1952(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1960(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1968(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1976(SB)/8, $0x0000007e0000007e
-DATA vecconst<>+1984(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+1992(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2000(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2008(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2016(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2024(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2032(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2040(SB)/8, $0x0000007f0000007f
-DATA vecconst<>+2048(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2056(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2064(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2072(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2080(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2088(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2096(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2104(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+2112(SB)/8, $0x8000000080000000
-DATA vecconst<>+2120(SB)/8, $0x8000000080000000
-DATA vecconst<>+2128(SB)/8, $0x8000000080000000
-DATA vecconst<>+2136(SB)/8, $0x8000000080000000
-DATA vecconst<>+2144(SB)/8, $0x8000000080000000
-DATA vecconst<>+2152(SB)/8, $0x8000000080000000
-DATA vecconst<>+2160(SB)/8, $0x8000000080000000
-DATA vecconst<>+2168(SB)/8, $0x8000000080000000
-DATA vecconst<>+2176(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2184(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2192(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2200(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2208(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2216(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2224(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2232(SB)/8, $0x3c0000003c000000
-DATA vecconst<>+2240(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2248(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2256(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2264(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2272(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2280(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2288(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2296(SB)/8, $0x3b0000003b000000
-DATA vecconst<>+2304(SB)/8, $0x0000000800000008
-DATA vecconst<>+2312(SB)/8, $0x0000000800000008
-DATA vecconst<>+2320(SB)/8, $0x0000000800000008
-DATA vecconst<>+2328(SB)/8, $0x0000000800000008
-DATA vecconst<>+2336(SB)/8, $0x0000000800000008
-DATA vecconst<>+2344(SB)/8, $0x0000000800000008
-DATA vecconst<>+2352(SB)/8, $0x0000000800000008
-DATA vecconst<>+2360(SB)/8, $0x0000000800000008
-DATA vecconst<>+2368(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2376(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2384(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2392(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2400(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2408(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2416(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2424(SB)/8, $0x7fc000007fc00000
-DATA vecconst<>+2432(SB)/8, $0x0000008000000080
-DATA vecconst<>+2440(SB)/8, $0x0000008000000080
-DATA vecconst<>+2448(SB)/8, $0x0000008000000080
-DATA vecconst<>+2456(SB)/8, $0x0000008000000080
-DATA vecconst<>+2464(SB)/8, $0x0000008000000080
-DATA vecconst<>+2472(SB)/8, $0x0000008000000080
-DATA vecconst<>+2480(SB)/8, $0x0000008000000080
-DATA vecconst<>+2488(SB)/8, $0x0000008000000080
-GLOBL vecconst<>(SB), RODATA|NOPTR, $2496
+DATA vecconst<>+1536(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1544(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1552(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1560(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1568(SB)/8, $0x0000000000000000
+DATA vecconst<>+1576(SB)/8, $0x0000000000000000
+DATA vecconst<>+1584(SB)/8, $0x0000000000000000
+DATA vecconst<>+1592(SB)/8, $0x0000000000000000
+DATA vecconst<>+1600(SB)/8, $0x0000000000000000
+DATA vecconst<>+1608(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1616(SB)/8, $0x0000000000000000
+DATA vecconst<>+1624(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1632(SB)/8, $0x0000000000000000
+DATA vecconst<>+1640(SB)/8, $0x0000000000000000
+DATA vecconst<>+1648(SB)/8, $0x0000000000000000
+DATA vecconst<>+1656(SB)/8, $0x0000000000000000
+DATA vecconst<>+1664(SB)/8, $0x0000000000000000
+DATA vecconst<>+1672(SB)/8, $0x0000000000000000
+DATA vecconst<>+1680(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1688(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1696(SB)/8, $0x0000000000000000
+DATA vecconst<>+1704(SB)/8, $0x0000000000000000
+DATA vecconst<>+1712(SB)/8, $0x0000000000000000
+DATA vecconst<>+1720(SB)/8, $0x0000000000000000
+DATA vecconst<>+1728(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1736(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1744(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1752(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1760(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1768(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1776(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1784(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1792(SB)/8, $0x0000000100000001
+DATA vecconst<>+1800(SB)/8, $0x0000000100000001
+DATA vecconst<>+1808(SB)/8, $0x0000000100000001
+DATA vecconst<>+1816(SB)/8, $0x0000000100000001
+DATA vecconst<>+1824(SB)/8, $0x0000000100000001
+DATA vecconst<>+1832(SB)/8, $0x0000000100000001
+DATA vecconst<>+1840(SB)/8, $0x0000000100000001
+DATA vecconst<>+1848(SB)/8, $0x0000000100000001
+DATA vecconst<>+1856(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1864(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1872(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1880(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1888(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1896(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1904(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1912(SB)/8, $0xc407ffffc407ffff
+DATA vecconst<>+1920(SB)/8, $0x4680000046800000
+DATA vecconst<>+1928(SB)/8, $0x4680000046800000
+DATA vecconst<>+1936(SB)/8, $0x4680000046800000
+DATA vecconst<>+1944(SB)/8, $0x4680000046800000
+DATA vecconst<>+1952(SB)/8, $0x4680000046800000
+DATA vecconst<>+1960(SB)/8, $0x4680000046800000
+DATA vecconst<>+1968(SB)/8, $0x4680000046800000
+DATA vecconst<>+1976(SB)/8, $0x4680000046800000
+DATA vecconst<>+1984(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+1992(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2000(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2008(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2016(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2024(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2032(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2040(SB)/8, $0x3c8000003c800000
+DATA vecconst<>+2048(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2056(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2064(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2072(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2080(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2088(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2096(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2104(SB)/8, $0x43e7ffff43e7ffff
+DATA vecconst<>+2112(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2120(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2128(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2136(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2144(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2152(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2160(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2168(SB)/8, $0x0000007e0000007e
+DATA vecconst<>+2176(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2184(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2192(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2200(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2208(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2216(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2224(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2232(SB)/8, $0x0000007f0000007f
+DATA vecconst<>+2240(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2248(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2256(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2264(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2272(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2280(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2288(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2296(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2304(SB)/8, $0x8000000080000000
+DATA vecconst<>+2312(SB)/8, $0x8000000080000000
+DATA vecconst<>+2320(SB)/8, $0x8000000080000000
+DATA vecconst<>+2328(SB)/8, $0x8000000080000000
+DATA vecconst<>+2336(SB)/8, $0x8000000080000000
+DATA vecconst<>+2344(SB)/8, $0x8000000080000000
+DATA vecconst<>+2352(SB)/8, $0x8000000080000000
+DATA vecconst<>+2360(SB)/8, $0x8000000080000000
+DATA vecconst<>+2368(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2376(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2384(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2392(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2400(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2408(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2416(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2424(SB)/8, $0x3c0000003c000000
+DATA vecconst<>+2432(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2440(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2448(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2456(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2464(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2472(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2480(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2488(SB)/8, $0x3b0000003b000000
+DATA vecconst<>+2496(SB)/8, $0x0000000800000008
+DATA vecconst<>+2504(SB)/8, $0x0000000800000008
+DATA vecconst<>+2512(SB)/8, $0x0000000800000008
+DATA vecconst<>+2520(SB)/8, $0x0000000800000008
+DATA vecconst<>+2528(SB)/8, $0x0000000800000008
+DATA vecconst<>+2536(SB)/8, $0x0000000800000008
+DATA vecconst<>+2544(SB)/8, $0x0000000800000008
+DATA vecconst<>+2552(SB)/8, $0x0000000800000008
+DATA vecconst<>+2560(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2568(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2576(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2584(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2592(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2600(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2608(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2616(SB)/8, $0x7fc000007fc00000
+DATA vecconst<>+2624(SB)/8, $0x0000008000000080
+DATA vecconst<>+2632(SB)/8, $0x0000008000000080
+DATA vecconst<>+2640(SB)/8, $0x0000008000000080
+DATA vecconst<>+2648(SB)/8, $0x0000008000000080
+DATA vecconst<>+2656(SB)/8, $0x0000008000000080
+DATA vecconst<>+2664(SB)/8, $0x0000008000000080
+DATA vecconst<>+2672(SB)/8, $0x0000008000000080
+DATA vecconst<>+2680(SB)/8, $0x0000008000000080
+GLOBL vecconst<>(SB), RODATA|NOPTR, $2688

@@ -922,6 +922,648 @@ head:
 done:
 	RET
 
+// func hadamard_128x128i_neon(x []float32, stride int, n int)
+TEXT ·hadamard_128x128i_neon(SB), NOSPLIT, $0-40
+	MOVD x_base+0(FP), R0
+	MOVD n+32(FP), R1
+	MOVD stride+24(FP), R2
+	CBZ R1, done
+	LSL $2, R2
+	MOVW $0x3db504f3, R3
+	VDUP R3, V0.S4
+
+head:
+	ADD $0, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[0]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[1]
+	VREV64 V1.S4, V10.S4
+	WORD $0x4ea1d54b // fsub v11.4s, v10.4s, v1.4s
+	WORD $0x4e2ad42c // fadd v12.4s, v1.4s, v10.4s
+	VBIT V9.B16, V11.B16, V12.B16
+	VREV64 V2.S4, V1.S4
+	WORD $0x4ea2d42a // fsub v10.4s, v1.4s, v2.4s
+	WORD $0x4e21d44b // fadd v11.4s, v2.4s, v1.4s
+	VBIT V9.B16, V10.B16, V11.B16
+	VREV64 V3.S4, V1.S4
+	WORD $0x4ea3d422 // fsub v2.4s, v1.4s, v3.4s
+	WORD $0x4e21d46a // fadd v10.4s, v3.4s, v1.4s
+	VBIT V9.B16, V2.B16, V10.B16
+	VREV64 V4.S4, V1.S4
+	WORD $0x4ea4d422 // fsub v2.4s, v1.4s, v4.4s
+	WORD $0x4e21d483 // fadd v3.4s, v4.4s, v1.4s
+	VBIT V9.B16, V2.B16, V3.B16
+	VREV64 V5.S4, V1.S4
+	WORD $0x4ea5d422 // fsub v2.4s, v1.4s, v5.4s
+	WORD $0x4e21d4a4 // fadd v4.4s, v5.4s, v1.4s
+	VBIT V9.B16, V2.B16, V4.B16
+	VREV64 V6.S4, V1.S4
+	WORD $0x4ea6d422 // fsub v2.4s, v1.4s, v6.4s
+	WORD $0x4e21d4c5 // fadd v5.4s, v6.4s, v1.4s
+	VBIT V9.B16, V2.B16, V5.B16
+	VREV64 V7.S4, V1.S4
+	WORD $0x4ea7d422 // fsub v2.4s, v1.4s, v7.4s
+	WORD $0x4e21d4e6 // fadd v6.4s, v7.4s, v1.4s
+	VBIT V9.B16, V2.B16, V6.B16
+	VREV64 V8.S4, V1.S4
+	WORD $0x4ea8d422 // fsub v2.4s, v1.4s, v8.4s
+	WORD $0x4e21d507 // fadd v7.4s, v8.4s, v1.4s
+	VBIT V9.B16, V2.B16, V7.B16
+	MOVD $0x0, R3
+	VMOV R3, V1.D[0]
+	MOVD $0xffffffffffffffff, R3
+	VMOV R3, V1.D[1]
+	VEXT $8, V12.B16, V12.B16, V2.B16
+	WORD $0x4eacd448 // fsub v8.4s, v2.4s, v12.4s
+	WORD $0x4e22d589 // fadd v9.4s, v12.4s, v2.4s
+	VBIT V1.B16, V8.B16, V9.B16
+	VEXT $8, V11.B16, V11.B16, V2.B16
+	WORD $0x4eabd448 // fsub v8.4s, v2.4s, v11.4s
+	WORD $0x4e22d56c // fadd v12.4s, v11.4s, v2.4s
+	VBIT V1.B16, V8.B16, V12.B16
+	VEXT $8, V10.B16, V10.B16, V2.B16
+	WORD $0x4eaad448 // fsub v8.4s, v2.4s, v10.4s
+	WORD $0x4e22d54b // fadd v11.4s, v10.4s, v2.4s
+	VBIT V1.B16, V8.B16, V11.B16
+	VEXT $8, V3.B16, V3.B16, V2.B16
+	WORD $0x4ea3d448 // fsub v8.4s, v2.4s, v3.4s
+	WORD $0x4e22d46a // fadd v10.4s, v3.4s, v2.4s
+	VBIT V1.B16, V8.B16, V10.B16
+	VEXT $8, V4.B16, V4.B16, V2.B16
+	WORD $0x4ea4d443 // fsub v3.4s, v2.4s, v4.4s
+	WORD $0x4e22d488 // fadd v8.4s, v4.4s, v2.4s
+	VBIT V1.B16, V3.B16, V8.B16
+	VEXT $8, V5.B16, V5.B16, V2.B16
+	WORD $0x4ea5d443 // fsub v3.4s, v2.4s, v5.4s
+	WORD $0x4e22d4a4 // fadd v4.4s, v5.4s, v2.4s
+	VBIT V1.B16, V3.B16, V4.B16
+	VEXT $8, V6.B16, V6.B16, V2.B16
+	WORD $0x4ea6d443 // fsub v3.4s, v2.4s, v6.4s
+	WORD $0x4e22d4c5 // fadd v5.4s, v6.4s, v2.4s
+	VBIT V1.B16, V3.B16, V5.B16
+	VEXT $8, V7.B16, V7.B16, V2.B16
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e22d4e6 // fadd v6.4s, v7.4s, v2.4s
+	VBIT V1.B16, V3.B16, V6.B16
+	WORD $0x4e2cd521 // fadd v1.4s, v9.4s, v12.4s
+	WORD $0x4eacd522 // fsub v2.4s, v9.4s, v12.4s
+	WORD $0x4e2ad563 // fadd v3.4s, v11.4s, v10.4s
+	WORD $0x4eaad567 // fsub v7.4s, v11.4s, v10.4s
+	WORD $0x4e24d509 // fadd v9.4s, v8.4s, v4.4s
+	WORD $0x4ea4d50a // fsub v10.4s, v8.4s, v4.4s
+	WORD $0x4e26d4a4 // fadd v4.4s, v5.4s, v6.4s
+	WORD $0x4ea6d4a8 // fsub v8.4s, v5.4s, v6.4s
+	WORD $0x4e23d425 // fadd v5.4s, v1.4s, v3.4s
+	WORD $0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD $0x4e27d441 // fadd v1.4s, v2.4s, v7.4s
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e24d522 // fadd v2.4s, v9.4s, v4.4s
+	WORD $0x4ea4d527 // fsub v7.4s, v9.4s, v4.4s
+	WORD $0x4e28d544 // fadd v4.4s, v10.4s, v8.4s
+	WORD $0x4ea8d549 // fsub v9.4s, v10.4s, v8.4s
+	WORD $0x4e22d4a8 // fadd v8.4s, v5.4s, v2.4s
+	WORD $0x4ea2d4aa // fsub v10.4s, v5.4s, v2.4s
+	WORD $0x4e24d422 // fadd v2.4s, v1.4s, v4.4s
+	WORD $0x4ea4d425 // fsub v5.4s, v1.4s, v4.4s
+	WORD $0x4e27d4c1 // fadd v1.4s, v6.4s, v7.4s
+	WORD $0x4ea7d4c4 // fsub v4.4s, v6.4s, v7.4s
+	WORD $0x4e29d466 // fadd v6.4s, v3.4s, v9.4s
+	WORD $0x4ea9d467 // fsub v7.4s, v3.4s, v9.4s
+	ADD $0, R0, R3
+	VST1.P [V8.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $128, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[0]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[1]
+	VREV64 V1.S4, V10.S4
+	WORD $0x4ea1d54b // fsub v11.4s, v10.4s, v1.4s
+	WORD $0x4e2ad42c // fadd v12.4s, v1.4s, v10.4s
+	VBIT V9.B16, V11.B16, V12.B16
+	VREV64 V2.S4, V1.S4
+	WORD $0x4ea2d42a // fsub v10.4s, v1.4s, v2.4s
+	WORD $0x4e21d44b // fadd v11.4s, v2.4s, v1.4s
+	VBIT V9.B16, V10.B16, V11.B16
+	VREV64 V3.S4, V1.S4
+	WORD $0x4ea3d422 // fsub v2.4s, v1.4s, v3.4s
+	WORD $0x4e21d46a // fadd v10.4s, v3.4s, v1.4s
+	VBIT V9.B16, V2.B16, V10.B16
+	VREV64 V4.S4, V1.S4
+	WORD $0x4ea4d422 // fsub v2.4s, v1.4s, v4.4s
+	WORD $0x4e21d483 // fadd v3.4s, v4.4s, v1.4s
+	VBIT V9.B16, V2.B16, V3.B16
+	VREV64 V5.S4, V1.S4
+	WORD $0x4ea5d422 // fsub v2.4s, v1.4s, v5.4s
+	WORD $0x4e21d4a4 // fadd v4.4s, v5.4s, v1.4s
+	VBIT V9.B16, V2.B16, V4.B16
+	VREV64 V6.S4, V1.S4
+	WORD $0x4ea6d422 // fsub v2.4s, v1.4s, v6.4s
+	WORD $0x4e21d4c5 // fadd v5.4s, v6.4s, v1.4s
+	VBIT V9.B16, V2.B16, V5.B16
+	VREV64 V7.S4, V1.S4
+	WORD $0x4ea7d422 // fsub v2.4s, v1.4s, v7.4s
+	WORD $0x4e21d4e6 // fadd v6.4s, v7.4s, v1.4s
+	VBIT V9.B16, V2.B16, V6.B16
+	VREV64 V8.S4, V1.S4
+	WORD $0x4ea8d422 // fsub v2.4s, v1.4s, v8.4s
+	WORD $0x4e21d507 // fadd v7.4s, v8.4s, v1.4s
+	VBIT V9.B16, V2.B16, V7.B16
+	MOVD $0x0, R3
+	VMOV R3, V1.D[0]
+	MOVD $0xffffffffffffffff, R3
+	VMOV R3, V1.D[1]
+	VEXT $8, V12.B16, V12.B16, V2.B16
+	WORD $0x4eacd448 // fsub v8.4s, v2.4s, v12.4s
+	WORD $0x4e22d589 // fadd v9.4s, v12.4s, v2.4s
+	VBIT V1.B16, V8.B16, V9.B16
+	VEXT $8, V11.B16, V11.B16, V2.B16
+	WORD $0x4eabd448 // fsub v8.4s, v2.4s, v11.4s
+	WORD $0x4e22d56c // fadd v12.4s, v11.4s, v2.4s
+	VBIT V1.B16, V8.B16, V12.B16
+	VEXT $8, V10.B16, V10.B16, V2.B16
+	WORD $0x4eaad448 // fsub v8.4s, v2.4s, v10.4s
+	WORD $0x4e22d54b // fadd v11.4s, v10.4s, v2.4s
+	VBIT V1.B16, V8.B16, V11.B16
+	VEXT $8, V3.B16, V3.B16, V2.B16
+	WORD $0x4ea3d448 // fsub v8.4s, v2.4s, v3.4s
+	WORD $0x4e22d46a // fadd v10.4s, v3.4s, v2.4s
+	VBIT V1.B16, V8.B16, V10.B16
+	VEXT $8, V4.B16, V4.B16, V2.B16
+	WORD $0x4ea4d443 // fsub v3.4s, v2.4s, v4.4s
+	WORD $0x4e22d488 // fadd v8.4s, v4.4s, v2.4s
+	VBIT V1.B16, V3.B16, V8.B16
+	VEXT $8, V5.B16, V5.B16, V2.B16
+	WORD $0x4ea5d443 // fsub v3.4s, v2.4s, v5.4s
+	WORD $0x4e22d4a4 // fadd v4.4s, v5.4s, v2.4s
+	VBIT V1.B16, V3.B16, V4.B16
+	VEXT $8, V6.B16, V6.B16, V2.B16
+	WORD $0x4ea6d443 // fsub v3.4s, v2.4s, v6.4s
+	WORD $0x4e22d4c5 // fadd v5.4s, v6.4s, v2.4s
+	VBIT V1.B16, V3.B16, V5.B16
+	VEXT $8, V7.B16, V7.B16, V2.B16
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e22d4e6 // fadd v6.4s, v7.4s, v2.4s
+	VBIT V1.B16, V3.B16, V6.B16
+	WORD $0x4e2cd521 // fadd v1.4s, v9.4s, v12.4s
+	WORD $0x4eacd522 // fsub v2.4s, v9.4s, v12.4s
+	WORD $0x4e2ad563 // fadd v3.4s, v11.4s, v10.4s
+	WORD $0x4eaad567 // fsub v7.4s, v11.4s, v10.4s
+	WORD $0x4e24d509 // fadd v9.4s, v8.4s, v4.4s
+	WORD $0x4ea4d50a // fsub v10.4s, v8.4s, v4.4s
+	WORD $0x4e26d4a4 // fadd v4.4s, v5.4s, v6.4s
+	WORD $0x4ea6d4a8 // fsub v8.4s, v5.4s, v6.4s
+	WORD $0x4e23d425 // fadd v5.4s, v1.4s, v3.4s
+	WORD $0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD $0x4e27d441 // fadd v1.4s, v2.4s, v7.4s
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e24d522 // fadd v2.4s, v9.4s, v4.4s
+	WORD $0x4ea4d527 // fsub v7.4s, v9.4s, v4.4s
+	WORD $0x4e28d544 // fadd v4.4s, v10.4s, v8.4s
+	WORD $0x4ea8d549 // fsub v9.4s, v10.4s, v8.4s
+	WORD $0x4e22d4a8 // fadd v8.4s, v5.4s, v2.4s
+	WORD $0x4ea2d4aa // fsub v10.4s, v5.4s, v2.4s
+	WORD $0x4e24d422 // fadd v2.4s, v1.4s, v4.4s
+	WORD $0x4ea4d425 // fsub v5.4s, v1.4s, v4.4s
+	WORD $0x4e27d4c1 // fadd v1.4s, v6.4s, v7.4s
+	WORD $0x4ea7d4c4 // fsub v4.4s, v6.4s, v7.4s
+	WORD $0x4e29d466 // fadd v6.4s, v3.4s, v9.4s
+	WORD $0x4ea9d467 // fsub v7.4s, v3.4s, v9.4s
+	ADD $128, R0, R3
+	VST1.P [V8.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $256, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[0]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[1]
+	VREV64 V1.S4, V10.S4
+	WORD $0x4ea1d54b // fsub v11.4s, v10.4s, v1.4s
+	WORD $0x4e2ad42c // fadd v12.4s, v1.4s, v10.4s
+	VBIT V9.B16, V11.B16, V12.B16
+	VREV64 V2.S4, V1.S4
+	WORD $0x4ea2d42a // fsub v10.4s, v1.4s, v2.4s
+	WORD $0x4e21d44b // fadd v11.4s, v2.4s, v1.4s
+	VBIT V9.B16, V10.B16, V11.B16
+	VREV64 V3.S4, V1.S4
+	WORD $0x4ea3d422 // fsub v2.4s, v1.4s, v3.4s
+	WORD $0x4e21d46a // fadd v10.4s, v3.4s, v1.4s
+	VBIT V9.B16, V2.B16, V10.B16
+	VREV64 V4.S4, V1.S4
+	WORD $0x4ea4d422 // fsub v2.4s, v1.4s, v4.4s
+	WORD $0x4e21d483 // fadd v3.4s, v4.4s, v1.4s
+	VBIT V9.B16, V2.B16, V3.B16
+	VREV64 V5.S4, V1.S4
+	WORD $0x4ea5d422 // fsub v2.4s, v1.4s, v5.4s
+	WORD $0x4e21d4a4 // fadd v4.4s, v5.4s, v1.4s
+	VBIT V9.B16, V2.B16, V4.B16
+	VREV64 V6.S4, V1.S4
+	WORD $0x4ea6d422 // fsub v2.4s, v1.4s, v6.4s
+	WORD $0x4e21d4c5 // fadd v5.4s, v6.4s, v1.4s
+	VBIT V9.B16, V2.B16, V5.B16
+	VREV64 V7.S4, V1.S4
+	WORD $0x4ea7d422 // fsub v2.4s, v1.4s, v7.4s
+	WORD $0x4e21d4e6 // fadd v6.4s, v7.4s, v1.4s
+	VBIT V9.B16, V2.B16, V6.B16
+	VREV64 V8.S4, V1.S4
+	WORD $0x4ea8d422 // fsub v2.4s, v1.4s, v8.4s
+	WORD $0x4e21d507 // fadd v7.4s, v8.4s, v1.4s
+	VBIT V9.B16, V2.B16, V7.B16
+	MOVD $0x0, R3
+	VMOV R3, V1.D[0]
+	MOVD $0xffffffffffffffff, R3
+	VMOV R3, V1.D[1]
+	VEXT $8, V12.B16, V12.B16, V2.B16
+	WORD $0x4eacd448 // fsub v8.4s, v2.4s, v12.4s
+	WORD $0x4e22d589 // fadd v9.4s, v12.4s, v2.4s
+	VBIT V1.B16, V8.B16, V9.B16
+	VEXT $8, V11.B16, V11.B16, V2.B16
+	WORD $0x4eabd448 // fsub v8.4s, v2.4s, v11.4s
+	WORD $0x4e22d56c // fadd v12.4s, v11.4s, v2.4s
+	VBIT V1.B16, V8.B16, V12.B16
+	VEXT $8, V10.B16, V10.B16, V2.B16
+	WORD $0x4eaad448 // fsub v8.4s, v2.4s, v10.4s
+	WORD $0x4e22d54b // fadd v11.4s, v10.4s, v2.4s
+	VBIT V1.B16, V8.B16, V11.B16
+	VEXT $8, V3.B16, V3.B16, V2.B16
+	WORD $0x4ea3d448 // fsub v8.4s, v2.4s, v3.4s
+	WORD $0x4e22d46a // fadd v10.4s, v3.4s, v2.4s
+	VBIT V1.B16, V8.B16, V10.B16
+	VEXT $8, V4.B16, V4.B16, V2.B16
+	WORD $0x4ea4d443 // fsub v3.4s, v2.4s, v4.4s
+	WORD $0x4e22d488 // fadd v8.4s, v4.4s, v2.4s
+	VBIT V1.B16, V3.B16, V8.B16
+	VEXT $8, V5.B16, V5.B16, V2.B16
+	WORD $0x4ea5d443 // fsub v3.4s, v2.4s, v5.4s
+	WORD $0x4e22d4a4 // fadd v4.4s, v5.4s, v2.4s
+	VBIT V1.B16, V3.B16, V4.B16
+	VEXT $8, V6.B16, V6.B16, V2.B16
+	WORD $0x4ea6d443 // fsub v3.4s, v2.4s, v6.4s
+	WORD $0x4e22d4c5 // fadd v5.4s, v6.4s, v2.4s
+	VBIT V1.B16, V3.B16, V5.B16
+	VEXT $8, V7.B16, V7.B16, V2.B16
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e22d4e6 // fadd v6.4s, v7.4s, v2.4s
+	VBIT V1.B16, V3.B16, V6.B16
+	WORD $0x4e2cd521 // fadd v1.4s, v9.4s, v12.4s
+	WORD $0x4eacd522 // fsub v2.4s, v9.4s, v12.4s
+	WORD $0x4e2ad563 // fadd v3.4s, v11.4s, v10.4s
+	WORD $0x4eaad567 // fsub v7.4s, v11.4s, v10.4s
+	WORD $0x4e24d509 // fadd v9.4s, v8.4s, v4.4s
+	WORD $0x4ea4d50a // fsub v10.4s, v8.4s, v4.4s
+	WORD $0x4e26d4a4 // fadd v4.4s, v5.4s, v6.4s
+	WORD $0x4ea6d4a8 // fsub v8.4s, v5.4s, v6.4s
+	WORD $0x4e23d425 // fadd v5.4s, v1.4s, v3.4s
+	WORD $0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD $0x4e27d441 // fadd v1.4s, v2.4s, v7.4s
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e24d522 // fadd v2.4s, v9.4s, v4.4s
+	WORD $0x4ea4d527 // fsub v7.4s, v9.4s, v4.4s
+	WORD $0x4e28d544 // fadd v4.4s, v10.4s, v8.4s
+	WORD $0x4ea8d549 // fsub v9.4s, v10.4s, v8.4s
+	WORD $0x4e22d4a8 // fadd v8.4s, v5.4s, v2.4s
+	WORD $0x4ea2d4aa // fsub v10.4s, v5.4s, v2.4s
+	WORD $0x4e24d422 // fadd v2.4s, v1.4s, v4.4s
+	WORD $0x4ea4d425 // fsub v5.4s, v1.4s, v4.4s
+	WORD $0x4e27d4c1 // fadd v1.4s, v6.4s, v7.4s
+	WORD $0x4ea7d4c4 // fsub v4.4s, v6.4s, v7.4s
+	WORD $0x4e29d466 // fadd v6.4s, v3.4s, v9.4s
+	WORD $0x4ea9d467 // fsub v7.4s, v3.4s, v9.4s
+	ADD $256, R0, R3
+	VST1.P [V8.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $384, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[0]
+	MOVD $0xffffffff00000000, R3
+	VMOV R3, V9.D[1]
+	VREV64 V1.S4, V10.S4
+	WORD $0x4ea1d54b // fsub v11.4s, v10.4s, v1.4s
+	WORD $0x4e2ad42c // fadd v12.4s, v1.4s, v10.4s
+	VBIT V9.B16, V11.B16, V12.B16
+	VREV64 V2.S4, V1.S4
+	WORD $0x4ea2d42a // fsub v10.4s, v1.4s, v2.4s
+	WORD $0x4e21d44b // fadd v11.4s, v2.4s, v1.4s
+	VBIT V9.B16, V10.B16, V11.B16
+	VREV64 V3.S4, V1.S4
+	WORD $0x4ea3d422 // fsub v2.4s, v1.4s, v3.4s
+	WORD $0x4e21d46a // fadd v10.4s, v3.4s, v1.4s
+	VBIT V9.B16, V2.B16, V10.B16
+	VREV64 V4.S4, V1.S4
+	WORD $0x4ea4d422 // fsub v2.4s, v1.4s, v4.4s
+	WORD $0x4e21d483 // fadd v3.4s, v4.4s, v1.4s
+	VBIT V9.B16, V2.B16, V3.B16
+	VREV64 V5.S4, V1.S4
+	WORD $0x4ea5d422 // fsub v2.4s, v1.4s, v5.4s
+	WORD $0x4e21d4a4 // fadd v4.4s, v5.4s, v1.4s
+	VBIT V9.B16, V2.B16, V4.B16
+	VREV64 V6.S4, V1.S4
+	WORD $0x4ea6d422 // fsub v2.4s, v1.4s, v6.4s
+	WORD $0x4e21d4c5 // fadd v5.4s, v6.4s, v1.4s
+	VBIT V9.B16, V2.B16, V5.B16
+	VREV64 V7.S4, V1.S4
+	WORD $0x4ea7d422 // fsub v2.4s, v1.4s, v7.4s
+	WORD $0x4e21d4e6 // fadd v6.4s, v7.4s, v1.4s
+	VBIT V9.B16, V2.B16, V6.B16
+	VREV64 V8.S4, V1.S4
+	WORD $0x4ea8d422 // fsub v2.4s, v1.4s, v8.4s
+	WORD $0x4e21d507 // fadd v7.4s, v8.4s, v1.4s
+	VBIT V9.B16, V2.B16, V7.B16
+	MOVD $0x0, R3
+	VMOV R3, V1.D[0]
+	MOVD $0xffffffffffffffff, R3
+	VMOV R3, V1.D[1]
+	VEXT $8, V12.B16, V12.B16, V2.B16
+	WORD $0x4eacd448 // fsub v8.4s, v2.4s, v12.4s
+	WORD $0x4e22d589 // fadd v9.4s, v12.4s, v2.4s
+	VBIT V1.B16, V8.B16, V9.B16
+	VEXT $8, V11.B16, V11.B16, V2.B16
+	WORD $0x4eabd448 // fsub v8.4s, v2.4s, v11.4s
+	WORD $0x4e22d56c // fadd v12.4s, v11.4s, v2.4s
+	VBIT V1.B16, V8.B16, V12.B16
+	VEXT $8, V10.B16, V10.B16, V2.B16
+	WORD $0x4eaad448 // fsub v8.4s, v2.4s, v10.4s
+	WORD $0x4e22d54b // fadd v11.4s, v10.4s, v2.4s
+	VBIT V1.B16, V8.B16, V11.B16
+	VEXT $8, V3.B16, V3.B16, V2.B16
+	WORD $0x4ea3d448 // fsub v8.4s, v2.4s, v3.4s
+	WORD $0x4e22d46a // fadd v10.4s, v3.4s, v2.4s
+	VBIT V1.B16, V8.B16, V10.B16
+	VEXT $8, V4.B16, V4.B16, V2.B16
+	WORD $0x4ea4d443 // fsub v3.4s, v2.4s, v4.4s
+	WORD $0x4e22d488 // fadd v8.4s, v4.4s, v2.4s
+	VBIT V1.B16, V3.B16, V8.B16
+	VEXT $8, V5.B16, V5.B16, V2.B16
+	WORD $0x4ea5d443 // fsub v3.4s, v2.4s, v5.4s
+	WORD $0x4e22d4a4 // fadd v4.4s, v5.4s, v2.4s
+	VBIT V1.B16, V3.B16, V4.B16
+	VEXT $8, V6.B16, V6.B16, V2.B16
+	WORD $0x4ea6d443 // fsub v3.4s, v2.4s, v6.4s
+	WORD $0x4e22d4c5 // fadd v5.4s, v6.4s, v2.4s
+	VBIT V1.B16, V3.B16, V5.B16
+	VEXT $8, V7.B16, V7.B16, V2.B16
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e22d4e6 // fadd v6.4s, v7.4s, v2.4s
+	VBIT V1.B16, V3.B16, V6.B16
+	WORD $0x4e2cd521 // fadd v1.4s, v9.4s, v12.4s
+	WORD $0x4eacd522 // fsub v2.4s, v9.4s, v12.4s
+	WORD $0x4e2ad563 // fadd v3.4s, v11.4s, v10.4s
+	WORD $0x4eaad567 // fsub v7.4s, v11.4s, v10.4s
+	WORD $0x4e24d509 // fadd v9.4s, v8.4s, v4.4s
+	WORD $0x4ea4d50a // fsub v10.4s, v8.4s, v4.4s
+	WORD $0x4e26d4a4 // fadd v4.4s, v5.4s, v6.4s
+	WORD $0x4ea6d4a8 // fsub v8.4s, v5.4s, v6.4s
+	WORD $0x4e23d425 // fadd v5.4s, v1.4s, v3.4s
+	WORD $0x4ea3d426 // fsub v6.4s, v1.4s, v3.4s
+	WORD $0x4e27d441 // fadd v1.4s, v2.4s, v7.4s
+	WORD $0x4ea7d443 // fsub v3.4s, v2.4s, v7.4s
+	WORD $0x4e24d522 // fadd v2.4s, v9.4s, v4.4s
+	WORD $0x4ea4d527 // fsub v7.4s, v9.4s, v4.4s
+	WORD $0x4e28d544 // fadd v4.4s, v10.4s, v8.4s
+	WORD $0x4ea8d549 // fsub v9.4s, v10.4s, v8.4s
+	WORD $0x4e22d4a8 // fadd v8.4s, v5.4s, v2.4s
+	WORD $0x4ea2d4aa // fsub v10.4s, v5.4s, v2.4s
+	WORD $0x4e24d422 // fadd v2.4s, v1.4s, v4.4s
+	WORD $0x4ea4d425 // fsub v5.4s, v1.4s, v4.4s
+	WORD $0x4e27d4c1 // fadd v1.4s, v6.4s, v7.4s
+	WORD $0x4ea7d4c4 // fsub v4.4s, v6.4s, v7.4s
+	WORD $0x4e29d466 // fadd v6.4s, v3.4s, v9.4s
+	WORD $0x4ea9d467 // fsub v7.4s, v3.4s, v9.4s
+	ADD $384, R0, R3
+	VST1.P [V8.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $0, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	ADD $128, R0, R3
+	VLD1.P 64(R3), [V9.S4, V10.S4, V11.S4, V12.S4]
+	VLD1 (R3), [V13.S4, V14.S4, V15.S4, V16.S4]
+	WORD $0x4e29d431 // fadd v17.4s, v1.4s, v9.4s
+	WORD $0x4ea9d432 // fsub v18.4s, v1.4s, v9.4s
+	WORD $0x4e2ad441 // fadd v1.4s, v2.4s, v10.4s
+	WORD $0x4eaad449 // fsub v9.4s, v2.4s, v10.4s
+	WORD $0x4e2bd462 // fadd v2.4s, v3.4s, v11.4s
+	WORD $0x4eabd46a // fsub v10.4s, v3.4s, v11.4s
+	WORD $0x4e2cd483 // fadd v3.4s, v4.4s, v12.4s
+	WORD $0x4eacd48b // fsub v11.4s, v4.4s, v12.4s
+	WORD $0x4e2dd4a4 // fadd v4.4s, v5.4s, v13.4s
+	WORD $0x4eadd4ac // fsub v12.4s, v5.4s, v13.4s
+	WORD $0x4e2ed4c5 // fadd v5.4s, v6.4s, v14.4s
+	WORD $0x4eaed4cd // fsub v13.4s, v6.4s, v14.4s
+	WORD $0x4e2fd4e6 // fadd v6.4s, v7.4s, v15.4s
+	WORD $0x4eafd4ee // fsub v14.4s, v7.4s, v15.4s
+	WORD $0x4e30d507 // fadd v7.4s, v8.4s, v16.4s
+	WORD $0x4eb0d50f // fsub v15.4s, v8.4s, v16.4s
+	ADD $0, R0, R3
+	VST1.P [V17.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V3.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $128, R0, R3
+	VST1.P [V18.S4], 16(R3)
+	VST1.P [V9.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V11.S4], 16(R3)
+	VST1.P [V12.S4], 16(R3)
+	VST1.P [V13.S4], 16(R3)
+	VST1.P [V14.S4], 16(R3)
+	VST1 [V15.S4], (R3)
+	ADD $256, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	ADD $384, R0, R3
+	VLD1.P 64(R3), [V9.S4, V10.S4, V11.S4, V12.S4]
+	VLD1 (R3), [V13.S4, V14.S4, V15.S4, V16.S4]
+	WORD $0x4e29d431 // fadd v17.4s, v1.4s, v9.4s
+	WORD $0x4ea9d432 // fsub v18.4s, v1.4s, v9.4s
+	WORD $0x4e2ad441 // fadd v1.4s, v2.4s, v10.4s
+	WORD $0x4eaad449 // fsub v9.4s, v2.4s, v10.4s
+	WORD $0x4e2bd462 // fadd v2.4s, v3.4s, v11.4s
+	WORD $0x4eabd46a // fsub v10.4s, v3.4s, v11.4s
+	WORD $0x4e2cd483 // fadd v3.4s, v4.4s, v12.4s
+	WORD $0x4eacd48b // fsub v11.4s, v4.4s, v12.4s
+	WORD $0x4e2dd4a4 // fadd v4.4s, v5.4s, v13.4s
+	WORD $0x4eadd4ac // fsub v12.4s, v5.4s, v13.4s
+	WORD $0x4e2ed4c5 // fadd v5.4s, v6.4s, v14.4s
+	WORD $0x4eaed4cd // fsub v13.4s, v6.4s, v14.4s
+	WORD $0x4e2fd4e6 // fadd v6.4s, v7.4s, v15.4s
+	WORD $0x4eafd4ee // fsub v14.4s, v7.4s, v15.4s
+	WORD $0x4e30d507 // fadd v7.4s, v8.4s, v16.4s
+	WORD $0x4eb0d50f // fsub v15.4s, v8.4s, v16.4s
+	ADD $256, R0, R3
+	VST1.P [V17.S4], 16(R3)
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V3.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1 [V7.S4], (R3)
+	ADD $384, R0, R3
+	VST1.P [V18.S4], 16(R3)
+	VST1.P [V9.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V11.S4], 16(R3)
+	VST1.P [V12.S4], 16(R3)
+	VST1.P [V13.S4], 16(R3)
+	VST1.P [V14.S4], 16(R3)
+	VST1 [V15.S4], (R3)
+	ADD $0, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	ADD $256, R0, R3
+	VLD1.P 64(R3), [V9.S4, V10.S4, V11.S4, V12.S4]
+	VLD1 (R3), [V13.S4, V14.S4, V15.S4, V16.S4]
+	WORD $0x4e29d431 // fadd v17.4s, v1.4s, v9.4s
+	WORD $0x4ea9d432 // fsub v18.4s, v1.4s, v9.4s
+	WORD $0x6e20de21 // fmul v1.4s, v17.4s, v0.4s
+	WORD $0x6e20de49 // fmul v9.4s, v18.4s, v0.4s
+	WORD $0x4e2ad451 // fadd v17.4s, v2.4s, v10.4s
+	WORD $0x4eaad452 // fsub v18.4s, v2.4s, v10.4s
+	WORD $0x6e20de22 // fmul v2.4s, v17.4s, v0.4s
+	WORD $0x6e20de4a // fmul v10.4s, v18.4s, v0.4s
+	WORD $0x4e2bd471 // fadd v17.4s, v3.4s, v11.4s
+	WORD $0x4eabd472 // fsub v18.4s, v3.4s, v11.4s
+	WORD $0x6e20de23 // fmul v3.4s, v17.4s, v0.4s
+	WORD $0x6e20de4b // fmul v11.4s, v18.4s, v0.4s
+	WORD $0x4e2cd491 // fadd v17.4s, v4.4s, v12.4s
+	WORD $0x4eacd492 // fsub v18.4s, v4.4s, v12.4s
+	WORD $0x6e20de24 // fmul v4.4s, v17.4s, v0.4s
+	WORD $0x6e20de4c // fmul v12.4s, v18.4s, v0.4s
+	WORD $0x4e2dd4b1 // fadd v17.4s, v5.4s, v13.4s
+	WORD $0x4eadd4b2 // fsub v18.4s, v5.4s, v13.4s
+	WORD $0x6e20de25 // fmul v5.4s, v17.4s, v0.4s
+	WORD $0x6e20de4d // fmul v13.4s, v18.4s, v0.4s
+	WORD $0x4e2ed4d1 // fadd v17.4s, v6.4s, v14.4s
+	WORD $0x4eaed4d2 // fsub v18.4s, v6.4s, v14.4s
+	WORD $0x6e20de26 // fmul v6.4s, v17.4s, v0.4s
+	WORD $0x6e20de4e // fmul v14.4s, v18.4s, v0.4s
+	WORD $0x4e2fd4f1 // fadd v17.4s, v7.4s, v15.4s
+	WORD $0x4eafd4f2 // fsub v18.4s, v7.4s, v15.4s
+	WORD $0x6e20de27 // fmul v7.4s, v17.4s, v0.4s
+	WORD $0x6e20de4f // fmul v15.4s, v18.4s, v0.4s
+	WORD $0x4e30d511 // fadd v17.4s, v8.4s, v16.4s
+	WORD $0x4eb0d512 // fsub v18.4s, v8.4s, v16.4s
+	WORD $0x6e20de28 // fmul v8.4s, v17.4s, v0.4s
+	WORD $0x6e20de50 // fmul v16.4s, v18.4s, v0.4s
+	ADD $0, R0, R3
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V3.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V7.S4], 16(R3)
+	VST1 [V8.S4], (R3)
+	ADD $256, R0, R3
+	VST1.P [V9.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V11.S4], 16(R3)
+	VST1.P [V12.S4], 16(R3)
+	VST1.P [V13.S4], 16(R3)
+	VST1.P [V14.S4], 16(R3)
+	VST1.P [V15.S4], 16(R3)
+	VST1 [V16.S4], (R3)
+	ADD $128, R0, R3
+	VLD1.P 64(R3), [V1.S4, V2.S4, V3.S4, V4.S4]
+	VLD1 (R3), [V5.S4, V6.S4, V7.S4, V8.S4]
+	ADD $384, R0, R3
+	VLD1.P 64(R3), [V9.S4, V10.S4, V11.S4, V12.S4]
+	VLD1 (R3), [V13.S4, V14.S4, V15.S4, V16.S4]
+	WORD $0x4e29d431 // fadd v17.4s, v1.4s, v9.4s
+	WORD $0x4ea9d432 // fsub v18.4s, v1.4s, v9.4s
+	WORD $0x6e20de21 // fmul v1.4s, v17.4s, v0.4s
+	WORD $0x6e20de49 // fmul v9.4s, v18.4s, v0.4s
+	WORD $0x4e2ad451 // fadd v17.4s, v2.4s, v10.4s
+	WORD $0x4eaad452 // fsub v18.4s, v2.4s, v10.4s
+	WORD $0x6e20de22 // fmul v2.4s, v17.4s, v0.4s
+	WORD $0x6e20de4a // fmul v10.4s, v18.4s, v0.4s
+	WORD $0x4e2bd471 // fadd v17.4s, v3.4s, v11.4s
+	WORD $0x4eabd472 // fsub v18.4s, v3.4s, v11.4s
+	WORD $0x6e20de23 // fmul v3.4s, v17.4s, v0.4s
+	WORD $0x6e20de4b // fmul v11.4s, v18.4s, v0.4s
+	WORD $0x4e2cd491 // fadd v17.4s, v4.4s, v12.4s
+	WORD $0x4eacd492 // fsub v18.4s, v4.4s, v12.4s
+	WORD $0x6e20de24 // fmul v4.4s, v17.4s, v0.4s
+	WORD $0x6e20de4c // fmul v12.4s, v18.4s, v0.4s
+	WORD $0x4e2dd4b1 // fadd v17.4s, v5.4s, v13.4s
+	WORD $0x4eadd4b2 // fsub v18.4s, v5.4s, v13.4s
+	WORD $0x6e20de25 // fmul v5.4s, v17.4s, v0.4s
+	WORD $0x6e20de4d // fmul v13.4s, v18.4s, v0.4s
+	WORD $0x4e2ed4d1 // fadd v17.4s, v6.4s, v14.4s
+	WORD $0x4eaed4d2 // fsub v18.4s, v6.4s, v14.4s
+	WORD $0x6e20de26 // fmul v6.4s, v17.4s, v0.4s
+	WORD $0x6e20de4e // fmul v14.4s, v18.4s, v0.4s
+	WORD $0x4e2fd4f1 // fadd v17.4s, v7.4s, v15.4s
+	WORD $0x4eafd4f2 // fsub v18.4s, v7.4s, v15.4s
+	WORD $0x6e20de27 // fmul v7.4s, v17.4s, v0.4s
+	WORD $0x6e20de4f // fmul v15.4s, v18.4s, v0.4s
+	WORD $0x4e30d511 // fadd v17.4s, v8.4s, v16.4s
+	WORD $0x4eb0d512 // fsub v18.4s, v8.4s, v16.4s
+	WORD $0x6e20de28 // fmul v8.4s, v17.4s, v0.4s
+	WORD $0x6e20de50 // fmul v16.4s, v18.4s, v0.4s
+	ADD $128, R0, R3
+	VST1.P [V1.S4], 16(R3)
+	VST1.P [V2.S4], 16(R3)
+	VST1.P [V3.S4], 16(R3)
+	VST1.P [V4.S4], 16(R3)
+	VST1.P [V5.S4], 16(R3)
+	VST1.P [V6.S4], 16(R3)
+	VST1.P [V7.S4], 16(R3)
+	VST1 [V8.S4], (R3)
+	ADD $384, R0, R3
+	VST1.P [V9.S4], 16(R3)
+	VST1.P [V10.S4], 16(R3)
+	VST1.P [V11.S4], 16(R3)
+	VST1.P [V12.S4], 16(R3)
+	VST1.P [V13.S4], 16(R3)
+	VST1.P [V14.S4], 16(R3)
+	VST1.P [V15.S4], 16(R3)
+	VST1 [V16.S4], (R3)
+	ADD R2, R0
+	SUBS $1, R1
+	BNE head
+
+done:
+	RET
+
 // func store_e4m3_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 TEXT ·store_e4m3_128x128i_neon(SB), NOSPLIT, $0-76
 	MOVD src_base+32(FP), R0

@@ -27,7 +27,51 @@ type Cache struct {
 	u16   []uint16
 	u8    []byte
 	scale float32
+	had   uint8 // hadRotated, hadOriginal: the Hadamard option (WithHadamard)
 }
+
+// The Hadamard option of a Cache view: Cache.had's bits.
+const (
+	hadRotated  = 1 // every head is stored as H·y (WithHadamard)
+	hadOriginal = 2 // Load returns H·(the stored head): the original basis (Original)
+)
+
+// WithHadamard returns c as the view of a Hadamard-rotated cache: every
+// head an entry point stores there (a key after its rotation and QK-norm,
+// a value as it is) is first multiplied by H, the normalized Walsh–Hadamard
+// matrix of the head, and then stored as the cache type stores it. H is
+// block diagonal: blocks of B values, B the largest power of two dividing
+// HeadDim (HeadDim itself for a power of two; 32 for 96), each transformed
+// by the butterfly of docs/contract.md §15, the same bits on every backend.
+// Spread over its block, an outlier costs a quantized format less.
+//
+// Prep multiplies the step's queries by H too when its KCache has the
+// option, so that q·k is unchanged up to rounding; Load returns the heads
+// as stored, in H's basis (what attention with those queries wants),
+// unless the view is Original's; Rotary.Hadamard takes the rows attention
+// computes from rotated values back (H is its own inverse); Shift
+// un-rotates, turns and re-rotates each whole head. The option is a
+// property of the view, as the cache type is: view the same memory with it
+// on every call. An entry point given it at a HeadDim whose block B is
+// below 16, or above 1024, panics.
+func (c Cache) WithHadamard() Cache {
+	c.had |= hadRotated
+	return c
+}
+
+// Original returns the view c whose Load returns the original basis: a
+// Hadamard-rotated cache's heads loaded and multiplied by H once more (H
+// is its own inverse, up to the rounding docs/contract.md §15 bounds).
+// The other entry points treat it as c. Without WithHadamard the stored
+// heads are already in the original basis and Original changes nothing.
+func (c Cache) Original() Cache {
+	c.had |= hadOriginal
+	return c
+}
+
+// Hadamard reports whether c is the view of a Hadamard-rotated cache
+// (WithHadamard).
+func (c Cache) Hadamard() bool { return c.had&hadRotated != 0 }
 
 // Cache types: Cache.kind.
 const (
@@ -206,6 +250,10 @@ type cacheOp struct {
 	bytes *byteKernels
 	head  int // a cached head's elements
 	shift int // the leading values of a head Shift rewrites
+	// had is the backend's Hadamard kernel for a Hadamard-rotated cache,
+	// else nil; orig: Load multiplies by H (Original).
+	had  hadamardKernel
+	orig bool
 }
 
 // cacheOp binds c (named what in messages) to r: it panics, naming fn, for
@@ -238,7 +286,21 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if cacheScaled(c.kind) && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
 		panicf("%s: %s's scale = %v: want a finite scale > 0", fn, what, c.scale)
 	}
+	if c.had&hadRotated != 0 {
+		o.had, o.orig = r.hadamard(fn, what+" (WithHadamard)"), c.had&hadOriginal != 0
+	}
 	return o
+}
+
+// hadamard returns the backend's Hadamard kernel for r's shape, named what
+// in messages; it panics, naming fn, for a HeadDim whose block (the
+// largest power of two dividing it) is below 16, or above 1024.
+func (r *Rotary) hadamard(fn, what string) hadamardKernel {
+	k := r.kern().hadamard
+	if k == nil {
+		panicf("%s: %s: HeadDim = %d (blocks of %d): the Hadamard option wants a HeadDim of at most 1024 whose largest power-of-two divisor is at least 16", fn, what, r.hd, r.hd&-r.hd)
+	}
+	return k
 }
 
 // size returns the length of the cache's buffer, in its elements.
@@ -287,6 +349,35 @@ func (o *cacheOp) store(off, cs int, src []float32, ss, n int, shift bool) {
 	}
 }
 
+// put stores n float32 heads of src (ss apart) as store stores them, each
+// multiplied by H first for a Hadamard-rotated cache: through the scratch
+// buffer sp, its capacity of heads at a time (src is not modified).
+func (o *cacheOp) put(off, cs int, src []float32, ss, n int, sp []float32) {
+	if o.had == nil {
+		o.store(off, cs, src, ss, n, false)
+		return
+	}
+	hd := o.r.hd
+	g := len(sp) / hd
+	for h := 0; h < n; h += g {
+		m := min(g, n-h)
+		for i := range m {
+			copy(sp[i*hd:][:hd], src[(h+i)*ss:][:hd])
+		}
+		o.had(sp, hd, m)
+		o.store(off+h*cs, cs, sp, hd, m, false)
+	}
+}
+
+// get loads n cached heads as load loads all of each, multiplied by H
+// once more when the view is a Hadamard-rotated cache's Original.
+func (o *cacheOp) get(dst []float32, ds, off, cs, n int) {
+	o.load(dst, ds, off, cs, n, false)
+	if o.orig {
+		o.had(dst, ds, n)
+	}
+}
+
 // load loads n cached heads from the element off on (cs apart) into
 // float32 heads of dst, ds apart: all of each head, or (shift) the values
 // Shift rewrites.
@@ -328,14 +419,14 @@ func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *fl
 
 // storeRotated turns n float32 heads of src (ss apart) forward by row and
 // stores them at the element off on, cs apart: in one kernel into an f32,
-// f16 or bf16 cache; else through the scratch buffer sp, its capacity of
-// heads at a time.
+// f16 or bf16 cache; else (or with the Hadamard option, H between the two)
+// through the scratch buffer sp, its capacity of heads at a time.
 func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float32, sp []float32) {
 	c := o.c
 	switch {
-	case c.kind == cacheF32:
+	case c.kind == cacheF32 && o.had == nil:
 		o.rotTo(c.f32[off:], cs, src, ss, n, row)
-	case o.half != nil:
+	case o.half != nil && o.had == nil:
 		o.half.to(c.u16[off:], cs, src, ss, n, row)
 	default:
 		hd := o.r.hd
@@ -343,7 +434,10 @@ func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float
 		for h := 0; h < n; h += g {
 			m := min(g, n-h)
 			o.rotTo(sp, hd, src[h*ss:], ss, m, row)
-			o.bytes.store(c.u8[off+h*cs:], cs, sp, hd, m, c.scale)
+			if o.had != nil {
+				o.had(sp, hd, m)
+			}
+			o.store(off+h*cs, cs, sp, hd, m, false)
 		}
 	}
 }
@@ -357,6 +451,21 @@ func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float
 func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []float32) {
 	c := o.c
 	kern := o.r.rot(inverse)
+	hd := o.r.hd
+	g := len(sp) / hd
+	if o.had != nil {
+		// A Hadamard-rotated cache: every value of a head holds some of
+		// the rotary ones, so whole heads: load, H, turn, H, store.
+		for h := 0; h < n; h += g {
+			m := min(g, n-h)
+			o.load(sp, hd, off+h*st, st, m, false)
+			o.had(sp, hd, m)
+			kern(sp, hd, m, r)
+			o.had(sp, hd, m)
+			o.store(off+h*st, st, sp, hd, m, false)
+		}
+		return
+	}
 	switch {
 	case c.kind == cacheF32:
 		kern(c.f32[off:], st, n, r)
@@ -369,8 +478,6 @@ func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []floa
 		}
 		return
 	}
-	hd := o.r.hd
-	g := len(sp) / hd
 	for h := 0; h < n; h += g {
 		m := min(g, n-h)
 		o.load(sp, hd, off+h*st, st, m, true)
@@ -409,7 +516,8 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
 // saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0,
 // q4_0, q4_1, q5_0, q5_1, mxfp4 and iq4_nl block by block as ggml's
-// quantize_row_<type>_ref.
+// quantize_row_<type>_ref; into a Hadamard-rotated cache (WithHadamard) each
+// turned head is multiplied by H before it is stored.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
 // modified. With slots 0…n−1 and a cache laid out as src, it rotates and
@@ -449,7 +557,7 @@ func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []f
 	checkHeads(fn, "c", c.s, "ss", ss)
 	var buf *[]float32
 	var sp []float32
-	if o.bytes != nil {
+	if o.bytes != nil || o.had != nil {
 		buf, sp = r.scratch(0)
 	}
 	for j, s := range slots {
@@ -490,8 +598,8 @@ func checkHeads(fn, an string, a Strides, bn string, b Strides) {
 // Store writes the values of a step into a KV cache by slot, as ApplyStore
 // writes keys but without rotating: for every token j with slots[j] ≠ −1
 // and every h < ss.Heads, src[j·ss.Token + h·ss.Head :][:HeadDim] stored in
-// cache row slots[j] of c. The checks and panics are ApplyStore's (without
-// positions).
+// cache row slots[j] of c (multiplied by H first for a Hadamard-rotated
+// cache). The checks and panics are ApplyStore's (without positions).
 func (r *Rotary) Store(c Cache, slots []int64, src []float32, ss Strides) {
 	r.store("Rotary.Store", c, slots, src, ss)
 }
@@ -502,16 +610,26 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 	o.check(fn, "c", "slots", slots)
 	r.checkTokens(fn, "ss", ss, len(src), len(slots), "len(slots)")
 	checkHeads(fn, "c", c.s, "ss", ss)
+	var buf *[]float32
+	var sp []float32
+	if o.had != nil {
+		buf, sp = r.scratch(0)
+	}
 	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
-		o.store(cOff, cs, src[xOff:], xs, n, false)
+		o.put(cOff, cs, src[xOff:], xs, n, sp)
 	})
+	if buf != nil {
+		scratchPool.Put(buf)
+	}
 }
 
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
 // of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
 // once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
-// h·ds.Head :][:HeadDim]. The heads of tokens with slot −1 and every other
+// h·ds.Head :][:HeadDim]: from a Hadamard-rotated cache, in H's basis as
+// stored, or multiplied by H again (the original basis) with the view's
+// Original. The heads of tokens with slot −1 and every other
 // element of dst keep their values. A view field that is not positive, a
 // slot outside the rows c gives its buffer, a slot listed twice or heads of
 // different counts panic before dst is written.
@@ -526,7 +644,7 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
 	checkHeads(fn, "ds", ds, "c", c.s)
 	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
-		o.load(dst[xOff:], xs, cOff, cs, n, false)
+		o.get(dst[xOff:], xs, cOff, cs, n)
 	})
 }
 
@@ -540,7 +658,10 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 // for |delta| (one row per run of equal deltas), so delta may be any int32
 // but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
 // as it is; values past RotaryDim (a block format: the blocks that hold no
-// rotary value) keep their bits. A view field that is not positive, a slot
+// rotary value) keep their bits, but in a Hadamard-rotated cache
+// (WithHadamard), where each head is loaded whole, multiplied by H, turned,
+// multiplied by H and stored whole, every value of it may change by
+// rounding. A view field that is not positive, a slot
 // outside the rows c gives its buffer, a slot listed twice, len(delta) ≠
 // len(slots) or a delta of −2³¹ panic before anything is written.
 func (t *Table) Shift(c Cache, slots []int64, delta []int32) {

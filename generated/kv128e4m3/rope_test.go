@@ -29,12 +29,24 @@ func init() {
 	}
 }
 
-// caches describes r's forms of every cache type the package has at r's shape.
+// caches describes r's forms of every cache type the package has at r's
+// shape, and, where r's HeadDim has the Hadamard option, with it those of
+// the first type of each of the run-time's paths (f32, uint16, a scaled
+// byte type, a block format).
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
-	cs = append(cs, cacheOf(r, "e4m3", func(b []uint8, s Strides, scale float32) Cache {
-		return E4M3Cache(b, s, scale)
-	}))
+	add := func(c, h verify.CacheForms) {
+		cs = append(cs, c)
+		if h != nil {
+			cs = append(cs, h)
+		}
+	}
+	{
+		mk := func(b []uint8, s Strides, scale float32) Cache {
+			return E4M3Cache(b, s, scale)
+		}
+		add(cacheOf(r, "e4m3", mk), hadamardOf(r, "e4m3", mk))
+	}
 	return cs
 }
 

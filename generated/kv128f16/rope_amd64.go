@@ -32,6 +32,7 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_avx512
 	k.invRows = invRows_128x128i_avx512
 	k.fill = fill_128x128i_avx512
+	k.hadamard = hadamard_128x128i_avx512
 	k.half[0].store = store_f16_128x128i_avx512
 	k.half[0].storeShift = store_f16_128x128i_avx512
 	k.half[0].load = load_f16_128x128i_avx512
@@ -49,6 +50,7 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_avx2
 	k.invRows = invRows_128x128i_avx2
 	k.fill = fill_128x128i_avx2
+	k.hadamard = hadamard_128x128i_avx2
 	k.half[0].store = store_f16_128x128i_avx2
 	k.half[0].storeShift = store_f16_128x128i_avx2
 	k.half[0].load = load_f16_128x128i_avx2
@@ -83,6 +85,11 @@ func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
+
+// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_128x128i_avx512(x []float32, stride int, n int)
 
 // store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
@@ -133,6 +140,11 @@ func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
+
+// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_128x128i_avx2(x []float32, stride int, n int)
 
 // store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //

@@ -25,6 +25,7 @@ func kernels_128x128i_neon() (k kernels) {
 	k.inv = inv_128x128i_neon
 	k.fwdRows = fwdRows_128x128i_neon
 	k.invRows = invRows_128x128i_neon
+	k.hadamard = hadamard_128x128i_neon
 	k.half[0].store = store_f16_128x128i_neon
 	k.half[0].storeShift = store_f16_128x128i_neon
 	k.half[0].load = load_f16_128x128i_neon
@@ -54,6 +55,11 @@ func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
+
+// hadamard_128x128i_neon transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using neon.
+//
+//go:noescape
+func hadamard_128x128i_neon(x []float32, stride int, n int)
 
 // store_f16_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //

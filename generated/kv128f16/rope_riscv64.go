@@ -25,6 +25,7 @@ func kernels_128x128i_rvv() (k kernels) {
 	k.inv = inv_128x128i_rvv
 	k.fwdRows = fwdRows_128x128i_rvv
 	k.invRows = invRows_128x128i_rvv
+	k.hadamard = hadamard_128x128i_rvv
 	k.half[0].store = store_f16_128x128i_rvv
 	k.half[0].storeShift = store_f16_128x128i_rvv
 	k.half[0].load = load_f16_128x128i_rvv
@@ -54,6 +55,11 @@ func fwdRows_128x128i_rvv(x []float32, stride int, n int, rows []float32)
 //
 //go:noescape
 func invRows_128x128i_rvv(x []float32, stride int, n int, rows []float32)
+
+// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+//
+//go:noescape
+func hadamard_128x128i_rvv(x []float32, stride int, n int)
 
 // store_f16_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //

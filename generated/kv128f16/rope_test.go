@@ -29,12 +29,24 @@ func init() {
 	}
 }
 
-// caches describes r's forms of every cache type the package has at r's shape.
+// caches describes r's forms of every cache type the package has at r's
+// shape, and, where r's HeadDim has the Hadamard option, with it those of
+// the first type of each of the run-time's paths (f32, uint16, a scaled
+// byte type, a block format).
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
-	cs = append(cs, cacheOf(r, "f16", func(b []uint16, s Strides, _ float32) Cache {
-		return F16Cache(b, s)
-	}))
+	add := func(c, h verify.CacheForms) {
+		cs = append(cs, c)
+		if h != nil {
+			cs = append(cs, h)
+		}
+	}
+	{
+		mk := func(b []uint16, s Strides, _ float32) Cache {
+			return F16Cache(b, s)
+		}
+		add(cacheOf(r, "f16", mk), hadamardOf(r, "f16", mk))
+	}
 	return cs
 }
 

@@ -33,6 +33,7 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.invRows = invRows_128x128i_avx512
 	k.fill = fill_128x128i_avx512
 	k.rotTo = rotTo_128x128i_avx512
+	k.hadamard = hadamard_128x128i_avx512
 	k.bytes[1].store = store_q8_0_128x128i_avx512
 	k.bytes[1].storeShift = store_q8_0_128x128i_avx512
 	k.bytes[1].load = load_q8_0_128x128i_avx512
@@ -48,6 +49,7 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.invRows = invRows_128x128i_avx2
 	k.fill = fill_128x128i_avx2
 	k.rotTo = rotTo_128x128i_avx2
+	k.hadamard = hadamard_128x128i_avx2
 	k.bytes[1].store = store_q8_0_128x128i_avx2
 	k.bytes[1].storeShift = store_q8_0_128x128i_avx2
 	k.bytes[1].load = load_q8_0_128x128i_avx2
@@ -84,6 +86,11 @@ func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64)
 //
 //go:noescape
 func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+//
+//go:noescape
+func hadamard_128x128i_avx512(x []float32, stride int, n int)
 
 // store_q8_0_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
@@ -124,6 +131,11 @@ func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (
 //
 //go:noescape
 func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
+
+// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+//
+//go:noescape
+func hadamard_128x128i_avx2(x []float32, stride int, n int)
 
 // store_q8_0_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //

@@ -486,6 +486,211 @@ done:
 	VZEROUPPER
 	RET
 
+// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), AX
+	MOVQ         n+32(FP), CX
+	MOVQ         stride+24(FP), DX
+	TESTQ        CX, CX
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x3db504f3, BX
+	VPBROADCASTD BX, Z0
+
+head:
+	VMOVUPS    (AX), Z1
+	VMOVUPS    64(AX), Z2
+	VMOVUPS    128(AX), Z3
+	VMOVUPS    192(AX), Z4
+	VMOVUPS    256(AX), Z5
+	VMOVUPS    320(AX), Z6
+	VMOVUPS    384(AX), Z7
+	VMOVUPS    448(AX), Z8
+	MOVL       $0x0000aaaa, BX
+	KMOVW      BX, K1
+	VPERMILPS  $0xb1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VPERMILPS  $0xb1, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VPERMILPS  $0xb1, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VPERMILPS  $0xb1, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VPERMILPS  $0xb1, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VPERMILPS  $0xb1, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VPERMILPS  $0xb1, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VPERMILPS  $0xb1, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000cccc, BX
+	KMOVW      BX, K1
+	VPERMILPS  $0x4e, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VPERMILPS  $0x4e, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VPERMILPS  $0x4e, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VPERMILPS  $0x4e, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VPERMILPS  $0x4e, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VPERMILPS  $0x4e, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VPERMILPS  $0x4e, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VPERMILPS  $0x4e, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000f0f0, BX
+	KMOVW      BX, K1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VSHUFF32X4 $0xb1, Z2, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VSHUFF32X4 $0xb1, Z3, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VSHUFF32X4 $0xb1, Z4, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VSHUFF32X4 $0xb1, Z5, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VSHUFF32X4 $0xb1, Z6, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VSHUFF32X4 $0xb1, Z7, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VSHUFF32X4 $0xb1, Z8, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	MOVL       $0x0000ff00, BX
+	KMOVW      BX, K1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z9
+	VSUBPS     Z1, Z9, Z10
+	VADDPS     Z9, Z1, Z1
+	VPBLENDMD  Z10, Z1, K1, Z1
+	VSHUFF32X4 $0x4e, Z2, Z2, Z9
+	VSUBPS     Z2, Z9, Z10
+	VADDPS     Z9, Z2, Z2
+	VPBLENDMD  Z10, Z2, K1, Z2
+	VSHUFF32X4 $0x4e, Z3, Z3, Z9
+	VSUBPS     Z3, Z9, Z10
+	VADDPS     Z9, Z3, Z3
+	VPBLENDMD  Z10, Z3, K1, Z3
+	VSHUFF32X4 $0x4e, Z4, Z4, Z9
+	VSUBPS     Z4, Z9, Z10
+	VADDPS     Z9, Z4, Z4
+	VPBLENDMD  Z10, Z4, K1, Z4
+	VSHUFF32X4 $0x4e, Z5, Z5, Z9
+	VSUBPS     Z5, Z9, Z10
+	VADDPS     Z9, Z5, Z5
+	VPBLENDMD  Z10, Z5, K1, Z5
+	VSHUFF32X4 $0x4e, Z6, Z6, Z9
+	VSUBPS     Z6, Z9, Z10
+	VADDPS     Z9, Z6, Z6
+	VPBLENDMD  Z10, Z6, K1, Z6
+	VSHUFF32X4 $0x4e, Z7, Z7, Z9
+	VSUBPS     Z7, Z9, Z10
+	VADDPS     Z9, Z7, Z7
+	VPBLENDMD  Z10, Z7, K1, Z7
+	VSHUFF32X4 $0x4e, Z8, Z8, Z9
+	VSUBPS     Z8, Z9, Z10
+	VADDPS     Z9, Z8, Z8
+	VPBLENDMD  Z10, Z8, K1, Z8
+	VADDPS     Z2, Z1, Z9
+	VSUBPS     Z2, Z1, Z1
+	VADDPS     Z4, Z3, Z2
+	VSUBPS     Z4, Z3, Z3
+	VADDPS     Z6, Z5, Z4
+	VSUBPS     Z6, Z5, Z5
+	VADDPS     Z8, Z7, Z6
+	VSUBPS     Z8, Z7, Z7
+	VADDPS     Z2, Z9, Z8
+	VSUBPS     Z2, Z9, Z2
+	VADDPS     Z3, Z1, Z9
+	VSUBPS     Z3, Z1, Z1
+	VADDPS     Z6, Z4, Z3
+	VSUBPS     Z6, Z4, Z4
+	VADDPS     Z7, Z5, Z6
+	VSUBPS     Z7, Z5, Z5
+	VADDPS     Z3, Z8, Z7
+	VSUBPS     Z3, Z8, Z3
+	VADDPS     Z6, Z9, Z8
+	VSUBPS     Z6, Z9, Z6
+	VADDPS     Z4, Z2, Z9
+	VSUBPS     Z4, Z2, Z2
+	VADDPS     Z5, Z1, Z4
+	VSUBPS     Z5, Z1, Z1
+	VMULPS     Z0, Z7, Z5
+	VMULPS     Z0, Z8, Z7
+	VMULPS     Z0, Z9, Z8
+	VMULPS     Z0, Z4, Z4
+	VMULPS     Z0, Z3, Z3
+	VMULPS     Z0, Z6, Z6
+	VMULPS     Z0, Z2, Z2
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    Z5, (AX)
+	VMOVUPS    Z7, 64(AX)
+	VMOVUPS    Z8, 128(AX)
+	VMOVUPS    Z4, 192(AX)
+	VMOVUPS    Z3, 256(AX)
+	VMOVUPS    Z6, 320(AX)
+	VMOVUPS    Z2, 384(AX)
+	VMOVUPS    Z1, 448(AX)
+	ADDQ       DX, AX
+	DECQ       CX
+	JNZ        head
+
+done:
+	VZEROUPPER
+	RET
+
 // func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
 TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
@@ -2170,6 +2375,370 @@ done:
 	VZEROUPPER
 	RET
 
+// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// Requires: AVX, AVX2
+TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), AX
+	MOVQ         n+32(FP), CX
+	MOVQ         stride+24(FP), DX
+	TESTQ        CX, CX
+	JZ           done
+	SHLQ         $0x02, DX
+	MOVL         $0x3db504f3, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+
+head:
+	VMOVUPS    (AX), Y1
+	VMOVUPS    32(AX), Y2
+	VMOVUPS    64(AX), Y3
+	VMOVUPS    96(AX), Y4
+	VMOVUPS    128(AX), Y5
+	VMOVUPS    160(AX), Y6
+	VMOVUPS    192(AX), Y7
+	VMOVUPS    224(AX), Y8
+	VMOVDQU    vecconst<>+1664(SB), Y9
+	VPERMILPS  $0xb1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0xb1, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0xb1, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0xb1, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0xb1, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0xb1, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0xb1, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0xb1, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1728(SB), Y9
+	VPERMILPS  $0x4e, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0x4e, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0x4e, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0x4e, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0x4e, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0x4e, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0x4e, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0x4e, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1792(SB), Y9
+	VPERM2F128 $0x01, Y1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERM2F128 $0x01, Y2, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERM2F128 $0x01, Y3, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERM2F128 $0x01, Y4, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERM2F128 $0x01, Y5, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERM2F128 $0x01, Y6, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERM2F128 $0x01, Y7, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERM2F128 $0x01, Y8, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VADDPS     Y2, Y1, Y9
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y4, Y3, Y2
+	VSUBPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y4
+	VSUBPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y6
+	VSUBPS     Y8, Y7, Y7
+	VADDPS     Y2, Y9, Y8
+	VSUBPS     Y2, Y9, Y2
+	VADDPS     Y3, Y1, Y9
+	VSUBPS     Y3, Y1, Y1
+	VADDPS     Y6, Y4, Y3
+	VSUBPS     Y6, Y4, Y4
+	VADDPS     Y7, Y5, Y6
+	VSUBPS     Y7, Y5, Y5
+	VADDPS     Y3, Y8, Y7
+	VSUBPS     Y3, Y8, Y3
+	VADDPS     Y6, Y9, Y8
+	VSUBPS     Y6, Y9, Y6
+	VADDPS     Y4, Y2, Y9
+	VSUBPS     Y4, Y2, Y2
+	VADDPS     Y5, Y1, Y4
+	VSUBPS     Y5, Y1, Y1
+	VMOVUPS    Y7, (AX)
+	VMOVUPS    Y8, 32(AX)
+	VMOVUPS    Y9, 64(AX)
+	VMOVUPS    Y4, 96(AX)
+	VMOVUPS    Y3, 128(AX)
+	VMOVUPS    Y6, 160(AX)
+	VMOVUPS    Y2, 192(AX)
+	VMOVUPS    Y1, 224(AX)
+	VMOVUPS    256(AX), Y1
+	VMOVUPS    288(AX), Y2
+	VMOVUPS    320(AX), Y3
+	VMOVUPS    352(AX), Y4
+	VMOVUPS    384(AX), Y5
+	VMOVUPS    416(AX), Y6
+	VMOVUPS    448(AX), Y7
+	VMOVUPS    480(AX), Y8
+	VMOVDQU    vecconst<>+1664(SB), Y9
+	VPERMILPS  $0xb1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0xb1, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0xb1, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0xb1, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0xb1, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0xb1, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0xb1, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0xb1, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1728(SB), Y9
+	VPERMILPS  $0x4e, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERMILPS  $0x4e, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERMILPS  $0x4e, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERMILPS  $0x4e, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERMILPS  $0x4e, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERMILPS  $0x4e, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERMILPS  $0x4e, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERMILPS  $0x4e, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VMOVDQU    vecconst<>+1792(SB), Y9
+	VPERM2F128 $0x01, Y1, Y1, Y10
+	VSUBPS     Y1, Y10, Y11
+	VADDPS     Y10, Y1, Y1
+	VPBLENDVB  Y9, Y11, Y1, Y1
+	VPERM2F128 $0x01, Y2, Y2, Y10
+	VSUBPS     Y2, Y10, Y11
+	VADDPS     Y10, Y2, Y2
+	VPBLENDVB  Y9, Y11, Y2, Y2
+	VPERM2F128 $0x01, Y3, Y3, Y10
+	VSUBPS     Y3, Y10, Y11
+	VADDPS     Y10, Y3, Y3
+	VPBLENDVB  Y9, Y11, Y3, Y3
+	VPERM2F128 $0x01, Y4, Y4, Y10
+	VSUBPS     Y4, Y10, Y11
+	VADDPS     Y10, Y4, Y4
+	VPBLENDVB  Y9, Y11, Y4, Y4
+	VPERM2F128 $0x01, Y5, Y5, Y10
+	VSUBPS     Y5, Y10, Y11
+	VADDPS     Y10, Y5, Y5
+	VPBLENDVB  Y9, Y11, Y5, Y5
+	VPERM2F128 $0x01, Y6, Y6, Y10
+	VSUBPS     Y6, Y10, Y11
+	VADDPS     Y10, Y6, Y6
+	VPBLENDVB  Y9, Y11, Y6, Y6
+	VPERM2F128 $0x01, Y7, Y7, Y10
+	VSUBPS     Y7, Y10, Y11
+	VADDPS     Y10, Y7, Y7
+	VPBLENDVB  Y9, Y11, Y7, Y7
+	VPERM2F128 $0x01, Y8, Y8, Y10
+	VSUBPS     Y8, Y10, Y11
+	VADDPS     Y10, Y8, Y8
+	VPBLENDVB  Y9, Y11, Y8, Y8
+	VADDPS     Y2, Y1, Y9
+	VSUBPS     Y2, Y1, Y1
+	VADDPS     Y4, Y3, Y2
+	VSUBPS     Y4, Y3, Y3
+	VADDPS     Y6, Y5, Y4
+	VSUBPS     Y6, Y5, Y5
+	VADDPS     Y8, Y7, Y6
+	VSUBPS     Y8, Y7, Y7
+	VADDPS     Y2, Y9, Y8
+	VSUBPS     Y2, Y9, Y2
+	VADDPS     Y3, Y1, Y9
+	VSUBPS     Y3, Y1, Y1
+	VADDPS     Y6, Y4, Y3
+	VSUBPS     Y6, Y4, Y4
+	VADDPS     Y7, Y5, Y6
+	VSUBPS     Y7, Y5, Y5
+	VADDPS     Y3, Y8, Y7
+	VSUBPS     Y3, Y8, Y3
+	VADDPS     Y6, Y9, Y8
+	VSUBPS     Y6, Y9, Y6
+	VADDPS     Y4, Y2, Y9
+	VSUBPS     Y4, Y2, Y2
+	VADDPS     Y5, Y1, Y4
+	VSUBPS     Y5, Y1, Y1
+	VMOVUPS    Y7, 256(AX)
+	VMOVUPS    Y8, 288(AX)
+	VMOVUPS    Y9, 320(AX)
+	VMOVUPS    Y4, 352(AX)
+	VMOVUPS    Y3, 384(AX)
+	VMOVUPS    Y6, 416(AX)
+	VMOVUPS    Y2, 448(AX)
+	VMOVUPS    Y1, 480(AX)
+	VMOVUPS    (AX), Y1
+	VMOVUPS    32(AX), Y2
+	VMOVUPS    64(AX), Y3
+	VMOVUPS    96(AX), Y4
+	VMOVUPS    128(AX), Y5
+	VMOVUPS    160(AX), Y6
+	VMOVUPS    192(AX), Y7
+	VMOVUPS    224(AX), Y8
+	VMOVUPS    256(AX), Y9
+	VMOVUPS    288(AX), Y10
+	VMOVUPS    320(AX), Y11
+	VMOVUPS    352(AX), Y12
+	VMOVUPS    384(AX), Y13
+	VMOVUPS    416(AX), Y14
+	VMOVUPS    448(AX), Y15
+	VMOVUPS    480(AX), Y16
+	VADDPS     Y9, Y1, Y17
+	VSUBPS     Y9, Y1, Y1
+	VMULPS     Y0, Y17, Y9
+	VMULPS     Y0, Y1, Y1
+	VADDPS     Y10, Y2, Y17
+	VSUBPS     Y10, Y2, Y2
+	VMULPS     Y0, Y17, Y10
+	VMULPS     Y0, Y2, Y2
+	VADDPS     Y11, Y3, Y17
+	VSUBPS     Y11, Y3, Y3
+	VMULPS     Y0, Y17, Y11
+	VMULPS     Y0, Y3, Y3
+	VADDPS     Y12, Y4, Y17
+	VSUBPS     Y12, Y4, Y4
+	VMULPS     Y0, Y17, Y12
+	VMULPS     Y0, Y4, Y4
+	VADDPS     Y13, Y5, Y17
+	VSUBPS     Y13, Y5, Y5
+	VMULPS     Y0, Y17, Y13
+	VMULPS     Y0, Y5, Y5
+	VADDPS     Y14, Y6, Y17
+	VSUBPS     Y14, Y6, Y6
+	VMULPS     Y0, Y17, Y14
+	VMULPS     Y0, Y6, Y6
+	VADDPS     Y15, Y7, Y17
+	VSUBPS     Y15, Y7, Y7
+	VMULPS     Y0, Y17, Y15
+	VMULPS     Y0, Y7, Y7
+	VADDPS     Y16, Y8, Y17
+	VSUBPS     Y16, Y8, Y8
+	VMULPS     Y0, Y17, Y16
+	VMULPS     Y0, Y8, Y8
+	VMOVUPS    Y9, (AX)
+	VMOVUPS    Y10, 32(AX)
+	VMOVUPS    Y11, 64(AX)
+	VMOVUPS    Y12, 96(AX)
+	VMOVUPS    Y13, 128(AX)
+	VMOVUPS    Y14, 160(AX)
+	VMOVUPS    Y15, 192(AX)
+	VMOVUPS    Y16, 224(AX)
+	VMOVUPS    Y1, 256(AX)
+	VMOVUPS    Y2, 288(AX)
+	VMOVUPS    Y3, 320(AX)
+	VMOVUPS    Y4, 352(AX)
+	VMOVUPS    Y5, 384(AX)
+	VMOVUPS    Y6, 416(AX)
+	VMOVUPS    Y7, 448(AX)
+	VMOVUPS    Y8, 480(AX)
+	ADDQ       DX, AX
+	DECQ       CX
+	JNZ        head
+
+done:
+	VZEROUPPER
+	RET
+
 // func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
 TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
@@ -2192,46 +2761,46 @@ TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
 	VPBROADCASTD X3, Y3
 
 head:
-	VMOVUPS     vecconst<>+1664(SB), Y0
+	VMOVUPS     vecconst<>+1856(SB), Y0
 	VPAND       (AX), Y0, Y0
-	VMOVUPS     vecconst<>+1664(SB), Y4
+	VMOVUPS     vecconst<>+1856(SB), Y4
 	VPAND       32(AX), Y4, Y4
-	VMOVUPS     vecconst<>+1664(SB), Y5
+	VMOVUPS     vecconst<>+1856(SB), Y5
 	VPAND       64(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1664(SB), Y6
+	VMOVUPS     vecconst<>+1856(SB), Y6
 	VPAND       96(AX), Y6, Y6
 	VPMAXUD     Y4, Y0, Y0
 	VPMAXUD     Y5, Y0, Y0
 	VPMAXUD     Y6, Y0, Y0
-	VMOVUPS     vecconst<>+1664(SB), Y4
+	VMOVUPS     vecconst<>+1856(SB), Y4
 	VPAND       128(AX), Y4, Y4
-	VMOVUPS     vecconst<>+1664(SB), Y5
+	VMOVUPS     vecconst<>+1856(SB), Y5
 	VPAND       160(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1664(SB), Y6
+	VMOVUPS     vecconst<>+1856(SB), Y6
 	VPAND       192(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1664(SB), Y7
+	VMOVUPS     vecconst<>+1856(SB), Y7
 	VPAND       224(AX), Y7, Y7
 	VPMAXUD     Y5, Y4, Y4
 	VPMAXUD     Y6, Y4, Y4
 	VPMAXUD     Y7, Y4, Y4
-	VMOVUPS     vecconst<>+1664(SB), Y5
+	VMOVUPS     vecconst<>+1856(SB), Y5
 	VPAND       256(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1664(SB), Y6
+	VMOVUPS     vecconst<>+1856(SB), Y6
 	VPAND       288(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1664(SB), Y7
+	VMOVUPS     vecconst<>+1856(SB), Y7
 	VPAND       320(AX), Y7, Y7
-	VMOVUPS     vecconst<>+1664(SB), Y8
+	VMOVUPS     vecconst<>+1856(SB), Y8
 	VPAND       352(AX), Y8, Y8
 	VPMAXUD     Y6, Y5, Y5
 	VPMAXUD     Y7, Y5, Y5
 	VPMAXUD     Y8, Y5, Y5
-	VMOVUPS     vecconst<>+1664(SB), Y6
+	VMOVUPS     vecconst<>+1856(SB), Y6
 	VPAND       384(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1664(SB), Y7
+	VMOVUPS     vecconst<>+1856(SB), Y7
 	VPAND       416(AX), Y7, Y7
-	VMOVUPS     vecconst<>+1664(SB), Y8
+	VMOVUPS     vecconst<>+1856(SB), Y8
 	VPAND       448(AX), Y8, Y8
-	VMOVUPS     vecconst<>+1664(SB), Y9
+	VMOVUPS     vecconst<>+1856(SB), Y9
 	VPAND       480(AX), Y9, Y9
 	VPMAXUD     Y7, Y6, Y6
 	VPMAXUD     Y8, Y6, Y6
@@ -2247,9 +2816,9 @@ head:
 	VPMAXUD     Y0, Y5, Y0
 	VPERM2I128  $0x01, Y0, Y0, Y4
 	VPMAXUD     Y4, Y0, Y0
-	VPSUBD      vecconst<>+1728(SB), Y0, Y4
+	VPSUBD      vecconst<>+1920(SB), Y0, Y4
 	VPSRLD      $0x01, Y4, Y4
-	VPCMPGTD    vecconst<>+1792(SB), Y4, Y4
+	VPCMPGTD    vecconst<>+1984(SB), Y4, Y4
 	VPTEST      Y4, Y4
 	JZ          else1
 	LEAQ        (AX), DI
@@ -2257,13 +2826,13 @@ head:
 	MOVQ        $0x00000004, R9
 
 block3:
-	VMOVUPS      vecconst<>+1664(SB), Y0
+	VMOVUPS      vecconst<>+1856(SB), Y0
 	VPAND        (DI), Y0, Y0
-	VMOVUPS      vecconst<>+1664(SB), Y4
+	VMOVUPS      vecconst<>+1856(SB), Y4
 	VPAND        32(DI), Y4, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
+	VMOVUPS      vecconst<>+1856(SB), Y5
 	VPAND        64(DI), Y5, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
+	VMOVUPS      vecconst<>+1856(SB), Y6
 	VPAND        96(DI), Y6, Y6
 	VPMAXUD      Y4, Y0, Y7
 	VPMAXUD      Y5, Y7, Y7
@@ -2274,23 +2843,23 @@ block3:
 	VPMAXUD      Y8, Y7, Y7
 	VPSHUFD      $0xb1, Y7, Y8
 	VPMAXUD      Y8, Y7, Y7
-	VPSUBD       vecconst<>+1728(SB), Y7, Y8
+	VPSUBD       vecconst<>+1920(SB), Y7, Y8
 	VPSRLD       $0x01, Y8, Y8
-	VPCMPGTD     vecconst<>+1792(SB), Y8, Y8
+	VPCMPGTD     vecconst<>+1984(SB), Y8, Y8
 	VPTEST       Y8, Y8
 	JZ           else4
-	VPCMPGTD     vecconst<>+1856(SB), Y0, Y7
-	VMOVUPS      vecconst<>+1984(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+1920(SB), Y8, Y7
-	VPCMPGTD     vecconst<>+1856(SB), Y4, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+2048(SB), Y9, Y8
-	VPCMPGTD     vecconst<>+1856(SB), Y5, Y9
-	VMOVUPS      vecconst<>+1984(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+2112(SB), Y10, Y9
-	VPCMPGTD     vecconst<>+1856(SB), Y6, Y10
-	VMOVUPS      vecconst<>+1984(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+2176(SB), Y11, Y10
+	VPCMPGTD     vecconst<>+2048(SB), Y0, Y7
+	VMOVUPS      vecconst<>+2176(SB), Y8
+	VPBLENDVB    Y7, vecconst<>+2112(SB), Y8, Y7
+	VPCMPGTD     vecconst<>+2048(SB), Y4, Y8
+	VMOVUPS      vecconst<>+2176(SB), Y9
+	VPBLENDVB    Y8, vecconst<>+2240(SB), Y9, Y8
+	VPCMPGTD     vecconst<>+2048(SB), Y5, Y9
+	VMOVUPS      vecconst<>+2176(SB), Y10
+	VPBLENDVB    Y9, vecconst<>+2304(SB), Y10, Y9
+	VPCMPGTD     vecconst<>+2048(SB), Y6, Y10
+	VMOVUPS      vecconst<>+2176(SB), Y11
+	VPBLENDVB    Y10, vecconst<>+2368(SB), Y11, Y10
 	VPMAXUD      Y8, Y7, Y7
 	VPMAXUD      Y9, Y7, Y7
 	VPMAXUD      Y10, Y7, Y7
@@ -2300,23 +2869,23 @@ block3:
 	VPMAXUD      Y8, Y7, Y7
 	VPSHUFD      $0xb1, Y7, Y8
 	VPMAXUD      Y8, Y7, Y7
-	VPCMPGTD     vecconst<>+2240(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2240(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPBLENDVB    Y8, Y0, Y9, Y0
-	VMOVUPS      vecconst<>+2048(SB), Y8
-	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPBLENDVB    Y8, Y4, Y9, Y4
+	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
+	VPBLENDVB    Y8, vecconst<>+2432(SB), Y7, Y7
 	VMOVUPS      vecconst<>+2112(SB), Y8
 	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
+	VMOVUPS      vecconst<>+2176(SB), Y9
+	VPBLENDVB    Y8, Y0, Y9, Y0
+	VMOVUPS      vecconst<>+2240(SB), Y8
+	VPCMPGTD     Y7, Y8, Y8
+	VMOVUPS      vecconst<>+2176(SB), Y9
+	VPBLENDVB    Y8, Y4, Y9, Y4
+	VMOVUPS      vecconst<>+2304(SB), Y8
+	VPCMPGTD     Y7, Y8, Y8
+	VMOVUPS      vecconst<>+2176(SB), Y9
 	VPBLENDVB    Y8, Y5, Y9, Y5
-	VMOVUPS      vecconst<>+2176(SB), Y8
+	VMOVUPS      vecconst<>+2368(SB), Y8
 	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+1984(SB), Y8
+	VMOVUPS      vecconst<>+2176(SB), Y8
 	VPBLENDVB    Y7, Y6, Y8, Y6
 	VPMAXUD      Y4, Y0, Y0
 	VPMAXUD      Y5, Y0, Y0
@@ -2331,43 +2900,43 @@ block3:
 	VCVTPS2PH    $0x00, Y0, X4
 	VPMOVZXWD    X4, Y4
 	VPEXTRW      $0x00, X4, (R8)
-	VPCMPEQD     vecconst<>+1984(SB), Y0, Y4
+	VPCMPEQD     vecconst<>+2176(SB), Y0, Y4
 	VDIVPS       Y0, Y2, Y0
-	VPBLENDVB    Y4, vecconst<>+1984(SB), Y0, Y0
+	VPBLENDVB    Y4, vecconst<>+2176(SB), Y0, Y0
 	VMULPS       (DI), Y0, Y4
 	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+1984(SB), Y4, Y4
+	VPBLENDVB    Y5, vecconst<>+2176(SB), Y4, Y4
 	VMINPS       Y1, Y4, Y4
 	VMAXPS       Y3, Y4, Y4
-	VPAND        vecconst<>+2304(SB), Y4, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPAND        vecconst<>+2496(SB), Y4, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VADDPS       Y5, Y4, Y4
 	VCVTTPS2DQ   Y4, Y4
 	VMULPS       32(DI), Y0, Y5
 	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+1984(SB), Y5, Y5
+	VPBLENDVB    Y6, vecconst<>+2176(SB), Y5, Y5
 	VMINPS       Y1, Y5, Y5
 	VMAXPS       Y3, Y5, Y5
-	VPAND        vecconst<>+2304(SB), Y5, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPAND        vecconst<>+2496(SB), Y5, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VADDPS       Y6, Y5, Y5
 	VCVTTPS2DQ   Y5, Y5
 	VMULPS       64(DI), Y0, Y6
 	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+1984(SB), Y6, Y6
+	VPBLENDVB    Y7, vecconst<>+2176(SB), Y6, Y6
 	VMINPS       Y1, Y6, Y6
 	VMAXPS       Y3, Y6, Y6
-	VPAND        vecconst<>+2304(SB), Y6, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPAND        vecconst<>+2496(SB), Y6, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VADDPS       Y7, Y6, Y6
 	VCVTTPS2DQ   Y6, Y6
 	VMULPS       96(DI), Y0, Y0
 	VCMPPS       $0x03, Y0, Y0, Y7
-	VPBLENDVB    Y7, vecconst<>+1984(SB), Y0, Y0
+	VPBLENDVB    Y7, vecconst<>+2176(SB), Y0, Y0
 	VMINPS       Y1, Y0, Y0
 	VMAXPS       Y3, Y0, Y0
-	VPAND        vecconst<>+2304(SB), Y0, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPAND        vecconst<>+2496(SB), Y0, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VADDPS       Y7, Y0, Y0
 	VCVTTPS2DQ   Y0, Y0
 	VPACKSSDW    Y5, Y4, Y4
@@ -2387,27 +2956,27 @@ else4:
 	VPEXTRW      $0x00, X4, (R8)
 	VDIVPS       Y0, Y2, Y0
 	VMULPS       (DI), Y0, Y4
-	VMOVUPS      vecconst<>+2304(SB), Y5
+	VMOVUPS      vecconst<>+2496(SB), Y5
 	VPAND        (DI), Y5, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VADDPS       Y5, Y4, Y4
 	VCVTTPS2DQ   Y4, Y4
 	VMULPS       32(DI), Y0, Y5
-	VMOVUPS      vecconst<>+2304(SB), Y6
+	VMOVUPS      vecconst<>+2496(SB), Y6
 	VPAND        32(DI), Y6, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VADDPS       Y6, Y5, Y5
 	VCVTTPS2DQ   Y5, Y5
 	VMULPS       64(DI), Y0, Y6
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        64(DI), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VADDPS       Y7, Y6, Y6
 	VCVTTPS2DQ   Y6, Y6
 	VMULPS       96(DI), Y0, Y0
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        96(DI), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VADDPS       Y7, Y0, Y0
 	VCVTTPS2DQ   Y0, Y0
 	VPACKSSDW    Y5, Y4, Y4
@@ -2436,27 +3005,27 @@ else1:
 	VPEXTRW      $0x06, X4, 102(CX)
 	VDIVPS       Y0, Y2, Y0
 	VPSHUFD      $0x00, Y0, Y4
-	VMOVUPS      vecconst<>+2304(SB), Y5
+	VMOVUPS      vecconst<>+2496(SB), Y5
 	VPAND        (AX), Y5, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VMULPS       (AX), Y4, Y6
 	VADDPS       Y5, Y6, Y5
 	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+2304(SB), Y6
+	VMOVUPS      vecconst<>+2496(SB), Y6
 	VPAND        32(AX), Y6, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VMULPS       32(AX), Y4, Y7
 	VADDPS       Y6, Y7, Y6
 	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        64(AX), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VMULPS       64(AX), Y4, Y8
 	VADDPS       Y7, Y8, Y7
 	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+2304(SB), Y8
+	VMOVUPS      vecconst<>+2496(SB), Y8
 	VPAND        96(AX), Y8, Y8
-	VPOR         vecconst<>+2368(SB), Y8, Y8
+	VPOR         vecconst<>+2560(SB), Y8, Y8
 	VMULPS       96(AX), Y4, Y4
 	VADDPS       Y8, Y4, Y4
 	VCVTTPS2DQ   Y4, Y4
@@ -2469,27 +3038,27 @@ else1:
 	VMOVDQU      X6, 2(CX)
 	VMOVDQU      X4, 18(CX)
 	VPSHUFD      $0x55, Y0, Y4
-	VMOVUPS      vecconst<>+2304(SB), Y5
+	VMOVUPS      vecconst<>+2496(SB), Y5
 	VPAND        128(AX), Y5, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VMULPS       128(AX), Y4, Y6
 	VADDPS       Y5, Y6, Y5
 	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+2304(SB), Y6
+	VMOVUPS      vecconst<>+2496(SB), Y6
 	VPAND        160(AX), Y6, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VMULPS       160(AX), Y4, Y7
 	VADDPS       Y6, Y7, Y6
 	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        192(AX), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VMULPS       192(AX), Y4, Y8
 	VADDPS       Y7, Y8, Y7
 	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+2304(SB), Y8
+	VMOVUPS      vecconst<>+2496(SB), Y8
 	VPAND        224(AX), Y8, Y8
-	VPOR         vecconst<>+2368(SB), Y8, Y8
+	VPOR         vecconst<>+2560(SB), Y8, Y8
 	VMULPS       224(AX), Y4, Y4
 	VADDPS       Y8, Y4, Y4
 	VCVTTPS2DQ   Y4, Y4
@@ -2502,27 +3071,27 @@ else1:
 	VMOVDQU      X6, 36(CX)
 	VMOVDQU      X4, 52(CX)
 	VPSHUFD      $0xaa, Y0, Y4
-	VMOVUPS      vecconst<>+2304(SB), Y5
+	VMOVUPS      vecconst<>+2496(SB), Y5
 	VPAND        256(AX), Y5, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VMULPS       256(AX), Y4, Y6
 	VADDPS       Y5, Y6, Y5
 	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+2304(SB), Y6
+	VMOVUPS      vecconst<>+2496(SB), Y6
 	VPAND        288(AX), Y6, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VMULPS       288(AX), Y4, Y7
 	VADDPS       Y6, Y7, Y6
 	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        320(AX), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VMULPS       320(AX), Y4, Y8
 	VADDPS       Y7, Y8, Y7
 	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+2304(SB), Y8
+	VMOVUPS      vecconst<>+2496(SB), Y8
 	VPAND        352(AX), Y8, Y8
-	VPOR         vecconst<>+2368(SB), Y8, Y8
+	VPOR         vecconst<>+2560(SB), Y8, Y8
 	VMULPS       352(AX), Y4, Y4
 	VADDPS       Y8, Y4, Y4
 	VCVTTPS2DQ   Y4, Y4
@@ -2535,27 +3104,27 @@ else1:
 	VMOVDQU      X6, 70(CX)
 	VMOVDQU      X4, 86(CX)
 	VPSHUFD      $0xff, Y0, Y0
-	VMOVUPS      vecconst<>+2304(SB), Y4
+	VMOVUPS      vecconst<>+2496(SB), Y4
 	VPAND        384(AX), Y4, Y4
-	VPOR         vecconst<>+2368(SB), Y4, Y4
+	VPOR         vecconst<>+2560(SB), Y4, Y4
 	VMULPS       384(AX), Y0, Y5
 	VADDPS       Y4, Y5, Y4
 	VCVTTPS2DQ   Y4, Y4
-	VMOVUPS      vecconst<>+2304(SB), Y5
+	VMOVUPS      vecconst<>+2496(SB), Y5
 	VPAND        416(AX), Y5, Y5
-	VPOR         vecconst<>+2368(SB), Y5, Y5
+	VPOR         vecconst<>+2560(SB), Y5, Y5
 	VMULPS       416(AX), Y0, Y6
 	VADDPS       Y5, Y6, Y5
 	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+2304(SB), Y6
+	VMOVUPS      vecconst<>+2496(SB), Y6
 	VPAND        448(AX), Y6, Y6
-	VPOR         vecconst<>+2368(SB), Y6, Y6
+	VPOR         vecconst<>+2560(SB), Y6, Y6
 	VMULPS       448(AX), Y0, Y7
 	VADDPS       Y6, Y7, Y6
 	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+2304(SB), Y7
+	VMOVUPS      vecconst<>+2496(SB), Y7
 	VPAND        480(AX), Y7, Y7
-	VPOR         vecconst<>+2368(SB), Y7, Y7
+	VPOR         vecconst<>+2560(SB), Y7, Y7
 	VMULPS       480(AX), Y0, Y0
 	VADDPS       Y7, Y0, Y0
 	VCVTTPS2DQ   Y0, Y0
@@ -2839,100 +3408,124 @@ DATA vecconst<>+1632(SB)/8, $0x0000001a00000019
 DATA vecconst<>+1640(SB)/8, $0x0000001c0000001b
 DATA vecconst<>+1648(SB)/8, $0x0000001e0000001d
 DATA vecconst<>+1656(SB)/8, $0x000000200000001f
-DATA vecconst<>+1664(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1672(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1680(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1688(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1696(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1704(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1712(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1720(SB)/8, $0x7fffffff7fffffff
-DATA vecconst<>+1728(SB)/8, $0x0480000004800000
-DATA vecconst<>+1736(SB)/8, $0x0480000004800000
-DATA vecconst<>+1744(SB)/8, $0x0480000004800000
-DATA vecconst<>+1752(SB)/8, $0x0480000004800000
-DATA vecconst<>+1760(SB)/8, $0x0480000004800000
-DATA vecconst<>+1768(SB)/8, $0x0480000004800000
-DATA vecconst<>+1776(SB)/8, $0x0480000004800000
-DATA vecconst<>+1784(SB)/8, $0x0480000004800000
-DATA vecconst<>+1792(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1800(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1808(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1816(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1824(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1832(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1840(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1848(SB)/8, $0x3d7fffff3d7fffff
-DATA vecconst<>+1856(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1864(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1872(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1880(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1888(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1896(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1904(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1912(SB)/8, $0x7f8000007f800000
-DATA vecconst<>+1920(SB)/8, $0x0000000200000001
-DATA vecconst<>+1928(SB)/8, $0x0000000400000003
-DATA vecconst<>+1936(SB)/8, $0x0000000600000005
-DATA vecconst<>+1944(SB)/8, $0x0000000800000007
-DATA vecconst<>+1952(SB)/8, $0x0000000000000000
-DATA vecconst<>+1960(SB)/8, $0x0000000000000000
-DATA vecconst<>+1968(SB)/8, $0x0000000000000000
-DATA vecconst<>+1976(SB)/8, $0x0000000000000000
-DATA vecconst<>+1984(SB)/8, $0x0000000000000000
-DATA vecconst<>+1992(SB)/8, $0x0000000000000000
-DATA vecconst<>+2000(SB)/8, $0x0000000000000000
-DATA vecconst<>+2008(SB)/8, $0x0000000000000000
-DATA vecconst<>+2016(SB)/8, $0x0000000000000000
-DATA vecconst<>+2024(SB)/8, $0x0000000000000000
-DATA vecconst<>+2032(SB)/8, $0x0000000000000000
-DATA vecconst<>+2040(SB)/8, $0x0000000000000000
-DATA vecconst<>+2048(SB)/8, $0x0000000a00000009
-DATA vecconst<>+2056(SB)/8, $0x0000000c0000000b
-DATA vecconst<>+2064(SB)/8, $0x0000000e0000000d
-DATA vecconst<>+2072(SB)/8, $0x000000100000000f
-DATA vecconst<>+2080(SB)/8, $0x0000000000000000
-DATA vecconst<>+2088(SB)/8, $0x0000000000000000
-DATA vecconst<>+2096(SB)/8, $0x0000000000000000
-DATA vecconst<>+2104(SB)/8, $0x0000000000000000
-DATA vecconst<>+2112(SB)/8, $0x0000001200000011
-DATA vecconst<>+2120(SB)/8, $0x0000001400000013
-DATA vecconst<>+2128(SB)/8, $0x0000001600000015
-DATA vecconst<>+2136(SB)/8, $0x0000001800000017
+DATA vecconst<>+1664(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1672(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1680(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1688(SB)/8, $0xffffffff00000000
+DATA vecconst<>+1696(SB)/8, $0x0000000000000000
+DATA vecconst<>+1704(SB)/8, $0x0000000000000000
+DATA vecconst<>+1712(SB)/8, $0x0000000000000000
+DATA vecconst<>+1720(SB)/8, $0x0000000000000000
+DATA vecconst<>+1728(SB)/8, $0x0000000000000000
+DATA vecconst<>+1736(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1744(SB)/8, $0x0000000000000000
+DATA vecconst<>+1752(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1760(SB)/8, $0x0000000000000000
+DATA vecconst<>+1768(SB)/8, $0x0000000000000000
+DATA vecconst<>+1776(SB)/8, $0x0000000000000000
+DATA vecconst<>+1784(SB)/8, $0x0000000000000000
+DATA vecconst<>+1792(SB)/8, $0x0000000000000000
+DATA vecconst<>+1800(SB)/8, $0x0000000000000000
+DATA vecconst<>+1808(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1816(SB)/8, $0xffffffffffffffff
+DATA vecconst<>+1824(SB)/8, $0x0000000000000000
+DATA vecconst<>+1832(SB)/8, $0x0000000000000000
+DATA vecconst<>+1840(SB)/8, $0x0000000000000000
+DATA vecconst<>+1848(SB)/8, $0x0000000000000000
+DATA vecconst<>+1856(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1864(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1872(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1880(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1888(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1896(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1904(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1912(SB)/8, $0x7fffffff7fffffff
+DATA vecconst<>+1920(SB)/8, $0x0480000004800000
+DATA vecconst<>+1928(SB)/8, $0x0480000004800000
+DATA vecconst<>+1936(SB)/8, $0x0480000004800000
+DATA vecconst<>+1944(SB)/8, $0x0480000004800000
+DATA vecconst<>+1952(SB)/8, $0x0480000004800000
+DATA vecconst<>+1960(SB)/8, $0x0480000004800000
+DATA vecconst<>+1968(SB)/8, $0x0480000004800000
+DATA vecconst<>+1976(SB)/8, $0x0480000004800000
+DATA vecconst<>+1984(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+1992(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2000(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2008(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2016(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2024(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2032(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2040(SB)/8, $0x3d7fffff3d7fffff
+DATA vecconst<>+2048(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2056(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2064(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2072(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2080(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2088(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2096(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2104(SB)/8, $0x7f8000007f800000
+DATA vecconst<>+2112(SB)/8, $0x0000000200000001
+DATA vecconst<>+2120(SB)/8, $0x0000000400000003
+DATA vecconst<>+2128(SB)/8, $0x0000000600000005
+DATA vecconst<>+2136(SB)/8, $0x0000000800000007
 DATA vecconst<>+2144(SB)/8, $0x0000000000000000
 DATA vecconst<>+2152(SB)/8, $0x0000000000000000
 DATA vecconst<>+2160(SB)/8, $0x0000000000000000
 DATA vecconst<>+2168(SB)/8, $0x0000000000000000
-DATA vecconst<>+2176(SB)/8, $0x0000001a00000019
-DATA vecconst<>+2184(SB)/8, $0x0000001c0000001b
-DATA vecconst<>+2192(SB)/8, $0x0000001e0000001d
-DATA vecconst<>+2200(SB)/8, $0x000000200000001f
+DATA vecconst<>+2176(SB)/8, $0x0000000000000000
+DATA vecconst<>+2184(SB)/8, $0x0000000000000000
+DATA vecconst<>+2192(SB)/8, $0x0000000000000000
+DATA vecconst<>+2200(SB)/8, $0x0000000000000000
 DATA vecconst<>+2208(SB)/8, $0x0000000000000000
 DATA vecconst<>+2216(SB)/8, $0x0000000000000000
 DATA vecconst<>+2224(SB)/8, $0x0000000000000000
 DATA vecconst<>+2232(SB)/8, $0x0000000000000000
-DATA vecconst<>+2240(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2248(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2256(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2264(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2272(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2280(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2288(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2296(SB)/8, $0x0000001f0000001f
-DATA vecconst<>+2304(SB)/8, $0x8000000080000000
-DATA vecconst<>+2312(SB)/8, $0x8000000080000000
-DATA vecconst<>+2320(SB)/8, $0x8000000080000000
-DATA vecconst<>+2328(SB)/8, $0x8000000080000000
-DATA vecconst<>+2336(SB)/8, $0x8000000080000000
-DATA vecconst<>+2344(SB)/8, $0x8000000080000000
-DATA vecconst<>+2352(SB)/8, $0x8000000080000000
-DATA vecconst<>+2360(SB)/8, $0x8000000080000000
-DATA vecconst<>+2368(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2376(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2384(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2392(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2400(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2408(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2416(SB)/8, $0x3effffff3effffff
-DATA vecconst<>+2424(SB)/8, $0x3effffff3effffff
-GLOBL vecconst<>(SB), RODATA|NOPTR, $2432
+DATA vecconst<>+2240(SB)/8, $0x0000000a00000009
+DATA vecconst<>+2248(SB)/8, $0x0000000c0000000b
+DATA vecconst<>+2256(SB)/8, $0x0000000e0000000d
+DATA vecconst<>+2264(SB)/8, $0x000000100000000f
+DATA vecconst<>+2272(SB)/8, $0x0000000000000000
+DATA vecconst<>+2280(SB)/8, $0x0000000000000000
+DATA vecconst<>+2288(SB)/8, $0x0000000000000000
+DATA vecconst<>+2296(SB)/8, $0x0000000000000000
+DATA vecconst<>+2304(SB)/8, $0x0000001200000011
+DATA vecconst<>+2312(SB)/8, $0x0000001400000013
+DATA vecconst<>+2320(SB)/8, $0x0000001600000015
+DATA vecconst<>+2328(SB)/8, $0x0000001800000017
+DATA vecconst<>+2336(SB)/8, $0x0000000000000000
+DATA vecconst<>+2344(SB)/8, $0x0000000000000000
+DATA vecconst<>+2352(SB)/8, $0x0000000000000000
+DATA vecconst<>+2360(SB)/8, $0x0000000000000000
+DATA vecconst<>+2368(SB)/8, $0x0000001a00000019
+DATA vecconst<>+2376(SB)/8, $0x0000001c0000001b
+DATA vecconst<>+2384(SB)/8, $0x0000001e0000001d
+DATA vecconst<>+2392(SB)/8, $0x000000200000001f
+DATA vecconst<>+2400(SB)/8, $0x0000000000000000
+DATA vecconst<>+2408(SB)/8, $0x0000000000000000
+DATA vecconst<>+2416(SB)/8, $0x0000000000000000
+DATA vecconst<>+2424(SB)/8, $0x0000000000000000
+DATA vecconst<>+2432(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2440(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2448(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2456(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2464(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2472(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2480(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2488(SB)/8, $0x0000001f0000001f
+DATA vecconst<>+2496(SB)/8, $0x8000000080000000
+DATA vecconst<>+2504(SB)/8, $0x8000000080000000
+DATA vecconst<>+2512(SB)/8, $0x8000000080000000
+DATA vecconst<>+2520(SB)/8, $0x8000000080000000
+DATA vecconst<>+2528(SB)/8, $0x8000000080000000
+DATA vecconst<>+2536(SB)/8, $0x8000000080000000
+DATA vecconst<>+2544(SB)/8, $0x8000000080000000
+DATA vecconst<>+2552(SB)/8, $0x8000000080000000
+DATA vecconst<>+2560(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2568(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2576(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2584(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2592(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2600(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2608(SB)/8, $0x3effffff3effffff
+DATA vecconst<>+2616(SB)/8, $0x3effffff3effffff
+GLOBL vecconst<>(SB), RODATA|NOPTR, $2624

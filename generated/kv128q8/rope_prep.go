@@ -31,9 +31,12 @@ type Step struct {
 // in the L1 cache, and stored from there into s.KCache at row s.Slots[j]
 // (without a norm, f32, f16 and bf16 caches take the turned keys straight
 // from the kernel); the values are stored into s.VCache as Store stores
-// them. The bits are those of ApplyNormQK (or ApplyQK) on the queries and
-// on a copy of the keys, then Store of both; the keys' float32 round trip
-// through memory is what it saves.
+// them. With a Hadamard-rotated KCache (Cache.WithHadamard) the turned
+// queries are multiplied by H as well, so that q·k is the score the keys
+// before H give, up to rounding. The bits are those of ApplyNormQK (or
+// ApplyQK) on the queries and on a copy of the keys, Rotary.Hadamard on
+// the queries with such a KCache, then Store of the keys and values; the
+// keys' float32 round trip through memory is what it saves.
 //
 // Every view, weight length, slot and position is checked as ApplyNormQK,
 // ApplyStore and Store check them, and the queries must share no element
@@ -135,6 +138,9 @@ func (r *Rotary) prep(fn string, w *walk, s *Step) {
 		} else {
 			k.fwd(q, s.QS.Head, s.QS.Heads, row)
 		}
+		if ko.had != nil {
+			ko.had(q, s.QS.Head, s.QS.Heads)
+		}
 		slot := s.Slots[j]
 		if slot < 0 {
 			continue
@@ -150,16 +156,19 @@ func (r *Rotary) prep(fn string, w *walk, s *Step) {
 				copy(sp[i*hd:][:hd], src[(h+i)*s.KS.Head:][:hd])
 			}
 			norm(sp, hd, m, row, s.KW, eps)
+			if ko.had != nil {
+				ko.had(sp, hd, m)
+			}
 			ko.store(int(slot)*kc.Token+h*kc.Head, kc.Head, sp, hd, m, false)
 		}
 	}
-	scratchPool.Put(buf)
 	w.done()
 	if values {
 		cacheWalk(s.Slots, nil, s.VCache.s, s.VS, func(_, cOff, cs, xOff, xs, n int) {
-			vo.store(cOff, cs, s.V[xOff:], xs, n, false)
+			vo.put(cOff, cs, s.V[xOff:], xs, n, sp)
 		})
 	}
+	scratchPool.Put(buf)
 }
 
 // checkCachesApart panics if the caches of a and b, of one type and sharing

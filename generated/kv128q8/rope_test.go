@@ -29,13 +29,23 @@ func init() {
 	}
 }
 
-// caches describes r's forms of every cache type the package has at r's shape.
+// caches describes r's forms of every cache type the package has at r's
+// shape, and, where r's HeadDim has the Hadamard option, with it those of
+// the first type of each of the run-time's paths (f32, uint16, a scaled
+// byte type, a block format).
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
+	add := func(c, h verify.CacheForms) {
+		cs = append(cs, c)
+		if h != nil {
+			cs = append(cs, h)
+		}
+	}
 	if r.Shape().HeadDim%32 == 0 {
-		cs = append(cs, cacheOf(r, "q8_0", func(b []uint8, s Strides, _ float32) Cache {
+		mk := func(b []uint8, s Strides, _ float32) Cache {
 			return Q80Cache(b, s)
-		}))
+		}
+		add(cacheOf(r, "q8_0", mk), hadamardOf(r, "q8_0", mk))
 	}
 	return cs
 }

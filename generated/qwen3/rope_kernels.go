@@ -78,19 +78,27 @@ type byteStoreKernel func(dst []byte, ds int, src []float32, ss, n int, scale fl
 // loadShift as byteStoreKernel's.
 type byteLoadKernel func(dst []float32, ds int, src []byte, ss, n int, scale float32)
 
+// hadamardKernel multiplies n float32 heads in place by H, the normalized
+// Walsh–Hadamard matrix of the head in blocks of B values (B the largest
+// power of two dividing H, at least 16): each block by the butterfly of
+// docs/contract.md §15, stage by stage, then times fl32(1/√B).
+type hadamardKernel func(x []float32, stride, n int)
+
 // kernels are one backend's kernels for one shape. A nil kernel is one the
 // backend does not have: fwdRows and invRows (the run-time walks a view
 // token by token instead), fill (fillRow fills the whole row), a norm
 // variant or a cache type the package was not generated with (New refuses
 // a model that needs it), shift (Shift goes through loadShift, inv or fwd
-// and storeShift).
+// and storeShift), hadamard at a shape whose block is below 16 or whose
+// head is above 1024 (the Hadamard option panics there).
 type kernels struct {
 	fwd, inv         rotKernel
 	fwdRows, invRows rowsKernel
 	fill             fillKernel
 	norm, normOnly   [normVariants]normKernel // by normVariant(kind, scope, after)
 	// The cache kernels, in f32-element packages with caches.
-	rotTo rotToKernel // the key path of the caches not stored as uint16
+	rotTo    rotToKernel // the key path of the caches not stored as uint16
+	hadamard hadamardKernel
 
 	half  [2]halfKernels
 	bytes [10]byteKernels
@@ -195,6 +203,9 @@ func complete(bs []backend) []backend {
 				if h.to == nil {
 					h.to = gh.to
 				}
+			}
+			if k.hadamard == nil {
+				k.hadamard = gk.hadamard
 			}
 			for c := range k.bytes {
 				if b := &k.bytes[c]; b.store == nil || b.storeShift == nil || b.load == nil || b.loadShift == nil {

@@ -52,6 +52,9 @@ func installRef() {
 				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
 			}
 		}
+		if b := s.HeadDim & -s.HeadDim; b >= 16 {
+			k.hadamard = refHadamard(s.HeadDim, b)
+		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
 		a.fwdRows, a.invRows = refRows(k.fwd, 2*s.RotaryDim), refRows(k.inv, 2*s.RotaryDim)
@@ -140,4 +143,29 @@ func refFill(s Shape) fillKernel {
 func exampleCache(r *Rotary, rows, heads int) Cache {
 	hd := r.CacheHead("f16")
 	return F16Cache(make([]uint16, rows*heads*hd), Strides{Heads: heads, Head: hd, Token: heads * hd})
+}
+
+// refHadamard is the Hadamard transform of docs/contract.md §15 for heads
+// of hd values in blocks of b: per block, stage s = 1, 2, … b/2 sets
+// (x_i, x_{i+s}) to (fl(x_i + x_{i+s}), fl(x_i − x_{i+s})) for every i
+// with i&s = 0, then every value is multiplied by fl32(1/√b).
+func refHadamard(hd, b int) hadamardKernel {
+	c := float32(1 / math.Sqrt(float64(b)))
+	return func(x []float32, stride, n int) {
+		for h := range n {
+			for o := 0; o < hd; o += b {
+				blk := x[h*stride+o:][:b]
+				for s := 1; s < b; s *= 2 {
+					for i := range blk {
+						if i&s == 0 {
+							blk[i], blk[i+s] = blk[i]+blk[i+s], blk[i]-blk[i+s]
+						}
+					}
+				}
+				for i := range blk {
+					blk[i] *= c
+				}
+			}
+		}
+	}
 }
