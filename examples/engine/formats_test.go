@@ -102,7 +102,7 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 	ch := r.CacheHead(f.Name)
 	headBytes := f.Size(hd)
 	cv := rope.Strides{Heads: hkv, Head: ch, Token: hkv * ch} // in the type's elements: uint16 for f16, bytes for the others
-	scale := float32(1.0 / 1024) // e5m2's per-tensor scale; the others ignore it
+	scale := float32(1.0 / 1024)                              // e5m2's per-tensor scale; the others ignore it
 	open := func(b []byte) rope.Cache {
 		c, err := rope.NewCache(f.Name, b, cv, scale)
 		if err != nil {
