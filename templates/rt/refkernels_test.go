@@ -3,6 +3,8 @@ package rt
 import (
 	"math"
 	"unsafe"
+
+	"github.com/ropegen/ropegen/verify/codec"
 )
 
 // rt's tests install tiny reference kernels, written here from
@@ -52,8 +54,8 @@ func installRef() {
 				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
 			}
 		}
-		if b := s.HeadDim & -s.HeadDim; b >= 16 {
-			k.hadamard = refHadamard(s.HeadDim, b)
+		if s.HeadDim&-s.HeadDim >= 16 {
+			k.hadamard = refHadamard(s.HeadDim)
 		}
 		gen.shapes = append(gen.shapes, k)
 		a := k
@@ -146,26 +148,11 @@ func exampleCache(r *Rotary, rows, heads int) Cache {
 }
 
 // refHadamard is the Hadamard transform of docs/contract.md §15 for heads
-// of hd values in blocks of b: per block, stage s = 1, 2, … b/2 sets
-// (x_i, x_{i+s}) to (fl(x_i + x_{i+s}), fl(x_i − x_{i+s})) for every i
-// with i&s = 0, then every value is multiplied by fl32(1/√b).
-func refHadamard(hd, b int) hadamardKernel {
-	c := float32(1 / math.Sqrt(float64(b)))
+// of hd values: verify/codec's Hadamard, head by head.
+func refHadamard(hd int) hadamardKernel {
 	return func(x []float32, stride, n int) {
 		for h := range n {
-			for o := 0; o < hd; o += b {
-				blk := x[h*stride+o:][:b]
-				for s := 1; s < b; s *= 2 {
-					for i := range blk {
-						if i&s == 0 {
-							blk[i], blk[i+s] = blk[i]+blk[i+s], blk[i]-blk[i+s]
-						}
-					}
-				}
-				for i := range blk {
-					blk[i] *= c
-				}
-			}
+			codec.Hadamard(x[h*stride:][:hd])
 		}
 	}
 }
