@@ -26,7 +26,7 @@ var goldenData = map[string]*Data{
 	"spec_norm_caches": {Header: "// header", Package: "p", Elem: "float32", Comp: "float32", DType: "f32",
 		Spec: &Spec{Freqs: "yarn", Norm: &Norm{Kind: "rms", Scope: "head", K: [2]int{8, 4}}},
 		Caches: []Cache{
-			{DType: "f32", Elem: "float32", New: "F32Cache"},
+			{DType: "f32", Elem: "float32", New: "F32Cache", Hadamard: true},
 			{DType: "f16", Elem: "uint16", New: "F16Cache"},
 			{DType: "bf16", Elem: "uint16", New: "BF16Cache"},
 			{DType: "e4m3", Elem: "uint8", New: "E4M3Cache", Scale: true},
@@ -36,7 +36,7 @@ var goldenData = map[string]*Data{
 		Spec: &Spec{Freqs: "none", Norm: &Norm{Kind: "l2", Scope: "token", After: true, K: [2]int{13, 9}}}},
 	"engine": {Header: "// header", Package: "p", Elem: "float32", Comp: "float32", DType: "f32",
 		Shapes: []Shape{{}, {Norms: []Norm{{Kind: "rms", Scope: "head", K: [2]int{8, 4}}, {Kind: "rms", Scope: "token", K: [2]int{8, 4}}}}, {}},
-		Caches: []Cache{{DType: "f16", Elem: "uint16", New: "F16Cache"}, {DType: "q8_0", Elem: "uint8", New: "Q80Cache", Block: 32}}},
+		Caches: []Cache{{DType: "f16", Elem: "uint16", New: "F16Cache", Hadamard: true}, {DType: "q8_0", Elem: "uint8", New: "Q80Cache", Block: 32, Hadamard: true}}},
 }
 
 // TestTestTemplateGolden executes test/rope_test.go.tmpl for goldenData
