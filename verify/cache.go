@@ -49,6 +49,33 @@ type Cache[C CacheElem] struct {
 	Hadamard     bool
 	LoadOriginal func(dst []float32, scale float32, ds Strides, src []C, ss Strides, slots []int64)
 	Rows         func(x []float32, xs Strides, n int)
+	// HeadScales says that every function views its e4m3 or e5m2 caches
+	// with a scale per KV head, HeadScales(scale, heads) for the call's
+	// scale and the view's heads, not the per-tensor scale. Run checks the
+	// forms' bits, guard pages, panics (a bad scales[0]), Batch and Prep;
+	// Bench measures them; CacheExhaustive leaves them out.
+	HeadScales bool
+}
+
+// HeadScales are the scales per KV head a Cache with HeadScales gives a
+// view of heads heads for a call's scale s: s for the even heads,
+// fl32(0.75·s) for the odd (a scale of another binade or mantissa, finite
+// and > 0 whenever s is, even at the extremes drawn), and a bad s bad
+// for head 0.
+func HeadScales(s float32, heads int) []float32 {
+	sc := make([]float32, heads)
+	for h := range sc {
+		sc[h] = headScale(s, h)
+	}
+	return sc
+}
+
+// headScale is HeadScales(s, …)[h].
+func headScale(s float32, h int) float32 {
+	if h%2 == 1 {
+		return 0.75 * s
+	}
+	return s
 }
 
 // CacheForms is the cache forms of one cache type of a package: a
@@ -65,10 +92,13 @@ type CacheForms interface {
 	fuzzPrep(s *suite[float32], hdr, vals []byte) string
 }
 
-func (c *Cache[C]) hadamard() bool { return c.Hadamard }
+func (c *Cache[C]) hadamard() bool { return c.Hadamard || c.HeadScales }
 func (c *Cache[C]) cacheType() string {
-	if c.Hadamard {
+	switch {
+	case c.Hadamard:
 		return c.DType + "+hadamard"
+	case c.HeadScales:
+		return c.DType + "+headscales"
 	}
 	return c.DType
 }
@@ -122,6 +152,9 @@ func newCacheSuite[C CacheElem](s *suite[float32], c *Cache[C]) (*cacheSuite[C],
 	if c.Hadamard && (c.LoadOriginal == nil || c.Rows == nil) {
 		return nil, fmt.Errorf("a Cache with Hadamard needs LoadOriginal and Rows")
 	}
+	if c.HeadScales && (c.Hadamard || !ref.scaled) {
+		return nil, fmt.Errorf("a Cache with HeadScales of DType %q: want e4m3 or e5m2, without Hadamard", c.DType)
+	}
 	if b := s.hd & -s.hd; c.Hadamard && (b < 16 || s.hd > 1024) {
 		return nil, fmt.Errorf("a Cache with Hadamard at HeadDim %d (blocks of %d): want blocks of 16 or more and a head of at most 1024", s.hd, b)
 	}
@@ -153,9 +186,11 @@ func runCacheOf[C CacheElem](t *testing.T, s *suite[float32], c *Cache[C]) {
 		t.Fatalf("verify: invalid Cache: %v", err)
 	}
 	t.Logf("cache %s: CacheHead %d, Shift touches %d values of a head", c.cacheType(), c.CacheHead, cs.shiftN)
-	if c.Hadamard {
+	if c.Hadamard || c.HeadScales {
 		t.Run("bits", func(t *testing.T) { checkCacheBits(t, cs) })
-		t.Run("rows", func(t *testing.T) { checkHadamardRows(t, cs) })
+		if c.Hadamard {
+			t.Run("rows", func(t *testing.T) { checkHadamardRows(t, cs) })
+		}
 		t.Run("guard", func(t *testing.T) { checkCacheGuard(t, cs) })
 		t.Run("panics", func(t *testing.T) { checkCachePanics(t, cs) })
 		t.Run("batch", func(t *testing.T) { checkCacheBatch(t, cs) })

@@ -56,9 +56,9 @@ func (cs *cacheSuite[C]) expect(c *cacheCall, st cacheState) (want cacheState, w
 				if cs.c.Hadamard {
 					refcodec.Hadamard(y)
 				}
-				cs.encodeHead(want.cache[co:], written[co:], y, cs.s.hd, c.scale)
+				cs.encodeHead(want.cache[co:], written[co:], y, cs.s.hd, cs.scaleOf(c, h))
 			case opLoad:
-				cs.ref.dequantize(want.x[xo:], st.cache[co:], cs.s.hd, c.scale)
+				cs.ref.dequantize(want.x[xo:], st.cache[co:], cs.s.hd, cs.scaleOf(c, h))
 				if c.orig {
 					refcodec.Hadamard(want.x[xo : xo+cs.s.hd])
 				}
@@ -66,7 +66,7 @@ func (cs *cacheSuite[C]) expect(c *cacheCall, st cacheState) (want cacheState, w
 					written[xo+i] = true
 				}
 			case opShift:
-				cs.ref.dequantize(y, st.cache[co:], cs.shiftN, c.scale)
+				cs.ref.dequantize(y, st.cache[co:], cs.shiftN, cs.scaleOf(c, h))
 				if cs.c.Hadamard { // shiftN = HeadDim: y is the whole head
 					refcodec.Hadamard(y)
 					cs.rotateExact(y, c.delta[j])
@@ -74,11 +74,20 @@ func (cs *cacheSuite[C]) expect(c *cacheCall, st cacheState) (want cacheState, w
 				} else {
 					cs.rotateExact(y, c.delta[j])
 				}
-				cs.encodeHead(want.cache[co:], written[co:], y, cs.shiftN, c.scale)
+				cs.encodeHead(want.cache[co:], written[co:], y, cs.shiftN, cs.scaleOf(c, h))
 			}
 		}
 	}
 	return want, written
+}
+
+// scaleOf is the scale of KV head h in the call c: c's scale, or with
+// Cache.HeadScales, HeadScales(c.scale, heads)[h].
+func (cs *cacheSuite[C]) scaleOf(c *cacheCall, h int) float32 {
+	if cs.c.HeadScales {
+		return headScale(c.scale, h)
+	}
+	return c.scale
 }
 
 // encodeHead encodes the first n values of y into dst and marks the first

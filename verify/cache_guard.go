@@ -236,7 +236,11 @@ func (cs *cacheSuite[C]) badCacheArgs(op cacheOp) []badCacheCall {
 		for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
 			c := cs.cacheBase(op, 0, 1)
 			c.scale = v
-			bad = append(bad, badCacheCall{fmt.Sprintf("scale %v", v), c, []string{"scale = " + fmt.Sprint(v)}})
+			word := "scale = " + fmt.Sprint(v)
+			if cs.c.HeadScales {
+				word = "scales[0] = " + fmt.Sprint(v)
+			}
+			bad = append(bad, badCacheCall{fmt.Sprintf("scale %v", v), c, []string{word}})
 		}
 	}
 	return bad

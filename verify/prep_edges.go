@@ -195,13 +195,17 @@ func (cs *cacheSuite[C]) badPrepScales() []prepBad {
 		return nil
 	}
 	var bad []prepBad
+	scale := "'s scale = " // with Cache.HeadScales, head 0's is the bad one
+	if cs.c.HeadScales {
+		scale = "'s scales[0] = "
+	}
 	for _, v := range []float32{0, -1, float32(math.NaN()), float32(math.Inf(1))} {
 		c := cs.prepBase()
 		c.kScale = v
-		bad = append(bad, prepBad{fmt.Sprintf("key scale %v", v), c, []string{"s.KCache's scale = " + fmt.Sprint(v)}})
+		bad = append(bad, prepBad{fmt.Sprintf("key scale %v", v), c, []string{"s.KCache" + scale + fmt.Sprint(v)}})
 		c = cs.prepBase()
 		c.vScale = v
-		bad = append(bad, prepBad{fmt.Sprintf("value scale %v", v), c, []string{"s.VCache's scale = " + fmt.Sprint(v)}})
+		bad = append(bad, prepBad{fmt.Sprintf("value scale %v", v), c, []string{"s.VCache" + scale + fmt.Sprint(v)}})
 	}
 	return bad
 }

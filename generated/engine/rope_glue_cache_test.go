@@ -70,6 +70,21 @@ func hadamardOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s 
 	return c
 }
 
+// headScalesOf is cacheOf for the e4m3 or e5m2 views mk makes with a
+// scale per KV head (Cache.WithHeadScales), verify.HeadScales of the call's
+// scale; with -short (as under qemu) at the package's first shape only, as
+// hadamardOf.
+func headScalesOf[C verify.CacheElem](r *Rotary, dtype string, mk func(buf []C, s Strides, scale float32) Cache) verify.CacheForms {
+	if testing.Short() && r.si != 0 {
+		return nil
+	}
+	c := cacheOf(r, dtype, func(buf []C, s Strides, scale float32) Cache {
+		return mk(buf, s, scale).WithHeadScales(verify.HeadScales(scale, s.Heads))
+	}).(*verify.Cache[C])
+	c.HeadScales = true
+	return c
+}
+
 // narrowOf describes the rotate-and-narrow kernels of r's uint16 cache
 // type dtype ("f16" or "bf16") on every assembly backend to
 // verify.NarrowExhaustive: at position 0, whose row holds C = A and S = ±0.

@@ -33,13 +33,14 @@ func init() {
 // caches describes r's forms of every cache type the package has at r's
 // shape, and, where r's HeadDim has the Hadamard option, with it those of
 // the first type of each of the run-time's paths (f32, uint16, a scaled
-// byte type, a block format).
+// byte type, a block format); e4m3 and e5m2 also with a scale per KV head.
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
-	add := func(c, h verify.CacheForms) {
-		cs = append(cs, c)
-		if h != nil {
-			cs = append(cs, h)
+	add := func(forms ...verify.CacheForms) {
+		for _, c := range forms {
+			if c != nil {
+				cs = append(cs, c)
+			}
 		}
 	}
 	{
@@ -58,7 +59,7 @@ func caches(r *Rotary) []verify.CacheForms {
 		mk := func(b []uint8, s Strides, scale float32) Cache {
 			return E5M2Cache(b, s, scale)
 		}
-		add(cacheOf(r, "e5m2", mk), hadamardOf(r, "e5m2", mk))
+		add(cacheOf(r, "e5m2", mk), hadamardOf(r, "e5m2", mk), headScalesOf(r, "e5m2", mk))
 	}
 	if r.Shape().HeadDim%32 == 0 {
 		mk := func(b []uint8, s Strides, _ float32) Cache {

@@ -27,8 +27,28 @@ type Cache struct {
 	u16   []uint16
 	u8    []byte
 	scale float32
-	had   uint8 // hadRotated, hadOriginal: the Hadamard option (WithHadamard)
+	had   uint8     // hadRotated, hadOriginal: the Hadamard option (WithHadamard)
+	heads []float32 // e4m3, e5m2: a scale per KV head (WithHeadScales), else nil
 }
+
+// WithHeadScales returns the e4m3 or e5m2 view c with a scale per KV head
+// in place of its per-tensor scale: head h of every row stores
+// code(y/scales[h]) and loads code·scales[h], as vLLM's per-head k_scale
+// and v_scale (#30141) do. scales is the engine's own slice, kept, not
+// copied, one scale per head of c's view (len(scales) = c.Strides().Heads),
+// each finite and > 0: the entry points that use the view check it and
+// panic naming the index, as they do for a view of another type (the
+// other types keep no scale outside their bytes). The bits are those of
+// the per-tensor view with scale scales[h], head by head, on every
+// backend.
+func (c Cache) WithHeadScales(scales []float32) Cache {
+	c.heads = scales
+	return c
+}
+
+// HeadScales returns the view's scale per KV head (WithHeadScales), nil
+// for a per-tensor scale or none.
+func (c Cache) HeadScales() []float32 { return c.heads }
 
 // The Hadamard option of a Cache view: Cache.had's bits.
 const (
@@ -254,6 +274,34 @@ type cacheOp struct {
 	// else nil; orig: Load multiplies by H (Original).
 	had  hadamardKernel
 	orig bool
+	// scales is the view's scale per KV head (WithHeadScales), else nil:
+	// every head takes c.scale.
+	scales []float32
+}
+
+// headSeq says which KV heads a kernel call's n heads are: head i is KV head
+// (h0 + i·step) mod the view's Heads (step 1: the heads of a row, or of
+// rows back to back; 0: one head along rows). Only a view with a scale
+// per head reads it.
+type headSeq struct{ h0, step int }
+
+// from is hs past its first i heads.
+func (hs headSeq) from(i int) headSeq { return headSeq{hs.h0 + i*hs.step, hs.step} }
+
+// each calls f for the runs of the n heads hs names that share a scale,
+// f(i, m, scale) for heads i … i+m−1: one run with the per-tensor scale or
+// one head's, else a call per head.
+func (o *cacheOp) each(hs headSeq, n int, f func(i, m int, scale float32)) {
+	switch {
+	case o.scales == nil:
+		f(0, n, o.c.scale)
+	case hs.step == 0:
+		f(0, n, o.scales[hs.h0%len(o.scales)])
+	default:
+		for i := range n {
+			f(i, 1, o.scales[(hs.h0+i*hs.step)%len(o.scales)])
+		}
+	}
 }
 
 // cacheOp binds c (named what in messages) to r: it panics, naming fn, for
@@ -283,7 +331,20 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if !ok {
 		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
 	}
-	if cacheScaled(c.kind) && (!(c.scale > 0) || c.scale > math.MaxFloat32) {
+	switch {
+	case c.heads != nil && !cacheScaled(c.kind):
+		panicf("%s: %s is a %s cache with scales per head (WithHeadScales): want an e4m3 or e5m2 cache, the types with a scale", fn, what, cacheNames[c.kind])
+	case c.heads != nil:
+		if len(c.heads) != c.s.Heads {
+			panicf("%s: %s: len(scales) = %d (WithHeadScales): want %s.Heads = %d, a scale per KV head", fn, what, len(c.heads), what, c.s.Heads)
+		}
+		for h, sc := range c.heads {
+			if !(sc > 0) || sc > math.MaxFloat32 {
+				panicf("%s: %s's scales[%d] = %v (WithHeadScales): want a finite scale > 0", fn, what, h, sc)
+			}
+		}
+		o.scales = c.heads
+	case cacheScaled(c.kind) && (!(c.scale > 0) || c.scale > math.MaxFloat32):
 		panicf("%s: %s's scale = %v: want a finite scale > 0", fn, what, c.scale)
 	}
 	if c.had&hadRotated != 0 {
@@ -325,9 +386,10 @@ func (o *cacheOp) check(fn, what, sname string, slots []int64) int {
 	return rows
 }
 
-// store stores n float32 heads of src (ss apart) at the cache's element off
-// on, cs apart: all of each head, or (shift) the values Shift rewrites.
-func (o *cacheOp) store(off, cs int, src []float32, ss, n int, shift bool) {
+// store stores n float32 heads of src (ss apart), the KV heads hs, at the
+// cache's element off on, cs apart: all of each head, or (shift) the values
+// Shift rewrites.
+func (o *cacheOp) store(off, cs int, src []float32, ss, n int, hs headSeq, shift bool) {
 	c := o.c
 	switch {
 	case c.kind == cacheF32:
@@ -342,19 +404,27 @@ func (o *cacheOp) store(off, cs int, src []float32, ss, n int, shift bool) {
 		o.half.storeShift(c.u16[off:], cs, src, ss, n)
 	case o.half != nil:
 		o.half.store(c.u16[off:], cs, src, ss, n)
-	case shift:
-		o.bytes.storeShift(c.u8[off:], cs, src, ss, n, c.scale)
 	default:
-		o.bytes.store(c.u8[off:], cs, src, ss, n, c.scale)
+		k := o.bytes.store
+		if shift {
+			k = o.bytes.storeShift
+		}
+		if o.scales == nil {
+			k(c.u8[off:], cs, src, ss, n, c.scale)
+			return
+		}
+		o.each(hs, n, func(i, m int, scale float32) {
+			k(c.u8[off+i*cs:], cs, src[i*ss:], ss, m, scale)
+		})
 	}
 }
 
 // put stores n float32 heads of src (ss apart) as store stores them, each
 // multiplied by H first for a Hadamard-rotated cache: through the scratch
 // buffer sp, its capacity of heads at a time (src is not modified).
-func (o *cacheOp) put(off, cs int, src []float32, ss, n int, sp []float32) {
+func (o *cacheOp) put(off, cs int, src []float32, ss, n int, hs headSeq, sp []float32) {
 	if o.had == nil {
-		o.store(off, cs, src, ss, n, false)
+		o.store(off, cs, src, ss, n, hs, false)
 		return
 	}
 	hd := o.r.hd
@@ -365,23 +435,23 @@ func (o *cacheOp) put(off, cs int, src []float32, ss, n int, sp []float32) {
 			copy(sp[i*hd:][:hd], src[(h+i)*ss:][:hd])
 		}
 		o.had(sp, hd, m)
-		o.store(off+h*cs, cs, sp, hd, m, false)
+		o.store(off+h*cs, cs, sp, hd, m, hs.from(h), false)
 	}
 }
 
 // get loads n cached heads as load loads all of each, multiplied by H
 // once more when the view is a Hadamard-rotated cache's Original.
-func (o *cacheOp) get(dst []float32, ds, off, cs, n int) {
-	o.load(dst, ds, off, cs, n, false)
+func (o *cacheOp) get(dst []float32, ds, off, cs, n int, hs headSeq) {
+	o.load(dst, ds, off, cs, n, hs, false)
 	if o.orig {
 		o.had(dst, ds, n)
 	}
 }
 
-// load loads n cached heads from the element off on (cs apart) into
-// float32 heads of dst, ds apart: all of each head, or (shift) the values
-// Shift rewrites.
-func (o *cacheOp) load(dst []float32, ds, off, cs, n int, shift bool) {
+// load loads n cached heads, the KV heads hs, from the element off on (cs
+// apart) into float32 heads of dst, ds apart: all of each head, or (shift)
+// the values Shift rewrites.
+func (o *cacheOp) load(dst []float32, ds, off, cs, n int, hs headSeq, shift bool) {
 	c := o.c
 	switch {
 	case c.kind == cacheF32:
@@ -396,10 +466,18 @@ func (o *cacheOp) load(dst []float32, ds, off, cs, n int, shift bool) {
 		o.half.loadShift(dst, ds, c.u16[off:], cs, n)
 	case o.half != nil:
 		o.half.load(dst, ds, c.u16[off:], cs, n)
-	case shift:
-		o.bytes.loadShift(dst, ds, c.u8[off:], cs, n, c.scale)
 	default:
-		o.bytes.load(dst, ds, c.u8[off:], cs, n, c.scale)
+		k := o.bytes.load
+		if shift {
+			k = o.bytes.loadShift
+		}
+		if o.scales == nil {
+			k(dst, ds, c.u8[off:], cs, n, c.scale)
+			return
+		}
+		o.each(hs, n, func(i, m int, scale float32) {
+			k(dst[i*ds:], ds, c.u8[off+i*cs:], cs, m, scale)
+		})
 	}
 }
 
@@ -421,7 +499,7 @@ func (o *cacheOp) rotTo(dst []float32, ds int, src []float32, ss, n int, row *fl
 // stores them at the element off on, cs apart: in one kernel into an f32,
 // f16 or bf16 cache; else (or with the Hadamard option, H between the two)
 // through the scratch buffer sp, its capacity of heads at a time.
-func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float32, sp []float32) {
+func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, hs headSeq, row *float32, sp []float32) {
 	c := o.c
 	switch {
 	case c.kind == cacheF32 && o.had == nil:
@@ -437,7 +515,7 @@ func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float
 			if o.had != nil {
 				o.had(sp, hd, m)
 			}
-			o.store(off+h*cs, cs, sp, hd, m, false)
+			o.store(off+h*cs, cs, sp, hd, m, hs.from(h), false)
 		}
 	}
 }
@@ -448,7 +526,7 @@ func (o *cacheOp) storeRotated(off, cs int, src []float32, ss, n int, row *float
 // shift kernels where it has them, else through the scratch buffer sp, its
 // capacity of heads at a time: loadShift, the fwd or inv kernel,
 // storeShift.
-func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []float32) {
+func (o *cacheOp) shiftHeads(off, st, n int, hs headSeq, r *float32, inverse bool, sp []float32) {
 	c := o.c
 	kern := o.r.rot(inverse)
 	hd := o.r.hd
@@ -458,11 +536,11 @@ func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []floa
 		// the rotary ones, so whole heads: load, H, turn, H, store.
 		for h := 0; h < n; h += g {
 			m := min(g, n-h)
-			o.load(sp, hd, off+h*st, st, m, false)
+			o.load(sp, hd, off+h*st, st, m, hs.from(h), false)
 			o.had(sp, hd, m)
 			kern(sp, hd, m, r)
 			o.had(sp, hd, m)
-			o.store(off+h*st, st, sp, hd, m, false)
+			o.store(off+h*st, st, sp, hd, m, hs.from(h), false)
 		}
 		return
 	}
@@ -480,9 +558,9 @@ func (o *cacheOp) shiftHeads(off, st, n int, r *float32, inverse bool, sp []floa
 	}
 	for h := 0; h < n; h += g {
 		m := min(g, n-h)
-		o.load(sp, hd, off+h*st, st, m, true)
+		o.load(sp, hd, off+h*st, st, m, hs.from(h), true)
 		kern(sp, hd, m, r)
-		o.store(off+h*st, st, sp, hd, m, true)
+		o.store(off+h*st, st, sp, hd, m, hs.from(h), true)
 	}
 }
 
@@ -564,7 +642,7 @@ func (r *Rotary) applyStore(fn string, w *walk, c *Cache, slots []int64, src []f
 		if s < 0 {
 			continue
 		}
-		o.storeRotated(int(s)*c.s.Token, c.s.Head, src[j*ss.Token:], ss.Head, ss.Heads, w.row(j), sp)
+		o.storeRotated(int(s)*c.s.Token, c.s.Head, src[j*ss.Token:], ss.Head, ss.Heads, headSeq{0, 1}, w.row(j), sp)
 	}
 	if buf != nil {
 		scratchPool.Put(buf)
@@ -615,8 +693,8 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 	if o.had != nil {
 		buf, sp = r.scratch(0)
 	}
-	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int) {
-		o.put(cOff, cs, src[xOff:], xs, n, sp)
+	cacheWalk(slots, nil, c.s, ss, func(_, cOff, cs, xOff, xs, n int, hs headSeq) {
+		o.put(cOff, cs, src[xOff:], xs, n, hs, sp)
 	})
 	if buf != nil {
 		scratchPool.Put(buf)
@@ -643,8 +721,8 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 	o.check(fn, "c", "slots", slots)
 	r.checkTokens(fn, "ds", ds, len(dst), len(slots), "len(slots)")
 	checkHeads(fn, "ds", ds, "c", c.s)
-	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int) {
-		o.get(dst[xOff:], xs, cOff, cs, n)
+	cacheWalk(slots, nil, c.s, ds, func(_, cOff, cs, xOff, xs, n int, hs headSeq) {
+		o.get(dst[xOff:], xs, cOff, cs, n, hs)
 	})
 }
 
@@ -682,7 +760,7 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 	rr := (*row)[:r.rowLen]
 	buf, sp := r.scratch(0)
 	cur := int32(0) // the delta rr is filled for; 0: none yet
-	cacheWalk(slots, delta, c.s, c.s, func(j, off, st, _, _, n int) {
+	cacheWalk(slots, delta, c.s, c.s, func(j, off, st, _, _, n int, hs headSeq) {
 		d := delta[j]
 		if d == 0 {
 			return
@@ -695,7 +773,7 @@ func (t *Table) Shift(c Cache, slots []int64, delta []int32) {
 			r.fill(rr, int(p), t.freqs, 1, t.maxFreq)
 			cur = d
 		}
-		o.shiftHeads(off, st, n, &rr[0], d < 0, sp)
+		o.shiftHeads(off, st, n, hs, &rr[0], d < 0, sp)
 	})
 	scratchPool.Put(buf)
 	rowPool.Put(row)

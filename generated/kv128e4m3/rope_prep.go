@@ -147,7 +147,7 @@ func (r *Rotary) prep(fn string, w *walk, s *Step) {
 		}
 		src := s.K[j*s.KS.Token:]
 		if norm == nil {
-			ko.storeRotated(int(slot)*kc.Token, kc.Head, src, s.KS.Head, s.KS.Heads, row, sp)
+			ko.storeRotated(int(slot)*kc.Token, kc.Head, src, s.KS.Head, s.KS.Heads, headSeq{0, 1}, row, sp)
 			continue
 		}
 		for h := 0; h < s.KS.Heads; h += group {
@@ -159,13 +159,13 @@ func (r *Rotary) prep(fn string, w *walk, s *Step) {
 			if ko.had != nil {
 				ko.had(sp, hd, m)
 			}
-			ko.store(int(slot)*kc.Token+h*kc.Head, kc.Head, sp, hd, m, false)
+			ko.store(int(slot)*kc.Token+h*kc.Head, kc.Head, sp, hd, m, headSeq{h, 1}, false)
 		}
 	}
 	w.done()
 	if values {
-		cacheWalk(s.Slots, nil, s.VCache.s, s.VS, func(_, cOff, cs, xOff, xs, n int) {
-			vo.put(cOff, cs, s.V[xOff:], xs, n, sp)
+		cacheWalk(s.Slots, nil, s.VCache.s, s.VS, func(_, cOff, cs, xOff, xs, n int, hs headSeq) {
+			vo.put(cOff, cs, s.V[xOff:], xs, n, hs, sp)
 		})
 	}
 	scratchPool.Put(buf)

@@ -120,15 +120,15 @@ func checkCacheView(fn, what string, s Strides, rows, headSize int, slots []int6
 
 // cacheWalk calls f once for each stretch of the tokens of slots that one
 // kernel call covers, skipping slots of −1: f(j, cOff, cStride, xOff,
-// xStride, n) is for n heads, head i at element cOff + i·cStride of the
-// cache (view c) and xOff + i·xStride of the token buffer (view x), j the
-// first token. A run is tokens j, j+1, … at slots s, s+1, … (and, with
+// xStride, n, hs) is for n heads, head i at element cOff + i·cStride of the
+// cache (view c) and xOff + i·xStride of the token buffer (view x), KV head
+// hs.h0 + i·hs.step mod c.Heads, j the first token. A run is tokens j, j+1, … at slots s, s+1, … (and, with
 // delta not nil, of equal delta[j]). A run's heads are one call when both
 // views keep a row's heads one stride apart and rows back to back
 // (Token = Heads·Head); a head-major cache (c.Token < c.Head) takes a call
 // per head along the run; anything else a call per token. Heads are
 // disjoint, so the calls' order changes no bit.
-func cacheWalk(slots []int64, delta []int32, c, x Strides, f func(j, cOff, cStride, xOff, xStride, n int)) {
+func cacheWalk(slots []int64, delta []int32, c, x Strides, f func(j, cOff, cStride, xOff, xStride, n int, hs headSeq)) {
 	merge := c.Token == c.Heads*c.Head && x.Token == x.Heads*x.Head
 	for j := 0; j < len(slots); {
 		s := slots[j]
@@ -143,14 +143,14 @@ func cacheWalk(slots []int64, delta []int32, c, x Strides, f func(j, cOff, cStri
 		cOff, xOff := int(s)*c.Token, j*x.Token
 		switch {
 		case m == 1 || merge:
-			f(j, cOff, c.Head, xOff, x.Head, m*c.Heads)
+			f(j, cOff, c.Head, xOff, x.Head, m*c.Heads, headSeq{0, 1})
 		case c.Token < c.Head:
 			for h := range c.Heads {
-				f(j, cOff+h*c.Head, c.Token, xOff+h*x.Head, x.Token, m)
+				f(j, cOff+h*c.Head, c.Token, xOff+h*x.Head, x.Token, m, headSeq{h, 0})
 			}
 		default:
 			for i := range m {
-				f(j+i, cOff+i*c.Token, c.Head, xOff+i*x.Token, x.Head, c.Heads)
+				f(j+i, cOff+i*c.Token, c.Head, xOff+i*x.Token, x.Head, c.Heads, headSeq{0, 1})
 			}
 		}
 		j += m

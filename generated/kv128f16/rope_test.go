@@ -32,13 +32,14 @@ func init() {
 // caches describes r's forms of every cache type the package has at r's
 // shape, and, where r's HeadDim has the Hadamard option, with it those of
 // the first type of each of the run-time's paths (f32, uint16, a scaled
-// byte type, a block format).
+// byte type, a block format); e4m3 and e5m2 also with a scale per KV head.
 func caches(r *Rotary) []verify.CacheForms {
 	var cs []verify.CacheForms
-	add := func(c, h verify.CacheForms) {
-		cs = append(cs, c)
-		if h != nil {
-			cs = append(cs, h)
+	add := func(forms ...verify.CacheForms) {
+		for _, c := range forms {
+			if c != nil {
+				cs = append(cs, c)
+			}
 		}
 	}
 	{

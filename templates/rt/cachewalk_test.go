@@ -134,9 +134,11 @@ func TestCacheWalk(t *testing.T) {
 		}
 		type pair struct{ c, x int }
 		got := map[pair]int{}
-		cacheWalk(slots, delta, c, x, func(j, co, cs, xo, xs, m int) {
+		kvHead := map[pair]int{} // the KV head the walk says each head is
+		cacheWalk(slots, delta, c, x, func(j, co, cs, xo, xs, m int, hs headSeq) {
 			for i := range m {
 				got[pair{co + i*cs, xo + i*xs}]++
+				kvHead[pair{co + i*cs, xo + i*xs}] = (hs.h0 + i*hs.step) % c.Heads
 			}
 			if m > 1 && (cs < hd || xs < hd) {
 				t.Fatalf("a call of %d heads at strides %d, %d: want at least %d", m, cs, xs, hd)
@@ -153,7 +155,11 @@ func TestCacheWalk(t *testing.T) {
 				continue
 			}
 			for h := range heads {
-				want[pair{int(s)*c.Token + h*c.Head, j*x.Token + h*x.Head}]++
+				p := pair{int(s)*c.Token + h*c.Head, j*x.Token + h*x.Head}
+				want[p]++
+				if kvHead[p] != h {
+					t.Fatalf("slots %v, c %+v, x %+v: head %d of token %d walked as KV head %d", slots, c, x, h, j, kvHead[p])
+				}
 			}
 		}
 		if len(got) != len(want) {
