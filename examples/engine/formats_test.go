@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	rope "github.com/ropegen/ropegen/generated/engine"
@@ -30,6 +31,9 @@ import (
 //   - Shift by deltas of both signs and 0: verify/codec's decoding, (times
 //     H,) turned by Rotate or RotateInverse by |delta| (A = 1 for both
 //     models), (times H,) encoded; a delta of 0 leaves its row.
+//
+// e5m2 runs a third time with a scale per KV head (Cache.WithHeadScales,
+// vLLM #30141), against verify/codec's E5M2Head head by head.
 func TestCacheFormats(t *testing.T) {
 	formats := []string{"f16", "q8_0", "q4_0", "iq4_nl", "mxfp4", "nvfp4", "e5m2"}
 	for _, c := range []struct {
@@ -75,9 +79,13 @@ func TestCacheFormats(t *testing.T) {
 			if !ok {
 				t.Fatalf("verify/codec has no %q", name)
 			}
+			call := formatCall{q, k, v, qw, kw, wq, wk, qs, ks, pos, slots, delta, rows}
 			for _, had := range []bool{false, true} {
 				what := fmt.Sprintf("%s, %s, Hadamard %v", c.config, name, had)
-				checkCacheFormat(t, what, r, tab, f, had, formatCall{q, k, v, qw, kw, wq, wk, qs, ks, pos, slots, delta, rows})
+				checkCacheFormat(t, what, r, tab, f, had, nil, call)
+			}
+			if name == "e5m2" {
+				checkCacheFormat(t, c.config+", e5m2 with a scale per head", r, tab, codec.E5M2Head, false, []float32{1.0 / 1024, 3.0 / 256}, call)
 			}
 		}
 	}
@@ -95,23 +103,43 @@ type formatCall struct {
 	rows                    int
 }
 
-func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table, f codec.Format, had bool, s formatCall) {
+func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table, f codec.Format, had bool, scales []float32, s formatCall) {
 	t.Helper()
 	hd := r.Shape().HeadDim
 	hkv := s.ks.Heads
-	ch := r.CacheHead(f.Name)
+	ch := r.CacheHead(strings.TrimSuffix(f.Name, "_head"))
 	headBytes := f.Size(hd)
 	cv := rope.Strides{Heads: hkv, Head: ch, Token: hkv * ch} // in the type's elements: uint16 for f16, bytes for the others
-	scale := float32(1.0 / 1024)                              // e5m2's per-tensor scale; the others ignore it
+	scale := func(h int) float32 {                            // e5m2's per-tensor scale, or with scales head h's; the others ignore it
+		if scales != nil {
+			return scales[h]
+		}
+		return 1.0 / 1024
+	}
+	name := strings.TrimSuffix(f.Name, "_head")
 	open := func(b []byte) rope.Cache {
-		c, err := rope.NewCache(f.Name, b, cv, scale)
+		c, err := rope.NewCache(name, b, cv, scale(0))
 		if err != nil {
 			t.Fatalf("%s: NewCache: %v", what, err)
 		}
 		if had {
 			c = c.WithHadamard()
 		}
+		if scales != nil {
+			c = c.WithHeadScales(scales)
+		}
 		return c
+	}
+	// encode and decode are f's for the heads of one cache row.
+	encode := func(dst []byte, x []float32) {
+		for h := range hkv {
+			f.Encode(dst[h*headBytes:][:headBytes], x[h*hd:][:hd], scale(h))
+		}
+	}
+	decode := func(dst []float32, src []byte) {
+		for h := range hkv {
+			f.Decode(dst[h*hd:][:hd], src[h*headBytes:][:headBytes], scale(h))
+		}
 	}
 	hadamard := func(x []float32) []float32 {
 		y := slices.Clone(x)
@@ -147,8 +175,8 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 			continue
 		}
 		row := int(slot) * hkv * headBytes
-		f.Encode(wantK[row:row+hkv*headBytes], hadamard(s.wk[j*hkv*hd:][:hkv*hd]), scale)
-		f.Encode(wantV[row:row+hkv*headBytes], hadamard(s.v[j*hkv*hd:][:hkv*hd]), scale)
+		encode(wantK[row:row+hkv*headBytes], hadamard(s.wk[j*hkv*hd:][:hkv*hd]))
+		encode(wantV[row:row+hkv*headBytes], hadamard(s.v[j*hkv*hd:][:hkv*hd]))
 	}
 	if d := firstDiff(kb, wantK); d >= 0 {
 		t.Fatalf("%s: the key cache differs at byte %d from verify/codec's encoding", what, d)
@@ -161,7 +189,7 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 	decoded := func(cache []byte, slot int64) []float32 {
 		y := make([]float32, hkv*hd)
 		row := int(slot) * hkv * headBytes
-		f.Decode(y, cache[row:row+hkv*headBytes], scale)
+		decode(y, cache[row:row+hkv*headBytes])
 		return y
 	}
 	for _, orig := range []bool{false, true} {
@@ -200,7 +228,7 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 			r.RotateInverse(y, int(-d))
 		}
 		row := int(slot) * hkv * headBytes
-		f.Encode(want[row:row+hkv*headBytes], hadamard(y), scale)
+		encode(want[row:row+hkv*headBytes], hadamard(y))
 	}
 	tab.Shift(open(kb), s.slots, s.delta)
 	if d := firstDiff(kb, want); d >= 0 {
