@@ -14,12 +14,15 @@ import (
 
 // Cache is a view of a KV cache buffer by slot (cache row): its type, its
 // buffer, its Strides (head h of row s at s·Token + h·Head; a block
-// format's strides count bytes) and, for e4m3 and e5m2, its per-tensor scale. Make
-// one with the constructor of its type (F16Cache, Q80Cache, …: one per
-// cache type the package has), or with NewCache from the type's name and a
-// byte buffer; the zero Cache is no cache and panics where one is used. A Cache is a small value: pass it by value, make one per call if you
-// like. The entry points that use it check its view (every field positive,
-// the rows it gives its buffer, its heads apart) and name what is wrong.
+// format's strides count bytes), for e4m3 and e5m2 its per-tensor scale
+// or a scale per KV head (WithHeadScales), and whether it is
+// Hadamard-rotated (WithHadamard). Make one with the constructor of its
+// type (F16Cache, Q80Cache, …: one per cache type the package has), or
+// with NewCache from the type's name and a byte buffer; the zero Cache is
+// no cache and panics where one is used. A Cache is a small value: pass it
+// by value, make one per call if you like. The entry points that use it
+// check its view (every field positive, the rows it gives its buffer, its
+// heads apart, its scales) and name what is wrong.
 type Cache struct {
 	kind  uint8
 	s     Strides
@@ -72,8 +75,8 @@ const (
 // computes from rotated values back (H is its own inverse); Shift
 // un-rotates, turns and re-rotates each whole head. The option is a
 // property of the view, as the cache type is: view the same memory with it
-// on every call. An entry point given it at a HeadDim whose block B is
-// below 16, or above 1024, panics.
+// on every call. An entry point given it at a HeadDim above 1024, or one
+// whose block B is below 16, panics.
 func (c Cache) WithHadamard() Cache {
 	c.had |= hadRotated
 	return c
