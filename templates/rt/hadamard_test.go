@@ -47,15 +47,7 @@ func TestHadamardPanics(t *testing.T) {
 		{"two rows in one", func() { r16.Hadamard(buf[:16], Strides{Heads: 1, Head: 16, Token: 16}, 2) }, []string{"Rotary.Hadamard", "n = 2", "len = 16"}},
 	} {
 		before := append([]float32(nil), buf...)
-		msg := func() (m string) {
-			defer func() {
-				if e := recover(); e != nil {
-					m = e.(string)
-				}
-			}()
-			c.call()
-			return ""
-		}()
+		msg := panics(c.call)
 		if msg == "" {
 			t.Errorf("%s: no panic", c.what)
 			continue

@@ -29,15 +29,7 @@ func TestHeadScalesPanics(t *testing.T) {
 		{"an f16 cache", F16Cache(make([]uint16, 64), s).WithHeadScales([]float32{1, 1}), []string{"f16 cache", "e4m3 or e5m2"}},
 	} {
 		before := append([]uint8(nil), buf...)
-		msg := func() (m string) {
-			defer func() {
-				if e := recover(); e != nil {
-					m = e.(string)
-				}
-			}()
-			r.Store(c.c, []int64{1}, src, s)
-			return ""
-		}()
+		msg := panics(func() { r.Store(c.c, []int64{1}, src, s) })
 		if msg == "" {
 			t.Errorf("%s: no panic", c.what)
 			continue
