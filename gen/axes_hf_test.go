@@ -270,7 +270,7 @@ func hfDrawPos(rng *rand.Rand, axes, n int) []int {
 	return pos
 }
 
-// TestAxesHFAngles (parts 1 and 3 of issue 12): for every pair i, the plan's
+// TestAxesHFAngles: for every pair i, the plan's
 // angle float64(pos[Axis[i]])·Freqs[i] (what a package computes) is Hugging
 // Face's angle in both columns of the pair, within hfAngleTol; the pairs are
 // rotate_half's (i, i + HeadDim/2); dynamic NTK's frequencies for a table of
@@ -469,7 +469,7 @@ func ulp32(x float32) float64 {
 	return float64(math.Nextafter32(a, float32(math.Inf(1))) - a)
 }
 
-// TestAxesHFPackages (part 2 of issue 12) builds the package of every model
+// TestAxesHFPackages builds the package of every model
 // in one temporary module and checks what its kernels apply: each token's
 // whole rotation matrix, read back through ApplySeq (Apply for dynamic NTK)
 // on unit vectors, against q·cos + rotate_half(q)·sin with Hugging Face's

@@ -13,7 +13,7 @@ import (
 	iqemu "github.com/ropegen/ropegen/internal/qemu"
 )
 
-// modelPackages are the packages generated/ no longer keeps (issue 32):
+// modelPackages are the packages generated/ no longer keeps:
 // generated/ holds what the README, the examples and the Makefile's bench
 // lists import; these shapes and specs are generated here instead, by
 // ropegen itself with the command each package's header recorded, from the

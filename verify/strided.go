@@ -15,7 +15,7 @@ type Strides struct {
 	Token int // from the start of one token's first head to the next token's
 }
 
-// Strided describes a package's strided entry points (issue 11): views of
+// Strided describes a package's strided entry points: views of
 // heads placed by Strides, such as fused QKV rows or head-major caches.
 // Each field calls the method of tab it is named after, converting the
 // Strides to the package's: ApplyStrided(tab, x, s, pos) calls

@@ -154,7 +154,7 @@ type Kernel[T Elem] struct {
 	// Axes describes the multi-axis entry points (docs/contract.md §9; see
 	// Axes) of a multi-axis package; nil for a 1-D package.
 	Axes *Axes[T]
-	// Strided describes the strided entry points (issue 11; see Strided).
+	// Strided describes the strided entry points (see Strided).
 	// When it is nil the strided checks log that and do nothing; ropegen
 	// sets it.
 	Strided *Strided[T]
