@@ -11,7 +11,7 @@
 # arm64: ARM64_PKGS under qemu-aarch64-static (NEON).
 # riscv64: every generated package on the RVV backend at VLEN 128 (the CPU
 # RISCV64_QEMU names; gen's TestRVVLengths, a unit test, runs every family
-# at VLEN 256 and 512), examples/engine's models compared with their own
+# at VLEN 512; asm/vec's TestKernels every RVV kernel at 128, 256 and 512), examples/engine's models compared with their own
 # packages' RVV backend, and the pure Go dispatch of a CPU without V
 # (RISCV64_QEMU_NOV). The packages generated/ does not keep (gen's
 # modelPackages) get the same runs, NEON and RVV at VLEN 128, in gen's
