@@ -4,7 +4,9 @@
 # a package generated with -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 in a
 # temporary module, the formats' calls taking turns (20 at a time, the
 # order rotating), each format's median ns per call reported.
-# Usage: scripts/formats.sh [-benchtime N] (GODEBUG=cpu.avx512f=off for AVX2)
+# With HADAMARD=1 each format also takes turns as a Hadamard-rotated view
+# (Cache.WithHadamard), reported as <format>+H.
+# Usage: [HADAMARD=1] scripts/formats.sh [-benchtime N] (GODEBUG=cpu.avx512f=off for AVX2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bt=30x
@@ -14,7 +16,9 @@ trap 'rm -rf "$w"' EXIT
 sed 's|^module .*|module example.com/qb|' "$root/go.mod" >"$w/go.mod"
 cp "$root/go.sum" "$w/"
 (cd "$root" && go run ./cmd/ropegen -dim 128 -base 10000 -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 -pkg kv -o "$w/kv")
-cat >"$w/ab_test.go" <<'GO'
+had=false
+[ "${HADAMARD:-}" = 1 ] && had=true
+sed "s|@HADAMARD@|$had|" >"$w/ab_test.go" <<'GO'
 package qb
 
 import (
@@ -43,9 +47,10 @@ func BenchmarkFormats(b *testing.B) {
 	for j := range slots {
 		slots[j], p[j] = int64(j), int32(1000+j)
 	}
-	names := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+	types := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+	var names []string
 	var fs []func()
-	for _, n := range names {
+	for _, n := range types {
 		h := r.CacheHead(n)
 		es := 1
 		if n == "f16" {
@@ -56,7 +61,13 @@ func BenchmarkFormats(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		names = append(names, n)
 		fs = append(fs, func() { t.ApplyStore(c, slots, x, kv.Strides{Heads: hkv, Head: hd, Token: hkv * hd}, p) })
+		if @HADAMARD@ {
+			ch := c.WithHadamard()
+			names = append(names, n+"+H")
+			fs = append(fs, func() { t.ApplyStore(ch, slots, x, kv.Strides{Heads: hkv, Head: hd, Token: hkv * hd}, p) })
+		}
 	}
 	ts := make([][]float64, len(fs))
 	for i := 0; i < b.N; i++ {
