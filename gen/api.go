@@ -120,8 +120,14 @@ func (p *Plan) constants(f *jen.File, caches []string) {
 	if len(caches) == 1 {
 		c := cacheTypes[caches[0]]
 		f.Line()
-		if c.blocks {
-			sf, _ := spec.CacheType(caches[0]).Format()
+		if sf, _ := spec.CacheType(caches[0]).Format(); sf.Type == spec.CacheInt8PerTokenHead {
+			f.Comment("CacheHead is the bytes one head takes in an int8_per_token_head cache:")
+			f.Comment("HeadDim+4, " + c.about + ".")
+			f.Comment("The scale of head h of row slot is the float32 at byte slot·Token +")
+			f.Comment("h·Head. Strides of the cache count bytes: a token-major cache of h heads")
+			f.Comment("is Strides{Heads: h, Head: CacheHead, Token: h·CacheHead}.")
+			f.Const().Id("CacheHead").Op("=").Lit(sf.HeadBytes(p.HeadDim))
+		} else if c.blocks {
 			f.Commentf("CacheHead is the bytes one head takes in a %s cache: HeadDim/%d blocks of", caches[0], sf.BlockValues)
 			f.Commentf("%d bytes, each %s (ggml's block_%s). Strides of a %s cache count", sf.BlockBytes, c.about, caches[0], caches[0])
 			f.Comment("bytes: a token-major cache of h heads is Strides{Heads: h, Head: CacheHead,")

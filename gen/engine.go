@@ -178,6 +178,12 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       rounded half up, 448 at most): the first of the nearest grid\n")
 			b.WriteString("\t       points (0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 times D: twice E2M1),\n")
 			b.WriteString("\t       magnitudes past 12·D stored as 12·D, a NaN or an infinity as 0\n")
+		case "int8_per_token_head":
+			b.WriteString("\tint8_per_token_head\n")
+			b.WriteString("\t       about s/2, s = max(amax/127, 1e-6) the head's float32 scale\n")
+			b.WriteString("\t       (amax its largest magnitude, NaNs passed over), rounded\n")
+			b.WriteString("\t       halves away from zero; a NaN stored as 0; an infinity makes s\n")
+			b.WriteString("\t       +Inf, every int8 0 and the head read back as NaN\n")
 		}
 	}
 	b.WriteString("\n")

@@ -283,7 +283,7 @@ func (pk *pkg) data() *templates.Data {
 }
 
 // cacheCtors are the Cache constructors of the cache types.
-var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache", "nvfp4": "NVFP4Cache"}
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache", "nvfp4": "NVFP4Cache", "int8_per_token_head": "Int8PerTokenHeadCache"}
 
 // data is the norm as the test template reads it, with its bound in the
 // plan p.

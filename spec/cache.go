@@ -25,6 +25,9 @@ const (
 	CacheMXFP4 CacheType = "mxfp4"
 	CacheIQ4NL CacheType = "iq4_nl"
 	CacheNVFP4 CacheType = "nvfp4"
+	// CacheInt8PerTokenHead is vLLM's int8 KV cache with a float32 scale
+	// per token and KV head, the scale kept before the head's int8.
+	CacheInt8PerTokenHead CacheType = "int8_per_token_head"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -63,6 +66,23 @@ var CacheFormats = []CacheFormat{
 	{CacheMXFP4, Q8Block, 17, "ggml mxfp4 blocks: an E8M0 exponent, then 32 E2M1 (4-bit) values"},
 	{CacheIQ4NL, Q8Block, 18, "ggml iq4_nl blocks: an f16 scale, then 32 4-bit indices into a non-linear grid"},
 	{CacheNVFP4, 64, 36, "ggml nvfp4 blocks: four UE4M3 scales (one per 16 values), then 64 E2M1 (4-bit) values"},
+	{CacheInt8PerTokenHead, 32, 32, "vLLM int8 with a scale per token and head: each head a float32 scale, then its int8"},
+}
+
+// HeadBytes is the bytes (the elements, for a format of one value per
+// block) one head of headDim values takes: its blocks, and for
+// int8_per_token_head the head's float32 scale before them (HeadDim+4
+// bytes: its one block is the head; BlockValues 32 is the multiple of 32
+// its kernels take).
+func (f CacheFormat) HeadBytes(headDim int) int {
+	n := headDim / f.BlockValues * f.BlockBytes
+	if f.BlockValues == 1 {
+		n = headDim
+	}
+	if f.Type == CacheInt8PerTokenHead {
+		n += 4
+	}
+	return n
 }
 
 // Format returns c's entry of CacheFormats; false when c is not a cache

@@ -96,7 +96,7 @@ type Shape struct {
 
 // Cache is one cache type of a package.
 type Cache struct {
-	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …, "mxfp4", "iq4_nl", "nvfp4"
+	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …, "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head"
 	Elem  string // the Go type of the cache buffer's elements
 	New   string // the constructor: "F16Cache", …
 	Scale bool   // the constructor takes a scale (e4m3, e5m2)

@@ -30,6 +30,9 @@ func newCacheRef(dtype string, headDim int) (cacheRef, error) {
 		return cacheRef{}, fmt.Errorf("cache DType %q: want one of %v", dtype, formatNames())
 	}
 	values, bytes := f.Block()
+	if hb, ok := f.(headBlock); ok {
+		values, bytes = hb.HeadBlock(headDim)
+	}
 	r := cacheRef{f: f, dtype: dtype, headDim: headDim, values: values, blockBytes: bytes, eb: 1, blocks: values > 1}
 	if values == 1 {
 		r.eb = bytes

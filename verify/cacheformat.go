@@ -75,19 +75,28 @@ const (
 
 // cacheFormats are the formats the cache checks know, by name.
 var cacheFormats = map[string]CacheFormat{
-	"f32":    f32Format{},
-	"f16":    f16Format{},
-	"bf16":   bf16Format{},
-	"e4m3":   e4m3Format{},
-	"q8_0":   q8Format{},
-	"e5m2":   e5m2Format{},
-	"q4_0":   ggmlFormat{refcodec.Q4_0, 1, 8, false},
-	"q4_1":   ggmlFormat{refcodec.Q4_1, 2, 15, true},
-	"q5_0":   ggmlFormat{refcodec.Q5_0, 1, 16, false},
-	"q5_1":   ggmlFormat{refcodec.Q5_1, 2, 31, true},
-	"mxfp4":  mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
-	"iq4_nl": iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
-	"nvfp4":  nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
+	"f32":                 f32Format{},
+	"f16":                 f16Format{},
+	"bf16":                bf16Format{},
+	"e4m3":                e4m3Format{},
+	"q8_0":                q8Format{},
+	"e5m2":                e5m2Format{},
+	"q4_0":                ggmlFormat{refcodec.Q4_0, 1, 8, false},
+	"q4_1":                ggmlFormat{refcodec.Q4_1, 2, 15, true},
+	"q5_0":                ggmlFormat{refcodec.Q5_0, 1, 16, false},
+	"q5_1":                ggmlFormat{refcodec.Q5_1, 2, 31, true},
+	"mxfp4":               mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
+	"iq4_nl":              iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
+	"nvfp4":               nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
+	"int8_per_token_head": int8Format{},
+}
+
+// headBlock is implemented by a format whose block is a whole head
+// (int8_per_token_head, its one scale covering the head): HeadBlock is the
+// block's values and bytes at a head of headDim values, which the cache
+// checks use in place of Block.
+type headBlock interface {
+	HeadBlock(headDim int) (values, bytes int)
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -620,5 +629,101 @@ func (nvfp4Format) HardBlock(x []float32, seed uint64) string {
 		}
 		x[s+int(h(k+200)%16)] = float32(sign(k+202) * 6 * S)
 	}
+	return "tied"
+}
+
+// ---- vLLM int8_per_token_head -----------------------------------------------------------
+
+// int8Format is vLLM's int8 KV cache with a scale per token and KV head,
+// its bits verify/codec's Int8PerTokenHead, in ropegen's layout: a head of
+// h values is one block of h+4 bytes, the head's float32 scale s (little
+// endian) and then its h int8 codes. Its block is the head (headBlock), so
+// a context shift codes a head again whole. Block reports the smallest
+// head a package may have (32 values: the kernels take heads of a multiple
+// of 32); Encode and Decode take any number of whole heads, each
+// (len(dst) − len(src))/4 apart in Encode's bytes, and tell the heads'
+// size from the lengths.
+type int8Format struct{}
+
+// int8Head is Block's head: 32 values in 36 bytes.
+const int8Head = 32
+
+func (int8Format) Name() string               { return "int8_per_token_head" }
+func (int8Format) Block() (values, bytes int) { return int8Head, int8Head + 4 }
+func (int8Format) Scales() ScalePlace         { return ScaleInBlock }
+
+// HeadBlock is the block at a head of headDim values: the head, in
+// headDim+4 bytes.
+func (int8Format) HeadBlock(headDim int) (values, bytes int) { return headDim, headDim + 4 }
+
+// int8Heads is how many heads of how many values len(x) values in
+// len(b) bytes are: 4 bytes of scale a head.
+func int8Heads(x, b int) (heads, values int) {
+	heads = (b - x) / 4
+	if heads <= 0 || x%heads != 0 || b != x+4*heads {
+		panic("verify: int8_per_token_head: the values and bytes are no whole number of heads")
+	}
+	return heads, x / heads
+}
+
+func (int8Format) Encode(dst []byte, src []float32, _ float32) {
+	n, h := int8Heads(len(src), len(dst))
+	for i := range n {
+		d := dst[i*(h+4):]
+		s := refcodec.Int8PerTokenHead.Encode(d[4:4+h], src[i*h:(i+1)*h], 0)
+		binary.LittleEndian.PutUint32(d, math.Float32bits(s))
+	}
+}
+
+// Decode decodes the heads of src into dst (whole heads: Decode's callers
+// pass a head's HeadDim values).
+func (int8Format) Decode(dst []float32, src []byte, _ float32) {
+	n, h := int8Heads(len(dst), len(src))
+	for i := range n {
+		d := src[i*(h+4):]
+		s := math.Float32frombits(binary.LittleEndian.Uint32(d))
+		refcodec.Int8PerTokenHead.Decode(dst[i*h:(i+1)*h], d[4:4+h], s)
+	}
+}
+
+// Same compares every byte: the encoder never writes a NaN scale, and the
+// codes are integers.
+func (int8Format) Same(a, b []byte) bool { return string(a) == string(b) }
+
+// Spacing is the largest s of the heads around: the grid step of a head
+// is its s = max(amax/127, 1e-6), a little more for the float32 rounding
+// of amax/127 and of the decoded q·s (the largest decoded magnitude is
+// 127s within those roundings).
+func (int8Format) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	return max(largestMagnitude(around)/127*(1+0x1p-20), 1e-6*(1+0x1p-20))
+}
+
+// HardBlock fills x, one head, with a head whose s is 2^e exactly (amax =
+// 127·2^e), so that 1/s is exact and x·(1/s) is exactly k + 1/2 for most
+// values (ties, which the add of ±1/2 and the truncation take away from
+// zero), with the float32 neighbours of some of them, ±127·2^e (127.5,
+// truncated to 127) and, for some heads, a scale below the floor.
+func (int8Format) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	e := int(h(0)%40) - 20
+	if h(1)%6 == 0 {
+		e = -28 // amax/127 = 2⁻²⁸ < 1e-6: s is the floor
+	}
+	p := math.Ldexp(1, e)
+	for j := range x {
+		k := float64(int(h(uint64(j)+2)%254) - 127)
+		v := float32((k + 0.5) * p)
+		switch h(uint64(j)+1000) % 6 {
+		case 0:
+			v = float32(k * p)
+		case 1:
+			v = math.Nextafter32(v, 0)
+		case 2:
+			v = math.Nextafter32(v, float32(math.Inf(1)))
+		}
+		x[j] = v
+	}
+	x[h(2000)%uint64(len(x))] = float32(127 * p)
+	x[h(2001)%uint64(len(x))] = float32(-127 * p)
 	return "tied"
 }

@@ -759,3 +759,111 @@ func TestNVFP4Family(t *testing.T) {
 		}
 	}
 }
+
+// int8Head is a head of h values TestInt8Family quantizes, by kind:
+// random values of a random scale with specials mixed in (NaN, ±Inf, ±0,
+// subnormals, huge); all zeros (s = 1e-6); all NaN; magnitudes below the
+// floor; a scale s = 2^e exactly with values at k + ½ times it, their
+// float32 neighbours (the add of ½ rounding up to an integer or not) and
+// ±127s (127.5, truncated to 127); a maximum near the largest float32.
+func int8Head(r *rand.Rand, trial, h int) []float32 {
+	x := make([]float32, h)
+	switch trial % 7 {
+	case 0, 1:
+		sc := math.Ldexp(1, r.IntN(80)-40)
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * sc)
+			if r.IntN(8) == 0 {
+				x[j] = []float32{float32(math.NaN()), inf32, -inf32, 0, float32(math.Copysign(0, -1)), 1e-40, -3e-45, 3e38}[r.IntN(8)]
+			}
+		}
+	case 2:
+		for j := range x {
+			x[j] = float32(math.Copysign(0, float64(1-2*r.IntN(2))))
+		}
+		if r.IntN(2) == 0 {
+			for j := range x {
+				x[j] = math.Float32frombits(0x7fc00000 | uint32(r.IntN(1<<22)) | uint32(r.IntN(2))<<31)
+			}
+		}
+	case 3:
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * math.Ldexp(1, -r.IntN(30)-14))
+		}
+	case 6:
+		for j := range x {
+			x[j] = float32(r.NormFloat64() * 1e37)
+		}
+		x[r.IntN(h)] = math.MaxFloat32
+	default:
+		s := math.Ldexp(1, r.IntN(60)-40)
+		for j := range x {
+			k := float64(r.IntN(255) - 127)
+			v := float32((k + 0.5) * s)
+			if k+0.5 > 127 {
+				v = float32(127 * s)
+			}
+			switch r.IntN(6) {
+			case 0:
+				v = float32(k * s)
+			case 1:
+				v = math.Nextafter32(v, 0)
+			case 2:
+				v = math.Nextafter32(v, inf32)
+			case 3:
+				v = -v
+			}
+			x[j] = v
+		}
+		x[r.IntN(h)] = float32(127 * s)
+		x[r.IntN(h)] = float32(-127 * s)
+	}
+	return x
+}
+
+// TestInt8Family checks the int8_per_token_head family (int8.go's
+// quantizeInt8Head and dequantizeInt8Head, as written once) against
+// verify/codec's Int8PerTokenHead bit for bit on the lane evaluator: heads
+// of 32 to 1024 values (int8Head's kinds), the scale word then the int8;
+// and random heads decoded, the scale word random, NaN, ±Inf, negative,
+// zero or subnormal.
+func TestInt8Family(t *testing.T) {
+	var l lane
+	r := rand.New(rand.NewPCG(8, 31))
+	f := codec.Int8PerTokenHead
+	for trial := range 30000 {
+		n := []int{1, 2, 3, 4, 5, 8, 32}[trial/7%7] // pieces of 32, every kind at each
+		x := int8Head(r, trial, 32*n)
+		src := make([]byte, 4*len(x))
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, 4+len(x)), make([]byte, 4+len(x))
+		vec.QuantizeInt8Head(l, l, n, vec.Arr{Elem: vec.F32, P: &src}, vec.Arr{Elem: vec.Int8PerTokenHead, P: &got})
+		binary.LittleEndian.PutUint32(want, math.Float32bits(f.Encode(want[4:], x, 0)))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("quantize %v:\n got %x\nwant %x", x, got, want)
+		}
+	}
+	for trial := range 4000 {
+		n := 1 + trial%4
+		q := make([]byte, 4+32*n)
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		if trial%2 == 0 {
+			s := []float32{float32(math.NaN()), inf32, -inf32, -0.75, 0, 1e-40, 1e-6, math.MaxFloat32}[trial/2%8]
+			binary.LittleEndian.PutUint32(q, math.Float32bits(s))
+		}
+		out := make([]byte, 4*32*n)
+		vec.DequantizeInt8Head(l, l, n, vec.Arr{Elem: vec.Int8PerTokenHead, P: &q}, vec.Arr{Elem: vec.F32, P: &out})
+		y := make([]float32, 32*n)
+		f.Decode(y, q[4:], math.Float32frombits(binary.LittleEndian.Uint32(q)))
+		for j := range y {
+			g := math.Float32frombits(binary.LittleEndian.Uint32(out[4*j:]))
+			if math.Float32bits(g) != math.Float32bits(y[j]) && !(y[j] != y[j] && g != g) {
+				t.Fatalf("dequantize %x: value %d = %#08x, want %#08x", q, j, math.Float32bits(g), math.Float32bits(y[j]))
+			}
+		}
+	}
+}

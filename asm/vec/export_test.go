@@ -40,3 +40,9 @@ var (
 
 // The Hadamard family's transform of one head, for TestHadamardFamily.
 var HadamardHead = hadamardHead
+
+// The int8_per_token_head family's head functions, for TestInt8Family.
+var (
+	QuantizeInt8Head   = quantizeInt8Head
+	DequantizeInt8Head = dequantizeInt8Head
+)

@@ -36,7 +36,8 @@ import (
 // there, bit for bit. At AVX-512 it runs again at AVX2 (GODEBUG), with
 // ROPEGEN_ARM64=1 under arm64 too (qemu-aarch64-static; =only: arm64
 // alone), and under qemu-riscv64-static at three vector lengths
-// (testRISCV64).
+// (testRISCV64). ROPEGEN_CACHE=name keeps only the kernels of that cache
+// type (e.g. int8_per_token_head), for a quick run.
 func TestKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and tests generated packages")
@@ -52,6 +53,12 @@ func TestKernels(t *testing.T) {
 	}
 	var pkgs []string
 	for _, p := range kernelPackages() {
+		if c := os.Getenv("ROPEGEN_CACHE"); c != "" {
+			p.funcs = slices.DeleteFunc(p.funcs, func(f *vec.Func) bool { return f.Cache.Name != c })
+			if len(p.funcs) == 0 {
+				continue
+			}
+		}
 		pd := filepath.Join(dir, p.name)
 		must(t, os.Mkdir(pd, 0o755))
 		for name, data := range p.files(t, root) {
@@ -113,7 +120,7 @@ func testRISCV64(t *testing.T, run func(*testing.T, []string, ...string) string)
 	want := 0
 	for _, p := range kernelPackages() {
 		for _, f := range implemented(p.funcs, "riscv64") {
-			if f.Kind != vec.Fill {
+			if c := os.Getenv("ROPEGEN_CACHE"); f.Kind != vec.Fill && (c == "" || f.Cache.Name == c) {
 				want++
 			}
 		}
@@ -182,8 +189,8 @@ func kernelPackages() []kernelPackage {
 			if vec.HasHadamard(s.HeadDim) {
 				add(vec.Func{Kind: vec.Hadamard, Shape: s, X: x})
 			}
-			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4} {
-				if bv := c.BlockValues(); bv != 0 && s.HeadDim%bv != 0 {
+			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4, vec.Int8PerTokenHead} {
+				if bv := c.BlockValues(); bv != 0 && s.HeadDim%bv != 0 || c == vec.Int8PerTokenHead && s.HeadDim%32 != 0 {
 					continue
 				}
 				for _, k := range []vec.Kind{vec.Store, vec.StoreShift, vec.Load, vec.LoadShift} {

@@ -52,11 +52,14 @@ var (
 	// ggml's nvfp4 (blocks of 64 values: four UE4M3 scales, one per 16,
 	// and 64 E2M1 values): bytes, as q4_0's.
 	NVFP4 = Elem{"nvfp4", "uint8", 1}
+	// vLLM's int8_per_token_head (a head of h values in h+4 bytes: its
+	// float32 scale, then h int8): bytes, as q8_0's (int8.go).
+	Int8PerTokenHead = Elem{"int8_per_token_head", "uint8", 1}
 )
 
 // ByteElems are the element types whose arrays are bytes, in the order of
 // the run-time's byte kernels (Func.Field's bytes[i]).
-var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL, NVFP4}
+var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL, NVFP4, Int8PerTokenHead}
 
 // BlockBytes is the bytes of one block (of BlockValues values) of a block
 // format (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17; iq4_nl
@@ -93,6 +96,19 @@ func (e Elem) BlockValues() int {
 		return 32
 	}
 	return 0
+}
+
+// HeadBytes is the bytes of a head of h values of e: whole blocks of a
+// block format, h+4 for int8_per_token_head (its scale, then h int8),
+// else h elements.
+func (e Elem) HeadBytes(h int) int {
+	switch {
+	case e == Int8PerTokenHead:
+		return h + 4
+	case e.BlockBytes() != 0:
+		return h / e.BlockValues() * e.BlockBytes()
+	}
+	return h * e.Size
 }
 
 // Compute is the type the arithmetic on e runs in: float64 for f64, float32
@@ -214,10 +230,10 @@ func (f *Func) C() Elem { return f.X.Compute() }
 
 // Count is how many leading values of a head f reads and writes: the
 // rotary values for the shift kinds (for a block format the blocks
-// holding one),
+// holding one; int8_per_token_head's one scale covers the whole head),
 // else every value.
 func (f *Func) Count() int {
-	if f.Kind != StoreShift && f.Kind != LoadShift {
+	if f.Kind != StoreShift && f.Kind != LoadShift || f.Cache == Int8PerTokenHead { // int8_per_token_head: one block, the head
 		return f.Shape.HeadDim
 	}
 	if bv := f.Cache.BlockValues(); bv != 0 {

@@ -45,6 +45,7 @@ func TestField(t *testing.T) {
 		{Kind: Store, Shape: s, X: F32, Cache: E4M3}:                                   "bytes[0].store",
 		{Kind: RotTo, Shape: s, X: F32}:                                                "rotTo",
 		{Kind: Hadamard, Shape: s, X: F32}:                                             "hadamard",
+		{Kind: LoadShift, Shape: s, X: F32, Cache: Int8PerTokenHead}:                   "bytes[10].loadShift",
 	} {
 		if got := f.Field(); got != want {
 			t.Errorf("%s: Field %q, want %q", f.Name(), got, want)

@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -113,6 +113,13 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q
 //     2⁻²⁴·12.8·D, so q is a nearest point but for a near-tie of that
 //     size; then as mxfp4 (a value past 12D at most 0.8D ≤ |x|/4 away), δ =
 //     max(|x|/4, D/2)·(1 + 2⁻²⁰).
+//   - int8_per_token_head, per head of HeadDim: s = max(fl(amax/127),
+//     fl32(1e-6)), inv = fl(1/s), v = fl(x·inv), q = trunc(fl(v ± ½)) (±
+//     by v's sign), read back fl(q·s). s ≥ (amax/127)(1 − 2⁻²⁴), so
+//     |x/s| < 127(1 + 2⁻²³) and |v − x/s| ≤ 127·2⁻²² = η (two roundings);
+//     the sum v ± ½ (below 128) rounds by at most 2⁻¹⁷, which may carry it
+//     across an integer, so |q − v| ≤ ½ + 2⁻¹⁷; then |q·s − x| is at most
+//     s·(½ + η + 2⁻¹⁷), plus 127·s·2⁻²⁴ for the product's rounding.
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -253,6 +260,18 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 				}
 			}
 		}
+	case "int8_per_token_head":
+		for b := 0; b < len(keys); b += HeadDim {
+			var amax float32
+			for _, x := range keys[b : b+HeadDim] {
+				amax = max(amax, float32(math.Abs(float64(x))))
+			}
+			s := float64(max(amax/127, float32(1e-6)))
+			e := s*(0.5+127*0x1p-22+0x1p-17) + 127*s*0x1p-24
+			for i := b; i < b+HeadDim; i++ {
+				d[i] = e
+			}
+		}
 	default:
 		panic("formatErr: no bound for " + name)
 	}
@@ -350,9 +369,16 @@ func formatScores(t *testing.T, name string, hadamard bool, qs [][]float32, keys
 		s = float32(amax / 57344)
 	}
 	enc := make([]byte, f.Size(len(stored)))
-	f.Encode(enc, stored, s)
 	back := make([]float32, len(stored))
-	f.Decode(back, enc, s)
+	if f.Scale == codec.TokenHeadScale { // a scale computed per head, kept beside it
+		for b := 0; b < len(stored); b += HeadDim {
+			hs := f.Encode(enc[b:b+HeadDim], stored[b:b+HeadDim], 0)
+			f.Decode(back[b:b+HeadDim], enc[b:b+HeadDim], hs)
+		}
+	} else {
+		f.Encode(enc, stored, s)
+		f.Decode(back, enc, s)
+	}
 	delta := formatErr(name, stored, s)
 	const gamma = 9 * 0x1p-24 / (1 - 9*0x1p-24) // γ₉: blocks of 2⁷
 	norm := func(x []float32) float64 {
@@ -429,6 +455,9 @@ func rotatedHeads(x []float32) []float32 {
 
 // bytesPerValue is f's storage per value, its tensor scale not counted.
 func bytesPerValue(f codec.Format) string {
+	if f.Scale == codec.TokenHeadScale { // and a float32 scale a head
+		return fmt.Sprintf("%.4g", float64(f.Bytes)/float64(f.Block)+4.0/HeadDim)
+	}
 	return fmt.Sprintf("%.4g", float64(f.Bytes)/float64(f.Block))
 }
 

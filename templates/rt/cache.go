@@ -108,10 +108,11 @@ const (
 	cacheMXFP4
 	cacheIQ4NL
 	cacheNVFP4
+	cacheInt8 // int8_per_token_head
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head"}
 
 // cacheBuilt[k] is true when the package has cache type k: each type's
 // file (cache_<type>.go, copied into a package generated with that
@@ -121,7 +122,7 @@ var cacheBuilt [len(cacheNames)]bool
 // cacheElemBytes[k] is the size of one buffer element of cache type k: a
 // float32, a uint16, or a byte (e4m3, e5m2, and the block formats, whose
 // strides count bytes).
-var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 // cacheBlockBytes[k] is the bytes of one block of cacheBlockValues[k]
 // values of the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0
@@ -132,7 +133,8 @@ var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18, cacheNVFP4: 36}
 
 // cacheBlockValues[k] is the values of a block of the block format k: 32,
-// but nvfp4's 64; 0 for a type stored value by value.
+// but nvfp4's 64; 0 for a type stored value by value. int8_per_token_head
+// is in neither table: its block is the head (cacheHeadOf).
 var cacheBlockValues = [len(cacheNames)]int{cacheQ80: 32, cacheQ40: 32, cacheQ41: 32, cacheQ50: 32, cacheQ51: 32, cacheMXFP4: 32, cacheIQ4NL: 32, cacheNVFP4: 64}
 
 // cacheScaled reports whether cache type k keeps a per-tensor scale outside
@@ -148,16 +150,17 @@ const (
 
 // NewCache returns the view s of buf as a cache of the type name, as
 // -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2",
-// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl" or "nvfp4", one this
-// package was generated with. It is the Cache that type's constructor
-// (F32Cache, F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache, Q40Cache,
-// Q41Cache, Q50Cache, Q51Cache, MXFP4Cache, IQ4NLCache, NVFP4Cache) returns for the same memory, so that an engine reading its cache type from its
+// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4" or
+// "int8_per_token_head", one this package was generated with. It is the
+// Cache that type's constructor (F32Cache, F16Cache, BF16Cache, E4M3Cache,
+// Q80Cache, E5M2Cache, Q40Cache, Q41Cache, Q50Cache, Q51Cache, MXFP4Cache,
+// IQ4NLCache, NVFP4Cache, Int8PerTokenHeadCache) returns for the same memory, so that an engine reading its cache type from its
 // configuration needs no switch of its own. buf holds the type's elements
 // in the machine's byte order: float32 values for f32 (len(buf) a multiple
 // of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
 // of 2, 2-byte aligned), bytes for e4m3, e5m2 and the block formats (any
 // length); s counts elements of that type, as the typed constructor's view
-// does (bytes for a block format). scale is the per-tensor scale of e4m3 and e5m2, taken
+// does (bytes for a block format and int8_per_token_head). scale is the per-tensor scale of e4m3 and e5m2, taken
 // as E4M3Cache and E5M2Cache take theirs (the entry points that use the
 // cache check that it is finite and > 0); the other types keep no scale
 // outside their bytes and ignore it. The Cache shares buf's memory.
@@ -228,15 +231,16 @@ func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
 // "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4",
-// "iq4_nl" or "nvfp4"; "" for the zero Cache.
+// "iq4_nl", "nvfp4" or "int8_per_token_head"; "" for the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
 // type dtype (as -out-dtype spells it): HeadDim, or for a block format the
 // bytes of its HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0,
-// 24 q5_1, 17 mxfp4, 18 iq4_nl) or HeadDim/64 (36 nvfp4). It panics for
-// another dtype, or for a block format with a HeadDim that is not a
-// multiple of its block.
+// 24 q5_1, 17 mxfp4, 18 iq4_nl) or HeadDim/64 (36 nvfp4), or for
+// int8_per_token_head HeadDim+4 (the head's float32 scale, then its int8).
+// It panics for another dtype, or for a block format with a HeadDim that
+// is not a multiple of its block.
 func (r *Rotary) CacheHead(dtype string) int {
 	r.checkNil("Rotary.CacheHead")
 	for k, name := range cacheNames {
@@ -252,11 +256,19 @@ func (r *Rotary) CacheHead(dtype string) int {
 }
 
 // cacheHead is the size of a cached head of r's shape in kind's elements.
-func (r *Rotary) cacheHead(kind uint8) int {
-	if b := cacheBlockBytes[kind]; b != 0 {
-		return r.hd / cacheBlockValues[kind] * b
+func (r *Rotary) cacheHead(kind uint8) int { return cacheHeadOf(kind, r.hd) }
+
+// cacheHeadOf is the size of a cached head of hd values in kind's
+// elements: hd, a block format's blocks' bytes, or int8_per_token_head's
+// one block a head, hd+4 bytes (its float32 scale, then hd int8).
+func cacheHeadOf(kind uint8, hd int) int {
+	switch b := cacheBlockBytes[kind]; {
+	case kind == cacheInt8:
+		return hd + 4
+	case b != 0:
+		return hd / cacheBlockValues[kind] * b
 	}
-	return r.hd
+	return hd
 }
 
 // cacheOp is a Cache bound to a Rotary's shape and the active backend's
@@ -326,6 +338,9 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 		if cacheBlockBytes[c.kind] != 0 {
 			v := cacheBlockValues[c.kind]
 			o.shift = (r.rd + v - 1) / v * v
+		}
+		if c.kind == cacheInt8 { // one scale a head: Shift codes it whole
+			o.shift = r.hd
 		}
 	}
 	if !ok {
@@ -594,7 +609,9 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
 // saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0,
 // q4_0, q4_1, q5_0, q5_1, mxfp4 and iq4_nl block by block as ggml's
-// quantize_row_<type>_ref; into a Hadamard-rotated cache (WithHadamard) each
+// quantize_row_<type>_ref, int8_per_token_head head by head as vLLM does
+// (Int8PerTokenHeadCache: a scale computed from each head); into a
+// Hadamard-rotated cache (WithHadamard) each
 // turned head is multiplied by H before it is stored.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
@@ -704,7 +721,8 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
 // of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
-// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
+// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>;
+// int8_per_token_head: each int8 times its head's scale) into dst[j·ds.Token +
 // h·ds.Head :][:HeadDim]: from a Hadamard-rotated cache, in H's basis as
 // stored, or multiplied by H again (the original basis) with the view's
 // Original. The heads of tokens with slot −1 and every other
@@ -736,7 +754,9 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 // for |delta| (one row per run of equal deltas), so delta may be any int32
 // but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
 // as it is; values past RotaryDim (a block format: the blocks that hold no
-// rotary value) keep their bits, but in a Hadamard-rotated cache
+// rotary value) keep their bits, but in an int8_per_token_head cache, whose
+// one scale covers the head, each head is coded again whole (a new scale,
+// so every int8 may change), and in a Hadamard-rotated cache
 // (WithHadamard), where each head is loaded whole, multiplied by H, turned,
 // multiplied by H and stored whole, every value of it may change by
 // rounding. A view field that is not positive, a slot

@@ -49,6 +49,8 @@ func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cac
 		c = IQ4NLCache(b, s)
 	case "nvfp4":
 		c = NVFP4Cache(b, s)
+	case "int8_per_token_head":
+		c = Int8PerTokenHeadCache(b, s)
 	default:
 		t.Fatalf("no typed constructor for %q", name)
 	}
@@ -127,7 +129,7 @@ func TestNewCacheErrors(t *testing.T) {
 			}
 		}
 	}
-	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`, `"nvfp4"`}
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`, `"nvfp4"`, `"int8_per_token_head"`}
 	_, err := NewCache("nvfp4_gs", alignedBytes(16), s, 1)
 	wantErr(t, err, append([]string{`name = "nvfp4_gs" is not a cache type`}, all...)...)
 	_, err = NewCache("", alignedBytes(16), s, 1)

@@ -3,7 +3,12 @@ package rt
 // rt's tests install these pure Go cache kernels (refkernels_test.go);
 // generated packages get theirs from the vector layer's purego target.
 
-import "github.com/ropegen/ropegen/verify/codec"
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/ropegen/ropegen/verify/codec"
+)
 
 // cacheLoop is the pure Go cache kernels' loop: the first
 // m values of n heads, head i of src at src[i·ss:], of dst at dst[i·ds:],
@@ -144,6 +149,27 @@ func genericIQ4NL(hd, rd int) byteKernels { return genericBlocks(codec.IQ4NL, hd
 // genericNVFP4 returns the pure Go nvfp4 cache kernels of a shape of hd
 // values, rd of them rotary: verify/codec's NVFP4, whole blocks of 64.
 func genericNVFP4(hd, rd int) byteKernels { return genericBlocks(codec.NVFP4, hd, rd) }
+
+// genericInt8 returns the pure Go int8_per_token_head cache kernels of a
+// shape of hd values: verify/codec's Int8PerTokenHead, a head a call, its
+// scale's float32 bits first (little endian), then its hd int8; Shift's
+// kernels are the whole head's (one scale covers it).
+func genericInt8(hd int) byteKernels {
+	f := codec.Int8PerTokenHead
+	store := func(dst []byte, ds int, src []float32, ss, n int, _ float32) {
+		for i := range n {
+			s := f.Encode(dst[i*ds+4:i*ds+4+hd], src[i*ss:i*ss+hd], 0)
+			binary.LittleEndian.PutUint32(dst[i*ds:], math.Float32bits(s))
+		}
+	}
+	load := func(dst []float32, ds int, src []byte, ss, n int, _ float32) {
+		for i := range n {
+			s := math.Float32frombits(binary.LittleEndian.Uint32(src[i*ss:]))
+			f.Decode(dst[i*ds:i*ds+hd], src[i*ss+4:i*ss+4+hd], s)
+		}
+	}
+	return byteKernels{store: store, storeShift: store, load: load, loadShift: load}
+}
 
 // genericBlocks returns the pure Go kernels of the block format f (q8_0,
 // q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl, nvfp4) for a shape of hd values,

@@ -54,6 +54,7 @@ func installRef() {
 				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
 			}
 		}
+		k.bytes[10] = genericInt8(s.HeadDim) // any head: its block is the head
 		if s.HeadDim&-s.HeadDim >= 16 {
 			k.hadamard = refHadamard(s.HeadDim)
 		}

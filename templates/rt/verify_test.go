@@ -80,11 +80,13 @@ func refCaches(r *Rotary) []verify.CacheForms {
 	if r.hd%q8Values == 0 {
 		cs = append(cs, cacheOf(r, "q8_0", func(b []byte, s Strides, _ float32) Cache { return Q80Cache(b, s) }))
 	}
+	cs = append(cs, cacheOf(r, "int8_per_token_head", func(b []byte, s Strides, _ float32) Cache { return Int8PerTokenHeadCache(b, s) }))
 	if h := headScalesOf(r, "e4m3", func(b []uint8, s Strides, scale float32) Cache { return E4M3Cache(b, s, scale) }); h != nil {
 		cs = append(cs, h)
 	}
 	if h := hadamardOf(r, "e5m2", func(b []uint8, s Strides, scale float32) Cache { return E5M2Cache(b, s, scale) }); h != nil {
 		cs = append(cs, h, hadamardOf(r, "f16", func(b []uint16, s Strides, _ float32) Cache { return F16Cache(b, s) }))
+		cs = append(cs, hadamardOf(r, "int8_per_token_head", func(b []byte, s Strides, _ float32) Cache { return Int8PerTokenHeadCache(b, s) }))
 	}
 	return cs
 }

@@ -125,7 +125,10 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		e = dst.Elem
 	}
 	fam := "q8"
-	if e != vec.Q8 {
+	switch {
+	case e == vec.Int8PerTokenHead: // a block is the head: one helper a head size
+		fam = fmt.Sprintf("int8Head%d", t.f.Shape.HeadDim)
+	case e != vec.Q8:
 		fam = strings.ReplaceAll(e.Name, "_", "") // q40, q41, q50, q51
 	}
 	name := fam + "Dequantize"
@@ -146,7 +149,11 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		t.help = help
 		what := map[bool]string{true: "quantizes the 32 float32 at s into the " + e.Name + " block at d", false: "dequantizes the " + e.Name + " block at s into the 32 float32 at d"}[src.Elem == vec.F32]
 		doc := "package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there"
-		if e != vec.Q8 {
+		switch {
+		case e == vec.Int8PerTokenHead:
+			what = map[bool]string{true: "quantizes the head of " + fmt.Sprint(t.f.Shape.HeadDim) + " float32 at s into its scale and int8 at d", false: "dequantizes the head at s (its scale, then int8) into the float32 at d"}[src.Elem == vec.F32]
+			doc = "package vec's int8_per_token_head family (vLLM's int8 KV cache, a float32 scale a head; verify/codec's Int8PerTokenHead), written once there"
+		case e != vec.Q8:
 			doc = "package vec's qn family (ggml's quantize_row_" + e.Name + "_ref, dequantize_row_" + e.Name + "; verify/codec's transcription), written once there"
 		}
 		fn := jen.Comment(fmt.Sprintf("%s %s: %s.", name, what, doc)).Line().

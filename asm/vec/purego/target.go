@@ -115,8 +115,8 @@ type ptr struct {
 // Ptr is the argument name.
 func (t *Target) Ptr(name string, e vec.Elem) vec.Arr {
 	p := &ptr{name: name, n: t.f.Shape.HeadDim, kind: "slice", scope: t.fn}
-	if bb := e.BlockBytes(); bb != 0 { // a head of a block format: its blocks' bytes
-		p.n = t.f.Shape.HeadDim / e.BlockValues() * bb
+	if e.Size == 1 { // a head of bytes: a block format's blocks, int8_per_token_head's scale and values
+		p.n = e.HeadBytes(t.f.Shape.HeadDim)
 	}
 	switch name {
 	case "r":
