@@ -40,3 +40,9 @@ var (
 
 // The Hadamard family's transform of one head, for TestHadamardFamily.
 var HadamardHead = hadamardHead
+
+// The nvfp4_gs family's block functions, for TestNVFP4GSFamily.
+var (
+	QuantizeNVFP4GS   = quantizeNVFP4GS
+	DequantizeNVFP4GS = dequantizeNVFP4GS
+)

@@ -16,6 +16,8 @@ func Emit(t Target, f *Func) {
 			iq4nl(t, f)
 		case f.Cache == NVFP4:
 			nvfp4(t, f)
+		case f.Cache == NVFP4GS:
+			nvfp4gs(t, f)
 		case f.Cache.BlockBytes() != 0: // q4_0, q4_1, q5_0, q5_1
 			qn(t, f)
 		case f.Kind == Fill:

@@ -146,14 +146,23 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		t.help = help
 		what := map[bool]string{true: "quantizes the 32 float32 at s into the " + e.Name + " block at d", false: "dequantizes the " + e.Name + " block at s into the 32 float32 at d"}[src.Elem == vec.F32]
 		doc := "package vec's q8_0 family (ggml's quantize_row_q8_0_ref, dequantize_row_q8_0), written once there"
-		if e != vec.Q8 {
+		switch e {
+		case vec.Q8:
+		case vec.NVFP4GS:
+			doc = "package vec's nvfp4_gs family (verify/codec's NVFP4GS), written once there"
+		default:
 			doc = "package vec's qn family (ggml's quantize_row_" + e.Name + "_ref, dequantize_row_" + e.Name + "; verify/codec's transcription), written once there"
 		}
+		params := []jen.Code{jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)}
+		if e == vec.NVFP4GS { // the body reads the kernel's tensor scale (Broadcast("scale"): the name)
+			what += " with the tensor scale"
+			params = append(params, jen.Id("scale").Float32())
+		}
 		fn := jen.Comment(fmt.Sprintf("%s %s: %s.", name, what, doc)).Line().
-			Func().Id(name).Params(jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)).Block(t.close()...)
+			Func().Id(name).Params(params...).Block(t.close()...)
 		t.funcs = append(t.funcs, fn)
 	}
-	h.(*head).blocks(name, dst, ds, src, ss, n)
+	h.(*head).blocks(name, dst, ds, src, ss, n, e == vec.NVFP4GS)
 }
 
 // at is element j of the helper's array a.
