@@ -15,18 +15,19 @@ type cacheType struct {
 // f32 (TestCacheTypesCoverSpec); blocks comes from the spec's table.
 var cacheTypes = func() map[string]cacheType {
 	m := map[string]cacheType{
-		"f16":    {goType: "uint16", about: "IEEE binary16 (bits in uint16)"},
-		"bf16":   {goType: "uint16", about: "bfloat16 (bits in uint16)"},
-		"e4m3":   {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
-		"e5m2":   {goType: "uint8", about: "OCP FP8 e5m2 bytes, scaled"},
-		"q8_0":   {goType: "uint8", about: "an f16 scale d (little endian) and 32 int8"},
-		"q4_0":   {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit values"},
-		"q4_1":   {goType: "uint8", about: "an f16 scale d and minimum m (little endian) and 16 bytes of 4-bit values"},
-		"q5_0":   {goType: "uint8", about: "an f16 scale d, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
-		"q5_1":   {goType: "uint8", about: "an f16 scale d and minimum m, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
-		"mxfp4":  {goType: "uint8", about: "an E8M0 exponent byte e and 16 bytes of 4-bit E2M1 indices"},
-		"iq4_nl": {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit indices into kvalues_iq4nl"},
-		"nvfp4":  {goType: "uint8", about: "four UE4M3 scale bytes (one per 16 values) and 32 bytes of 4-bit E2M1 indices"},
+		"f16":      {goType: "uint16", about: "IEEE binary16 (bits in uint16)"},
+		"bf16":     {goType: "uint16", about: "bfloat16 (bits in uint16)"},
+		"e4m3":     {goType: "uint8", about: "OCP FP8 e4m3fn bytes, scaled"},
+		"e5m2":     {goType: "uint8", about: "OCP FP8 e5m2 bytes, scaled"},
+		"q8_0":     {goType: "uint8", about: "an f16 scale d (little endian) and 32 int8"},
+		"q4_0":     {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit values"},
+		"q4_1":     {goType: "uint8", about: "an f16 scale d and minimum m (little endian) and 16 bytes of 4-bit values"},
+		"q5_0":     {goType: "uint8", about: "an f16 scale d, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
+		"q5_1":     {goType: "uint8", about: "an f16 scale d and minimum m, a uint32 of fifth bits (little endian) and 16 bytes of low nibbles"},
+		"mxfp4":    {goType: "uint8", about: "an E8M0 exponent byte e and 16 bytes of 4-bit E2M1 indices"},
+		"iq4_nl":   {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit indices into kvalues_iq4nl"},
+		"nvfp4":    {goType: "uint8", about: "four UE4M3 scale bytes (one per 16 values) and 32 bytes of 4-bit E2M1 indices"},
+		"nvfp4_gs": {goType: "uint8", about: "two blocks of 16 values, each 8 bytes of E2M1 codes then an e4m3 scale byte, with the tensor scale g"},
 	}
 	for name, c := range m {
 		f, _ := spec.CacheType(name).Format()

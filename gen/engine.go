@@ -178,6 +178,12 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       rounded half up, 448 at most): the first of the nearest grid\n")
 			b.WriteString("\t       points (0, ±1, ±2, ±3, ±4, ±6, ±8, ±12 times D: twice E2M1),\n")
 			b.WriteString("\t       magnitudes past 12·D stored as 12·D, a NaN or an infinity as 0\n")
+		case "nvfp4_gs":
+			b.WriteString("\tnvfp4_gs up to about max(|x|/4, D/4), D = e4m3(S)/g the block's\n")
+			b.WriteString("\t       step (S = e4m3(min(g·amax/6, 448)), one per 16 values, g the\n")
+			b.WriteString("\t       tensor scale): the nearest of 0, ±½, ±1, ±1½, ±2, ±3, ±4, ±6\n")
+			b.WriteString("\t       times D (E2M1, ties to even), magnitudes past 6·D stored as\n")
+			b.WriteString("\t       6·D, a NaN as 0\n")
 		}
 	}
 	b.WriteString("\n")

@@ -12,19 +12,20 @@ type CacheType string
 
 // The cache types (CacheFormats describes each).
 const (
-	CacheF32   CacheType = "f32"
-	CacheF16   CacheType = "f16"
-	CacheBF16  CacheType = "bf16"
-	CacheE4M3  CacheType = "e4m3"
-	CacheE5M2  CacheType = "e5m2"
-	CacheQ8_0  CacheType = "q8_0"
-	CacheQ4_0  CacheType = "q4_0"
-	CacheQ4_1  CacheType = "q4_1"
-	CacheQ5_0  CacheType = "q5_0"
-	CacheQ5_1  CacheType = "q5_1"
-	CacheMXFP4 CacheType = "mxfp4"
-	CacheIQ4NL CacheType = "iq4_nl"
-	CacheNVFP4 CacheType = "nvfp4"
+	CacheF32     CacheType = "f32"
+	CacheF16     CacheType = "f16"
+	CacheBF16    CacheType = "bf16"
+	CacheE4M3    CacheType = "e4m3"
+	CacheE5M2    CacheType = "e5m2"
+	CacheQ8_0    CacheType = "q8_0"
+	CacheQ4_0    CacheType = "q4_0"
+	CacheQ4_1    CacheType = "q4_1"
+	CacheQ5_0    CacheType = "q5_0"
+	CacheQ5_1    CacheType = "q5_1"
+	CacheMXFP4   CacheType = "mxfp4"
+	CacheIQ4NL   CacheType = "iq4_nl"
+	CacheNVFP4   CacheType = "nvfp4"
+	CacheNVFP4GS CacheType = "nvfp4_gs"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -41,7 +42,8 @@ type CacheFormat struct {
 // Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
 // Q8BlockBytes its size: an f16 scale d, then 32 int8. ggml's 4- and 5-bit
 // formats (q4_0, q4_1, q5_0, q5_1), mxfp4 and iq4_nl have blocks of the
-// same 32 values; nvfp4's blocks are of 64.
+// same 32 values; nvfp4's blocks are of 64; nvfp4_gs's of 16 (9 bytes),
+// taken two at a time: a head holds a multiple of 32 values.
 const (
 	Q8Block      = 32
 	Q8BlockBytes = 2 + Q8Block
@@ -63,6 +65,7 @@ var CacheFormats = []CacheFormat{
 	{CacheMXFP4, Q8Block, 17, "ggml mxfp4 blocks: an E8M0 exponent, then 32 E2M1 (4-bit) values"},
 	{CacheIQ4NL, Q8Block, 18, "ggml iq4_nl blocks: an f16 scale, then 32 4-bit indices into a non-linear grid"},
 	{CacheNVFP4, 64, 36, "ggml nvfp4 blocks: four UE4M3 scales (one per 16 values), then 64 E2M1 (4-bit) values"},
+	{CacheNVFP4GS, 32, 18, "NVIDIA NVFP4 with a float32 tensor scale: blocks of 16 values (8 bytes of E2M1 (4-bit) values, then an e4m3 scale), two at a time"},
 }
 
 // Format returns c's entry of CacheFormats; false when c is not a cache

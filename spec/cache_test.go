@@ -24,6 +24,7 @@ func TestCacheFormats(t *testing.T) {
 		{Type: "mxfp4", BlockValues: 32, BlockBytes: 17},
 		{Type: "iq4_nl", BlockValues: 32, BlockBytes: 18},
 		{Type: "nvfp4", BlockValues: 64, BlockBytes: 36},
+		{Type: "nvfp4_gs", BlockValues: 32, BlockBytes: 18},
 	}
 	if len(CacheFormats) != len(want) {
 		t.Fatalf("%d cache formats, want %d", len(CacheFormats), len(want))
@@ -40,7 +41,7 @@ func TestCacheFormats(t *testing.T) {
 	if _, ok := CacheType("f8").Format(); ok {
 		t.Error(`"f8".Format() is ok`)
 	}
-	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheE5M2, CacheQ8_0, CacheQ4_0, CacheQ4_1, CacheQ5_0, CacheQ5_1, CacheMXFP4, CacheIQ4NL, CacheNVFP4}) {
+	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheE5M2, CacheQ8_0, CacheQ4_0, CacheQ4_1, CacheQ5_0, CacheQ5_1, CacheMXFP4, CacheIQ4NL, CacheNVFP4, CacheNVFP4GS}) {
 		t.Errorf("CacheTypes() = %v", got)
 	}
 	for _, v := range []string{"", "f16", "f16,q8_0", "f16,", ",", "bf16 ,f32"} {

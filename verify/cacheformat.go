@@ -33,7 +33,8 @@ type CacheFormat interface {
 	// by, if anywhere outside its blocks.
 	Scales() ScalePlace
 	// Encode writes the values of src, a whole number of blocks, into dst,
-	// their blocks' bytes, each value divided by scale first (ScalePerTensor;
+	// their blocks' bytes, each value divided by scale first (ScalePerTensor:
+	// e4m3, e5m2; nvfp4_gs takes it as its tensor scale g, a multiplier;
 	// scale is 1 for the other places).
 	Encode(dst []byte, src []float32, scale float32)
 	// Decode writes the values of the blocks of src into dst, len(dst)
@@ -75,19 +76,20 @@ const (
 
 // cacheFormats are the formats the cache checks know, by name.
 var cacheFormats = map[string]CacheFormat{
-	"f32":    f32Format{},
-	"f16":    f16Format{},
-	"bf16":   bf16Format{},
-	"e4m3":   e4m3Format{},
-	"q8_0":   q8Format{},
-	"e5m2":   e5m2Format{},
-	"q4_0":   ggmlFormat{refcodec.Q4_0, 1, 8, false},
-	"q4_1":   ggmlFormat{refcodec.Q4_1, 2, 15, true},
-	"q5_0":   ggmlFormat{refcodec.Q5_0, 1, 16, false},
-	"q5_1":   ggmlFormat{refcodec.Q5_1, 2, 31, true},
-	"mxfp4":  mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
-	"iq4_nl": iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
-	"nvfp4":  nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
+	"f32":      f32Format{},
+	"f16":      f16Format{},
+	"bf16":     bf16Format{},
+	"e4m3":     e4m3Format{},
+	"q8_0":     q8Format{},
+	"e5m2":     e5m2Format{},
+	"q4_0":     ggmlFormat{refcodec.Q4_0, 1, 8, false},
+	"q4_1":     ggmlFormat{refcodec.Q4_1, 2, 15, true},
+	"q5_0":     ggmlFormat{refcodec.Q5_0, 1, 16, false},
+	"q5_1":     ggmlFormat{refcodec.Q5_1, 2, 31, true},
+	"mxfp4":    mxfp4Format{ggmlFormat{f: refcodec.MXFP4}},
+	"iq4_nl":   iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
+	"nvfp4":    nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
+	"nvfp4_gs": nvfp4gsFormat{},
 }
 
 // hardBlocks is implemented by a block format with inputs of its own that
@@ -621,4 +623,60 @@ func (nvfp4Format) HardBlock(x []float32, seed uint64) string {
 		x[s+int(h(k+200)%16)] = float32(sign(k+202) * 6 * S)
 	}
 	return "tied"
+}
+
+// ---- NVIDIA NVFP4 with a tensor scale --------------------------------------------------
+
+// nvfp4gsFormat is NVIDIA's NVFP4 with its float32 tensor (global) scale
+// g, its bits verify/codec's NVFP4GS (vLLM's reference quantizer and
+// dequantizer): blocks of 16 values in 9 bytes (8 bytes of E2M1 codes,
+// then an e4m3fn scale S), g passed with every call (ScalePerTensor: the
+// call's scale is g). A package takes its blocks two at a time, a head a
+// multiple of 32 values, and Shift rewrites the pairs holding a rotary
+// value: Block is that pair, 32 values in 18 bytes, as the run-time's
+// geometry. No encoding holds a NaN byte (S is made from a finite g and
+// amax, a code from a NaN is 0), so Same compares the bytes.
+type nvfp4gsFormat struct{}
+
+func (nvfp4gsFormat) Name() string               { return "nvfp4_gs" }
+func (nvfp4gsFormat) Block() (values, bytes int) { return 32, 18 }
+func (nvfp4gsFormat) Scales() ScalePlace         { return ScalePerTensor }
+func (nvfp4gsFormat) Encode(dst []byte, src []float32, g float32) {
+	f := refcodec.NVFP4GS
+	f.Encode(dst[:f.Size(len(src))], src, g)
+}
+
+// Decode decodes the blocks holding dst's len(dst) values.
+func (nvfp4gsFormat) Decode(dst []float32, src []byte, g float32) {
+	f := refcodec.NVFP4GS
+	n := (len(dst) + 31) / 32 * 32
+	y := make([]float32, n)
+	f.Decode(y, src[:f.Size(n)], g)
+	copy(dst, y)
+}
+
+// Same: the same bytes.
+func (nvfp4gsFormat) Same(a, b []byte) bool { return string(a[:18]) == string(b[:18]) }
+
+// Spacing is the widest distance between neighbouring values of the blocks
+// around. A block's values are the E2M1 grid (0, ±½, ±1, ±1½, ±2, ±3, ±4,
+// ±6) times D = fl(e4m3(S)/g), so its widest gap is 2D, and a value past
+// 6D is stored as 6D. Its largest decoded magnitude m is at least 3D when
+// S ≠ 0, whatever g: with sf = g·amax/6 (S = e4m3(sf)) the largest
+// |x|·o is about 6·sf/e4m3(S); for a normal S (rounded to nearest on 3
+// mantissa bits) that is at least 6/(1 + 1/16) > 5, code 7, m = 6D; S
+// saturated at 448 < sf gives more than 6, m = 6D; a subnormal S, a
+// multiple of 2⁻⁹ from sf > 2⁻¹⁰ (a tie at 2⁻¹⁰ goes to 0), is below
+// 2·sf, so the largest |x|·o is above 3 less the float32 roundings, past
+// the threshold 2.5, m ≥ 3D; then |x|·o < 9 (S ≥ 2⁻⁹ > sf/1.5), a value
+// stored as 6D being less than 3D ≤ m away. (An S of 0 stores every value
+// as ±0: D = 0.) So the largest decoded magnitude m of the blocks around
+// bounds every D there by m/3 and the gap by 2m/3, a little more for the
+// float32 roundings of D and of the products.
+func (nvfp4gsFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	amax := largestMagnitude(around)
+	if !(amax < math.Inf(1)) {
+		return amax // NaN or Inf: no bound
+	}
+	return 2 * amax / 3 * (1 + 0x1p-20)
 }

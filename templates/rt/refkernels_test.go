@@ -53,6 +53,7 @@ func installRef() {
 			if s.HeadDim%64 == 0 {
 				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
 			}
+			k.bytes[10] = genericNVFP4GS(s.HeadDim, s.RotaryDim)
 		}
 		if s.HeadDim&-s.HeadDim >= 16 {
 			k.hadamard = refHadamard(s.HeadDim)
