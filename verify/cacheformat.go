@@ -680,3 +680,33 @@ func (nvfp4gsFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 
 	}
 	return 2 * amax / 3 * (1 + 0x1p-20)
 }
+
+// nvfp4gsPoints are E2M1 grid points and the midpoints between
+// neighbouring ones (the thresholds of its rounding, ties to even), in
+// units of a block's D.
+var nvfp4gsPoints = [...]float64{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 0, 0.5, 1, 1.5, 2, 3, 4, 6}
+
+// HardBlock fills x, two blocks of 16, with blocks whose amax/6 is an
+// e4m3 value S (normal or subnormal) or a rounding midpoint between two,
+// and whose other values are E2M1 grid points and thresholds (ties) times
+// S: with a tensor scale g = 1 (one call in eight draws it) D is S, and
+// the codes fall on or next to every tie of e2m1's rounding.
+func (nvfp4gsFormat) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	sign := func(i uint64) float64 { return float64(1 - 2*int(h(i)%2)) }
+	for s := 0; s+16 <= len(x); s += 16 {
+		k := uint64(s) * 1000
+		S := (1 + float64(h(k)%8)/8) * math.Ldexp(1, int(h(k+1)%15)-6) // a normal e4m3 value
+		switch h(k+2) % 4 {
+		case 0:
+			S = float64(1+h(k+3)%7) * 0x1p-9 // subnormal
+		case 1:
+			S += math.Ldexp(1, int(h(k+1)%15)-6) / 16 // the midpoint above
+		}
+		for j := range 16 {
+			x[s+j] = float32(sign(k+uint64(j)+300) * nvfp4gsPoints[h(k+uint64(j)+1)%uint64(len(nvfp4gsPoints))] * S)
+		}
+		x[s+int(h(k+200)%16)] = float32(sign(k+202) * 6 * S)
+	}
+	return "tied"
+}
