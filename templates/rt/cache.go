@@ -12,7 +12,8 @@ import (
 // Cache is a view of a KV cache buffer by slot (cache row): its type, its
 // buffer, its Strides (head h of row s at s·Token + h·Head; a block
 // format's strides count bytes), for e4m3 and e5m2 its per-tensor scale
-// or a scale per KV head (WithHeadScales), and whether it is
+// or a scale per KV head (WithHeadScales), for nvfp4_gs its tensor scale
+// g, and whether it is
 // Hadamard-rotated (WithHadamard). Make one with the constructor of its
 // type (F16Cache, Q80Cache, …: one per cache type the package has), or
 // with NewCache from the type's name and a byte buffer; the zero Cache is
