@@ -27,7 +27,7 @@ var cacheTypes = func() map[string]cacheType {
 		"mxfp4":    {goType: "uint8", about: "an E8M0 exponent byte e and 16 bytes of 4-bit E2M1 indices"},
 		"iq4_nl":   {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit indices into kvalues_iq4nl"},
 		"nvfp4":    {goType: "uint8", about: "four UE4M3 scale bytes (one per 16 values) and 32 bytes of 4-bit E2M1 indices"},
-		"nvfp4_gs": {goType: "uint8", about: "two blocks of 16 values, each 8 bytes of E2M1 codes then an e4m3 scale byte, with the tensor scale g"},
+		"nvfp4_gs": {goType: "uint8", about: "two blocks of 16 values, each 8 bytes of E2M1 codes and an e4m3 scale byte"},
 	}
 	for name, c := range m {
 		f, _ := spec.CacheType(name).Format()
