@@ -36,9 +36,11 @@ import "math"
 // π is the deinterleave d_{16h+j} = c_{2j+h} (the index's five bits
 // rotated: d_i = c_{rotl(i)}), four exchanges of two index bits ((0, 1),
 // (1, 2), (2, 3), (3, 4) in turn, out_i = in_{τ(i)}), then σ within each
-// half of 16 (nvgsMoves): lane moves. With one lane a member (pure Go, the
-// lane evaluator) a move is a reordering of the members; with L lanes a
-// round trip through 96 words of scratch: the members stored at word 32,
+// half of 16 (nvgsMoves): lane moves. A step that moves whole members (one
+// lane a member: pure Go, the lane evaluator; the exchanges of index bits
+// at or above log2 L with L lanes a member: two of the four at NEON, one
+// at AVX2) is a reordering of the members; any other a round trip through
+// 96 words of scratch: the members stored at word 32,
 // read back at 32+δ for each move's offset δ (|δ| ≤ 15) and selected
 // lane by lane by the lane's position (Iota); words never written are
 // never selected.
@@ -145,31 +147,41 @@ var (
 )
 
 // permuteLanes is the members qs of a block (32-bit lanes, any bits)
-// moved by each step of steps in turn; *scratch is made on first use
-// (one round trip per step with more than one lane a member).
+// moved by each step of steps in turn. A step that moves whole members
+// (every lane of a member reading the same offset, a multiple of the
+// member's L lanes: always with one lane a member, and the exchanges of
+// two index bits at or above log2 L) is a reordering of the members; any
+// other is a round trip through *scratch, made on first use.
 func permuteLanes(t Target, p Packer, qs []V, steps [][]laneMove, scratch *nvfp4Scratch) []V {
 	n := len(qs)
-	if n == 32 { // one lane a member: a reordering
-		for _, moves := range steps {
+	L := 32 / n
+	src := func(moves []laneMove, pos int) int { // the position lane pos reads
+		j := pos
+		for _, m := range moves {
+			if m.cond.holds(pos) {
+				j = pos + m.delta
+			}
+		}
+		return j
+	}
+	for _, moves := range steps {
+		whole := true
+		for pos := range 32 {
+			d := src(moves, pos) - pos
+			whole = whole && d%L == 0 && d == src(moves, pos-pos%L)-(pos-pos%L)
+		}
+		if whole {
 			out := make([]V, n)
 			for i := range qs {
-				j := i
-				for _, m := range moves {
-					if m.cond.holds(i) {
-						j = i + m.delta
-					}
-				}
-				out[i] = qs[j]
+				out[i] = qs[src(moves, i*L)/L]
 			}
 			qs = out
+			continue
 		}
-		return qs
-	}
-	if !scratch.ok {
-		scratch.a, scratch.ok = t.Local(96, F32), true
-	}
-	s, k := scratch.a, p.U32
-	for _, moves := range steps {
+		if !scratch.ok {
+			scratch.a, scratch.ok = t.Local(96, F32), true
+		}
+		s, k := scratch.a, p.U32
 		fs := make([]V, n)
 		for i, q := range qs {
 			fs[i] = p.AsF32(q)
