@@ -42,7 +42,7 @@ func cacheShapes() []spec.Spec {
 		cacheSpec("e4m3,e5m2", 6, 0, spec.NeoX),
 		cacheSpec("e4m3,e5m2,q5_0", 512, 384, spec.NeoX),
 		cacheSpec("q8_0", 32, 0, spec.Interleaved),
-		cacheSpec("q8_0,q4_0,mxfp4", 96, 40, spec.NeoX),
+		cacheSpec("q8_0,q4_0,mxfp4,nvfp4_gs", 96, 40, spec.NeoX),
 		cacheSpec("q8_0,q4_1,iq4_nl", 64, 48, spec.Interleaved),
 		cacheSpec("q5_1,nvfp4", 128, 40, spec.Interleaved),
 		cacheSpec("int8_per_token_head", 96, 40, spec.NeoX), // one scale a head: Shift codes the head again whole

@@ -184,6 +184,12 @@ func (pk *pkg) cachePackageDoc() string {
 			b.WriteString("\t       (amax its largest magnitude, NaNs passed over), rounded\n")
 			b.WriteString("\t       halves away from zero; a NaN stored as 0; an infinity makes s\n")
 			b.WriteString("\t       +Inf, every int8 0 and the head read back as NaN\n")
+		case "nvfp4_gs":
+			b.WriteString("\tnvfp4_gs up to about max(|x|/4, D/4), D = e4m3(S)/g the block's\n")
+			b.WriteString("\t       step (S = e4m3(min(g·amax/6, 448)), one per 16 values, g the\n")
+			b.WriteString("\t       tensor scale): the nearest of 0, ±½, ±1, ±1½, ±2, ±3, ±4, ±6\n")
+			b.WriteString("\t       times D (E2M1, ties to even), magnitudes past 6·D stored as\n")
+			b.WriteString("\t       6·D, a NaN as 0\n")
 		}
 	}
 	b.WriteString("\n")

@@ -33,7 +33,7 @@ import (
 var archs = []vec.Arch{purego.Arch{}, amd64.Arch{}, arm64.Arch{}, riscv64.Arch{}}
 
 // elems are the vector layer's element types by -dtype and cache name.
-var elems = map[string]vec.Elem{"f32": vec.F32, "f64": vec.F64, "f16": vec.F16, "bf16": vec.BF16, "e4m3": vec.E4M3, "e5m2": vec.E5M2, "q8_0": vec.Q8, "q4_0": vec.Q4_0, "q4_1": vec.Q4_1, "q5_0": vec.Q5_0, "q5_1": vec.Q5_1, "mxfp4": vec.MXFP4, "iq4_nl": vec.IQ4NL, "nvfp4": vec.NVFP4, "int8_per_token_head": vec.Int8PerTokenHead}
+var elems = map[string]vec.Elem{"f32": vec.F32, "f64": vec.F64, "f16": vec.F16, "bf16": vec.BF16, "e4m3": vec.E4M3, "e5m2": vec.E5M2, "q8_0": vec.Q8, "q4_0": vec.Q4_0, "q4_1": vec.Q4_1, "q5_0": vec.Q5_0, "q5_1": vec.Q5_1, "mxfp4": vec.MXFP4, "iq4_nl": vec.IQ4NL, "nvfp4": vec.NVFP4, "int8_per_token_head": vec.Int8PerTokenHead, "nvfp4_gs": vec.NVFP4GS}
 
 // vshape is the shape as the vector layer spells it.
 func (sh *shape) vshape() vec.Shape {

@@ -248,13 +248,15 @@ func (pk *pkg) data() *templates.Data {
 	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
 	paths := map[string]bool{} // the run-time's paths whose first type the tests check with the Hadamard option
 	for _, c := range pk.caches {
-		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3" || c == "e5m2"}
+		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3" || c == "e5m2" || c == "nvfp4_gs", HeadScale: c == "e4m3" || c == "e5m2"}
 		if ct, ok := cacheTypes[c]; ok {
 			tc.Elem = ct.goType
 		}
 		tc.Block = cacheTypes[c].block
 		path := tc.Elem
 		switch {
+		case tc.Scale && tc.Block > 0: // nvfp4_gs: a block format with a scale
+			path = "scaled block"
 		case tc.Scale:
 			path = "scaled"
 		case tc.Block > 0:
@@ -283,7 +285,7 @@ func (pk *pkg) data() *templates.Data {
 }
 
 // cacheCtors are the Cache constructors of the cache types.
-var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache", "nvfp4": "NVFP4Cache", "int8_per_token_head": "Int8PerTokenHeadCache"}
+var cacheCtors = map[string]string{"f32": "F32Cache", "f16": "F16Cache", "bf16": "BF16Cache", "e4m3": "E4M3Cache", "e5m2": "E5M2Cache", "q8_0": "Q80Cache", "q4_0": "Q40Cache", "q4_1": "Q41Cache", "q5_0": "Q50Cache", "q5_1": "Q51Cache", "mxfp4": "MXFP4Cache", "iq4_nl": "IQ4NLCache", "nvfp4": "NVFP4Cache", "int8_per_token_head": "Int8PerTokenHeadCache", "nvfp4_gs": "NVFP4GSCache"}
 
 // data is the norm as the test template reads it, with its bound in the
 // plan p.

@@ -28,6 +28,7 @@ const (
 	// CacheInt8PerTokenHead is vLLM's int8 KV cache with a float32 scale
 	// per token and KV head, the scale kept before the head's int8.
 	CacheInt8PerTokenHead CacheType = "int8_per_token_head"
+	CacheNVFP4GS          CacheType = "nvfp4_gs"
 )
 
 // CacheFormat describes a cache type as data: a format stores its values
@@ -44,7 +45,8 @@ type CacheFormat struct {
 // Q8Block is the number of values of one q8_0 block (ggml's QK8_0), and
 // Q8BlockBytes its size: an f16 scale d, then 32 int8. ggml's 4- and 5-bit
 // formats (q4_0, q4_1, q5_0, q5_1), mxfp4 and iq4_nl have blocks of the
-// same 32 values; nvfp4's blocks are of 64.
+// same 32 values; nvfp4's blocks are of 64; nvfp4_gs's of 16 (9 bytes),
+// taken two at a time: a head holds a multiple of 32 values.
 const (
 	Q8Block      = 32
 	Q8BlockBytes = 2 + Q8Block
@@ -67,6 +69,7 @@ var CacheFormats = []CacheFormat{
 	{CacheIQ4NL, Q8Block, 18, "ggml iq4_nl blocks: an f16 scale, then 32 4-bit indices into a non-linear grid"},
 	{CacheNVFP4, 64, 36, "ggml nvfp4 blocks: four UE4M3 scales (one per 16 values), then 64 E2M1 (4-bit) values"},
 	{CacheInt8PerTokenHead, 32, 32, "vLLM int8 with a scale per token and head: each head a float32 scale, then its int8"},
+	{CacheNVFP4GS, 32, 18, "NVIDIA NVFP4 with a float32 tensor scale: blocks of 16 values (8 bytes of E2M1 (4-bit) values, then an e4m3 scale), two at a time"},
 }
 
 // HeadBytes is the bytes (the elements, for a format of one value per

@@ -25,6 +25,7 @@ func TestCacheFormats(t *testing.T) {
 		{Type: "iq4_nl", BlockValues: 32, BlockBytes: 18},
 		{Type: "nvfp4", BlockValues: 64, BlockBytes: 36},
 		{Type: "int8_per_token_head", BlockValues: 32, BlockBytes: 32},
+		{Type: "nvfp4_gs", BlockValues: 32, BlockBytes: 18},
 	}
 	if len(CacheFormats) != len(want) {
 		t.Fatalf("%d cache formats, want %d", len(CacheFormats), len(want))
@@ -41,7 +42,7 @@ func TestCacheFormats(t *testing.T) {
 	if _, ok := CacheType("f8").Format(); ok {
 		t.Error(`"f8".Format() is ok`)
 	}
-	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheE5M2, CacheQ8_0, CacheQ4_0, CacheQ4_1, CacheQ5_0, CacheQ5_1, CacheMXFP4, CacheIQ4NL, CacheNVFP4, CacheInt8PerTokenHead}) {
+	if got := CacheTypes(); !slices.Equal(got, []CacheType{CacheF32, CacheF16, CacheBF16, CacheE4M3, CacheE5M2, CacheQ8_0, CacheQ4_0, CacheQ4_1, CacheQ5_0, CacheQ5_1, CacheMXFP4, CacheIQ4NL, CacheNVFP4, CacheInt8PerTokenHead, CacheNVFP4GS}) {
 		t.Errorf("CacheTypes() = %v", got)
 	}
 	for c, want := range map[CacheType]int{CacheF32: 128, CacheBF16: 128, CacheQ8_0: 136, CacheNVFP4: 72, CacheInt8PerTokenHead: 132} {

@@ -99,11 +99,16 @@ type Cache struct {
 	DType string // as -out-dtype names it: "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", …, "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head"
 	Elem  string // the Go type of the cache buffer's elements
 	New   string // the constructor: "F16Cache", …
-	Scale bool   // the constructor takes a scale (e4m3, e5m2)
-	Block int    // the values of a block (32 for q8_0, q4_0, …, iq4_nl, 64 for nvfp4: a head must hold whole blocks); 0 for none
+	Scale bool   // the constructor takes a scale (e4m3, e5m2; nvfp4_gs's g)
+	// HeadScale: the view takes a scale per KV head in place of its
+	// per-tensor one (Cache.WithHeadScales: e4m3, e5m2), which the
+	// package's tests check too.
+	HeadScale bool
+	Block     int // the values of a block (32 for q8_0, q4_0, …, iq4_nl, 64 for nvfp4: a head must hold whole blocks); 0 for none
 	// Hadamard: the package's tests also check this type with the
 	// Hadamard option, as they do the first type of each of the
-	// run-time's paths (f32, uint16, a scaled byte type, a block format):
+	// run-time's paths (f32, uint16, a scaled byte type, a block format,
+	// a block format with a scale):
 	// the option's code is the same for the types of one path.
 	Hadamard bool
 }

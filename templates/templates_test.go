@@ -29,7 +29,7 @@ var goldenData = map[string]*Data{
 			{DType: "f32", Elem: "float32", New: "F32Cache", Hadamard: true},
 			{DType: "f16", Elem: "uint16", New: "F16Cache"},
 			{DType: "bf16", Elem: "uint16", New: "BF16Cache"},
-			{DType: "e4m3", Elem: "uint8", New: "E4M3Cache", Scale: true},
+			{DType: "e4m3", Elem: "uint8", New: "E4M3Cache", Scale: true, HeadScale: true},
 			{DType: "q8_0", Elem: "uint8", New: "Q80Cache", Block: 32},
 		}},
 	"spec_f64": {Header: "// header", Package: "p", Elem: "float64", Comp: "float64", DType: "f64",

@@ -33,7 +33,8 @@ type CacheFormat interface {
 	// by, if anywhere outside its blocks.
 	Scales() ScalePlace
 	// Encode writes the values of src, a whole number of blocks, into dst,
-	// their blocks' bytes, each value divided by scale first (ScalePerTensor;
+	// their blocks' bytes, each value divided by scale first (ScalePerTensor:
+	// e4m3, e5m2; nvfp4_gs takes it as its tensor scale g, a multiplier;
 	// scale is 1 for the other places).
 	Encode(dst []byte, src []float32, scale float32)
 	// Decode writes the values of the blocks of src into dst, len(dst)
@@ -89,6 +90,7 @@ var cacheFormats = map[string]CacheFormat{
 	"iq4_nl":              iq4nlFormat{ggmlFormat{f: refcodec.IQ4NL, halves: 1}},
 	"nvfp4":               nvfp4Format{ggmlFormat{f: refcodec.NVFP4}},
 	"int8_per_token_head": int8Format{},
+	"nvfp4_gs":            nvfp4gsFormat{},
 }
 
 // headBlock is implemented by a format whose block is a whole head
@@ -725,5 +727,91 @@ func (int8Format) HardBlock(x []float32, seed uint64) string {
 	}
 	x[h(2000)%uint64(len(x))] = float32(127 * p)
 	x[h(2001)%uint64(len(x))] = float32(-127 * p)
+	return "tied"
+}
+
+// ---- NVIDIA NVFP4 with a tensor scale --------------------------------------------------
+
+// nvfp4gsFormat is NVIDIA's NVFP4 with its float32 tensor (global) scale
+// g, its bits verify/codec's NVFP4GS (vLLM's reference quantizer and
+// dequantizer): blocks of 16 values in 9 bytes (8 bytes of E2M1 codes,
+// then an e4m3fn scale S), g passed with every call (ScalePerTensor: the
+// call's scale is g). A package takes its blocks two at a time, a head a
+// multiple of 32 values, and Shift rewrites the pairs holding a rotary
+// value: Block is that pair, 32 values in 18 bytes, as the run-time's
+// geometry. No encoding holds a NaN byte (S is made from a finite g and
+// amax, a code from a NaN is 0), so Same compares the bytes.
+type nvfp4gsFormat struct{}
+
+func (nvfp4gsFormat) Name() string               { return "nvfp4_gs" }
+func (nvfp4gsFormat) Block() (values, bytes int) { return 32, 18 }
+func (nvfp4gsFormat) Scales() ScalePlace         { return ScalePerTensor }
+func (nvfp4gsFormat) Encode(dst []byte, src []float32, g float32) {
+	f := refcodec.NVFP4GS
+	f.Encode(dst[:f.Size(len(src))], src, g)
+}
+
+// Decode decodes the blocks holding dst's len(dst) values.
+func (nvfp4gsFormat) Decode(dst []float32, src []byte, g float32) {
+	f := refcodec.NVFP4GS
+	n := (len(dst) + 31) / 32 * 32
+	y := make([]float32, n)
+	f.Decode(y, src[:f.Size(n)], g)
+	copy(dst, y)
+}
+
+// Same: the same bytes.
+func (nvfp4gsFormat) Same(a, b []byte) bool { return string(a[:18]) == string(b[:18]) }
+
+// Spacing is the widest distance between neighbouring values of the blocks
+// around. A block's values are the E2M1 grid (0, ±½, ±1, ±1½, ±2, ±3, ±4,
+// ±6) times D = fl(e4m3(S)/g), so its widest gap is 2D, and a value past
+// 6D is stored as 6D. Its largest decoded magnitude m is at least 3D when
+// S ≠ 0, whatever g: with sf = g·amax/6 (S = e4m3(sf)) the largest
+// |x|·o is about 6·sf/e4m3(S); for a normal S (rounded to nearest on 3
+// mantissa bits) that is at least 6/(1 + 1/16) > 5, code 7, m = 6D; S
+// saturated at 448 < sf gives more than 6, m = 6D; a subnormal S, a
+// multiple of 2⁻⁹ from sf > 2⁻¹⁰ (a tie at 2⁻¹⁰ goes to 0), is below
+// 2·sf, so the largest |x|·o is above 3 less the float32 roundings, past
+// the threshold 2.5, m ≥ 3D; then |x|·o < 9 (S ≥ 2⁻⁹ > sf/1.5), a value
+// stored as 6D being less than 3D ≤ m away. (An S of 0 stores every value
+// as ±0: D = 0.) So the largest decoded magnitude m of the blocks around
+// bounds every D there by m/3 and the gap by 2m/3, a little more for the
+// float32 roundings of D and of the products.
+func (nvfp4gsFormat) Spacing(_ float64, _ float32, around ...[]float32) float64 {
+	amax := largestMagnitude(around)
+	if !(amax < math.Inf(1)) {
+		return amax // NaN or Inf: no bound
+	}
+	return 2 * amax / 3 * (1 + 0x1p-20)
+}
+
+// nvfp4gsPoints are E2M1 grid points and the midpoints between
+// neighbouring ones (the thresholds of its rounding, ties to even), in
+// units of a block's D.
+var nvfp4gsPoints = [...]float64{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 0, 0.5, 1, 1.5, 2, 3, 4, 6}
+
+// HardBlock fills x, two blocks of 16, with blocks whose amax/6 is an
+// e4m3 value S (normal or subnormal) or a rounding midpoint between two,
+// and whose other values are E2M1 grid points and thresholds (ties) times
+// S: with a tensor scale g = 1 (one call in eight draws it) D is S, and
+// the codes fall on or next to every tie of e2m1's rounding.
+func (nvfp4gsFormat) HardBlock(x []float32, seed uint64) string {
+	h := func(i uint64) uint64 { return mix(seed ^ i*0x9e3779b97f4a7c15) }
+	sign := func(i uint64) float64 { return float64(1 - 2*int(h(i)%2)) }
+	for s := 0; s+16 <= len(x); s += 16 {
+		k := uint64(s) * 1000
+		S := (1 + float64(h(k)%8)/8) * math.Ldexp(1, int(h(k+1)%15)-6) // a normal e4m3 value
+		switch h(k+2) % 4 {
+		case 0:
+			S = float64(1+h(k+3)%7) * 0x1p-9 // subnormal
+		case 1:
+			S += math.Ldexp(1, int(h(k+1)%15)-6) / 16 // the midpoint above
+		}
+		for j := range 16 {
+			x[s+j] = float32(sign(k+uint64(j)+300) * nvfp4gsPoints[h(k+uint64(j)+1)%uint64(len(nvfp4gsPoints))] * S)
+		}
+		x[s+int(h(k+200)%16)] = float32(sign(k+202) * 6 * S)
+	}
 	return "tied"
 }

@@ -867,3 +867,84 @@ func TestInt8Family(t *testing.T) {
 		}
 	}
 }
+
+// nvgsScales are tensor scales g TestNVFP4GSFamily codes with: 1,
+// NVIDIA's recipe 448·6/amax for amaxes far apart, vLLM's 1/k_scale, and
+// the extremes (a subnormal g, whose 1/g is +Inf; the largest float32,
+// whose 1/g is subnormal; g that saturate every scale at 448 or flush it
+// to 0).
+var nvgsScales = []float32{1, 448 * 6 / 3.5, 448 * 6 / 1e4, 448 * 6 / 1e-3, 1 / 0.0123, 0.5, 2, 1e-30, 1e30,
+	1e-45, 3e-39, 1.2e-38, math.MaxFloat32, 0x1p-126, 0x1p127, 1e-10, 1e10}
+
+// nvgsG is the tensor scale of a trial: one of nvgsScales or a random
+// positive float32 of any exponent.
+func nvgsG(r *rand.Rand, trial int) float32 {
+	if trial%3 != 0 {
+		return nvgsScales[r.IntN(len(nvgsScales))]
+	}
+	return math.Float32frombits(1 + r.Uint32N(0x7f7fffff))
+}
+
+// TestNVFP4GSFamily checks the nvfp4_gs family (nvfp4gs.go's
+// quantizeNVFP4GS and dequantizeNVFP4GS, as written once: a Packer block
+// is two of the format's blocks) against verify/codec's NVFP4GS bit for
+// bit on the lane evaluator: blocks of nvfp4Sub's kinds (random of any
+// scale, NaNs, ±0, ±Inf, subnormals, huge values, values at the E2M1
+// grid's points and midpoints) and values on every E2M1 threshold times
+// a block scale, each with a tensor scale from nvgsG; random bytes with
+// every scale byte at both positions, dequantized with the same scales.
+func TestNVFP4GSFamily(t *testing.T) {
+	var l lane
+	r := rand.New(rand.NewPCG(11, 29))
+	fm := codec.NVFP4GS
+	arr := func(b *[]byte, e vec.Elem) vec.Arr { return vec.Arr{Elem: e, P: b} }
+	for trial := range 60000 {
+		x := make([]float32, 32)
+		for b := range 2 {
+			nvfp4Sub(r, x[16*b:16*b+16], trial/(b+1)+b+r.IntN(2))
+		}
+		g := nvgsG(r, trial)
+		if trial%7 == 3 { // values on the E2M1 thresholds (and a float32 step either side) times a scale
+			th := []float32{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 6, 0.5, 1, 1.5, 2, 3, 4}
+			d := float32(math.Ldexp(1, r.IntN(40)-20))
+			for j := range x {
+				v := th[r.IntN(len(th))] * d
+				v = math.Float32frombits(math.Float32bits(v) + uint32(r.IntN(3)) - 1)
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				x[j] = v
+			}
+			x[r.IntN(16)], x[16+r.IntN(16)] = 6*d, -6*d
+			g = 1 / d
+		}
+		src := make([]byte, 128)
+		for j, v := range x {
+			binary.LittleEndian.PutUint32(src[4*j:], math.Float32bits(v))
+		}
+		got, want := make([]byte, 18), make([]byte, 18)
+		vec.QuantizeNVFP4GS(l, l, u(g), arr(&src, vec.F32), arr(&got, vec.NVFP4GS))
+		fm.Encode(want, x, g)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("quantize %v with g = %g:\n got %x\nwant %x", x, g, got, want)
+		}
+	}
+	for trial := range 256 * 8 {
+		q := make([]byte, 18)
+		for j := range q {
+			q[j] = byte(r.Uint32())
+		}
+		q[8+9*(trial%2)] = byte(trial / 8) // every scale byte at both positions
+		g := nvgsG(r, trial)
+		out := make([]byte, 128)
+		vec.DequantizeNVFP4GS(l, l, u(g), arr(&q, vec.NVFP4GS), arr(&out, vec.F32))
+		y := make([]float32, 32)
+		fm.Decode(y, q, g)
+		for j := range y {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(out[4*j:]))
+			if math.Float32bits(v) != math.Float32bits(y[j]) && !(y[j] != y[j] && v != v) {
+				t.Fatalf("dequantize %x with g = %g: value %d = %#08x, want %#08x", q, g, j, math.Float32bits(v), math.Float32bits(y[j]))
+			}
+		}
+	}
+}

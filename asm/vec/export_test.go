@@ -46,3 +46,9 @@ var (
 	QuantizeInt8Head   = quantizeInt8Head
 	DequantizeInt8Head = dequantizeInt8Head
 )
+
+// The nvfp4_gs family's block functions, for TestNVFP4GSFamily.
+var (
+	QuantizeNVFP4GS   = quantizeNVFP4GS
+	DequantizeNVFP4GS = dequantizeNVFP4GS
+)

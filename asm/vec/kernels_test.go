@@ -189,7 +189,7 @@ func kernelPackages() []kernelPackage {
 			if vec.HasHadamard(s.HeadDim) {
 				add(vec.Func{Kind: vec.Hadamard, Shape: s, X: x})
 			}
-			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4, vec.Int8PerTokenHead} {
+			for _, c := range []vec.Elem{vec.F16, vec.BF16, vec.E4M3, vec.E5M2, vec.Q8, vec.Q4_0, vec.Q4_1, vec.Q5_0, vec.Q5_1, vec.MXFP4, vec.IQ4NL, vec.NVFP4, vec.Int8PerTokenHead, vec.NVFP4GS} {
 				if bv := c.BlockValues(); bv != 0 && s.HeadDim%bv != 0 || c == vec.Int8PerTokenHead && s.HeadDim%32 != 0 {
 					continue
 				}

@@ -18,6 +18,8 @@ func Emit(t Target, f *Func) {
 			nvfp4(t, f)
 		case f.Cache == Int8PerTokenHead:
 			int8Head(t, f)
+		case f.Cache == NVFP4GS:
+			nvfp4gs(t, f)
 		case f.Cache.BlockBytes() != 0: // q4_0, q4_1, q5_0, q5_1
 			qn(t, f)
 		case f.Kind == Fill:

@@ -55,15 +55,19 @@ var (
 	// vLLM's int8_per_token_head (a head of h values in h+4 bytes: its
 	// float32 scale, then h int8): bytes, as q8_0's (int8.go).
 	Int8PerTokenHead = Elem{"int8_per_token_head", "uint8", 1}
+	// NVIDIA's NVFP4 with a float32 tensor scale (blocks of 16 values:
+	// 8 bytes of E2M1 codes, then an e4m3fn scale; nvfp4gs.go): bytes.
+	NVFP4GS = Elem{"nvfp4_gs", "uint8", 1}
 )
 
 // ByteElems are the element types whose arrays are bytes, in the order of
 // the run-time's byte kernels (Func.Field's bytes[i]).
-var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL, NVFP4, Int8PerTokenHead}
+var ByteElems = []Elem{E4M3, Q8, E5M2, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, IQ4NL, NVFP4, Int8PerTokenHead, NVFP4GS}
 
 // BlockBytes is the bytes of one block (of BlockValues values) of a block
 // format (q8_0 34; q4_0 18, q4_1 20, q5_0 22, q5_1 24; mxfp4 17; iq4_nl
-// 18; nvfp4 36, a block of 64), 0 for an element stored value by value.
+// 18; nvfp4 36, a block of 64; nvfp4_gs 18, two of its blocks of 16),
+// 0 for an element stored value by value.
 func (e Elem) BlockBytes() int {
 	switch e {
 	case Q8:
@@ -82,6 +86,8 @@ func (e Elem) BlockBytes() int {
 		return 18
 	case NVFP4:
 		return 36
+	case NVFP4GS:
+		return 18
 	}
 	return 0
 }
@@ -307,7 +313,7 @@ func (f *Func) Params() []Param {
 		if f.Kind == Load || f.Kind == LoadShift {
 			p = conv("float32", f.Cache.Go)
 		}
-		if f.Cache.Size == 1 { // e4m3's and e5m2's scale; q8_0 has the same signature
+		if f.Cache.Size == 1 { // e4m3's and e5m2's scale, nvfp4_gs's g; q8_0 has the same signature
 			p = append(p, Param{"scale", "float32"})
 		}
 		return p

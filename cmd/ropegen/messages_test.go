@@ -21,7 +21,7 @@ func TestMessagesQuoteStrings(t *testing.T) {
 	}{
 		{[]string{"-layout", "neox "}, `ropegen: -layout "neox ": layout must be "interleaved" or "neox"` + "\n"},
 		{[]string{"-dtype", "f16 "}, `ropegen: -dtype "f16 ": dtype must be one of "f32", "f64", "f16", "bf16"` + "\n"},
-		{[]string{"-out-dtype", "bf16 "}, `ropegen: -out-dtype "bf16 ": "bf16 " is not a cache type: want a comma-separated list of "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head" (the KV cache types float32 keys and values are stored as)` + "\n"},
+		{[]string{"-out-dtype", "bf16 "}, `ropegen: -out-dtype "bf16 ": "bf16 " is not a cache type: want a comma-separated list of "f32", "f16", "bf16", "e4m3", "e5m2", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head", "nvfp4_gs" (the KV cache types float32 keys and values are stored as)` + "\n"},
 		{[]string{"-scaling", "yarn "}, `ropegen: -scaling "yarn ": scaling must be one of "none", "linear", "ntk", "yarn", "llama3", "longrope", "dynamic", "proportional"` + "\n"},
 		{[]string{"-axes", "vision "}, `ropegen: -axes "vision ": axes must be one of "none", "mrope", "mrope-interleaved", "mrope-ernie", "vision", "pixtral"` + "\n"},
 		{[]string{"-pkg", "rope "}, `ropegen: -pkg "rope ": package name must be a Go identifier, not a keyword, _ or main` + "\n"},

@@ -43,7 +43,7 @@ import (
 
 // cacheFormatNames are the cache types the repository ships, as -out-dtype
 // spells them.
-var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head"}
+var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head", "nvfp4_gs"}
 
 // formatErr returns δ for every value of keys (rows of HeadDim values) in
 // format f with tensor scale s: the largest distance between a value x and
@@ -120,6 +120,20 @@ var cacheFormatNames = []string{"f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q
 //     the sum v ± ½ (below 128) rounds by at most 2⁻¹⁷, which may carry it
 //     across an integer, so |q − v| ≤ ½ + 2⁻¹⁷; then |q·s − x| is at most
 //     s·(½ + η + 2⁻¹⁷), plus 127·s·2⁻²⁴ for the product's rounding.
+//   - nvfp4_gs with tensor scale g (NVIDIA's recipe here, g =
+//     448·6/amax over the stored keys), per block of 16: S =
+//     e4m3(fl(g·fl(amax_b·fl32(1/6)))), D = fl(e4m3(S)/g) (S read here
+//     from the block; a normal S is asserted, the range the bound is
+//     derived for), o = fl(1/fl(e4m3(S)·fl(1/g))), c the E2M1 code of v =
+//     fl(x·o) (nearest even on 0, ½, 1, 1½, 2, 3, 4, 6, saturating at 6),
+//     read back fl(e2m1(c)·D). o is 1/D within 3·2⁻²⁴ and v is x/D within
+//     5·2⁻²⁴ relative; the recipe keeps g·amax_b/6 ≤ 448(1 + 2⁻²²), so S ≥
+//     (g·amax_b/6)(1 − 2⁻⁴) (e4m3's round to nearest on 3 mantissa bits)
+//     and |v| ≤ 6.4. The code is within half the grid's gap of v: ¼ below
+//     2, ½ from 2 to 4 (≤ |v|/4), 1 from 4 to 6 (≤ |v|/4), v − 6 ≤ 0.4 ≤
+//     |v|/4 past 6; v's error moves it by at most 6.4·5·2⁻²⁴, and the
+//     product's rounding adds 6·D·2⁻²⁴. So δ = max(|x|/4, D/4)·(1 + 2⁻¹⁶),
+//     E2M1's half relative step with its absolute floor D/4.
 func formatErr(name string, keys []float32, s float32) []float64 {
 	d := make([]float64, len(keys))
 	switch name {
@@ -272,6 +286,19 @@ func formatErr(name string, keys []float32, s float32) []float64 {
 				d[i] = e
 			}
 		}
+	case "nvfp4_gs":
+		enc := make([]byte, 9)
+		for b := 0; b < len(keys); b += 16 {
+			codec.NVFP4GS.Encode(enc, keys[b:b+16], s)
+			if enc[8]>>3&0xf == 0 || enc[8]&0x7f == 0x7f {
+				panic(fmt.Sprintf("formatErr: nvfp4_gs scale byte %#02x of values %d…: the bound is derived for a normal e4m3 scale", enc[8], b))
+			}
+			e, m := int(enc[8]>>3&0xf), float64(enc[8]&7)
+			dd := float64(float32(math.Ldexp(1+m/8, e-7)) / s) // fl(e4m3(S)/g)
+			for i := b; i < b+16; i++ {
+				d[i] = max(math.Abs(float64(keys[i]))/4, dd/4) * (1 + 0x1p-16)
+			}
+		}
 	default:
 		panic("formatErr: no bound for " + name)
 	}
@@ -367,6 +394,8 @@ func formatScores(t *testing.T, name string, hadamard bool, qs [][]float32, keys
 		s = float32(amax / 448)
 	case "e5m2":
 		s = float32(amax / 57344)
+	case "nvfp4_gs": // NVIDIA's global scale: the tensor's amax onto 448·6
+		s = float32(448 * 6 / amax)
 	}
 	enc := make([]byte, f.Size(len(stored)))
 	back := make([]float32, len(stored))

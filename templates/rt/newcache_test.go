@@ -2,11 +2,14 @@ package rt
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/ropegen/ropegen/verify/codec"
 )
 
 // alignedBytes returns n zero bytes starting on an 8-byte boundary (the
@@ -51,6 +54,8 @@ func typedCache(t *testing.T, name string, n int, s Strides, scale float32) (Cac
 		c = NVFP4Cache(b, s)
 	case "int8_per_token_head":
 		c = Int8PerTokenHeadCache(b, s)
+	case "nvfp4_gs":
+		c = NVFP4GSCache(b, s, scale)
 	default:
 		t.Fatalf("no typed constructor for %q", name)
 	}
@@ -129,9 +134,9 @@ func TestNewCacheErrors(t *testing.T) {
 			}
 		}
 	}
-	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`, `"nvfp4"`, `"int8_per_token_head"`}
-	_, err := NewCache("nvfp4_gs", alignedBytes(16), s, 1)
-	wantErr(t, err, append([]string{`name = "nvfp4_gs" is not a cache type`}, all...)...)
+	all := []string{`"f32"`, `"f16"`, `"bf16"`, `"e4m3"`, `"q8_0"`, `"e5m2"`, `"q4_0"`, `"q4_1"`, `"q5_0"`, `"q5_1"`, `"mxfp4"`, `"iq4_nl"`, `"nvfp4"`, `"int8_per_token_head"`, `"nvfp4_gs"`}
+	_, err := NewCache("nvfp4_x", alignedBytes(16), s, 1)
+	wantErr(t, err, append([]string{`name = "nvfp4_x" is not a cache type`}, all...)...)
 	_, err = NewCache("", alignedBytes(16), s, 1)
 	wantErr(t, err, `name = "" is not a cache type`)
 
@@ -167,4 +172,55 @@ func TestNewCacheErrors(t *testing.T) {
 		}
 	}()
 	r.Store(c, []int64{0}, make([]float32, 16), Strides{1, 16, 16})
+}
+
+// TestNVFP4GSScale checks the nvfp4_gs view's tensor scale g: Store and
+// Load code with it (verify/codec's NVFP4GS, whose bytes the reference
+// kernels are), a g that is not finite and > 0 panics naming it before
+// anything is written, and WithHeadScales is refused (a scale per head is
+// e4m3's and e5m2's).
+func TestNVFP4GSScale(t *testing.T) {
+	s := refShapes[2] // 64 values: two pairs of nvfp4_gs blocks
+	r := mustNew(t, refParams(s, 10000))
+	e := r.CacheHead("nvfp4_gs")
+	if e != 36 {
+		t.Fatalf(`CacheHead("nvfp4_gs") = %d: want 36 (4 blocks of 9 bytes)`, e)
+	}
+	src := make([]float32, s.HeadDim)
+	for i := range src {
+		src[i] = float32(i%7) - 3.25
+	}
+	ss, cs := Strides{1, s.HeadDim, s.HeadDim}, Strides{1, e, e}
+	for _, g := range []float32{1, 448 * 6 / 3.25, 1 / 0.0123} {
+		buf := make([]byte, e)
+		r.Store(NVFP4GSCache(buf, cs, g), []int64{0}, src, ss)
+		want := make([]byte, e)
+		codec.NVFP4GS.Encode(want, src, g)
+		if !bytes.Equal(buf, want) {
+			t.Fatalf("g = %v: Store wrote % x: want % x", g, buf, want)
+		}
+		y, wy := make([]float32, s.HeadDim), make([]float32, s.HeadDim)
+		r.Load(y, ss, NVFP4GSCache(buf, cs, g), []int64{0})
+		codec.NVFP4GS.Decode(wy, buf, g)
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(wy[i]) {
+				t.Fatalf("g = %v: Load[%d] = %v: want %v", g, i, y[i], wy[i])
+			}
+		}
+	}
+	for _, g := range []float32{0, -1, float32(math.Inf(1)), float32(math.NaN())} {
+		buf := make([]byte, e)
+		msg := panics(func() { r.Store(NVFP4GSCache(buf, cs, g), []int64{0}, src, ss) })
+		if want := fmt.Sprintf("Rotary.Store: c's scale = %v: want a finite scale > 0", g); !strings.Contains(msg, want) {
+			t.Errorf("g = %v: panic %q: want %q", g, msg, want)
+		}
+		if !bytes.Equal(buf, make([]byte, e)) {
+			t.Errorf("g = %v: the panicking Store wrote % x", g, buf)
+		}
+	}
+	c := NVFP4GSCache(make([]byte, e), cs, 1).WithHeadScales([]float32{1})
+	msg := panics(func() { r.Store(c, []int64{0}, src, ss) })
+	if !strings.Contains(msg, "c is a nvfp4_gs cache with scales per head (WithHeadScales): want an e4m3 or e5m2 cache") {
+		t.Errorf("WithHeadScales on nvfp4_gs: panic %q", msg)
+	}
 }

@@ -171,6 +171,31 @@ func genericInt8(hd int) byteKernels {
 	return byteKernels{store: store, storeShift: store, load: load, loadShift: load}
 }
 
+// genericNVFP4GS returns the pure Go nvfp4_gs cache kernels of a shape
+// of hd values, rd of them rotary: verify/codec's NVFP4GS with the
+// kernels' scale as g, whole blocks, those of the 32-value blocks (two of
+// the format's) holding a rotary value for Shift, as the run-time's
+// geometry takes them.
+func genericNVFP4GS(hd, rd int) byteKernels {
+	f := codec.NVFP4GS
+	shift := (rd + 31) / 32 * 32
+	store := func(m int) byteStoreKernel {
+		return func(dst []byte, ds int, src []float32, ss, n int, g float32) {
+			for i := range n {
+				f.Encode(dst[i*ds:i*ds+f.Size(m)], src[i*ss:i*ss+m], g)
+			}
+		}
+	}
+	load := func(m int) byteLoadKernel {
+		return func(dst []float32, ds int, src []byte, ss, n int, g float32) {
+			for i := range n {
+				f.Decode(dst[i*ds:i*ds+m], src[i*ss:i*ss+f.Size(m)], g)
+			}
+		}
+	}
+	return byteKernels{store: store(hd), storeShift: store(shift), load: load(hd), loadShift: load(shift)}
+}
+
 // genericBlocks returns the pure Go kernels of the block format f (q8_0,
 // q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl, nvfp4) for a shape of hd values,
 // rd of them rotary: verify/codec's f, whole blocks, those holding a rotary

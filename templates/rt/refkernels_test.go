@@ -53,6 +53,7 @@ func installRef() {
 			if s.HeadDim%64 == 0 {
 				k.bytes[9] = genericNVFP4(s.HeadDim, s.RotaryDim)
 			}
+			k.bytes[11] = genericNVFP4GS(s.HeadDim, s.RotaryDim)
 		}
 		k.bytes[10] = genericInt8(s.HeadDim) // any head: its block is the head
 		if s.HeadDim&-s.HeadDim >= 16 {

@@ -79,6 +79,7 @@ func refCaches(r *Rotary) []verify.CacheForms {
 	}
 	if r.hd%q8Values == 0 {
 		cs = append(cs, cacheOf(r, "q8_0", func(b []byte, s Strides, _ float32) Cache { return Q80Cache(b, s) }))
+		cs = append(cs, cacheOf(r, "nvfp4_gs", func(b []byte, s Strides, g float32) Cache { return NVFP4GSCache(b, s, g) }))
 	}
 	cs = append(cs, cacheOf(r, "int8_per_token_head", func(b []byte, s Strides, _ float32) Cache { return Int8PerTokenHeadCache(b, s) }))
 	if h := headScalesOf(r, "e4m3", func(b []uint8, s Strides, scale float32) Cache { return E4M3Cache(b, s, scale) }); h != nil {

@@ -153,14 +153,21 @@ func (t *Target) Blocks32(h vec.Head, n int, src vec.Arr, ss int, dst vec.Arr, d
 		case e == vec.Int8PerTokenHead:
 			what = map[bool]string{true: "quantizes the head of " + fmt.Sprint(t.f.Shape.HeadDim) + " float32 at s into its scale and int8 at d", false: "dequantizes the head at s (its scale, then int8) into the float32 at d"}[src.Elem == vec.F32]
 			doc = "package vec's int8_per_token_head family (vLLM's int8 KV cache, a float32 scale a head; verify/codec's Int8PerTokenHead), written once there"
+		case e == vec.NVFP4GS:
+			doc = "package vec's nvfp4_gs family (verify/codec's NVFP4GS), written once there"
 		case e != vec.Q8:
 			doc = "package vec's qn family (ggml's quantize_row_" + e.Name + "_ref, dequantize_row_" + e.Name + "; verify/codec's transcription), written once there"
 		}
+		params := []jen.Code{jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)}
+		if e == vec.NVFP4GS { // the body reads the kernel's tensor scale (Broadcast("scale"): the name)
+			what += " with the tensor scale"
+			params = append(params, jen.Id("scale").Float32())
+		}
 		fn := jen.Comment(fmt.Sprintf("%s %s: %s.", name, what, doc)).Line().
-			Func().Id(name).Params(jen.Id("d").Op("*").Index(jen.Lit(ds)).Id(dst.Elem.Go), jen.Id("s").Op("*").Index(jen.Lit(ss)).Id(src.Elem.Go)).Block(t.close()...)
+			Func().Id(name).Params(params...).Block(t.close()...)
 		t.funcs = append(t.funcs, fn)
 	}
-	h.(*head).blocks(name, dst, ds, src, ss, n)
+	h.(*head).blocks(name, dst, ds, src, ss, n, e == vec.NVFP4GS)
 }
 
 // at is element j of the helper's array a.

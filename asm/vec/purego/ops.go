@@ -160,11 +160,15 @@ func (h *head) SumSquares(acc vec.V, a vec.Arr) {
 }
 
 // blocks is for b := range blocks { fn(dst block b, src block b) }.
-func (h *head) blocks(fn string, dst vec.Arr, dn int, src vec.Arr, sn int, blocks int) {
+func (h *head) blocks(fn string, dst vec.Arr, dn int, src vec.Arr, sn int, blocks int, scaled bool) {
 	t := h.t
 	b := t.fresh("b")
 	at := func(a vec.Arr, n int) jen.Code {
 		return jen.Parens(jen.Op("*").Index(jen.Lit(n)).Id(a.Elem.Go)).Call(jen.Id(a.P.(*ptr).name).Index(jen.Lit(n).Op("*").Id(b).Op(":")))
 	}
-	t.emit(jen.For(jen.Id(b).Op(":=").Range().Lit(blocks)).Block(jen.Id(fn).Call(at(dst, dn), at(src, sn))))
+	args := []jen.Code{at(dst, dn), at(src, sn)}
+	if scaled { // the helper takes the kernel's tensor scale
+		args = append(args, jen.Id("scale"))
+	}
+	t.emit(jen.For(jen.Id(b).Op(":=").Range().Lit(blocks)).Block(jen.Id(fn).Call(args...)))
 }
