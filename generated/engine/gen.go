@@ -12,7 +12,8 @@ package engine
 //	256/256/neox         Gemma 3, global and sliding layers (gemma/head)
 //	96/96/neox           Phi-3 mini (longrope)
 //
-// Caches: f32, f16, q8_0, e5m2, q4_0, mxfp4, iq4_nl and nvfp4 (nvfp4 not at
-// 96, which is not a multiple of its 64-value blocks).
+// Caches: f32, f16, q8_0, e5m2, q4_0, mxfp4, iq4_nl, nvfp4, nvfp4_gs and
+// int8_per_token_head (nvfp4 not at 96, which is not a multiple of its
+// 64-value blocks).
 
-//go:generate go run github.com/ropegen/ropegen/cmd/ropegen -engine -shape 128,128,neox,rms/head,rms/token -shape 128,128,interleaved,l2/head/after -shape 64,64,interleaved -shape 256,256,neox,gemma/head -shape 96,96,neox -out-dtype f32,f16,q8_0,e5m2,q4_0,mxfp4,iq4_nl,nvfp4 -pkg engine -tests
+//go:generate go run github.com/ropegen/ropegen/cmd/ropegen -engine -shape 128,128,neox,rms/head,rms/token -shape 128,128,interleaved,l2/head/after -shape 64,64,interleaved -shape 256,256,neox,gemma/head -shape 96,96,neox -out-dtype f32,f16,q8_0,e5m2,q4_0,mxfp4,iq4_nl,nvfp4,nvfp4_gs,int8_per_token_head -pkg engine -tests

@@ -15,7 +15,8 @@ import (
 // Cache is a view of a KV cache buffer by slot (cache row): its type, its
 // buffer, its Strides (head h of row s at s·Token + h·Head; a block
 // format's strides count bytes), for e4m3 and e5m2 its per-tensor scale
-// or a scale per KV head (WithHeadScales), and whether it is
+// or a scale per KV head (WithHeadScales), for nvfp4_gs its tensor scale
+// g, and whether it is
 // Hadamard-rotated (WithHadamard). Make one with the constructor of its
 // type (F16Cache, Q80Cache, …: one per cache type the package has), or
 // with NewCache from the type's name and a byte buffer; the zero Cache is
@@ -111,10 +112,12 @@ const (
 	cacheMXFP4
 	cacheIQ4NL
 	cacheNVFP4
+	cacheInt8 // int8_per_token_head
+	cacheNVFP4GS
 )
 
 // cacheNames spells the cache types as -out-dtype does.
-var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+var cacheNames = [...]string{"", "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "int8_per_token_head", "nvfp4_gs"}
 
 // cacheBuilt[k] is true when the package has cache type k: each type's
 // file (cache_<type>.go, copied into a package generated with that
@@ -124,23 +127,32 @@ var cacheBuilt [len(cacheNames)]bool
 // cacheElemBytes[k] is the size of one buffer element of cache type k: a
 // float32, a uint16, or a byte (e4m3, e5m2, and the block formats, whose
 // strides count bytes).
-var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+var cacheElemBytes = [len(cacheNames)]int{0, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 // cacheBlockBytes[k] is the bytes of one block of cacheBlockValues[k]
 // values of the block format k (ggml's q8_0 34: an f16 d, 32 int8; q4_0
 // 18: d, 16 bytes of nibbles; q4_1 20: d, an f16 m, nibbles; q5_0 22: d, a
 // uint32 of fifth bits, nibbles; q5_1 24: d, m, fifth bits, nibbles; mxfp4
 // 17: an E8M0 exponent byte, nibbles; iq4_nl 18: d, nibbles; nvfp4 36: four
-// UE4M3 scales, nibbles), 0 for a type stored value by value.
-var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18, cacheNVFP4: 36}
+// UE4M3 scales, nibbles; nvfp4_gs 18: two of its blocks of 16 values, 8
+// bytes of nibbles then an e4m3 scale each), 0 for a type stored value by
+// value.
+var cacheBlockBytes = [len(cacheNames)]int{cacheQ80: q8Bytes, cacheQ40: 18, cacheQ41: 20, cacheQ50: 22, cacheQ51: 24, cacheMXFP4: 17, cacheIQ4NL: 18, cacheNVFP4: 36, cacheNVFP4GS: 18}
 
 // cacheBlockValues[k] is the values of a block of the block format k: 32,
-// but nvfp4's 64; 0 for a type stored value by value.
-var cacheBlockValues = [len(cacheNames)]int{cacheQ80: 32, cacheQ40: 32, cacheQ41: 32, cacheQ50: 32, cacheQ51: 32, cacheMXFP4: 32, cacheIQ4NL: 32, cacheNVFP4: 64}
+// but nvfp4's 64 (nvfp4_gs's 32 are two of its blocks of 16: a head holds
+// an even number of them); 0 for a type stored value by value.
+// int8_per_token_head is in neither table: its block is the head
+// (cacheHeadOf).
+var cacheBlockValues = [len(cacheNames)]int{cacheQ80: 32, cacheQ40: 32, cacheQ41: 32, cacheQ50: 32, cacheQ51: 32, cacheMXFP4: 32, cacheIQ4NL: 32, cacheNVFP4: 64, cacheNVFP4GS: 32}
 
 // cacheScaled reports whether cache type k keeps a per-tensor scale outside
-// its bytes (e4m3, e5m2).
-func cacheScaled(k uint8) bool { return k == cacheE4M3 || k == cacheE5M2 }
+// its bytes (e4m3, e5m2; nvfp4_gs's tensor scale g).
+func cacheScaled(k uint8) bool { return k == cacheE4M3 || k == cacheE5M2 || k == cacheNVFP4GS }
+
+// cacheHeadScaled reports whether cache type k takes a scale per KV head
+// (WithHeadScales) in place of its per-tensor one: e4m3 and e5m2.
+func cacheHeadScaled(k uint8) bool { return k == cacheE4M3 || k == cacheE5M2 }
 
 // q8_0 blocks (ggml's block_q8_0): 32 values, stored as an f16 scale d and
 // 32 int8.
@@ -151,17 +163,20 @@ const (
 
 // NewCache returns the view s of buf as a cache of the type name, as
 // -out-dtype spells it: "f32", "f16", "bf16", "e4m3", "q8_0", "e5m2",
-// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl" or "nvfp4", one this
-// package was generated with. It is the Cache that type's constructor
-// (F32Cache, F16Cache, BF16Cache, E4M3Cache, Q80Cache, E5M2Cache, Q40Cache,
-// Q41Cache, Q50Cache, Q51Cache, MXFP4Cache, IQ4NLCache, NVFP4Cache) returns for the same memory, so that an engine reading its cache type from its
+// "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4" or
+// "int8_per_token_head" or "nvfp4_gs", one this package was generated with.
+// It is the Cache that type's constructor (F32Cache, F16Cache, BF16Cache,
+// E4M3Cache, Q80Cache, E5M2Cache, Q40Cache, Q41Cache, Q50Cache, Q51Cache,
+// MXFP4Cache, IQ4NLCache, NVFP4Cache, Int8PerTokenHeadCache, NVFP4GSCache)
+// returns for the same memory, so that an engine reading its cache type from its
 // configuration needs no switch of its own. buf holds the type's elements
 // in the machine's byte order: float32 values for f32 (len(buf) a multiple
 // of 4 and buf 4-byte aligned), uint16 bits for f16 and bf16 (a multiple
 // of 2, 2-byte aligned), bytes for e4m3, e5m2 and the block formats (any
 // length); s counts elements of that type, as the typed constructor's view
-// does (bytes for a block format). scale is the per-tensor scale of e4m3 and e5m2, taken
-// as E4M3Cache and E5M2Cache take theirs (the entry points that use the
+// does (bytes for a block format and int8_per_token_head). scale is the
+// per-tensor scale of e4m3 and e5m2, or nvfp4_gs's tensor scale g, taken
+// as E4M3Cache, E5M2Cache and NVFP4GSCache take theirs (the entry points that use the
 // cache check that it is finite and > 0); the other types keep no scale
 // outside their bytes and ignore it. The Cache shares buf's memory.
 //
@@ -231,15 +246,16 @@ func (c Cache) Strides() Strides { return c.s }
 
 // DType returns the cache's type, as -out-dtype spells it: "f32", "f16",
 // "bf16", "e4m3", "q8_0", "e5m2", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4",
-// "iq4_nl" or "nvfp4"; "" for the zero Cache.
+// "iq4_nl", "nvfp4", "int8_per_token_head" or "nvfp4_gs"; "" for the zero Cache.
 func (c Cache) DType() string { return cacheNames[c.kind] }
 
 // CacheHead returns the elements one head of r's shape takes in a cache of
 // type dtype (as -out-dtype spells it): HeadDim, or for a block format the
 // bytes of its HeadDim/32 blocks (34 for q8_0, 18 q4_0, 20 q4_1, 22 q5_0,
-// 24 q5_1, 17 mxfp4, 18 iq4_nl) or HeadDim/64 (36 nvfp4). It panics for
-// another dtype, or for a block format with a HeadDim that is not a
-// multiple of its block.
+// 24 q5_1, 17 mxfp4, 18 iq4_nl, 18 nvfp4_gs: two of its blocks of 16) or
+// HeadDim/64 (36 nvfp4), or for int8_per_token_head HeadDim+4 (the head's
+// float32 scale, then its int8). It panics for another dtype, or for a
+// block format with a HeadDim that is not a multiple of its block.
 func (r *Rotary) CacheHead(dtype string) int {
 	r.checkNil("Rotary.CacheHead")
 	for k, name := range cacheNames {
@@ -255,11 +271,19 @@ func (r *Rotary) CacheHead(dtype string) int {
 }
 
 // cacheHead is the size of a cached head of r's shape in kind's elements.
-func (r *Rotary) cacheHead(kind uint8) int {
-	if b := cacheBlockBytes[kind]; b != 0 {
-		return r.hd / cacheBlockValues[kind] * b
+func (r *Rotary) cacheHead(kind uint8) int { return cacheHeadOf(kind, r.hd) }
+
+// cacheHeadOf is the size of a cached head of hd values in kind's
+// elements: hd, a block format's blocks' bytes, or int8_per_token_head's
+// one block a head, hd+4 bytes (its float32 scale, then hd int8).
+func cacheHeadOf(kind uint8, hd int) int {
+	switch b := cacheBlockBytes[kind]; {
+	case kind == cacheInt8:
+		return hd + 4
+	case b != 0:
+		return hd / cacheBlockValues[kind] * b
 	}
-	return r.hd
+	return hd
 }
 
 // cacheOp is a Cache bound to a Rotary's shape and the active backend's
@@ -309,7 +333,7 @@ func (o *cacheOp) each(hs headSeq, n int, f func(i, m int, scale float32)) {
 
 // cacheOp binds c (named what in messages) to r: it panics, naming fn, for
 // the zero Cache, a type the package has no kernels for at r's shape, or an
-// e4m3 or e5m2 scale that is not finite and > 0.
+// e4m3, e5m2 or nvfp4_gs scale that is not finite and > 0.
 func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 	if c.kind == 0 {
 		panicf("%s: %s is the zero Cache: want one from a cache type's constructor (F16Cache, Q80Cache, …)", fn, what)
@@ -330,13 +354,16 @@ func (r *Rotary) cacheOp(fn, what string, c *Cache) cacheOp {
 			v := cacheBlockValues[c.kind]
 			o.shift = (r.rd + v - 1) / v * v
 		}
+		if c.kind == cacheInt8 { // one scale a head: Shift codes it whole
+			o.shift = r.hd
+		}
 	}
 	if !ok {
 		panicf("%s: %s is a %s cache: this package has no %s kernels for the shape %s", fn, what, cacheNames[c.kind], cacheNames[c.kind], shapeList[r.si])
 	}
 	switch {
-	case c.heads != nil && !cacheScaled(c.kind):
-		panicf("%s: %s is a %s cache with scales per head (WithHeadScales): want an e4m3 or e5m2 cache, the types with a scale", fn, what, cacheNames[c.kind])
+	case c.heads != nil && !cacheHeadScaled(c.kind):
+		panicf("%s: %s is a %s cache with scales per head (WithHeadScales): want an e4m3 or e5m2 cache, the types with a scale per head", fn, what, cacheNames[c.kind])
 	case c.heads != nil:
 		if len(c.heads) != c.s.Heads {
 			panicf("%s: %s: len(scales) = %d (WithHeadScales): want %s.Heads = %d, a scale per KV head", fn, what, len(c.heads), what, c.s.Heads)
@@ -597,7 +624,9 @@ func (r *Rotary) scratch(least int) (*[]float32, []float32) {
 // (values past RotaryDim narrowed unrotated), e4m3 as e4m3(y/scale)
 // saturating at ±448, e5m2 as e5m2(y/scale) saturating at ±57344, q8_0,
 // q4_0, q4_1, q5_0, q5_1, mxfp4 and iq4_nl block by block as ggml's
-// quantize_row_<type>_ref; into a Hadamard-rotated cache (WithHadamard) each
+// quantize_row_<type>_ref, int8_per_token_head head by head as vLLM does
+// (Int8PerTokenHeadCache: a scale computed from each head); into a
+// Hadamard-rotated cache (WithHadamard) each
 // turned head is multiplied by H before it is stored.
 // A slot of −1 skips its token (padding); a paged cache resolves its block
 // table to slots. Nothing else of the cache is written, and src is not
@@ -707,7 +736,8 @@ func (r *Rotary) store(fn string, c Cache, slots []int64, src []float32, ss Stri
 // Load reads cache rows back as float32 for attention: for every token j
 // with slots[j] ≠ −1 and every h < ds.Heads, the head of cache row slots[j]
 // of c widened (f16, bf16: exactly; e4m3, e5m2: times the scale, rounded
-// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>) into dst[j·ds.Token +
+// once; q8_0, q4_0, q4_1, q5_0, q5_1, mxfp4, iq4_nl: as ggml's dequantize_row_<type>;
+// int8_per_token_head: each int8 times its head's scale) into dst[j·ds.Token +
 // h·ds.Head :][:HeadDim]: from a Hadamard-rotated cache, in H's basis as
 // stored, or multiplied by H again (the original basis) with the view's
 // Original. The heads of tokens with slot −1 and every other
@@ -739,7 +769,9 @@ func (r *Rotary) load(fn string, dst []float32, ds Strides, c Cache, slots []int
 // for |delta| (one row per run of equal deltas), so delta may be any int32
 // but −2³¹, whatever positions the table covers. A delta of 0 leaves its row
 // as it is; values past RotaryDim (a block format: the blocks that hold no
-// rotary value) keep their bits, but in a Hadamard-rotated cache
+// rotary value) keep their bits, but in an int8_per_token_head cache, whose
+// one scale covers the head, each head is coded again whole (a new scale,
+// so every int8 may change), and in a Hadamard-rotated cache
 // (WithHadamard), where each head is loaded whole, multiplied by H, turned,
 // multiplied by H and stored whole, every value of it may change by
 // rounding. A view field that is not positive, a slot

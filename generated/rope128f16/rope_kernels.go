@@ -68,13 +68,15 @@ type halfShiftKernel func(x []uint16, stride, n int, r *float32)
 
 // byteStoreKernel stores n float32 heads of src into byte heads of dst:
 // e4m3 or e5m2 of x/scale, or blocks of a block format (q8_0, q4_0, q4_1,
-// q5_0, q5_1, mxfp4, iq4_nl, nvfp4; scale unused); store all of a head,
+// q5_0, q5_1, mxfp4, iq4_nl, nvfp4; scale unused; nvfp4_gs: its tensor
+// scale g), or int8_per_token_head heads (each its scale, then its int8;
+// scale unused); store all of a head,
 // storeShift the blocks or values Shift rewrites.
 type byteStoreKernel func(dst []byte, ds int, src []float32, ss, n int, scale float32)
 
 // byteLoadKernel loads n byte heads of src into float32 heads of dst: e4m3
 // or e5m2 times scale, or a block format's blocks dequantized (scale
-// unused); load and
+// unused; nvfp4_gs: its tensor scale g); load and
 // loadShift as byteStoreKernel's.
 type byteLoadKernel func(dst []float32, ds int, src []byte, ss, n int, scale float32)
 
@@ -101,7 +103,7 @@ type kernels struct {
 	hadamard hadamardKernel
 
 	half  [2]halfKernels
-	bytes [10]byteKernels
+	bytes [12]byteKernels
 }
 
 // halfKernels are the kernels of a uint16 cache type: half[0] f16, half[1]
@@ -115,8 +117,8 @@ type halfKernels struct {
 
 // byteKernels are the kernels of a byte cache type: bytes[0] e4m3, bytes[1]
 // q8_0, bytes[2] e5m2, bytes[3…6] q4_0, q4_1, q5_0, q5_1, bytes[7] mxfp4,
-// bytes[8] iq4_nl, bytes[9] nvfp4 (the cache kinds' order from cacheE4M3
-// on).
+// bytes[8] iq4_nl, bytes[9] nvfp4, bytes[10] int8_per_token_head,
+// bytes[11] nvfp4_gs (the cache kinds' order from cacheE4M3 on).
 type byteKernels struct {
 	store, storeShift byteStoreKernel
 	load, loadShift   byteLoadKernel
