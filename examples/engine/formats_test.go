@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,7 +16,8 @@ import (
 // TestCacheFormats serves a Qwen3 layer (QK-norm) and a Llama 3.1 layer
 // from the one engine package, loaded at run time, and takes their keys
 // and values through every cache type the package was generated with that
-// an engine picks among (-out-dtype f16,q8_0,q4_0,iq4_nl,mxfp4,nvfp4,e5m2),
+// an engine picks among (-out-dtype f16,q8_0,q4_0,iq4_nl,mxfp4,nvfp4,e5m2,
+// and vLLM's nvfp4_gs and int8_per_token_head),
 // with and without the Hadamard option, on this machine's best backend
 // (generated/engine's own tests compare every backend with each other and
 // with the same references; under make arm64 this runs on NEON):
@@ -33,9 +35,12 @@ import (
 //     models), (times H,) encoded; a delta of 0 leaves its row.
 //
 // e5m2 runs a third time with a scale per KV head (Cache.WithHeadScales,
-// vLLM #30141), against verify/codec's E5M2Head head by head.
+// vLLM #30141), against verify/codec's E5M2Head head by head. nvfp4_gs
+// takes the tensor scale g = 64 (NVIDIA's 448·6/amax for keys of amax
+// 42); int8_per_token_head's rows hold each head's scale word (little
+// endian) before its int8, the scale verify/codec's encoding returns.
 func TestCacheFormats(t *testing.T) {
-	formats := []string{"f16", "q8_0", "q4_0", "iq4_nl", "mxfp4", "nvfp4", "e5m2"}
+	formats := []string{"f16", "q8_0", "q4_0", "iq4_nl", "mxfp4", "nvfp4", "e5m2", "nvfp4_gs", "int8_per_token_head"}
 	for _, c := range []struct {
 		config string
 		norm   bool
@@ -107,16 +112,26 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 	t.Helper()
 	hd := r.Shape().HeadDim
 	hkv := s.ks.Heads
-	ch := r.CacheHead(strings.TrimSuffix(f.Name, "_head"))
+	name := f.Name // the cache type: e5m2_head's is e5m2
+	if f.Scale == codec.HeadScale {
+		name = strings.TrimSuffix(name, "_head")
+	}
+	ch := r.CacheHead(name)
 	headBytes := f.Size(hd)
+	tokenHead := f.Scale == codec.TokenHeadScale // int8_per_token_head: the head's scale word before its bytes
+	if tokenHead {
+		headBytes += 4
+	}
 	cv := rope.Strides{Heads: hkv, Head: ch, Token: hkv * ch} // in the type's elements: uint16 for f16, bytes for the others
-	scale := func(h int) float32 {                            // e5m2's per-tensor scale, or with scales head h's; the others ignore it
-		if scales != nil {
+	scale := func(h int) float32 {                            // e5m2's per-tensor scale, or with scales head h's; nvfp4_gs's g; the others ignore it
+		switch {
+		case scales != nil:
 			return scales[h]
+		case f.Name == "nvfp4_gs":
+			return 64
 		}
 		return 1.0 / 1024
 	}
-	name := strings.TrimSuffix(f.Name, "_head")
 	open := func(b []byte) rope.Cache {
 		c, err := rope.NewCache(name, b, cv, scale(0))
 		if err != nil {
@@ -133,12 +148,22 @@ func checkCacheFormat(t *testing.T, what string, r *rope.Rotary, tab *rope.Table
 	// encode and decode are f's for the heads of one cache row.
 	encode := func(dst []byte, x []float32) {
 		for h := range hkv {
-			f.Encode(dst[h*headBytes:][:headBytes], x[h*hd:][:hd], scale(h))
+			d := dst[h*headBytes:][:headBytes]
+			if tokenHead {
+				binary.LittleEndian.PutUint32(d, math.Float32bits(f.Encode(d[4:], x[h*hd:][:hd], 0)))
+				continue
+			}
+			f.Encode(d, x[h*hd:][:hd], scale(h))
 		}
 	}
 	decode := func(dst []float32, src []byte) {
 		for h := range hkv {
-			f.Decode(dst[h*hd:][:hd], src[h*headBytes:][:headBytes], scale(h))
+			b := src[h*headBytes:][:headBytes]
+			if tokenHead {
+				f.Decode(dst[h*hd:][:hd], b[4:], math.Float32frombits(binary.LittleEndian.Uint32(b)))
+				continue
+			}
+			f.Decode(dst[h*hd:][:hd], b, scale(h))
 		}
 	}
 	hadamard := func(x []float32) []float32 {
