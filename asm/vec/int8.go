@@ -19,9 +19,9 @@ import "math"
 //
 // The head is one Blocks32 block of h values (h+4 bytes), its pieces
 // unrolled (a constant h/32 of them), so pass 1's running maxima live in
-// registers across them. The kernels of a head that is not
-// a multiple of 32 are not generated (the run-time codes such a head in
-// Go). The store and storeShift kinds are the same kernel (Count is the
+// registers across them. A head that is not a multiple of 32 has no
+// kernels (int8Head panics; ropegen refuses the type at such a head dim,
+// and an -engine package leaves it out at such a shape). The store and storeShift kinds are the same kernel (Count is the
 // head: one scale covers every value), as are load and loadShift.
 
 // int8Floor is vLLM's lower bound on the scale, fl32(1e-6), as bits.
