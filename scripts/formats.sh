@@ -1,7 +1,8 @@
 #!/bin/bash
 # formats.sh: ApplyStore of 512 tokens' 8 key heads of 128 (524,288 values)
 # into a token-major cache of each block format and f16, in one process:
-# a package generated with -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 in a
+# a package generated with -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4,
+# nvfp4_gs,int8_per_token_head in a
 # temporary module, the formats' calls taking turns (20 at a time, the
 # order rotating), each format's median ns per call reported.
 # With HADAMARD=1 each format also takes turns as a Hadamard-rotated view
@@ -15,7 +16,7 @@ w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 sed 's|^module .*|module example.com/qb|' "$root/go.mod" >"$w/go.mod"
 cp "$root/go.sum" "$w/"
-(cd "$root" && go run ./cmd/ropegen -dim 128 -base 10000 -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4 -pkg kv -o "$w/kv")
+(cd "$root" && go run ./cmd/ropegen -dim 128 -base 10000 -out-dtype f16,q8_0,q4_0,q4_1,q5_0,q5_1,mxfp4,iq4_nl,nvfp4,nvfp4_gs,int8_per_token_head -pkg kv -o "$w/kv")
 had=false
 [ "${HADAMARD:-}" = 1 ] && had=true
 sed "s|@HADAMARD@|$had|" >"$w/ab_test.go" <<'GO'
@@ -47,7 +48,7 @@ func BenchmarkFormats(b *testing.B) {
 	for j := range slots {
 		slots[j], p[j] = int64(j), int32(1000+j)
 	}
-	types := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4"}
+	types := []string{"f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "mxfp4", "iq4_nl", "nvfp4", "nvfp4_gs", "int8_per_token_head"}
 	var names []string
 	var fs []func()
 	for _, n := range types {
@@ -57,7 +58,7 @@ func BenchmarkFormats(b *testing.B) {
 			es = 2
 		}
 		buf := make([]byte, tokens*hkv*h*es)
-		c, err := kv.NewCache(n, buf, kv.Strides{Heads: hkv, Head: h, Token: hkv * h}, 0)
+		c, err := kv.NewCache(n, buf, kv.Strides{Heads: hkv, Head: h, Token: hkv * h}, 64) // nvfp4_gs's g (NVIDIA's 448·6/amax for amax 42); the others ignore it
 		if err != nil {
 			b.Fatal(err)
 		}
