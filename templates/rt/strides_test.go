@@ -38,6 +38,23 @@ func panics(f func()) (msg string) {
 	return ""
 }
 
+// panicSays reports whether f panicked, and fails t (naming what) unless
+// it did with a message saying every one of words.
+func panicSays(t *testing.T, what string, f func(), words ...string) bool {
+	t.Helper()
+	msg := panics(f)
+	if msg == "" {
+		t.Errorf("%s: no panic", what)
+		return false
+	}
+	for _, w := range words {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: %q does not say %q", what, msg, w)
+		}
+	}
+	return true
+}
+
 // checkView must accept exactly the views whose heads are disjoint and lie
 // inside the slice: compared with marking every element, on every small view.
 func TestCheckViewAgainstBruteForce(t *testing.T) {
