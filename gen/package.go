@@ -248,11 +248,11 @@ func (pk *pkg) data() *templates.Data {
 	d := &templates.Data{Header: pk.header, Package: pk.name, Elem: pk.dt.goType, Comp: pk.dt.compute, DType: pk.dt.name}
 	paths := map[string]bool{} // the run-time's paths whose first type the tests check with the Hadamard option
 	for _, c := range pk.caches {
-		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: c == "e4m3" || c == "e5m2" || c == "nvfp4_gs", HeadScale: c == "e4m3" || c == "e5m2"}
-		if ct, ok := cacheTypes[c]; ok {
+		ct := cacheTypes[c] // f32: none, the zero entry
+		tc := templates.Cache{DType: c, Elem: "float32", New: cacheCtors[c], Scale: ct.scale, HeadScale: ct.headScale, Block: ct.block}
+		if ct.goType != "" {
 			tc.Elem = ct.goType
 		}
-		tc.Block = cacheTypes[c].block
 		path := tc.Elem
 		switch {
 		case tc.Scale && tc.Block > 0: // nvfp4_gs: a block format with a scale
