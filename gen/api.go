@@ -129,9 +129,9 @@ func (p *Plan) constants(f *jen.File, caches []string) {
 			f.Const().Id("CacheHead").Op("=").Lit(sf.HeadBytes(p.HeadDim))
 		} else if c.blocks {
 			f.Commentf("CacheHead is the bytes one head takes in a %s cache: HeadDim/%d blocks of", caches[0], sf.BlockValues)
-			origin := fmt.Sprintf("ggml's block_%s", caches[0])
-			if caches[0] == "nvfp4_gs" {
-				origin = "NVIDIA's NVFP4, as vLLM's reference quantizer writes it"
+			origin := c.origin
+			if origin == "" {
+				origin = "ggml's block_" + caches[0]
 			}
 			f.Commentf("%d bytes, each %s (%s). Strides of a %s cache count", sf.BlockBytes, c.about, origin, caches[0])
 			f.Comment("bytes: a token-major cache of h heads is Strides{Heads: h, Head: CacheHead,")

@@ -13,6 +13,9 @@ type cacheType struct {
 	// e5m2; nvfp4_gs's tensor scale g); headScale: it takes one per KV
 	// head instead (WithHeadScales).
 	scale, headScale bool
+	// origin names whose layout a block format's blocks are, for the
+	// CacheHead doc; "" is ggml's block_<name>.
+	origin string
 }
 
 // cacheTypes has an entry for every cache type of spec.CacheFormats but
@@ -32,7 +35,7 @@ var cacheTypes = func() map[string]cacheType {
 		"iq4_nl":              {goType: "uint8", about: "an f16 scale d (little endian) and 16 bytes of 4-bit indices into kvalues_iq4nl"},
 		"nvfp4":               {goType: "uint8", about: "four UE4M3 scale bytes (one per 16 values) and 32 bytes of 4-bit E2M1 indices"},
 		"int8_per_token_head": {goType: "uint8", about: "the head's float32 scale (little endian) and its int8"},
-		"nvfp4_gs":            {goType: "uint8", about: "two blocks of 16 values, each 8 bytes of E2M1 codes and an e4m3 scale byte", scale: true},
+		"nvfp4_gs":            {goType: "uint8", about: "two blocks of 16 values, each 8 bytes of E2M1 codes and an e4m3 scale byte", scale: true, origin: "NVIDIA's NVFP4, as vLLM's reference quantizer writes it"},
 	}
 	for name, c := range m {
 		f, _ := spec.CacheType(name).Format()
