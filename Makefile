@@ -64,7 +64,7 @@ unit:
 # instruction (scripts/same-kernel.sh checks it first), so its f16 sweep,
 # three minutes here, would repeat kv128f16's: it sweeps its other types.
 test-exhaustive:
-	./scripts/same-kernel.sh generated/kv128f16 generated/engine store_f16_128x128i=store_f16_128x128n
+	./scripts/same-kernel.sh generated/kv128f16 generated/engine store_f16_128
 	ROPEGEN_EXHAUSTIVE=1 $(GO) test -count=1 -run 'TestNarrowExhaustive|TestCacheExhaustive' -v $$($(GO) list ./generated/... | grep -v '/generated/engine$$')
 	ROPEGEN_EXHAUSTIVE=1 $(GO) test -count=1 -run 'TestNarrowExhaustive|TestCacheExhaustive' -skip 'TestCacheExhaustive/f16$$' -v ./generated/engine
 

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"go/format"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -41,7 +42,8 @@ func (sh *shape) vshape() vec.Shape {
 }
 
 // kernelFuncs are the kernels of every shape of the package, their Level
-// unset: the rotations (and the table fill, which only amd64 lowers), the
+// unset, each once (a Headwise kind's Key serves every shape of its head
+// dimension and Count): the rotations (and the table fill, which only amd64 lowers), the
 // shape's QK-norms, and the kernels of its cache types (with the Hadamard
 // transform of the caches' option where vec.HasHadamard). A cache type's
 // storeShift and loadShift are left out when they would cover the whole
@@ -52,7 +54,10 @@ func (pk *pkg) kernelFuncs() []*vec.Func {
 	for _, sh := range pk.shapes {
 		s := sh.vshape()
 		add := func(k vec.Kind, x, c vec.Elem, n vec.NormVariant) {
-			fs = append(fs, &vec.Func{Kind: k, Shape: s, X: x, Cache: c, Norm: n})
+			f := (&vec.Func{Kind: k, Shape: s, X: x, Cache: c, Norm: n}).Key()
+			if !slices.ContainsFunc(fs, func(g *vec.Func) bool { return *g == f }) { // a Headwise kernel an earlier shape has
+				fs = append(fs, &f)
+			}
 		}
 		for _, k := range []vec.Kind{vec.Fwd, vec.Inv, vec.FwdRows, vec.InvRows, vec.Fill} {
 			add(k, x, vec.Elem{}, vec.NormVariant{})
@@ -198,7 +203,7 @@ func (pk *pkg) dispatch(f *jen.File, a vec.Arch, levels []vec.Level) {
 			f.Commentf("%s returns the %s kernels of the shape %d/%d/%s.", ctor(l, sh), l.Name, s.HeadDim, s.RotaryDim, sh.p.Spec.Layout)
 			f.Func().Id(ctor(l, sh)).Params().Params(id("k").Id("kernels")).BlockFunc(func(g *jen.Group) {
 				for _, fn := range l.Funcs {
-					if fn.Shape == s {
+					if fn.Serves(s) {
 						for _, fd := range fields(fn) {
 							g.Id("k." + fd).Op("=").Id(fn.Name())
 						}

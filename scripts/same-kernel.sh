@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # same-kernel.sh A B FUNC...: each FUNC (a kernel's name without its
-# backend suffix, e.g. store_f16_128x128i) has the same instructions in
+# backend suffix, e.g. store_f16_128) has the same instructions in
 # generated package B as in generated package A, at every backend of
 # rope_amd64.s (each TEXT block up to the next) and in rope_generic.go (the
 # function up to its closing brace), the kernel's own name aside. FUNC may

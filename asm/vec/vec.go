@@ -169,6 +169,18 @@ const (
 	Hadamard   Kind = "hadamard"   // x ← H·x in place: the normalized Walsh–Hadamard transform of each head of HeadDim values (hadamard.go)
 )
 
+// Headwise reports whether k sees a head only through its HeadDim and
+// Count, never its rotary dimension or layout: the cache conversions and
+// the Hadamard transform. Shapes of one package that share those share the
+// kernel (Func.Key).
+func (k Kind) Headwise() bool {
+	switch k {
+	case Store, StoreShift, Load, LoadShift, Hadamard:
+		return true
+	}
+	return false
+}
+
 // Inverse reports whether k turns backward.
 func (k Kind) Inverse() bool { return k == Inv || k == InvRows || k == ShiftInv }
 
@@ -248,9 +260,30 @@ func (f *Func) Count() int {
 	return f.Shape.RotaryDim
 }
 
+// Key is the kernel that serves f: f itself, or for a Headwise kind f at
+// the shape that keeps only what the kernel sees, {HeadDim, Count} (its
+// RotaryDim the Count, interleaved), so that every shape of a package with
+// the same HeadDim and Count names one kernel.
+func (f Func) Key() Func {
+	if f.Kind.Headwise() {
+		f.Shape = Shape{HeadDim: f.Shape.HeadDim, RotaryDim: f.Count()}
+	}
+	return f
+}
+
+// Serves reports whether f is the kernel of kind f.Kind that a shape s
+// calls (the Key of f's kind, variant and elements at s).
+func (f *Func) Serves(s Shape) bool {
+	g := *f
+	g.Shape = s
+	return g.Key() == *f
+}
+
 // Name is f's Go name: kind, variant, shape and level, e.g.
 // "fwd_128x64i_avx512", "norm_rmsHeadAfter_128x128n_avx2",
-// "store_q8_0_128x128n_generic".
+// "store_q8_0_128_generic", "storeShift_q8_0_128x64_neon". A Headwise
+// kind's shape is its Key's: the head dimension, and the Count when that
+// is less.
 func (f *Func) Name() string {
 	k := string(f.Kind)
 	switch {
@@ -259,7 +292,14 @@ func (f *Func) Name() string {
 	case f.Cache != Elem{}:
 		k += "_" + f.Cache.Name
 	}
-	return fmt.Sprintf("%s_%s_%s", k, f.Shape.Suffix(), f.Level)
+	suffix := f.Shape.Suffix()
+	if f.Kind.Headwise() {
+		suffix = fmt.Sprint(f.Shape.HeadDim)
+		if n := f.Count(); n < f.Shape.HeadDim {
+			suffix += fmt.Sprintf("x%d", n)
+		}
+	}
+	return fmt.Sprintf("%s_%s_%s", k, suffix, f.Level)
 }
 
 // Field is where f goes in the run-time's kernels struct, as a Go
@@ -386,6 +426,9 @@ func (f *Func) Frame() (offsets map[string]int, size int) {
 func (f *Func) Doc() string {
 	s := f.Shape
 	h := fmt.Sprintf("of %d values (%d rotary, %s)", s.HeadDim, s.RotaryDim, map[bool]string{true: "neox", false: "interleaved"}[s.NeoX])
+	if f.Kind.Headwise() { // every shape of its HeadDim and Count
+		h = fmt.Sprintf("of %d values", s.HeadDim)
+	}
 	switch f.Kind {
 	case Fwd, Inv, Shift, ShiftInv:
 		d := map[bool]string{true: "backward (A·R_pᵀ·x)", false: "forward (A·R_p·x)"}[f.Kind.Inverse()]

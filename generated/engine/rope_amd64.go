@@ -33,46 +33,46 @@ func kernels_64x64i_avx512() (k kernels) {
 	k.invRows = invRows_64x64i_avx512
 	k.fill = fill_64x64i_avx512
 	k.rotTo = rotTo_64x64i_avx512
-	k.hadamard = hadamard_64x64i_avx512
-	k.half[0].store = store_f16_64x64i_avx512
-	k.half[0].storeShift = store_f16_64x64i_avx512
-	k.half[0].load = load_f16_64x64i_avx512
-	k.half[0].loadShift = load_f16_64x64i_avx512
+	k.hadamard = hadamard_64_avx512
+	k.half[0].store = store_f16_64_avx512
+	k.half[0].storeShift = store_f16_64_avx512
+	k.half[0].load = load_f16_64_avx512
+	k.half[0].loadShift = load_f16_64_avx512
 	k.half[0].to = to_f16_64x64i_avx512
 	k.half[0].shift = shift_f16_64x64i_avx512
 	k.half[0].shiftInv = shiftInv_f16_64x64i_avx512
-	k.bytes[2].store = store_e5m2_64x64i_avx512
-	k.bytes[2].storeShift = store_e5m2_64x64i_avx512
-	k.bytes[2].load = load_e5m2_64x64i_avx512
-	k.bytes[2].loadShift = load_e5m2_64x64i_avx512
-	k.bytes[1].store = store_q8_0_64x64i_avx512
-	k.bytes[1].storeShift = store_q8_0_64x64i_avx512
-	k.bytes[1].load = load_q8_0_64x64i_avx512
-	k.bytes[1].loadShift = load_q8_0_64x64i_avx512
-	k.bytes[3].store = store_q4_0_64x64i_avx512
-	k.bytes[3].storeShift = store_q4_0_64x64i_avx512
-	k.bytes[3].load = load_q4_0_64x64i_avx512
-	k.bytes[3].loadShift = load_q4_0_64x64i_avx512
-	k.bytes[7].store = store_mxfp4_64x64i_avx512
-	k.bytes[7].storeShift = store_mxfp4_64x64i_avx512
-	k.bytes[7].load = load_mxfp4_64x64i_avx512
-	k.bytes[7].loadShift = load_mxfp4_64x64i_avx512
-	k.bytes[8].store = store_iq4_nl_64x64i_avx512
-	k.bytes[8].storeShift = store_iq4_nl_64x64i_avx512
-	k.bytes[8].load = load_iq4_nl_64x64i_avx512
-	k.bytes[8].loadShift = load_iq4_nl_64x64i_avx512
-	k.bytes[9].store = store_nvfp4_64x64i_avx512
-	k.bytes[9].storeShift = store_nvfp4_64x64i_avx512
-	k.bytes[9].load = load_nvfp4_64x64i_avx512
-	k.bytes[9].loadShift = load_nvfp4_64x64i_avx512
-	k.bytes[10].store = store_int8_per_token_head_64x64i_avx512
-	k.bytes[10].storeShift = store_int8_per_token_head_64x64i_avx512
-	k.bytes[10].load = load_int8_per_token_head_64x64i_avx512
-	k.bytes[10].loadShift = load_int8_per_token_head_64x64i_avx512
-	k.bytes[11].store = store_nvfp4_gs_64x64i_avx512
-	k.bytes[11].storeShift = store_nvfp4_gs_64x64i_avx512
-	k.bytes[11].load = load_nvfp4_gs_64x64i_avx512
-	k.bytes[11].loadShift = load_nvfp4_gs_64x64i_avx512
+	k.bytes[2].store = store_e5m2_64_avx512
+	k.bytes[2].storeShift = store_e5m2_64_avx512
+	k.bytes[2].load = load_e5m2_64_avx512
+	k.bytes[2].loadShift = load_e5m2_64_avx512
+	k.bytes[1].store = store_q8_0_64_avx512
+	k.bytes[1].storeShift = store_q8_0_64_avx512
+	k.bytes[1].load = load_q8_0_64_avx512
+	k.bytes[1].loadShift = load_q8_0_64_avx512
+	k.bytes[3].store = store_q4_0_64_avx512
+	k.bytes[3].storeShift = store_q4_0_64_avx512
+	k.bytes[3].load = load_q4_0_64_avx512
+	k.bytes[3].loadShift = load_q4_0_64_avx512
+	k.bytes[7].store = store_mxfp4_64_avx512
+	k.bytes[7].storeShift = store_mxfp4_64_avx512
+	k.bytes[7].load = load_mxfp4_64_avx512
+	k.bytes[7].loadShift = load_mxfp4_64_avx512
+	k.bytes[8].store = store_iq4_nl_64_avx512
+	k.bytes[8].storeShift = store_iq4_nl_64_avx512
+	k.bytes[8].load = load_iq4_nl_64_avx512
+	k.bytes[8].loadShift = load_iq4_nl_64_avx512
+	k.bytes[9].store = store_nvfp4_64_avx512
+	k.bytes[9].storeShift = store_nvfp4_64_avx512
+	k.bytes[9].load = load_nvfp4_64_avx512
+	k.bytes[9].loadShift = load_nvfp4_64_avx512
+	k.bytes[10].store = store_int8_per_token_head_64_avx512
+	k.bytes[10].storeShift = store_int8_per_token_head_64_avx512
+	k.bytes[10].load = load_int8_per_token_head_64_avx512
+	k.bytes[10].loadShift = load_int8_per_token_head_64_avx512
+	k.bytes[11].store = store_nvfp4_gs_64_avx512
+	k.bytes[11].storeShift = store_nvfp4_gs_64_avx512
+	k.bytes[11].load = load_nvfp4_gs_64_avx512
+	k.bytes[11].loadShift = load_nvfp4_gs_64_avx512
 	return k
 }
 
@@ -84,42 +84,42 @@ func kernels_96x96n_avx512() (k kernels) {
 	k.invRows = invRows_96x96n_avx512
 	k.fill = fill_96x96n_avx512
 	k.rotTo = rotTo_96x96n_avx512
-	k.hadamard = hadamard_96x96n_avx512
-	k.half[0].store = store_f16_96x96n_avx512
-	k.half[0].storeShift = store_f16_96x96n_avx512
-	k.half[0].load = load_f16_96x96n_avx512
-	k.half[0].loadShift = load_f16_96x96n_avx512
+	k.hadamard = hadamard_96_avx512
+	k.half[0].store = store_f16_96_avx512
+	k.half[0].storeShift = store_f16_96_avx512
+	k.half[0].load = load_f16_96_avx512
+	k.half[0].loadShift = load_f16_96_avx512
 	k.half[0].to = to_f16_96x96n_avx512
 	k.half[0].shift = shift_f16_96x96n_avx512
 	k.half[0].shiftInv = shiftInv_f16_96x96n_avx512
-	k.bytes[2].store = store_e5m2_96x96n_avx512
-	k.bytes[2].storeShift = store_e5m2_96x96n_avx512
-	k.bytes[2].load = load_e5m2_96x96n_avx512
-	k.bytes[2].loadShift = load_e5m2_96x96n_avx512
-	k.bytes[1].store = store_q8_0_96x96n_avx512
-	k.bytes[1].storeShift = store_q8_0_96x96n_avx512
-	k.bytes[1].load = load_q8_0_96x96n_avx512
-	k.bytes[1].loadShift = load_q8_0_96x96n_avx512
-	k.bytes[3].store = store_q4_0_96x96n_avx512
-	k.bytes[3].storeShift = store_q4_0_96x96n_avx512
-	k.bytes[3].load = load_q4_0_96x96n_avx512
-	k.bytes[3].loadShift = load_q4_0_96x96n_avx512
-	k.bytes[7].store = store_mxfp4_96x96n_avx512
-	k.bytes[7].storeShift = store_mxfp4_96x96n_avx512
-	k.bytes[7].load = load_mxfp4_96x96n_avx512
-	k.bytes[7].loadShift = load_mxfp4_96x96n_avx512
-	k.bytes[8].store = store_iq4_nl_96x96n_avx512
-	k.bytes[8].storeShift = store_iq4_nl_96x96n_avx512
-	k.bytes[8].load = load_iq4_nl_96x96n_avx512
-	k.bytes[8].loadShift = load_iq4_nl_96x96n_avx512
-	k.bytes[10].store = store_int8_per_token_head_96x96n_avx512
-	k.bytes[10].storeShift = store_int8_per_token_head_96x96n_avx512
-	k.bytes[10].load = load_int8_per_token_head_96x96n_avx512
-	k.bytes[10].loadShift = load_int8_per_token_head_96x96n_avx512
-	k.bytes[11].store = store_nvfp4_gs_96x96n_avx512
-	k.bytes[11].storeShift = store_nvfp4_gs_96x96n_avx512
-	k.bytes[11].load = load_nvfp4_gs_96x96n_avx512
-	k.bytes[11].loadShift = load_nvfp4_gs_96x96n_avx512
+	k.bytes[2].store = store_e5m2_96_avx512
+	k.bytes[2].storeShift = store_e5m2_96_avx512
+	k.bytes[2].load = load_e5m2_96_avx512
+	k.bytes[2].loadShift = load_e5m2_96_avx512
+	k.bytes[1].store = store_q8_0_96_avx512
+	k.bytes[1].storeShift = store_q8_0_96_avx512
+	k.bytes[1].load = load_q8_0_96_avx512
+	k.bytes[1].loadShift = load_q8_0_96_avx512
+	k.bytes[3].store = store_q4_0_96_avx512
+	k.bytes[3].storeShift = store_q4_0_96_avx512
+	k.bytes[3].load = load_q4_0_96_avx512
+	k.bytes[3].loadShift = load_q4_0_96_avx512
+	k.bytes[7].store = store_mxfp4_96_avx512
+	k.bytes[7].storeShift = store_mxfp4_96_avx512
+	k.bytes[7].load = load_mxfp4_96_avx512
+	k.bytes[7].loadShift = load_mxfp4_96_avx512
+	k.bytes[8].store = store_iq4_nl_96_avx512
+	k.bytes[8].storeShift = store_iq4_nl_96_avx512
+	k.bytes[8].load = load_iq4_nl_96_avx512
+	k.bytes[8].loadShift = load_iq4_nl_96_avx512
+	k.bytes[10].store = store_int8_per_token_head_96_avx512
+	k.bytes[10].storeShift = store_int8_per_token_head_96_avx512
+	k.bytes[10].load = load_int8_per_token_head_96_avx512
+	k.bytes[10].loadShift = load_int8_per_token_head_96_avx512
+	k.bytes[11].store = store_nvfp4_gs_96_avx512
+	k.bytes[11].storeShift = store_nvfp4_gs_96_avx512
+	k.bytes[11].load = load_nvfp4_gs_96_avx512
+	k.bytes[11].loadShift = load_nvfp4_gs_96_avx512
 	return k
 }
 
@@ -133,51 +133,88 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_avx512
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx512
 	k.rotTo = rotTo_128x128i_avx512
-	k.hadamard = hadamard_128x128i_avx512
-	k.half[0].store = store_f16_128x128i_avx512
-	k.half[0].storeShift = store_f16_128x128i_avx512
-	k.half[0].load = load_f16_128x128i_avx512
-	k.half[0].loadShift = load_f16_128x128i_avx512
+	k.hadamard = hadamard_128_avx512
+	k.half[0].store = store_f16_128_avx512
+	k.half[0].storeShift = store_f16_128_avx512
+	k.half[0].load = load_f16_128_avx512
+	k.half[0].loadShift = load_f16_128_avx512
 	k.half[0].to = to_f16_128x128i_avx512
 	k.half[0].shift = shift_f16_128x128i_avx512
 	k.half[0].shiftInv = shiftInv_f16_128x128i_avx512
-	k.bytes[2].store = store_e5m2_128x128i_avx512
-	k.bytes[2].storeShift = store_e5m2_128x128i_avx512
-	k.bytes[2].load = load_e5m2_128x128i_avx512
-	k.bytes[2].loadShift = load_e5m2_128x128i_avx512
-	k.bytes[1].store = store_q8_0_128x128i_avx512
-	k.bytes[1].storeShift = store_q8_0_128x128i_avx512
-	k.bytes[1].load = load_q8_0_128x128i_avx512
-	k.bytes[1].loadShift = load_q8_0_128x128i_avx512
-	k.bytes[3].store = store_q4_0_128x128i_avx512
-	k.bytes[3].storeShift = store_q4_0_128x128i_avx512
-	k.bytes[3].load = load_q4_0_128x128i_avx512
-	k.bytes[3].loadShift = load_q4_0_128x128i_avx512
-	k.bytes[7].store = store_mxfp4_128x128i_avx512
-	k.bytes[7].storeShift = store_mxfp4_128x128i_avx512
-	k.bytes[7].load = load_mxfp4_128x128i_avx512
-	k.bytes[7].loadShift = load_mxfp4_128x128i_avx512
-	k.bytes[8].store = store_iq4_nl_128x128i_avx512
-	k.bytes[8].storeShift = store_iq4_nl_128x128i_avx512
-	k.bytes[8].load = load_iq4_nl_128x128i_avx512
-	k.bytes[8].loadShift = load_iq4_nl_128x128i_avx512
-	k.bytes[9].store = store_nvfp4_128x128i_avx512
-	k.bytes[9].storeShift = store_nvfp4_128x128i_avx512
-	k.bytes[9].load = load_nvfp4_128x128i_avx512
-	k.bytes[9].loadShift = load_nvfp4_128x128i_avx512
-	k.bytes[10].store = store_int8_per_token_head_128x128i_avx512
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128i_avx512
-	k.bytes[10].load = load_int8_per_token_head_128x128i_avx512
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128i_avx512
-	k.bytes[11].store = store_nvfp4_gs_128x128i_avx512
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128i_avx512
-	k.bytes[11].load = load_nvfp4_gs_128x128i_avx512
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128i_avx512
+	k.bytes[2].store = store_e5m2_128_avx512
+	k.bytes[2].storeShift = store_e5m2_128_avx512
+	k.bytes[2].load = load_e5m2_128_avx512
+	k.bytes[2].loadShift = load_e5m2_128_avx512
+	k.bytes[1].store = store_q8_0_128_avx512
+	k.bytes[1].storeShift = store_q8_0_128_avx512
+	k.bytes[1].load = load_q8_0_128_avx512
+	k.bytes[1].loadShift = load_q8_0_128_avx512
+	k.bytes[3].store = store_q4_0_128_avx512
+	k.bytes[3].storeShift = store_q4_0_128_avx512
+	k.bytes[3].load = load_q4_0_128_avx512
+	k.bytes[3].loadShift = load_q4_0_128_avx512
+	k.bytes[7].store = store_mxfp4_128_avx512
+	k.bytes[7].storeShift = store_mxfp4_128_avx512
+	k.bytes[7].load = load_mxfp4_128_avx512
+	k.bytes[7].loadShift = load_mxfp4_128_avx512
+	k.bytes[8].store = store_iq4_nl_128_avx512
+	k.bytes[8].storeShift = store_iq4_nl_128_avx512
+	k.bytes[8].load = load_iq4_nl_128_avx512
+	k.bytes[8].loadShift = load_iq4_nl_128_avx512
+	k.bytes[9].store = store_nvfp4_128_avx512
+	k.bytes[9].storeShift = store_nvfp4_128_avx512
+	k.bytes[9].load = load_nvfp4_128_avx512
+	k.bytes[9].loadShift = load_nvfp4_128_avx512
+	k.bytes[10].store = store_int8_per_token_head_128_avx512
+	k.bytes[10].storeShift = store_int8_per_token_head_128_avx512
+	k.bytes[10].load = load_int8_per_token_head_128_avx512
+	k.bytes[10].loadShift = load_int8_per_token_head_128_avx512
+	k.bytes[11].store = store_nvfp4_gs_128_avx512
+	k.bytes[11].storeShift = store_nvfp4_gs_128_avx512
+	k.bytes[11].load = load_nvfp4_gs_128_avx512
+	k.bytes[11].loadShift = load_nvfp4_gs_128_avx512
 	return k
 }
 
 // kernels_128x128n_avx512 returns the avx512 kernels of the shape 128/128/neox.
 func kernels_128x128n_avx512() (k kernels) {
+	k.hadamard = hadamard_128_avx512
+	k.half[0].store = store_f16_128_avx512
+	k.half[0].storeShift = store_f16_128_avx512
+	k.half[0].load = load_f16_128_avx512
+	k.half[0].loadShift = load_f16_128_avx512
+	k.bytes[2].store = store_e5m2_128_avx512
+	k.bytes[2].storeShift = store_e5m2_128_avx512
+	k.bytes[2].load = load_e5m2_128_avx512
+	k.bytes[2].loadShift = load_e5m2_128_avx512
+	k.bytes[1].store = store_q8_0_128_avx512
+	k.bytes[1].storeShift = store_q8_0_128_avx512
+	k.bytes[1].load = load_q8_0_128_avx512
+	k.bytes[1].loadShift = load_q8_0_128_avx512
+	k.bytes[3].store = store_q4_0_128_avx512
+	k.bytes[3].storeShift = store_q4_0_128_avx512
+	k.bytes[3].load = load_q4_0_128_avx512
+	k.bytes[3].loadShift = load_q4_0_128_avx512
+	k.bytes[7].store = store_mxfp4_128_avx512
+	k.bytes[7].storeShift = store_mxfp4_128_avx512
+	k.bytes[7].load = load_mxfp4_128_avx512
+	k.bytes[7].loadShift = load_mxfp4_128_avx512
+	k.bytes[8].store = store_iq4_nl_128_avx512
+	k.bytes[8].storeShift = store_iq4_nl_128_avx512
+	k.bytes[8].load = load_iq4_nl_128_avx512
+	k.bytes[8].loadShift = load_iq4_nl_128_avx512
+	k.bytes[9].store = store_nvfp4_128_avx512
+	k.bytes[9].storeShift = store_nvfp4_128_avx512
+	k.bytes[9].load = load_nvfp4_128_avx512
+	k.bytes[9].loadShift = load_nvfp4_128_avx512
+	k.bytes[10].store = store_int8_per_token_head_128_avx512
+	k.bytes[10].storeShift = store_int8_per_token_head_128_avx512
+	k.bytes[10].load = load_int8_per_token_head_128_avx512
+	k.bytes[10].loadShift = load_int8_per_token_head_128_avx512
+	k.bytes[11].store = store_nvfp4_gs_128_avx512
+	k.bytes[11].storeShift = store_nvfp4_gs_128_avx512
+	k.bytes[11].load = load_nvfp4_gs_128_avx512
+	k.bytes[11].loadShift = load_nvfp4_gs_128_avx512
 	k.fwd = fwd_128x128n_avx512
 	k.inv = inv_128x128n_avx512
 	k.fwdRows = fwdRows_128x128n_avx512
@@ -188,46 +225,9 @@ func kernels_128x128n_avx512() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_avx512
 	k.normOnly[2] = normOnly_rmsToken_128x128n_avx512
 	k.rotTo = rotTo_128x128n_avx512
-	k.hadamard = hadamard_128x128n_avx512
-	k.half[0].store = store_f16_128x128n_avx512
-	k.half[0].storeShift = store_f16_128x128n_avx512
-	k.half[0].load = load_f16_128x128n_avx512
-	k.half[0].loadShift = load_f16_128x128n_avx512
 	k.half[0].to = to_f16_128x128n_avx512
 	k.half[0].shift = shift_f16_128x128n_avx512
 	k.half[0].shiftInv = shiftInv_f16_128x128n_avx512
-	k.bytes[2].store = store_e5m2_128x128n_avx512
-	k.bytes[2].storeShift = store_e5m2_128x128n_avx512
-	k.bytes[2].load = load_e5m2_128x128n_avx512
-	k.bytes[2].loadShift = load_e5m2_128x128n_avx512
-	k.bytes[1].store = store_q8_0_128x128n_avx512
-	k.bytes[1].storeShift = store_q8_0_128x128n_avx512
-	k.bytes[1].load = load_q8_0_128x128n_avx512
-	k.bytes[1].loadShift = load_q8_0_128x128n_avx512
-	k.bytes[3].store = store_q4_0_128x128n_avx512
-	k.bytes[3].storeShift = store_q4_0_128x128n_avx512
-	k.bytes[3].load = load_q4_0_128x128n_avx512
-	k.bytes[3].loadShift = load_q4_0_128x128n_avx512
-	k.bytes[7].store = store_mxfp4_128x128n_avx512
-	k.bytes[7].storeShift = store_mxfp4_128x128n_avx512
-	k.bytes[7].load = load_mxfp4_128x128n_avx512
-	k.bytes[7].loadShift = load_mxfp4_128x128n_avx512
-	k.bytes[8].store = store_iq4_nl_128x128n_avx512
-	k.bytes[8].storeShift = store_iq4_nl_128x128n_avx512
-	k.bytes[8].load = load_iq4_nl_128x128n_avx512
-	k.bytes[8].loadShift = load_iq4_nl_128x128n_avx512
-	k.bytes[9].store = store_nvfp4_128x128n_avx512
-	k.bytes[9].storeShift = store_nvfp4_128x128n_avx512
-	k.bytes[9].load = load_nvfp4_128x128n_avx512
-	k.bytes[9].loadShift = load_nvfp4_128x128n_avx512
-	k.bytes[10].store = store_int8_per_token_head_128x128n_avx512
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128n_avx512
-	k.bytes[10].load = load_int8_per_token_head_128x128n_avx512
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128n_avx512
-	k.bytes[11].store = store_nvfp4_gs_128x128n_avx512
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128n_avx512
-	k.bytes[11].load = load_nvfp4_gs_128x128n_avx512
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128n_avx512
 	return k
 }
 
@@ -241,46 +241,46 @@ func kernels_256x256n_avx512() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_avx512
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx512
 	k.rotTo = rotTo_256x256n_avx512
-	k.hadamard = hadamard_256x256n_avx512
-	k.half[0].store = store_f16_256x256n_avx512
-	k.half[0].storeShift = store_f16_256x256n_avx512
-	k.half[0].load = load_f16_256x256n_avx512
-	k.half[0].loadShift = load_f16_256x256n_avx512
+	k.hadamard = hadamard_256_avx512
+	k.half[0].store = store_f16_256_avx512
+	k.half[0].storeShift = store_f16_256_avx512
+	k.half[0].load = load_f16_256_avx512
+	k.half[0].loadShift = load_f16_256_avx512
 	k.half[0].to = to_f16_256x256n_avx512
 	k.half[0].shift = shift_f16_256x256n_avx512
 	k.half[0].shiftInv = shiftInv_f16_256x256n_avx512
-	k.bytes[2].store = store_e5m2_256x256n_avx512
-	k.bytes[2].storeShift = store_e5m2_256x256n_avx512
-	k.bytes[2].load = load_e5m2_256x256n_avx512
-	k.bytes[2].loadShift = load_e5m2_256x256n_avx512
-	k.bytes[1].store = store_q8_0_256x256n_avx512
-	k.bytes[1].storeShift = store_q8_0_256x256n_avx512
-	k.bytes[1].load = load_q8_0_256x256n_avx512
-	k.bytes[1].loadShift = load_q8_0_256x256n_avx512
-	k.bytes[3].store = store_q4_0_256x256n_avx512
-	k.bytes[3].storeShift = store_q4_0_256x256n_avx512
-	k.bytes[3].load = load_q4_0_256x256n_avx512
-	k.bytes[3].loadShift = load_q4_0_256x256n_avx512
-	k.bytes[7].store = store_mxfp4_256x256n_avx512
-	k.bytes[7].storeShift = store_mxfp4_256x256n_avx512
-	k.bytes[7].load = load_mxfp4_256x256n_avx512
-	k.bytes[7].loadShift = load_mxfp4_256x256n_avx512
-	k.bytes[8].store = store_iq4_nl_256x256n_avx512
-	k.bytes[8].storeShift = store_iq4_nl_256x256n_avx512
-	k.bytes[8].load = load_iq4_nl_256x256n_avx512
-	k.bytes[8].loadShift = load_iq4_nl_256x256n_avx512
-	k.bytes[9].store = store_nvfp4_256x256n_avx512
-	k.bytes[9].storeShift = store_nvfp4_256x256n_avx512
-	k.bytes[9].load = load_nvfp4_256x256n_avx512
-	k.bytes[9].loadShift = load_nvfp4_256x256n_avx512
-	k.bytes[10].store = store_int8_per_token_head_256x256n_avx512
-	k.bytes[10].storeShift = store_int8_per_token_head_256x256n_avx512
-	k.bytes[10].load = load_int8_per_token_head_256x256n_avx512
-	k.bytes[10].loadShift = load_int8_per_token_head_256x256n_avx512
-	k.bytes[11].store = store_nvfp4_gs_256x256n_avx512
-	k.bytes[11].storeShift = store_nvfp4_gs_256x256n_avx512
-	k.bytes[11].load = load_nvfp4_gs_256x256n_avx512
-	k.bytes[11].loadShift = load_nvfp4_gs_256x256n_avx512
+	k.bytes[2].store = store_e5m2_256_avx512
+	k.bytes[2].storeShift = store_e5m2_256_avx512
+	k.bytes[2].load = load_e5m2_256_avx512
+	k.bytes[2].loadShift = load_e5m2_256_avx512
+	k.bytes[1].store = store_q8_0_256_avx512
+	k.bytes[1].storeShift = store_q8_0_256_avx512
+	k.bytes[1].load = load_q8_0_256_avx512
+	k.bytes[1].loadShift = load_q8_0_256_avx512
+	k.bytes[3].store = store_q4_0_256_avx512
+	k.bytes[3].storeShift = store_q4_0_256_avx512
+	k.bytes[3].load = load_q4_0_256_avx512
+	k.bytes[3].loadShift = load_q4_0_256_avx512
+	k.bytes[7].store = store_mxfp4_256_avx512
+	k.bytes[7].storeShift = store_mxfp4_256_avx512
+	k.bytes[7].load = load_mxfp4_256_avx512
+	k.bytes[7].loadShift = load_mxfp4_256_avx512
+	k.bytes[8].store = store_iq4_nl_256_avx512
+	k.bytes[8].storeShift = store_iq4_nl_256_avx512
+	k.bytes[8].load = load_iq4_nl_256_avx512
+	k.bytes[8].loadShift = load_iq4_nl_256_avx512
+	k.bytes[9].store = store_nvfp4_256_avx512
+	k.bytes[9].storeShift = store_nvfp4_256_avx512
+	k.bytes[9].load = load_nvfp4_256_avx512
+	k.bytes[9].loadShift = load_nvfp4_256_avx512
+	k.bytes[10].store = store_int8_per_token_head_256_avx512
+	k.bytes[10].storeShift = store_int8_per_token_head_256_avx512
+	k.bytes[10].load = load_int8_per_token_head_256_avx512
+	k.bytes[10].loadShift = load_int8_per_token_head_256_avx512
+	k.bytes[11].store = store_nvfp4_gs_256_avx512
+	k.bytes[11].storeShift = store_nvfp4_gs_256_avx512
+	k.bytes[11].load = load_nvfp4_gs_256_avx512
+	k.bytes[11].loadShift = load_nvfp4_gs_256_avx512
 	return k
 }
 
@@ -292,46 +292,46 @@ func kernels_64x64i_avx2() (k kernels) {
 	k.invRows = invRows_64x64i_avx2
 	k.fill = fill_64x64i_avx2
 	k.rotTo = rotTo_64x64i_avx2
-	k.hadamard = hadamard_64x64i_avx2
-	k.half[0].store = store_f16_64x64i_avx2
-	k.half[0].storeShift = store_f16_64x64i_avx2
-	k.half[0].load = load_f16_64x64i_avx2
-	k.half[0].loadShift = load_f16_64x64i_avx2
+	k.hadamard = hadamard_64_avx2
+	k.half[0].store = store_f16_64_avx2
+	k.half[0].storeShift = store_f16_64_avx2
+	k.half[0].load = load_f16_64_avx2
+	k.half[0].loadShift = load_f16_64_avx2
 	k.half[0].to = to_f16_64x64i_avx2
 	k.half[0].shift = shift_f16_64x64i_avx2
 	k.half[0].shiftInv = shiftInv_f16_64x64i_avx2
-	k.bytes[2].store = store_e5m2_64x64i_avx2
-	k.bytes[2].storeShift = store_e5m2_64x64i_avx2
-	k.bytes[2].load = load_e5m2_64x64i_avx2
-	k.bytes[2].loadShift = load_e5m2_64x64i_avx2
-	k.bytes[1].store = store_q8_0_64x64i_avx2
-	k.bytes[1].storeShift = store_q8_0_64x64i_avx2
-	k.bytes[1].load = load_q8_0_64x64i_avx2
-	k.bytes[1].loadShift = load_q8_0_64x64i_avx2
-	k.bytes[3].store = store_q4_0_64x64i_avx2
-	k.bytes[3].storeShift = store_q4_0_64x64i_avx2
-	k.bytes[3].load = load_q4_0_64x64i_avx2
-	k.bytes[3].loadShift = load_q4_0_64x64i_avx2
-	k.bytes[7].store = store_mxfp4_64x64i_avx2
-	k.bytes[7].storeShift = store_mxfp4_64x64i_avx2
-	k.bytes[7].load = load_mxfp4_64x64i_avx2
-	k.bytes[7].loadShift = load_mxfp4_64x64i_avx2
-	k.bytes[8].store = store_iq4_nl_64x64i_avx2
-	k.bytes[8].storeShift = store_iq4_nl_64x64i_avx2
-	k.bytes[8].load = load_iq4_nl_64x64i_avx2
-	k.bytes[8].loadShift = load_iq4_nl_64x64i_avx2
-	k.bytes[9].store = store_nvfp4_64x64i_avx2
-	k.bytes[9].storeShift = store_nvfp4_64x64i_avx2
-	k.bytes[9].load = load_nvfp4_64x64i_avx2
-	k.bytes[9].loadShift = load_nvfp4_64x64i_avx2
-	k.bytes[10].store = store_int8_per_token_head_64x64i_avx2
-	k.bytes[10].storeShift = store_int8_per_token_head_64x64i_avx2
-	k.bytes[10].load = load_int8_per_token_head_64x64i_avx2
-	k.bytes[10].loadShift = load_int8_per_token_head_64x64i_avx2
-	k.bytes[11].store = store_nvfp4_gs_64x64i_avx2
-	k.bytes[11].storeShift = store_nvfp4_gs_64x64i_avx2
-	k.bytes[11].load = load_nvfp4_gs_64x64i_avx2
-	k.bytes[11].loadShift = load_nvfp4_gs_64x64i_avx2
+	k.bytes[2].store = store_e5m2_64_avx2
+	k.bytes[2].storeShift = store_e5m2_64_avx2
+	k.bytes[2].load = load_e5m2_64_avx2
+	k.bytes[2].loadShift = load_e5m2_64_avx2
+	k.bytes[1].store = store_q8_0_64_avx2
+	k.bytes[1].storeShift = store_q8_0_64_avx2
+	k.bytes[1].load = load_q8_0_64_avx2
+	k.bytes[1].loadShift = load_q8_0_64_avx2
+	k.bytes[3].store = store_q4_0_64_avx2
+	k.bytes[3].storeShift = store_q4_0_64_avx2
+	k.bytes[3].load = load_q4_0_64_avx2
+	k.bytes[3].loadShift = load_q4_0_64_avx2
+	k.bytes[7].store = store_mxfp4_64_avx2
+	k.bytes[7].storeShift = store_mxfp4_64_avx2
+	k.bytes[7].load = load_mxfp4_64_avx2
+	k.bytes[7].loadShift = load_mxfp4_64_avx2
+	k.bytes[8].store = store_iq4_nl_64_avx2
+	k.bytes[8].storeShift = store_iq4_nl_64_avx2
+	k.bytes[8].load = load_iq4_nl_64_avx2
+	k.bytes[8].loadShift = load_iq4_nl_64_avx2
+	k.bytes[9].store = store_nvfp4_64_avx2
+	k.bytes[9].storeShift = store_nvfp4_64_avx2
+	k.bytes[9].load = load_nvfp4_64_avx2
+	k.bytes[9].loadShift = load_nvfp4_64_avx2
+	k.bytes[10].store = store_int8_per_token_head_64_avx2
+	k.bytes[10].storeShift = store_int8_per_token_head_64_avx2
+	k.bytes[10].load = load_int8_per_token_head_64_avx2
+	k.bytes[10].loadShift = load_int8_per_token_head_64_avx2
+	k.bytes[11].store = store_nvfp4_gs_64_avx2
+	k.bytes[11].storeShift = store_nvfp4_gs_64_avx2
+	k.bytes[11].load = load_nvfp4_gs_64_avx2
+	k.bytes[11].loadShift = load_nvfp4_gs_64_avx2
 	return k
 }
 
@@ -343,42 +343,42 @@ func kernels_96x96n_avx2() (k kernels) {
 	k.invRows = invRows_96x96n_avx2
 	k.fill = fill_96x96n_avx2
 	k.rotTo = rotTo_96x96n_avx2
-	k.hadamard = hadamard_96x96n_avx2
-	k.half[0].store = store_f16_96x96n_avx2
-	k.half[0].storeShift = store_f16_96x96n_avx2
-	k.half[0].load = load_f16_96x96n_avx2
-	k.half[0].loadShift = load_f16_96x96n_avx2
+	k.hadamard = hadamard_96_avx2
+	k.half[0].store = store_f16_96_avx2
+	k.half[0].storeShift = store_f16_96_avx2
+	k.half[0].load = load_f16_96_avx2
+	k.half[0].loadShift = load_f16_96_avx2
 	k.half[0].to = to_f16_96x96n_avx2
 	k.half[0].shift = shift_f16_96x96n_avx2
 	k.half[0].shiftInv = shiftInv_f16_96x96n_avx2
-	k.bytes[2].store = store_e5m2_96x96n_avx2
-	k.bytes[2].storeShift = store_e5m2_96x96n_avx2
-	k.bytes[2].load = load_e5m2_96x96n_avx2
-	k.bytes[2].loadShift = load_e5m2_96x96n_avx2
-	k.bytes[1].store = store_q8_0_96x96n_avx2
-	k.bytes[1].storeShift = store_q8_0_96x96n_avx2
-	k.bytes[1].load = load_q8_0_96x96n_avx2
-	k.bytes[1].loadShift = load_q8_0_96x96n_avx2
-	k.bytes[3].store = store_q4_0_96x96n_avx2
-	k.bytes[3].storeShift = store_q4_0_96x96n_avx2
-	k.bytes[3].load = load_q4_0_96x96n_avx2
-	k.bytes[3].loadShift = load_q4_0_96x96n_avx2
-	k.bytes[7].store = store_mxfp4_96x96n_avx2
-	k.bytes[7].storeShift = store_mxfp4_96x96n_avx2
-	k.bytes[7].load = load_mxfp4_96x96n_avx2
-	k.bytes[7].loadShift = load_mxfp4_96x96n_avx2
-	k.bytes[8].store = store_iq4_nl_96x96n_avx2
-	k.bytes[8].storeShift = store_iq4_nl_96x96n_avx2
-	k.bytes[8].load = load_iq4_nl_96x96n_avx2
-	k.bytes[8].loadShift = load_iq4_nl_96x96n_avx2
-	k.bytes[10].store = store_int8_per_token_head_96x96n_avx2
-	k.bytes[10].storeShift = store_int8_per_token_head_96x96n_avx2
-	k.bytes[10].load = load_int8_per_token_head_96x96n_avx2
-	k.bytes[10].loadShift = load_int8_per_token_head_96x96n_avx2
-	k.bytes[11].store = store_nvfp4_gs_96x96n_avx2
-	k.bytes[11].storeShift = store_nvfp4_gs_96x96n_avx2
-	k.bytes[11].load = load_nvfp4_gs_96x96n_avx2
-	k.bytes[11].loadShift = load_nvfp4_gs_96x96n_avx2
+	k.bytes[2].store = store_e5m2_96_avx2
+	k.bytes[2].storeShift = store_e5m2_96_avx2
+	k.bytes[2].load = load_e5m2_96_avx2
+	k.bytes[2].loadShift = load_e5m2_96_avx2
+	k.bytes[1].store = store_q8_0_96_avx2
+	k.bytes[1].storeShift = store_q8_0_96_avx2
+	k.bytes[1].load = load_q8_0_96_avx2
+	k.bytes[1].loadShift = load_q8_0_96_avx2
+	k.bytes[3].store = store_q4_0_96_avx2
+	k.bytes[3].storeShift = store_q4_0_96_avx2
+	k.bytes[3].load = load_q4_0_96_avx2
+	k.bytes[3].loadShift = load_q4_0_96_avx2
+	k.bytes[7].store = store_mxfp4_96_avx2
+	k.bytes[7].storeShift = store_mxfp4_96_avx2
+	k.bytes[7].load = load_mxfp4_96_avx2
+	k.bytes[7].loadShift = load_mxfp4_96_avx2
+	k.bytes[8].store = store_iq4_nl_96_avx2
+	k.bytes[8].storeShift = store_iq4_nl_96_avx2
+	k.bytes[8].load = load_iq4_nl_96_avx2
+	k.bytes[8].loadShift = load_iq4_nl_96_avx2
+	k.bytes[10].store = store_int8_per_token_head_96_avx2
+	k.bytes[10].storeShift = store_int8_per_token_head_96_avx2
+	k.bytes[10].load = load_int8_per_token_head_96_avx2
+	k.bytes[10].loadShift = load_int8_per_token_head_96_avx2
+	k.bytes[11].store = store_nvfp4_gs_96_avx2
+	k.bytes[11].storeShift = store_nvfp4_gs_96_avx2
+	k.bytes[11].load = load_nvfp4_gs_96_avx2
+	k.bytes[11].loadShift = load_nvfp4_gs_96_avx2
 	return k
 }
 
@@ -392,51 +392,88 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_avx2
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_avx2
 	k.rotTo = rotTo_128x128i_avx2
-	k.hadamard = hadamard_128x128i_avx2
-	k.half[0].store = store_f16_128x128i_avx2
-	k.half[0].storeShift = store_f16_128x128i_avx2
-	k.half[0].load = load_f16_128x128i_avx2
-	k.half[0].loadShift = load_f16_128x128i_avx2
+	k.hadamard = hadamard_128_avx2
+	k.half[0].store = store_f16_128_avx2
+	k.half[0].storeShift = store_f16_128_avx2
+	k.half[0].load = load_f16_128_avx2
+	k.half[0].loadShift = load_f16_128_avx2
 	k.half[0].to = to_f16_128x128i_avx2
 	k.half[0].shift = shift_f16_128x128i_avx2
 	k.half[0].shiftInv = shiftInv_f16_128x128i_avx2
-	k.bytes[2].store = store_e5m2_128x128i_avx2
-	k.bytes[2].storeShift = store_e5m2_128x128i_avx2
-	k.bytes[2].load = load_e5m2_128x128i_avx2
-	k.bytes[2].loadShift = load_e5m2_128x128i_avx2
-	k.bytes[1].store = store_q8_0_128x128i_avx2
-	k.bytes[1].storeShift = store_q8_0_128x128i_avx2
-	k.bytes[1].load = load_q8_0_128x128i_avx2
-	k.bytes[1].loadShift = load_q8_0_128x128i_avx2
-	k.bytes[3].store = store_q4_0_128x128i_avx2
-	k.bytes[3].storeShift = store_q4_0_128x128i_avx2
-	k.bytes[3].load = load_q4_0_128x128i_avx2
-	k.bytes[3].loadShift = load_q4_0_128x128i_avx2
-	k.bytes[7].store = store_mxfp4_128x128i_avx2
-	k.bytes[7].storeShift = store_mxfp4_128x128i_avx2
-	k.bytes[7].load = load_mxfp4_128x128i_avx2
-	k.bytes[7].loadShift = load_mxfp4_128x128i_avx2
-	k.bytes[8].store = store_iq4_nl_128x128i_avx2
-	k.bytes[8].storeShift = store_iq4_nl_128x128i_avx2
-	k.bytes[8].load = load_iq4_nl_128x128i_avx2
-	k.bytes[8].loadShift = load_iq4_nl_128x128i_avx2
-	k.bytes[9].store = store_nvfp4_128x128i_avx2
-	k.bytes[9].storeShift = store_nvfp4_128x128i_avx2
-	k.bytes[9].load = load_nvfp4_128x128i_avx2
-	k.bytes[9].loadShift = load_nvfp4_128x128i_avx2
-	k.bytes[10].store = store_int8_per_token_head_128x128i_avx2
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128i_avx2
-	k.bytes[10].load = load_int8_per_token_head_128x128i_avx2
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128i_avx2
-	k.bytes[11].store = store_nvfp4_gs_128x128i_avx2
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128i_avx2
-	k.bytes[11].load = load_nvfp4_gs_128x128i_avx2
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128i_avx2
+	k.bytes[2].store = store_e5m2_128_avx2
+	k.bytes[2].storeShift = store_e5m2_128_avx2
+	k.bytes[2].load = load_e5m2_128_avx2
+	k.bytes[2].loadShift = load_e5m2_128_avx2
+	k.bytes[1].store = store_q8_0_128_avx2
+	k.bytes[1].storeShift = store_q8_0_128_avx2
+	k.bytes[1].load = load_q8_0_128_avx2
+	k.bytes[1].loadShift = load_q8_0_128_avx2
+	k.bytes[3].store = store_q4_0_128_avx2
+	k.bytes[3].storeShift = store_q4_0_128_avx2
+	k.bytes[3].load = load_q4_0_128_avx2
+	k.bytes[3].loadShift = load_q4_0_128_avx2
+	k.bytes[7].store = store_mxfp4_128_avx2
+	k.bytes[7].storeShift = store_mxfp4_128_avx2
+	k.bytes[7].load = load_mxfp4_128_avx2
+	k.bytes[7].loadShift = load_mxfp4_128_avx2
+	k.bytes[8].store = store_iq4_nl_128_avx2
+	k.bytes[8].storeShift = store_iq4_nl_128_avx2
+	k.bytes[8].load = load_iq4_nl_128_avx2
+	k.bytes[8].loadShift = load_iq4_nl_128_avx2
+	k.bytes[9].store = store_nvfp4_128_avx2
+	k.bytes[9].storeShift = store_nvfp4_128_avx2
+	k.bytes[9].load = load_nvfp4_128_avx2
+	k.bytes[9].loadShift = load_nvfp4_128_avx2
+	k.bytes[10].store = store_int8_per_token_head_128_avx2
+	k.bytes[10].storeShift = store_int8_per_token_head_128_avx2
+	k.bytes[10].load = load_int8_per_token_head_128_avx2
+	k.bytes[10].loadShift = load_int8_per_token_head_128_avx2
+	k.bytes[11].store = store_nvfp4_gs_128_avx2
+	k.bytes[11].storeShift = store_nvfp4_gs_128_avx2
+	k.bytes[11].load = load_nvfp4_gs_128_avx2
+	k.bytes[11].loadShift = load_nvfp4_gs_128_avx2
 	return k
 }
 
 // kernels_128x128n_avx2 returns the avx2 kernels of the shape 128/128/neox.
 func kernels_128x128n_avx2() (k kernels) {
+	k.hadamard = hadamard_128_avx2
+	k.half[0].store = store_f16_128_avx2
+	k.half[0].storeShift = store_f16_128_avx2
+	k.half[0].load = load_f16_128_avx2
+	k.half[0].loadShift = load_f16_128_avx2
+	k.bytes[2].store = store_e5m2_128_avx2
+	k.bytes[2].storeShift = store_e5m2_128_avx2
+	k.bytes[2].load = load_e5m2_128_avx2
+	k.bytes[2].loadShift = load_e5m2_128_avx2
+	k.bytes[1].store = store_q8_0_128_avx2
+	k.bytes[1].storeShift = store_q8_0_128_avx2
+	k.bytes[1].load = load_q8_0_128_avx2
+	k.bytes[1].loadShift = load_q8_0_128_avx2
+	k.bytes[3].store = store_q4_0_128_avx2
+	k.bytes[3].storeShift = store_q4_0_128_avx2
+	k.bytes[3].load = load_q4_0_128_avx2
+	k.bytes[3].loadShift = load_q4_0_128_avx2
+	k.bytes[7].store = store_mxfp4_128_avx2
+	k.bytes[7].storeShift = store_mxfp4_128_avx2
+	k.bytes[7].load = load_mxfp4_128_avx2
+	k.bytes[7].loadShift = load_mxfp4_128_avx2
+	k.bytes[8].store = store_iq4_nl_128_avx2
+	k.bytes[8].storeShift = store_iq4_nl_128_avx2
+	k.bytes[8].load = load_iq4_nl_128_avx2
+	k.bytes[8].loadShift = load_iq4_nl_128_avx2
+	k.bytes[9].store = store_nvfp4_128_avx2
+	k.bytes[9].storeShift = store_nvfp4_128_avx2
+	k.bytes[9].load = load_nvfp4_128_avx2
+	k.bytes[9].loadShift = load_nvfp4_128_avx2
+	k.bytes[10].store = store_int8_per_token_head_128_avx2
+	k.bytes[10].storeShift = store_int8_per_token_head_128_avx2
+	k.bytes[10].load = load_int8_per_token_head_128_avx2
+	k.bytes[10].loadShift = load_int8_per_token_head_128_avx2
+	k.bytes[11].store = store_nvfp4_gs_128_avx2
+	k.bytes[11].storeShift = store_nvfp4_gs_128_avx2
+	k.bytes[11].load = load_nvfp4_gs_128_avx2
+	k.bytes[11].loadShift = load_nvfp4_gs_128_avx2
 	k.fwd = fwd_128x128n_avx2
 	k.inv = inv_128x128n_avx2
 	k.fwdRows = fwdRows_128x128n_avx2
@@ -447,46 +484,9 @@ func kernels_128x128n_avx2() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_avx2
 	k.normOnly[2] = normOnly_rmsToken_128x128n_avx2
 	k.rotTo = rotTo_128x128n_avx2
-	k.hadamard = hadamard_128x128n_avx2
-	k.half[0].store = store_f16_128x128n_avx2
-	k.half[0].storeShift = store_f16_128x128n_avx2
-	k.half[0].load = load_f16_128x128n_avx2
-	k.half[0].loadShift = load_f16_128x128n_avx2
 	k.half[0].to = to_f16_128x128n_avx2
 	k.half[0].shift = shift_f16_128x128n_avx2
 	k.half[0].shiftInv = shiftInv_f16_128x128n_avx2
-	k.bytes[2].store = store_e5m2_128x128n_avx2
-	k.bytes[2].storeShift = store_e5m2_128x128n_avx2
-	k.bytes[2].load = load_e5m2_128x128n_avx2
-	k.bytes[2].loadShift = load_e5m2_128x128n_avx2
-	k.bytes[1].store = store_q8_0_128x128n_avx2
-	k.bytes[1].storeShift = store_q8_0_128x128n_avx2
-	k.bytes[1].load = load_q8_0_128x128n_avx2
-	k.bytes[1].loadShift = load_q8_0_128x128n_avx2
-	k.bytes[3].store = store_q4_0_128x128n_avx2
-	k.bytes[3].storeShift = store_q4_0_128x128n_avx2
-	k.bytes[3].load = load_q4_0_128x128n_avx2
-	k.bytes[3].loadShift = load_q4_0_128x128n_avx2
-	k.bytes[7].store = store_mxfp4_128x128n_avx2
-	k.bytes[7].storeShift = store_mxfp4_128x128n_avx2
-	k.bytes[7].load = load_mxfp4_128x128n_avx2
-	k.bytes[7].loadShift = load_mxfp4_128x128n_avx2
-	k.bytes[8].store = store_iq4_nl_128x128n_avx2
-	k.bytes[8].storeShift = store_iq4_nl_128x128n_avx2
-	k.bytes[8].load = load_iq4_nl_128x128n_avx2
-	k.bytes[8].loadShift = load_iq4_nl_128x128n_avx2
-	k.bytes[9].store = store_nvfp4_128x128n_avx2
-	k.bytes[9].storeShift = store_nvfp4_128x128n_avx2
-	k.bytes[9].load = load_nvfp4_128x128n_avx2
-	k.bytes[9].loadShift = load_nvfp4_128x128n_avx2
-	k.bytes[10].store = store_int8_per_token_head_128x128n_avx2
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128n_avx2
-	k.bytes[10].load = load_int8_per_token_head_128x128n_avx2
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128n_avx2
-	k.bytes[11].store = store_nvfp4_gs_128x128n_avx2
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128n_avx2
-	k.bytes[11].load = load_nvfp4_gs_128x128n_avx2
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128n_avx2
 	return k
 }
 
@@ -500,46 +500,46 @@ func kernels_256x256n_avx2() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_avx2
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_avx2
 	k.rotTo = rotTo_256x256n_avx2
-	k.hadamard = hadamard_256x256n_avx2
-	k.half[0].store = store_f16_256x256n_avx2
-	k.half[0].storeShift = store_f16_256x256n_avx2
-	k.half[0].load = load_f16_256x256n_avx2
-	k.half[0].loadShift = load_f16_256x256n_avx2
+	k.hadamard = hadamard_256_avx2
+	k.half[0].store = store_f16_256_avx2
+	k.half[0].storeShift = store_f16_256_avx2
+	k.half[0].load = load_f16_256_avx2
+	k.half[0].loadShift = load_f16_256_avx2
 	k.half[0].to = to_f16_256x256n_avx2
 	k.half[0].shift = shift_f16_256x256n_avx2
 	k.half[0].shiftInv = shiftInv_f16_256x256n_avx2
-	k.bytes[2].store = store_e5m2_256x256n_avx2
-	k.bytes[2].storeShift = store_e5m2_256x256n_avx2
-	k.bytes[2].load = load_e5m2_256x256n_avx2
-	k.bytes[2].loadShift = load_e5m2_256x256n_avx2
-	k.bytes[1].store = store_q8_0_256x256n_avx2
-	k.bytes[1].storeShift = store_q8_0_256x256n_avx2
-	k.bytes[1].load = load_q8_0_256x256n_avx2
-	k.bytes[1].loadShift = load_q8_0_256x256n_avx2
-	k.bytes[3].store = store_q4_0_256x256n_avx2
-	k.bytes[3].storeShift = store_q4_0_256x256n_avx2
-	k.bytes[3].load = load_q4_0_256x256n_avx2
-	k.bytes[3].loadShift = load_q4_0_256x256n_avx2
-	k.bytes[7].store = store_mxfp4_256x256n_avx2
-	k.bytes[7].storeShift = store_mxfp4_256x256n_avx2
-	k.bytes[7].load = load_mxfp4_256x256n_avx2
-	k.bytes[7].loadShift = load_mxfp4_256x256n_avx2
-	k.bytes[8].store = store_iq4_nl_256x256n_avx2
-	k.bytes[8].storeShift = store_iq4_nl_256x256n_avx2
-	k.bytes[8].load = load_iq4_nl_256x256n_avx2
-	k.bytes[8].loadShift = load_iq4_nl_256x256n_avx2
-	k.bytes[9].store = store_nvfp4_256x256n_avx2
-	k.bytes[9].storeShift = store_nvfp4_256x256n_avx2
-	k.bytes[9].load = load_nvfp4_256x256n_avx2
-	k.bytes[9].loadShift = load_nvfp4_256x256n_avx2
-	k.bytes[10].store = store_int8_per_token_head_256x256n_avx2
-	k.bytes[10].storeShift = store_int8_per_token_head_256x256n_avx2
-	k.bytes[10].load = load_int8_per_token_head_256x256n_avx2
-	k.bytes[10].loadShift = load_int8_per_token_head_256x256n_avx2
-	k.bytes[11].store = store_nvfp4_gs_256x256n_avx2
-	k.bytes[11].storeShift = store_nvfp4_gs_256x256n_avx2
-	k.bytes[11].load = load_nvfp4_gs_256x256n_avx2
-	k.bytes[11].loadShift = load_nvfp4_gs_256x256n_avx2
+	k.bytes[2].store = store_e5m2_256_avx2
+	k.bytes[2].storeShift = store_e5m2_256_avx2
+	k.bytes[2].load = load_e5m2_256_avx2
+	k.bytes[2].loadShift = load_e5m2_256_avx2
+	k.bytes[1].store = store_q8_0_256_avx2
+	k.bytes[1].storeShift = store_q8_0_256_avx2
+	k.bytes[1].load = load_q8_0_256_avx2
+	k.bytes[1].loadShift = load_q8_0_256_avx2
+	k.bytes[3].store = store_q4_0_256_avx2
+	k.bytes[3].storeShift = store_q4_0_256_avx2
+	k.bytes[3].load = load_q4_0_256_avx2
+	k.bytes[3].loadShift = load_q4_0_256_avx2
+	k.bytes[7].store = store_mxfp4_256_avx2
+	k.bytes[7].storeShift = store_mxfp4_256_avx2
+	k.bytes[7].load = load_mxfp4_256_avx2
+	k.bytes[7].loadShift = load_mxfp4_256_avx2
+	k.bytes[8].store = store_iq4_nl_256_avx2
+	k.bytes[8].storeShift = store_iq4_nl_256_avx2
+	k.bytes[8].load = load_iq4_nl_256_avx2
+	k.bytes[8].loadShift = load_iq4_nl_256_avx2
+	k.bytes[9].store = store_nvfp4_256_avx2
+	k.bytes[9].storeShift = store_nvfp4_256_avx2
+	k.bytes[9].load = load_nvfp4_256_avx2
+	k.bytes[9].loadShift = load_nvfp4_256_avx2
+	k.bytes[10].store = store_int8_per_token_head_256_avx2
+	k.bytes[10].storeShift = store_int8_per_token_head_256_avx2
+	k.bytes[10].load = load_int8_per_token_head_256_avx2
+	k.bytes[10].loadShift = load_int8_per_token_head_256_avx2
+	k.bytes[11].store = store_nvfp4_gs_256_avx2
+	k.bytes[11].storeShift = store_nvfp4_gs_256_avx2
+	k.bytes[11].load = load_nvfp4_gs_256_avx2
+	k.bytes[11].loadShift = load_nvfp4_gs_256_avx2
 	return k
 }
 
@@ -573,20 +573,20 @@ func fill_64x64i_avx512(r *float32, pos float64, freqs *float64, attn float64) (
 //go:noescape
 func rotTo_64x64i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_64x64i_avx512 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_64_avx512 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_64x64i_avx512(x []float32, stride int, n int)
+func hadamard_64_avx512(x []float32, stride int, n int)
 
-// store_f16_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
+// store_f16_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_64_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_64x64i_avx512 loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_f16_64_avx512 loads the first 64 values of the n f16 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_f16_64x64i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_64_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_64x64i_avx512 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
@@ -603,85 +603,85 @@ func shift_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_64x64i_avx512(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
+// store_e5m2_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_e5m2_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_64x64i_avx512 loads the first 64 values of the n e5m2 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_e5m2_64_avx512 loads the first 64 values of the n e5m2 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_e5m2_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
+// store_q8_0_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q8_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_64x64i_avx512 loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q8_0_64_avx512 loads the first 64 values of the n q8_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q8_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
+// store_q4_0_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q4_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_64x64i_avx512 loads the first 64 values of the n q4_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q4_0_64_avx512 loads the first 64 values of the n q4_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q4_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
+// store_mxfp4_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_mxfp4_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_64x64i_avx512 loads the first 64 values of the n mxfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_mxfp4_64_avx512 loads the first 64 values of the n mxfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_mxfp4_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
+// store_iq4_nl_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_iq4_nl_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_64x64i_avx512 loads the first 64 values of the n iq4_nl heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_iq4_nl_64_avx512 loads the first 64 values of the n iq4_nl heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_iq4_nl_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
+// store_nvfp4_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_64x64i_avx512 loads the first 64 values of the n nvfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_64_avx512 loads the first 64 values of the n nvfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
+// store_int8_per_token_head_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_int8_per_token_head_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_64x64i_avx512 loads the first 64 values of the n int8_per_token_head heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_int8_per_token_head_64_avx512 loads the first 64 values of the n int8_per_token_head heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_int8_per_token_head_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_64x64i_avx512 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
+// store_nvfp4_gs_64_avx512 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_gs_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_64x64i_avx512 loads the first 64 values of the n nvfp4_gs heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_gs_64_avx512 loads the first 64 values of the n nvfp4_gs heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_gs_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_96x96n_avx512 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
@@ -713,20 +713,20 @@ func fill_96x96n_avx512(r *float32, pos float64, freqs *float64, attn float64) (
 //go:noescape
 func rotTo_96x96n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_96x96n_avx512 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_96_avx512 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_96x96n_avx512(x []float32, stride int, n int)
+func hadamard_96_avx512(x []float32, stride int, n int)
 
-// store_f16_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
+// store_f16_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_96_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_96x96n_avx512 loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_f16_96_avx512 loads the first 96 values of the n f16 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_f16_96x96n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_96_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_96x96n_avx512 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
@@ -743,75 +743,75 @@ func shift_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_96x96n_avx512(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
+// store_e5m2_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_e5m2_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_96x96n_avx512 loads the first 96 values of the n e5m2 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_e5m2_96_avx512 loads the first 96 values of the n e5m2 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_e5m2_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
+// store_q8_0_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q8_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_96x96n_avx512 loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q8_0_96_avx512 loads the first 96 values of the n q8_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q8_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
+// store_q4_0_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q4_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_96x96n_avx512 loads the first 96 values of the n q4_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q4_0_96_avx512 loads the first 96 values of the n q4_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q4_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
+// store_mxfp4_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_mxfp4_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_96x96n_avx512 loads the first 96 values of the n mxfp4 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_mxfp4_96_avx512 loads the first 96 values of the n mxfp4 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_mxfp4_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
+// store_iq4_nl_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_iq4_nl_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_96x96n_avx512 loads the first 96 values of the n iq4_nl heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_iq4_nl_96_avx512 loads the first 96 values of the n iq4_nl heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_iq4_nl_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
+// store_int8_per_token_head_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_int8_per_token_head_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_96x96n_avx512 loads the first 96 values of the n int8_per_token_head heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_int8_per_token_head_96_avx512 loads the first 96 values of the n int8_per_token_head heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_int8_per_token_head_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_96x96n_avx512 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
+// store_nvfp4_gs_96_avx512 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_gs_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_96x96n_avx512 loads the first 96 values of the n nvfp4_gs heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_gs_96_avx512 loads the first 96 values of the n nvfp4_gs heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_gs_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128i_avx512 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
@@ -853,20 +853,20 @@ func normOnly_l2HeadAfter_128x128i_avx512(x []float32, stride int, n int, r *flo
 //go:noescape
 func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_128_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_128x128i_avx512(x []float32, stride int, n int)
+func hadamard_128_avx512(x []float32, stride int, n int)
 
-// store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
+// store_f16_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_f16_128_avx512 loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_avx512 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
@@ -883,85 +883,85 @@ func shift_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_128x128i_avx512(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
+// store_e5m2_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_e5m2_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_128x128i_avx512 loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_e5m2_128_avx512 loads the first 128 values of the n e5m2 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_e5m2_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
+// store_q8_0_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_avx512 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q8_0_128_avx512 loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
+// store_q4_0_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q4_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_128x128i_avx512 loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q4_0_128_avx512 loads the first 128 values of the n q4_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q4_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
+// store_mxfp4_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_mxfp4_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_128x128i_avx512 loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_mxfp4_128_avx512 loads the first 128 values of the n mxfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_mxfp4_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
+// store_iq4_nl_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_iq4_nl_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_128x128i_avx512 loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_iq4_nl_128_avx512 loads the first 128 values of the n iq4_nl heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_iq4_nl_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
+// store_nvfp4_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_128x128i_avx512 loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_128_avx512 loads the first 128 values of the n nvfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
+// store_int8_per_token_head_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_int8_per_token_head_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_128x128i_avx512 loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_int8_per_token_head_128_avx512 loads the first 128 values of the n int8_per_token_head heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_int8_per_token_head_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
+// store_nvfp4_gs_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_gs_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_128x128i_avx512 loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_gs_128_avx512 loads the first 128 values of the n nvfp4_gs heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_gs_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128n_avx512 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
@@ -1013,21 +1013,6 @@ func normOnly_rmsToken_128x128n_avx512(x []float32, stride int, n int, r *float3
 //go:noescape
 func rotTo_128x128n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128n_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
-//
-//go:noescape
-func hadamard_128x128n_avx512(x []float32, stride int, n int)
-
-// store_f16_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
-
-// load_f16_128x128n_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_f16_128x128n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
-
 // to_f16_128x128n_avx512 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
 //go:noescape
@@ -1042,86 +1027,6 @@ func shift_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
 //
 //go:noescape
 func shiftInv_f16_128x128n_avx512(x []uint16, stride int, n int, r *float32)
-
-// store_e5m2_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_e5m2_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_e5m2_128x128n_avx512 loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_e5m2_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q8_0_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_q8_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q8_0_128x128n_avx512 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_q8_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q4_0_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_q4_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q4_0_128x128n_avx512 loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_q4_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_mxfp4_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_mxfp4_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_mxfp4_128x128n_avx512 loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_mxfp4_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_iq4_nl_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_iq4_nl_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_iq4_nl_128x128n_avx512 loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_iq4_nl_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_nvfp4_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_128x128n_avx512 loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_nvfp4_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_int8_per_token_head_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_int8_per_token_head_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_int8_per_token_head_128x128n_avx512 loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_int8_per_token_head_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_gs_128x128n_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func store_nvfp4_gs_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_gs_128x128n_avx512 loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
-//
-//go:noescape
-func load_nvfp4_gs_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_256x256n_avx512 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx512.
 //
@@ -1163,20 +1068,20 @@ func normOnly_gemmaHead_256x256n_avx512(x []float32, stride int, n int, r *float
 //go:noescape
 func rotTo_256x256n_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_256x256n_avx512 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_256_avx512 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_256x256n_avx512(x []float32, stride int, n int)
+func hadamard_256_avx512(x []float32, stride int, n int)
 
-// store_f16_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
+// store_f16_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_256_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_256x256n_avx512 loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_f16_256_avx512 loads the first 256 values of the n f16 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_f16_256x256n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_256_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_256x256n_avx512 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
@@ -1193,85 +1098,85 @@ func shift_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_256x256n_avx512(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
+// store_e5m2_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_e5m2_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_256x256n_avx512 loads the first 256 values of the n e5m2 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_e5m2_256_avx512 loads the first 256 values of the n e5m2 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_e5m2_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
+// store_q8_0_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q8_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_256x256n_avx512 loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q8_0_256_avx512 loads the first 256 values of the n q8_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q8_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
+// store_q4_0_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q4_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_256x256n_avx512 loads the first 256 values of the n q4_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q4_0_256_avx512 loads the first 256 values of the n q4_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q4_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
+// store_mxfp4_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_mxfp4_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_256x256n_avx512 loads the first 256 values of the n mxfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_mxfp4_256_avx512 loads the first 256 values of the n mxfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_mxfp4_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
+// store_iq4_nl_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_iq4_nl_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_256x256n_avx512 loads the first 256 values of the n iq4_nl heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_iq4_nl_256_avx512 loads the first 256 values of the n iq4_nl heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_iq4_nl_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
+// store_nvfp4_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_256x256n_avx512 loads the first 256 values of the n nvfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_256_avx512 loads the first 256 values of the n nvfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
+// store_int8_per_token_head_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_int8_per_token_head_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_256x256n_avx512 loads the first 256 values of the n int8_per_token_head heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_int8_per_token_head_256_avx512 loads the first 256 values of the n int8_per_token_head heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_int8_per_token_head_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_256x256n_avx512 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
+// store_nvfp4_gs_256_avx512 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_nvfp4_gs_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_256x256n_avx512 loads the first 256 values of the n nvfp4_gs heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_nvfp4_gs_256_avx512 loads the first 256 values of the n nvfp4_gs heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_nvfp4_gs_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_64x64i_avx2 rotates the n heads of 64 values (64 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -1303,20 +1208,20 @@ func fill_64x64i_avx2(r *float32, pos float64, freqs *float64, attn float64) (do
 //go:noescape
 func rotTo_64x64i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_64x64i_avx2 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_64_avx2 transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_64x64i_avx2(x []float32, stride int, n int)
+func hadamard_64_avx2(x []float32, stride int, n int)
 
-// store_f16_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
+// store_f16_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_64_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_64x64i_avx2 loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_f16_64_avx2 loads the first 64 values of the n f16 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_f16_64x64i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_64_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_64x64i_avx2 rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
@@ -1333,85 +1238,85 @@ func shift_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_64x64i_avx2(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
+// store_e5m2_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_e5m2_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_64x64i_avx2 loads the first 64 values of the n e5m2 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_e5m2_64_avx2 loads the first 64 values of the n e5m2 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_e5m2_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
+// store_q8_0_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q8_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_64x64i_avx2 loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q8_0_64_avx2 loads the first 64 values of the n q8_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q8_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
+// store_q4_0_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q4_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_64x64i_avx2 loads the first 64 values of the n q4_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q4_0_64_avx2 loads the first 64 values of the n q4_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q4_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
+// store_mxfp4_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_mxfp4_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_64x64i_avx2 loads the first 64 values of the n mxfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_mxfp4_64_avx2 loads the first 64 values of the n mxfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_mxfp4_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
+// store_iq4_nl_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_iq4_nl_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_64x64i_avx2 loads the first 64 values of the n iq4_nl heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_iq4_nl_64_avx2 loads the first 64 values of the n iq4_nl heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_iq4_nl_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
+// store_nvfp4_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_64x64i_avx2 loads the first 64 values of the n nvfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_64_avx2 loads the first 64 values of the n nvfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
+// store_int8_per_token_head_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_int8_per_token_head_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_64x64i_avx2 loads the first 64 values of the n int8_per_token_head heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_int8_per_token_head_64_avx2 loads the first 64 values of the n int8_per_token_head heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_int8_per_token_head_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_64x64i_avx2 stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
+// store_nvfp4_gs_64_avx2 stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_gs_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_64x64i_avx2 loads the first 64 values of the n nvfp4_gs heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_gs_64_avx2 loads the first 64 values of the n nvfp4_gs heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_gs_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_96x96n_avx2 rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -1443,20 +1348,20 @@ func fill_96x96n_avx2(r *float32, pos float64, freqs *float64, attn float64) (do
 //go:noescape
 func rotTo_96x96n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_96x96n_avx2 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_96_avx2 transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_96x96n_avx2(x []float32, stride int, n int)
+func hadamard_96_avx2(x []float32, stride int, n int)
 
-// store_f16_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
+// store_f16_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_96_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_96x96n_avx2 loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_f16_96_avx2 loads the first 96 values of the n f16 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_f16_96x96n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_96_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_96x96n_avx2 rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
@@ -1473,75 +1378,75 @@ func shift_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_96x96n_avx2(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
+// store_e5m2_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_e5m2_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_96x96n_avx2 loads the first 96 values of the n e5m2 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_e5m2_96_avx2 loads the first 96 values of the n e5m2 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_e5m2_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
+// store_q8_0_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q8_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_96x96n_avx2 loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q8_0_96_avx2 loads the first 96 values of the n q8_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q8_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
+// store_q4_0_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q4_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_96x96n_avx2 loads the first 96 values of the n q4_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q4_0_96_avx2 loads the first 96 values of the n q4_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q4_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
+// store_mxfp4_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_mxfp4_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_96x96n_avx2 loads the first 96 values of the n mxfp4 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_mxfp4_96_avx2 loads the first 96 values of the n mxfp4 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_mxfp4_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
+// store_iq4_nl_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_iq4_nl_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_96x96n_avx2 loads the first 96 values of the n iq4_nl heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_iq4_nl_96_avx2 loads the first 96 values of the n iq4_nl heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_iq4_nl_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
+// store_int8_per_token_head_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_int8_per_token_head_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_96x96n_avx2 loads the first 96 values of the n int8_per_token_head heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_int8_per_token_head_96_avx2 loads the first 96 values of the n int8_per_token_head heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_int8_per_token_head_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_96x96n_avx2 stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
+// store_nvfp4_gs_96_avx2 stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_gs_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_96x96n_avx2 loads the first 96 values of the n nvfp4_gs heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_gs_96_avx2 loads the first 96 values of the n nvfp4_gs heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_gs_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -1583,20 +1488,20 @@ func normOnly_l2HeadAfter_128x128i_avx2(x []float32, stride int, n int, r *float
 //go:noescape
 func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_128_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_128x128i_avx2(x []float32, stride int, n int)
+func hadamard_128_avx2(x []float32, stride int, n int)
 
-// store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
+// store_f16_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_f16_128_avx2 loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_avx2 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
@@ -1613,85 +1518,85 @@ func shift_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_128x128i_avx2(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
+// store_e5m2_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_e5m2_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_128x128i_avx2 loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_e5m2_128_avx2 loads the first 128 values of the n e5m2 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_e5m2_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
+// store_q8_0_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_avx2 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q8_0_128_avx2 loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
+// store_q4_0_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q4_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_128x128i_avx2 loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q4_0_128_avx2 loads the first 128 values of the n q4_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q4_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
+// store_mxfp4_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_mxfp4_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_128x128i_avx2 loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_mxfp4_128_avx2 loads the first 128 values of the n mxfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_mxfp4_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
+// store_iq4_nl_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_iq4_nl_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_128x128i_avx2 loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_iq4_nl_128_avx2 loads the first 128 values of the n iq4_nl heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_iq4_nl_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
+// store_nvfp4_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_128x128i_avx2 loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_128_avx2 loads the first 128 values of the n nvfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
+// store_int8_per_token_head_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_int8_per_token_head_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_128x128i_avx2 loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_int8_per_token_head_128_avx2 loads the first 128 values of the n int8_per_token_head heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_int8_per_token_head_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
+// store_nvfp4_gs_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_gs_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_128x128i_avx2 loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_gs_128_avx2 loads the first 128 values of the n nvfp4_gs heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_gs_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128n_avx2 rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -1743,21 +1648,6 @@ func normOnly_rmsToken_128x128n_avx2(x []float32, stride int, n int, r *float32,
 //go:noescape
 func rotTo_128x128n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128n_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
-//
-//go:noescape
-func hadamard_128x128n_avx2(x []float32, stride int, n int)
-
-// store_f16_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
-
-// load_f16_128x128n_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_f16_128x128n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
-
 // to_f16_128x128n_avx2 rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
 //go:noescape
@@ -1772,86 +1662,6 @@ func shift_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
 //
 //go:noescape
 func shiftInv_f16_128x128n_avx2(x []uint16, stride int, n int, r *float32)
-
-// store_e5m2_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_e5m2_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_e5m2_128x128n_avx2 loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_e5m2_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q8_0_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_q8_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q8_0_128x128n_avx2 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_q8_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q4_0_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_q4_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q4_0_128x128n_avx2 loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_q4_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_mxfp4_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_mxfp4_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_mxfp4_128x128n_avx2 loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_mxfp4_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_iq4_nl_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_iq4_nl_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_iq4_nl_128x128n_avx2 loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_iq4_nl_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_nvfp4_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_128x128n_avx2 loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_nvfp4_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_int8_per_token_head_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_int8_per_token_head_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_int8_per_token_head_128x128n_avx2 loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_int8_per_token_head_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_gs_128x128n_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func store_nvfp4_gs_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_gs_128x128n_avx2 loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
-//
-//go:noescape
-func load_nvfp4_gs_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_256x256n_avx2 rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -1893,20 +1703,20 @@ func normOnly_gemmaHead_256x256n_avx2(x []float32, stride int, n int, r *float32
 //go:noescape
 func rotTo_256x256n_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_256x256n_avx2 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_256_avx2 transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_256x256n_avx2(x []float32, stride int, n int)
+func hadamard_256_avx2(x []float32, stride int, n int)
 
-// store_f16_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
+// store_f16_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_256_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_256x256n_avx2 loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_f16_256_avx2 loads the first 256 values of the n f16 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_f16_256x256n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_256_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_256x256n_avx2 rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //
@@ -1923,82 +1733,82 @@ func shift_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_256x256n_avx2(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
+// store_e5m2_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_e5m2_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_256x256n_avx2 loads the first 256 values of the n e5m2 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_e5m2_256_avx2 loads the first 256 values of the n e5m2 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_e5m2_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
+// store_q8_0_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q8_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_256x256n_avx2 loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q8_0_256_avx2 loads the first 256 values of the n q8_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q8_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
+// store_q4_0_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q4_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_256x256n_avx2 loads the first 256 values of the n q4_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q4_0_256_avx2 loads the first 256 values of the n q4_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q4_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
+// store_mxfp4_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_mxfp4_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_256x256n_avx2 loads the first 256 values of the n mxfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_mxfp4_256_avx2 loads the first 256 values of the n mxfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_mxfp4_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
+// store_iq4_nl_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_iq4_nl_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_256x256n_avx2 loads the first 256 values of the n iq4_nl heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_iq4_nl_256_avx2 loads the first 256 values of the n iq4_nl heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_iq4_nl_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
+// store_nvfp4_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_256x256n_avx2 loads the first 256 values of the n nvfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_256_avx2 loads the first 256 values of the n nvfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
+// store_int8_per_token_head_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_int8_per_token_head_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_256x256n_avx2 loads the first 256 values of the n int8_per_token_head heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_int8_per_token_head_256_avx2 loads the first 256 values of the n int8_per_token_head heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_int8_per_token_head_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_256x256n_avx2 stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
+// store_nvfp4_gs_256_avx2 stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_nvfp4_gs_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_256x256n_avx2 loads the first 256 values of the n nvfp4_gs heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_nvfp4_gs_256_avx2 loads the first 256 values of the n nvfp4_gs heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_nvfp4_gs_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

@@ -342,9 +342,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_64x64i_avx512(x []float32, stride int, n int)
+// func hadamard_64_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_64x64i_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_64_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -455,9 +455,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_64x64i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_64_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·store_f16_64x64i_avx512(SB), NOSPLIT, $0-72
+TEXT ·store_f16_64_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -486,9 +486,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_64x64i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_64_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·load_f16_64x64i_avx512(SB), NOSPLIT, $0-72
+TEXT ·load_f16_64_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -677,9 +677,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_e5m2_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -800,9 +800,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_e5m2_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -901,9 +901,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q8_0_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -1055,9 +1055,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q8_0_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -1099,9 +1099,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q4_0_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -1215,9 +1215,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q4_0_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -1266,9 +1266,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_mxfp4_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -1552,9 +1552,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_mxfp4_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -1638,9 +1638,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_iq4_nl_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -2269,9 +2269,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_iq4_nl_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -2362,9 +2362,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_64x64i_avx512(SB), NOSPLIT, $208-76
+TEXT ·store_nvfp4_64_avx512(SB), NOSPLIT, $208-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -2978,9 +2978,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_64x64i_avx512(SB), NOSPLIT, $192-76
+TEXT ·load_nvfp4_64_avx512(SB), NOSPLIT, $192-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -3150,9 +3150,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_int8_per_token_head_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -3256,9 +3256,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_int8_per_token_head_64x64i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_64_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -3295,9 +3295,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_64x64i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_64_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_gs_64x64i_avx512(SB), $384-76
+TEXT ·store_nvfp4_gs_64_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -3765,9 +3765,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_64x64i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_64_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_gs_64x64i_avx512(SB), $384-76
+TEXT ·load_nvfp4_gs_64_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -4522,9 +4522,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_96x96n_avx512(x []float32, stride int, n int)
+// func hadamard_96_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_96x96n_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_96_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -4687,9 +4687,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_96x96n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_96_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·store_f16_96x96n_avx512(SB), NOSPLIT, $0-72
+TEXT ·store_f16_96_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -4722,9 +4722,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_96x96n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_96_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·load_f16_96x96n_avx512(SB), NOSPLIT, $0-72
+TEXT ·load_f16_96_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -4929,9 +4929,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_e5m2_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -5092,9 +5092,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_e5m2_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -5225,9 +5225,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q8_0_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -5379,9 +5379,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q8_0_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -5423,9 +5423,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q4_0_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -5539,9 +5539,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q4_0_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -5590,9 +5590,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_mxfp4_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -5876,9 +5876,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_mxfp4_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -5962,9 +5962,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_iq4_nl_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -6593,9 +6593,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_iq4_nl_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -6686,9 +6686,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_int8_per_token_head_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -6820,9 +6820,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_int8_per_token_head_96x96n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_96_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -6867,9 +6867,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_96x96n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_96_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_gs_96x96n_avx512(SB), $384-76
+TEXT ·store_nvfp4_gs_96_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -7337,9 +7337,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_96x96n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_96_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_gs_96x96n_avx512(SB), $384-76
+TEXT ·load_nvfp4_gs_96_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -9216,9 +9216,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// func hadamard_128_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -9421,9 +9421,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_128_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·store_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+TEXT ·store_f16_128_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -9460,9 +9460,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_128_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·load_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+TEXT ·load_f16_128_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -9755,9 +9755,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_e5m2_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -9958,9 +9958,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_e5m2_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -10123,9 +10123,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -10380,9 +10380,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -10424,9 +10424,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q4_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -10675,9 +10675,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q4_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -10726,9 +10726,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_mxfp4_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -11012,9 +11012,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_mxfp4_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -11098,9 +11098,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_iq4_nl_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -11729,9 +11729,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_iq4_nl_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -11822,9 +11822,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_128x128i_avx512(SB), NOSPLIT, $208-76
+TEXT ·store_nvfp4_128_avx512(SB), NOSPLIT, $208-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -12447,9 +12447,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_128x128i_avx512(SB), NOSPLIT, $192-76
+TEXT ·load_nvfp4_128_avx512(SB), NOSPLIT, $192-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -12628,9 +12628,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_int8_per_token_head_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -12790,9 +12790,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_int8_per_token_head_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -12845,9 +12845,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_gs_128x128i_avx512(SB), $384-76
+TEXT ·store_nvfp4_gs_128_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -13315,9 +13315,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_gs_128x128i_avx512(SB), $384-76
+TEXT ·load_nvfp4_gs_128_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -15492,289 +15492,6 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128n_avx512(x []float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·hadamard_128x128n_avx512(SB), NOSPLIT, $0-40
-	MOVQ         x_base+0(FP), AX
-	MOVQ         n+32(FP), CX
-	MOVQ         stride+24(FP), DX
-	TESTQ        CX, CX
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x3db504f3, BX
-	VPBROADCASTD BX, Z0
-
-head:
-	VMOVUPS    (AX), Z1
-	VMOVUPS    64(AX), Z2
-	VMOVUPS    128(AX), Z3
-	VMOVUPS    192(AX), Z4
-	VMOVUPS    256(AX), Z5
-	VMOVUPS    320(AX), Z6
-	VMOVUPS    384(AX), Z7
-	VMOVUPS    448(AX), Z8
-	MOVL       $0x0000aaaa, BX
-	KMOVW      BX, K1
-	VPERMILPS  $0xb1, Z1, Z9
-	VSUBPS     Z1, Z9, Z10
-	VADDPS     Z9, Z1, Z1
-	VPBLENDMD  Z10, Z1, K1, Z1
-	VPERMILPS  $0xb1, Z2, Z9
-	VSUBPS     Z2, Z9, Z10
-	VADDPS     Z9, Z2, Z2
-	VPBLENDMD  Z10, Z2, K1, Z2
-	VPERMILPS  $0xb1, Z3, Z9
-	VSUBPS     Z3, Z9, Z10
-	VADDPS     Z9, Z3, Z3
-	VPBLENDMD  Z10, Z3, K1, Z3
-	VPERMILPS  $0xb1, Z4, Z9
-	VSUBPS     Z4, Z9, Z10
-	VADDPS     Z9, Z4, Z4
-	VPBLENDMD  Z10, Z4, K1, Z4
-	VPERMILPS  $0xb1, Z5, Z9
-	VSUBPS     Z5, Z9, Z10
-	VADDPS     Z9, Z5, Z5
-	VPBLENDMD  Z10, Z5, K1, Z5
-	VPERMILPS  $0xb1, Z6, Z9
-	VSUBPS     Z6, Z9, Z10
-	VADDPS     Z9, Z6, Z6
-	VPBLENDMD  Z10, Z6, K1, Z6
-	VPERMILPS  $0xb1, Z7, Z9
-	VSUBPS     Z7, Z9, Z10
-	VADDPS     Z9, Z7, Z7
-	VPBLENDMD  Z10, Z7, K1, Z7
-	VPERMILPS  $0xb1, Z8, Z9
-	VSUBPS     Z8, Z9, Z10
-	VADDPS     Z9, Z8, Z8
-	VPBLENDMD  Z10, Z8, K1, Z8
-	MOVL       $0x0000cccc, BX
-	KMOVW      BX, K1
-	VPERMILPS  $0x4e, Z1, Z9
-	VSUBPS     Z1, Z9, Z10
-	VADDPS     Z9, Z1, Z1
-	VPBLENDMD  Z10, Z1, K1, Z1
-	VPERMILPS  $0x4e, Z2, Z9
-	VSUBPS     Z2, Z9, Z10
-	VADDPS     Z9, Z2, Z2
-	VPBLENDMD  Z10, Z2, K1, Z2
-	VPERMILPS  $0x4e, Z3, Z9
-	VSUBPS     Z3, Z9, Z10
-	VADDPS     Z9, Z3, Z3
-	VPBLENDMD  Z10, Z3, K1, Z3
-	VPERMILPS  $0x4e, Z4, Z9
-	VSUBPS     Z4, Z9, Z10
-	VADDPS     Z9, Z4, Z4
-	VPBLENDMD  Z10, Z4, K1, Z4
-	VPERMILPS  $0x4e, Z5, Z9
-	VSUBPS     Z5, Z9, Z10
-	VADDPS     Z9, Z5, Z5
-	VPBLENDMD  Z10, Z5, K1, Z5
-	VPERMILPS  $0x4e, Z6, Z9
-	VSUBPS     Z6, Z9, Z10
-	VADDPS     Z9, Z6, Z6
-	VPBLENDMD  Z10, Z6, K1, Z6
-	VPERMILPS  $0x4e, Z7, Z9
-	VSUBPS     Z7, Z9, Z10
-	VADDPS     Z9, Z7, Z7
-	VPBLENDMD  Z10, Z7, K1, Z7
-	VPERMILPS  $0x4e, Z8, Z9
-	VSUBPS     Z8, Z9, Z10
-	VADDPS     Z9, Z8, Z8
-	VPBLENDMD  Z10, Z8, K1, Z8
-	MOVL       $0x0000f0f0, BX
-	KMOVW      BX, K1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z9
-	VSUBPS     Z1, Z9, Z10
-	VADDPS     Z9, Z1, Z1
-	VPBLENDMD  Z10, Z1, K1, Z1
-	VSHUFF32X4 $0xb1, Z2, Z2, Z9
-	VSUBPS     Z2, Z9, Z10
-	VADDPS     Z9, Z2, Z2
-	VPBLENDMD  Z10, Z2, K1, Z2
-	VSHUFF32X4 $0xb1, Z3, Z3, Z9
-	VSUBPS     Z3, Z9, Z10
-	VADDPS     Z9, Z3, Z3
-	VPBLENDMD  Z10, Z3, K1, Z3
-	VSHUFF32X4 $0xb1, Z4, Z4, Z9
-	VSUBPS     Z4, Z9, Z10
-	VADDPS     Z9, Z4, Z4
-	VPBLENDMD  Z10, Z4, K1, Z4
-	VSHUFF32X4 $0xb1, Z5, Z5, Z9
-	VSUBPS     Z5, Z9, Z10
-	VADDPS     Z9, Z5, Z5
-	VPBLENDMD  Z10, Z5, K1, Z5
-	VSHUFF32X4 $0xb1, Z6, Z6, Z9
-	VSUBPS     Z6, Z9, Z10
-	VADDPS     Z9, Z6, Z6
-	VPBLENDMD  Z10, Z6, K1, Z6
-	VSHUFF32X4 $0xb1, Z7, Z7, Z9
-	VSUBPS     Z7, Z9, Z10
-	VADDPS     Z9, Z7, Z7
-	VPBLENDMD  Z10, Z7, K1, Z7
-	VSHUFF32X4 $0xb1, Z8, Z8, Z9
-	VSUBPS     Z8, Z9, Z10
-	VADDPS     Z9, Z8, Z8
-	VPBLENDMD  Z10, Z8, K1, Z8
-	MOVL       $0x0000ff00, BX
-	KMOVW      BX, K1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z9
-	VSUBPS     Z1, Z9, Z10
-	VADDPS     Z9, Z1, Z1
-	VPBLENDMD  Z10, Z1, K1, Z1
-	VSHUFF32X4 $0x4e, Z2, Z2, Z9
-	VSUBPS     Z2, Z9, Z10
-	VADDPS     Z9, Z2, Z2
-	VPBLENDMD  Z10, Z2, K1, Z2
-	VSHUFF32X4 $0x4e, Z3, Z3, Z9
-	VSUBPS     Z3, Z9, Z10
-	VADDPS     Z9, Z3, Z3
-	VPBLENDMD  Z10, Z3, K1, Z3
-	VSHUFF32X4 $0x4e, Z4, Z4, Z9
-	VSUBPS     Z4, Z9, Z10
-	VADDPS     Z9, Z4, Z4
-	VPBLENDMD  Z10, Z4, K1, Z4
-	VSHUFF32X4 $0x4e, Z5, Z5, Z9
-	VSUBPS     Z5, Z9, Z10
-	VADDPS     Z9, Z5, Z5
-	VPBLENDMD  Z10, Z5, K1, Z5
-	VSHUFF32X4 $0x4e, Z6, Z6, Z9
-	VSUBPS     Z6, Z9, Z10
-	VADDPS     Z9, Z6, Z6
-	VPBLENDMD  Z10, Z6, K1, Z6
-	VSHUFF32X4 $0x4e, Z7, Z7, Z9
-	VSUBPS     Z7, Z9, Z10
-	VADDPS     Z9, Z7, Z7
-	VPBLENDMD  Z10, Z7, K1, Z7
-	VSHUFF32X4 $0x4e, Z8, Z8, Z9
-	VSUBPS     Z8, Z9, Z10
-	VADDPS     Z9, Z8, Z8
-	VPBLENDMD  Z10, Z8, K1, Z8
-	VADDPS     Z2, Z1, Z9
-	VSUBPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VSUBPS     Z4, Z3, Z3
-	VADDPS     Z6, Z5, Z4
-	VSUBPS     Z6, Z5, Z5
-	VADDPS     Z8, Z7, Z6
-	VSUBPS     Z8, Z7, Z7
-	VADDPS     Z2, Z9, Z8
-	VSUBPS     Z2, Z9, Z2
-	VADDPS     Z3, Z1, Z9
-	VSUBPS     Z3, Z1, Z1
-	VADDPS     Z6, Z4, Z3
-	VSUBPS     Z6, Z4, Z4
-	VADDPS     Z7, Z5, Z6
-	VSUBPS     Z7, Z5, Z5
-	VADDPS     Z3, Z8, Z7
-	VSUBPS     Z3, Z8, Z3
-	VADDPS     Z6, Z9, Z8
-	VSUBPS     Z6, Z9, Z6
-	VADDPS     Z4, Z2, Z9
-	VSUBPS     Z4, Z2, Z2
-	VADDPS     Z5, Z1, Z4
-	VSUBPS     Z5, Z1, Z1
-	VMULPS     Z0, Z7, Z5
-	VMULPS     Z0, Z8, Z7
-	VMULPS     Z0, Z9, Z8
-	VMULPS     Z0, Z4, Z4
-	VMULPS     Z0, Z3, Z3
-	VMULPS     Z0, Z6, Z6
-	VMULPS     Z0, Z2, Z2
-	VMULPS     Z0, Z1, Z1
-	VMOVUPS    Z5, (AX)
-	VMOVUPS    Z7, 64(AX)
-	VMOVUPS    Z8, 128(AX)
-	VMOVUPS    Z4, 192(AX)
-	VMOVUPS    Z3, 256(AX)
-	VMOVUPS    Z6, 320(AX)
-	VMOVUPS    Z2, 384(AX)
-	VMOVUPS    Z1, 448(AX)
-	ADDQ       DX, AX
-	DECQ       CX
-	JNZ        head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
-// Requires: AVX, AVX512F
-TEXT ·store_f16_128x128n_avx512(SB), NOSPLIT, $0-72
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, DX
-	SHLQ  $0x01, BX
-
-head:
-	VMOVUPS   (AX), Z0
-	VCVTPS2PH $0x00, Z0, (CX)
-	VMOVUPS   64(AX), Z0
-	VCVTPS2PH $0x00, Z0, 32(CX)
-	VMOVUPS   128(AX), Z0
-	VCVTPS2PH $0x00, Z0, 64(CX)
-	VMOVUPS   192(AX), Z0
-	VCVTPS2PH $0x00, Z0, 96(CX)
-	VMOVUPS   256(AX), Z0
-	VCVTPS2PH $0x00, Z0, 128(CX)
-	VMOVUPS   320(AX), Z0
-	VCVTPS2PH $0x00, Z0, 160(CX)
-	VMOVUPS   384(AX), Z0
-	VCVTPS2PH $0x00, Z0, 192(CX)
-	VMOVUPS   448(AX), Z0
-	VCVTPS2PH $0x00, Z0, 224(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_f16_128x128n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
-// Requires: AVX, AVX512F
-TEXT ·load_f16_128x128n_avx512(SB), NOSPLIT, $0-72
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, BX
-
-head:
-	VCVTPH2PS (AX), Z0
-	VMOVUPS   Z0, (CX)
-	VCVTPH2PS 32(AX), Z0
-	VMOVUPS   Z0, 64(CX)
-	VCVTPH2PS 64(AX), Z0
-	VMOVUPS   Z0, 128(CX)
-	VCVTPH2PS 96(AX), Z0
-	VMOVUPS   Z0, 192(CX)
-	VCVTPH2PS 128(AX), Z0
-	VMOVUPS   Z0, 256(CX)
-	VCVTPH2PS 160(AX), Z0
-	VMOVUPS   Z0, 320(CX)
-	VCVTPH2PS 192(AX), Z0
-	VMOVUPS   Z0, 384(CX)
-	VCVTPH2PS 224(AX), Z0
-	VMOVUPS   Z0, 448(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
 // func to_f16_128x128n_avx512(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, AVX512F
 TEXT ·to_f16_128x128n_avx512(SB), NOSPLIT, $0-80
@@ -15978,3951 +15695,6 @@ head:
 	ADDQ      CX, AX
 	DECQ      BX
 	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_e5m2_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_e5m2_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	VBROADCASTSS scale+72(FP), Z0
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0xc80fffff, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x43000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x38800000, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x476fffff, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x0000007b, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z11
-
-head:
-	VMOVUPS   (AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, (CX)
-	VMOVUPS   64(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 16(CX)
-	VMOVUPS   128(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 32(CX)
-	VMOVUPS   192(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 48(CX)
-	VMOVUPS   256(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 64(CX)
-	VMOVUPS   320(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 80(CX)
-	VMOVUPS   384(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 96(CX)
-	VMOVUPS   448(AX), Z1
-	VDIVPS    Z0, Z1, Z1
-	VPANDQ    Z2, Z1, Z12
-	VPSRLD    $0x15, Z12, Z13
-	VPANDQ    Z3, Z13, Z13
-	VPADDD    Z13, Z12, Z13
-	VPADDD    Z4, Z13, Z13
-	VPSRLD    $0x15, Z13, Z13
-	VADDPS    Z5, Z12, Z14
-	VPSUBD    Z5, Z14, Z14
-	VPCMPGTD  Z12, Z6, K1
-	VPBLENDMD Z14, Z13, K1, Z13
-	VPCMPGTD  Z7, Z12, K1
-	VPBLENDMD Z8, Z13, K1, Z13
-	VPCMPGTD  Z10, Z12, K1
-	VPBLENDMD Z9, Z13, K1, Z13
-	VPANDQ    Z11, Z1, Z1
-	VPSRLD    $0x18, Z1, Z1
-	VPORD     Z1, Z13, Z1
-	VPMOVDB   Z1, 112(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_e5m2_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_e5m2_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	VBROADCASTSS scale+72(FP), Z0
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x38000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x37800000, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x00000004, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x0000007b, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x00000080, DI
-	VPBROADCASTD DI, Z12
-
-head:
-	VPMOVZXBD (AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, (CX)
-	VPMOVZXBD 16(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 64(CX)
-	VPMOVZXBD 32(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 128(CX)
-	VPMOVZXBD 48(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 192(CX)
-	VPMOVZXBD 64(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 256(CX)
-	VPMOVZXBD 80(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 320(CX)
-	VPMOVZXBD 96(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 384(CX)
-	VPMOVZXBD 112(AX), Z1
-	VPANDQ    Z2, Z1, Z3
-	VPSLLD    $0x15, Z3, Z4
-	VPADDD    Z5, Z4, Z6
-	VCVTDQ2PS Z3, Z7
-	VMULPS    Z8, Z7, Z7
-	VPCMPGTD  Z3, Z9, K1
-	VPBLENDMD Z7, Z6, K1, Z6
-	VPCMPGTD  Z10, Z3, K1
-	VPORD     Z11, Z4, Z3
-	VPBLENDMD Z3, Z6, K1, Z6
-	VPANDQ    Z12, Z1, Z1
-	VPSLLD    $0x18, Z1, Z1
-	VPORD     Z1, Z6, Z1
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   Z1, 448(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_q8_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_q8_0_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x04800000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x3d7fffff, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x0000001f, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x42fe0000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0xc2fe0000, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x3effffff, DI
-	VPBROADCASTD DI, Z14
-
-head:
-	VMOVUPS     (AX), Z0
-	VMOVUPS     64(AX), Z1
-	VPANDQ      Z2, Z0, Z3
-	VPANDQ      Z2, Z1, Z4
-	VPMAXUD     Z4, Z3, Z3
-	VMOVUPS     128(AX), Z4
-	VMOVUPS     192(AX), Z15
-	VPANDQ      Z2, Z4, Z16
-	VPANDQ      Z2, Z15, Z17
-	VPMAXUD     Z17, Z16, Z16
-	VMOVUPS     256(AX), Z17
-	VMOVUPS     320(AX), Z18
-	VPANDQ      Z2, Z17, Z19
-	VPANDQ      Z2, Z18, Z20
-	VPMAXUD     Z20, Z19, Z19
-	VMOVUPS     384(AX), Z20
-	VMOVUPS     448(AX), Z21
-	VPANDQ      Z2, Z20, Z22
-	VPANDQ      Z2, Z21, Z23
-	VPMAXUD     Z23, Z22, Z22
-	VPUNPCKLDQ  Z16, Z3, Z23
-	VPUNPCKHDQ  Z16, Z3, Z3
-	VPMAXUD     Z3, Z23, Z3
-	VPUNPCKLDQ  Z22, Z19, Z16
-	VPUNPCKHDQ  Z22, Z19, Z19
-	VPMAXUD     Z19, Z16, Z16
-	VPUNPCKLQDQ Z16, Z3, Z19
-	VPUNPCKHQDQ Z16, Z3, Z3
-	VPMAXUD     Z3, Z19, Z3
-	VSHUFI64X2  $0x4e, Z3, Z3, Z16
-	VPMAXUD     Z16, Z3, Z3
-	VSHUFI64X2  $0xb1, Z3, Z3, Z16
-	VPMAXUD     Z16, Z3, Z3
-	VPSUBD      Z5, Z3, Z16
-	VPSRLD      $0x01, Z16, Z16
-	VPCMPGTD    Z6, Z16, K1
-	KORTESTW    K1, K1
-	JZ          else1
-	LEAQ        (AX), DI
-	LEAQ        (CX), R8
-	MOVQ        $0x00000004, R9
-
-block3:
-	VMOVUPS    (DI), Z0
-	VMOVUPS    64(DI), Z1
-	VPANDQ     Z2, Z0, Z3
-	VPANDQ     Z2, Z1, Z4
-	VPMAXUD    Z4, Z3, Z15
-	VSHUFI64X2 $0x4e, Z15, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VSHUFI64X2 $0xb1, Z15, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPSHUFD    $0x4e, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPSHUFD    $0xb1, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPSUBD     Z5, Z15, Z16
-	VPSRLD     $0x01, Z16, Z16
-	VPCMPGTD   Z6, Z16, K1
-	KORTESTW   K1, K1
-	JZ         else4
-	VPCMPGTD   Z7, Z3, K1
-	VMOVDQA32  Z8, Z15
-	VPBLENDMD  vecconst<>+1536(SB), Z15, K1, Z15
-	VPCMPGTD   Z7, Z4, K1
-	VMOVDQA32  Z8, Z16
-	VPBLENDMD  vecconst<>+1600(SB), Z16, K1, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VSHUFI64X2 $0x4e, Z15, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VSHUFI64X2 $0xb1, Z15, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPSHUFD    $0x4e, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPSHUFD    $0xb1, Z15, Z16
-	VPMAXUD    Z16, Z15, Z15
-	VPCMPGTD   Z9, Z15, K1
-	VPBLENDMD  Z9, Z15, K1, Z15
-	VMOVUPS    vecconst<>+1536(SB), Z16
-	VPCMPGTD   Z15, Z16, K1
-	VMOVDQA32  Z8, Z16
-	VPBLENDMD  Z3, Z16, K1, Z16
-	VMOVUPS    vecconst<>+1600(SB), Z3
-	VPCMPGTD   Z15, Z3, K1
-	VMOVDQA32  Z8, Z3
-	VPBLENDMD  Z4, Z3, K1, Z3
-	VPMAXUD    Z3, Z16, Z3
-	VSHUFI64X2 $0x4e, Z3, Z3, Z4
-	VPMAXUD    Z4, Z3, Z3
-	VSHUFI64X2 $0xb1, Z3, Z3, Z4
-	VPMAXUD    Z4, Z3, Z3
-	VPSHUFD    $0x4e, Z3, Z4
-	VPMAXUD    Z4, Z3, Z3
-	VPSHUFD    $0xb1, Z3, Z4
-	VPMAXUD    Z4, Z3, Z3
-	VDIVPS     Z10, Z3, Z3
-	VCVTPS2PH  $0x00, Z3, Y4
-	VPMOVZXWD  Y4, Z4
-	VPEXTRW    $0x00, X4, (R8)
-	VPCMPEQD   Z8, Z3, K1
-	VDIVPS     Z3, Z11, Z3
-	VPBLENDMD  Z8, Z3, K1, Z3
-	VMULPS     Z3, Z0, Z0
-	VCMPPS     $0x03, Z0, Z0, K1
-	VPBLENDMD  Z8, Z0, K1, Z0
-	VMINPS     Z10, Z0, Z0
-	VMAXPS     Z12, Z0, Z0
-	VPANDQ     Z13, Z0, Z4
-	VPORD      Z14, Z4, Z4
-	VADDPS     Z4, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VMULPS     Z3, Z1, Z1
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z8, Z1, K1, Z1
-	VMINPS     Z10, Z1, Z1
-	VMAXPS     Z12, Z1, Z1
-	VPANDQ     Z13, Z1, Z3
-	VPORD      Z14, Z3, Z3
-	VADDPS     Z3, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPMOVDB    Z0, 2(R8)
-	VPMOVDB    Z1, 18(R8)
-	JMP        endif5
-
-else4:
-	VDIVPS     Z10, Z15, Z3
-	VCVTPS2PH  $0x00, Z3, Y4
-	VPMOVZXWD  Y4, Z4
-	VPEXTRW    $0x00, X4, (R8)
-	VDIVPS     Z3, Z11, Z3
-	VMULPS     Z3, Z0, Z4
-	VPANDQ     Z13, Z0, Z0
-	VPORD      Z14, Z0, Z0
-	VADDPS     Z0, Z4, Z0
-	VCVTTPS2DQ Z0, Z0
-	VMULPS     Z3, Z1, Z3
-	VPANDQ     Z13, Z1, Z1
-	VPORD      Z14, Z1, Z1
-	VADDPS     Z1, Z3, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPMOVDB    Z0, 2(R8)
-	VPMOVDB    Z1, 18(R8)
-
-endif5:
-	ADDQ $0x00000080, DI
-	ADDQ $0x00000022, R8
-	DECQ R9
-	JNZ  block3
-	JMP  endif2
-
-else1:
-	VDIVPS     Z10, Z3, Z3
-	VCVTPS2PH  $0x00, Z3, Y16
-	VPMOVZXWD  Y16, Z16
-	VPEXTRW    $0x00, X16, (CX)
-	VPEXTRW    $0x02, X16, 34(CX)
-	VPEXTRW    $0x04, X16, 68(CX)
-	VPEXTRW    $0x06, X16, 102(CX)
-	VDIVPS     Z3, Z11, Z3
-	VPSHUFD    $0x00, Z3, Z16
-	VPANDQ     Z13, Z0, Z19
-	VPORD      Z14, Z19, Z19
-	VMULPS     Z16, Z0, Z0
-	VADDPS     Z19, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VPANDQ     Z13, Z1, Z19
-	VPORD      Z14, Z19, Z19
-	VMULPS     Z16, Z1, Z1
-	VADDPS     Z19, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPMOVDB    Z0, 2(CX)
-	VPMOVDB    Z1, 18(CX)
-	VPSHUFD    $0x55, Z3, Z0
-	VPANDQ     Z13, Z4, Z1
-	VPORD      Z14, Z1, Z1
-	VMULPS     Z0, Z4, Z4
-	VADDPS     Z1, Z4, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPANDQ     Z13, Z15, Z4
-	VPORD      Z14, Z4, Z4
-	VMULPS     Z0, Z15, Z0
-	VADDPS     Z4, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VPMOVDB    Z1, 36(CX)
-	VPMOVDB    Z0, 52(CX)
-	VPSHUFD    $0xaa, Z3, Z0
-	VPANDQ     Z13, Z17, Z1
-	VPORD      Z14, Z1, Z1
-	VMULPS     Z0, Z17, Z4
-	VADDPS     Z1, Z4, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPANDQ     Z13, Z18, Z4
-	VPORD      Z14, Z4, Z4
-	VMULPS     Z0, Z18, Z0
-	VADDPS     Z4, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VPMOVDB    Z1, 70(CX)
-	VPMOVDB    Z0, 86(CX)
-	VPSHUFD    $0xff, Z3, Z0
-	VPANDQ     Z13, Z20, Z1
-	VPORD      Z14, Z1, Z1
-	VMULPS     Z0, Z20, Z3
-	VADDPS     Z1, Z3, Z1
-	VCVTTPS2DQ Z1, Z1
-	VPANDQ     Z13, Z21, Z3
-	VPORD      Z14, Z3, Z3
-	VMULPS     Z0, Z21, Z0
-	VADDPS     Z3, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VPMOVDB    Z1, 104(CX)
-	VPMOVDB    Z0, 120(CX)
-
-endif2:
-	ADDQ DX, AX
-	ADDQ BX, CX
-	DECQ SI
-	JNZ  head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_q8_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_q8_0_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPMOVDW      Z0, Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVSXBD    2(DI), Z1
-	VPMOVSXBD    18(DI), Z2
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z0, Z2, Z0
-	VMOVUPS      Z1, (R8)
-	VMOVUPS      Z0, 64(R8)
-	ADDQ         $0x00000022, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_q4_0_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_q4_0_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x00000021, DI
-	VPBROADCASTD DI, Z24
-	MOVL         $0xc1000000, DI
-	VPBROADCASTD DI, Z25
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z26
-	MOVL         $0x41080000, DI
-	VPBROADCASTD DI, Z27
-	MOVL         $0x41700000, DI
-	VPBROADCASTD DI, Z28
-
-head:
-	VMOVUPS     (AX), Z0
-	VMOVUPS     64(AX), Z1
-	VPANDQ      Z2, Z0, Z3
-	VPCMPGTD    Z4, Z3, K1
-	VPBLENDMD   Z5, Z3, K1, Z3
-	VPANDQ      Z2, Z1, Z6
-	VPCMPGTD    Z4, Z6, K1
-	VPBLENDMD   Z5, Z6, K1, Z6
-	VPMAXUD     Z6, Z3, Z7
-	VMOVUPS     128(AX), Z8
-	VMOVUPS     192(AX), Z9
-	VPANDQ      Z2, Z8, Z10
-	VPCMPGTD    Z4, Z10, K1
-	VPBLENDMD   Z5, Z10, K1, Z10
-	VPANDQ      Z2, Z9, Z11
-	VPCMPGTD    Z4, Z11, K1
-	VPBLENDMD   Z5, Z11, K1, Z11
-	VPMAXUD     Z11, Z10, Z12
-	VMOVUPS     256(AX), Z13
-	VMOVUPS     320(AX), Z14
-	VPANDQ      Z2, Z13, Z15
-	VPCMPGTD    Z4, Z15, K1
-	VPBLENDMD   Z5, Z15, K1, Z15
-	VPANDQ      Z2, Z14, Z16
-	VPCMPGTD    Z4, Z16, K1
-	VPBLENDMD   Z5, Z16, K1, Z16
-	VPMAXUD     Z16, Z15, Z17
-	VMOVUPS     384(AX), Z18
-	VMOVUPS     448(AX), Z19
-	VPANDQ      Z2, Z18, Z20
-	VPCMPGTD    Z4, Z20, K1
-	VPBLENDMD   Z5, Z20, K1, Z20
-	VPANDQ      Z2, Z19, Z21
-	VPCMPGTD    Z4, Z21, K1
-	VPBLENDMD   Z5, Z21, K1, Z21
-	VPMAXUD     Z21, Z20, Z22
-	VPUNPCKLDQ  Z12, Z7, Z23
-	VPUNPCKHDQ  Z12, Z7, Z7
-	VPMAXUD     Z7, Z23, Z7
-	VPUNPCKLDQ  Z22, Z17, Z12
-	VPUNPCKHDQ  Z22, Z17, Z17
-	VPMAXUD     Z17, Z12, Z12
-	VPUNPCKLQDQ Z12, Z7, Z17
-	VPUNPCKHQDQ Z12, Z7, Z7
-	VPMAXUD     Z7, Z17, Z7
-	VSHUFI64X2  $0x4e, Z7, Z7, Z12
-	VPMAXUD     Z12, Z7, Z7
-	VSHUFI64X2  $0xb1, Z7, Z7, Z12
-	VPMAXUD     Z12, Z7, Z7
-	VPSHUFD     $0x00, Z7, Z12
-	VPSUBD      vecconst<>+1536(SB), Z24, Z17
-	VPCMPEQD    Z12, Z3, K1
-	VPSLLD      $0x01, Z17, Z3
-	VPSRLD      $0x1f, Z0, Z17
-	VPORD       Z17, Z3, Z3
-	VMOVDQA32   Z5, Z17
-	VPBLENDMD   Z3, Z17, K1, Z17
-	VPSUBD      vecconst<>+1600(SB), Z24, Z3
-	VPCMPEQD    Z12, Z6, K1
-	VPSLLD      $0x01, Z3, Z3
-	VPSRLD      $0x1f, Z1, Z6
-	VPORD       Z6, Z3, Z3
-	VMOVDQA32   Z5, Z6
-	VPBLENDMD   Z3, Z6, K1, Z6
-	VPMAXUD     Z6, Z17, Z3
-	VPSHUFD     $0x55, Z7, Z6
-	VPSUBD      vecconst<>+1536(SB), Z24, Z12
-	VPCMPEQD    Z6, Z10, K1
-	VPSLLD      $0x01, Z12, Z10
-	VPSRLD      $0x1f, Z8, Z12
-	VPORD       Z12, Z10, Z10
-	VMOVDQA32   Z5, Z12
-	VPBLENDMD   Z10, Z12, K1, Z12
-	VPSUBD      vecconst<>+1600(SB), Z24, Z10
-	VPCMPEQD    Z6, Z11, K1
-	VPSLLD      $0x01, Z10, Z6
-	VPSRLD      $0x1f, Z9, Z10
-	VPORD       Z10, Z6, Z6
-	VMOVDQA32   Z5, Z10
-	VPBLENDMD   Z6, Z10, K1, Z10
-	VPMAXUD     Z10, Z12, Z6
-	VPSHUFD     $0xaa, Z7, Z10
-	VPSUBD      vecconst<>+1536(SB), Z24, Z11
-	VPCMPEQD    Z10, Z15, K1
-	VPSLLD      $0x01, Z11, Z11
-	VPSRLD      $0x1f, Z13, Z12
-	VPORD       Z12, Z11, Z11
-	VMOVDQA32   Z5, Z12
-	VPBLENDMD   Z11, Z12, K1, Z12
-	VPSUBD      vecconst<>+1600(SB), Z24, Z11
-	VPCMPEQD    Z10, Z16, K1
-	VPSLLD      $0x01, Z11, Z10
-	VPSRLD      $0x1f, Z14, Z11
-	VPORD       Z11, Z10, Z10
-	VMOVDQA32   Z5, Z11
-	VPBLENDMD   Z10, Z11, K1, Z11
-	VPMAXUD     Z11, Z12, Z10
-	VPSHUFD     $0xff, Z7, Z11
-	VPSUBD      vecconst<>+1536(SB), Z24, Z12
-	VPCMPEQD    Z11, Z20, K1
-	VPSLLD      $0x01, Z12, Z12
-	VPSRLD      $0x1f, Z18, Z15
-	VPORD       Z15, Z12, Z12
-	VMOVDQA32   Z5, Z15
-	VPBLENDMD   Z12, Z15, K1, Z15
-	VPSUBD      vecconst<>+1600(SB), Z24, Z12
-	VPCMPEQD    Z11, Z21, K1
-	VPSLLD      $0x01, Z12, Z11
-	VPSRLD      $0x1f, Z19, Z12
-	VPORD       Z12, Z11, Z11
-	VMOVDQA32   Z5, Z12
-	VPBLENDMD   Z11, Z12, K1, Z12
-	VPMAXUD     Z12, Z15, Z11
-	VPUNPCKLDQ  Z6, Z3, Z12
-	VPUNPCKHDQ  Z6, Z3, Z3
-	VPMAXUD     Z3, Z12, Z3
-	VPUNPCKLDQ  Z11, Z10, Z6
-	VPUNPCKHDQ  Z11, Z10, Z10
-	VPMAXUD     Z10, Z6, Z6
-	VPUNPCKLQDQ Z6, Z3, Z10
-	VPUNPCKHQDQ Z6, Z3, Z3
-	VPMAXUD     Z3, Z10, Z3
-	VSHUFI64X2  $0x4e, Z3, Z3, Z6
-	VPMAXUD     Z6, Z3, Z3
-	VSHUFI64X2  $0xb1, Z3, Z3, Z6
-	VPMAXUD     Z6, Z3, Z3
-	VPSLLD      $0x1f, Z3, Z3
-	VPCMPEQD    Z5, Z7, K1
-	VPORD       Z3, Z7, Z3
-	VPBLENDMD   Z5, Z3, K1, Z3
-	VDIVPS      Z25, Z3, Z3
-	VPANDQ      Z2, Z3, Z6
-	VPCMPEQD    Z5, Z6, K1
-	VDIVPS      Z3, Z26, Z6
-	VPBLENDMD   Z5, Z6, K1, Z6
-	VCVTPS2PH   $0x00, Z3, Y3
-	VPMOVZXWD   Y3, Z3
-	VPEXTRW     $0x00, X3, (CX)
-	VPEXTRW     $0x02, X3, 18(CX)
-	VPEXTRW     $0x04, X3, 36(CX)
-	VPEXTRW     $0x06, X3, 54(CX)
-	VPSHUFD     $0x00, Z6, Z3
-	VMULPS      Z3, Z0, Z0
-	VCMPPS      $0x03, Z0, Z0, K1
-	VPBLENDMD   Z5, Z0, K1, Z0
-	VADDPS      Z27, Z0, Z0
-	VMINPS      Z28, Z0, Z0
-	VMAXPS      Z5, Z0, Z0
-	VCVTTPS2DQ  Z0, Z0
-	VMULPS      Z3, Z1, Z1
-	VCMPPS      $0x03, Z1, Z1, K1
-	VPBLENDMD   Z5, Z1, K1, Z1
-	VADDPS      Z27, Z1, Z1
-	VMINPS      Z28, Z1, Z1
-	VMAXPS      Z5, Z1, Z1
-	VCVTTPS2DQ  Z1, Z1
-	VPSLLD      $0x04, Z1, Z1
-	VPORD       Z1, Z0, Z0
-	VPMOVDB     Z0, 2(CX)
-	VPSHUFD     $0x55, Z6, Z0
-	VMULPS      Z0, Z8, Z1
-	VCMPPS      $0x03, Z1, Z1, K1
-	VPBLENDMD   Z5, Z1, K1, Z1
-	VADDPS      Z27, Z1, Z1
-	VMINPS      Z28, Z1, Z1
-	VMAXPS      Z5, Z1, Z1
-	VCVTTPS2DQ  Z1, Z1
-	VMULPS      Z0, Z9, Z0
-	VCMPPS      $0x03, Z0, Z0, K1
-	VPBLENDMD   Z5, Z0, K1, Z0
-	VADDPS      Z27, Z0, Z0
-	VMINPS      Z28, Z0, Z0
-	VMAXPS      Z5, Z0, Z0
-	VCVTTPS2DQ  Z0, Z0
-	VPSLLD      $0x04, Z0, Z0
-	VPORD       Z0, Z1, Z0
-	VPMOVDB     Z0, 20(CX)
-	VPSHUFD     $0xaa, Z6, Z0
-	VMULPS      Z0, Z13, Z1
-	VCMPPS      $0x03, Z1, Z1, K1
-	VPBLENDMD   Z5, Z1, K1, Z1
-	VADDPS      Z27, Z1, Z1
-	VMINPS      Z28, Z1, Z1
-	VMAXPS      Z5, Z1, Z1
-	VCVTTPS2DQ  Z1, Z1
-	VMULPS      Z0, Z14, Z0
-	VCMPPS      $0x03, Z0, Z0, K1
-	VPBLENDMD   Z5, Z0, K1, Z0
-	VADDPS      Z27, Z0, Z0
-	VMINPS      Z28, Z0, Z0
-	VMAXPS      Z5, Z0, Z0
-	VCVTTPS2DQ  Z0, Z0
-	VPSLLD      $0x04, Z0, Z0
-	VPORD       Z0, Z1, Z0
-	VPMOVDB     Z0, 38(CX)
-	VPSHUFD     $0xff, Z6, Z0
-	VMULPS      Z0, Z18, Z1
-	VCMPPS      $0x03, Z1, Z1, K1
-	VPBLENDMD   Z5, Z1, K1, Z1
-	VADDPS      Z27, Z1, Z1
-	VMINPS      Z28, Z1, Z1
-	VMAXPS      Z5, Z1, Z1
-	VCVTTPS2DQ  Z1, Z1
-	VMULPS      Z0, Z19, Z0
-	VCMPPS      $0x03, Z0, Z0, K1
-	VPBLENDMD   Z5, Z0, K1, Z0
-	VADDPS      Z27, Z0, Z0
-	VMINPS      Z28, Z0, Z0
-	VMAXPS      Z5, Z0, Z0
-	VCVTTPS2DQ  Z0, Z0
-	VPSLLD      $0x04, Z0, Z0
-	VPORD       Z0, Z1, Z0
-	VPMOVDB     Z0, 56(CX)
-	ADDQ        DX, AX
-	ADDQ        BX, CX
-	DECQ        SI
-	JNZ         head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_q4_0_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_q4_0_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x0000000f, DI
-	VPBROADCASTD DI, Z1
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z2
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPMOVDW      Z0, Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVZXBD    2(DI), Z3
-	VPANDQ       Z1, Z3, Z4
-	VPSRLD       $0x04, Z3, Z3
-	VPSUBD       Z2, Z4, Z4
-	VCVTDQ2PS    Z4, Z4
-	VMULPS       Z0, Z4, Z4
-	VPSUBD       Z2, Z3, Z3
-	VCVTDQ2PS    Z3, Z3
-	VMULPS       Z0, Z3, Z0
-	VMOVUPS      Z4, (R8)
-	VMOVUPS      Z0, 64(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_mxfp4_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_mxfp4_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x0000007e, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x00b17217, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x00000098, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x00800000, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x007fffff, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x00000002, DI
-	VPBROADCASTD DI, Z14
-	MOVL         $0x000000fe, DI
-	VPBROADCASTD DI, Z15
-	MOVL         $0x00200000, DI
-	VPBROADCASTD DI, Z16
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS    (DI), Z0
-	VMOVUPS    64(DI), Z1
-	VPANDQ     Z2, Z0, Z3
-	VPCMPGTD   Z4, Z3, K1
-	VPBLENDMD  Z5, Z3, K1, Z3
-	VPANDQ     Z2, Z1, Z6
-	VPCMPGTD   Z4, Z6, K1
-	VPBLENDMD  Z5, Z6, K1, Z6
-	VPMAXUD    Z6, Z3, Z3
-	VSHUFI64X2 $0x4e, Z3, Z3, Z6
-	VPMAXUD    Z6, Z3, Z3
-	VSHUFI64X2 $0xb1, Z3, Z3, Z6
-	VPMAXUD    Z6, Z3, Z3
-	VPSHUFD    $0x4e, Z3, Z6
-	VPMAXUD    Z6, Z3, Z3
-	VPSHUFD    $0xb1, Z3, Z6
-	VPMAXUD    Z6, Z3, Z3
-	VPSRLD     $0x17, Z3, Z6
-	VPCMPGTD   Z7, Z6, K1
-	VPSUBD     Z8, Z6, Z17
-	VPSUBD     Z6, Z7, Z18
-	VPBLENDMD  Z17, Z18, K1, Z18
-	VPSLLD     $0x01, Z18, Z17
-	VPADDD     Z9, Z17, Z17
-	VCVTDQ2PS  Z17, Z17
-	VPSRLD     $0x17, Z17, Z17
-	VPSUBD     Z17, Z11, Z17
-	VPSRLVD    Z17, Z10, Z17
-	VPANDQ     Z13, Z3, Z18
-	VPSUBD     Z18, Z12, Z18
-	VPCMPGTD   Z17, Z18, K1
-	VPADDD     Z9, Z6, Z17
-	VPBLENDMD  Z6, Z17, K1, Z17
-	VPCMPGTD   Z14, Z17, K1
-	VPSUBD     Z14, Z17, Z6
-	VMOVDQA32  Z5, Z17
-	VPBLENDMD  Z6, Z17, K1, Z17
-	VPCMPEQD   Z4, Z3, K1
-	VPBLENDMD  Z15, Z17, K1, Z17
-	VPANDQ     Z9, Z17, Z3
-	VPSLLVD    Z3, Z16, Z3
-	VPCMPGTD   Z9, Z17, K1
-	VPSUBD     Z9, Z17, Z6
-	VPSLLD     $0x17, Z6, Z6
-	VPBLENDMD  Z6, Z3, K1, Z3
-	VPEXTRW    $0x00, X17, (R8)
-	VADDPS     Z3, Z3, Z6
-	VADDPS     Z3, Z6, Z17
-	VADDPS     Z6, Z6, Z18
-	VADDPS     Z17, Z17, Z19
-	VADDPS     Z18, Z18, Z20
-	VADDPS     Z19, Z19, Z21
-	VPANDQ     Z2, Z0, Z22
-	VPADDD     Z9, Z5, Z23
-	VSUBPS     Z0, Z3, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VMOVDQA32  Z5, Z25
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z6, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z17, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z18, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z19, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z20, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VSUBPS     Z0, Z21, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z14, Z23, Z23
-	VADDPS     Z0, Z3, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z6, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z17, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z18, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z19, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z20, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VPBLENDMD  Z24, Z22, K1, Z22
-	VPADDD     Z9, Z23, Z23
-	VADDPS     Z0, Z21, Z24
-	VPANDQ     Z2, Z24, Z24
-	VPCMPGTD   Z24, Z22, K1
-	VPBLENDMD  Z23, Z25, K1, Z25
-	VCMPPS     $0x03, Z0, Z0, K1
-	VPBLENDMD  Z5, Z25, K1, Z25
-	VPANDQ     Z2, Z1, Z0
-	VPADDD     Z9, Z5, Z22
-	VSUBPS     Z1, Z3, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VMOVDQA32  Z5, Z24
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z6, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z17, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z18, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z19, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z20, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z22
-	VSUBPS     Z1, Z21, Z23
-	VPANDQ     Z2, Z23, Z23
-	VPCMPGTD   Z23, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z23, Z0, K1, Z0
-	VPADDD     Z14, Z22, Z22
-	VADDPS     Z1, Z3, Z3
-	VPANDQ     Z2, Z3, Z3
-	VPCMPGTD   Z3, Z0, K1
-	VPBLENDMD  Z22, Z24, K1, Z24
-	VPBLENDMD  Z3, Z0, K1, Z0
-	VPADDD     Z9, Z22, Z3
-	VADDPS     Z1, Z6, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VPADDD     Z9, Z3, Z3
-	VADDPS     Z1, Z17, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VPADDD     Z9, Z3, Z3
-	VADDPS     Z1, Z18, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VPADDD     Z9, Z3, Z3
-	VADDPS     Z1, Z19, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VPADDD     Z9, Z3, Z3
-	VADDPS     Z1, Z20, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VPADDD     Z9, Z3, Z3
-	VADDPS     Z1, Z21, Z6
-	VPANDQ     Z2, Z6, Z6
-	VPCMPGTD   Z6, Z0, K1
-	VPBLENDMD  Z3, Z24, K1, Z24
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z5, Z24, K1, Z24
-	VPSLLD     $0x04, Z24, Z0
-	VPORD      Z0, Z25, Z0
-	VPMOVDB    Z0, 1(R8)
-	ADDQ       $0x00000080, DI
-	ADDQ       $0x00000011, R8
-	DECQ       R9
-	JNZ        block1
-	ADDQ       DX, AX
-	ADDQ       BX, CX
-	DECQ       SI
-	JNZ        head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_mxfp4_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_mxfp4_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x000000ff, DI
-	VPBROADCASTD DI, Z1
-	MOVL         $0x00200000, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x0000000f, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000007, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x000000fe, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z9
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPANDQ       Z1, Z0, Z0
-	VPANDQ       Z3, Z0, Z10
-	VPSLLVD      Z10, Z2, Z10
-	VPCMPGTD     Z3, Z0, K1
-	VPSUBD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VPBLENDMD    Z0, Z10, K1, Z10
-	VPMOVZXBD    1(DI), Z0
-	VPANDQ       Z4, Z0, Z11
-	VPSRLD       $0x04, Z0, Z0
-	VPANDQ       Z5, Z11, Z12
-	VPCMPGTD     Z3, Z12, K1
-	VPADDD       Z6, Z12, Z13
-	VPSLLD       $0x16, Z13, Z13
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z13, Z12, K1, Z12
-	VPCMPGTD     Z7, Z11, K1
-	VMOVDQA32    Z9, Z11
-	VPBLENDMD    Z8, Z11, K1, Z11
-	VPORD        Z11, Z12, Z11
-	VMULPS       Z10, Z11, Z11
-	VPANDQ       Z5, Z0, Z12
-	VPCMPGTD     Z3, Z12, K1
-	VPADDD       Z6, Z12, Z13
-	VPSLLD       $0x16, Z13, Z13
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z13, Z12, K1, Z12
-	VPCMPGTD     Z7, Z0, K1
-	VMOVDQA32    Z9, Z0
-	VPBLENDMD    Z8, Z0, K1, Z0
-	VPORD        Z0, Z12, Z0
-	VMULPS       Z10, Z0, Z0
-	VMOVUPS      Z11, (R8)
-	VMOVUPS      Z0, 64(R8)
-	ADDQ         $0x00000011, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_iq4_nl_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_iq4_nl_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x00000021, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0xc2fe0000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x766a5d4f, DI
-	VPBROADCASTD DI, Z14
-	MOVL         $0x3f2d1801, DI
-	VPBROADCASTD DI, Z15
-	MOVL         $0xf1d9c5b5, DI
-	VPBROADCASTD DI, Z16
-	MOVL         $0xa6998d81, DI
-	VPBROADCASTD DI, Z17
-	MOVL         $0x00000080, DI
-	VPBROADCASTD DI, Z18
-	MOVL         $0xff800001, DI
-	VPBROADCASTD DI, Z19
-	MOVL         $0x00000004, DI
-	VPBROADCASTD DI, Z20
-	MOVL         $0x00000002, DI
-	VPBROADCASTD DI, Z21
-	MOVL         $0x26901d7d, DI
-	VPBROADCASTD DI, Z22
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS       (DI), Z0
-	VMOVUPS       64(DI), Z1
-	VPANDQ        Z2, Z0, Z3
-	VPCMPGTD      Z4, Z3, K1
-	VPBLENDMD     Z5, Z3, K1, Z3
-	VPANDQ        Z2, Z1, Z6
-	VPCMPGTD      Z4, Z6, K1
-	VPBLENDMD     Z5, Z6, K1, Z6
-	VPMAXUD       Z6, Z3, Z7
-	VSHUFI64X2    $0x4e, Z7, Z7, Z8
-	VPMAXUD       Z8, Z7, Z7
-	VSHUFI64X2    $0xb1, Z7, Z7, Z8
-	VPMAXUD       Z8, Z7, Z7
-	VPSHUFD       $0x4e, Z7, Z8
-	VPMAXUD       Z8, Z7, Z7
-	VPSHUFD       $0xb1, Z7, Z8
-	VPMAXUD       Z8, Z7, Z7
-	VPSUBD        vecconst<>+1536(SB), Z9, Z8
-	VPCMPEQD      Z7, Z3, K1
-	VPSLLD        $0x01, Z8, Z3
-	VPSRLD        $0x1f, Z0, Z8
-	VPORD         Z8, Z3, Z3
-	VMOVDQA32     Z5, Z8
-	VPBLENDMD     Z3, Z8, K1, Z8
-	VPSUBD        vecconst<>+1600(SB), Z9, Z3
-	VPCMPEQD      Z7, Z6, K1
-	VPSLLD        $0x01, Z3, Z3
-	VPSRLD        $0x1f, Z1, Z6
-	VPORD         Z6, Z3, Z3
-	VMOVDQA32     Z5, Z6
-	VPBLENDMD     Z3, Z6, K1, Z6
-	VPMAXUD       Z6, Z8, Z3
-	VSHUFI64X2    $0x4e, Z3, Z3, Z6
-	VPMAXUD       Z6, Z3, Z3
-	VSHUFI64X2    $0xb1, Z3, Z3, Z6
-	VPMAXUD       Z6, Z3, Z3
-	VPSHUFD       $0x4e, Z3, Z6
-	VPMAXUD       Z6, Z3, Z3
-	VPSHUFD       $0xb1, Z3, Z6
-	VPMAXUD       Z6, Z3, Z3
-	VPSLLD        $0x1f, Z3, Z3
-	VPORD         Z3, Z7, Z3
-	VDIVPS        Z11, Z3, Z3
-	VDIVPS        Z3, Z10, Z3
-	VMULPS        Z0, Z3, Z6
-	VADDPS        Z6, Z6, Z6
-	VPORD         Z12, Z5, Z8
-	VPSUBD        Z13, Z8, Z23
-	VPSLLD        $0x1d, Z23, Z24
-	VPCMPGTD      Z24, Z5, K1
-	VMOVDQA32     Z15, Z24
-	VPBLENDMD     Z14, Z24, K1, Z24
-	VPSLLD        $0x1d, Z23, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z17, Z25
-	VPBLENDMD     Z16, Z25, K1, Z25
-	VPSLLD        $0x1c, Z23, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VPBLENDMD     Z25, Z24, K1, Z24
-	VPSLLD        $0x1e, Z23, Z23
-	VPSRLD        $0x1b, Z23, Z23
-	VPSRLVD       Z23, Z24, Z23
-	VPSLLD        $0x18, Z23, Z23
-	VPSRLD        $0x18, Z23, Z23
-	VPSUBD        Z18, Z23, Z23
-	VPSLLD        $0x1d, Z8, Z24
-	VPCMPGTD      Z24, Z5, K1
-	VMOVDQA32     Z15, Z24
-	VPBLENDMD     Z14, Z24, K1, Z24
-	VPSLLD        $0x1d, Z8, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z17, Z25
-	VPBLENDMD     Z16, Z25, K1, Z25
-	VPSLLD        $0x1c, Z8, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VPBLENDMD     Z25, Z24, K1, Z24
-	VPSLLD        $0x1e, Z8, Z25
-	VPSRLD        $0x1b, Z25, Z25
-	VPSRLVD       Z25, Z24, Z24
-	VPSLLD        $0x18, Z24, Z24
-	VPSRLD        $0x18, Z24, Z24
-	VPSUBD        Z18, Z24, Z24
-	VPADDD        Z24, Z23, Z23
-	VCVTDQ2PS     Z23, Z23
-	VSUBPS        Z23, Z6, Z23
-	VPCMPGTD      Z23, Z19, K1
-	VPBLENDMD     Z5, Z8, K1, Z8
-	VPORD         Z20, Z8, Z23
-	VPSUBD        Z13, Z23, Z24
-	VPSLLD        $0x1d, Z24, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z24, Z24
-	VPSRLD        $0x1b, Z24, Z24
-	VPSRLVD       Z24, Z25, Z24
-	VPSLLD        $0x18, Z24, Z24
-	VPSRLD        $0x18, Z24, Z24
-	VPSUBD        Z18, Z24, Z24
-	VPSLLD        $0x1d, Z23, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z23, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z23, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z23, Z26
-	VPSRLD        $0x1b, Z26, Z26
-	VPSRLVD       Z26, Z25, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPADDD        Z25, Z24, Z24
-	VCVTDQ2PS     Z24, Z24
-	VSUBPS        Z24, Z6, Z24
-	VPCMPGTD      Z24, Z19, K1
-	VPBLENDMD     Z8, Z23, K1, Z23
-	VPORD         Z21, Z23, Z8
-	VPSUBD        Z13, Z8, Z24
-	VPSLLD        $0x1d, Z24, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z24, Z24
-	VPSRLD        $0x1b, Z24, Z24
-	VPSRLVD       Z24, Z25, Z24
-	VPSLLD        $0x18, Z24, Z24
-	VPSRLD        $0x18, Z24, Z24
-	VPSUBD        Z18, Z24, Z24
-	VPSLLD        $0x1d, Z8, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z8, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z8, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z8, Z26
-	VPSRLD        $0x1b, Z26, Z26
-	VPSRLVD       Z26, Z25, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPADDD        Z25, Z24, Z24
-	VCVTDQ2PS     Z24, Z24
-	VSUBPS        Z24, Z6, Z24
-	VPCMPGTD      Z24, Z19, K1
-	VPBLENDMD     Z23, Z8, K1, Z8
-	VPORD         Z13, Z8, Z23
-	VPSUBD        Z13, Z23, Z24
-	VPSLLD        $0x1d, Z24, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z24, Z24
-	VPSRLD        $0x1b, Z24, Z24
-	VPSRLVD       Z24, Z25, Z24
-	VPSLLD        $0x18, Z24, Z24
-	VPSRLD        $0x18, Z24, Z24
-	VPSUBD        Z18, Z24, Z24
-	VPSLLD        $0x1d, Z23, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z23, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z23, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z23, Z26
-	VPSRLD        $0x1b, Z26, Z26
-	VPSRLVD       Z26, Z25, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPADDD        Z25, Z24, Z24
-	VCVTDQ2PS     Z24, Z24
-	VSUBPS        Z24, Z6, Z6
-	VPCMPGTD      Z6, Z19, K1
-	VPBLENDMD     Z8, Z23, K1, Z23
-	VPSLLD        $0x1d, Z23, Z6
-	VPCMPGTD      Z6, Z5, K1
-	VMOVDQA32     Z15, Z6
-	VPBLENDMD     Z14, Z6, K1, Z6
-	VPSLLD        $0x1d, Z23, Z8
-	VPCMPGTD      Z8, Z5, K1
-	VMOVDQA32     Z17, Z8
-	VPBLENDMD     Z16, Z8, K1, Z8
-	VPSLLD        $0x1c, Z23, Z24
-	VPCMPGTD      Z24, Z5, K1
-	VPBLENDMD     Z8, Z6, K1, Z6
-	VPSLLD        $0x1e, Z23, Z8
-	VPSRLD        $0x1b, Z8, Z8
-	VPSRLVD       Z8, Z6, Z6
-	VPSLLD        $0x18, Z6, Z6
-	VPSRLD        $0x18, Z6, Z6
-	VPSUBD        Z18, Z6, Z6
-	VCVTDQ2PS     Z6, Z6
-	VMULPS        Z0, Z0, Z8
-	VMULPS        Z6, Z8, Z8
-	VMULPS        Z0, Z8, Z0
-	VADDSS        X0, X5, X24
-	VMOVSHDUP     X0, X25
-	VADDSS        X25, X24, X24
-	VMOVHLPS      X0, X0, X25
-	VADDSS        X25, X24, X24
-	VPERMILPS     $0x03, X0, X25
-	VADDSS        X25, X24, X24
-	VEXTRACTF32X4 $0x01, Z0, X25
-	VADDSS        X25, X24, X24
-	VMOVSHDUP     X25, X26
-	VADDSS        X26, X24, X24
-	VMOVHLPS      X25, X25, X26
-	VADDSS        X26, X24, X24
-	VPERMILPS     $0x03, X25, X25
-	VADDSS        X25, X24, X24
-	VEXTRACTF32X4 $0x02, Z0, X25
-	VADDSS        X25, X24, X24
-	VMOVSHDUP     X25, X26
-	VADDSS        X26, X24, X24
-	VMOVHLPS      X25, X25, X26
-	VADDSS        X26, X24, X24
-	VPERMILPS     $0x03, X25, X25
-	VADDSS        X25, X24, X24
-	VEXTRACTF32X4 $0x03, Z0, X0
-	VADDSS        X0, X24, X24
-	VMOVSHDUP     X0, X25
-	VADDSS        X25, X24, X24
-	VMOVHLPS      X0, X0, X25
-	VADDSS        X25, X24, X24
-	VPERMILPS     $0x03, X0, X0
-	VADDSS        X0, X24, X24
-	VBROADCASTSS  X24, Z0
-	VMULPS        Z6, Z8, Z6
-	VADDSS        X6, X5, X8
-	VMOVSHDUP     X6, X24
-	VADDSS        X24, X8, X8
-	VMOVHLPS      X6, X6, X24
-	VADDSS        X24, X8, X8
-	VPERMILPS     $0x03, X6, X24
-	VADDSS        X24, X8, X8
-	VEXTRACTF32X4 $0x01, Z6, X24
-	VADDSS        X24, X8, X8
-	VMOVSHDUP     X24, X25
-	VADDSS        X25, X8, X8
-	VMOVHLPS      X24, X24, X25
-	VADDSS        X25, X8, X8
-	VPERMILPS     $0x03, X24, X24
-	VADDSS        X24, X8, X8
-	VEXTRACTF32X4 $0x02, Z6, X24
-	VADDSS        X24, X8, X8
-	VMOVSHDUP     X24, X25
-	VADDSS        X25, X8, X8
-	VMOVHLPS      X24, X24, X25
-	VADDSS        X25, X8, X8
-	VPERMILPS     $0x03, X24, X24
-	VADDSS        X24, X8, X8
-	VEXTRACTF32X4 $0x03, Z6, X6
-	VADDSS        X6, X8, X8
-	VMOVSHDUP     X6, X24
-	VADDSS        X24, X8, X8
-	VMOVHLPS      X6, X6, X24
-	VADDSS        X24, X8, X8
-	VPERMILPS     $0x03, X6, X6
-	VADDSS        X6, X8, X8
-	VBROADCASTSS  X8, Z6
-	VMULPS        Z1, Z3, Z3
-	VADDPS        Z3, Z3, Z3
-	VPORD         Z12, Z5, Z8
-	VPSUBD        Z13, Z8, Z24
-	VPSLLD        $0x1d, Z24, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z24, Z24
-	VPSRLD        $0x1b, Z24, Z24
-	VPSRLVD       Z24, Z25, Z24
-	VPSLLD        $0x18, Z24, Z24
-	VPSRLD        $0x18, Z24, Z24
-	VPSUBD        Z18, Z24, Z24
-	VPSLLD        $0x1d, Z8, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VMOVDQA32     Z15, Z25
-	VPBLENDMD     Z14, Z25, K1, Z25
-	VPSLLD        $0x1d, Z8, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z17, Z26
-	VPBLENDMD     Z16, Z26, K1, Z26
-	VPSLLD        $0x1c, Z8, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VPBLENDMD     Z26, Z25, K1, Z25
-	VPSLLD        $0x1e, Z8, Z26
-	VPSRLD        $0x1b, Z26, Z26
-	VPSRLVD       Z26, Z25, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPADDD        Z25, Z24, Z24
-	VCVTDQ2PS     Z24, Z24
-	VSUBPS        Z24, Z3, Z24
-	VPCMPGTD      Z24, Z19, K1
-	VPBLENDMD     Z5, Z8, K1, Z8
-	VPORD         Z20, Z8, Z24
-	VPSUBD        Z13, Z24, Z25
-	VPSLLD        $0x1d, Z25, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z25, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z25, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z25, Z25
-	VPSRLD        $0x1b, Z25, Z25
-	VPSRLVD       Z25, Z26, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z24, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z24, Z27
-	VPSRLD        $0x1b, Z27, Z27
-	VPSRLVD       Z27, Z26, Z26
-	VPSLLD        $0x18, Z26, Z26
-	VPSRLD        $0x18, Z26, Z26
-	VPSUBD        Z18, Z26, Z26
-	VPADDD        Z26, Z25, Z25
-	VCVTDQ2PS     Z25, Z25
-	VSUBPS        Z25, Z3, Z25
-	VPCMPGTD      Z25, Z19, K1
-	VPBLENDMD     Z8, Z24, K1, Z24
-	VPORD         Z21, Z24, Z8
-	VPSUBD        Z13, Z8, Z25
-	VPSLLD        $0x1d, Z25, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z25, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z25, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z25, Z25
-	VPSRLD        $0x1b, Z25, Z25
-	VPSRLVD       Z25, Z26, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPSLLD        $0x1d, Z8, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z8, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z8, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z8, Z27
-	VPSRLD        $0x1b, Z27, Z27
-	VPSRLVD       Z27, Z26, Z26
-	VPSLLD        $0x18, Z26, Z26
-	VPSRLD        $0x18, Z26, Z26
-	VPSUBD        Z18, Z26, Z26
-	VPADDD        Z26, Z25, Z25
-	VCVTDQ2PS     Z25, Z25
-	VSUBPS        Z25, Z3, Z25
-	VPCMPGTD      Z25, Z19, K1
-	VPBLENDMD     Z24, Z8, K1, Z8
-	VPORD         Z13, Z8, Z24
-	VPSUBD        Z13, Z24, Z25
-	VPSLLD        $0x1d, Z25, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z25, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z25, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z25, Z25
-	VPSRLD        $0x1b, Z25, Z25
-	VPSRLVD       Z25, Z26, Z25
-	VPSLLD        $0x18, Z25, Z25
-	VPSRLD        $0x18, Z25, Z25
-	VPSUBD        Z18, Z25, Z25
-	VPSLLD        $0x1d, Z24, Z26
-	VPCMPGTD      Z26, Z5, K1
-	VMOVDQA32     Z15, Z26
-	VPBLENDMD     Z14, Z26, K1, Z26
-	VPSLLD        $0x1d, Z24, Z27
-	VPCMPGTD      Z27, Z5, K1
-	VMOVDQA32     Z17, Z27
-	VPBLENDMD     Z16, Z27, K1, Z27
-	VPSLLD        $0x1c, Z24, Z28
-	VPCMPGTD      Z28, Z5, K1
-	VPBLENDMD     Z27, Z26, K1, Z26
-	VPSLLD        $0x1e, Z24, Z27
-	VPSRLD        $0x1b, Z27, Z27
-	VPSRLVD       Z27, Z26, Z26
-	VPSLLD        $0x18, Z26, Z26
-	VPSRLD        $0x18, Z26, Z26
-	VPSUBD        Z18, Z26, Z26
-	VPADDD        Z26, Z25, Z25
-	VCVTDQ2PS     Z25, Z25
-	VSUBPS        Z25, Z3, Z3
-	VPCMPGTD      Z3, Z19, K1
-	VPBLENDMD     Z8, Z24, K1, Z24
-	VPSLLD        $0x1d, Z24, Z3
-	VPCMPGTD      Z3, Z5, K1
-	VMOVDQA32     Z15, Z3
-	VPBLENDMD     Z14, Z3, K1, Z3
-	VPSLLD        $0x1d, Z24, Z8
-	VPCMPGTD      Z8, Z5, K1
-	VMOVDQA32     Z17, Z8
-	VPBLENDMD     Z16, Z8, K1, Z8
-	VPSLLD        $0x1c, Z24, Z25
-	VPCMPGTD      Z25, Z5, K1
-	VPBLENDMD     Z8, Z3, K1, Z3
-	VPSLLD        $0x1e, Z24, Z8
-	VPSRLD        $0x1b, Z8, Z8
-	VPSRLVD       Z8, Z3, Z3
-	VPSLLD        $0x18, Z3, Z3
-	VPSRLD        $0x18, Z3, Z3
-	VPSUBD        Z18, Z3, Z3
-	VCVTDQ2PS     Z3, Z3
-	VMULPS        Z1, Z1, Z8
-	VMULPS        Z3, Z8, Z8
-	VMULPS        Z1, Z8, Z1
-	VADDSS        X1, X0, X0
-	VMOVSHDUP     X1, X25
-	VADDSS        X25, X0, X0
-	VMOVHLPS      X1, X1, X25
-	VADDSS        X25, X0, X0
-	VPERMILPS     $0x03, X1, X25
-	VADDSS        X25, X0, X0
-	VEXTRACTF32X4 $0x01, Z1, X25
-	VADDSS        X25, X0, X0
-	VMOVSHDUP     X25, X26
-	VADDSS        X26, X0, X0
-	VMOVHLPS      X25, X25, X26
-	VADDSS        X26, X0, X0
-	VPERMILPS     $0x03, X25, X25
-	VADDSS        X25, X0, X0
-	VEXTRACTF32X4 $0x02, Z1, X25
-	VADDSS        X25, X0, X0
-	VMOVSHDUP     X25, X26
-	VADDSS        X26, X0, X0
-	VMOVHLPS      X25, X25, X26
-	VADDSS        X26, X0, X0
-	VPERMILPS     $0x03, X25, X25
-	VADDSS        X25, X0, X0
-	VEXTRACTF32X4 $0x03, Z1, X1
-	VADDSS        X1, X0, X0
-	VMOVSHDUP     X1, X25
-	VADDSS        X25, X0, X0
-	VMOVHLPS      X1, X1, X25
-	VADDSS        X25, X0, X0
-	VPERMILPS     $0x03, X1, X1
-	VADDSS        X1, X0, X0
-	VBROADCASTSS  X0, Z0
-	VMULPS        Z3, Z8, Z1
-	VADDSS        X1, X6, X3
-	VMOVSHDUP     X1, X6
-	VADDSS        X6, X3, X3
-	VMOVHLPS      X1, X1, X6
-	VADDSS        X6, X3, X3
-	VPERMILPS     $0x03, X1, X6
-	VADDSS        X6, X3, X3
-	VEXTRACTF32X4 $0x01, Z1, X6
-	VADDSS        X6, X3, X3
-	VMOVSHDUP     X6, X8
-	VADDSS        X8, X3, X3
-	VMOVHLPS      X6, X6, X8
-	VADDSS        X8, X3, X3
-	VPERMILPS     $0x03, X6, X6
-	VADDSS        X6, X3, X3
-	VEXTRACTF32X4 $0x02, Z1, X6
-	VADDSS        X6, X3, X3
-	VMOVSHDUP     X6, X8
-	VADDSS        X8, X3, X3
-	VMOVHLPS      X6, X6, X8
-	VADDSS        X8, X3, X3
-	VPERMILPS     $0x03, X6, X6
-	VADDSS        X6, X3, X3
-	VEXTRACTF32X4 $0x03, Z1, X1
-	VADDSS        X1, X3, X3
-	VMOVSHDUP     X1, X6
-	VADDSS        X6, X3, X3
-	VMOVHLPS      X1, X1, X6
-	VADDSS        X6, X3, X3
-	VPERMILPS     $0x03, X1, X1
-	VADDSS        X1, X3, X3
-	VBROADCASTSS  X3, Z1
-	VPCMPGTD      Z7, Z22, K1
-	VPBLENDMD     Z12, Z23, K1, Z23
-	VPCMPGTD      Z7, Z22, K1
-	VPBLENDMD     Z12, Z24, K1, Z24
-	VPCMPGTD      Z5, Z1, K1
-	VDIVPS        Z1, Z0, Z0
-	VMOVDQA32     Z5, Z3
-	VPBLENDMD     Z0, Z3, K1, Z3
-	VPCMPGTD      Z4, Z1, K1
-	VPBLENDMD     Z5, Z3, K1, Z3
-	VPCMPGTD      Z7, Z22, K1
-	VPBLENDMD     Z5, Z3, K1, Z3
-	VCVTPS2PH     $0x00, Z3, Y0
-	VPMOVZXWD     Y0, Z0
-	VPEXTRW       $0x00, X0, (R8)
-	VPSLLD        $0x04, Z24, Z0
-	VPORD         Z0, Z23, Z0
-	VPMOVDB       Z0, 2(R8)
-	ADDQ          $0x00000080, DI
-	ADDQ          $0x00000012, R8
-	DECQ          R9
-	JNZ           block1
-	ADDQ          DX, AX
-	ADDQ          BX, CX
-	DECQ          SI
-	JNZ           head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_iq4_nl_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_iq4_nl_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x0000000f, DI
-	VPBROADCASTD DI, Z1
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x766a5d4f, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x3f2d1801, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0xf1d9c5b5, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0xa6998d81, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x00000080, DI
-	VPBROADCASTD DI, Z7
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPMOVDW      Z0, Y0
-	VCVTPH2PS    Y0, Z0
-	VPMOVZXBD    2(DI), Z8
-	VPANDQ       Z1, Z8, Z9
-	VPSRLD       $0x04, Z8, Z8
-	VPSLLD       $0x1d, Z9, Z10
-	VPCMPGTD     Z10, Z2, K1
-	VMOVDQA32    Z4, Z10
-	VPBLENDMD    Z3, Z10, K1, Z10
-	VPSLLD       $0x1d, Z9, Z11
-	VPCMPGTD     Z11, Z2, K1
-	VMOVDQA32    Z6, Z11
-	VPBLENDMD    Z5, Z11, K1, Z11
-	VPSLLD       $0x1c, Z9, Z12
-	VPCMPGTD     Z12, Z2, K1
-	VPBLENDMD    Z11, Z10, K1, Z10
-	VPSLLD       $0x1e, Z9, Z9
-	VPSRLD       $0x1b, Z9, Z9
-	VPSRLVD      Z9, Z10, Z9
-	VPSLLD       $0x18, Z9, Z9
-	VPSRLD       $0x18, Z9, Z9
-	VPSUBD       Z7, Z9, Z9
-	VCVTDQ2PS    Z9, Z9
-	VMULPS       Z9, Z0, Z9
-	VPSLLD       $0x1d, Z8, Z10
-	VPCMPGTD     Z10, Z2, K1
-	VMOVDQA32    Z4, Z10
-	VPBLENDMD    Z3, Z10, K1, Z10
-	VPSLLD       $0x1d, Z8, Z11
-	VPCMPGTD     Z11, Z2, K1
-	VMOVDQA32    Z6, Z11
-	VPBLENDMD    Z5, Z11, K1, Z11
-	VPSLLD       $0x1c, Z8, Z12
-	VPCMPGTD     Z12, Z2, K1
-	VPBLENDMD    Z11, Z10, K1, Z10
-	VPSLLD       $0x1e, Z8, Z8
-	VPSRLD       $0x1b, Z8, Z8
-	VPSRLVD      Z8, Z10, Z8
-	VPSLLD       $0x18, Z8, Z8
-	VPSRLD       $0x18, Z8, Z8
-	VPSUBD       Z7, Z8, Z8
-	VCVTDQ2PS    Z8, Z8
-	VMULPS       Z8, Z0, Z0
-	VMOVUPS      Z9, (R8)
-	VMOVUPS      Z0, 64(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_nvfp4_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_nvfp4_128x128n_avx512(SB), NOSPLIT, $208-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x40c00000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x3bf80000, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x00000077, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x0000007e, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x3c800000, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x44000000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x3f000000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x3b800000, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x3a800000, DI
-	VPBROADCASTD DI, Z14
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z15
-	MOVL         $0x00000002, DI
-	VPBROADCASTD DI, Z16
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z17
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000002, R9
-
-block1:
-	VMOVUPS      (DI), Z0
-	VMOVUPS      64(DI), Z1
-	VPANDQ       Z2, Z0, Z0
-	VPCMPGTD     Z3, Z0, K1
-	VPBLENDMD    Z4, Z0, K1, Z0
-	VPANDQ       Z2, Z1, Z1
-	VPCMPGTD     Z3, Z1, K1
-	VPBLENDMD    Z4, Z1, K1, Z1
-	VSHUFI64X2   $0x4e, Z0, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VSHUFI64X2   $0xb1, Z0, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VPSHUFD      $0x4e, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VPSHUFD      $0xb1, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VDIVPS       Z5, Z0, Z0
-	VPSUBD       Z6, Z0, Z18
-	VPSRLD       $0x14, Z18, Z18
-	VPCMPGTD     Z7, Z18, K1
-	VPBLENDMD    Z8, Z18, K1, Z18
-	VPCMPGTD     Z0, Z9, K1
-	VMOVDQA32    Z9, Z19
-	VPBLENDMD    Z0, Z19, K1, Z19
-	VMULPS       Z10, Z19, Z0
-	VADDPS       Z11, Z0, Z0
-	VCVTTPS2DQ   Z0, Z0
-	VPSRLD       $0x03, Z0, Z19
-	VPSUBD       Z19, Z0, Z0
-	VPBLENDMD    Z0, Z18, K1, Z18
-	VPEXTRW      $0x00, X18, (R8)
-	VPANDQ       Z12, Z18, Z0
-	VPSLLD       $0x14, Z0, Z19
-	VPADDD       Z13, Z19, Z19
-	VCVTDQ2PS    Z0, Z20
-	VMULPS       Z14, Z20, Z20
-	VPSRLD       $0x03, Z0, Z0
-	VPCMPEQD     Z4, Z0, K1
-	VPBLENDMD    Z20, Z19, K1, Z19
-	VPCMPEQD     Z12, Z18, K1
-	VPBLENDMD    Z4, Z19, K1, Z19
-	VMOVD        X19, (SP)
-	VSHUFI64X2   $0x4e, Z1, Z1, Z0
-	VPMAXUD      Z0, Z1, Z0
-	VSHUFI64X2   $0xb1, Z0, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VPSHUFD      $0x4e, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VPSHUFD      $0xb1, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VDIVPS       Z5, Z0, Z0
-	VPSUBD       Z6, Z0, Z1
-	VPSRLD       $0x14, Z1, Z1
-	VPCMPGTD     Z7, Z1, K1
-	VPBLENDMD    Z8, Z1, K1, Z1
-	VPCMPGTD     Z0, Z9, K1
-	VMOVDQA32    Z9, Z18
-	VPBLENDMD    Z0, Z18, K1, Z18
-	VMULPS       Z10, Z18, Z0
-	VADDPS       Z11, Z0, Z0
-	VCVTTPS2DQ   Z0, Z0
-	VPSRLD       $0x03, Z0, Z18
-	VPSUBD       Z18, Z0, Z0
-	VPBLENDMD    Z0, Z1, K1, Z1
-	VPEXTRW      $0x00, X1, 1(R8)
-	VPANDQ       Z12, Z1, Z0
-	VPSLLD       $0x14, Z0, Z18
-	VPADDD       Z13, Z18, Z18
-	VCVTDQ2PS    Z0, Z19
-	VMULPS       Z14, Z19, Z19
-	VPSRLD       $0x03, Z0, Z0
-	VPCMPEQD     Z4, Z0, K1
-	VPBLENDMD    Z19, Z18, K1, Z18
-	VPCMPEQD     Z12, Z1, K1
-	VPBLENDMD    Z4, Z18, K1, Z18
-	VMOVD        X18, 4(SP)
-	VMOVUPS      128(DI), Z0
-	VMOVUPS      192(DI), Z1
-	VPANDQ       Z2, Z0, Z0
-	VPCMPGTD     Z3, Z0, K1
-	VPBLENDMD    Z4, Z0, K1, Z0
-	VPANDQ       Z2, Z1, Z1
-	VPCMPGTD     Z3, Z1, K1
-	VPBLENDMD    Z4, Z1, K1, Z1
-	VSHUFI64X2   $0x4e, Z0, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VSHUFI64X2   $0xb1, Z0, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VPSHUFD      $0x4e, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VPSHUFD      $0xb1, Z0, Z18
-	VPMAXUD      Z18, Z0, Z0
-	VDIVPS       Z5, Z0, Z0
-	VPSUBD       Z6, Z0, Z18
-	VPSRLD       $0x14, Z18, Z18
-	VPCMPGTD     Z7, Z18, K1
-	VPBLENDMD    Z8, Z18, K1, Z18
-	VPCMPGTD     Z0, Z9, K1
-	VMOVDQA32    Z9, Z19
-	VPBLENDMD    Z0, Z19, K1, Z19
-	VMULPS       Z10, Z19, Z0
-	VADDPS       Z11, Z0, Z0
-	VCVTTPS2DQ   Z0, Z0
-	VPSRLD       $0x03, Z0, Z19
-	VPSUBD       Z19, Z0, Z0
-	VPBLENDMD    Z0, Z18, K1, Z18
-	VPEXTRW      $0x00, X18, 2(R8)
-	VPANDQ       Z12, Z18, Z0
-	VPSLLD       $0x14, Z0, Z19
-	VPADDD       Z13, Z19, Z19
-	VCVTDQ2PS    Z0, Z20
-	VMULPS       Z14, Z20, Z20
-	VPSRLD       $0x03, Z0, Z0
-	VPCMPEQD     Z4, Z0, K1
-	VPBLENDMD    Z20, Z19, K1, Z19
-	VPCMPEQD     Z12, Z18, K1
-	VPBLENDMD    Z4, Z19, K1, Z19
-	VMOVD        X19, 8(SP)
-	VSHUFI64X2   $0x4e, Z1, Z1, Z0
-	VPMAXUD      Z0, Z1, Z0
-	VSHUFI64X2   $0xb1, Z0, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VPSHUFD      $0x4e, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VPSHUFD      $0xb1, Z0, Z1
-	VPMAXUD      Z1, Z0, Z0
-	VDIVPS       Z5, Z0, Z0
-	VPSUBD       Z6, Z0, Z1
-	VPSRLD       $0x14, Z1, Z1
-	VPCMPGTD     Z7, Z1, K1
-	VPBLENDMD    Z8, Z1, K1, Z1
-	VPCMPGTD     Z0, Z9, K1
-	VMOVDQA32    Z9, Z18
-	VPBLENDMD    Z0, Z18, K1, Z18
-	VMULPS       Z10, Z18, Z0
-	VADDPS       Z11, Z0, Z0
-	VCVTTPS2DQ   Z0, Z0
-	VPSRLD       $0x03, Z0, Z18
-	VPSUBD       Z18, Z0, Z0
-	VPBLENDMD    Z0, Z1, K1, Z1
-	VPEXTRW      $0x00, X1, 3(R8)
-	VPANDQ       Z12, Z1, Z0
-	VPSLLD       $0x14, Z0, Z18
-	VPADDD       Z13, Z18, Z18
-	VCVTDQ2PS    Z0, Z19
-	VMULPS       Z14, Z19, Z19
-	VPSRLD       $0x03, Z0, Z0
-	VPCMPEQD     Z4, Z0, K1
-	VPBLENDMD    Z19, Z18, K1, Z18
-	VPCMPEQD     Z12, Z1, K1
-	VPBLENDMD    Z4, Z18, K1, Z18
-	VMOVD        X18, 12(SP)
-	VMOVUPS      (DI), Z0
-	VMOVUPS      64(DI), Z1
-	VPBROADCASTD (SP), Z18
-	VADDPS       Z18, Z18, Z19
-	VADDPS       Z18, Z19, Z20
-	VADDPS       Z19, Z19, Z21
-	VADDPS       Z20, Z20, Z22
-	VADDPS       Z21, Z21, Z23
-	VADDPS       Z22, Z22, Z24
-	VPANDQ       Z2, Z0, Z25
-	VPADDD       Z15, Z4, Z26
-	VSUBPS       Z0, Z18, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VMOVDQA32    Z4, Z28
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z19, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z20, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z21, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z22, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z23, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z24, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z16, Z26, Z26
-	VADDPS       Z0, Z18, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z18, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z18
-	VADDPS       Z0, Z19, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z20, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z21, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z22, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z23, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z24, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VCMPPS       $0x03, Z0, Z0, K1
-	VPBLENDMD    Z4, Z28, K1, Z28
-	VPBROADCASTD 4(SP), Z0
-	VADDPS       Z0, Z0, Z18
-	VADDPS       Z0, Z18, Z19
-	VADDPS       Z18, Z18, Z20
-	VADDPS       Z19, Z19, Z21
-	VADDPS       Z20, Z20, Z22
-	VADDPS       Z21, Z21, Z23
-	VPANDQ       Z2, Z1, Z24
-	VPADDD       Z15, Z4, Z25
-	VSUBPS       Z1, Z0, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VMOVDQA32    Z4, Z27
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z18, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z19, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z20, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z21, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z22, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z23, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z16, Z25, Z25
-	VADDPS       Z1, Z0, Z0
-	VPANDQ       Z2, Z0, Z0
-	VPCMPGTD     Z0, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z0, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z0
-	VADDPS       Z1, Z18, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z19, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z20, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z21, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z22, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z23, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPBLENDMD    Z4, Z27, K1, Z27
-	VMOVUPS      Z28, 48(SP)
-	VMOVUPS      Z27, 112(SP)
-	VMOVUPS      48(SP), Z0
-	VMOVUPS      112(SP), Z1
-	VMOVUPS      80(SP), Z18
-	VMOVUPS      144(SP), Z19
-	VMOVUPS      16(SP), Z19
-	VMOVUPS      80(SP), Z19
-	VMOVUPS      vecconst<>+1536(SB), Z20
-	VPCMPGTD     Z17, Z20, K1
-	VPBLENDMD    Z18, Z0, K1, Z0
-	VPBLENDMD    Z1, Z19, K1, Z19
-	VPSLLD       $0x04, Z19, Z1
-	VPORD        Z1, Z0, Z0
-	VPMOVDB      Z0, 4(R8)
-	VMOVUPS      128(DI), Z0
-	VMOVUPS      192(DI), Z1
-	VPBROADCASTD 8(SP), Z18
-	VADDPS       Z18, Z18, Z19
-	VADDPS       Z18, Z19, Z20
-	VADDPS       Z19, Z19, Z21
-	VADDPS       Z20, Z20, Z22
-	VADDPS       Z21, Z21, Z23
-	VADDPS       Z22, Z22, Z24
-	VPANDQ       Z2, Z0, Z25
-	VPADDD       Z15, Z4, Z26
-	VSUBPS       Z0, Z18, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VMOVDQA32    Z4, Z28
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z19, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z20, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z21, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z22, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z23, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z26
-	VSUBPS       Z0, Z24, Z27
-	VPANDQ       Z2, Z27, Z27
-	VPCMPGTD     Z27, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z27, Z25, K1, Z25
-	VPADDD       Z16, Z26, Z26
-	VADDPS       Z0, Z18, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z25, K1
-	VPBLENDMD    Z26, Z28, K1, Z28
-	VPBLENDMD    Z18, Z25, K1, Z25
-	VPADDD       Z15, Z26, Z18
-	VADDPS       Z0, Z19, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z20, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z21, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z22, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z23, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VPBLENDMD    Z19, Z25, K1, Z25
-	VPADDD       Z15, Z18, Z18
-	VADDPS       Z0, Z24, Z19
-	VPANDQ       Z2, Z19, Z19
-	VPCMPGTD     Z19, Z25, K1
-	VPBLENDMD    Z18, Z28, K1, Z28
-	VCMPPS       $0x03, Z0, Z0, K1
-	VPBLENDMD    Z4, Z28, K1, Z28
-	VPBROADCASTD 12(SP), Z0
-	VADDPS       Z0, Z0, Z18
-	VADDPS       Z0, Z18, Z19
-	VADDPS       Z18, Z18, Z20
-	VADDPS       Z19, Z19, Z21
-	VADDPS       Z20, Z20, Z22
-	VADDPS       Z21, Z21, Z23
-	VPANDQ       Z2, Z1, Z24
-	VPADDD       Z15, Z4, Z25
-	VSUBPS       Z1, Z0, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VMOVDQA32    Z4, Z27
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z18, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z19, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z20, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z21, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z22, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z25
-	VSUBPS       Z1, Z23, Z26
-	VPANDQ       Z2, Z26, Z26
-	VPCMPGTD     Z26, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z26, Z24, K1, Z24
-	VPADDD       Z16, Z25, Z25
-	VADDPS       Z1, Z0, Z0
-	VPANDQ       Z2, Z0, Z0
-	VPCMPGTD     Z0, Z24, K1
-	VPBLENDMD    Z25, Z27, K1, Z27
-	VPBLENDMD    Z0, Z24, K1, Z24
-	VPADDD       Z15, Z25, Z0
-	VADDPS       Z1, Z18, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z19, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z20, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z21, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z22, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VPBLENDMD    Z18, Z24, K1, Z24
-	VPADDD       Z15, Z0, Z0
-	VADDPS       Z1, Z23, Z18
-	VPANDQ       Z2, Z18, Z18
-	VPCMPGTD     Z18, Z24, K1
-	VPBLENDMD    Z0, Z27, K1, Z27
-	VCMPPS       $0x03, Z1, Z1, K1
-	VPBLENDMD    Z4, Z27, K1, Z27
-	VMOVUPS      Z28, 48(SP)
-	VMOVUPS      Z27, 112(SP)
-	VMOVUPS      48(SP), Z0
-	VMOVUPS      112(SP), Z1
-	VMOVUPS      80(SP), Z18
-	VMOVUPS      144(SP), Z19
-	VMOVUPS      16(SP), Z19
-	VMOVUPS      80(SP), Z19
-	VMOVUPS      vecconst<>+1536(SB), Z20
-	VPCMPGTD     Z17, Z20, K1
-	VPBLENDMD    Z18, Z0, K1, Z0
-	VPBLENDMD    Z1, Z19, K1, Z19
-	VPSLLD       $0x04, Z19, Z1
-	VPORD        Z1, Z0, Z0
-	VPMOVDB      Z0, 20(R8)
-	ADDQ         $0x00000100, DI
-	ADDQ         $0x00000024, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_nvfp4_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_nvfp4_128x128n_avx512(SB), NOSPLIT, $192-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x000000ff, DI
-	VPBROADCASTD DI, Z1
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x3b800000, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x3a800000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x0000000f, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x00000007, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x000000fe, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z11
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000002, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPANDQ       Z1, Z0, Z12
-	VPANDQ       Z2, Z12, Z13
-	VPSLLD       $0x14, Z13, Z14
-	VPADDD       Z3, Z14, Z14
-	VCVTDQ2PS    Z13, Z15
-	VMULPS       Z4, Z15, Z15
-	VPSRLD       $0x03, Z13, Z13
-	VPCMPEQD     Z5, Z13, K1
-	VPBLENDMD    Z15, Z14, K1, Z14
-	VPCMPEQD     Z2, Z12, K1
-	VPBLENDMD    Z5, Z14, K1, Z14
-	VPSRLD       $0x08, Z0, Z0
-	VPANDQ       Z2, Z0, Z12
-	VPSLLD       $0x14, Z12, Z13
-	VPADDD       Z3, Z13, Z13
-	VCVTDQ2PS    Z12, Z15
-	VMULPS       Z4, Z15, Z15
-	VPSRLD       $0x03, Z12, Z12
-	VPCMPEQD     Z5, Z12, K1
-	VPBLENDMD    Z15, Z13, K1, Z13
-	VPCMPEQD     Z2, Z0, K1
-	VPBLENDMD    Z5, Z13, K1, Z13
-	VPMOVZXBD    4(DI), Z0
-	VPANDQ       Z6, Z0, Z12
-	VPSRLD       $0x04, Z0, Z0
-	VMOVUPS      Z12, 32(SP)
-	VMOVUPS      Z0, 96(SP)
-	VMOVUPS      32(SP), Z0
-	VMOVUPS      96(SP), Z12
-	VMOVUPS      64(SP), Z15
-	VMOVUPS      128(SP), Z16
-	VMOVUPS      (SP), Z16
-	VMOVUPS      64(SP), Z16
-	VMOVUPS      vecconst<>+1536(SB), Z17
-	VPCMPGTD     Z7, Z17, K1
-	VPBLENDMD    Z15, Z0, K1, Z0
-	VPBLENDMD    Z12, Z16, K1, Z16
-	VPANDQ       Z8, Z0, Z12
-	VPCMPGTD     Z9, Z12, K1
-	VPADDD       Z10, Z12, Z15
-	VPSLLD       $0x16, Z15, Z15
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z15, Z12, K1, Z12
-	VPCMPGTD     Z7, Z0, K1
-	VMOVDQA32    Z5, Z0
-	VPBLENDMD    Z11, Z0, K1, Z0
-	VPORD        Z0, Z12, Z0
-	VMULPS       Z14, Z0, Z0
-	VPANDQ       Z8, Z16, Z12
-	VPCMPGTD     Z9, Z12, K1
-	VPADDD       Z10, Z12, Z14
-	VPSLLD       $0x16, Z14, Z14
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z14, Z12, K1, Z12
-	VPCMPGTD     Z7, Z16, K1
-	VMOVDQA32    Z5, Z14
-	VPBLENDMD    Z11, Z14, K1, Z14
-	VPORD        Z14, Z12, Z12
-	VMULPS       Z13, Z12, Z12
-	VMOVUPS      Z0, (R8)
-	VMOVUPS      Z12, 64(R8)
-	MOVWLZX      2(DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Z0
-	VPANDQ       Z1, Z0, Z12
-	VPANDQ       Z2, Z12, Z13
-	VPSLLD       $0x14, Z13, Z14
-	VPADDD       Z3, Z14, Z14
-	VCVTDQ2PS    Z13, Z15
-	VMULPS       Z4, Z15, Z15
-	VPSRLD       $0x03, Z13, Z13
-	VPCMPEQD     Z5, Z13, K1
-	VPBLENDMD    Z15, Z14, K1, Z14
-	VPCMPEQD     Z2, Z12, K1
-	VPBLENDMD    Z5, Z14, K1, Z14
-	VPSRLD       $0x08, Z0, Z0
-	VPANDQ       Z2, Z0, Z12
-	VPSLLD       $0x14, Z12, Z13
-	VPADDD       Z3, Z13, Z13
-	VCVTDQ2PS    Z12, Z15
-	VMULPS       Z4, Z15, Z15
-	VPSRLD       $0x03, Z12, Z12
-	VPCMPEQD     Z5, Z12, K1
-	VPBLENDMD    Z15, Z13, K1, Z13
-	VPCMPEQD     Z2, Z0, K1
-	VPBLENDMD    Z5, Z13, K1, Z13
-	VPMOVZXBD    20(DI), Z0
-	VPANDQ       Z6, Z0, Z12
-	VPSRLD       $0x04, Z0, Z0
-	VMOVUPS      Z12, 32(SP)
-	VMOVUPS      Z0, 96(SP)
-	VMOVUPS      32(SP), Z0
-	VMOVUPS      96(SP), Z12
-	VMOVUPS      64(SP), Z15
-	VMOVUPS      128(SP), Z16
-	VMOVUPS      (SP), Z16
-	VMOVUPS      64(SP), Z16
-	VMOVUPS      vecconst<>+1536(SB), Z17
-	VPCMPGTD     Z7, Z17, K1
-	VPBLENDMD    Z15, Z0, K1, Z0
-	VPBLENDMD    Z12, Z16, K1, Z16
-	VPANDQ       Z8, Z0, Z12
-	VPCMPGTD     Z9, Z12, K1
-	VPADDD       Z10, Z12, Z15
-	VPSLLD       $0x16, Z15, Z15
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z15, Z12, K1, Z12
-	VPCMPGTD     Z7, Z0, K1
-	VMOVDQA32    Z5, Z0
-	VPBLENDMD    Z11, Z0, K1, Z0
-	VPORD        Z0, Z12, Z0
-	VMULPS       Z14, Z0, Z0
-	VPANDQ       Z8, Z16, Z12
-	VPCMPGTD     Z9, Z12, K1
-	VPADDD       Z10, Z12, Z14
-	VPSLLD       $0x16, Z14, Z14
-	VCVTDQ2PS    Z12, Z12
-	VPBLENDMD    Z14, Z12, K1, Z12
-	VPCMPGTD     Z7, Z16, K1
-	VMOVDQA32    Z5, Z14
-	VPBLENDMD    Z11, Z14, K1, Z14
-	VPORD        Z14, Z12, Z12
-	VMULPS       Z13, Z12, Z12
-	VMOVUPS      Z0, 128(R8)
-	VMOVUPS      Z12, 192(R8)
-	ADDQ         $0x00000024, DI
-	ADDQ         $0x00000100, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_int8_per_token_head_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_int8_per_token_head_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x42fe0000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x358637bd, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x3f000000, DI
-	VPBROADCASTD DI, Z9
-
-head:
-	VMOVUPS    (AX), Z0
-	VMOVUPS    64(AX), Z1
-	VPANDQ     Z2, Z0, Z0
-	VPCMPGTD   Z3, Z0, K1
-	VPBLENDMD  Z4, Z0, K1, Z0
-	VPANDQ     Z2, Z1, Z1
-	VPCMPGTD   Z3, Z1, K1
-	VPBLENDMD  Z4, Z1, K1, Z1
-	VMOVUPS    128(AX), Z10
-	VMOVUPS    192(AX), Z11
-	VPANDQ     Z2, Z10, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z0, Z0
-	VPANDQ     Z2, Z11, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z1, Z1
-	VMOVUPS    256(AX), Z10
-	VMOVUPS    320(AX), Z11
-	VPANDQ     Z2, Z10, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z0, Z0
-	VPANDQ     Z2, Z11, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z1, Z1
-	VMOVUPS    384(AX), Z10
-	VMOVUPS    448(AX), Z11
-	VPANDQ     Z2, Z10, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z0, Z0
-	VPANDQ     Z2, Z11, Z10
-	VPCMPGTD   Z3, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VMAXPS     Z10, Z1, Z1
-	VPMAXUD    Z1, Z0, Z0
-	VSHUFI64X2 $0x4e, Z0, Z0, Z1
-	VPMAXUD    Z1, Z0, Z0
-	VSHUFI64X2 $0xb1, Z0, Z0, Z1
-	VPMAXUD    Z1, Z0, Z0
-	VPSHUFD    $0x4e, Z0, Z1
-	VPMAXUD    Z1, Z0, Z0
-	VPSHUFD    $0xb1, Z0, Z1
-	VPMAXUD    Z1, Z0, Z0
-	VDIVPS     Z5, Z0, Z0
-	VPCMPGTD   Z0, Z6, K1
-	VPBLENDMD  Z6, Z0, K1, Z0
-	VMOVD      X0, (CX)
-	VDIVPS     Z0, Z7, Z0
-	VMOVUPS    (AX), Z1
-	VMOVUPS    64(AX), Z10
-	VMULPS     Z0, Z1, Z1
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z4, Z1, K1, Z1
-	VPANDQ     Z8, Z1, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VMULPS     Z0, Z10, Z10
-	VCMPPS     $0x03, Z10, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VPANDQ     Z8, Z10, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z10, Z10
-	VCVTTPS2DQ Z10, Z10
-	VPMOVDB    Z1, 4(CX)
-	VPMOVDB    Z10, 20(CX)
-	VMOVUPS    128(AX), Z1
-	VMOVUPS    192(AX), Z10
-	VMULPS     Z0, Z1, Z1
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z4, Z1, K1, Z1
-	VPANDQ     Z8, Z1, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VMULPS     Z0, Z10, Z10
-	VCMPPS     $0x03, Z10, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VPANDQ     Z8, Z10, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z10, Z10
-	VCVTTPS2DQ Z10, Z10
-	VPMOVDB    Z1, 36(CX)
-	VPMOVDB    Z10, 52(CX)
-	VMOVUPS    256(AX), Z1
-	VMOVUPS    320(AX), Z10
-	VMULPS     Z0, Z1, Z1
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z4, Z1, K1, Z1
-	VPANDQ     Z8, Z1, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VMULPS     Z0, Z10, Z10
-	VCMPPS     $0x03, Z10, Z10, K1
-	VPBLENDMD  Z4, Z10, K1, Z10
-	VPANDQ     Z8, Z10, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z10, Z10
-	VCVTTPS2DQ Z10, Z10
-	VPMOVDB    Z1, 68(CX)
-	VPMOVDB    Z10, 84(CX)
-	VMOVUPS    384(AX), Z1
-	VMOVUPS    448(AX), Z10
-	VMULPS     Z0, Z1, Z1
-	VCMPPS     $0x03, Z1, Z1, K1
-	VPBLENDMD  Z4, Z1, K1, Z1
-	VPANDQ     Z8, Z1, Z11
-	VPORD      Z9, Z11, Z11
-	VADDPS     Z11, Z1, Z1
-	VCVTTPS2DQ Z1, Z1
-	VMULPS     Z0, Z10, Z0
-	VCMPPS     $0x03, Z0, Z0, K1
-	VPBLENDMD  Z4, Z0, K1, Z0
-	VPANDQ     Z8, Z0, Z10
-	VPORD      Z9, Z10, Z10
-	VADDPS     Z10, Z0, Z0
-	VCVTTPS2DQ Z0, Z0
-	VPMOVDB    Z1, 100(CX)
-	VPMOVDB    Z0, 116(CX)
-	ADDQ       DX, AX
-	ADDQ       BX, CX
-	DECQ       SI
-	JNZ        head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_int8_per_token_head_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_int8_per_token_head_128x128n_avx512(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	VPBROADCASTD (AX), Z0
-	VPMOVSXBD    4(AX), Z1
-	VPMOVSXBD    20(AX), Z2
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      Z1, (CX)
-	VMOVUPS      Z2, 64(CX)
-	VPMOVSXBD    36(AX), Z1
-	VPMOVSXBD    52(AX), Z2
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      Z1, 128(CX)
-	VMOVUPS      Z2, 192(CX)
-	VPMOVSXBD    68(AX), Z1
-	VPMOVSXBD    84(AX), Z2
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z0, Z2, Z2
-	VMOVUPS      Z1, 256(CX)
-	VMOVUPS      Z2, 320(CX)
-	VPMOVSXBD    100(AX), Z1
-	VPMOVSXBD    116(AX), Z2
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       Z0, Z1, Z1
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z0, Z2, Z0
-	VMOVUPS      Z1, 384(CX)
-	VMOVUPS      Z0, 448(CX)
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_nvfp4_gs_128x128n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·store_nvfp4_gs_128x128n_avx512(SB), $384-76
-	VBROADCASTSS scale+72(FP), Z0
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x7fffffff, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x7f800000, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x3e2aaaab, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0xc407ffff, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x46800000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x3c800000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x43e7ffff, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x0000007e, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z14
-	MOVL         $0x80000000, DI
-	VPBROADCASTD DI, Z15
-	MOVL         $0x3c000000, DI
-	VPBROADCASTD DI, Z16
-	MOVL         $0x3b000000, DI
-	VPBROADCASTD DI, Z17
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z18
-	MOVL         $0x7fc00000, DI
-	VPBROADCASTD DI, Z19
-	MOVL         $0x00000080, DI
-	VPBROADCASTD DI, Z20
-	MOVL         $0x40c00000, DI
-	VPBROADCASTD DI, Z21
-	MOVL         $0x4a800000, DI
-	VPBROADCASTD DI, Z22
-	MOVL         $0xc11fffff, DI
-	VPBROADCASTD DI, Z23
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS      (DI), Z1
-	VMOVUPS      64(DI), Z2
-	VPANDQ       Z3, Z1, Z1
-	VPCMPGTD     Z4, Z1, K1
-	VPBLENDMD    Z5, Z1, K1, Z1
-	VPANDQ       Z3, Z2, Z2
-	VPCMPGTD     Z4, Z2, K1
-	VPBLENDMD    Z5, Z2, K1, Z2
-	VMOVUPS      vecconst<>+1536(SB), Z24
-	VPSUBD       vecconst<>+1536(SB), Z24, Z24
-	VPORD        Z6, Z24, Z24
-	VMULPS       Z0, Z24, Z25
-	VPANDQ       Z3, Z25, Z26
-	VPCMPEQD     Z5, Z26, K1
-	VDIVPS       Z25, Z24, Z26
-	VPBLENDMD    Z5, Z26, K1, Z26
-	VSHUFI64X2   $0x4e, Z1, Z1, Z27
-	VPMAXUD      Z27, Z1, Z1
-	VSHUFI64X2   $0xb1, Z1, Z1, Z27
-	VPMAXUD      Z27, Z1, Z1
-	VPSHUFD      $0x4e, Z1, Z27
-	VPMAXUD      Z27, Z1, Z1
-	VPSHUFD      $0xb1, Z1, Z27
-	VPMAXUD      Z27, Z1, Z1
-	VSHUFI64X2   $0x4e, Z2, Z2, Z27
-	VPMAXUD      Z27, Z2, Z2
-	VSHUFI64X2   $0xb1, Z2, Z2, Z27
-	VPMAXUD      Z27, Z2, Z2
-	VPSHUFD      $0x4e, Z2, Z27
-	VPMAXUD      Z27, Z2, Z2
-	VPSHUFD      $0xb1, Z2, Z27
-	VPMAXUD      Z27, Z2, Z2
-	VMULPS       Z7, Z1, Z1
-	VMULPS       Z1, Z25, Z1
-	VPANDQ       Z3, Z1, Z27
-	VPSRLD       $0x14, Z27, Z28
-	VPANDQ       Z8, Z28, Z28
-	VPADDD       Z28, Z27, Z28
-	VPADDD       Z9, Z28, Z28
-	VPSRLD       $0x14, Z28, Z28
-	VADDPS       Z10, Z27, Z29
-	VPSUBD       Z10, Z29, Z29
-	VPCMPGTD     Z27, Z11, K1
-	VPBLENDMD    Z29, Z28, K1, Z28
-	VPCMPGTD     Z12, Z27, K1
-	VPBLENDMD    Z13, Z28, K1, Z28
-	VPCMPGTD     Z4, Z27, K1
-	VPBLENDMD    Z14, Z28, K1, Z28
-	VPANDQ       Z15, Z1, Z1
-	VPSRLD       $0x18, Z1, Z1
-	VPORD        Z1, Z28, Z1
-	VPANDQ       Z14, Z1, Z27
-	VPSLLD       $0x14, Z27, Z28
-	VPADDD       Z16, Z28, Z28
-	VCVTDQ2PS    Z27, Z29
-	VMULPS       Z17, Z29, Z29
-	VPCMPGTD     Z27, Z18, K1
-	VPBLENDMD    Z29, Z28, K1, Z28
-	VPCMPEQD     Z14, Z27, K1
-	VPBLENDMD    Z19, Z28, K1, Z28
-	VPANDQ       Z20, Z1, Z27
-	VPSLLD       $0x18, Z27, Z27
-	VPORD        Z27, Z28, Z27
-	VMULPS       Z26, Z27, Z27
-	VPANDQ       Z3, Z27, Z28
-	VPCMPEQD     Z5, Z28, K1
-	VDIVPS       Z27, Z24, Z27
-	VPBLENDMD    Z5, Z27, K1, Z27
-	VMULPS       Z7, Z2, Z2
-	VMULPS       Z2, Z25, Z2
-	VPANDQ       Z3, Z2, Z25
-	VPSRLD       $0x14, Z25, Z28
-	VPANDQ       Z8, Z28, Z28
-	VPADDD       Z28, Z25, Z28
-	VPADDD       Z9, Z28, Z28
-	VPSRLD       $0x14, Z28, Z28
-	VADDPS       Z10, Z25, Z29
-	VPSUBD       Z10, Z29, Z29
-	VPCMPGTD     Z25, Z11, K1
-	VPBLENDMD    Z29, Z28, K1, Z28
-	VPCMPGTD     Z12, Z25, K1
-	VPBLENDMD    Z13, Z28, K1, Z28
-	VPCMPGTD     Z4, Z25, K1
-	VPBLENDMD    Z14, Z28, K1, Z28
-	VPANDQ       Z15, Z2, Z2
-	VPSRLD       $0x18, Z2, Z2
-	VPORD        Z2, Z28, Z2
-	VPANDQ       Z14, Z2, Z25
-	VPSLLD       $0x14, Z25, Z28
-	VPADDD       Z16, Z28, Z28
-	VCVTDQ2PS    Z25, Z29
-	VMULPS       Z17, Z29, Z29
-	VPCMPGTD     Z25, Z18, K1
-	VPBLENDMD    Z29, Z28, K1, Z28
-	VPCMPEQD     Z14, Z25, K1
-	VPBLENDMD    Z19, Z28, K1, Z28
-	VPANDQ       Z20, Z2, Z25
-	VPSLLD       $0x18, Z25, Z25
-	VPORD        Z25, Z28, Z25
-	VMULPS       Z26, Z25, Z25
-	VPANDQ       Z3, Z25, Z26
-	VPCMPEQD     Z5, Z26, K1
-	VDIVPS       Z25, Z24, Z24
-	VPBLENDMD    Z5, Z24, K1, Z24
-	VPSLLD       $0x08, Z2, Z2
-	VPORD        Z2, Z1, Z1
-	VPEXTRW      $0x00, X1, 16(R8)
-	VMOVUPS      (DI), Z1
-	VMOVUPS      64(DI), Z2
-	VMULPS       Z27, Z1, Z1
-	VPANDQ       Z3, Z1, Z25
-	VMINPS       Z21, Z25, Z25
-	VADDPS       Z22, Z25, Z26
-	VPSUBD       Z22, Z26, Z26
-	VPSLLD       $0x09, Z25, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPADDD       Z27, Z25, Z27
-	VPADDD       Z23, Z27, Z27
-	VPSRLD       $0x16, Z27, Z27
-	VPCMPGTD     Z25, Z6, K1
-	VPBLENDMD    Z26, Z27, K1, Z27
-	VPANDQ       Z15, Z1, Z25
-	VPSRLD       $0x1c, Z25, Z25
-	VPORD        Z25, Z27, Z25
-	VPANDQ       Z3, Z1, Z1
-	VPCMPGTD     Z4, Z1, K1
-	VPBLENDMD    Z5, Z25, K1, Z25
-	VMULPS       Z24, Z2, Z1
-	VPANDQ       Z3, Z1, Z2
-	VMINPS       Z21, Z2, Z2
-	VADDPS       Z22, Z2, Z24
-	VPSUBD       Z22, Z24, Z24
-	VPSLLD       $0x09, Z2, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPADDD       Z26, Z2, Z26
-	VPADDD       Z23, Z26, Z26
-	VPSRLD       $0x16, Z26, Z26
-	VPCMPGTD     Z2, Z6, K1
-	VPBLENDMD    Z24, Z26, K1, Z26
-	VPANDQ       Z15, Z1, Z2
-	VPSRLD       $0x1c, Z2, Z2
-	VPORD        Z2, Z26, Z2
-	VPANDQ       Z3, Z1, Z1
-	VPCMPGTD     Z4, Z1, K1
-	VPBLENDMD    Z5, Z2, K1, Z2
-	VMOVUPS      Z25, 128(SP)
-	VMOVUPS      Z2, 192(SP)
-	VMOVUPS      132(SP), Z1
-	VMOVUPS      196(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1f, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1e, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1f, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1e, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      124(SP), Z1
-	VMOVUPS      188(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1e, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1f, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1e, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1f, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      Z25, 128(SP)
-	VMOVUPS      Z2, 192(SP)
-	VMOVUPS      136(SP), Z1
-	VMOVUPS      200(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1e, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1d, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1e, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1d, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      120(SP), Z1
-	VMOVUPS      184(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1d, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1e, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1d, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1e, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      Z25, 128(SP)
-	VMOVUPS      Z2, 192(SP)
-	VMOVUPS      144(SP), Z1
-	VMOVUPS      208(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1d, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1c, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1d, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1c, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      112(SP), Z1
-	VMOVUPS      176(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1d, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1d, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      Z25, 128(SP)
-	VMOVUPS      Z2, 192(SP)
-	VMOVUPS      160(SP), Z1
-	VMOVUPS      224(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1b, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1b, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      96(SP), Z1
-	VMOVUPS      160(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z27
-	VPSRLD       $0x1c, Z27, Z27
-	VPSLLD       $0x1b, Z26, Z27
-	VPSRLD       $0x1f, Z27, Z27
-	VPSLLD       $0x1c, Z26, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSUBD       Z26, Z27, Z26
-	VPCMPEQD     Z8, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPSLLD       $0x1b, Z1, Z26
-	VPSRLD       $0x1f, Z26, Z26
-	VPSLLD       $0x1c, Z1, Z1
-	VPSRLD       $0x1f, Z1, Z1
-	VPSUBD       Z1, Z26, Z1
-	VPCMPEQD     Z8, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      Z25, 128(SP)
-	VMOVUPS      Z2, 192(SP)
-	VMOVUPS      124(SP), Z1
-	VMOVUPS      188(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPCMPGTD     Z18, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z1
-	VPSRLD       $0x1c, Z1, Z1
-	VPCMPGTD     Z18, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VMOVUPS      156(SP), Z1
-	VMOVUPS      220(SP), Z24
-	VMOVUPS      vecconst<>+1536(SB), Z26
-	VPSUBD       Z8, Z26, Z26
-	VPSLLD       $0x1c, Z26, Z26
-	VPSRLD       $0x1c, Z26, Z26
-	VPCMPEQD     Z18, Z26, K1
-	VPBLENDMD    Z1, Z25, K1, Z25
-	VMOVUPS      vecconst<>+1600(SB), Z1
-	VPSUBD       Z8, Z1, Z1
-	VPSLLD       $0x1c, Z1, Z1
-	VPSRLD       $0x1c, Z1, Z1
-	VPCMPEQD     Z18, Z1, K1
-	VPBLENDMD    Z24, Z2, K1, Z2
-	VPSLLD       $0x04, Z2, Z1
-	VPORD        Z1, Z25, Z1
-	VPMOVDB      Z1, (R8)
-	MOVWLZX      8(R8), R10
-	VMOVD        R10, X1
-	VPBROADCASTD X1, Z1
-	MOVWLZX      16(R8), R10
-	VMOVD        R10, X2
-	VPBROADCASTD X2, Z2
-	VPSLLD       $0x18, Z1, Z24
-	VPSRLD       $0x18, Z24, Z24
-	VPSRLD       $0x08, Z2, Z25
-	VPSLLD       $0x08, Z25, Z25
-	VPORD        Z25, Z24, Z24
-	VPEXTRW      $0x00, X24, 16(R8)
-	VPSLLD       $0x18, Z2, Z2
-	VPSRLD       $0x18, Z2, Z2
-	VPSRLD       $0x08, Z1, Z1
-	VPSLLD       $0x08, Z1, Z1
-	VPORD        Z1, Z2, Z1
-	VPEXTRW      $0x00, X1, 8(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000012, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_nvfp4_gs_128x128n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX512F
-TEXT ·load_nvfp4_gs_128x128n_avx512(SB), $384-76
-	VBROADCASTSS scale+72(FP), Z0
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-	MOVL         $0x0000000f, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x3f800000, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00000001, DI
-	VPBROADCASTD DI, Z4
-	MOVL         $0x00000008, DI
-	VPBROADCASTD DI, Z5
-	MOVL         $0x00000018, DI
-	VPBROADCASTD DI, Z6
-	MOVL         $0x000000ff, DI
-	VPBROADCASTD DI, Z7
-	MOVL         $0x0000007f, DI
-	VPBROADCASTD DI, Z8
-	MOVL         $0x3c000000, DI
-	VPBROADCASTD DI, Z9
-	MOVL         $0x3b000000, DI
-	VPBROADCASTD DI, Z10
-	MOVL         $0x7fc00000, DI
-	VPBROADCASTD DI, Z11
-	MOVL         $0x00000080, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00000007, DI
-	VPBROADCASTD DI, Z13
-	MOVL         $0x00000000, DI
-	VPBROADCASTD DI, Z14
-	MOVL         $0x3f000000, DI
-	VPBROADCASTD DI, Z15
-	MOVL         $0x000000fc, DI
-	VPBROADCASTD DI, Z16
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      8(DI), R10
-	VMOVD        R10, X1
-	VPBROADCASTD X1, Z1
-	MOVWLZX      16(DI), R10
-	VMOVD        R10, X17
-	VPBROADCASTD X17, Z17
-	VPMOVZXBD    (DI), Z18
-	VPANDQ       Z2, Z18, Z19
-	VPSRLD       $0x04, Z18, Z18
-	VMOVUPS      vecconst<>+1536(SB), Z20
-	VPSUBD       vecconst<>+1536(SB), Z20, Z20
-	VPORD        Z3, Z20, Z20
-	VMULPS       Z0, Z20, Z20
-	VMOVUPS      vecconst<>+1536(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPCMPEQD     Z5, Z21, K1
-	VPANDQ       Z2, Z17, Z22
-	VPBLENDMD    Z22, Z19, K1, Z19
-	VPCMPEQD     Z6, Z21, K1
-	VPSRLD       $0x04, Z17, Z21
-	VPANDQ       Z2, Z21, Z21
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPCMPEQD     Z5, Z21, K1
-	VPANDQ       Z2, Z17, Z22
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VPCMPEQD     Z6, Z21, K1
-	VPSRLD       $0x04, Z17, Z21
-	VPANDQ       Z2, Z21, Z21
-	VPBLENDMD    Z21, Z18, K1, Z18
-	VMOVUPS      Z19, 128(SP)
-	VMOVUPS      Z18, 192(SP)
-	VMOVUPS      132(SP), Z21
-	VMOVUPS      196(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPADDD       Z4, Z23, Z23
-	VPCMPGTD     Z5, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z21
-	VPSRLD       $0x1c, Z21, Z21
-	VPADDD       Z4, Z21, Z21
-	VPCMPGTD     Z5, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      100(SP), Z21
-	VMOVUPS      164(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPADDD       Z4, Z23, Z23
-	VPSRLD       $0x04, Z23, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z21
-	VPSRLD       $0x1c, Z21, Z21
-	VPADDD       Z4, Z21, Z21
-	VPSRLD       $0x04, Z21, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      Z19, 128(SP)
-	VMOVUPS      Z18, 192(SP)
-	VMOVUPS      160(SP), Z21
-	VMOVUPS      224(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1b, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1b, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      96(SP), Z21
-	VMOVUPS      160(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1b, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1c, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1b, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1c, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      Z19, 128(SP)
-	VMOVUPS      Z18, 192(SP)
-	VMOVUPS      144(SP), Z21
-	VMOVUPS      208(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1d, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1c, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1d, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1c, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      112(SP), Z21
-	VMOVUPS      176(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1d, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1d, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      Z19, 128(SP)
-	VMOVUPS      Z18, 192(SP)
-	VMOVUPS      136(SP), Z21
-	VMOVUPS      200(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1e, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1d, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1e, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1d, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      120(SP), Z21
-	VMOVUPS      184(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1d, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1e, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1d, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1e, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      Z19, 128(SP)
-	VMOVUPS      Z18, 192(SP)
-	VMOVUPS      132(SP), Z21
-	VMOVUPS      196(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1f, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1e, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1f, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1e, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VMOVUPS      124(SP), Z21
-	VMOVUPS      188(SP), Z22
-	VMOVUPS      vecconst<>+1536(SB), Z23
-	VPSUBD       Z4, Z23, Z23
-	VPSLLD       $0x1c, Z23, Z24
-	VPSRLD       $0x1c, Z24, Z24
-	VPSLLD       $0x1e, Z23, Z24
-	VPSRLD       $0x1f, Z24, Z24
-	VPSLLD       $0x1f, Z23, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSUBD       Z23, Z24, Z23
-	VPCMPEQD     Z4, Z23, K1
-	VPBLENDMD    Z21, Z19, K1, Z19
-	VMOVUPS      vecconst<>+1600(SB), Z21
-	VPSUBD       Z4, Z21, Z21
-	VPSLLD       $0x1c, Z21, Z23
-	VPSRLD       $0x1c, Z23, Z23
-	VPSLLD       $0x1e, Z21, Z23
-	VPSRLD       $0x1f, Z23, Z23
-	VPSLLD       $0x1f, Z21, Z21
-	VPSRLD       $0x1f, Z21, Z21
-	VPSUBD       Z21, Z23, Z21
-	VPCMPEQD     Z4, Z21, K1
-	VPBLENDMD    Z22, Z18, K1, Z18
-	VPANDQ       Z7, Z1, Z1
-	VPANDQ       Z8, Z1, Z21
-	VPSLLD       $0x14, Z21, Z22
-	VPADDD       Z9, Z22, Z22
-	VCVTDQ2PS    Z21, Z23
-	VMULPS       Z10, Z23, Z23
-	VPCMPGTD     Z21, Z5, K1
-	VPBLENDMD    Z23, Z22, K1, Z22
-	VPCMPEQD     Z8, Z21, K1
-	VPBLENDMD    Z11, Z22, K1, Z22
-	VPANDQ       Z12, Z1, Z1
-	VPSLLD       $0x18, Z1, Z1
-	VPORD        Z1, Z22, Z1
-	VDIVPS       Z20, Z1, Z1
-	VPANDQ       Z13, Z19, Z21
-	VPCMPGTD     Z14, Z21, K1
-	VPANDQ       Z13, Z19, Z21
-	VPBLENDMD    Z15, Z21, K1, Z21
-	VPANDQ       Z13, Z19, Z22
-	VPCMPGTD     Z4, Z22, K1
-	VPADDD       Z16, Z22, Z22
-	VPSLLD       $0x16, Z22, Z22
-	VPBLENDMD    Z22, Z21, K1, Z21
-	VPANDQ       Z5, Z19, Z19
-	VPSLLD       $0x1c, Z19, Z19
-	VPORD        Z19, Z21, Z19
-	VMULPS       Z1, Z19, Z1
-	VPSRLD       $0x08, Z17, Z17
-	VPANDQ       Z8, Z17, Z19
-	VPSLLD       $0x14, Z19, Z21
-	VPADDD       Z9, Z21, Z21
-	VCVTDQ2PS    Z19, Z22
-	VMULPS       Z10, Z22, Z22
-	VPCMPGTD     Z19, Z5, K1
-	VPBLENDMD    Z22, Z21, K1, Z21
-	VPCMPEQD     Z8, Z19, K1
-	VPBLENDMD    Z11, Z21, K1, Z21
-	VPANDQ       Z12, Z17, Z17
-	VPSLLD       $0x18, Z17, Z17
-	VPORD        Z17, Z21, Z17
-	VDIVPS       Z20, Z17, Z17
-	VPANDQ       Z13, Z18, Z19
-	VPCMPGTD     Z14, Z19, K1
-	VPANDQ       Z13, Z18, Z19
-	VPBLENDMD    Z15, Z19, K1, Z19
-	VPANDQ       Z13, Z18, Z20
-	VPCMPGTD     Z4, Z20, K1
-	VPADDD       Z16, Z20, Z20
-	VPSLLD       $0x16, Z20, Z20
-	VPBLENDMD    Z20, Z19, K1, Z19
-	VPANDQ       Z5, Z18, Z18
-	VPSLLD       $0x1c, Z18, Z18
-	VPORD        Z18, Z19, Z18
-	VMULPS       Z17, Z18, Z17
-	VMOVUPS      Z1, (R8)
-	VMOVUPS      Z17, 64(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
 
 done:
 	VZEROUPPER
@@ -22658,9 +18430,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_256x256n_avx512(x []float32, stride int, n int)
+// func hadamard_256_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_256x256n_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_256_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -23095,9 +18867,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_256x256n_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_256_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·store_f16_256x256n_avx512(SB), NOSPLIT, $0-72
+TEXT ·store_f16_256_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -23150,9 +18922,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_256x256n_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_256_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·load_f16_256x256n_avx512(SB), NOSPLIT, $0-72
+TEXT ·load_f16_256_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -23557,9 +19329,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_e5m2_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -23920,9 +19692,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_e5m2_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -24213,9 +19985,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q8_0_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -24479,9 +20251,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q8_0_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -24523,9 +20295,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q4_0_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -24783,9 +20555,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q4_0_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -24834,9 +20606,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_mxfp4_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -25120,9 +20892,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_mxfp4_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -25206,9 +20978,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_iq4_nl_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -25837,9 +21609,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_iq4_nl_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -25930,9 +21702,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_256x256n_avx512(SB), NOSPLIT, $208-76
+TEXT ·store_nvfp4_256_avx512(SB), NOSPLIT, $208-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -26555,9 +22327,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_256x256n_avx512(SB), NOSPLIT, $192-76
+TEXT ·load_nvfp4_256_avx512(SB), NOSPLIT, $192-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -26736,9 +22508,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_int8_per_token_head_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -27010,9 +22782,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_int8_per_token_head_256x256n_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_256_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -27097,9 +22869,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_256x256n_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_256_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_nvfp4_gs_256x256n_avx512(SB), $384-76
+TEXT ·store_nvfp4_gs_256_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -27567,9 +23339,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_256x256n_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_256_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_nvfp4_gs_256x256n_avx512(SB), $384-76
+TEXT ·load_nvfp4_gs_256_avx512(SB), $384-76
 	VBROADCASTSS scale+72(FP), Z0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -28759,9 +24531,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_64x64i_avx2(x []float32, stride int, n int)
+// func hadamard_64_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_64x64i_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_64_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -28928,9 +24700,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_64x64i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_64_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·store_f16_64x64i_avx2(SB), NOSPLIT, $0-72
+TEXT ·store_f16_64_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -28967,9 +24739,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_64x64i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_64_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·load_f16_64x64i_avx2(SB), NOSPLIT, $0-72
+TEXT ·load_f16_64_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -29588,9 +25360,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_e5m2_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -29811,9 +25583,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_e5m2_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -29970,9 +25742,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -30173,9 +25945,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -30226,9 +25998,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q4_0_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -30388,9 +26160,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q4_0_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -30447,9 +26219,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_mxfp4_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -30912,9 +26684,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_mxfp4_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -31008,9 +26780,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_iq4_nl_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -32161,9 +27933,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_iq4_nl_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -32296,9 +28068,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_64x64i_avx2(SB), NOSPLIT, $16-76
+TEXT ·store_nvfp4_64_avx2(SB), NOSPLIT, $16-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -33252,9 +29024,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_nvfp4_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -33432,9 +29204,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_int8_per_token_head_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -33583,9 +29355,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_int8_per_token_head_64x64i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_64_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -33638,9 +29410,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_64x64i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_64_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_gs_64x64i_avx2(SB), $384-76
+TEXT ·store_nvfp4_gs_64_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -34218,9 +29990,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_64x64i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_64_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_gs_64x64i_avx2(SB), $384-76
+TEXT ·load_nvfp4_gs_64_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -35714,9 +31486,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_96x96n_avx2(x []float32, stride int, n int)
+// func hadamard_96_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_96x96n_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_96_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -35949,9 +31721,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_96x96n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_96_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·store_f16_96x96n_avx2(SB), NOSPLIT, $0-72
+TEXT ·store_f16_96_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -35996,9 +31768,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_96x96n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_96_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·load_f16_96x96n_avx2(SB), NOSPLIT, $0-72
+TEXT ·load_f16_96_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -36757,9 +32529,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_e5m2_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -37080,9 +32852,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_e5m2_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -37307,9 +33079,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -37510,9 +33282,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -37563,9 +33335,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q4_0_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -37725,9 +33497,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q4_0_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -37784,9 +33556,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_mxfp4_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -38249,9 +34021,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_mxfp4_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -38345,9 +34117,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_iq4_nl_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -39498,9 +35270,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_iq4_nl_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -39633,9 +35405,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_int8_per_token_head_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -39840,9 +35612,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_int8_per_token_head_96x96n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_96_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -39911,9 +35683,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_96x96n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_96_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_gs_96x96n_avx2(SB), $384-76
+TEXT ·store_nvfp4_gs_96_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -40491,9 +36263,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_96x96n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_96_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_gs_96x96n_avx2(SB), $384-76
+TEXT ·load_nvfp4_gs_96_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -43389,9 +39161,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// func hadamard_128_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -43753,9 +39525,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_128_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·store_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+TEXT ·store_f16_128_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -43808,9 +39580,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_128_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·load_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+TEXT ·load_f16_128_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -44925,9 +40697,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_e5m2_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -45348,9 +41120,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_e5m2_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -45643,9 +41415,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -46051,9 +41823,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -46104,9 +41876,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q4_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -46627,9 +42399,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q4_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -46686,9 +42458,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_mxfp4_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -47151,9 +42923,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_mxfp4_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -47247,9 +43019,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_iq4_nl_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -48400,9 +44172,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_iq4_nl_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -48535,9 +44307,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_128x128i_avx2(SB), NOSPLIT, $16-76
+TEXT ·store_nvfp4_128_avx2(SB), NOSPLIT, $16-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -49500,9 +45272,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_nvfp4_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -49689,9 +45461,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_int8_per_token_head_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -49952,9 +45724,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_int8_per_token_head_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -50039,9 +45811,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_gs_128x128i_avx2(SB), $384-76
+TEXT ·store_nvfp4_gs_128_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -50619,9 +46391,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_gs_128x128i_avx2(SB), $384-76
+TEXT ·load_nvfp4_gs_128_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -54013,480 +49785,6 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128n_avx2(x []float32, stride int, n int)
-// Requires: AVX, AVX2
-TEXT ·hadamard_128x128n_avx2(SB), NOSPLIT, $0-40
-	MOVQ         x_base+0(FP), AX
-	MOVQ         n+32(FP), CX
-	MOVQ         stride+24(FP), DX
-	TESTQ        CX, CX
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x3db504f3, BX
-	VMOVD        BX, X0
-	VPBROADCASTD X0, Y0
-
-head:
-	VMOVUPS    (AX), Y1
-	VMOVUPS    32(AX), Y2
-	VMOVUPS    64(AX), Y3
-	VMOVUPS    96(AX), Y4
-	VMOVUPS    128(AX), Y5
-	VMOVUPS    160(AX), Y6
-	VMOVUPS    192(AX), Y7
-	VMOVUPS    224(AX), Y8
-	VMOVDQU    vecconst<>+1728(SB), Y9
-	VPERMILPS  $0xb1, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERMILPS  $0xb1, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERMILPS  $0xb1, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERMILPS  $0xb1, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERMILPS  $0xb1, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERMILPS  $0xb1, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERMILPS  $0xb1, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERMILPS  $0xb1, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VMOVDQU    vecconst<>+1792(SB), Y9
-	VPERMILPS  $0x4e, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERMILPS  $0x4e, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERMILPS  $0x4e, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERMILPS  $0x4e, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERMILPS  $0x4e, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERMILPS  $0x4e, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERMILPS  $0x4e, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERMILPS  $0x4e, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VMOVDQU    vecconst<>+1856(SB), Y9
-	VPERM2F128 $0x01, Y1, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERM2F128 $0x01, Y2, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERM2F128 $0x01, Y3, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERM2F128 $0x01, Y4, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERM2F128 $0x01, Y5, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERM2F128 $0x01, Y6, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERM2F128 $0x01, Y7, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERM2F128 $0x01, Y8, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VADDPS     Y2, Y1, Y9
-	VSUBPS     Y2, Y1, Y1
-	VADDPS     Y4, Y3, Y2
-	VSUBPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y4
-	VSUBPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y6
-	VSUBPS     Y8, Y7, Y7
-	VADDPS     Y2, Y9, Y8
-	VSUBPS     Y2, Y9, Y2
-	VADDPS     Y3, Y1, Y9
-	VSUBPS     Y3, Y1, Y1
-	VADDPS     Y6, Y4, Y3
-	VSUBPS     Y6, Y4, Y4
-	VADDPS     Y7, Y5, Y6
-	VSUBPS     Y7, Y5, Y5
-	VADDPS     Y3, Y8, Y7
-	VSUBPS     Y3, Y8, Y3
-	VADDPS     Y6, Y9, Y8
-	VSUBPS     Y6, Y9, Y6
-	VADDPS     Y4, Y2, Y9
-	VSUBPS     Y4, Y2, Y2
-	VADDPS     Y5, Y1, Y4
-	VSUBPS     Y5, Y1, Y1
-	VMOVUPS    Y7, (AX)
-	VMOVUPS    Y8, 32(AX)
-	VMOVUPS    Y9, 64(AX)
-	VMOVUPS    Y4, 96(AX)
-	VMOVUPS    Y3, 128(AX)
-	VMOVUPS    Y6, 160(AX)
-	VMOVUPS    Y2, 192(AX)
-	VMOVUPS    Y1, 224(AX)
-	VMOVUPS    256(AX), Y1
-	VMOVUPS    288(AX), Y2
-	VMOVUPS    320(AX), Y3
-	VMOVUPS    352(AX), Y4
-	VMOVUPS    384(AX), Y5
-	VMOVUPS    416(AX), Y6
-	VMOVUPS    448(AX), Y7
-	VMOVUPS    480(AX), Y8
-	VMOVDQU    vecconst<>+1728(SB), Y9
-	VPERMILPS  $0xb1, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERMILPS  $0xb1, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERMILPS  $0xb1, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERMILPS  $0xb1, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERMILPS  $0xb1, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERMILPS  $0xb1, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERMILPS  $0xb1, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERMILPS  $0xb1, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VMOVDQU    vecconst<>+1792(SB), Y9
-	VPERMILPS  $0x4e, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERMILPS  $0x4e, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERMILPS  $0x4e, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERMILPS  $0x4e, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERMILPS  $0x4e, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERMILPS  $0x4e, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERMILPS  $0x4e, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERMILPS  $0x4e, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VMOVDQU    vecconst<>+1856(SB), Y9
-	VPERM2F128 $0x01, Y1, Y1, Y10
-	VSUBPS     Y1, Y10, Y11
-	VADDPS     Y10, Y1, Y1
-	VPBLENDVB  Y9, Y11, Y1, Y1
-	VPERM2F128 $0x01, Y2, Y2, Y10
-	VSUBPS     Y2, Y10, Y11
-	VADDPS     Y10, Y2, Y2
-	VPBLENDVB  Y9, Y11, Y2, Y2
-	VPERM2F128 $0x01, Y3, Y3, Y10
-	VSUBPS     Y3, Y10, Y11
-	VADDPS     Y10, Y3, Y3
-	VPBLENDVB  Y9, Y11, Y3, Y3
-	VPERM2F128 $0x01, Y4, Y4, Y10
-	VSUBPS     Y4, Y10, Y11
-	VADDPS     Y10, Y4, Y4
-	VPBLENDVB  Y9, Y11, Y4, Y4
-	VPERM2F128 $0x01, Y5, Y5, Y10
-	VSUBPS     Y5, Y10, Y11
-	VADDPS     Y10, Y5, Y5
-	VPBLENDVB  Y9, Y11, Y5, Y5
-	VPERM2F128 $0x01, Y6, Y6, Y10
-	VSUBPS     Y6, Y10, Y11
-	VADDPS     Y10, Y6, Y6
-	VPBLENDVB  Y9, Y11, Y6, Y6
-	VPERM2F128 $0x01, Y7, Y7, Y10
-	VSUBPS     Y7, Y10, Y11
-	VADDPS     Y10, Y7, Y7
-	VPBLENDVB  Y9, Y11, Y7, Y7
-	VPERM2F128 $0x01, Y8, Y8, Y10
-	VSUBPS     Y8, Y10, Y11
-	VADDPS     Y10, Y8, Y8
-	VPBLENDVB  Y9, Y11, Y8, Y8
-	VADDPS     Y2, Y1, Y9
-	VSUBPS     Y2, Y1, Y1
-	VADDPS     Y4, Y3, Y2
-	VSUBPS     Y4, Y3, Y3
-	VADDPS     Y6, Y5, Y4
-	VSUBPS     Y6, Y5, Y5
-	VADDPS     Y8, Y7, Y6
-	VSUBPS     Y8, Y7, Y7
-	VADDPS     Y2, Y9, Y8
-	VSUBPS     Y2, Y9, Y2
-	VADDPS     Y3, Y1, Y9
-	VSUBPS     Y3, Y1, Y1
-	VADDPS     Y6, Y4, Y3
-	VSUBPS     Y6, Y4, Y4
-	VADDPS     Y7, Y5, Y6
-	VSUBPS     Y7, Y5, Y5
-	VADDPS     Y3, Y8, Y7
-	VSUBPS     Y3, Y8, Y3
-	VADDPS     Y6, Y9, Y8
-	VSUBPS     Y6, Y9, Y6
-	VADDPS     Y4, Y2, Y9
-	VSUBPS     Y4, Y2, Y2
-	VADDPS     Y5, Y1, Y4
-	VSUBPS     Y5, Y1, Y1
-	VMOVUPS    Y7, 256(AX)
-	VMOVUPS    Y8, 288(AX)
-	VMOVUPS    Y9, 320(AX)
-	VMOVUPS    Y4, 352(AX)
-	VMOVUPS    Y3, 384(AX)
-	VMOVUPS    Y6, 416(AX)
-	VMOVUPS    Y2, 448(AX)
-	VMOVUPS    Y1, 480(AX)
-	VMOVUPS    (AX), Y1
-	VMOVUPS    32(AX), Y2
-	VMOVUPS    64(AX), Y3
-	VMOVUPS    96(AX), Y4
-	VMOVUPS    128(AX), Y5
-	VMOVUPS    160(AX), Y6
-	VMOVUPS    192(AX), Y7
-	VMOVUPS    224(AX), Y8
-	VMOVUPS    256(AX), Y9
-	VMOVUPS    288(AX), Y10
-	VMOVUPS    320(AX), Y11
-	VMOVUPS    352(AX), Y12
-	VMOVUPS    384(AX), Y13
-	VMOVUPS    416(AX), Y14
-	VMOVUPS    448(AX), Y15
-	VMOVUPS    480(AX), Y16
-	VADDPS     Y9, Y1, Y17
-	VSUBPS     Y9, Y1, Y1
-	VMULPS     Y0, Y17, Y9
-	VMULPS     Y0, Y1, Y1
-	VADDPS     Y10, Y2, Y17
-	VSUBPS     Y10, Y2, Y2
-	VMULPS     Y0, Y17, Y10
-	VMULPS     Y0, Y2, Y2
-	VADDPS     Y11, Y3, Y17
-	VSUBPS     Y11, Y3, Y3
-	VMULPS     Y0, Y17, Y11
-	VMULPS     Y0, Y3, Y3
-	VADDPS     Y12, Y4, Y17
-	VSUBPS     Y12, Y4, Y4
-	VMULPS     Y0, Y17, Y12
-	VMULPS     Y0, Y4, Y4
-	VADDPS     Y13, Y5, Y17
-	VSUBPS     Y13, Y5, Y5
-	VMULPS     Y0, Y17, Y13
-	VMULPS     Y0, Y5, Y5
-	VADDPS     Y14, Y6, Y17
-	VSUBPS     Y14, Y6, Y6
-	VMULPS     Y0, Y17, Y14
-	VMULPS     Y0, Y6, Y6
-	VADDPS     Y15, Y7, Y17
-	VSUBPS     Y15, Y7, Y7
-	VMULPS     Y0, Y17, Y15
-	VMULPS     Y0, Y7, Y7
-	VADDPS     Y16, Y8, Y17
-	VSUBPS     Y16, Y8, Y8
-	VMULPS     Y0, Y17, Y16
-	VMULPS     Y0, Y8, Y8
-	VMOVUPS    Y9, (AX)
-	VMOVUPS    Y10, 32(AX)
-	VMOVUPS    Y11, 64(AX)
-	VMOVUPS    Y12, 96(AX)
-	VMOVUPS    Y13, 128(AX)
-	VMOVUPS    Y14, 160(AX)
-	VMOVUPS    Y15, 192(AX)
-	VMOVUPS    Y16, 224(AX)
-	VMOVUPS    Y1, 256(AX)
-	VMOVUPS    Y2, 288(AX)
-	VMOVUPS    Y3, 320(AX)
-	VMOVUPS    Y4, 352(AX)
-	VMOVUPS    Y5, 384(AX)
-	VMOVUPS    Y6, 416(AX)
-	VMOVUPS    Y7, 448(AX)
-	VMOVUPS    Y8, 480(AX)
-	ADDQ       DX, AX
-	DECQ       CX
-	JNZ        head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
-// Requires: AVX, F16C
-TEXT ·store_f16_128x128n_avx2(SB), NOSPLIT, $0-72
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, DX
-	SHLQ  $0x01, BX
-
-head:
-	VMOVUPS   (AX), Y0
-	VCVTPS2PH $0x00, Y0, (CX)
-	VMOVUPS   32(AX), Y0
-	VCVTPS2PH $0x00, Y0, 16(CX)
-	VMOVUPS   64(AX), Y0
-	VCVTPS2PH $0x00, Y0, 32(CX)
-	VMOVUPS   96(AX), Y0
-	VCVTPS2PH $0x00, Y0, 48(CX)
-	VMOVUPS   128(AX), Y0
-	VCVTPS2PH $0x00, Y0, 64(CX)
-	VMOVUPS   160(AX), Y0
-	VCVTPS2PH $0x00, Y0, 80(CX)
-	VMOVUPS   192(AX), Y0
-	VCVTPS2PH $0x00, Y0, 96(CX)
-	VMOVUPS   224(AX), Y0
-	VCVTPS2PH $0x00, Y0, 112(CX)
-	VMOVUPS   256(AX), Y0
-	VCVTPS2PH $0x00, Y0, 128(CX)
-	VMOVUPS   288(AX), Y0
-	VCVTPS2PH $0x00, Y0, 144(CX)
-	VMOVUPS   320(AX), Y0
-	VCVTPS2PH $0x00, Y0, 160(CX)
-	VMOVUPS   352(AX), Y0
-	VCVTPS2PH $0x00, Y0, 176(CX)
-	VMOVUPS   384(AX), Y0
-	VCVTPS2PH $0x00, Y0, 192(CX)
-	VMOVUPS   416(AX), Y0
-	VCVTPS2PH $0x00, Y0, 208(CX)
-	VMOVUPS   448(AX), Y0
-	VCVTPS2PH $0x00, Y0, 224(CX)
-	VMOVUPS   480(AX), Y0
-	VCVTPS2PH $0x00, Y0, 240(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_f16_128x128n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
-// Requires: AVX, F16C
-TEXT ·load_f16_128x128n_avx2(SB), NOSPLIT, $0-72
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x01, DX
-	SHLQ  $0x02, BX
-
-head:
-	VCVTPH2PS (AX), Y0
-	VMOVUPS   Y0, (CX)
-	VCVTPH2PS 16(AX), Y0
-	VMOVUPS   Y0, 32(CX)
-	VCVTPH2PS 32(AX), Y0
-	VMOVUPS   Y0, 64(CX)
-	VCVTPH2PS 48(AX), Y0
-	VMOVUPS   Y0, 96(CX)
-	VCVTPH2PS 64(AX), Y0
-	VMOVUPS   Y0, 128(CX)
-	VCVTPH2PS 80(AX), Y0
-	VMOVUPS   Y0, 160(CX)
-	VCVTPH2PS 96(AX), Y0
-	VMOVUPS   Y0, 192(CX)
-	VCVTPH2PS 112(AX), Y0
-	VMOVUPS   Y0, 224(CX)
-	VCVTPH2PS 128(AX), Y0
-	VMOVUPS   Y0, 256(CX)
-	VCVTPH2PS 144(AX), Y0
-	VMOVUPS   Y0, 288(CX)
-	VCVTPH2PS 160(AX), Y0
-	VMOVUPS   Y0, 320(CX)
-	VCVTPH2PS 176(AX), Y0
-	VMOVUPS   Y0, 352(CX)
-	VCVTPH2PS 192(AX), Y0
-	VMOVUPS   Y0, 384(CX)
-	VCVTPH2PS 208(AX), Y0
-	VMOVUPS   Y0, 416(CX)
-	VCVTPH2PS 224(AX), Y0
-	VMOVUPS   Y0, 448(CX)
-	VCVTPH2PS 240(AX), Y0
-	VMOVUPS   Y0, 480(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
 // func to_f16_128x128n_avx2(dst []uint16, ds int, src []float32, ss int, n int, r *float32)
 // Requires: AVX, F16C
 TEXT ·to_f16_128x128n_avx2(SB), NOSPLIT, $0-80
@@ -55400,6210 +50698,6 @@ head:
 	ADDQ      CX, AX
 	DECQ      BX
 	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_e5m2_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·store_e5m2_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	VBROADCASTSS scale+72(FP), Y0
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-
-head:
-	VMOVUPS      (AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, (CX)
-	VMOVUPS      32(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 8(CX)
-	VMOVUPS      64(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 16(CX)
-	VMOVUPS      96(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 24(CX)
-	VMOVUPS      128(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 32(CX)
-	VMOVUPS      160(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 40(CX)
-	VMOVUPS      192(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 48(CX)
-	VMOVUPS      224(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 56(CX)
-	VMOVUPS      256(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 64(CX)
-	VMOVUPS      288(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 72(CX)
-	VMOVUPS      320(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 80(CX)
-	VMOVUPS      352(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 88(CX)
-	VMOVUPS      384(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 96(CX)
-	VMOVUPS      416(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 104(CX)
-	VMOVUPS      448(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 112(CX)
-	VMOVUPS      480(AX), Y1
-	VDIVPS       Y0, Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VPSRLD       $0x15, Y2, Y3
-	VPAND        vecconst<>+1984(SB), Y3, Y3
-	VPADDD       Y3, Y2, Y3
-	VPADDD       vecconst<>+2048(SB), Y3, Y3
-	VPSRLD       $0x15, Y3, Y3
-	VADDPS       vecconst<>+2112(SB), Y2, Y4
-	VPSUBD       vecconst<>+2112(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2176(SB), Y5
-	VPCMPGTD     Y2, Y5, Y5
-	VPBLENDVB    Y5, Y4, Y3, Y3
-	VPCMPGTD     vecconst<>+2240(SB), Y2, Y4
-	VPBLENDVB    Y4, vecconst<>+2304(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2368(SB), Y3, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPACKUSDW    Y1, Y1, Y1
-	VPACKUSWB    Y1, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPUNPCKLDQ   X2, X1, X1
-	VMOVQ        X1, 120(CX)
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_e5m2_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·load_e5m2_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	VBROADCASTSS scale+72(FP), Y0
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-
-head:
-	VPMOVZXBD (AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (CX)
-	VPMOVZXBD 8(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 32(CX)
-	VPMOVZXBD 16(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 64(CX)
-	VPMOVZXBD 24(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 96(CX)
-	VPMOVZXBD 32(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 128(CX)
-	VPMOVZXBD 40(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 160(CX)
-	VPMOVZXBD 48(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 192(CX)
-	VPMOVZXBD 56(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 224(CX)
-	VPMOVZXBD 64(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 256(CX)
-	VPMOVZXBD 72(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 288(CX)
-	VPMOVZXBD 80(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 320(CX)
-	VPMOVZXBD 88(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 352(CX)
-	VPMOVZXBD 96(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 384(CX)
-	VPMOVZXBD 104(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 416(CX)
-	VPMOVZXBD 112(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 448(CX)
-	VPMOVZXBD 120(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
-	VPSLLD    $0x15, Y2, Y3
-	VPADDD    vecconst<>+2496(SB), Y3, Y4
-	VCVTDQ2PS Y2, Y5
-	VMULPS    vecconst<>+2560(SB), Y5, Y5
-	VMOVUPS   vecconst<>+2624(SB), Y6
-	VPCMPGTD  Y2, Y6, Y6
-	VPBLENDVB Y6, Y5, Y4, Y4
-	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
-	VPOR      vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 480(CX)
-	ADDQ      DX, AX
-	ADDQ      BX, CX
-	DECQ      SI
-	JNZ       head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_q8_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x42fe0000, DI
-	VMOVD        DI, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x3f800000, DI
-	VMOVD        DI, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0xc2fe0000, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-
-head:
-	VMOVUPS     vecconst<>+1920(SB), Y0
-	VPAND       (AX), Y0, Y0
-	VMOVUPS     vecconst<>+1920(SB), Y4
-	VPAND       32(AX), Y4, Y4
-	VMOVUPS     vecconst<>+1920(SB), Y5
-	VPAND       64(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1920(SB), Y6
-	VPAND       96(AX), Y6, Y6
-	VPMAXUD     Y4, Y0, Y0
-	VPMAXUD     Y5, Y0, Y0
-	VPMAXUD     Y6, Y0, Y0
-	VMOVUPS     vecconst<>+1920(SB), Y4
-	VPAND       128(AX), Y4, Y4
-	VMOVUPS     vecconst<>+1920(SB), Y5
-	VPAND       160(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1920(SB), Y6
-	VPAND       192(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1920(SB), Y7
-	VPAND       224(AX), Y7, Y7
-	VPMAXUD     Y5, Y4, Y4
-	VPMAXUD     Y6, Y4, Y4
-	VPMAXUD     Y7, Y4, Y4
-	VMOVUPS     vecconst<>+1920(SB), Y5
-	VPAND       256(AX), Y5, Y5
-	VMOVUPS     vecconst<>+1920(SB), Y6
-	VPAND       288(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1920(SB), Y7
-	VPAND       320(AX), Y7, Y7
-	VMOVUPS     vecconst<>+1920(SB), Y8
-	VPAND       352(AX), Y8, Y8
-	VPMAXUD     Y6, Y5, Y5
-	VPMAXUD     Y7, Y5, Y5
-	VPMAXUD     Y8, Y5, Y5
-	VMOVUPS     vecconst<>+1920(SB), Y6
-	VPAND       384(AX), Y6, Y6
-	VMOVUPS     vecconst<>+1920(SB), Y7
-	VPAND       416(AX), Y7, Y7
-	VMOVUPS     vecconst<>+1920(SB), Y8
-	VPAND       448(AX), Y8, Y8
-	VMOVUPS     vecconst<>+1920(SB), Y9
-	VPAND       480(AX), Y9, Y9
-	VPMAXUD     Y7, Y6, Y6
-	VPMAXUD     Y8, Y6, Y6
-	VPMAXUD     Y9, Y6, Y6
-	VPUNPCKLDQ  Y4, Y0, Y7
-	VPUNPCKHDQ  Y4, Y0, Y0
-	VPMAXUD     Y0, Y7, Y0
-	VPUNPCKLDQ  Y6, Y5, Y4
-	VPUNPCKHDQ  Y6, Y5, Y5
-	VPMAXUD     Y5, Y4, Y4
-	VPUNPCKLQDQ Y4, Y0, Y5
-	VPUNPCKHQDQ Y4, Y0, Y0
-	VPMAXUD     Y0, Y5, Y0
-	VPERM2I128  $0x01, Y0, Y0, Y4
-	VPMAXUD     Y4, Y0, Y0
-	VPSUBD      vecconst<>+2752(SB), Y0, Y4
-	VPSRLD      $0x01, Y4, Y4
-	VPCMPGTD    vecconst<>+2816(SB), Y4, Y4
-	VPTEST      Y4, Y4
-	JZ          else1
-	LEAQ        (AX), DI
-	LEAQ        (CX), R8
-	MOVQ        $0x00000004, R9
-
-block3:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (DI), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y4
-	VPAND        32(DI), Y4, Y4
-	VMOVUPS      vecconst<>+1920(SB), Y5
-	VPAND        64(DI), Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        96(DI), Y6, Y6
-	VPMAXUD      Y4, Y0, Y7
-	VPMAXUD      Y5, Y7, Y7
-	VPMAXUD      Y6, Y7, Y7
-	VPERM2I128   $0x01, Y7, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPSHUFD      $0x4e, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPSHUFD      $0xb1, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPSUBD       vecconst<>+2752(SB), Y7, Y8
-	VPSRLD       $0x01, Y8, Y8
-	VPCMPGTD     vecconst<>+2816(SB), Y8, Y8
-	VPTEST       Y8, Y8
-	JZ           else4
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+2880(SB), Y8, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y4, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+3008(SB), Y9, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y5, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+3072(SB), Y10, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+3136(SB), Y11, Y10
-	VPMAXUD      Y8, Y7, Y7
-	VPMAXUD      Y9, Y7, Y7
-	VPMAXUD      Y10, Y7, Y7
-	VPERM2I128   $0x01, Y7, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPSHUFD      $0x4e, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPSHUFD      $0xb1, Y7, Y8
-	VPMAXUD      Y8, Y7, Y7
-	VPCMPGTD     vecconst<>+3200(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+3200(SB), Y7, Y7
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPBLENDVB    Y8, Y0, Y9, Y0
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPBLENDVB    Y8, Y4, Y9, Y4
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPCMPGTD     Y7, Y8, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPBLENDVB    Y8, Y5, Y9, Y5
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPBLENDVB    Y7, Y6, Y8, Y6
-	VPMAXUD      Y4, Y0, Y0
-	VPMAXUD      Y5, Y0, Y0
-	VPMAXUD      Y6, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y4
-	VPMAXUD      Y4, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y4
-	VPMAXUD      Y4, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y4
-	VPMAXUD      Y4, Y0, Y0
-	VDIVPS       Y1, Y0, Y0
-	VCVTPS2PH    $0x00, Y0, X4
-	VPMOVZXWD    X4, Y4
-	VPEXTRW      $0x00, X4, (R8)
-	VPCMPEQD     vecconst<>+2944(SB), Y0, Y4
-	VDIVPS       Y0, Y2, Y0
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y0, Y0
-	VMULPS       (DI), Y0, Y4
-	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VMINPS       Y1, Y4, Y4
-	VMAXPS       Y3, Y4, Y4
-	VPAND        vecconst<>+1664(SB), Y4, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       32(DI), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VMINPS       Y1, Y5, Y5
-	VMAXPS       Y3, Y5, Y5
-	VPAND        vecconst<>+1664(SB), Y5, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       64(DI), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMINPS       Y1, Y6, Y6
-	VMAXPS       Y3, Y6, Y6
-	VPAND        vecconst<>+1664(SB), Y6, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VADDPS       Y7, Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       96(DI), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y0, Y0
-	VMINPS       Y1, Y0, Y0
-	VMAXPS       Y3, Y0, Y0
-	VPAND        vecconst<>+1664(SB), Y0, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VADDPS       Y7, Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPACKSSDW    Y5, Y4, Y4
-	VPACKSSDW    Y0, Y6, Y0
-	VPACKSSWB    Y0, Y4, Y0
-	VEXTRACTI128 $0x01, Y0, X4
-	VPUNPCKLDQ   X4, X0, X5
-	VPUNPCKHDQ   X4, X0, X0
-	VMOVDQU      X5, 2(R8)
-	VMOVDQU      X0, 18(R8)
-	JMP          endif5
-
-else4:
-	VDIVPS       Y1, Y7, Y0
-	VCVTPS2PH    $0x00, Y0, X4
-	VPMOVZXWD    X4, Y4
-	VPEXTRW      $0x00, X4, (R8)
-	VDIVPS       Y0, Y2, Y0
-	VMULPS       (DI), Y0, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
-	VPAND        (DI), Y5, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       32(DI), Y0, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
-	VPAND        32(DI), Y6, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       64(DI), Y0, Y6
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        64(DI), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VADDPS       Y7, Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       96(DI), Y0, Y0
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        96(DI), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VADDPS       Y7, Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPACKSSDW    Y5, Y4, Y4
-	VPACKSSDW    Y0, Y6, Y0
-	VPACKSSWB    Y0, Y4, Y0
-	VEXTRACTI128 $0x01, Y0, X4
-	VPUNPCKLDQ   X4, X0, X5
-	VPUNPCKHDQ   X4, X0, X0
-	VMOVDQU      X5, 2(R8)
-	VMOVDQU      X0, 18(R8)
-
-endif5:
-	ADDQ $0x00000080, DI
-	ADDQ $0x00000022, R8
-	DECQ R9
-	JNZ  block3
-	JMP  endif2
-
-else1:
-	VDIVPS       Y1, Y0, Y0
-	VCVTPS2PH    $0x00, Y0, X4
-	VPMOVZXWD    X4, Y4
-	VPEXTRW      $0x00, X4, (CX)
-	VPEXTRW      $0x02, X4, 34(CX)
-	VPEXTRW      $0x04, X4, 68(CX)
-	VPEXTRW      $0x06, X4, 102(CX)
-	VDIVPS       Y0, Y2, Y0
-	VPSHUFD      $0x00, Y0, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
-	VPAND        (AX), Y5, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VMULPS       (AX), Y4, Y6
-	VADDPS       Y5, Y6, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
-	VPAND        32(AX), Y6, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VMULPS       32(AX), Y4, Y7
-	VADDPS       Y6, Y7, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        64(AX), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VMULPS       64(AX), Y4, Y8
-	VADDPS       Y7, Y8, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+1664(SB), Y8
-	VPAND        96(AX), Y8, Y8
-	VPOR         vecconst<>+3264(SB), Y8, Y8
-	VMULPS       96(AX), Y4, Y4
-	VADDPS       Y8, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VPACKSSDW    Y6, Y5, Y5
-	VPACKSSDW    Y4, Y7, Y4
-	VPACKSSWB    Y4, Y5, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPUNPCKLDQ   X5, X4, X6
-	VPUNPCKHDQ   X5, X4, X4
-	VMOVDQU      X6, 2(CX)
-	VMOVDQU      X4, 18(CX)
-	VPSHUFD      $0x55, Y0, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
-	VPAND        128(AX), Y5, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VMULPS       128(AX), Y4, Y6
-	VADDPS       Y5, Y6, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
-	VPAND        160(AX), Y6, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VMULPS       160(AX), Y4, Y7
-	VADDPS       Y6, Y7, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        192(AX), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VMULPS       192(AX), Y4, Y8
-	VADDPS       Y7, Y8, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+1664(SB), Y8
-	VPAND        224(AX), Y8, Y8
-	VPOR         vecconst<>+3264(SB), Y8, Y8
-	VMULPS       224(AX), Y4, Y4
-	VADDPS       Y8, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VPACKSSDW    Y6, Y5, Y5
-	VPACKSSDW    Y4, Y7, Y4
-	VPACKSSWB    Y4, Y5, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPUNPCKLDQ   X5, X4, X6
-	VPUNPCKHDQ   X5, X4, X4
-	VMOVDQU      X6, 36(CX)
-	VMOVDQU      X4, 52(CX)
-	VPSHUFD      $0xaa, Y0, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
-	VPAND        256(AX), Y5, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VMULPS       256(AX), Y4, Y6
-	VADDPS       Y5, Y6, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
-	VPAND        288(AX), Y6, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VMULPS       288(AX), Y4, Y7
-	VADDPS       Y6, Y7, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        320(AX), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VMULPS       320(AX), Y4, Y8
-	VADDPS       Y7, Y8, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMOVUPS      vecconst<>+1664(SB), Y8
-	VPAND        352(AX), Y8, Y8
-	VPOR         vecconst<>+3264(SB), Y8, Y8
-	VMULPS       352(AX), Y4, Y4
-	VADDPS       Y8, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VPACKSSDW    Y6, Y5, Y5
-	VPACKSSDW    Y4, Y7, Y4
-	VPACKSSWB    Y4, Y5, Y4
-	VEXTRACTI128 $0x01, Y4, X5
-	VPUNPCKLDQ   X5, X4, X6
-	VPUNPCKHDQ   X5, X4, X4
-	VMOVDQU      X6, 70(CX)
-	VMOVDQU      X4, 86(CX)
-	VPSHUFD      $0xff, Y0, Y0
-	VMOVUPS      vecconst<>+1664(SB), Y4
-	VPAND        384(AX), Y4, Y4
-	VPOR         vecconst<>+3264(SB), Y4, Y4
-	VMULPS       384(AX), Y0, Y5
-	VADDPS       Y4, Y5, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMOVUPS      vecconst<>+1664(SB), Y5
-	VPAND        416(AX), Y5, Y5
-	VPOR         vecconst<>+3264(SB), Y5, Y5
-	VMULPS       416(AX), Y0, Y6
-	VADDPS       Y5, Y6, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMOVUPS      vecconst<>+1664(SB), Y6
-	VPAND        448(AX), Y6, Y6
-	VPOR         vecconst<>+3264(SB), Y6, Y6
-	VMULPS       448(AX), Y0, Y7
-	VADDPS       Y6, Y7, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMOVUPS      vecconst<>+1664(SB), Y7
-	VPAND        480(AX), Y7, Y7
-	VPOR         vecconst<>+3264(SB), Y7, Y7
-	VMULPS       480(AX), Y0, Y0
-	VADDPS       Y7, Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPACKSSDW    Y5, Y4, Y4
-	VPACKSSDW    Y0, Y6, Y0
-	VPACKSSWB    Y0, Y4, Y0
-	VEXTRACTI128 $0x01, Y0, X4
-	VPUNPCKLDQ   X4, X0, X5
-	VPUNPCKHDQ   X4, X0, X0
-	VMOVDQU      X5, 104(CX)
-	VMOVDQU      X0, 120(CX)
-
-endif2:
-	ADDQ DX, AX
-	ADDQ BX, CX
-	DECQ SI
-	JNZ  head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_q8_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPACKUSDW    Y0, Y0, Y0
-	VPERMQ       $0xd8, Y0, Y0
-	VCVTPH2PS    X0, Y0
-	VPMOVSXBD    2(DI), Y1
-	VPMOVSXBD    10(DI), Y2
-	VPMOVSXBD    18(DI), Y3
-	VPMOVSXBD    26(DI), Y4
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y0
-	VMOVUPS      Y1, (R8)
-	VMOVUPS      Y2, 32(R8)
-	VMOVUPS      Y3, 64(R8)
-	VMOVUPS      Y0, 96(R8)
-	ADDQ         $0x00000022, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_q4_0_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·store_q4_0_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0xc1000000, DI
-	VMOVD        DI, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x3f800000, DI
-	VMOVD        DI, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0x41080000, DI
-	VMOVD        DI, X3
-	VPBROADCASTD X3, Y3
-	MOVL         $0x41700000, DI
-	VMOVD        DI, X4
-	VPBROADCASTD X4, Y4
-
-head:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (AX), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y5
-	VPAND        32(AX), Y5, Y5
-	VPCMPGTD     vecconst<>+2432(SB), Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        64(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        96(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VPMAXUD      Y5, Y0, Y0
-	VPMAXUD      Y6, Y0, Y0
-	VPMAXUD      Y7, Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y5
-	VPAND        128(AX), Y5, Y5
-	VPCMPGTD     vecconst<>+2432(SB), Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        160(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        192(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        224(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VPMAXUD      Y6, Y5, Y5
-	VPMAXUD      Y7, Y5, Y5
-	VPMAXUD      Y8, Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        256(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        288(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        320(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        352(AX), Y9, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y9, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VPMAXUD      Y7, Y6, Y6
-	VPMAXUD      Y8, Y6, Y6
-	VPMAXUD      Y9, Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        384(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        416(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        448(AX), Y9, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y9, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        480(AX), Y10, Y10
-	VPCMPGTD     vecconst<>+2432(SB), Y10, Y11
-	VPBLENDVB    Y11, vecconst<>+2944(SB), Y10, Y10
-	VPMAXUD      Y8, Y7, Y7
-	VPMAXUD      Y9, Y7, Y7
-	VPMAXUD      Y10, Y7, Y7
-	VPUNPCKLDQ   Y5, Y0, Y8
-	VPUNPCKHDQ   Y5, Y0, Y0
-	VPMAXUD      Y0, Y8, Y0
-	VPUNPCKLDQ   Y7, Y6, Y5
-	VPUNPCKHDQ   Y7, Y6, Y6
-	VPMAXUD      Y6, Y5, Y5
-	VPUNPCKLQDQ  Y5, Y0, Y6
-	VPUNPCKHQDQ  Y5, Y0, Y0
-	VPMAXUD      Y0, Y6, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y5
-	VPMAXUD      Y5, Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y5
-	VPAND        (AX), Y5, Y5
-	VPCMPGTD     vecconst<>+2432(SB), Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        32(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        64(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        96(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VPSHUFD      $0x00, Y0, Y9
-	VMOVUPS      vecconst<>+3328(SB), Y10
-	VPSUBD       vecconst<>+2880(SB), Y10, Y10
-	VPCMPEQD     Y9, Y5, Y5
-	VPSLLD       $0x01, Y10, Y10
-	VMOVUPS      (AX), Y11
-	VPSRLD       $0x1f, Y11, Y11
-	VPOR         Y11, Y10, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y5, Y10, Y11, Y5
-	VMOVUPS      vecconst<>+3328(SB), Y10
-	VPSUBD       vecconst<>+3008(SB), Y10, Y10
-	VPCMPEQD     Y9, Y6, Y6
-	VPSLLD       $0x01, Y10, Y10
-	VMOVUPS      32(AX), Y11
-	VPSRLD       $0x1f, Y11, Y11
-	VPOR         Y11, Y10, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y6, Y10, Y11, Y6
-	VMOVUPS      vecconst<>+3328(SB), Y10
-	VPSUBD       vecconst<>+3072(SB), Y10, Y10
-	VPCMPEQD     Y9, Y7, Y7
-	VPSLLD       $0x01, Y10, Y10
-	VMOVUPS      64(AX), Y11
-	VPSRLD       $0x1f, Y11, Y11
-	VPOR         Y11, Y10, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y7, Y10, Y11, Y7
-	VMOVUPS      vecconst<>+3328(SB), Y10
-	VPSUBD       vecconst<>+3136(SB), Y10, Y10
-	VPCMPEQD     Y9, Y8, Y8
-	VPSLLD       $0x01, Y10, Y9
-	VMOVUPS      96(AX), Y10
-	VPSRLD       $0x1f, Y10, Y10
-	VPOR         Y10, Y9, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPBLENDVB    Y8, Y9, Y10, Y8
-	VPMAXUD      Y6, Y5, Y5
-	VPMAXUD      Y7, Y5, Y5
-	VPMAXUD      Y8, Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        128(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        160(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        192(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        224(AX), Y9, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y9, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VPSHUFD      $0x55, Y0, Y10
-	VMOVUPS      vecconst<>+3328(SB), Y11
-	VPSUBD       vecconst<>+2880(SB), Y11, Y11
-	VPCMPEQD     Y10, Y6, Y6
-	VPSLLD       $0x01, Y11, Y11
-	VMOVUPS      128(AX), Y12
-	VPSRLD       $0x1f, Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y6, Y11, Y12, Y6
-	VMOVUPS      vecconst<>+3328(SB), Y11
-	VPSUBD       vecconst<>+3008(SB), Y11, Y11
-	VPCMPEQD     Y10, Y7, Y7
-	VPSLLD       $0x01, Y11, Y11
-	VMOVUPS      160(AX), Y12
-	VPSRLD       $0x1f, Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y7, Y11, Y12, Y7
-	VMOVUPS      vecconst<>+3328(SB), Y11
-	VPSUBD       vecconst<>+3072(SB), Y11, Y11
-	VPCMPEQD     Y10, Y8, Y8
-	VPSLLD       $0x01, Y11, Y11
-	VMOVUPS      192(AX), Y12
-	VPSRLD       $0x1f, Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y8, Y11, Y12, Y8
-	VMOVUPS      vecconst<>+3328(SB), Y11
-	VPSUBD       vecconst<>+3136(SB), Y11, Y11
-	VPCMPEQD     Y10, Y9, Y9
-	VPSLLD       $0x01, Y11, Y10
-	VMOVUPS      224(AX), Y11
-	VPSRLD       $0x1f, Y11, Y11
-	VPOR         Y11, Y10, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y9, Y10, Y11, Y9
-	VPMAXUD      Y7, Y6, Y6
-	VPMAXUD      Y8, Y6, Y6
-	VPMAXUD      Y9, Y6, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        256(AX), Y7, Y7
-	VPCMPGTD     vecconst<>+2432(SB), Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        288(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        320(AX), Y9, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y9, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        352(AX), Y10, Y10
-	VPCMPGTD     vecconst<>+2432(SB), Y10, Y11
-	VPBLENDVB    Y11, vecconst<>+2944(SB), Y10, Y10
-	VPSHUFD      $0xaa, Y0, Y11
-	VMOVUPS      vecconst<>+3328(SB), Y12
-	VPSUBD       vecconst<>+2880(SB), Y12, Y12
-	VPCMPEQD     Y11, Y7, Y7
-	VPSLLD       $0x01, Y12, Y12
-	VMOVUPS      256(AX), Y13
-	VPSRLD       $0x1f, Y13, Y13
-	VPOR         Y13, Y12, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y7, Y12, Y13, Y7
-	VMOVUPS      vecconst<>+3328(SB), Y12
-	VPSUBD       vecconst<>+3008(SB), Y12, Y12
-	VPCMPEQD     Y11, Y8, Y8
-	VPSLLD       $0x01, Y12, Y12
-	VMOVUPS      288(AX), Y13
-	VPSRLD       $0x1f, Y13, Y13
-	VPOR         Y13, Y12, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y8, Y12, Y13, Y8
-	VMOVUPS      vecconst<>+3328(SB), Y12
-	VPSUBD       vecconst<>+3072(SB), Y12, Y12
-	VPCMPEQD     Y11, Y9, Y9
-	VPSLLD       $0x01, Y12, Y12
-	VMOVUPS      320(AX), Y13
-	VPSRLD       $0x1f, Y13, Y13
-	VPOR         Y13, Y12, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y9, Y12, Y13, Y9
-	VMOVUPS      vecconst<>+3328(SB), Y12
-	VPSUBD       vecconst<>+3136(SB), Y12, Y12
-	VPCMPEQD     Y11, Y10, Y10
-	VPSLLD       $0x01, Y12, Y11
-	VMOVUPS      352(AX), Y12
-	VPSRLD       $0x1f, Y12, Y12
-	VPOR         Y12, Y11, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y10, Y11, Y12, Y10
-	VPMAXUD      Y8, Y7, Y7
-	VPMAXUD      Y9, Y7, Y7
-	VPMAXUD      Y10, Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        384(AX), Y8, Y8
-	VPCMPGTD     vecconst<>+2432(SB), Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        416(AX), Y9, Y9
-	VPCMPGTD     vecconst<>+2432(SB), Y9, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        448(AX), Y10, Y10
-	VPCMPGTD     vecconst<>+2432(SB), Y10, Y11
-	VPBLENDVB    Y11, vecconst<>+2944(SB), Y10, Y10
-	VMOVUPS      vecconst<>+1920(SB), Y11
-	VPAND        480(AX), Y11, Y11
-	VPCMPGTD     vecconst<>+2432(SB), Y11, Y12
-	VPBLENDVB    Y12, vecconst<>+2944(SB), Y11, Y11
-	VPSHUFD      $0xff, Y0, Y12
-	VMOVUPS      vecconst<>+3328(SB), Y13
-	VPSUBD       vecconst<>+2880(SB), Y13, Y13
-	VPCMPEQD     Y12, Y8, Y8
-	VPSLLD       $0x01, Y13, Y13
-	VMOVUPS      384(AX), Y14
-	VPSRLD       $0x1f, Y14, Y14
-	VPOR         Y14, Y13, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y8, Y13, Y14, Y8
-	VMOVUPS      vecconst<>+3328(SB), Y13
-	VPSUBD       vecconst<>+3008(SB), Y13, Y13
-	VPCMPEQD     Y12, Y9, Y9
-	VPSLLD       $0x01, Y13, Y13
-	VMOVUPS      416(AX), Y14
-	VPSRLD       $0x1f, Y14, Y14
-	VPOR         Y14, Y13, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y9, Y13, Y14, Y9
-	VMOVUPS      vecconst<>+3328(SB), Y13
-	VPSUBD       vecconst<>+3072(SB), Y13, Y13
-	VPCMPEQD     Y12, Y10, Y10
-	VPSLLD       $0x01, Y13, Y13
-	VMOVUPS      448(AX), Y14
-	VPSRLD       $0x1f, Y14, Y14
-	VPOR         Y14, Y13, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y10, Y13, Y14, Y10
-	VMOVUPS      vecconst<>+3328(SB), Y13
-	VPSUBD       vecconst<>+3136(SB), Y13, Y13
-	VPCMPEQD     Y12, Y11, Y11
-	VPSLLD       $0x01, Y13, Y12
-	VMOVUPS      480(AX), Y13
-	VPSRLD       $0x1f, Y13, Y13
-	VPOR         Y13, Y12, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y11, Y12, Y13, Y11
-	VPMAXUD      Y9, Y8, Y8
-	VPMAXUD      Y10, Y8, Y8
-	VPMAXUD      Y11, Y8, Y8
-	VPUNPCKLDQ   Y6, Y5, Y9
-	VPUNPCKHDQ   Y6, Y5, Y5
-	VPMAXUD      Y5, Y9, Y5
-	VPUNPCKLDQ   Y8, Y7, Y6
-	VPUNPCKHDQ   Y8, Y7, Y7
-	VPMAXUD      Y7, Y6, Y6
-	VPUNPCKLQDQ  Y6, Y5, Y7
-	VPUNPCKHQDQ  Y6, Y5, Y5
-	VPMAXUD      Y5, Y7, Y5
-	VPERM2I128   $0x01, Y5, Y5, Y6
-	VPMAXUD      Y6, Y5, Y5
-	VPSLLD       $0x1f, Y5, Y5
-	VPCMPEQD     vecconst<>+2944(SB), Y0, Y6
-	VPOR         Y5, Y0, Y0
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y0, Y0
-	VDIVPS       Y1, Y0, Y0
-	VPAND        vecconst<>+1920(SB), Y0, Y5
-	VPCMPEQD     vecconst<>+2944(SB), Y5, Y5
-	VDIVPS       Y0, Y2, Y6
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y6, Y5
-	VCVTPS2PH    $0x00, Y0, X0
-	VPMOVZXWD    X0, Y0
-	VPEXTRW      $0x00, X0, (CX)
-	VPEXTRW      $0x02, X0, 18(CX)
-	VPEXTRW      $0x04, X0, 36(CX)
-	VPEXTRW      $0x06, X0, 54(CX)
-	VPSHUFD      $0x00, Y5, Y0
-	VMULPS       (AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VADDPS       Y3, Y6, Y6
-	VMINPS       Y4, Y6, Y6
-	VMAXPS       vecconst<>+2944(SB), Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       32(AX), Y0, Y7
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VADDPS       Y3, Y7, Y7
-	VMINPS       Y4, Y7, Y7
-	VMAXPS       vecconst<>+2944(SB), Y7, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMULPS       64(AX), Y0, Y8
-	VCMPPS       $0x03, Y8, Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VADDPS       Y3, Y8, Y8
-	VMINPS       Y4, Y8, Y8
-	VMAXPS       vecconst<>+2944(SB), Y8, Y8
-	VCVTTPS2DQ   Y8, Y8
-	VMULPS       96(AX), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y0, Y0
-	VADDPS       Y3, Y0, Y0
-	VMINPS       Y4, Y0, Y0
-	VMAXPS       vecconst<>+2944(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSLLD       $0x04, Y8, Y8
-	VPOR         Y8, Y6, Y6
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y7, Y0
-	VPACKUSDW    Y0, Y6, Y0
-	VEXTRACTI128 $0x01, Y0, X6
-	VPACKUSWB    X6, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 2(CX)
-	VPSHUFD      $0x55, Y5, Y0
-	VMULPS       128(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VADDPS       Y3, Y6, Y6
-	VMINPS       Y4, Y6, Y6
-	VMAXPS       vecconst<>+2944(SB), Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       160(AX), Y0, Y7
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VADDPS       Y3, Y7, Y7
-	VMINPS       Y4, Y7, Y7
-	VMAXPS       vecconst<>+2944(SB), Y7, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMULPS       192(AX), Y0, Y8
-	VCMPPS       $0x03, Y8, Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VADDPS       Y3, Y8, Y8
-	VMINPS       Y4, Y8, Y8
-	VMAXPS       vecconst<>+2944(SB), Y8, Y8
-	VCVTTPS2DQ   Y8, Y8
-	VMULPS       224(AX), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y0, Y0
-	VADDPS       Y3, Y0, Y0
-	VMINPS       Y4, Y0, Y0
-	VMAXPS       vecconst<>+2944(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSLLD       $0x04, Y8, Y8
-	VPOR         Y8, Y6, Y6
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y7, Y0
-	VPACKUSDW    Y0, Y6, Y0
-	VEXTRACTI128 $0x01, Y0, X6
-	VPACKUSWB    X6, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 20(CX)
-	VPSHUFD      $0xaa, Y5, Y0
-	VMULPS       256(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VADDPS       Y3, Y6, Y6
-	VMINPS       Y4, Y6, Y6
-	VMAXPS       vecconst<>+2944(SB), Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       288(AX), Y0, Y7
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VADDPS       Y3, Y7, Y7
-	VMINPS       Y4, Y7, Y7
-	VMAXPS       vecconst<>+2944(SB), Y7, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMULPS       320(AX), Y0, Y8
-	VCMPPS       $0x03, Y8, Y8, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VADDPS       Y3, Y8, Y8
-	VMINPS       Y4, Y8, Y8
-	VMAXPS       vecconst<>+2944(SB), Y8, Y8
-	VCVTTPS2DQ   Y8, Y8
-	VMULPS       352(AX), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y0, Y0
-	VADDPS       Y3, Y0, Y0
-	VMINPS       Y4, Y0, Y0
-	VMAXPS       vecconst<>+2944(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSLLD       $0x04, Y8, Y8
-	VPOR         Y8, Y6, Y6
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y7, Y0
-	VPACKUSDW    Y0, Y6, Y0
-	VEXTRACTI128 $0x01, Y0, X6
-	VPACKUSWB    X6, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 38(CX)
-	VPSHUFD      $0xff, Y5, Y0
-	VMULPS       384(AX), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VADDPS       Y3, Y5, Y5
-	VMINPS       Y4, Y5, Y5
-	VMAXPS       vecconst<>+2944(SB), Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       416(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VADDPS       Y3, Y6, Y6
-	VMINPS       Y4, Y6, Y6
-	VMAXPS       vecconst<>+2944(SB), Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VMULPS       448(AX), Y0, Y7
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VADDPS       Y3, Y7, Y7
-	VMINPS       Y4, Y7, Y7
-	VMAXPS       vecconst<>+2944(SB), Y7, Y7
-	VCVTTPS2DQ   Y7, Y7
-	VMULPS       480(AX), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y0, Y0
-	VADDPS       Y3, Y0, Y0
-	VMINPS       Y4, Y0, Y0
-	VMAXPS       vecconst<>+2944(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSLLD       $0x04, Y7, Y7
-	VPOR         Y7, Y5, Y5
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y6, Y0
-	VPACKUSDW    Y0, Y5, Y0
-	VEXTRACTI128 $0x01, Y0, X5
-	VPACKUSWB    X5, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 56(CX)
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_q4_0_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·load_q4_0_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPACKUSDW    Y0, Y0, Y0
-	VPERMQ       $0xd8, Y0, Y0
-	VCVTPH2PS    X0, Y0
-	VPMOVZXBD    2(DI), Y1
-	VPMOVZXBD    10(DI), Y2
-	VPAND        vecconst<>+3392(SB), Y1, Y3
-	VPSRLD       $0x04, Y1, Y1
-	VPAND        vecconst<>+3392(SB), Y2, Y4
-	VPSRLD       $0x04, Y2, Y2
-	VPSUBD       vecconst<>+3456(SB), Y3, Y3
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VPSUBD       vecconst<>+3456(SB), Y4, Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y4
-	VPSUBD       vecconst<>+3456(SB), Y1, Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VPSUBD       vecconst<>+3456(SB), Y2, Y2
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y0
-	VMOVUPS      Y3, (R8)
-	VMOVUPS      Y4, 32(R8)
-	VMOVUPS      Y1, 64(R8)
-	VMOVUPS      Y0, 96(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_mxfp4_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·store_mxfp4_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, DX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (DI), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y1
-	VPAND        32(DI), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VMOVUPS      vecconst<>+1920(SB), Y2
-	VPAND        64(DI), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        96(DI), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPMAXUD      Y1, Y0, Y0
-	VPMAXUD      Y2, Y0, Y0
-	VPMAXUD      Y3, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSRLD       $0x17, Y0, Y1
-	VPCMPGTD     vecconst<>+3520(SB), Y1, Y2
-	VPSUBD       vecconst<>+2368(SB), Y1, Y3
-	VMOVUPS      vecconst<>+3520(SB), Y4
-	VPSUBD       Y1, Y4, Y4
-	VPBLENDVB    Y2, Y3, Y4, Y2
-	VPSLLD       $0x01, Y2, Y2
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VCVTDQ2PS    Y2, Y2
-	VPSRLD       $0x17, Y2, Y2
-	VMOVUPS      vecconst<>+3648(SB), Y3
-	VPSUBD       Y2, Y3, Y2
-	VMOVUPS      vecconst<>+3584(SB), Y3
-	VPSRLVD      Y2, Y3, Y2
-	VPAND        vecconst<>+3776(SB), Y0, Y3
-	VMOVUPS      vecconst<>+3712(SB), Y4
-	VPSUBD       Y3, Y4, Y3
-	VPCMPGTD     Y2, Y3, Y2
-	VPADDD       vecconst<>+1984(SB), Y1, Y3
-	VPBLENDVB    Y2, Y1, Y3, Y1
-	VPCMPGTD     vecconst<>+3840(SB), Y1, Y2
-	VPSUBD       vecconst<>+3840(SB), Y1, Y1
-	VMOVUPS      vecconst<>+2944(SB), Y3
-	VPBLENDVB    Y2, Y1, Y3, Y1
-	VPCMPEQD     vecconst<>+2432(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+3904(SB), Y1, Y0
-	VPAND        vecconst<>+1984(SB), Y0, Y1
-	VMOVUPS      vecconst<>+3968(SB), Y2
-	VPSLLVD      Y1, Y2, Y1
-	VPCMPGTD     vecconst<>+1984(SB), Y0, Y2
-	VPSUBD       vecconst<>+1984(SB), Y0, Y3
-	VPSLLD       $0x17, Y3, Y3
-	VPBLENDVB    Y2, Y3, Y1, Y1
-	VPEXTRW      $0x00, X0, (R8)
-	VADDPS       Y1, Y1, Y0
-	VADDPS       Y1, Y0, Y2
-	VADDPS       Y0, Y0, Y3
-	VADDPS       Y2, Y2, Y4
-	VADDPS       Y3, Y3, Y5
-	VADDPS       Y4, Y4, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        (DI), Y7, Y7
-	VMOVUPS      vecconst<>+1984(SB), Y8
-	VPADDD       vecconst<>+2944(SB), Y8, Y8
-	VSUBPS       (DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+3840(SB), Y8, Y8
-	VADDPS       (DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y7
-	VPBLENDVB    Y7, Y8, Y11, Y7
-	VMOVUPS      (DI), Y8
-	VCMPPS       $0x03, (DI), Y8, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        32(DI), Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPADDD       vecconst<>+2944(SB), Y9, Y9
-	VSUBPS       32(DI), Y1, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y0, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y2, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y3, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y4, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y5, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y6, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+3840(SB), Y9, Y9
-	VADDPS       32(DI), Y1, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y0, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y2, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y3, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y4, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y5, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VADDPS       32(DI), Y6, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y8
-	VPBLENDVB    Y8, Y9, Y12, Y8
-	VMOVUPS      32(DI), Y9
-	VCMPPS       $0x03, 32(DI), Y9, Y9
-	VPBLENDVB    Y9, vecconst<>+2944(SB), Y8, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        64(DI), Y9, Y9
-	VMOVUPS      vecconst<>+1984(SB), Y10
-	VPADDD       vecconst<>+2944(SB), Y10, Y10
-	VSUBPS       64(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y0, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+3840(SB), Y10, Y10
-	VADDPS       64(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y0, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y9
-	VPBLENDVB    Y9, Y10, Y13, Y9
-	VMOVUPS      64(DI), Y10
-	VCMPPS       $0x03, 64(DI), Y10, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        96(DI), Y10, Y10
-	VMOVUPS      vecconst<>+1984(SB), Y11
-	VPADDD       vecconst<>+2944(SB), Y11, Y11
-	VSUBPS       96(DI), Y1, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y0, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y2, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y3, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y4, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y5, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y6, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+3840(SB), Y11, Y11
-	VADDPS       96(DI), Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     Y1, Y10, Y12
-	VPBLENDVB    Y12, Y11, Y14, Y13
-	VPBLENDVB    Y12, Y1, Y10, Y1
-	VPADDD       vecconst<>+1984(SB), Y11, Y10
-	VADDPS       96(DI), Y0, Y0
-	VPAND        vecconst<>+1920(SB), Y0, Y0
-	VPCMPGTD     Y0, Y1, Y11
-	VPBLENDVB    Y11, Y10, Y13, Y12
-	VPBLENDVB    Y11, Y0, Y1, Y0
-	VPADDD       vecconst<>+1984(SB), Y10, Y1
-	VADDPS       96(DI), Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y10
-	VPBLENDVB    Y10, Y1, Y12, Y11
-	VPBLENDVB    Y10, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       96(DI), Y3, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y11, Y10
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       96(DI), Y4, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y10, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       96(DI), Y5, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y4, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       96(DI), Y6, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y0
-	VPBLENDVB    Y0, Y1, Y4, Y0
-	VMOVUPS      96(DI), Y1
-	VCMPPS       $0x03, 96(DI), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VPSLLD       $0x04, Y9, Y1
-	VPOR         Y1, Y7, Y1
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y8, Y0
-	VPACKUSDW    Y0, Y1, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPACKUSWB    X1, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 1(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000011, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_mxfp4_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·load_mxfp4_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPAND        vecconst<>+4032(SB), Y0, Y0
-	VPAND        vecconst<>+1984(SB), Y0, Y1
-	VMOVUPS      vecconst<>+3968(SB), Y2
-	VPSLLVD      Y1, Y2, Y1
-	VPCMPGTD     vecconst<>+1984(SB), Y0, Y2
-	VPSUBD       vecconst<>+1984(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VPBLENDVB    Y2, Y0, Y1, Y0
-	VPMOVZXBD    1(DI), Y1
-	VPMOVZXBD    9(DI), Y2
-	VPAND        vecconst<>+3392(SB), Y1, Y3
-	VPSRLD       $0x04, Y1, Y1
-	VPAND        vecconst<>+3392(SB), Y2, Y4
-	VPSRLD       $0x04, Y2, Y2
-	VPAND        vecconst<>+4096(SB), Y3, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y3, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y3, vecconst<>+1664(SB), Y6, Y3
-	VPOR         Y3, Y5, Y3
-	VMULPS       Y0, Y3, Y3
-	VPAND        vecconst<>+4096(SB), Y4, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y4, vecconst<>+1664(SB), Y6, Y4
-	VPOR         Y4, Y5, Y4
-	VMULPS       Y0, Y4, Y4
-	VPAND        vecconst<>+4096(SB), Y1, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y1, Y1
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y1, vecconst<>+1664(SB), Y6, Y1
-	VPOR         Y1, Y5, Y1
-	VMULPS       Y0, Y1, Y1
-	VPAND        vecconst<>+4096(SB), Y2, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y2, Y2
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y2, vecconst<>+1664(SB), Y6, Y2
-	VPOR         Y2, Y5, Y2
-	VMULPS       Y0, Y2, Y0
-	VMOVUPS      Y3, (R8)
-	VMOVUPS      Y4, 32(R8)
-	VMOVUPS      Y1, 64(R8)
-	VMOVUPS      Y0, 96(R8)
-	ADDQ         $0x00000011, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_iq4_nl_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·store_iq4_nl_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, DX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (DI), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y1
-	VPAND        32(DI), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VMOVUPS      vecconst<>+1920(SB), Y2
-	VPAND        64(DI), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        96(DI), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPMAXUD      Y1, Y0, Y4
-	VPMAXUD      Y2, Y4, Y4
-	VPMAXUD      Y3, Y4, Y4
-	VPERM2I128   $0x01, Y4, Y4, Y5
-	VPMAXUD      Y5, Y4, Y4
-	VPSHUFD      $0x4e, Y4, Y5
-	VPMAXUD      Y5, Y4, Y4
-	VPSHUFD      $0xb1, Y4, Y5
-	VPMAXUD      Y5, Y4, Y4
-	VMOVUPS      vecconst<>+3328(SB), Y5
-	VPSUBD       vecconst<>+2880(SB), Y5, Y5
-	VPCMPEQD     Y4, Y0, Y0
-	VPSLLD       $0x01, Y5, Y5
-	VMOVUPS      (DI), Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y0, Y5, Y6, Y0
-	VMOVUPS      vecconst<>+3328(SB), Y5
-	VPSUBD       vecconst<>+3008(SB), Y5, Y5
-	VPCMPEQD     Y4, Y1, Y1
-	VPSLLD       $0x01, Y5, Y5
-	VMOVUPS      32(DI), Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y1, Y5, Y6, Y1
-	VMOVUPS      vecconst<>+3328(SB), Y5
-	VPSUBD       vecconst<>+3072(SB), Y5, Y5
-	VPCMPEQD     Y4, Y2, Y2
-	VPSLLD       $0x01, Y5, Y5
-	VMOVUPS      64(DI), Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y2, Y5, Y6, Y2
-	VMOVUPS      vecconst<>+3328(SB), Y5
-	VPSUBD       vecconst<>+3136(SB), Y5, Y5
-	VPCMPEQD     Y4, Y3, Y3
-	VPSLLD       $0x01, Y5, Y5
-	VMOVUPS      96(DI), Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y3, Y5, Y6, Y3
-	VPMAXUD      Y1, Y0, Y0
-	VPMAXUD      Y2, Y0, Y0
-	VPMAXUD      Y3, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSLLD       $0x1f, Y0, Y0
-	VPOR         Y0, Y4, Y0
-	VDIVPS       vecconst<>+4224(SB), Y0, Y0
-	VMOVUPS      vecconst<>+4160(SB), Y1
-	VDIVPS       Y0, Y1, Y0
-	VMULPS       (DI), Y0, Y1
-	VADDPS       Y1, Y1, Y1
-	VMOVUPS      vecconst<>+3456(SB), Y2
-	VPOR         vecconst<>+2944(SB), Y2, Y2
-	VPSUBD       vecconst<>+1984(SB), Y2, Y3
-	VPSLLD       $0x1d, Y3, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y3, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y3, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y3, Y3
-	VPSRLD       $0x1b, Y3, Y3
-	VPSRLVD      Y3, Y5, Y3
-	VPSLLD       $0x18, Y3, Y3
-	VPSRLD       $0x18, Y3, Y3
-	VPSUBD       vecconst<>+2688(SB), Y3, Y3
-	VPSLLD       $0x1d, Y2, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y2, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y2, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y2, Y6
-	VPSRLD       $0x1b, Y6, Y6
-	VPSRLVD      Y6, Y5, Y5
-	VPSLLD       $0x18, Y5, Y5
-	VPSRLD       $0x18, Y5, Y5
-	VPSUBD       vecconst<>+2688(SB), Y5, Y5
-	VPADDD       Y5, Y3, Y3
-	VCVTDQ2PS    Y3, Y3
-	VSUBPS       Y3, Y1, Y3
-	VMOVUPS      vecconst<>+4544(SB), Y5
-	VPCMPGTD     Y3, Y5, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VPOR         vecconst<>+2624(SB), Y2, Y3
-	VPSUBD       vecconst<>+1984(SB), Y3, Y5
-	VPSLLD       $0x1d, Y5, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y5, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y5, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1b, Y5, Y5
-	VPSRLVD      Y5, Y6, Y5
-	VPSLLD       $0x18, Y5, Y5
-	VPSRLD       $0x18, Y5, Y5
-	VPSUBD       vecconst<>+2688(SB), Y5, Y5
-	VPSLLD       $0x1d, Y3, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y3, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y3, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y3, Y7
-	VPSRLD       $0x1b, Y7, Y7
-	VPSRLVD      Y7, Y6, Y6
-	VPSLLD       $0x18, Y6, Y6
-	VPSRLD       $0x18, Y6, Y6
-	VPSUBD       vecconst<>+2688(SB), Y6, Y6
-	VPADDD       Y6, Y5, Y5
-	VCVTDQ2PS    Y5, Y5
-	VSUBPS       Y5, Y1, Y5
-	VMOVUPS      vecconst<>+4544(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VPBLENDVB    Y5, Y2, Y3, Y2
-	VPOR         vecconst<>+3840(SB), Y2, Y3
-	VPSUBD       vecconst<>+1984(SB), Y3, Y5
-	VPSLLD       $0x1d, Y5, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y5, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y5, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1b, Y5, Y5
-	VPSRLVD      Y5, Y6, Y5
-	VPSLLD       $0x18, Y5, Y5
-	VPSRLD       $0x18, Y5, Y5
-	VPSUBD       vecconst<>+2688(SB), Y5, Y5
-	VPSLLD       $0x1d, Y3, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y3, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y3, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y3, Y7
-	VPSRLD       $0x1b, Y7, Y7
-	VPSRLVD      Y7, Y6, Y6
-	VPSLLD       $0x18, Y6, Y6
-	VPSRLD       $0x18, Y6, Y6
-	VPSUBD       vecconst<>+2688(SB), Y6, Y6
-	VPADDD       Y6, Y5, Y5
-	VCVTDQ2PS    Y5, Y5
-	VSUBPS       Y5, Y1, Y5
-	VMOVUPS      vecconst<>+4544(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VPBLENDVB    Y5, Y2, Y3, Y2
-	VPOR         vecconst<>+1984(SB), Y2, Y3
-	VPSUBD       vecconst<>+1984(SB), Y3, Y5
-	VPSLLD       $0x1d, Y5, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y5, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y5, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1b, Y5, Y5
-	VPSRLVD      Y5, Y6, Y5
-	VPSLLD       $0x18, Y5, Y5
-	VPSRLD       $0x18, Y5, Y5
-	VPSUBD       vecconst<>+2688(SB), Y5, Y5
-	VPSLLD       $0x1d, Y3, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y3, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y3, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y3, Y7
-	VPSRLD       $0x1b, Y7, Y7
-	VPSRLVD      Y7, Y6, Y6
-	VPSLLD       $0x18, Y6, Y6
-	VPSRLD       $0x18, Y6, Y6
-	VPSUBD       vecconst<>+2688(SB), Y6, Y6
-	VPADDD       Y6, Y5, Y5
-	VCVTDQ2PS    Y5, Y5
-	VSUBPS       Y5, Y1, Y1
-	VMOVUPS      vecconst<>+4544(SB), Y5
-	VPCMPGTD     Y1, Y5, Y1
-	VPBLENDVB    Y1, Y2, Y3, Y1
-	VPSLLD       $0x1d, Y1, Y2
-	VMOVUPS      vecconst<>+2944(SB), Y3
-	VPCMPGTD     Y2, Y3, Y2
-	VMOVUPS      vecconst<>+4352(SB), Y3
-	VPBLENDVB    Y2, vecconst<>+4288(SB), Y3, Y2
-	VPSLLD       $0x1d, Y1, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y5
-	VPCMPGTD     Y3, Y5, Y3
-	VMOVUPS      vecconst<>+4480(SB), Y5
-	VPBLENDVB    Y3, vecconst<>+4416(SB), Y5, Y3
-	VPSLLD       $0x1c, Y1, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VPBLENDVB    Y5, Y3, Y2, Y2
-	VPSLLD       $0x1e, Y1, Y3
-	VPSRLD       $0x1b, Y3, Y3
-	VPSRLVD      Y3, Y2, Y2
-	VPSLLD       $0x18, Y2, Y2
-	VPSRLD       $0x18, Y2, Y2
-	VPSUBD       vecconst<>+2688(SB), Y2, Y2
-	VCVTDQ2PS    Y2, Y2
-	VMOVUPS      (DI), Y3
-	VMULPS       Y3, Y3, Y5
-	VMULPS       Y2, Y5, Y5
-	VMULPS       Y3, Y5, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VADDSS       X3, X6, X6
-	VMOVSHDUP    X3, X7
-	VADDSS       X7, X6, X6
-	VMOVHLPS     X3, X3, X7
-	VADDSS       X7, X6, X6
-	VPERMILPS    $0x03, X3, X7
-	VADDSS       X7, X6, X6
-	VEXTRACTF128 $0x01, Y3, X3
-	VADDSS       X3, X6, X6
-	VMOVSHDUP    X3, X7
-	VADDSS       X7, X6, X6
-	VMOVHLPS     X3, X3, X7
-	VADDSS       X7, X6, X6
-	VPERMILPS    $0x03, X3, X3
-	VADDSS       X3, X6, X6
-	VBROADCASTSS X6, Y3
-	VMULPS       Y2, Y5, Y2
-	VMOVUPS      vecconst<>+2944(SB), Y5
-	VADDSS       X2, X5, X5
-	VMOVSHDUP    X2, X6
-	VADDSS       X6, X5, X5
-	VMOVHLPS     X2, X2, X6
-	VADDSS       X6, X5, X5
-	VPERMILPS    $0x03, X2, X6
-	VADDSS       X6, X5, X5
-	VEXTRACTF128 $0x01, Y2, X2
-	VADDSS       X2, X5, X5
-	VMOVSHDUP    X2, X6
-	VADDSS       X6, X5, X5
-	VMOVHLPS     X2, X2, X6
-	VADDSS       X6, X5, X5
-	VPERMILPS    $0x03, X2, X2
-	VADDSS       X2, X5, X5
-	VBROADCASTSS X5, Y2
-	VMULPS       32(DI), Y0, Y5
-	VADDPS       Y5, Y5, Y5
-	VMOVUPS      vecconst<>+3456(SB), Y6
-	VPOR         vecconst<>+2944(SB), Y6, Y6
-	VPSUBD       vecconst<>+1984(SB), Y6, Y7
-	VPSLLD       $0x1d, Y7, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VMOVUPS      vecconst<>+4352(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+4288(SB), Y9, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4480(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4416(SB), Y10, Y9
-	VPSLLD       $0x1c, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VPBLENDVB    Y10, Y9, Y8, Y8
-	VPSLLD       $0x1e, Y7, Y7
-	VPSRLD       $0x1b, Y7, Y7
-	VPSRLVD      Y7, Y8, Y7
-	VPSLLD       $0x18, Y7, Y7
-	VPSRLD       $0x18, Y7, Y7
-	VPSUBD       vecconst<>+2688(SB), Y7, Y7
-	VPSLLD       $0x1d, Y6, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VMOVUPS      vecconst<>+4352(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+4288(SB), Y9, Y8
-	VPSLLD       $0x1d, Y6, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4480(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4416(SB), Y10, Y9
-	VPSLLD       $0x1c, Y6, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VPBLENDVB    Y10, Y9, Y8, Y8
-	VPSLLD       $0x1e, Y6, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y8, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPADDD       Y8, Y7, Y7
-	VCVTDQ2PS    Y7, Y7
-	VSUBPS       Y7, Y5, Y7
-	VMOVUPS      vecconst<>+4544(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VPOR         vecconst<>+2624(SB), Y6, Y7
-	VPSUBD       vecconst<>+1984(SB), Y7, Y8
-	VPSLLD       $0x1d, Y8, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y9, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y7, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y7, Y10
-	VPSRLD       $0x1b, Y10, Y10
-	VPSRLVD      Y10, Y9, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VSUBPS       Y8, Y5, Y8
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y6, Y7, Y6
-	VPOR         vecconst<>+3840(SB), Y6, Y7
-	VPSUBD       vecconst<>+1984(SB), Y7, Y8
-	VPSLLD       $0x1d, Y8, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y9, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y7, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y7, Y10
-	VPSRLD       $0x1b, Y10, Y10
-	VPSRLVD      Y10, Y9, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VSUBPS       Y8, Y5, Y8
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y6, Y7, Y6
-	VPOR         vecconst<>+1984(SB), Y6, Y7
-	VPSUBD       vecconst<>+1984(SB), Y7, Y8
-	VPSLLD       $0x1d, Y8, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y9, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y7, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y7, Y10
-	VPSRLD       $0x1b, Y10, Y10
-	VPSRLVD      Y10, Y9, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VSUBPS       Y8, Y5, Y5
-	VMOVUPS      vecconst<>+4544(SB), Y8
-	VPCMPGTD     Y5, Y8, Y5
-	VPBLENDVB    Y5, Y6, Y7, Y5
-	VPSLLD       $0x1d, Y5, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4352(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4288(SB), Y7, Y6
-	VPSLLD       $0x1d, Y5, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4480(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4416(SB), Y8, Y7
-	VPSLLD       $0x1c, Y5, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y7
-	VPSRLD       $0x1b, Y7, Y7
-	VPSRLVD      Y7, Y6, Y6
-	VPSLLD       $0x18, Y6, Y6
-	VPSRLD       $0x18, Y6, Y6
-	VPSUBD       vecconst<>+2688(SB), Y6, Y6
-	VCVTDQ2PS    Y6, Y6
-	VMOVUPS      32(DI), Y7
-	VMULPS       Y7, Y7, Y8
-	VMULPS       Y6, Y8, Y8
-	VMULPS       Y7, Y8, Y7
-	VADDSS       X7, X3, X3
-	VMOVSHDUP    X7, X9
-	VADDSS       X9, X3, X3
-	VMOVHLPS     X7, X7, X9
-	VADDSS       X9, X3, X3
-	VPERMILPS    $0x03, X7, X9
-	VADDSS       X9, X3, X3
-	VEXTRACTF128 $0x01, Y7, X7
-	VADDSS       X7, X3, X3
-	VMOVSHDUP    X7, X9
-	VADDSS       X9, X3, X3
-	VMOVHLPS     X7, X7, X9
-	VADDSS       X9, X3, X3
-	VPERMILPS    $0x03, X7, X7
-	VADDSS       X7, X3, X3
-	VBROADCASTSS X3, Y3
-	VMULPS       Y6, Y8, Y6
-	VADDSS       X6, X2, X2
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X2, X2
-	VMOVHLPS     X6, X6, X7
-	VADDSS       X7, X2, X2
-	VPERMILPS    $0x03, X6, X7
-	VADDSS       X7, X2, X2
-	VEXTRACTF128 $0x01, Y6, X6
-	VADDSS       X6, X2, X2
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X2, X2
-	VMOVHLPS     X6, X6, X7
-	VADDSS       X7, X2, X2
-	VPERMILPS    $0x03, X6, X6
-	VADDSS       X6, X2, X2
-	VBROADCASTSS X2, Y2
-	VMULPS       64(DI), Y0, Y6
-	VADDPS       Y6, Y6, Y6
-	VMOVUPS      vecconst<>+3456(SB), Y7
-	VPOR         vecconst<>+2944(SB), Y7, Y7
-	VPSUBD       vecconst<>+1984(SB), Y7, Y8
-	VPSLLD       $0x1d, Y8, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y9, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y7, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y7, Y10
-	VPSRLD       $0x1b, Y10, Y10
-	VPSRLVD      Y10, Y9, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VSUBPS       Y8, Y6, Y8
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VPOR         vecconst<>+2624(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y6, Y9
-	VMOVUPS      vecconst<>+4544(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y7, Y8, Y7
-	VPOR         vecconst<>+3840(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y6, Y9
-	VMOVUPS      vecconst<>+4544(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y7, Y8, Y7
-	VPOR         vecconst<>+1984(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y6, Y6
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y6, Y9, Y6
-	VPBLENDVB    Y6, Y7, Y8, Y6
-	VPSLLD       $0x1d, Y6, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4352(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4288(SB), Y8, Y7
-	VPSLLD       $0x1d, Y6, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VMOVUPS      vecconst<>+4480(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+4416(SB), Y9, Y8
-	VPSLLD       $0x1c, Y6, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y8, Y7, Y7
-	VPSLLD       $0x1e, Y6, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y7, Y7
-	VPSLLD       $0x18, Y7, Y7
-	VPSRLD       $0x18, Y7, Y7
-	VPSUBD       vecconst<>+2688(SB), Y7, Y7
-	VCVTDQ2PS    Y7, Y7
-	VMOVUPS      64(DI), Y8
-	VMULPS       Y8, Y8, Y9
-	VMULPS       Y7, Y9, Y9
-	VMULPS       Y8, Y9, Y8
-	VADDSS       X8, X3, X3
-	VMOVSHDUP    X8, X10
-	VADDSS       X10, X3, X3
-	VMOVHLPS     X8, X8, X10
-	VADDSS       X10, X3, X3
-	VPERMILPS    $0x03, X8, X10
-	VADDSS       X10, X3, X3
-	VEXTRACTF128 $0x01, Y8, X8
-	VADDSS       X8, X3, X3
-	VMOVSHDUP    X8, X10
-	VADDSS       X10, X3, X3
-	VMOVHLPS     X8, X8, X10
-	VADDSS       X10, X3, X3
-	VPERMILPS    $0x03, X8, X8
-	VADDSS       X8, X3, X3
-	VBROADCASTSS X3, Y3
-	VMULPS       Y7, Y9, Y7
-	VADDSS       X7, X2, X2
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X2, X2
-	VMOVHLPS     X7, X7, X8
-	VADDSS       X8, X2, X2
-	VPERMILPS    $0x03, X7, X8
-	VADDSS       X8, X2, X2
-	VEXTRACTF128 $0x01, Y7, X7
-	VADDSS       X7, X2, X2
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X2, X2
-	VMOVHLPS     X7, X7, X8
-	VADDSS       X8, X2, X2
-	VPERMILPS    $0x03, X7, X7
-	VADDSS       X7, X2, X2
-	VBROADCASTSS X2, Y2
-	VMULPS       96(DI), Y0, Y0
-	VADDPS       Y0, Y0, Y0
-	VMOVUPS      vecconst<>+3456(SB), Y7
-	VPOR         vecconst<>+2944(SB), Y7, Y7
-	VPSUBD       vecconst<>+1984(SB), Y7, Y8
-	VPSLLD       $0x1d, Y8, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y9, Y8
-	VPSLLD       $0x18, Y8, Y8
-	VPSRLD       $0x18, Y8, Y8
-	VPSUBD       vecconst<>+2688(SB), Y8, Y8
-	VPSLLD       $0x1d, Y7, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VMOVUPS      vecconst<>+4352(SB), Y10
-	VPBLENDVB    Y9, vecconst<>+4288(SB), Y10, Y9
-	VPSLLD       $0x1d, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4480(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4416(SB), Y11, Y10
-	VPSLLD       $0x1c, Y7, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPSLLD       $0x1e, Y7, Y10
-	VPSRLD       $0x1b, Y10, Y10
-	VPSRLVD      Y10, Y9, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VSUBPS       Y8, Y0, Y8
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VPOR         vecconst<>+2624(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y0, Y9
-	VMOVUPS      vecconst<>+4544(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y7, Y8, Y7
-	VPOR         vecconst<>+3840(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y0, Y9
-	VMOVUPS      vecconst<>+4544(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y7, Y8, Y7
-	VPOR         vecconst<>+1984(SB), Y7, Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y9
-	VPSLLD       $0x1d, Y9, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y9, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y9, Y9
-	VPSRLD       $0x1b, Y9, Y9
-	VPSRLVD      Y9, Y10, Y9
-	VPSLLD       $0x18, Y9, Y9
-	VPSRLD       $0x18, Y9, Y9
-	VPSUBD       vecconst<>+2688(SB), Y9, Y9
-	VPSLLD       $0x1d, Y8, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPCMPGTD     Y10, Y11, Y10
-	VMOVUPS      vecconst<>+4352(SB), Y11
-	VPBLENDVB    Y10, vecconst<>+4288(SB), Y11, Y10
-	VPSLLD       $0x1d, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPCMPGTD     Y11, Y12, Y11
-	VMOVUPS      vecconst<>+4480(SB), Y12
-	VPBLENDVB    Y11, vecconst<>+4416(SB), Y12, Y11
-	VPSLLD       $0x1c, Y8, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPCMPGTD     Y12, Y13, Y12
-	VPBLENDVB    Y12, Y11, Y10, Y10
-	VPSLLD       $0x1e, Y8, Y11
-	VPSRLD       $0x1b, Y11, Y11
-	VPSRLVD      Y11, Y10, Y10
-	VPSLLD       $0x18, Y10, Y10
-	VPSRLD       $0x18, Y10, Y10
-	VPSUBD       vecconst<>+2688(SB), Y10, Y10
-	VPADDD       Y10, Y9, Y9
-	VCVTDQ2PS    Y9, Y9
-	VSUBPS       Y9, Y0, Y0
-	VMOVUPS      vecconst<>+4544(SB), Y9
-	VPCMPGTD     Y0, Y9, Y0
-	VPBLENDVB    Y0, Y7, Y8, Y0
-	VPSLLD       $0x1d, Y0, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VMOVUPS      vecconst<>+4352(SB), Y8
-	VPBLENDVB    Y7, vecconst<>+4288(SB), Y8, Y7
-	VPSLLD       $0x1d, Y0, Y8
-	VMOVUPS      vecconst<>+2944(SB), Y9
-	VPCMPGTD     Y8, Y9, Y8
-	VMOVUPS      vecconst<>+4480(SB), Y9
-	VPBLENDVB    Y8, vecconst<>+4416(SB), Y9, Y8
-	VPSLLD       $0x1c, Y0, Y9
-	VMOVUPS      vecconst<>+2944(SB), Y10
-	VPCMPGTD     Y9, Y10, Y9
-	VPBLENDVB    Y9, Y8, Y7, Y7
-	VPSLLD       $0x1e, Y0, Y8
-	VPSRLD       $0x1b, Y8, Y8
-	VPSRLVD      Y8, Y7, Y7
-	VPSLLD       $0x18, Y7, Y7
-	VPSRLD       $0x18, Y7, Y7
-	VPSUBD       vecconst<>+2688(SB), Y7, Y7
-	VCVTDQ2PS    Y7, Y7
-	VMOVUPS      96(DI), Y8
-	VMULPS       Y8, Y8, Y9
-	VMULPS       Y7, Y9, Y9
-	VMULPS       Y8, Y9, Y8
-	VADDSS       X8, X3, X3
-	VMOVSHDUP    X8, X10
-	VADDSS       X10, X3, X3
-	VMOVHLPS     X8, X8, X10
-	VADDSS       X10, X3, X3
-	VPERMILPS    $0x03, X8, X10
-	VADDSS       X10, X3, X3
-	VEXTRACTF128 $0x01, Y8, X8
-	VADDSS       X8, X3, X3
-	VMOVSHDUP    X8, X10
-	VADDSS       X10, X3, X3
-	VMOVHLPS     X8, X8, X10
-	VADDSS       X10, X3, X3
-	VPERMILPS    $0x03, X8, X8
-	VADDSS       X8, X3, X3
-	VBROADCASTSS X3, Y3
-	VMULPS       Y7, Y9, Y7
-	VADDSS       X7, X2, X2
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X2, X2
-	VMOVHLPS     X7, X7, X8
-	VADDSS       X8, X2, X2
-	VPERMILPS    $0x03, X7, X8
-	VADDSS       X8, X2, X2
-	VEXTRACTF128 $0x01, Y7, X7
-	VADDSS       X7, X2, X2
-	VMOVSHDUP    X7, X8
-	VADDSS       X8, X2, X2
-	VMOVHLPS     X7, X7, X8
-	VADDSS       X8, X2, X2
-	VPERMILPS    $0x03, X7, X7
-	VADDSS       X7, X2, X2
-	VBROADCASTSS X2, Y2
-	VMOVUPS      vecconst<>+4608(SB), Y7
-	VPCMPGTD     Y4, Y7, Y7
-	VPBLENDVB    Y7, vecconst<>+3456(SB), Y1, Y1
-	VMOVUPS      vecconst<>+4608(SB), Y7
-	VPCMPGTD     Y4, Y7, Y7
-	VPBLENDVB    Y7, vecconst<>+3456(SB), Y5, Y5
-	VMOVUPS      vecconst<>+4608(SB), Y7
-	VPCMPGTD     Y4, Y7, Y7
-	VPBLENDVB    Y7, vecconst<>+3456(SB), Y6, Y6
-	VMOVUPS      vecconst<>+4608(SB), Y7
-	VPCMPGTD     Y4, Y7, Y7
-	VPBLENDVB    Y7, vecconst<>+3456(SB), Y0, Y0
-	VPCMPGTD     vecconst<>+2944(SB), Y2, Y7
-	VDIVPS       Y2, Y3, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPBLENDVB    Y7, Y3, Y8, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y3, Y2
-	VMOVUPS      vecconst<>+4608(SB), Y3
-	VPCMPGTD     Y4, Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VCVTPS2PH    $0x00, Y2, X2
-	VPMOVZXWD    X2, Y2
-	VPEXTRW      $0x00, X2, (R8)
-	VPSLLD       $0x04, Y6, Y2
-	VPOR         Y2, Y1, Y1
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y5, Y0
-	VPACKUSDW    Y0, Y1, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPACKUSWB    X1, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 2(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000012, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_iq4_nl_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2, F16C
-TEXT ·load_iq4_nl_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPACKUSDW    Y0, Y0, Y0
-	VPERMQ       $0xd8, Y0, Y0
-	VCVTPH2PS    X0, Y0
-	VPMOVZXBD    2(DI), Y1
-	VPMOVZXBD    10(DI), Y2
-	VPAND        vecconst<>+3392(SB), Y1, Y3
-	VPSRLD       $0x04, Y1, Y1
-	VPAND        vecconst<>+3392(SB), Y2, Y4
-	VPSRLD       $0x04, Y2, Y2
-	VPSLLD       $0x1d, Y3, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y3, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y3, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y3, Y3
-	VPSRLD       $0x1b, Y3, Y3
-	VPSRLVD      Y3, Y5, Y3
-	VPSLLD       $0x18, Y3, Y3
-	VPSRLD       $0x18, Y3, Y3
-	VPSUBD       vecconst<>+2688(SB), Y3, Y3
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y3, Y0, Y3
-	VPSLLD       $0x1d, Y4, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y4, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y4, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y4, Y4
-	VPSRLD       $0x1b, Y4, Y4
-	VPSRLVD      Y4, Y5, Y4
-	VPSLLD       $0x18, Y4, Y4
-	VPSRLD       $0x18, Y4, Y4
-	VPSUBD       vecconst<>+2688(SB), Y4, Y4
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y4, Y0, Y4
-	VPSLLD       $0x1d, Y1, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y1, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y1, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y1, Y1
-	VPSRLD       $0x1b, Y1, Y1
-	VPSRLVD      Y1, Y5, Y1
-	VPSLLD       $0x18, Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPSUBD       vecconst<>+2688(SB), Y1, Y1
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y1, Y0, Y1
-	VPSLLD       $0x1d, Y2, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPCMPGTD     Y5, Y6, Y5
-	VMOVUPS      vecconst<>+4352(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+4288(SB), Y6, Y5
-	VPSLLD       $0x1d, Y2, Y6
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPCMPGTD     Y6, Y7, Y6
-	VMOVUPS      vecconst<>+4480(SB), Y7
-	VPBLENDVB    Y6, vecconst<>+4416(SB), Y7, Y6
-	VPSLLD       $0x1c, Y2, Y7
-	VMOVUPS      vecconst<>+2944(SB), Y8
-	VPCMPGTD     Y7, Y8, Y7
-	VPBLENDVB    Y7, Y6, Y5, Y5
-	VPSLLD       $0x1e, Y2, Y2
-	VPSRLD       $0x1b, Y2, Y2
-	VPSRLVD      Y2, Y5, Y2
-	VPSLLD       $0x18, Y2, Y2
-	VPSRLD       $0x18, Y2, Y2
-	VPSUBD       vecconst<>+2688(SB), Y2, Y2
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y2, Y0, Y0
-	VMOVUPS      Y3, (R8)
-	VMOVUPS      Y4, 32(R8)
-	VMOVUPS      Y1, 64(R8)
-	VMOVUPS      Y0, 96(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_nvfp4_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·store_nvfp4_128x128n_avx2(SB), NOSPLIT, $16-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, DX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000002, R9
-
-block1:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (DI), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y1
-	VPAND        32(DI), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VMOVUPS      vecconst<>+1920(SB), Y2
-	VPAND        64(DI), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        96(DI), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPMAXUD      Y1, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VDIVPS       vecconst<>+4672(SB), Y0, Y0
-	VPSUBD       vecconst<>+4736(SB), Y0, Y1
-	VPSRLD       $0x14, Y1, Y1
-	VPCMPGTD     vecconst<>+4800(SB), Y1, Y4
-	VPBLENDVB    Y4, vecconst<>+3520(SB), Y1, Y1
-	VMOVUPS      vecconst<>+4864(SB), Y4
-	VPCMPGTD     Y0, Y4, Y4
-	VMOVUPS      vecconst<>+4864(SB), Y5
-	VPBLENDVB    Y4, Y0, Y5, Y0
-	VMULPS       vecconst<>+4928(SB), Y0, Y0
-	VADDPS       vecconst<>+4992(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSRLD       $0x03, Y0, Y5
-	VPSUBD       Y5, Y0, Y0
-	VPBLENDVB    Y4, Y0, Y1, Y0
-	VPEXTRW      $0x00, X0, (R8)
-	VPAND        vecconst<>+2368(SB), Y0, Y1
-	VPSLLD       $0x14, Y1, Y4
-	VPADDD       vecconst<>+5056(SB), Y4, Y4
-	VCVTDQ2PS    Y1, Y5
-	VMULPS       vecconst<>+5120(SB), Y5, Y5
-	VPSRLD       $0x03, Y1, Y1
-	VPCMPEQD     vecconst<>+2944(SB), Y1, Y1
-	VPBLENDVB    Y1, Y5, Y4, Y1
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y1, Y0
-	VMOVD        X0, (SP)
-	VPMAXUD      Y3, Y2, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VDIVPS       vecconst<>+4672(SB), Y0, Y0
-	VPSUBD       vecconst<>+4736(SB), Y0, Y1
-	VPSRLD       $0x14, Y1, Y1
-	VPCMPGTD     vecconst<>+4800(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+3520(SB), Y1, Y1
-	VMOVUPS      vecconst<>+4864(SB), Y2
-	VPCMPGTD     Y0, Y2, Y2
-	VMOVUPS      vecconst<>+4864(SB), Y3
-	VPBLENDVB    Y2, Y0, Y3, Y0
-	VMULPS       vecconst<>+4928(SB), Y0, Y0
-	VADDPS       vecconst<>+4992(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSRLD       $0x03, Y0, Y3
-	VPSUBD       Y3, Y0, Y0
-	VPBLENDVB    Y2, Y0, Y1, Y0
-	VPEXTRW      $0x00, X0, 1(R8)
-	VPAND        vecconst<>+2368(SB), Y0, Y1
-	VPSLLD       $0x14, Y1, Y2
-	VPADDD       vecconst<>+5056(SB), Y2, Y2
-	VCVTDQ2PS    Y1, Y3
-	VMULPS       vecconst<>+5120(SB), Y3, Y3
-	VPSRLD       $0x03, Y1, Y1
-	VPCMPEQD     vecconst<>+2944(SB), Y1, Y1
-	VPBLENDVB    Y1, Y3, Y2, Y1
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y1, Y0
-	VMOVD        X0, 4(SP)
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        128(DI), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y1
-	VPAND        160(DI), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VMOVUPS      vecconst<>+1920(SB), Y2
-	VPAND        192(DI), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        224(DI), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPMAXUD      Y1, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VDIVPS       vecconst<>+4672(SB), Y0, Y0
-	VPSUBD       vecconst<>+4736(SB), Y0, Y1
-	VPSRLD       $0x14, Y1, Y1
-	VPCMPGTD     vecconst<>+4800(SB), Y1, Y4
-	VPBLENDVB    Y4, vecconst<>+3520(SB), Y1, Y1
-	VMOVUPS      vecconst<>+4864(SB), Y4
-	VPCMPGTD     Y0, Y4, Y4
-	VMOVUPS      vecconst<>+4864(SB), Y5
-	VPBLENDVB    Y4, Y0, Y5, Y0
-	VMULPS       vecconst<>+4928(SB), Y0, Y0
-	VADDPS       vecconst<>+4992(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSRLD       $0x03, Y0, Y5
-	VPSUBD       Y5, Y0, Y0
-	VPBLENDVB    Y4, Y0, Y1, Y0
-	VPEXTRW      $0x00, X0, 2(R8)
-	VPAND        vecconst<>+2368(SB), Y0, Y1
-	VPSLLD       $0x14, Y1, Y4
-	VPADDD       vecconst<>+5056(SB), Y4, Y4
-	VCVTDQ2PS    Y1, Y5
-	VMULPS       vecconst<>+5120(SB), Y5, Y5
-	VPSRLD       $0x03, Y1, Y1
-	VPCMPEQD     vecconst<>+2944(SB), Y1, Y1
-	VPBLENDVB    Y1, Y5, Y4, Y1
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y1, Y0
-	VMOVD        X0, 8(SP)
-	VPMAXUD      Y3, Y2, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y1
-	VPMAXUD      Y1, Y0, Y0
-	VDIVPS       vecconst<>+4672(SB), Y0, Y0
-	VPSUBD       vecconst<>+4736(SB), Y0, Y1
-	VPSRLD       $0x14, Y1, Y1
-	VPCMPGTD     vecconst<>+4800(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+3520(SB), Y1, Y1
-	VMOVUPS      vecconst<>+4864(SB), Y2
-	VPCMPGTD     Y0, Y2, Y2
-	VMOVUPS      vecconst<>+4864(SB), Y3
-	VPBLENDVB    Y2, Y0, Y3, Y0
-	VMULPS       vecconst<>+4928(SB), Y0, Y0
-	VADDPS       vecconst<>+4992(SB), Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPSRLD       $0x03, Y0, Y3
-	VPSUBD       Y3, Y0, Y0
-	VPBLENDVB    Y2, Y0, Y1, Y0
-	VPEXTRW      $0x00, X0, 3(R8)
-	VPAND        vecconst<>+2368(SB), Y0, Y1
-	VPSLLD       $0x14, Y1, Y2
-	VPADDD       vecconst<>+5056(SB), Y2, Y2
-	VCVTDQ2PS    Y1, Y3
-	VMULPS       vecconst<>+5120(SB), Y3, Y3
-	VPSRLD       $0x03, Y1, Y1
-	VPCMPEQD     vecconst<>+2944(SB), Y1, Y1
-	VPBLENDVB    Y1, Y3, Y2, Y1
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y1, Y0
-	VMOVD        X0, 12(SP)
-	VPBROADCASTD (SP), Y0
-	VADDPS       Y0, Y0, Y1
-	VADDPS       Y0, Y1, Y2
-	VADDPS       Y1, Y1, Y3
-	VADDPS       Y2, Y2, Y4
-	VADDPS       Y3, Y3, Y5
-	VADDPS       Y4, Y4, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        (DI), Y7, Y7
-	VMOVUPS      vecconst<>+1984(SB), Y8
-	VPADDD       vecconst<>+2944(SB), Y8, Y8
-	VSUBPS       (DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       (DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+3840(SB), Y8, Y8
-	VADDPS       (DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       (DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y7
-	VPBLENDVB    Y7, Y8, Y11, Y7
-	VMOVUPS      (DI), Y8
-	VCMPPS       $0x03, (DI), Y8, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        32(DI), Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPADDD       vecconst<>+2944(SB), Y9, Y9
-	VSUBPS       32(DI), Y0, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y1, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y2, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y3, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y4, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y5, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       32(DI), Y6, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+3840(SB), Y9, Y9
-	VADDPS       32(DI), Y0, Y0
-	VPAND        vecconst<>+1920(SB), Y0, Y0
-	VPCMPGTD     Y0, Y8, Y10
-	VPBLENDVB    Y10, Y9, Y12, Y11
-	VPBLENDVB    Y10, Y0, Y8, Y0
-	VPADDD       vecconst<>+1984(SB), Y9, Y8
-	VADDPS       32(DI), Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     Y1, Y0, Y9
-	VPBLENDVB    Y9, Y8, Y11, Y10
-	VPBLENDVB    Y9, Y1, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y8, Y1
-	VADDPS       32(DI), Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y8
-	VPBLENDVB    Y8, Y1, Y10, Y9
-	VPBLENDVB    Y8, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       32(DI), Y3, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y9, Y8
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       32(DI), Y4, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y8, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       32(DI), Y5, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y4, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       32(DI), Y6, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y0
-	VPBLENDVB    Y0, Y1, Y4, Y0
-	VMOVUPS      32(DI), Y1
-	VCMPPS       $0x03, 32(DI), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VPBROADCASTD 4(SP), Y1
-	VADDPS       Y1, Y1, Y2
-	VADDPS       Y1, Y2, Y3
-	VADDPS       Y2, Y2, Y4
-	VADDPS       Y3, Y3, Y5
-	VADDPS       Y4, Y4, Y6
-	VADDPS       Y5, Y5, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        64(DI), Y9, Y9
-	VMOVUPS      vecconst<>+1984(SB), Y10
-	VPADDD       vecconst<>+2944(SB), Y10, Y10
-	VSUBPS       64(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       64(DI), Y8, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+3840(SB), Y10, Y10
-	VADDPS       64(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       64(DI), Y8, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y9
-	VPBLENDVB    Y9, Y10, Y13, Y9
-	VMOVUPS      64(DI), Y10
-	VCMPPS       $0x03, 64(DI), Y10, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        96(DI), Y10, Y10
-	VMOVUPS      vecconst<>+1984(SB), Y11
-	VPADDD       vecconst<>+2944(SB), Y11, Y11
-	VSUBPS       96(DI), Y1, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y2, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y3, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y4, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y5, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y6, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       96(DI), Y8, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+3840(SB), Y11, Y11
-	VADDPS       96(DI), Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     Y1, Y10, Y12
-	VPBLENDVB    Y12, Y11, Y14, Y13
-	VPBLENDVB    Y12, Y1, Y10, Y1
-	VPADDD       vecconst<>+1984(SB), Y11, Y10
-	VADDPS       96(DI), Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y1, Y11
-	VPBLENDVB    Y11, Y10, Y13, Y12
-	VPBLENDVB    Y11, Y2, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y10, Y2
-	VADDPS       96(DI), Y3, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y10
-	VPBLENDVB    Y10, Y2, Y12, Y11
-	VPBLENDVB    Y10, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       96(DI), Y4, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y11, Y10
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       96(DI), Y5, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y10, Y5
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       96(DI), Y6, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y5, Y5
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       96(DI), Y8, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y1
-	VPBLENDVB    Y1, Y2, Y5, Y1
-	VMOVUPS      96(DI), Y2
-	VCMPPS       $0x03, 96(DI), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y7, Y0
-	VPSLLD       $0x04, Y1, Y1
-	VPOR         Y1, Y9, Y1
-	VPACKUSDW    Y1, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPACKUSWB    X1, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 4(R8)
-	VPBROADCASTD 8(SP), Y0
-	VADDPS       Y0, Y0, Y1
-	VADDPS       Y0, Y1, Y2
-	VADDPS       Y1, Y1, Y3
-	VADDPS       Y2, Y2, Y4
-	VADDPS       Y3, Y3, Y5
-	VADDPS       Y4, Y4, Y6
-	VMOVUPS      vecconst<>+1920(SB), Y7
-	VPAND        128(DI), Y7, Y7
-	VMOVUPS      vecconst<>+1984(SB), Y8
-	VPADDD       vecconst<>+2944(SB), Y8, Y8
-	VSUBPS       128(DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VMOVUPS      vecconst<>+2944(SB), Y11
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VSUBPS       128(DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+3840(SB), Y8, Y8
-	VADDPS       128(DI), Y0, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y1, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y2, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y3, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y4, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y5, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y10
-	VPBLENDVB    Y10, Y8, Y11, Y11
-	VPBLENDVB    Y10, Y9, Y7, Y7
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VADDPS       128(DI), Y6, Y9
-	VPAND        vecconst<>+1920(SB), Y9, Y9
-	VPCMPGTD     Y9, Y7, Y7
-	VPBLENDVB    Y7, Y8, Y11, Y7
-	VMOVUPS      128(DI), Y8
-	VCMPPS       $0x03, 128(DI), Y8, Y8
-	VPBLENDVB    Y8, vecconst<>+2944(SB), Y7, Y7
-	VMOVUPS      vecconst<>+1920(SB), Y8
-	VPAND        160(DI), Y8, Y8
-	VMOVUPS      vecconst<>+1984(SB), Y9
-	VPADDD       vecconst<>+2944(SB), Y9, Y9
-	VSUBPS       160(DI), Y0, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VMOVUPS      vecconst<>+2944(SB), Y12
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y1, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y2, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y3, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y4, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y5, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y9, Y9
-	VSUBPS       160(DI), Y6, Y10
-	VPAND        vecconst<>+1920(SB), Y10, Y10
-	VPCMPGTD     Y10, Y8, Y11
-	VPBLENDVB    Y11, Y9, Y12, Y12
-	VPBLENDVB    Y11, Y10, Y8, Y8
-	VPADDD       vecconst<>+3840(SB), Y9, Y9
-	VADDPS       160(DI), Y0, Y0
-	VPAND        vecconst<>+1920(SB), Y0, Y0
-	VPCMPGTD     Y0, Y8, Y10
-	VPBLENDVB    Y10, Y9, Y12, Y11
-	VPBLENDVB    Y10, Y0, Y8, Y0
-	VPADDD       vecconst<>+1984(SB), Y9, Y8
-	VADDPS       160(DI), Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     Y1, Y0, Y9
-	VPBLENDVB    Y9, Y8, Y11, Y10
-	VPBLENDVB    Y9, Y1, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y8, Y1
-	VADDPS       160(DI), Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y8
-	VPBLENDVB    Y8, Y1, Y10, Y9
-	VPBLENDVB    Y8, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       160(DI), Y3, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y9, Y8
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       160(DI), Y4, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y8, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       160(DI), Y5, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y3
-	VPBLENDVB    Y3, Y1, Y4, Y4
-	VPBLENDVB    Y3, Y2, Y0, Y0
-	VPADDD       vecconst<>+1984(SB), Y1, Y1
-	VADDPS       160(DI), Y6, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y0, Y0
-	VPBLENDVB    Y0, Y1, Y4, Y0
-	VMOVUPS      160(DI), Y1
-	VCMPPS       $0x03, 160(DI), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y0, Y0
-	VPBROADCASTD 12(SP), Y1
-	VADDPS       Y1, Y1, Y2
-	VADDPS       Y1, Y2, Y3
-	VADDPS       Y2, Y2, Y4
-	VADDPS       Y3, Y3, Y5
-	VADDPS       Y4, Y4, Y6
-	VADDPS       Y5, Y5, Y8
-	VMOVUPS      vecconst<>+1920(SB), Y9
-	VPAND        192(DI), Y9, Y9
-	VMOVUPS      vecconst<>+1984(SB), Y10
-	VPADDD       vecconst<>+2944(SB), Y10, Y10
-	VSUBPS       192(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VMOVUPS      vecconst<>+2944(SB), Y13
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VSUBPS       192(DI), Y8, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+3840(SB), Y10, Y10
-	VADDPS       192(DI), Y1, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y2, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y3, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y4, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y5, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y6, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y12
-	VPBLENDVB    Y12, Y10, Y13, Y13
-	VPBLENDVB    Y12, Y11, Y9, Y9
-	VPADDD       vecconst<>+1984(SB), Y10, Y10
-	VADDPS       192(DI), Y8, Y11
-	VPAND        vecconst<>+1920(SB), Y11, Y11
-	VPCMPGTD     Y11, Y9, Y9
-	VPBLENDVB    Y9, Y10, Y13, Y9
-	VMOVUPS      192(DI), Y10
-	VCMPPS       $0x03, 192(DI), Y10, Y10
-	VPBLENDVB    Y10, vecconst<>+2944(SB), Y9, Y9
-	VMOVUPS      vecconst<>+1920(SB), Y10
-	VPAND        224(DI), Y10, Y10
-	VMOVUPS      vecconst<>+1984(SB), Y11
-	VPADDD       vecconst<>+2944(SB), Y11, Y11
-	VSUBPS       224(DI), Y1, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VMOVUPS      vecconst<>+2944(SB), Y14
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y2, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y3, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y4, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y5, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y6, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+1984(SB), Y11, Y11
-	VSUBPS       224(DI), Y8, Y12
-	VPAND        vecconst<>+1920(SB), Y12, Y12
-	VPCMPGTD     Y12, Y10, Y13
-	VPBLENDVB    Y13, Y11, Y14, Y14
-	VPBLENDVB    Y13, Y12, Y10, Y10
-	VPADDD       vecconst<>+3840(SB), Y11, Y11
-	VADDPS       224(DI), Y1, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     Y1, Y10, Y12
-	VPBLENDVB    Y12, Y11, Y14, Y13
-	VPBLENDVB    Y12, Y1, Y10, Y1
-	VPADDD       vecconst<>+1984(SB), Y11, Y10
-	VADDPS       224(DI), Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     Y2, Y1, Y11
-	VPBLENDVB    Y11, Y10, Y13, Y12
-	VPBLENDVB    Y11, Y2, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y10, Y2
-	VADDPS       224(DI), Y3, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y10
-	VPBLENDVB    Y10, Y2, Y12, Y11
-	VPBLENDVB    Y10, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       224(DI), Y4, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y11, Y10
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       224(DI), Y5, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y10, Y5
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       224(DI), Y6, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y4
-	VPBLENDVB    Y4, Y2, Y5, Y5
-	VPBLENDVB    Y4, Y3, Y1, Y1
-	VPADDD       vecconst<>+1984(SB), Y2, Y2
-	VADDPS       224(DI), Y8, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     Y3, Y1, Y1
-	VPBLENDVB    Y1, Y2, Y5, Y1
-	VMOVUPS      224(DI), Y2
-	VCMPPS       $0x03, 224(DI), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VPSLLD       $0x04, Y0, Y0
-	VPOR         Y0, Y7, Y0
-	VPSLLD       $0x04, Y1, Y1
-	VPOR         Y1, Y9, Y1
-	VPACKUSDW    Y1, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X1
-	VPACKUSWB    X1, X0, X0
-	VPSHUFD      $0xd8, X0, X0
-	VMOVDQU      X0, 20(R8)
-	ADDQ         $0x00000100, DI
-	ADDQ         $0x00000024, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_nvfp4_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·load_nvfp4_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000002, R9
-
-block1:
-	MOVWLZX      (DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPAND        vecconst<>+4032(SB), Y0, Y1
-	VPAND        vecconst<>+2368(SB), Y1, Y2
-	VPSLLD       $0x14, Y2, Y3
-	VPADDD       vecconst<>+5056(SB), Y3, Y3
-	VCVTDQ2PS    Y2, Y4
-	VMULPS       vecconst<>+5120(SB), Y4, Y4
-	VPSRLD       $0x03, Y2, Y2
-	VPCMPEQD     vecconst<>+2944(SB), Y2, Y2
-	VPBLENDVB    Y2, Y4, Y3, Y2
-	VPCMPEQD     vecconst<>+2368(SB), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y2, Y1
-	VPSRLD       $0x08, Y0, Y0
-	VPAND        vecconst<>+2368(SB), Y0, Y2
-	VPSLLD       $0x14, Y2, Y3
-	VPADDD       vecconst<>+5056(SB), Y3, Y3
-	VCVTDQ2PS    Y2, Y4
-	VMULPS       vecconst<>+5120(SB), Y4, Y4
-	VPSRLD       $0x03, Y2, Y2
-	VPCMPEQD     vecconst<>+2944(SB), Y2, Y2
-	VPBLENDVB    Y2, Y4, Y3, Y2
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y2, Y0
-	VPMOVZXBD    4(DI), Y2
-	VPMOVZXBD    12(DI), Y3
-	VPAND        vecconst<>+3392(SB), Y2, Y4
-	VPSRLD       $0x04, Y2, Y2
-	VPAND        vecconst<>+3392(SB), Y3, Y5
-	VPSRLD       $0x04, Y3, Y3
-	VPAND        vecconst<>+4096(SB), Y4, Y6
-	VPCMPGTD     vecconst<>+1984(SB), Y6, Y7
-	VPADDD       vecconst<>+3904(SB), Y6, Y8
-	VPSLLD       $0x16, Y8, Y8
-	VCVTDQ2PS    Y6, Y6
-	VPBLENDVB    Y7, Y8, Y6, Y6
-	VPCMPGTD     vecconst<>+3456(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPBLENDVB    Y4, vecconst<>+1664(SB), Y7, Y4
-	VPOR         Y4, Y6, Y4
-	VMULPS       Y1, Y4, Y4
-	VPAND        vecconst<>+4096(SB), Y2, Y6
-	VPCMPGTD     vecconst<>+1984(SB), Y6, Y7
-	VPADDD       vecconst<>+3904(SB), Y6, Y8
-	VPSLLD       $0x16, Y8, Y8
-	VCVTDQ2PS    Y6, Y6
-	VPBLENDVB    Y7, Y8, Y6, Y6
-	VPCMPGTD     vecconst<>+3456(SB), Y2, Y2
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPBLENDVB    Y2, vecconst<>+1664(SB), Y7, Y2
-	VPOR         Y2, Y6, Y2
-	VMULPS       Y1, Y2, Y1
-	VPAND        vecconst<>+4096(SB), Y5, Y2
-	VPCMPGTD     vecconst<>+1984(SB), Y2, Y6
-	VPADDD       vecconst<>+3904(SB), Y2, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y2, Y2
-	VPBLENDVB    Y6, Y7, Y2, Y2
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+1664(SB), Y6, Y5
-	VPOR         Y5, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VPAND        vecconst<>+4096(SB), Y3, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y3, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y3, vecconst<>+1664(SB), Y6, Y3
-	VPOR         Y3, Y5, Y3
-	VMULPS       Y0, Y3, Y0
-	VMOVUPS      Y4, (R8)
-	VMOVUPS      Y1, 32(R8)
-	VMOVUPS      Y2, 64(R8)
-	VMOVUPS      Y0, 96(R8)
-	MOVWLZX      2(DI), R10
-	VMOVD        R10, X0
-	VPBROADCASTD X0, Y0
-	VPAND        vecconst<>+4032(SB), Y0, Y1
-	VPAND        vecconst<>+2368(SB), Y1, Y2
-	VPSLLD       $0x14, Y2, Y3
-	VPADDD       vecconst<>+5056(SB), Y3, Y3
-	VCVTDQ2PS    Y2, Y4
-	VMULPS       vecconst<>+5120(SB), Y4, Y4
-	VPSRLD       $0x03, Y2, Y2
-	VPCMPEQD     vecconst<>+2944(SB), Y2, Y2
-	VPBLENDVB    Y2, Y4, Y3, Y2
-	VPCMPEQD     vecconst<>+2368(SB), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y2, Y1
-	VPSRLD       $0x08, Y0, Y0
-	VPAND        vecconst<>+2368(SB), Y0, Y2
-	VPSLLD       $0x14, Y2, Y3
-	VPADDD       vecconst<>+5056(SB), Y3, Y3
-	VCVTDQ2PS    Y2, Y4
-	VMULPS       vecconst<>+5120(SB), Y4, Y4
-	VPSRLD       $0x03, Y2, Y2
-	VPCMPEQD     vecconst<>+2944(SB), Y2, Y2
-	VPBLENDVB    Y2, Y4, Y3, Y2
-	VPCMPEQD     vecconst<>+2368(SB), Y0, Y0
-	VPBLENDVB    Y0, vecconst<>+2944(SB), Y2, Y0
-	VPMOVZXBD    20(DI), Y2
-	VPMOVZXBD    28(DI), Y3
-	VPAND        vecconst<>+3392(SB), Y2, Y4
-	VPSRLD       $0x04, Y2, Y2
-	VPAND        vecconst<>+3392(SB), Y3, Y5
-	VPSRLD       $0x04, Y3, Y3
-	VPAND        vecconst<>+4096(SB), Y4, Y6
-	VPCMPGTD     vecconst<>+1984(SB), Y6, Y7
-	VPADDD       vecconst<>+3904(SB), Y6, Y8
-	VPSLLD       $0x16, Y8, Y8
-	VCVTDQ2PS    Y6, Y6
-	VPBLENDVB    Y7, Y8, Y6, Y6
-	VPCMPGTD     vecconst<>+3456(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPBLENDVB    Y4, vecconst<>+1664(SB), Y7, Y4
-	VPOR         Y4, Y6, Y4
-	VMULPS       Y1, Y4, Y4
-	VPAND        vecconst<>+4096(SB), Y2, Y6
-	VPCMPGTD     vecconst<>+1984(SB), Y6, Y7
-	VPADDD       vecconst<>+3904(SB), Y6, Y8
-	VPSLLD       $0x16, Y8, Y8
-	VCVTDQ2PS    Y6, Y6
-	VPBLENDVB    Y7, Y8, Y6, Y6
-	VPCMPGTD     vecconst<>+3456(SB), Y2, Y2
-	VMOVUPS      vecconst<>+2944(SB), Y7
-	VPBLENDVB    Y2, vecconst<>+1664(SB), Y7, Y2
-	VPOR         Y2, Y6, Y2
-	VMULPS       Y1, Y2, Y1
-	VPAND        vecconst<>+4096(SB), Y5, Y2
-	VPCMPGTD     vecconst<>+1984(SB), Y2, Y6
-	VPADDD       vecconst<>+3904(SB), Y2, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y2, Y2
-	VPBLENDVB    Y6, Y7, Y2, Y2
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y5, vecconst<>+1664(SB), Y6, Y5
-	VPOR         Y5, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VPAND        vecconst<>+4096(SB), Y3, Y5
-	VPCMPGTD     vecconst<>+1984(SB), Y5, Y6
-	VPADDD       vecconst<>+3904(SB), Y5, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VCVTDQ2PS    Y5, Y5
-	VPBLENDVB    Y6, Y7, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y3, Y3
-	VMOVUPS      vecconst<>+2944(SB), Y6
-	VPBLENDVB    Y3, vecconst<>+1664(SB), Y6, Y3
-	VPOR         Y3, Y5, Y3
-	VMULPS       Y0, Y3, Y0
-	VMOVUPS      Y4, 128(R8)
-	VMOVUPS      Y1, 160(R8)
-	VMOVUPS      Y2, 192(R8)
-	VMOVUPS      Y0, 224(R8)
-	ADDQ         $0x00000024, DI
-	ADDQ         $0x00000100, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_int8_per_token_head_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·store_int8_per_token_head_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-	MOVL         $0x42fe0000, DI
-	VMOVD        DI, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x3f800000, DI
-	VMOVD        DI, X2
-	VPBROADCASTD X2, Y2
-
-head:
-	VMOVUPS      vecconst<>+1920(SB), Y0
-	VPAND        (AX), Y0, Y0
-	VPCMPGTD     vecconst<>+2432(SB), Y0, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        32(AX), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VMOVUPS      vecconst<>+1920(SB), Y4
-	VPAND        64(AX), Y4, Y4
-	VPCMPGTD     vecconst<>+2432(SB), Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VMOVUPS      vecconst<>+1920(SB), Y5
-	VPAND        96(AX), Y5, Y5
-	VPCMPGTD     vecconst<>+2432(SB), Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        128(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        160(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y3, Y3
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        192(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y4, Y4
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        224(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        256(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        288(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y3, Y3
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        320(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y4, Y4
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        352(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y5, Y5
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        384(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y0, Y0
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        416(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y3, Y3
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        448(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y4, Y4
-	VMOVUPS      vecconst<>+1920(SB), Y6
-	VPAND        480(AX), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VMAXPS       Y6, Y5, Y5
-	VPMAXUD      Y3, Y0, Y0
-	VPMAXUD      Y4, Y0, Y0
-	VPMAXUD      Y5, Y0, Y0
-	VPERM2I128   $0x01, Y0, Y0, Y3
-	VPMAXUD      Y3, Y0, Y0
-	VPSHUFD      $0x4e, Y0, Y3
-	VPMAXUD      Y3, Y0, Y0
-	VPSHUFD      $0xb1, Y0, Y3
-	VPMAXUD      Y3, Y0, Y0
-	VDIVPS       Y1, Y0, Y0
-	VMOVUPS      vecconst<>+5184(SB), Y3
-	VPCMPGTD     Y0, Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+5184(SB), Y0, Y0
-	VMOVD        X0, (CX)
-	VDIVPS       Y0, Y2, Y0
-	VMULPS       (AX), Y0, Y3
-	VCMPPS       $0x03, Y3, Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPAND        vecconst<>+1664(SB), Y3, Y4
-	VPOR         vecconst<>+4992(SB), Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VMULPS       32(AX), Y0, Y4
-	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VPAND        vecconst<>+1664(SB), Y4, Y5
-	VPOR         vecconst<>+4992(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       64(AX), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VPAND        vecconst<>+1664(SB), Y5, Y6
-	VPOR         vecconst<>+4992(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       96(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VPAND        vecconst<>+1664(SB), Y6, Y7
-	VPOR         vecconst<>+4992(SB), Y7, Y7
-	VADDPS       Y7, Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VPACKSSDW    Y4, Y3, Y3
-	VPACKSSDW    Y6, Y5, Y4
-	VPACKSSWB    Y4, Y3, Y3
-	VEXTRACTI128 $0x01, Y3, X4
-	VPUNPCKLDQ   X4, X3, X5
-	VPUNPCKHDQ   X4, X3, X3
-	VMOVDQU      X5, 4(CX)
-	VMOVDQU      X3, 20(CX)
-	VMULPS       128(AX), Y0, Y3
-	VCMPPS       $0x03, Y3, Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPAND        vecconst<>+1664(SB), Y3, Y4
-	VPOR         vecconst<>+4992(SB), Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VMULPS       160(AX), Y0, Y4
-	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VPAND        vecconst<>+1664(SB), Y4, Y5
-	VPOR         vecconst<>+4992(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       192(AX), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VPAND        vecconst<>+1664(SB), Y5, Y6
-	VPOR         vecconst<>+4992(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       224(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VPAND        vecconst<>+1664(SB), Y6, Y7
-	VPOR         vecconst<>+4992(SB), Y7, Y7
-	VADDPS       Y7, Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VPACKSSDW    Y4, Y3, Y3
-	VPACKSSDW    Y6, Y5, Y4
-	VPACKSSWB    Y4, Y3, Y3
-	VEXTRACTI128 $0x01, Y3, X4
-	VPUNPCKLDQ   X4, X3, X5
-	VPUNPCKHDQ   X4, X3, X3
-	VMOVDQU      X5, 36(CX)
-	VMOVDQU      X3, 52(CX)
-	VMULPS       256(AX), Y0, Y3
-	VCMPPS       $0x03, Y3, Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPAND        vecconst<>+1664(SB), Y3, Y4
-	VPOR         vecconst<>+4992(SB), Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VMULPS       288(AX), Y0, Y4
-	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VPAND        vecconst<>+1664(SB), Y4, Y5
-	VPOR         vecconst<>+4992(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       320(AX), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VPAND        vecconst<>+1664(SB), Y5, Y6
-	VPOR         vecconst<>+4992(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       352(AX), Y0, Y6
-	VCMPPS       $0x03, Y6, Y6, Y7
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y6, Y6
-	VPAND        vecconst<>+1664(SB), Y6, Y7
-	VPOR         vecconst<>+4992(SB), Y7, Y7
-	VADDPS       Y7, Y6, Y6
-	VCVTTPS2DQ   Y6, Y6
-	VPACKSSDW    Y4, Y3, Y3
-	VPACKSSDW    Y6, Y5, Y4
-	VPACKSSWB    Y4, Y3, Y3
-	VEXTRACTI128 $0x01, Y3, X4
-	VPUNPCKLDQ   X4, X3, X5
-	VPUNPCKHDQ   X4, X3, X3
-	VMOVDQU      X5, 68(CX)
-	VMOVDQU      X3, 84(CX)
-	VMULPS       384(AX), Y0, Y3
-	VCMPPS       $0x03, Y3, Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VPAND        vecconst<>+1664(SB), Y3, Y4
-	VPOR         vecconst<>+4992(SB), Y4, Y4
-	VADDPS       Y4, Y3, Y3
-	VCVTTPS2DQ   Y3, Y3
-	VMULPS       416(AX), Y0, Y4
-	VCMPPS       $0x03, Y4, Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VPAND        vecconst<>+1664(SB), Y4, Y5
-	VPOR         vecconst<>+4992(SB), Y5, Y5
-	VADDPS       Y5, Y4, Y4
-	VCVTTPS2DQ   Y4, Y4
-	VMULPS       448(AX), Y0, Y5
-	VCMPPS       $0x03, Y5, Y5, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y5, Y5
-	VPAND        vecconst<>+1664(SB), Y5, Y6
-	VPOR         vecconst<>+4992(SB), Y6, Y6
-	VADDPS       Y6, Y5, Y5
-	VCVTTPS2DQ   Y5, Y5
-	VMULPS       480(AX), Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y6
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y0, Y0
-	VPAND        vecconst<>+1664(SB), Y0, Y6
-	VPOR         vecconst<>+4992(SB), Y6, Y6
-	VADDPS       Y6, Y0, Y0
-	VCVTTPS2DQ   Y0, Y0
-	VPACKSSDW    Y4, Y3, Y3
-	VPACKSSDW    Y0, Y5, Y0
-	VPACKSSWB    Y0, Y3, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPUNPCKLDQ   X3, X0, X4
-	VPUNPCKHDQ   X3, X0, X0
-	VMOVDQU      X4, 100(CX)
-	VMOVDQU      X0, 116(CX)
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_int8_per_token_head_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·load_int8_per_token_head_128x128n_avx2(SB), NOSPLIT, $0-76
-	MOVQ  src_base+32(FP), AX
-	MOVQ  dst_base+0(FP), CX
-	MOVQ  ss+56(FP), DX
-	MOVQ  ds+24(FP), BX
-	MOVQ  n+64(FP), SI
-	TESTQ SI, SI
-	JZ    done
-	SHLQ  $0x02, BX
-
-head:
-	VPBROADCASTD (AX), Y0
-	VPMOVSXBD    4(AX), Y1
-	VPMOVSXBD    12(AX), Y2
-	VPMOVSXBD    20(AX), Y3
-	VPMOVSXBD    28(AX), Y4
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y4
-	VMOVUPS      Y1, (CX)
-	VMOVUPS      Y2, 32(CX)
-	VMOVUPS      Y3, 64(CX)
-	VMOVUPS      Y4, 96(CX)
-	VPMOVSXBD    36(AX), Y1
-	VPMOVSXBD    44(AX), Y2
-	VPMOVSXBD    52(AX), Y3
-	VPMOVSXBD    60(AX), Y4
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y4
-	VMOVUPS      Y1, 128(CX)
-	VMOVUPS      Y2, 160(CX)
-	VMOVUPS      Y3, 192(CX)
-	VMOVUPS      Y4, 224(CX)
-	VPMOVSXBD    68(AX), Y1
-	VPMOVSXBD    76(AX), Y2
-	VPMOVSXBD    84(AX), Y3
-	VPMOVSXBD    92(AX), Y4
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y4
-	VMOVUPS      Y1, 256(CX)
-	VMOVUPS      Y2, 288(CX)
-	VMOVUPS      Y3, 320(CX)
-	VMOVUPS      Y4, 352(CX)
-	VPMOVSXBD    100(AX), Y1
-	VPMOVSXBD    108(AX), Y2
-	VPMOVSXBD    116(AX), Y3
-	VPMOVSXBD    124(AX), Y4
-	VCVTDQ2PS    Y1, Y1
-	VMULPS       Y0, Y1, Y1
-	VCVTDQ2PS    Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VMULPS       Y0, Y3, Y3
-	VCVTDQ2PS    Y4, Y4
-	VMULPS       Y0, Y4, Y0
-	VMOVUPS      Y1, 384(CX)
-	VMOVUPS      Y2, 416(CX)
-	VMOVUPS      Y3, 448(CX)
-	VMOVUPS      Y0, 480(CX)
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func store_nvfp4_gs_128x128n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·store_nvfp4_gs_128x128n_avx2(SB), $384-76
-	VBROADCASTSS scale+72(FP), Y0
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, DX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	VMOVUPS      vecconst<>+1920(SB), Y1
-	VPAND        (DI), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y1, Y1
-	VMOVUPS      vecconst<>+1920(SB), Y2
-	VPAND        32(DI), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y2, Y2
-	VMOVUPS      vecconst<>+1920(SB), Y3
-	VPAND        64(DI), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VMOVUPS      vecconst<>+1920(SB), Y4
-	VPAND        96(DI), Y4, Y4
-	VPCMPGTD     vecconst<>+2432(SB), Y4, Y5
-	VPBLENDVB    Y5, vecconst<>+2944(SB), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+2880(SB), Y5, Y5
-	VPOR         vecconst<>+4160(SB), Y5, Y5
-	VMULPS       Y0, Y5, Y6
-	VPAND        vecconst<>+1920(SB), Y6, Y7
-	VPCMPEQD     vecconst<>+2944(SB), Y7, Y7
-	VDIVPS       Y6, Y5, Y8
-	VPBLENDVB    Y7, vecconst<>+2944(SB), Y8, Y7
-	VPMAXUD      Y2, Y1, Y1
-	VPERM2I128   $0x01, Y1, Y1, Y2
-	VPMAXUD      Y2, Y1, Y1
-	VPSHUFD      $0x4e, Y1, Y2
-	VPMAXUD      Y2, Y1, Y1
-	VPSHUFD      $0xb1, Y1, Y2
-	VPMAXUD      Y2, Y1, Y1
-	VPMAXUD      Y4, Y3, Y2
-	VPERM2I128   $0x01, Y2, Y2, Y3
-	VPMAXUD      Y3, Y2, Y2
-	VPSHUFD      $0x4e, Y2, Y3
-	VPMAXUD      Y3, Y2, Y2
-	VPSHUFD      $0xb1, Y2, Y3
-	VPMAXUD      Y3, Y2, Y2
-	VMULPS       vecconst<>+5248(SB), Y1, Y1
-	VMULPS       Y1, Y6, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y3
-	VPSRLD       $0x14, Y3, Y4
-	VPAND        vecconst<>+1984(SB), Y4, Y4
-	VPADDD       Y4, Y3, Y4
-	VPADDD       vecconst<>+5312(SB), Y4, Y4
-	VPSRLD       $0x14, Y4, Y4
-	VADDPS       vecconst<>+5376(SB), Y3, Y8
-	VPSUBD       vecconst<>+5376(SB), Y8, Y8
-	VMOVUPS      vecconst<>+4864(SB), Y9
-	VPCMPGTD     Y3, Y9, Y9
-	VPBLENDVB    Y9, Y8, Y4, Y4
-	VPCMPGTD     vecconst<>+5440(SB), Y3, Y8
-	VPBLENDVB    Y8, vecconst<>+3520(SB), Y4, Y4
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+2368(SB), Y4, Y3
-	VPAND        vecconst<>+1664(SB), Y1, Y1
-	VPSRLD       $0x18, Y1, Y1
-	VPOR         Y1, Y3, Y1
-	VPAND        vecconst<>+2368(SB), Y1, Y3
-	VPSLLD       $0x14, Y3, Y4
-	VPADDD       vecconst<>+5504(SB), Y4, Y4
-	VCVTDQ2PS    Y3, Y8
-	VMULPS       vecconst<>+5568(SB), Y8, Y8
-	VMOVUPS      vecconst<>+3456(SB), Y9
-	VPCMPGTD     Y3, Y9, Y9
-	VPBLENDVB    Y9, Y8, Y4, Y4
-	VPCMPEQD     vecconst<>+2368(SB), Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+5632(SB), Y4, Y3
-	VPAND        vecconst<>+2688(SB), Y1, Y4
-	VPSLLD       $0x18, Y4, Y4
-	VPOR         Y4, Y3, Y3
-	VMULPS       Y7, Y3, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y4
-	VPCMPEQD     vecconst<>+2944(SB), Y4, Y4
-	VDIVPS       Y3, Y5, Y3
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y3, Y3
-	VMULPS       vecconst<>+5248(SB), Y2, Y2
-	VMULPS       Y2, Y6, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y4
-	VPSRLD       $0x14, Y4, Y6
-	VPAND        vecconst<>+1984(SB), Y6, Y6
-	VPADDD       Y6, Y4, Y6
-	VPADDD       vecconst<>+5312(SB), Y6, Y6
-	VPSRLD       $0x14, Y6, Y6
-	VADDPS       vecconst<>+5376(SB), Y4, Y8
-	VPSUBD       vecconst<>+5376(SB), Y8, Y8
-	VMOVUPS      vecconst<>+4864(SB), Y9
-	VPCMPGTD     Y4, Y9, Y9
-	VPBLENDVB    Y9, Y8, Y6, Y6
-	VPCMPGTD     vecconst<>+5440(SB), Y4, Y8
-	VPBLENDVB    Y8, vecconst<>+3520(SB), Y6, Y6
-	VPCMPGTD     vecconst<>+2432(SB), Y4, Y4
-	VPBLENDVB    Y4, vecconst<>+2368(SB), Y6, Y4
-	VPAND        vecconst<>+1664(SB), Y2, Y2
-	VPSRLD       $0x18, Y2, Y2
-	VPOR         Y2, Y4, Y2
-	VPAND        vecconst<>+2368(SB), Y2, Y4
-	VPSLLD       $0x14, Y4, Y6
-	VPADDD       vecconst<>+5504(SB), Y6, Y6
-	VCVTDQ2PS    Y4, Y8
-	VMULPS       vecconst<>+5568(SB), Y8, Y8
-	VMOVUPS      vecconst<>+3456(SB), Y9
-	VPCMPGTD     Y4, Y9, Y9
-	VPBLENDVB    Y9, Y8, Y6, Y6
-	VPCMPEQD     vecconst<>+2368(SB), Y4, Y4
-	VPBLENDVB    Y4, vecconst<>+5632(SB), Y6, Y4
-	VPAND        vecconst<>+2688(SB), Y2, Y6
-	VPSLLD       $0x18, Y6, Y6
-	VPOR         Y6, Y4, Y4
-	VMULPS       Y7, Y4, Y4
-	VPAND        vecconst<>+1920(SB), Y4, Y6
-	VPCMPEQD     vecconst<>+2944(SB), Y6, Y6
-	VDIVPS       Y4, Y5, Y4
-	VPBLENDVB    Y6, vecconst<>+2944(SB), Y4, Y4
-	VPSLLD       $0x08, Y2, Y2
-	VPOR         Y2, Y1, Y1
-	VPEXTRW      $0x00, X1, 16(R8)
-	VMULPS       (DI), Y3, Y1
-	VPAND        vecconst<>+1920(SB), Y1, Y2
-	VMINPS       vecconst<>+4672(SB), Y2, Y2
-	VADDPS       vecconst<>+5696(SB), Y2, Y5
-	VPSUBD       vecconst<>+5696(SB), Y5, Y5
-	VPSLLD       $0x09, Y2, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y6, Y2, Y6
-	VPADDD       vecconst<>+5760(SB), Y6, Y6
-	VPSRLD       $0x16, Y6, Y6
-	VMOVUPS      vecconst<>+4160(SB), Y7
-	VPCMPGTD     Y2, Y7, Y2
-	VPBLENDVB    Y2, Y5, Y6, Y2
-	VPAND        vecconst<>+1664(SB), Y1, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPOR         Y5, Y2, Y2
-	VPAND        vecconst<>+1920(SB), Y1, Y1
-	VPCMPGTD     vecconst<>+2432(SB), Y1, Y1
-	VPBLENDVB    Y1, vecconst<>+2944(SB), Y2, Y1
-	VMULPS       32(DI), Y3, Y2
-	VPAND        vecconst<>+1920(SB), Y2, Y3
-	VMINPS       vecconst<>+4672(SB), Y3, Y3
-	VADDPS       vecconst<>+5696(SB), Y3, Y5
-	VPSUBD       vecconst<>+5696(SB), Y5, Y5
-	VPSLLD       $0x09, Y3, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPADDD       Y6, Y3, Y6
-	VPADDD       vecconst<>+5760(SB), Y6, Y6
-	VPSRLD       $0x16, Y6, Y6
-	VMOVUPS      vecconst<>+4160(SB), Y7
-	VPCMPGTD     Y3, Y7, Y3
-	VPBLENDVB    Y3, Y5, Y6, Y3
-	VPAND        vecconst<>+1664(SB), Y2, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPOR         Y5, Y3, Y3
-	VPAND        vecconst<>+1920(SB), Y2, Y2
-	VPCMPGTD     vecconst<>+2432(SB), Y2, Y2
-	VPBLENDVB    Y2, vecconst<>+2944(SB), Y3, Y2
-	VMULPS       64(DI), Y4, Y3
-	VPAND        vecconst<>+1920(SB), Y3, Y5
-	VMINPS       vecconst<>+4672(SB), Y5, Y5
-	VADDPS       vecconst<>+5696(SB), Y5, Y6
-	VPSUBD       vecconst<>+5696(SB), Y6, Y6
-	VPSLLD       $0x09, Y5, Y7
-	VPSRLD       $0x1f, Y7, Y7
-	VPADDD       Y7, Y5, Y7
-	VPADDD       vecconst<>+5760(SB), Y7, Y7
-	VPSRLD       $0x16, Y7, Y7
-	VMOVUPS      vecconst<>+4160(SB), Y8
-	VPCMPGTD     Y5, Y8, Y5
-	VPBLENDVB    Y5, Y6, Y7, Y5
-	VPAND        vecconst<>+1664(SB), Y3, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VPAND        vecconst<>+1920(SB), Y3, Y3
-	VPCMPGTD     vecconst<>+2432(SB), Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+2944(SB), Y5, Y3
-	VMULPS       96(DI), Y4, Y4
-	VPAND        vecconst<>+1920(SB), Y4, Y5
-	VMINPS       vecconst<>+4672(SB), Y5, Y5
-	VADDPS       vecconst<>+5696(SB), Y5, Y6
-	VPSUBD       vecconst<>+5696(SB), Y6, Y6
-	VPSLLD       $0x09, Y5, Y7
-	VPSRLD       $0x1f, Y7, Y7
-	VPADDD       Y7, Y5, Y7
-	VPADDD       vecconst<>+5760(SB), Y7, Y7
-	VPSRLD       $0x16, Y7, Y7
-	VMOVUPS      vecconst<>+4160(SB), Y8
-	VPCMPGTD     Y5, Y8, Y5
-	VPBLENDVB    Y5, Y6, Y7, Y5
-	VPAND        vecconst<>+1664(SB), Y4, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPOR         Y6, Y5, Y5
-	VPAND        vecconst<>+1920(SB), Y4, Y4
-	VPCMPGTD     vecconst<>+2432(SB), Y4, Y4
-	VPBLENDVB    Y4, vecconst<>+2944(SB), Y5, Y4
-	VMOVUPS      Y1, 128(SP)
-	VMOVUPS      Y2, 160(SP)
-	VMOVUPS      Y3, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 132(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 164(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 196(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 228(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 124(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 156(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 188(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1f, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 220(SP), Y4, Y4
-	VMOVUPS      Y1, 128(SP)
-	VMOVUPS      Y2, 160(SP)
-	VMOVUPS      Y3, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 136(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 168(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 200(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 232(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 120(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 152(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 184(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1e, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 216(SP), Y4, Y4
-	VMOVUPS      Y1, 128(SP)
-	VMOVUPS      Y2, 160(SP)
-	VMOVUPS      Y3, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 144(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 176(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 208(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 240(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 112(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 144(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 176(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1c, Y6, Y6
-	VPSLLD       $0x1c, Y5, Y6
-	VPSRLD       $0x1f, Y6, Y6
-	VPSLLD       $0x1d, Y5, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPSUBD       Y5, Y6, Y5
-	VPCMPEQD     vecconst<>+1984(SB), Y5, Y5
-	VPBLENDVB    Y5, 208(SP), Y4, Y4
-	VMOVUPS      Y1, 128(SP)
-	VMOVUPS      Y3, 160(SP)
-	VMOVUPS      Y2, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 124(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 156(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 188(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPGTD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 220(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPEQD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 156(SP), Y1, Y1
-	VMOVUPS      vecconst<>+3008(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPEQD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 188(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPEQD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 220(SP), Y2, Y2
-	VMOVUPS      vecconst<>+3136(SB), Y5
-	VPSUBD       vecconst<>+1984(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPSRLD       $0x1c, Y5, Y5
-	VPCMPEQD     vecconst<>+3456(SB), Y5, Y5
-	VPBLENDVB    Y5, 252(SP), Y4, Y4
-	VPSLLD       $0x04, Y2, Y2
-	VPOR         Y2, Y1, Y1
-	VPSLLD       $0x04, Y4, Y2
-	VPOR         Y2, Y3, Y2
-	VPACKUSDW    Y2, Y1, Y1
-	VEXTRACTI128 $0x01, Y1, X2
-	VPACKUSWB    X2, X1, X1
-	VPSHUFD      $0xd8, X1, X1
-	VMOVDQU      X1, (R8)
-	MOVWLZX      8(R8), R10
-	VMOVD        R10, X1
-	VPBROADCASTD X1, Y1
-	MOVWLZX      16(R8), R10
-	VMOVD        R10, X2
-	VPBROADCASTD X2, Y2
-	VPSLLD       $0x18, Y1, Y3
-	VPSRLD       $0x18, Y3, Y3
-	VPSRLD       $0x08, Y2, Y4
-	VPSLLD       $0x08, Y4, Y4
-	VPOR         Y4, Y3, Y3
-	VPEXTRW      $0x00, X3, 16(R8)
-	VPSLLD       $0x18, Y2, Y2
-	VPSRLD       $0x18, Y2, Y2
-	VPSRLD       $0x08, Y1, Y1
-	VPSLLD       $0x08, Y1, Y1
-	VPOR         Y1, Y2, Y1
-	VPEXTRW      $0x00, X1, 8(R8)
-	ADDQ         $0x00000080, DI
-	ADDQ         $0x00000012, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
-
-done:
-	VZEROUPPER
-	RET
-
-// func load_nvfp4_gs_128x128n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-// Requires: AVX, AVX2
-TEXT ·load_nvfp4_gs_128x128n_avx2(SB), $384-76
-	VBROADCASTSS scale+72(FP), Y0
-	MOVQ         src_base+32(FP), AX
-	MOVQ         dst_base+0(FP), CX
-	MOVQ         ss+56(FP), DX
-	MOVQ         ds+24(FP), BX
-	MOVQ         n+64(FP), SI
-	TESTQ        SI, SI
-	JZ           done
-	SHLQ         $0x02, BX
-
-head:
-	LEAQ (AX), DI
-	LEAQ (CX), R8
-	MOVQ $0x00000004, R9
-
-block1:
-	MOVWLZX      8(DI), R10
-	VMOVD        R10, X1
-	VPBROADCASTD X1, Y1
-	MOVWLZX      16(DI), R10
-	VMOVD        R10, X2
-	VPBROADCASTD X2, Y2
-	VPMOVZXBD    (DI), Y3
-	VPMOVZXBD    8(DI), Y4
-	VPAND        vecconst<>+3392(SB), Y3, Y5
-	VPSRLD       $0x04, Y3, Y3
-	VPAND        vecconst<>+3392(SB), Y4, Y6
-	VPSRLD       $0x04, Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y7
-	VPSUBD       vecconst<>+2880(SB), Y7, Y7
-	VPOR         vecconst<>+4160(SB), Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPEQD     vecconst<>+3456(SB), Y8, Y9
-	VPAND        vecconst<>+3392(SB), Y2, Y10
-	VPBLENDVB    Y9, Y10, Y5, Y5
-	VPCMPEQD     vecconst<>+5824(SB), Y8, Y8
-	VPSRLD       $0x04, Y2, Y9
-	VPAND        vecconst<>+3392(SB), Y9, Y9
-	VPBLENDVB    Y8, Y9, Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPEQD     vecconst<>+3456(SB), Y8, Y9
-	VPAND        vecconst<>+3392(SB), Y2, Y10
-	VPBLENDVB    Y9, Y10, Y6, Y6
-	VPCMPEQD     vecconst<>+5824(SB), Y8, Y8
-	VPSRLD       $0x04, Y2, Y9
-	VPAND        vecconst<>+3392(SB), Y9, Y9
-	VPBLENDVB    Y8, Y9, Y6, Y6
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPEQD     vecconst<>+3456(SB), Y8, Y9
-	VPAND        vecconst<>+3392(SB), Y2, Y10
-	VPBLENDVB    Y9, Y10, Y3, Y3
-	VPCMPEQD     vecconst<>+5824(SB), Y8, Y8
-	VPSRLD       $0x04, Y2, Y9
-	VPAND        vecconst<>+3392(SB), Y9, Y9
-	VPBLENDVB    Y8, Y9, Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPEQD     vecconst<>+3456(SB), Y8, Y9
-	VPAND        vecconst<>+3392(SB), Y2, Y10
-	VPBLENDVB    Y9, Y10, Y4, Y4
-	VPCMPEQD     vecconst<>+5824(SB), Y8, Y8
-	VPSRLD       $0x04, Y2, Y9
-	VPAND        vecconst<>+3392(SB), Y9, Y9
-	VPBLENDVB    Y8, Y9, Y4, Y4
-	VMOVUPS      Y5, 128(SP)
-	VMOVUPS      Y6, 160(SP)
-	VMOVUPS      Y3, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPGTD     vecconst<>+3456(SB), Y8, Y8
-	VPBLENDVB    Y8, 132(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPGTD     vecconst<>+3456(SB), Y8, Y8
-	VPBLENDVB    Y8, 164(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPGTD     vecconst<>+3456(SB), Y8, Y8
-	VPBLENDVB    Y8, 196(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPCMPGTD     vecconst<>+3456(SB), Y8, Y8
-	VPBLENDVB    Y8, 228(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPSRLD       $0x04, Y8, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 100(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPSRLD       $0x04, Y8, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 132(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPSRLD       $0x04, Y8, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 164(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1c, Y8, Y8
-	VPADDD       vecconst<>+1984(SB), Y8, Y8
-	VPSRLD       $0x04, Y8, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 196(SP), Y4, Y4
-	VMOVUPS      Y5, 128(SP)
-	VMOVUPS      Y3, 160(SP)
-	VMOVUPS      Y6, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 144(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 176(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 208(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 240(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 112(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 144(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 176(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 208(SP), Y4, Y4
-	VMOVUPS      Y5, 128(SP)
-	VMOVUPS      Y3, 160(SP)
-	VMOVUPS      Y6, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 136(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 168(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 200(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 232(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 120(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 152(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 184(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1d, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 216(SP), Y4, Y4
-	VMOVUPS      Y5, 128(SP)
-	VMOVUPS      Y3, 160(SP)
-	VMOVUPS      Y6, 192(SP)
-	VMOVUPS      Y4, 224(SP)
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 132(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 164(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 196(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 228(SP), Y4, Y4
-	VMOVUPS      vecconst<>+2880(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 124(SP), Y5, Y5
-	VMOVUPS      vecconst<>+3008(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 156(SP), Y3, Y3
-	VMOVUPS      vecconst<>+3072(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 188(SP), Y6, Y6
-	VMOVUPS      vecconst<>+3136(SB), Y8
-	VPSUBD       vecconst<>+1984(SB), Y8, Y8
-	VPSLLD       $0x1c, Y8, Y9
-	VPSRLD       $0x1c, Y9, Y9
-	VPSLLD       $0x1e, Y8, Y9
-	VPSRLD       $0x1f, Y9, Y9
-	VPSLLD       $0x1f, Y8, Y8
-	VPSRLD       $0x1f, Y8, Y8
-	VPSUBD       Y8, Y9, Y8
-	VPCMPEQD     vecconst<>+1984(SB), Y8, Y8
-	VPBLENDVB    Y8, 220(SP), Y4, Y4
-	VPAND        vecconst<>+4032(SB), Y1, Y1
-	VPAND        vecconst<>+2368(SB), Y1, Y8
-	VPSLLD       $0x14, Y8, Y9
-	VPADDD       vecconst<>+5504(SB), Y9, Y9
-	VCVTDQ2PS    Y8, Y10
-	VMULPS       vecconst<>+5568(SB), Y10, Y10
-	VMOVUPS      vecconst<>+3456(SB), Y11
-	VPCMPGTD     Y8, Y11, Y11
-	VPBLENDVB    Y11, Y10, Y9, Y9
-	VPCMPEQD     vecconst<>+2368(SB), Y8, Y8
-	VPBLENDVB    Y8, vecconst<>+5632(SB), Y9, Y8
-	VPAND        vecconst<>+2688(SB), Y1, Y1
-	VPSLLD       $0x18, Y1, Y1
-	VPOR         Y1, Y8, Y1
-	VDIVPS       Y7, Y1, Y1
-	VPAND        vecconst<>+4096(SB), Y5, Y8
-	VPCMPGTD     vecconst<>+2944(SB), Y8, Y8
-	VPAND        vecconst<>+4096(SB), Y5, Y9
-	VPBLENDVB    Y8, vecconst<>+4992(SB), Y9, Y8
-	VPAND        vecconst<>+4096(SB), Y5, Y9
-	VPCMPGTD     vecconst<>+1984(SB), Y9, Y10
-	VPADDD       vecconst<>+5888(SB), Y9, Y9
-	VPSLLD       $0x16, Y9, Y9
-	VPBLENDVB    Y10, Y9, Y8, Y8
-	VPAND        vecconst<>+3456(SB), Y5, Y5
-	VPSLLD       $0x1c, Y5, Y5
-	VPOR         Y5, Y8, Y5
-	VMULPS       Y1, Y5, Y5
-	VPAND        vecconst<>+4096(SB), Y3, Y8
-	VPCMPGTD     vecconst<>+2944(SB), Y8, Y8
-	VPAND        vecconst<>+4096(SB), Y3, Y9
-	VPBLENDVB    Y8, vecconst<>+4992(SB), Y9, Y8
-	VPAND        vecconst<>+4096(SB), Y3, Y9
-	VPCMPGTD     vecconst<>+1984(SB), Y9, Y10
-	VPADDD       vecconst<>+5888(SB), Y9, Y9
-	VPSLLD       $0x16, Y9, Y9
-	VPBLENDVB    Y10, Y9, Y8, Y8
-	VPAND        vecconst<>+3456(SB), Y3, Y3
-	VPSLLD       $0x1c, Y3, Y3
-	VPOR         Y3, Y8, Y3
-	VMULPS       Y1, Y3, Y1
-	VPSRLD       $0x08, Y2, Y2
-	VPAND        vecconst<>+2368(SB), Y2, Y3
-	VPSLLD       $0x14, Y3, Y8
-	VPADDD       vecconst<>+5504(SB), Y8, Y8
-	VCVTDQ2PS    Y3, Y9
-	VMULPS       vecconst<>+5568(SB), Y9, Y9
-	VMOVUPS      vecconst<>+3456(SB), Y10
-	VPCMPGTD     Y3, Y10, Y10
-	VPBLENDVB    Y10, Y9, Y8, Y8
-	VPCMPEQD     vecconst<>+2368(SB), Y3, Y3
-	VPBLENDVB    Y3, vecconst<>+5632(SB), Y8, Y3
-	VPAND        vecconst<>+2688(SB), Y2, Y2
-	VPSLLD       $0x18, Y2, Y2
-	VPOR         Y2, Y3, Y2
-	VDIVPS       Y7, Y2, Y2
-	VPAND        vecconst<>+4096(SB), Y6, Y3
-	VPCMPGTD     vecconst<>+2944(SB), Y3, Y3
-	VPAND        vecconst<>+4096(SB), Y6, Y7
-	VPBLENDVB    Y3, vecconst<>+4992(SB), Y7, Y3
-	VPAND        vecconst<>+4096(SB), Y6, Y7
-	VPCMPGTD     vecconst<>+1984(SB), Y7, Y8
-	VPADDD       vecconst<>+5888(SB), Y7, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y3, Y3
-	VPAND        vecconst<>+3456(SB), Y6, Y6
-	VPSLLD       $0x1c, Y6, Y6
-	VPOR         Y6, Y3, Y3
-	VMULPS       Y2, Y3, Y3
-	VPAND        vecconst<>+4096(SB), Y4, Y6
-	VPCMPGTD     vecconst<>+2944(SB), Y6, Y6
-	VPAND        vecconst<>+4096(SB), Y4, Y7
-	VPBLENDVB    Y6, vecconst<>+4992(SB), Y7, Y6
-	VPAND        vecconst<>+4096(SB), Y4, Y7
-	VPCMPGTD     vecconst<>+1984(SB), Y7, Y8
-	VPADDD       vecconst<>+5888(SB), Y7, Y7
-	VPSLLD       $0x16, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y6, Y6
-	VPAND        vecconst<>+3456(SB), Y4, Y4
-	VPSLLD       $0x1c, Y4, Y4
-	VPOR         Y4, Y6, Y4
-	VMULPS       Y2, Y4, Y2
-	VMOVUPS      Y5, (R8)
-	VMOVUPS      Y1, 32(R8)
-	VMOVUPS      Y3, 64(R8)
-	VMOVUPS      Y2, 96(R8)
-	ADDQ         $0x00000012, DI
-	ADDQ         $0x00000080, R8
-	DECQ         R9
-	JNZ          block1
-	ADDQ         DX, AX
-	ADDQ         BX, CX
-	DECQ         SI
-	JNZ          head
 
 done:
 	VZEROUPPER
@@ -62906,16 +52000,16 @@ head:
 	VMOVUPS Y4, 320(AX)
 	VMOVUPS Y0, 832(AX)
 	VMOVUPS 352(AX), Y0
-	VMOVUPS 864(AX), Y2
-	VMOVUPS 352(DX), Y3
-	VMOVUPS 1376(DX), Y4
-	VMULPS  Y3, Y0, Y1
-	VMULPS  Y4, Y2, Y5
-	VADDPS  Y5, Y1, Y1
-	VMULPS  Y3, Y2, Y2
-	VMULPS  Y4, Y0, Y0
-	VSUBPS  Y0, Y2, Y0
-	VMOVUPS Y1, 352(AX)
+	VMOVUPS 864(AX), Y1
+	VMOVUPS 352(DX), Y2
+	VMOVUPS 1376(DX), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VADDPS  Y5, Y4, Y4
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y4, 352(AX)
 	VMOVUPS Y0, 864(AX)
 	VMOVUPS 384(AX), Y0
 	VMOVUPS 896(AX), Y1
@@ -66169,9 +55263,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_256x256n_avx2(x []float32, stride int, n int)
+// func hadamard_256_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_256x256n_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_256_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -66971,9 +56065,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_256x256n_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_256_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·store_f16_256x256n_avx2(SB), NOSPLIT, $0-72
+TEXT ·store_f16_256_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -67058,9 +56152,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_256x256n_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_256_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·load_f16_256x256n_avx2(SB), NOSPLIT, $0-72
+TEXT ·load_f16_256_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -68879,9 +57973,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e5m2_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e5m2_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_e5m2_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_e5m2_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -69702,12 +58796,12 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e5m2_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e5m2_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_e5m2_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_e5m2_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
-	VBROADCASTSS scale+72(FP), Y0
+	VBROADCASTSS scale+72(FP), Y1
 	MOVQ         ss+56(FP), DX
 	MOVQ         ds+24(FP), BX
 	MOVQ         n+64(FP), SI
@@ -69716,8 +58810,8 @@ TEXT ·load_e5m2_256x256n_avx2(SB), NOSPLIT, $0-76
 	SHLQ         $0x02, BX
 
 head:
-	VPMOVZXBD (AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPMOVZXBD (AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69728,13 +58822,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (CX)
-	VPMOVZXBD 8(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (CX)
+	VPMOVZXBD 8(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69745,13 +58839,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 32(CX)
-	VPMOVZXBD 16(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 32(CX)
+	VPMOVZXBD 16(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69762,13 +58856,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 64(CX)
-	VPMOVZXBD 24(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 64(CX)
+	VPMOVZXBD 24(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69779,13 +58873,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 96(CX)
-	VPMOVZXBD 32(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 96(CX)
+	VPMOVZXBD 32(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69796,13 +58890,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 128(CX)
-	VPMOVZXBD 40(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 128(CX)
+	VPMOVZXBD 40(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69813,13 +58907,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 160(CX)
-	VPMOVZXBD 48(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 160(CX)
+	VPMOVZXBD 48(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69830,13 +58924,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 192(CX)
-	VPMOVZXBD 56(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 192(CX)
+	VPMOVZXBD 56(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69847,13 +58941,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 224(CX)
-	VPMOVZXBD 64(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 224(CX)
+	VPMOVZXBD 64(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69864,13 +58958,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 256(CX)
-	VPMOVZXBD 72(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 256(CX)
+	VPMOVZXBD 72(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69881,13 +58975,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 288(CX)
-	VPMOVZXBD 80(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 288(CX)
+	VPMOVZXBD 80(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69898,13 +58992,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 320(CX)
-	VPMOVZXBD 88(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 320(CX)
+	VPMOVZXBD 88(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69915,13 +59009,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 352(CX)
-	VPMOVZXBD 96(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 352(CX)
+	VPMOVZXBD 96(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69932,13 +59026,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 384(CX)
-	VPMOVZXBD 104(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 384(CX)
+	VPMOVZXBD 104(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69949,13 +59043,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 416(CX)
-	VPMOVZXBD 112(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 416(CX)
+	VPMOVZXBD 112(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69966,13 +59060,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 448(CX)
-	VPMOVZXBD 120(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 448(CX)
+	VPMOVZXBD 120(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -69983,13 +59077,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 480(CX)
-	VPMOVZXBD 128(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 480(CX)
+	VPMOVZXBD 128(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70000,13 +59094,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 512(CX)
-	VPMOVZXBD 136(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 512(CX)
+	VPMOVZXBD 136(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70017,13 +59111,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 544(CX)
-	VPMOVZXBD 144(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 544(CX)
+	VPMOVZXBD 144(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70034,13 +59128,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 576(CX)
-	VPMOVZXBD 152(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 576(CX)
+	VPMOVZXBD 152(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70051,13 +59145,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 608(CX)
-	VPMOVZXBD 160(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 608(CX)
+	VPMOVZXBD 160(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70068,13 +59162,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 640(CX)
-	VPMOVZXBD 168(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 640(CX)
+	VPMOVZXBD 168(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70085,13 +59179,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 672(CX)
-	VPMOVZXBD 176(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 672(CX)
+	VPMOVZXBD 176(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70102,13 +59196,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 704(CX)
-	VPMOVZXBD 184(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 704(CX)
+	VPMOVZXBD 184(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70119,13 +59213,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 736(CX)
-	VPMOVZXBD 192(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 736(CX)
+	VPMOVZXBD 192(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70136,13 +59230,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 768(CX)
-	VPMOVZXBD 200(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 768(CX)
+	VPMOVZXBD 200(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70153,13 +59247,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 800(CX)
-	VPMOVZXBD 208(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 800(CX)
+	VPMOVZXBD 208(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70170,13 +59264,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 832(CX)
-	VPMOVZXBD 216(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 832(CX)
+	VPMOVZXBD 216(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70187,13 +59281,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 864(CX)
-	VPMOVZXBD 224(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 864(CX)
+	VPMOVZXBD 224(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70204,13 +59298,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 896(CX)
-	VPMOVZXBD 232(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 896(CX)
+	VPMOVZXBD 232(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70221,13 +59315,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 928(CX)
-	VPMOVZXBD 240(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 928(CX)
+	VPMOVZXBD 240(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70238,13 +59332,13 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 960(CX)
-	VPMOVZXBD 248(AX), Y1
-	VPAND     vecconst<>+2368(SB), Y1, Y2
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 960(CX)
+	VPMOVZXBD 248(AX), Y0
+	VPAND     vecconst<>+2368(SB), Y0, Y2
 	VPSLLD    $0x15, Y2, Y3
 	VPADDD    vecconst<>+2496(SB), Y3, Y4
 	VCVTDQ2PS Y2, Y5
@@ -70255,11 +59349,11 @@ head:
 	VPCMPGTD  vecconst<>+2304(SB), Y2, Y2
 	VPOR      vecconst<>+2432(SB), Y3, Y3
 	VPBLENDVB Y2, Y3, Y4, Y2
-	VPAND     vecconst<>+2688(SB), Y1, Y1
-	VPSLLD    $0x18, Y1, Y1
-	VPOR      Y1, Y2, Y1
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   Y1, 992(CX)
+	VPAND     vecconst<>+2688(SB), Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, 992(CX)
 	ADDQ      DX, AX
 	ADDQ      BX, CX
 	DECQ      SI
@@ -70269,9 +59363,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -70686,9 +59780,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -70739,9 +59833,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q4_0_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q4_0_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q4_0_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q4_0_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -71271,9 +60365,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q4_0_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q4_0_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q4_0_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q4_0_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -71330,9 +60424,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_mxfp4_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_mxfp4_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_mxfp4_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_mxfp4_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -71795,9 +60889,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_mxfp4_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_mxfp4_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_mxfp4_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_mxfp4_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -71891,9 +60985,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_iq4_nl_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_iq4_nl_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_iq4_nl_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_iq4_nl_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -73044,9 +62138,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_iq4_nl_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_iq4_nl_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_iq4_nl_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_iq4_nl_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -73179,9 +62273,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_256x256n_avx2(SB), NOSPLIT, $16-76
+TEXT ·store_nvfp4_256_avx2(SB), NOSPLIT, $16-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -74144,9 +63238,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_nvfp4_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -74333,9 +63427,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_int8_per_token_head_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_int8_per_token_head_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_int8_per_token_head_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_int8_per_token_head_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -74820,9 +63914,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_int8_per_token_head_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_int8_per_token_head_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_int8_per_token_head_256x256n_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_int8_per_token_head_256_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -74971,9 +64065,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_nvfp4_gs_256x256n_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_nvfp4_gs_256_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_nvfp4_gs_256x256n_avx2(SB), $384-76
+TEXT ·store_nvfp4_gs_256_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
@@ -75551,9 +64645,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_nvfp4_gs_256x256n_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_nvfp4_gs_256_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_nvfp4_gs_256x256n_avx2(SB), $384-76
+TEXT ·load_nvfp4_gs_256_avx2(SB), $384-76
 	VBROADCASTSS scale+72(FP), Y0
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX

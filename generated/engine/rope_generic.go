@@ -21,46 +21,46 @@ func kernels_64x64i_generic() (k kernels) {
 	k.fwd = fwd_64x64i_generic
 	k.inv = inv_64x64i_generic
 	k.rotTo = rotTo_64x64i_generic
-	k.hadamard = hadamard_64x64i_generic
-	k.half[0].store = store_f16_64x64i_generic
-	k.half[0].storeShift = store_f16_64x64i_generic
-	k.half[0].load = load_f16_64x64i_generic
-	k.half[0].loadShift = load_f16_64x64i_generic
+	k.hadamard = hadamard_64_generic
+	k.half[0].store = store_f16_64_generic
+	k.half[0].storeShift = store_f16_64_generic
+	k.half[0].load = load_f16_64_generic
+	k.half[0].loadShift = load_f16_64_generic
 	k.half[0].to = to_f16_64x64i_generic
 	k.half[0].shift = shift_f16_64x64i_generic
 	k.half[0].shiftInv = shiftInv_f16_64x64i_generic
-	k.bytes[2].store = store_e5m2_64x64i_generic
-	k.bytes[2].storeShift = store_e5m2_64x64i_generic
-	k.bytes[2].load = load_e5m2_64x64i_generic
-	k.bytes[2].loadShift = load_e5m2_64x64i_generic
-	k.bytes[1].store = store_q8_0_64x64i_generic
-	k.bytes[1].storeShift = store_q8_0_64x64i_generic
-	k.bytes[1].load = load_q8_0_64x64i_generic
-	k.bytes[1].loadShift = load_q8_0_64x64i_generic
-	k.bytes[3].store = store_q4_0_64x64i_generic
-	k.bytes[3].storeShift = store_q4_0_64x64i_generic
-	k.bytes[3].load = load_q4_0_64x64i_generic
-	k.bytes[3].loadShift = load_q4_0_64x64i_generic
-	k.bytes[7].store = store_mxfp4_64x64i_generic
-	k.bytes[7].storeShift = store_mxfp4_64x64i_generic
-	k.bytes[7].load = load_mxfp4_64x64i_generic
-	k.bytes[7].loadShift = load_mxfp4_64x64i_generic
-	k.bytes[8].store = store_iq4_nl_64x64i_generic
-	k.bytes[8].storeShift = store_iq4_nl_64x64i_generic
-	k.bytes[8].load = load_iq4_nl_64x64i_generic
-	k.bytes[8].loadShift = load_iq4_nl_64x64i_generic
-	k.bytes[9].store = store_nvfp4_64x64i_generic
-	k.bytes[9].storeShift = store_nvfp4_64x64i_generic
-	k.bytes[9].load = load_nvfp4_64x64i_generic
-	k.bytes[9].loadShift = load_nvfp4_64x64i_generic
-	k.bytes[10].store = store_int8_per_token_head_64x64i_generic
-	k.bytes[10].storeShift = store_int8_per_token_head_64x64i_generic
-	k.bytes[10].load = load_int8_per_token_head_64x64i_generic
-	k.bytes[10].loadShift = load_int8_per_token_head_64x64i_generic
-	k.bytes[11].store = store_nvfp4_gs_64x64i_generic
-	k.bytes[11].storeShift = store_nvfp4_gs_64x64i_generic
-	k.bytes[11].load = load_nvfp4_gs_64x64i_generic
-	k.bytes[11].loadShift = load_nvfp4_gs_64x64i_generic
+	k.bytes[2].store = store_e5m2_64_generic
+	k.bytes[2].storeShift = store_e5m2_64_generic
+	k.bytes[2].load = load_e5m2_64_generic
+	k.bytes[2].loadShift = load_e5m2_64_generic
+	k.bytes[1].store = store_q8_0_64_generic
+	k.bytes[1].storeShift = store_q8_0_64_generic
+	k.bytes[1].load = load_q8_0_64_generic
+	k.bytes[1].loadShift = load_q8_0_64_generic
+	k.bytes[3].store = store_q4_0_64_generic
+	k.bytes[3].storeShift = store_q4_0_64_generic
+	k.bytes[3].load = load_q4_0_64_generic
+	k.bytes[3].loadShift = load_q4_0_64_generic
+	k.bytes[7].store = store_mxfp4_64_generic
+	k.bytes[7].storeShift = store_mxfp4_64_generic
+	k.bytes[7].load = load_mxfp4_64_generic
+	k.bytes[7].loadShift = load_mxfp4_64_generic
+	k.bytes[8].store = store_iq4_nl_64_generic
+	k.bytes[8].storeShift = store_iq4_nl_64_generic
+	k.bytes[8].load = load_iq4_nl_64_generic
+	k.bytes[8].loadShift = load_iq4_nl_64_generic
+	k.bytes[9].store = store_nvfp4_64_generic
+	k.bytes[9].storeShift = store_nvfp4_64_generic
+	k.bytes[9].load = load_nvfp4_64_generic
+	k.bytes[9].loadShift = load_nvfp4_64_generic
+	k.bytes[10].store = store_int8_per_token_head_64_generic
+	k.bytes[10].storeShift = store_int8_per_token_head_64_generic
+	k.bytes[10].load = load_int8_per_token_head_64_generic
+	k.bytes[10].loadShift = load_int8_per_token_head_64_generic
+	k.bytes[11].store = store_nvfp4_gs_64_generic
+	k.bytes[11].storeShift = store_nvfp4_gs_64_generic
+	k.bytes[11].load = load_nvfp4_gs_64_generic
+	k.bytes[11].loadShift = load_nvfp4_gs_64_generic
 	return k
 }
 
@@ -69,42 +69,42 @@ func kernels_96x96n_generic() (k kernels) {
 	k.fwd = fwd_96x96n_generic
 	k.inv = inv_96x96n_generic
 	k.rotTo = rotTo_96x96n_generic
-	k.hadamard = hadamard_96x96n_generic
-	k.half[0].store = store_f16_96x96n_generic
-	k.half[0].storeShift = store_f16_96x96n_generic
-	k.half[0].load = load_f16_96x96n_generic
-	k.half[0].loadShift = load_f16_96x96n_generic
+	k.hadamard = hadamard_96_generic
+	k.half[0].store = store_f16_96_generic
+	k.half[0].storeShift = store_f16_96_generic
+	k.half[0].load = load_f16_96_generic
+	k.half[0].loadShift = load_f16_96_generic
 	k.half[0].to = to_f16_96x96n_generic
 	k.half[0].shift = shift_f16_96x96n_generic
 	k.half[0].shiftInv = shiftInv_f16_96x96n_generic
-	k.bytes[2].store = store_e5m2_96x96n_generic
-	k.bytes[2].storeShift = store_e5m2_96x96n_generic
-	k.bytes[2].load = load_e5m2_96x96n_generic
-	k.bytes[2].loadShift = load_e5m2_96x96n_generic
-	k.bytes[1].store = store_q8_0_96x96n_generic
-	k.bytes[1].storeShift = store_q8_0_96x96n_generic
-	k.bytes[1].load = load_q8_0_96x96n_generic
-	k.bytes[1].loadShift = load_q8_0_96x96n_generic
-	k.bytes[3].store = store_q4_0_96x96n_generic
-	k.bytes[3].storeShift = store_q4_0_96x96n_generic
-	k.bytes[3].load = load_q4_0_96x96n_generic
-	k.bytes[3].loadShift = load_q4_0_96x96n_generic
-	k.bytes[7].store = store_mxfp4_96x96n_generic
-	k.bytes[7].storeShift = store_mxfp4_96x96n_generic
-	k.bytes[7].load = load_mxfp4_96x96n_generic
-	k.bytes[7].loadShift = load_mxfp4_96x96n_generic
-	k.bytes[8].store = store_iq4_nl_96x96n_generic
-	k.bytes[8].storeShift = store_iq4_nl_96x96n_generic
-	k.bytes[8].load = load_iq4_nl_96x96n_generic
-	k.bytes[8].loadShift = load_iq4_nl_96x96n_generic
-	k.bytes[10].store = store_int8_per_token_head_96x96n_generic
-	k.bytes[10].storeShift = store_int8_per_token_head_96x96n_generic
-	k.bytes[10].load = load_int8_per_token_head_96x96n_generic
-	k.bytes[10].loadShift = load_int8_per_token_head_96x96n_generic
-	k.bytes[11].store = store_nvfp4_gs_96x96n_generic
-	k.bytes[11].storeShift = store_nvfp4_gs_96x96n_generic
-	k.bytes[11].load = load_nvfp4_gs_96x96n_generic
-	k.bytes[11].loadShift = load_nvfp4_gs_96x96n_generic
+	k.bytes[2].store = store_e5m2_96_generic
+	k.bytes[2].storeShift = store_e5m2_96_generic
+	k.bytes[2].load = load_e5m2_96_generic
+	k.bytes[2].loadShift = load_e5m2_96_generic
+	k.bytes[1].store = store_q8_0_96_generic
+	k.bytes[1].storeShift = store_q8_0_96_generic
+	k.bytes[1].load = load_q8_0_96_generic
+	k.bytes[1].loadShift = load_q8_0_96_generic
+	k.bytes[3].store = store_q4_0_96_generic
+	k.bytes[3].storeShift = store_q4_0_96_generic
+	k.bytes[3].load = load_q4_0_96_generic
+	k.bytes[3].loadShift = load_q4_0_96_generic
+	k.bytes[7].store = store_mxfp4_96_generic
+	k.bytes[7].storeShift = store_mxfp4_96_generic
+	k.bytes[7].load = load_mxfp4_96_generic
+	k.bytes[7].loadShift = load_mxfp4_96_generic
+	k.bytes[8].store = store_iq4_nl_96_generic
+	k.bytes[8].storeShift = store_iq4_nl_96_generic
+	k.bytes[8].load = load_iq4_nl_96_generic
+	k.bytes[8].loadShift = load_iq4_nl_96_generic
+	k.bytes[10].store = store_int8_per_token_head_96_generic
+	k.bytes[10].storeShift = store_int8_per_token_head_96_generic
+	k.bytes[10].load = load_int8_per_token_head_96_generic
+	k.bytes[10].loadShift = load_int8_per_token_head_96_generic
+	k.bytes[11].store = store_nvfp4_gs_96_generic
+	k.bytes[11].storeShift = store_nvfp4_gs_96_generic
+	k.bytes[11].load = load_nvfp4_gs_96_generic
+	k.bytes[11].loadShift = load_nvfp4_gs_96_generic
 	return k
 }
 
@@ -115,51 +115,88 @@ func kernels_128x128i_generic() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_generic
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_generic
 	k.rotTo = rotTo_128x128i_generic
-	k.hadamard = hadamard_128x128i_generic
-	k.half[0].store = store_f16_128x128i_generic
-	k.half[0].storeShift = store_f16_128x128i_generic
-	k.half[0].load = load_f16_128x128i_generic
-	k.half[0].loadShift = load_f16_128x128i_generic
+	k.hadamard = hadamard_128_generic
+	k.half[0].store = store_f16_128_generic
+	k.half[0].storeShift = store_f16_128_generic
+	k.half[0].load = load_f16_128_generic
+	k.half[0].loadShift = load_f16_128_generic
 	k.half[0].to = to_f16_128x128i_generic
 	k.half[0].shift = shift_f16_128x128i_generic
 	k.half[0].shiftInv = shiftInv_f16_128x128i_generic
-	k.bytes[2].store = store_e5m2_128x128i_generic
-	k.bytes[2].storeShift = store_e5m2_128x128i_generic
-	k.bytes[2].load = load_e5m2_128x128i_generic
-	k.bytes[2].loadShift = load_e5m2_128x128i_generic
-	k.bytes[1].store = store_q8_0_128x128i_generic
-	k.bytes[1].storeShift = store_q8_0_128x128i_generic
-	k.bytes[1].load = load_q8_0_128x128i_generic
-	k.bytes[1].loadShift = load_q8_0_128x128i_generic
-	k.bytes[3].store = store_q4_0_128x128i_generic
-	k.bytes[3].storeShift = store_q4_0_128x128i_generic
-	k.bytes[3].load = load_q4_0_128x128i_generic
-	k.bytes[3].loadShift = load_q4_0_128x128i_generic
-	k.bytes[7].store = store_mxfp4_128x128i_generic
-	k.bytes[7].storeShift = store_mxfp4_128x128i_generic
-	k.bytes[7].load = load_mxfp4_128x128i_generic
-	k.bytes[7].loadShift = load_mxfp4_128x128i_generic
-	k.bytes[8].store = store_iq4_nl_128x128i_generic
-	k.bytes[8].storeShift = store_iq4_nl_128x128i_generic
-	k.bytes[8].load = load_iq4_nl_128x128i_generic
-	k.bytes[8].loadShift = load_iq4_nl_128x128i_generic
-	k.bytes[9].store = store_nvfp4_128x128i_generic
-	k.bytes[9].storeShift = store_nvfp4_128x128i_generic
-	k.bytes[9].load = load_nvfp4_128x128i_generic
-	k.bytes[9].loadShift = load_nvfp4_128x128i_generic
-	k.bytes[10].store = store_int8_per_token_head_128x128i_generic
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128i_generic
-	k.bytes[10].load = load_int8_per_token_head_128x128i_generic
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128i_generic
-	k.bytes[11].store = store_nvfp4_gs_128x128i_generic
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128i_generic
-	k.bytes[11].load = load_nvfp4_gs_128x128i_generic
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128i_generic
+	k.bytes[2].store = store_e5m2_128_generic
+	k.bytes[2].storeShift = store_e5m2_128_generic
+	k.bytes[2].load = load_e5m2_128_generic
+	k.bytes[2].loadShift = load_e5m2_128_generic
+	k.bytes[1].store = store_q8_0_128_generic
+	k.bytes[1].storeShift = store_q8_0_128_generic
+	k.bytes[1].load = load_q8_0_128_generic
+	k.bytes[1].loadShift = load_q8_0_128_generic
+	k.bytes[3].store = store_q4_0_128_generic
+	k.bytes[3].storeShift = store_q4_0_128_generic
+	k.bytes[3].load = load_q4_0_128_generic
+	k.bytes[3].loadShift = load_q4_0_128_generic
+	k.bytes[7].store = store_mxfp4_128_generic
+	k.bytes[7].storeShift = store_mxfp4_128_generic
+	k.bytes[7].load = load_mxfp4_128_generic
+	k.bytes[7].loadShift = load_mxfp4_128_generic
+	k.bytes[8].store = store_iq4_nl_128_generic
+	k.bytes[8].storeShift = store_iq4_nl_128_generic
+	k.bytes[8].load = load_iq4_nl_128_generic
+	k.bytes[8].loadShift = load_iq4_nl_128_generic
+	k.bytes[9].store = store_nvfp4_128_generic
+	k.bytes[9].storeShift = store_nvfp4_128_generic
+	k.bytes[9].load = load_nvfp4_128_generic
+	k.bytes[9].loadShift = load_nvfp4_128_generic
+	k.bytes[10].store = store_int8_per_token_head_128_generic
+	k.bytes[10].storeShift = store_int8_per_token_head_128_generic
+	k.bytes[10].load = load_int8_per_token_head_128_generic
+	k.bytes[10].loadShift = load_int8_per_token_head_128_generic
+	k.bytes[11].store = store_nvfp4_gs_128_generic
+	k.bytes[11].storeShift = store_nvfp4_gs_128_generic
+	k.bytes[11].load = load_nvfp4_gs_128_generic
+	k.bytes[11].loadShift = load_nvfp4_gs_128_generic
 	return k
 }
 
 // kernels_128x128n_generic returns the generic kernels of the shape 128/128/neox.
 func kernels_128x128n_generic() (k kernels) {
+	k.hadamard = hadamard_128_generic
+	k.half[0].store = store_f16_128_generic
+	k.half[0].storeShift = store_f16_128_generic
+	k.half[0].load = load_f16_128_generic
+	k.half[0].loadShift = load_f16_128_generic
+	k.bytes[2].store = store_e5m2_128_generic
+	k.bytes[2].storeShift = store_e5m2_128_generic
+	k.bytes[2].load = load_e5m2_128_generic
+	k.bytes[2].loadShift = load_e5m2_128_generic
+	k.bytes[1].store = store_q8_0_128_generic
+	k.bytes[1].storeShift = store_q8_0_128_generic
+	k.bytes[1].load = load_q8_0_128_generic
+	k.bytes[1].loadShift = load_q8_0_128_generic
+	k.bytes[3].store = store_q4_0_128_generic
+	k.bytes[3].storeShift = store_q4_0_128_generic
+	k.bytes[3].load = load_q4_0_128_generic
+	k.bytes[3].loadShift = load_q4_0_128_generic
+	k.bytes[7].store = store_mxfp4_128_generic
+	k.bytes[7].storeShift = store_mxfp4_128_generic
+	k.bytes[7].load = load_mxfp4_128_generic
+	k.bytes[7].loadShift = load_mxfp4_128_generic
+	k.bytes[8].store = store_iq4_nl_128_generic
+	k.bytes[8].storeShift = store_iq4_nl_128_generic
+	k.bytes[8].load = load_iq4_nl_128_generic
+	k.bytes[8].loadShift = load_iq4_nl_128_generic
+	k.bytes[9].store = store_nvfp4_128_generic
+	k.bytes[9].storeShift = store_nvfp4_128_generic
+	k.bytes[9].load = load_nvfp4_128_generic
+	k.bytes[9].loadShift = load_nvfp4_128_generic
+	k.bytes[10].store = store_int8_per_token_head_128_generic
+	k.bytes[10].storeShift = store_int8_per_token_head_128_generic
+	k.bytes[10].load = load_int8_per_token_head_128_generic
+	k.bytes[10].loadShift = load_int8_per_token_head_128_generic
+	k.bytes[11].store = store_nvfp4_gs_128_generic
+	k.bytes[11].storeShift = store_nvfp4_gs_128_generic
+	k.bytes[11].load = load_nvfp4_gs_128_generic
+	k.bytes[11].loadShift = load_nvfp4_gs_128_generic
 	k.fwd = fwd_128x128n_generic
 	k.inv = inv_128x128n_generic
 	k.norm[0] = norm_rmsHead_128x128n_generic
@@ -167,46 +204,9 @@ func kernels_128x128n_generic() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_generic
 	k.normOnly[2] = normOnly_rmsToken_128x128n_generic
 	k.rotTo = rotTo_128x128n_generic
-	k.hadamard = hadamard_128x128n_generic
-	k.half[0].store = store_f16_128x128n_generic
-	k.half[0].storeShift = store_f16_128x128n_generic
-	k.half[0].load = load_f16_128x128n_generic
-	k.half[0].loadShift = load_f16_128x128n_generic
 	k.half[0].to = to_f16_128x128n_generic
 	k.half[0].shift = shift_f16_128x128n_generic
 	k.half[0].shiftInv = shiftInv_f16_128x128n_generic
-	k.bytes[2].store = store_e5m2_128x128n_generic
-	k.bytes[2].storeShift = store_e5m2_128x128n_generic
-	k.bytes[2].load = load_e5m2_128x128n_generic
-	k.bytes[2].loadShift = load_e5m2_128x128n_generic
-	k.bytes[1].store = store_q8_0_128x128n_generic
-	k.bytes[1].storeShift = store_q8_0_128x128n_generic
-	k.bytes[1].load = load_q8_0_128x128n_generic
-	k.bytes[1].loadShift = load_q8_0_128x128n_generic
-	k.bytes[3].store = store_q4_0_128x128n_generic
-	k.bytes[3].storeShift = store_q4_0_128x128n_generic
-	k.bytes[3].load = load_q4_0_128x128n_generic
-	k.bytes[3].loadShift = load_q4_0_128x128n_generic
-	k.bytes[7].store = store_mxfp4_128x128n_generic
-	k.bytes[7].storeShift = store_mxfp4_128x128n_generic
-	k.bytes[7].load = load_mxfp4_128x128n_generic
-	k.bytes[7].loadShift = load_mxfp4_128x128n_generic
-	k.bytes[8].store = store_iq4_nl_128x128n_generic
-	k.bytes[8].storeShift = store_iq4_nl_128x128n_generic
-	k.bytes[8].load = load_iq4_nl_128x128n_generic
-	k.bytes[8].loadShift = load_iq4_nl_128x128n_generic
-	k.bytes[9].store = store_nvfp4_128x128n_generic
-	k.bytes[9].storeShift = store_nvfp4_128x128n_generic
-	k.bytes[9].load = load_nvfp4_128x128n_generic
-	k.bytes[9].loadShift = load_nvfp4_128x128n_generic
-	k.bytes[10].store = store_int8_per_token_head_128x128n_generic
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128n_generic
-	k.bytes[10].load = load_int8_per_token_head_128x128n_generic
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128n_generic
-	k.bytes[11].store = store_nvfp4_gs_128x128n_generic
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128n_generic
-	k.bytes[11].load = load_nvfp4_gs_128x128n_generic
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128n_generic
 	return k
 }
 
@@ -217,46 +217,46 @@ func kernels_256x256n_generic() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_generic
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_generic
 	k.rotTo = rotTo_256x256n_generic
-	k.hadamard = hadamard_256x256n_generic
-	k.half[0].store = store_f16_256x256n_generic
-	k.half[0].storeShift = store_f16_256x256n_generic
-	k.half[0].load = load_f16_256x256n_generic
-	k.half[0].loadShift = load_f16_256x256n_generic
+	k.hadamard = hadamard_256_generic
+	k.half[0].store = store_f16_256_generic
+	k.half[0].storeShift = store_f16_256_generic
+	k.half[0].load = load_f16_256_generic
+	k.half[0].loadShift = load_f16_256_generic
 	k.half[0].to = to_f16_256x256n_generic
 	k.half[0].shift = shift_f16_256x256n_generic
 	k.half[0].shiftInv = shiftInv_f16_256x256n_generic
-	k.bytes[2].store = store_e5m2_256x256n_generic
-	k.bytes[2].storeShift = store_e5m2_256x256n_generic
-	k.bytes[2].load = load_e5m2_256x256n_generic
-	k.bytes[2].loadShift = load_e5m2_256x256n_generic
-	k.bytes[1].store = store_q8_0_256x256n_generic
-	k.bytes[1].storeShift = store_q8_0_256x256n_generic
-	k.bytes[1].load = load_q8_0_256x256n_generic
-	k.bytes[1].loadShift = load_q8_0_256x256n_generic
-	k.bytes[3].store = store_q4_0_256x256n_generic
-	k.bytes[3].storeShift = store_q4_0_256x256n_generic
-	k.bytes[3].load = load_q4_0_256x256n_generic
-	k.bytes[3].loadShift = load_q4_0_256x256n_generic
-	k.bytes[7].store = store_mxfp4_256x256n_generic
-	k.bytes[7].storeShift = store_mxfp4_256x256n_generic
-	k.bytes[7].load = load_mxfp4_256x256n_generic
-	k.bytes[7].loadShift = load_mxfp4_256x256n_generic
-	k.bytes[8].store = store_iq4_nl_256x256n_generic
-	k.bytes[8].storeShift = store_iq4_nl_256x256n_generic
-	k.bytes[8].load = load_iq4_nl_256x256n_generic
-	k.bytes[8].loadShift = load_iq4_nl_256x256n_generic
-	k.bytes[9].store = store_nvfp4_256x256n_generic
-	k.bytes[9].storeShift = store_nvfp4_256x256n_generic
-	k.bytes[9].load = load_nvfp4_256x256n_generic
-	k.bytes[9].loadShift = load_nvfp4_256x256n_generic
-	k.bytes[10].store = store_int8_per_token_head_256x256n_generic
-	k.bytes[10].storeShift = store_int8_per_token_head_256x256n_generic
-	k.bytes[10].load = load_int8_per_token_head_256x256n_generic
-	k.bytes[10].loadShift = load_int8_per_token_head_256x256n_generic
-	k.bytes[11].store = store_nvfp4_gs_256x256n_generic
-	k.bytes[11].storeShift = store_nvfp4_gs_256x256n_generic
-	k.bytes[11].load = load_nvfp4_gs_256x256n_generic
-	k.bytes[11].loadShift = load_nvfp4_gs_256x256n_generic
+	k.bytes[2].store = store_e5m2_256_generic
+	k.bytes[2].storeShift = store_e5m2_256_generic
+	k.bytes[2].load = load_e5m2_256_generic
+	k.bytes[2].loadShift = load_e5m2_256_generic
+	k.bytes[1].store = store_q8_0_256_generic
+	k.bytes[1].storeShift = store_q8_0_256_generic
+	k.bytes[1].load = load_q8_0_256_generic
+	k.bytes[1].loadShift = load_q8_0_256_generic
+	k.bytes[3].store = store_q4_0_256_generic
+	k.bytes[3].storeShift = store_q4_0_256_generic
+	k.bytes[3].load = load_q4_0_256_generic
+	k.bytes[3].loadShift = load_q4_0_256_generic
+	k.bytes[7].store = store_mxfp4_256_generic
+	k.bytes[7].storeShift = store_mxfp4_256_generic
+	k.bytes[7].load = load_mxfp4_256_generic
+	k.bytes[7].loadShift = load_mxfp4_256_generic
+	k.bytes[8].store = store_iq4_nl_256_generic
+	k.bytes[8].storeShift = store_iq4_nl_256_generic
+	k.bytes[8].load = load_iq4_nl_256_generic
+	k.bytes[8].loadShift = load_iq4_nl_256_generic
+	k.bytes[9].store = store_nvfp4_256_generic
+	k.bytes[9].storeShift = store_nvfp4_256_generic
+	k.bytes[9].load = load_nvfp4_256_generic
+	k.bytes[9].loadShift = load_nvfp4_256_generic
+	k.bytes[10].store = store_int8_per_token_head_256_generic
+	k.bytes[10].storeShift = store_int8_per_token_head_256_generic
+	k.bytes[10].load = load_int8_per_token_head_256_generic
+	k.bytes[10].loadShift = load_int8_per_token_head_256_generic
+	k.bytes[11].store = store_nvfp4_gs_256_generic
+	k.bytes[11].storeShift = store_nvfp4_gs_256_generic
+	k.bytes[11].load = load_nvfp4_gs_256_generic
+	k.bytes[11].loadShift = load_nvfp4_gs_256_generic
 	return k
 }
 
@@ -493,8 +493,8 @@ func rotTo_64x64i_generic(dst []float32, ds int, src []float32, ss int, n int, r
 	}
 }
 
-// hadamard_64x64i_generic transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_64x64i_generic(x []float32, stride int, n int) {
+// hadamard_64_generic transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_64_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 64; n-- {
 		h1 := (*[64]float32)(x)
 		u2 := h1[0]
@@ -1181,8 +1181,8 @@ func narrowF16(x float32) uint32 {
 	return u25
 }
 
-// store_f16_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_64x64i_generic(dst []uint16, ds int, src []float32, ss int, n int) {
+// store_f16_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
+func store_f16_64_generic(dst []uint16, ds int, src []float32, ss int, n int) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 64; n-- {
 		h1 := (*[64]float32)(src)
 		h2 := (*[64]uint16)(dst)
@@ -1284,8 +1284,8 @@ func widenF16(x uint32) float32 {
 	return u16
 }
 
-// load_f16_64x64i_generic loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_64x64i_generic(dst []float32, ds int, src []uint16, ss int, n int) {
+// load_f16_64_generic loads the first 64 values of the n f16 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_f16_64_generic(dst []float32, ds int, src []uint16, ss int, n int) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 64; n-- {
 		h1 := (*[64]uint16)(src)
 		h17 := (*[64]float32)(dst)
@@ -1628,8 +1628,8 @@ func narrowE5M2(x float32) uint32 {
 	return u22
 }
 
-// store_e5m2_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
-func store_e5m2_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_e5m2_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
+func store_e5m2_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 64; n-- {
 		h1 := (*[64]float32)(src)
 		h2 := (*[64]uint8)(dst)
@@ -1731,8 +1731,8 @@ func widenE5M2(x uint32) float32 {
 	return u16
 }
 
-// load_e5m2_64x64i_generic loads the first 64 values of the n e5m2 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e5m2_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_e5m2_64_generic loads the first 64 values of the n e5m2 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_e5m2_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 64; n-- {
 		h1 := (*[64]uint8)(src)
 		h17 := (*[64]float32)(dst)
@@ -2957,8 +2957,8 @@ func q8Quantize(d *[34]uint8, s *[32]float32) {
 	}
 }
 
-// store_q8_0_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q8_0_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 68; n-- {
 		for b765 := range 2 {
 			q8Quantize((*[34]uint8)(dst[34*b765:]), (*[32]float32)(src[32*b765:]))
@@ -3093,8 +3093,8 @@ func q8Dequantize(d *[32]float32, s *[34]uint8) {
 	d[31] = float32(u80 * u16)
 }
 
-// load_q8_0_64x64i_generic loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q8_0_64_generic loads the first 64 values of the n q8_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 68 && len(dst) >= 64; n-- {
 		for b81 := range 2 {
 			q8Dequantize((*[32]float32)(dst[32*b81:]), (*[34]uint8)(src[34*b81:]))
@@ -4074,8 +4074,8 @@ func q40Quantize(d *[18]uint8, s *[32]float32) {
 	d[17] = uint8(u531 | u643<<4)
 }
 
-// store_q4_0_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
-func store_q4_0_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q4_0_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
+func store_q4_0_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 36; n-- {
 		for b644 := range 2 {
 			q40Quantize((*[18]uint8)(dst[18*b644:]), (*[32]float32)(src[32*b644:]))
@@ -4242,8 +4242,8 @@ func q40Dequantize(d *[32]float32, s *[18]uint8) {
 	d[31] = float32(u112 * u16)
 }
 
-// load_q4_0_64x64i_generic loads the first 64 values of the n q4_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q4_0_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q4_0_64_generic loads the first 64 values of the n q4_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q4_0_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 36 && len(dst) >= 64; n-- {
 		for b113 := range 2 {
 			q40Dequantize((*[32]float32)(dst[32*b113:]), (*[18]uint8)(src[18*b113:]))
@@ -10050,8 +10050,8 @@ func mxfp4Quantize(d *[17]uint8, s *[32]float32) {
 	d[16] = uint8(u1582 | u2974<<4)
 }
 
-// store_mxfp4_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
-func store_mxfp4_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_mxfp4_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
+func store_mxfp4_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 34; n-- {
 		for b2975 := range 2 {
 			mxfp4Quantize((*[17]uint8)(dst[17*b2975:]), (*[32]float32)(src[32*b2975:]))
@@ -10688,8 +10688,8 @@ func mxfp4Dequantize(d *[32]float32, s *[17]uint8) {
 	d[31] = float32(u393 * u9)
 }
 
-// load_mxfp4_64x64i_generic loads the first 64 values of the n mxfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_mxfp4_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_mxfp4_64_generic loads the first 64 values of the n mxfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_mxfp4_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 34 && len(dst) >= 64; n-- {
 		for b394 := range 2 {
 			mxfp4Dequantize((*[32]float32)(dst[32*b394:]), (*[17]uint8)(src[17*b394:]))
@@ -19806,8 +19806,8 @@ func iq4nlQuantize(d *[18]uint8, s *[32]float32) {
 	d[17] = uint8(u5737 | u5769<<4)
 }
 
-// store_iq4_nl_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
-func store_iq4_nl_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_iq4_nl_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
+func store_iq4_nl_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 36; n-- {
 		for b5802 := range 2 {
 			iq4nlQuantize((*[18]uint8)(dst[18*b5802:]), (*[32]float32)(src[32*b5802:]))
@@ -20710,8 +20710,8 @@ func iq4nlDequantize(d *[32]float32, s *[18]uint8) {
 	d[31] = float32(u16 * u560)
 }
 
-// load_iq4_nl_64x64i_generic loads the first 64 values of the n iq4_nl heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_iq4_nl_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_iq4_nl_64_generic loads the first 64 values of the n iq4_nl heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_iq4_nl_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 36 && len(dst) >= 64; n-- {
 		for b561 := range 2 {
 			iq4nlDequantize((*[32]float32)(dst[32*b561:]), (*[18]uint8)(src[18*b561:]))
@@ -32469,8 +32469,8 @@ func nvfp4Quantize(d *[36]uint8, s *[64]float32) {
 	d[35] = uint8(u5377 | u6073<<4)
 }
 
-// store_nvfp4_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 36; n-- {
 		for b6074 := range 1 {
 			nvfp4Quantize((*[36]uint8)(dst[36*b6074:]), (*[64]float32)(src[64*b6074:]))
@@ -33781,8 +33781,8 @@ func nvfp4Dequantize(d *[64]float32, s *[36]uint8) {
 	d[63] = float32(u822 * u438)
 }
 
-// load_nvfp4_64x64i_generic loads the first 64 values of the n nvfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_64_generic loads the first 64 values of the n nvfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 36 && len(dst) >= 64; n-- {
 		for b823 := range 1 {
 			nvfp4Dequantize((*[64]float32)(dst[64*b823:]), (*[36]uint8)(src[36*b823:]))
@@ -35283,8 +35283,8 @@ func int8Head64Quantize(d *[68]uint8, s *[64]float32) {
 	d[67] = uint8(u1032)
 }
 
-// store_int8_per_token_head_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
-func store_int8_per_token_head_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_int8_per_token_head_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
+func store_int8_per_token_head_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 68; n-- {
 		for b1033 := range 1 {
 			int8Head64Quantize((*[68]uint8)(dst[68*b1033:]), (*[64]float32)(src[64*b1033:]))
@@ -35495,8 +35495,8 @@ func int8Head64Dequantize(d *[64]float32, s *[68]uint8) {
 	d[63] = float32(u130 * u2)
 }
 
-// load_int8_per_token_head_64x64i_generic loads the first 64 values of the n int8_per_token_head heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_int8_per_token_head_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_int8_per_token_head_64_generic loads the first 64 values of the n int8_per_token_head heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_int8_per_token_head_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 68 && len(dst) >= 64; n-- {
 		for b131 := range 1 {
 			int8Head64Dequantize((*[64]float32)(dst[64*b131:]), (*[68]uint8)(src[68*b131:]))
@@ -36861,8 +36861,8 @@ func nvfp4gsQuantize(d *[18]uint8, s *[32]float32, scale float32) {
 	d[8], d[9] = uint8(u1002), uint8(u1002>>8)
 }
 
-// store_nvfp4_gs_64x64i_generic stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_gs_64x64i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_gs_64_generic stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_gs_64_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 64 && len(dst) >= 36; n-- {
 		for b1003 := range 2 {
 			nvfp4gsQuantize((*[18]uint8)(dst[18*b1003:]), (*[32]float32)(src[32*b1003:]), scale)
@@ -38046,8 +38046,8 @@ func nvfp4gsDequantize(d *[32]float32, s *[18]uint8, scale float32) {
 	d[31] = float32(u739 * float32(u531/float32(u37*scale)))
 }
 
-// load_nvfp4_gs_64x64i_generic loads the first 64 values of the n nvfp4_gs heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_gs_64x64i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_gs_64_generic loads the first 64 values of the n nvfp4_gs heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_gs_64_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 36 && len(dst) >= 64; n-- {
 		for b740 := range 2 {
 			nvfp4gsDequantize((*[32]float32)(dst[32*b740:]), (*[18]uint8)(src[18*b740:]), scale)
@@ -38389,8 +38389,8 @@ func rotTo_96x96n_generic(dst []float32, ds int, src []float32, ss int, n int, r
 	}
 }
 
-// hadamard_96x96n_generic transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_96x96n_generic(x []float32, stride int, n int) {
+// hadamard_96_generic transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_96_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 96; n-- {
 		h1 := (*[96]float32)(x)
 		u2 := h1[0]
@@ -39072,8 +39072,8 @@ func hadamard_96x96n_generic(x []float32, stride int, n int) {
 	}
 }
 
-// store_f16_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_96x96n_generic(dst []uint16, ds int, src []float32, ss int, n int) {
+// store_f16_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
+func store_f16_96_generic(dst []uint16, ds int, src []float32, ss int, n int) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 96; n-- {
 		h1 := (*[96]float32)(src)
 		h2 := (*[96]uint16)(dst)
@@ -39181,8 +39181,8 @@ func store_f16_96x96n_generic(dst []uint16, ds int, src []float32, ss int, n int
 	}
 }
 
-// load_f16_96x96n_generic loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_96x96n_generic(dst []float32, ds int, src []uint16, ss int, n int) {
+// load_f16_96_generic loads the first 96 values of the n f16 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_f16_96_generic(dst []float32, ds int, src []uint16, ss int, n int) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 96; n-- {
 		h1 := (*[96]uint16)(src)
 		h2 := (*[96]float32)(dst)
@@ -39619,8 +39619,8 @@ func shiftInv_f16_96x96n_generic(x []uint16, stride int, n int, r *float32) {
 	}
 }
 
-// store_e5m2_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
-func store_e5m2_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_e5m2_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
+func store_e5m2_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 96; n-- {
 		h1 := (*[96]float32)(src)
 		h2 := (*[96]uint8)(dst)
@@ -39728,8 +39728,8 @@ func store_e5m2_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int
 	}
 }
 
-// load_e5m2_96x96n_generic loads the first 96 values of the n e5m2 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e5m2_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_e5m2_96_generic loads the first 96 values of the n e5m2 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_e5m2_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 96; n-- {
 		h1 := (*[96]uint8)(src)
 		h2 := (*[96]float32)(dst)
@@ -39837,8 +39837,8 @@ func load_e5m2_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int,
 	}
 }
 
-// store_q8_0_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q8_0_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 102; n-- {
 		for b1 := range 3 {
 			q8Quantize((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
@@ -39851,8 +39851,8 @@ func store_q8_0_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int
 	}
 }
 
-// load_q8_0_96x96n_generic loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q8_0_96_generic loads the first 96 values of the n q8_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 102 && len(dst) >= 96; n-- {
 		for b1 := range 3 {
 			q8Dequantize((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
@@ -39865,8 +39865,8 @@ func load_q8_0_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int,
 	}
 }
 
-// store_q4_0_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
-func store_q4_0_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q4_0_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
+func store_q4_0_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 54; n-- {
 		for b1 := range 3 {
 			q40Quantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -39879,8 +39879,8 @@ func store_q4_0_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int
 	}
 }
 
-// load_q4_0_96x96n_generic loads the first 96 values of the n q4_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q4_0_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q4_0_96_generic loads the first 96 values of the n q4_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q4_0_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 54 && len(dst) >= 96; n-- {
 		for b1 := range 3 {
 			q40Dequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -39893,8 +39893,8 @@ func load_q4_0_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int,
 	}
 }
 
-// store_mxfp4_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
-func store_mxfp4_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_mxfp4_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
+func store_mxfp4_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 51; n-- {
 		for b1 := range 3 {
 			mxfp4Quantize((*[17]uint8)(dst[17*b1:]), (*[32]float32)(src[32*b1:]))
@@ -39907,8 +39907,8 @@ func store_mxfp4_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n in
 	}
 }
 
-// load_mxfp4_96x96n_generic loads the first 96 values of the n mxfp4 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_mxfp4_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_mxfp4_96_generic loads the first 96 values of the n mxfp4 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_mxfp4_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 51 && len(dst) >= 96; n-- {
 		for b1 := range 3 {
 			mxfp4Dequantize((*[32]float32)(dst[32*b1:]), (*[17]uint8)(src[17*b1:]))
@@ -39921,8 +39921,8 @@ func load_mxfp4_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int
 	}
 }
 
-// store_iq4_nl_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
-func store_iq4_nl_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_iq4_nl_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
+func store_iq4_nl_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 54; n-- {
 		for b1 := range 3 {
 			iq4nlQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -39935,8 +39935,8 @@ func store_iq4_nl_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_iq4_nl_96x96n_generic loads the first 96 values of the n iq4_nl heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_iq4_nl_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_iq4_nl_96_generic loads the first 96 values of the n iq4_nl heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_iq4_nl_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 54 && len(dst) >= 96; n-- {
 		for b1 := range 3 {
 			iq4nlDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -42173,8 +42173,8 @@ func int8Head96Quantize(d *[100]uint8, s *[96]float32) {
 	d[99] = uint8(u1544)
 }
 
-// store_int8_per_token_head_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
-func store_int8_per_token_head_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_int8_per_token_head_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
+func store_int8_per_token_head_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 100; n-- {
 		for b1545 := range 1 {
 			int8Head96Quantize((*[100]uint8)(dst[100*b1545:]), (*[96]float32)(src[96*b1545:]))
@@ -42481,8 +42481,8 @@ func int8Head96Dequantize(d *[96]float32, s *[100]uint8) {
 	d[95] = float32(u194 * u2)
 }
 
-// load_int8_per_token_head_96x96n_generic loads the first 96 values of the n int8_per_token_head heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_int8_per_token_head_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_int8_per_token_head_96_generic loads the first 96 values of the n int8_per_token_head heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_int8_per_token_head_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 100 && len(dst) >= 96; n-- {
 		for b195 := range 1 {
 			int8Head96Dequantize((*[96]float32)(dst[96*b195:]), (*[100]uint8)(src[100*b195:]))
@@ -42495,8 +42495,8 @@ func load_int8_per_token_head_96x96n_generic(dst []float32, ds int, src []uint8,
 	}
 }
 
-// store_nvfp4_gs_96x96n_generic stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_gs_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_gs_96_generic stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_gs_96_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 96 && len(dst) >= 54; n-- {
 		for b1 := range 3 {
 			nvfp4gsQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]), scale)
@@ -42509,8 +42509,8 @@ func store_nvfp4_gs_96x96n_generic(dst []uint8, ds int, src []float32, ss int, n
 	}
 }
 
-// load_nvfp4_gs_96x96n_generic loads the first 96 values of the n nvfp4_gs heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_gs_96x96n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_gs_96_generic loads the first 96 values of the n nvfp4_gs heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_gs_96_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 54 && len(dst) >= 96; n-- {
 		for b1 := range 3 {
 			nvfp4gsDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]), scale)
@@ -43385,8 +43385,8 @@ func rotTo_128x128i_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
-// hadamard_128x128i_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_128x128i_generic(x []float32, stride int, n int) {
+// hadamard_128_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_128_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 128; n-- {
 		h1 := (*[128]float32)(x)
 		u2 := h1[0]
@@ -45060,8 +45060,8 @@ func hadamard_128x128i_generic(x []float32, stride int, n int) {
 	}
 }
 
-// store_f16_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_128x128i_generic(dst []uint16, ds int, src []float32, ss int, n int) {
+// store_f16_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
+func store_f16_128_generic(dst []uint16, ds int, src []float32, ss int, n int) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]float32)(src)
 		h2 := (*[128]uint16)(dst)
@@ -45201,8 +45201,8 @@ func store_f16_128x128i_generic(dst []uint16, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_f16_128x128i_generic loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_128x128i_generic(dst []float32, ds int, src []uint16, ss int, n int) {
+// load_f16_128_generic loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_f16_128_generic(dst []float32, ds int, src []uint16, ss int, n int) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]uint16)(src)
 		h2 := (*[128]float32)(dst)
@@ -45767,8 +45767,8 @@ func shiftInv_f16_128x128i_generic(x []uint16, stride int, n int, r *float32) {
 	}
 }
 
-// store_e5m2_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
-func store_e5m2_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_e5m2_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
+func store_e5m2_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]float32)(src)
 		h2 := (*[128]uint8)(dst)
@@ -45908,8 +45908,8 @@ func store_e5m2_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_e5m2_128x128i_generic loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e5m2_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_e5m2_128_generic loads the first 128 values of the n e5m2 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_e5m2_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]uint8)(src)
 		h2 := (*[128]float32)(dst)
@@ -46049,8 +46049,8 @@ func load_e5m2_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_q8_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q8_0_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 136; n-- {
 		for b1 := range 4 {
 			q8Quantize((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
@@ -46063,8 +46063,8 @@ func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_q8_0_128x128i_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q8_0_128_generic loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 136 && len(dst) >= 128; n-- {
 		for b1 := range 4 {
 			q8Dequantize((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
@@ -46077,8 +46077,8 @@ func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_q4_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
-func store_q4_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q4_0_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
+func store_q4_0_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
 		for b1 := range 4 {
 			q40Quantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -46091,8 +46091,8 @@ func store_q4_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_q4_0_128x128i_generic loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q4_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q4_0_128_generic loads the first 128 values of the n q4_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q4_0_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
 		for b1 := range 4 {
 			q40Dequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -46105,8 +46105,8 @@ func load_q4_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_mxfp4_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
-func store_mxfp4_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_mxfp4_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
+func store_mxfp4_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 68; n-- {
 		for b1 := range 4 {
 			mxfp4Quantize((*[17]uint8)(dst[17*b1:]), (*[32]float32)(src[32*b1:]))
@@ -46119,8 +46119,8 @@ func store_mxfp4_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n 
 	}
 }
 
-// load_mxfp4_128x128i_generic loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_mxfp4_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_mxfp4_128_generic loads the first 128 values of the n mxfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_mxfp4_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 68 && len(dst) >= 128; n-- {
 		for b1 := range 4 {
 			mxfp4Dequantize((*[32]float32)(dst[32*b1:]), (*[17]uint8)(src[17*b1:]))
@@ -46133,8 +46133,8 @@ func load_mxfp4_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n i
 	}
 }
 
-// store_iq4_nl_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
-func store_iq4_nl_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_iq4_nl_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
+func store_iq4_nl_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
 		for b1 := range 4 {
 			iq4nlQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -46147,8 +46147,8 @@ func store_iq4_nl_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n
 	}
 }
 
-// load_iq4_nl_128x128i_generic loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_iq4_nl_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_iq4_nl_128_generic loads the first 128 values of the n iq4_nl heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_iq4_nl_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
 		for b1 := range 4 {
 			iq4nlDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -46161,8 +46161,8 @@ func load_iq4_nl_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n 
 	}
 }
 
-// store_nvfp4_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
 		for b1 := range 2 {
 			nvfp4Quantize((*[36]uint8)(dst[36*b1:]), (*[64]float32)(src[64*b1:]))
@@ -46175,8 +46175,8 @@ func store_nvfp4_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n 
 	}
 }
 
-// load_nvfp4_128x128i_generic loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_128_generic loads the first 128 values of the n nvfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
 		for b1 := range 2 {
 			nvfp4Dequantize((*[64]float32)(dst[64*b1:]), (*[36]uint8)(src[36*b1:]))
@@ -49149,8 +49149,8 @@ func int8Head128Quantize(d *[132]uint8, s *[128]float32) {
 	d[131] = uint8(u2056)
 }
 
-// store_int8_per_token_head_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
-func store_int8_per_token_head_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_int8_per_token_head_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
+func store_int8_per_token_head_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 132; n-- {
 		for b2057 := range 1 {
 			int8Head128Quantize((*[132]uint8)(dst[132*b2057:]), (*[128]float32)(src[128*b2057:]))
@@ -49553,8 +49553,8 @@ func int8Head128Dequantize(d *[128]float32, s *[132]uint8) {
 	d[127] = float32(u258 * u2)
 }
 
-// load_int8_per_token_head_128x128i_generic loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_int8_per_token_head_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_int8_per_token_head_128_generic loads the first 128 values of the n int8_per_token_head heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_int8_per_token_head_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 132 && len(dst) >= 128; n-- {
 		for b259 := range 1 {
 			int8Head128Dequantize((*[128]float32)(dst[128*b259:]), (*[132]uint8)(src[132*b259:]))
@@ -49567,8 +49567,8 @@ func load_int8_per_token_head_128x128i_generic(dst []float32, ds int, src []uint
 	}
 }
 
-// store_nvfp4_gs_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_gs_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_gs_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_gs_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
 		for b1 := range 4 {
 			nvfp4gsQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]), scale)
@@ -49581,8 +49581,8 @@ func store_nvfp4_gs_128x128i_generic(dst []uint8, ds int, src []float32, ss int,
 	}
 }
 
-// load_nvfp4_gs_128x128i_generic loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_gs_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_gs_128_generic loads the first 128 values of the n nvfp4_gs heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_gs_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
 		for b1 := range 4 {
 			nvfp4gsDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]), scale)
@@ -50662,1963 +50662,6 @@ func rotTo_128x128n_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
-// hadamard_128x128n_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_128x128n_generic(x []float32, stride int, n int) {
-	for ; n > 0 && len(x) >= 128; n-- {
-		h1 := (*[128]float32)(x)
-		u2 := h1[0]
-		u3 := h1[1]
-		u4 := h1[2]
-		u5 := h1[3]
-		u6 := h1[4]
-		u7 := h1[5]
-		u8 := h1[6]
-		u9 := h1[7]
-		u10 := h1[8]
-		u11 := h1[9]
-		u12 := h1[10]
-		u13 := h1[11]
-		u14 := h1[12]
-		u15 := h1[13]
-		u16 := h1[14]
-		u17 := h1[15]
-		u18 := h1[16]
-		u19 := h1[17]
-		u20 := h1[18]
-		u21 := h1[19]
-		u22 := h1[20]
-		u23 := h1[21]
-		u24 := h1[22]
-		u25 := h1[23]
-		u26 := h1[24]
-		u27 := h1[25]
-		u28 := h1[26]
-		u29 := h1[27]
-		u30 := h1[28]
-		u31 := h1[29]
-		u32 := h1[30]
-		u33 := h1[31]
-		u34 := u2 + u3
-		u35 := u2 - u3
-		u36 := u4 + u5
-		u37 := u4 - u5
-		u38 := u6 + u7
-		u39 := u6 - u7
-		u40 := u8 + u9
-		u41 := u8 - u9
-		u42 := u10 + u11
-		u43 := u10 - u11
-		u44 := u12 + u13
-		u45 := u12 - u13
-		u46 := u14 + u15
-		u47 := u14 - u15
-		u48 := u16 + u17
-		u49 := u16 - u17
-		u50 := u18 + u19
-		u51 := u18 - u19
-		u52 := u20 + u21
-		u53 := u20 - u21
-		u54 := u22 + u23
-		u55 := u22 - u23
-		u56 := u24 + u25
-		u57 := u24 - u25
-		u58 := u26 + u27
-		u59 := u26 - u27
-		u60 := u28 + u29
-		u61 := u28 - u29
-		u62 := u30 + u31
-		u63 := u30 - u31
-		u64 := u32 + u33
-		u65 := u32 - u33
-		u66 := u34 + u36
-		u67 := u34 - u36
-		u68 := u35 + u37
-		u69 := u35 - u37
-		u70 := u38 + u40
-		u71 := u38 - u40
-		u72 := u39 + u41
-		u73 := u39 - u41
-		u74 := u42 + u44
-		u75 := u42 - u44
-		u76 := u43 + u45
-		u77 := u43 - u45
-		u78 := u46 + u48
-		u79 := u46 - u48
-		u80 := u47 + u49
-		u81 := u47 - u49
-		u82 := u50 + u52
-		u83 := u50 - u52
-		u84 := u51 + u53
-		u85 := u51 - u53
-		u86 := u54 + u56
-		u87 := u54 - u56
-		u88 := u55 + u57
-		u89 := u55 - u57
-		u90 := u58 + u60
-		u91 := u58 - u60
-		u92 := u59 + u61
-		u93 := u59 - u61
-		u94 := u62 + u64
-		u95 := u62 - u64
-		u96 := u63 + u65
-		u97 := u63 - u65
-		u98 := u66 + u70
-		u99 := u66 - u70
-		u100 := u68 + u72
-		u101 := u68 - u72
-		u102 := u67 + u71
-		u103 := u67 - u71
-		u104 := u69 + u73
-		u105 := u69 - u73
-		u106 := u74 + u78
-		u107 := u74 - u78
-		u108 := u76 + u80
-		u109 := u76 - u80
-		u110 := u75 + u79
-		u111 := u75 - u79
-		u112 := u77 + u81
-		u113 := u77 - u81
-		u114 := u82 + u86
-		u115 := u82 - u86
-		u116 := u84 + u88
-		u117 := u84 - u88
-		u118 := u83 + u87
-		u119 := u83 - u87
-		u120 := u85 + u89
-		u121 := u85 - u89
-		u122 := u90 + u94
-		u123 := u90 - u94
-		u124 := u92 + u96
-		u125 := u92 - u96
-		u126 := u91 + u95
-		u127 := u91 - u95
-		u128 := u93 + u97
-		u129 := u93 - u97
-		u130 := u98 + u106
-		u131 := u98 - u106
-		u132 := u100 + u108
-		u133 := u100 - u108
-		u134 := u102 + u110
-		u135 := u102 - u110
-		u136 := u104 + u112
-		u137 := u104 - u112
-		u138 := u99 + u107
-		u139 := u99 - u107
-		u140 := u101 + u109
-		u141 := u101 - u109
-		u142 := u103 + u111
-		u143 := u103 - u111
-		u144 := u105 + u113
-		u145 := u105 - u113
-		u146 := u114 + u122
-		u147 := u114 - u122
-		u148 := u116 + u124
-		u149 := u116 - u124
-		u150 := u118 + u126
-		u151 := u118 - u126
-		u152 := u120 + u128
-		u153 := u120 - u128
-		u154 := u115 + u123
-		u155 := u115 - u123
-		u156 := u117 + u125
-		u157 := u117 - u125
-		u158 := u119 + u127
-		u159 := u119 - u127
-		u160 := u121 + u129
-		u161 := u121 - u129
-		u162 := u130 + u146
-		u163 := u130 - u146
-		u164 := u132 + u148
-		u165 := u132 - u148
-		u166 := u134 + u150
-		u167 := u134 - u150
-		u168 := u136 + u152
-		u169 := u136 - u152
-		u170 := u138 + u154
-		u171 := u138 - u154
-		u172 := u140 + u156
-		u173 := u140 - u156
-		u174 := u142 + u158
-		u175 := u142 - u158
-		u176 := u144 + u160
-		u177 := u144 - u160
-		u178 := u131 + u147
-		u179 := u131 - u147
-		u180 := u133 + u149
-		u181 := u133 - u149
-		u182 := u135 + u151
-		u183 := u135 - u151
-		u184 := u137 + u153
-		u185 := u137 - u153
-		u186 := u139 + u155
-		u187 := u139 - u155
-		u188 := u141 + u157
-		u189 := u141 - u157
-		u190 := u143 + u159
-		u191 := u143 - u159
-		u192 := u145 + u161
-		u193 := u145 - u161
-		h1[0] = u162
-		h1[1] = u164
-		h1[2] = u166
-		h1[3] = u168
-		h1[4] = u170
-		h1[5] = u172
-		h1[6] = u174
-		h1[7] = u176
-		h1[8] = u178
-		h1[9] = u180
-		h1[10] = u182
-		h1[11] = u184
-		h1[12] = u186
-		h1[13] = u188
-		h1[14] = u190
-		h1[15] = u192
-		h1[16] = u163
-		h1[17] = u165
-		h1[18] = u167
-		h1[19] = u169
-		h1[20] = u171
-		h1[21] = u173
-		h1[22] = u175
-		h1[23] = u177
-		h1[24] = u179
-		h1[25] = u181
-		h1[26] = u183
-		h1[27] = u185
-		h1[28] = u187
-		h1[29] = u189
-		h1[30] = u191
-		h1[31] = u193
-		u194 := h1[32]
-		u195 := h1[33]
-		u196 := h1[34]
-		u197 := h1[35]
-		u198 := h1[36]
-		u199 := h1[37]
-		u200 := h1[38]
-		u201 := h1[39]
-		u202 := h1[40]
-		u203 := h1[41]
-		u204 := h1[42]
-		u205 := h1[43]
-		u206 := h1[44]
-		u207 := h1[45]
-		u208 := h1[46]
-		u209 := h1[47]
-		u210 := h1[48]
-		u211 := h1[49]
-		u212 := h1[50]
-		u213 := h1[51]
-		u214 := h1[52]
-		u215 := h1[53]
-		u216 := h1[54]
-		u217 := h1[55]
-		u218 := h1[56]
-		u219 := h1[57]
-		u220 := h1[58]
-		u221 := h1[59]
-		u222 := h1[60]
-		u223 := h1[61]
-		u224 := h1[62]
-		u225 := h1[63]
-		u226 := u194 + u195
-		u227 := u194 - u195
-		u228 := u196 + u197
-		u229 := u196 - u197
-		u230 := u198 + u199
-		u231 := u198 - u199
-		u232 := u200 + u201
-		u233 := u200 - u201
-		u234 := u202 + u203
-		u235 := u202 - u203
-		u236 := u204 + u205
-		u237 := u204 - u205
-		u238 := u206 + u207
-		u239 := u206 - u207
-		u240 := u208 + u209
-		u241 := u208 - u209
-		u242 := u210 + u211
-		u243 := u210 - u211
-		u244 := u212 + u213
-		u245 := u212 - u213
-		u246 := u214 + u215
-		u247 := u214 - u215
-		u248 := u216 + u217
-		u249 := u216 - u217
-		u250 := u218 + u219
-		u251 := u218 - u219
-		u252 := u220 + u221
-		u253 := u220 - u221
-		u254 := u222 + u223
-		u255 := u222 - u223
-		u256 := u224 + u225
-		u257 := u224 - u225
-		u258 := u226 + u228
-		u259 := u226 - u228
-		u260 := u227 + u229
-		u261 := u227 - u229
-		u262 := u230 + u232
-		u263 := u230 - u232
-		u264 := u231 + u233
-		u265 := u231 - u233
-		u266 := u234 + u236
-		u267 := u234 - u236
-		u268 := u235 + u237
-		u269 := u235 - u237
-		u270 := u238 + u240
-		u271 := u238 - u240
-		u272 := u239 + u241
-		u273 := u239 - u241
-		u274 := u242 + u244
-		u275 := u242 - u244
-		u276 := u243 + u245
-		u277 := u243 - u245
-		u278 := u246 + u248
-		u279 := u246 - u248
-		u280 := u247 + u249
-		u281 := u247 - u249
-		u282 := u250 + u252
-		u283 := u250 - u252
-		u284 := u251 + u253
-		u285 := u251 - u253
-		u286 := u254 + u256
-		u287 := u254 - u256
-		u288 := u255 + u257
-		u289 := u255 - u257
-		u290 := u258 + u262
-		u291 := u258 - u262
-		u292 := u260 + u264
-		u293 := u260 - u264
-		u294 := u259 + u263
-		u295 := u259 - u263
-		u296 := u261 + u265
-		u297 := u261 - u265
-		u298 := u266 + u270
-		u299 := u266 - u270
-		u300 := u268 + u272
-		u301 := u268 - u272
-		u302 := u267 + u271
-		u303 := u267 - u271
-		u304 := u269 + u273
-		u305 := u269 - u273
-		u306 := u274 + u278
-		u307 := u274 - u278
-		u308 := u276 + u280
-		u309 := u276 - u280
-		u310 := u275 + u279
-		u311 := u275 - u279
-		u312 := u277 + u281
-		u313 := u277 - u281
-		u314 := u282 + u286
-		u315 := u282 - u286
-		u316 := u284 + u288
-		u317 := u284 - u288
-		u318 := u283 + u287
-		u319 := u283 - u287
-		u320 := u285 + u289
-		u321 := u285 - u289
-		u322 := u290 + u298
-		u323 := u290 - u298
-		u324 := u292 + u300
-		u325 := u292 - u300
-		u326 := u294 + u302
-		u327 := u294 - u302
-		u328 := u296 + u304
-		u329 := u296 - u304
-		u330 := u291 + u299
-		u331 := u291 - u299
-		u332 := u293 + u301
-		u333 := u293 - u301
-		u334 := u295 + u303
-		u335 := u295 - u303
-		u336 := u297 + u305
-		u337 := u297 - u305
-		u338 := u306 + u314
-		u339 := u306 - u314
-		u340 := u308 + u316
-		u341 := u308 - u316
-		u342 := u310 + u318
-		u343 := u310 - u318
-		u344 := u312 + u320
-		u345 := u312 - u320
-		u346 := u307 + u315
-		u347 := u307 - u315
-		u348 := u309 + u317
-		u349 := u309 - u317
-		u350 := u311 + u319
-		u351 := u311 - u319
-		u352 := u313 + u321
-		u353 := u313 - u321
-		u354 := u322 + u338
-		u355 := u322 - u338
-		u356 := u324 + u340
-		u357 := u324 - u340
-		u358 := u326 + u342
-		u359 := u326 - u342
-		u360 := u328 + u344
-		u361 := u328 - u344
-		u362 := u330 + u346
-		u363 := u330 - u346
-		u364 := u332 + u348
-		u365 := u332 - u348
-		u366 := u334 + u350
-		u367 := u334 - u350
-		u368 := u336 + u352
-		u369 := u336 - u352
-		u370 := u323 + u339
-		u371 := u323 - u339
-		u372 := u325 + u341
-		u373 := u325 - u341
-		u374 := u327 + u343
-		u375 := u327 - u343
-		u376 := u329 + u345
-		u377 := u329 - u345
-		u378 := u331 + u347
-		u379 := u331 - u347
-		u380 := u333 + u349
-		u381 := u333 - u349
-		u382 := u335 + u351
-		u383 := u335 - u351
-		u384 := u337 + u353
-		u385 := u337 - u353
-		h1[32] = u354
-		h1[33] = u356
-		h1[34] = u358
-		h1[35] = u360
-		h1[36] = u362
-		h1[37] = u364
-		h1[38] = u366
-		h1[39] = u368
-		h1[40] = u370
-		h1[41] = u372
-		h1[42] = u374
-		h1[43] = u376
-		h1[44] = u378
-		h1[45] = u380
-		h1[46] = u382
-		h1[47] = u384
-		h1[48] = u355
-		h1[49] = u357
-		h1[50] = u359
-		h1[51] = u361
-		h1[52] = u363
-		h1[53] = u365
-		h1[54] = u367
-		h1[55] = u369
-		h1[56] = u371
-		h1[57] = u373
-		h1[58] = u375
-		h1[59] = u377
-		h1[60] = u379
-		h1[61] = u381
-		h1[62] = u383
-		h1[63] = u385
-		u386 := h1[64]
-		u387 := h1[65]
-		u388 := h1[66]
-		u389 := h1[67]
-		u390 := h1[68]
-		u391 := h1[69]
-		u392 := h1[70]
-		u393 := h1[71]
-		u394 := h1[72]
-		u395 := h1[73]
-		u396 := h1[74]
-		u397 := h1[75]
-		u398 := h1[76]
-		u399 := h1[77]
-		u400 := h1[78]
-		u401 := h1[79]
-		u402 := h1[80]
-		u403 := h1[81]
-		u404 := h1[82]
-		u405 := h1[83]
-		u406 := h1[84]
-		u407 := h1[85]
-		u408 := h1[86]
-		u409 := h1[87]
-		u410 := h1[88]
-		u411 := h1[89]
-		u412 := h1[90]
-		u413 := h1[91]
-		u414 := h1[92]
-		u415 := h1[93]
-		u416 := h1[94]
-		u417 := h1[95]
-		u418 := u386 + u387
-		u419 := u386 - u387
-		u420 := u388 + u389
-		u421 := u388 - u389
-		u422 := u390 + u391
-		u423 := u390 - u391
-		u424 := u392 + u393
-		u425 := u392 - u393
-		u426 := u394 + u395
-		u427 := u394 - u395
-		u428 := u396 + u397
-		u429 := u396 - u397
-		u430 := u398 + u399
-		u431 := u398 - u399
-		u432 := u400 + u401
-		u433 := u400 - u401
-		u434 := u402 + u403
-		u435 := u402 - u403
-		u436 := u404 + u405
-		u437 := u404 - u405
-		u438 := u406 + u407
-		u439 := u406 - u407
-		u440 := u408 + u409
-		u441 := u408 - u409
-		u442 := u410 + u411
-		u443 := u410 - u411
-		u444 := u412 + u413
-		u445 := u412 - u413
-		u446 := u414 + u415
-		u447 := u414 - u415
-		u448 := u416 + u417
-		u449 := u416 - u417
-		u450 := u418 + u420
-		u451 := u418 - u420
-		u452 := u419 + u421
-		u453 := u419 - u421
-		u454 := u422 + u424
-		u455 := u422 - u424
-		u456 := u423 + u425
-		u457 := u423 - u425
-		u458 := u426 + u428
-		u459 := u426 - u428
-		u460 := u427 + u429
-		u461 := u427 - u429
-		u462 := u430 + u432
-		u463 := u430 - u432
-		u464 := u431 + u433
-		u465 := u431 - u433
-		u466 := u434 + u436
-		u467 := u434 - u436
-		u468 := u435 + u437
-		u469 := u435 - u437
-		u470 := u438 + u440
-		u471 := u438 - u440
-		u472 := u439 + u441
-		u473 := u439 - u441
-		u474 := u442 + u444
-		u475 := u442 - u444
-		u476 := u443 + u445
-		u477 := u443 - u445
-		u478 := u446 + u448
-		u479 := u446 - u448
-		u480 := u447 + u449
-		u481 := u447 - u449
-		u482 := u450 + u454
-		u483 := u450 - u454
-		u484 := u452 + u456
-		u485 := u452 - u456
-		u486 := u451 + u455
-		u487 := u451 - u455
-		u488 := u453 + u457
-		u489 := u453 - u457
-		u490 := u458 + u462
-		u491 := u458 - u462
-		u492 := u460 + u464
-		u493 := u460 - u464
-		u494 := u459 + u463
-		u495 := u459 - u463
-		u496 := u461 + u465
-		u497 := u461 - u465
-		u498 := u466 + u470
-		u499 := u466 - u470
-		u500 := u468 + u472
-		u501 := u468 - u472
-		u502 := u467 + u471
-		u503 := u467 - u471
-		u504 := u469 + u473
-		u505 := u469 - u473
-		u506 := u474 + u478
-		u507 := u474 - u478
-		u508 := u476 + u480
-		u509 := u476 - u480
-		u510 := u475 + u479
-		u511 := u475 - u479
-		u512 := u477 + u481
-		u513 := u477 - u481
-		u514 := u482 + u490
-		u515 := u482 - u490
-		u516 := u484 + u492
-		u517 := u484 - u492
-		u518 := u486 + u494
-		u519 := u486 - u494
-		u520 := u488 + u496
-		u521 := u488 - u496
-		u522 := u483 + u491
-		u523 := u483 - u491
-		u524 := u485 + u493
-		u525 := u485 - u493
-		u526 := u487 + u495
-		u527 := u487 - u495
-		u528 := u489 + u497
-		u529 := u489 - u497
-		u530 := u498 + u506
-		u531 := u498 - u506
-		u532 := u500 + u508
-		u533 := u500 - u508
-		u534 := u502 + u510
-		u535 := u502 - u510
-		u536 := u504 + u512
-		u537 := u504 - u512
-		u538 := u499 + u507
-		u539 := u499 - u507
-		u540 := u501 + u509
-		u541 := u501 - u509
-		u542 := u503 + u511
-		u543 := u503 - u511
-		u544 := u505 + u513
-		u545 := u505 - u513
-		u546 := u514 + u530
-		u547 := u514 - u530
-		u548 := u516 + u532
-		u549 := u516 - u532
-		u550 := u518 + u534
-		u551 := u518 - u534
-		u552 := u520 + u536
-		u553 := u520 - u536
-		u554 := u522 + u538
-		u555 := u522 - u538
-		u556 := u524 + u540
-		u557 := u524 - u540
-		u558 := u526 + u542
-		u559 := u526 - u542
-		u560 := u528 + u544
-		u561 := u528 - u544
-		u562 := u515 + u531
-		u563 := u515 - u531
-		u564 := u517 + u533
-		u565 := u517 - u533
-		u566 := u519 + u535
-		u567 := u519 - u535
-		u568 := u521 + u537
-		u569 := u521 - u537
-		u570 := u523 + u539
-		u571 := u523 - u539
-		u572 := u525 + u541
-		u573 := u525 - u541
-		u574 := u527 + u543
-		u575 := u527 - u543
-		u576 := u529 + u545
-		u577 := u529 - u545
-		h1[64] = u546
-		h1[65] = u548
-		h1[66] = u550
-		h1[67] = u552
-		h1[68] = u554
-		h1[69] = u556
-		h1[70] = u558
-		h1[71] = u560
-		h1[72] = u562
-		h1[73] = u564
-		h1[74] = u566
-		h1[75] = u568
-		h1[76] = u570
-		h1[77] = u572
-		h1[78] = u574
-		h1[79] = u576
-		h1[80] = u547
-		h1[81] = u549
-		h1[82] = u551
-		h1[83] = u553
-		h1[84] = u555
-		h1[85] = u557
-		h1[86] = u559
-		h1[87] = u561
-		h1[88] = u563
-		h1[89] = u565
-		h1[90] = u567
-		h1[91] = u569
-		h1[92] = u571
-		h1[93] = u573
-		h1[94] = u575
-		h1[95] = u577
-		u578 := h1[96]
-		u579 := h1[97]
-		u580 := h1[98]
-		u581 := h1[99]
-		u582 := h1[100]
-		u583 := h1[101]
-		u584 := h1[102]
-		u585 := h1[103]
-		u586 := h1[104]
-		u587 := h1[105]
-		u588 := h1[106]
-		u589 := h1[107]
-		u590 := h1[108]
-		u591 := h1[109]
-		u592 := h1[110]
-		u593 := h1[111]
-		u594 := h1[112]
-		u595 := h1[113]
-		u596 := h1[114]
-		u597 := h1[115]
-		u598 := h1[116]
-		u599 := h1[117]
-		u600 := h1[118]
-		u601 := h1[119]
-		u602 := h1[120]
-		u603 := h1[121]
-		u604 := h1[122]
-		u605 := h1[123]
-		u606 := h1[124]
-		u607 := h1[125]
-		u608 := h1[126]
-		u609 := h1[127]
-		u610 := u578 + u579
-		u611 := u578 - u579
-		u612 := u580 + u581
-		u613 := u580 - u581
-		u614 := u582 + u583
-		u615 := u582 - u583
-		u616 := u584 + u585
-		u617 := u584 - u585
-		u618 := u586 + u587
-		u619 := u586 - u587
-		u620 := u588 + u589
-		u621 := u588 - u589
-		u622 := u590 + u591
-		u623 := u590 - u591
-		u624 := u592 + u593
-		u625 := u592 - u593
-		u626 := u594 + u595
-		u627 := u594 - u595
-		u628 := u596 + u597
-		u629 := u596 - u597
-		u630 := u598 + u599
-		u631 := u598 - u599
-		u632 := u600 + u601
-		u633 := u600 - u601
-		u634 := u602 + u603
-		u635 := u602 - u603
-		u636 := u604 + u605
-		u637 := u604 - u605
-		u638 := u606 + u607
-		u639 := u606 - u607
-		u640 := u608 + u609
-		u641 := u608 - u609
-		u642 := u610 + u612
-		u643 := u610 - u612
-		u644 := u611 + u613
-		u645 := u611 - u613
-		u646 := u614 + u616
-		u647 := u614 - u616
-		u648 := u615 + u617
-		u649 := u615 - u617
-		u650 := u618 + u620
-		u651 := u618 - u620
-		u652 := u619 + u621
-		u653 := u619 - u621
-		u654 := u622 + u624
-		u655 := u622 - u624
-		u656 := u623 + u625
-		u657 := u623 - u625
-		u658 := u626 + u628
-		u659 := u626 - u628
-		u660 := u627 + u629
-		u661 := u627 - u629
-		u662 := u630 + u632
-		u663 := u630 - u632
-		u664 := u631 + u633
-		u665 := u631 - u633
-		u666 := u634 + u636
-		u667 := u634 - u636
-		u668 := u635 + u637
-		u669 := u635 - u637
-		u670 := u638 + u640
-		u671 := u638 - u640
-		u672 := u639 + u641
-		u673 := u639 - u641
-		u674 := u642 + u646
-		u675 := u642 - u646
-		u676 := u644 + u648
-		u677 := u644 - u648
-		u678 := u643 + u647
-		u679 := u643 - u647
-		u680 := u645 + u649
-		u681 := u645 - u649
-		u682 := u650 + u654
-		u683 := u650 - u654
-		u684 := u652 + u656
-		u685 := u652 - u656
-		u686 := u651 + u655
-		u687 := u651 - u655
-		u688 := u653 + u657
-		u689 := u653 - u657
-		u690 := u658 + u662
-		u691 := u658 - u662
-		u692 := u660 + u664
-		u693 := u660 - u664
-		u694 := u659 + u663
-		u695 := u659 - u663
-		u696 := u661 + u665
-		u697 := u661 - u665
-		u698 := u666 + u670
-		u699 := u666 - u670
-		u700 := u668 + u672
-		u701 := u668 - u672
-		u702 := u667 + u671
-		u703 := u667 - u671
-		u704 := u669 + u673
-		u705 := u669 - u673
-		u706 := u674 + u682
-		u707 := u674 - u682
-		u708 := u676 + u684
-		u709 := u676 - u684
-		u710 := u678 + u686
-		u711 := u678 - u686
-		u712 := u680 + u688
-		u713 := u680 - u688
-		u714 := u675 + u683
-		u715 := u675 - u683
-		u716 := u677 + u685
-		u717 := u677 - u685
-		u718 := u679 + u687
-		u719 := u679 - u687
-		u720 := u681 + u689
-		u721 := u681 - u689
-		u722 := u690 + u698
-		u723 := u690 - u698
-		u724 := u692 + u700
-		u725 := u692 - u700
-		u726 := u694 + u702
-		u727 := u694 - u702
-		u728 := u696 + u704
-		u729 := u696 - u704
-		u730 := u691 + u699
-		u731 := u691 - u699
-		u732 := u693 + u701
-		u733 := u693 - u701
-		u734 := u695 + u703
-		u735 := u695 - u703
-		u736 := u697 + u705
-		u737 := u697 - u705
-		u738 := u706 + u722
-		u739 := u706 - u722
-		u740 := u708 + u724
-		u741 := u708 - u724
-		u742 := u710 + u726
-		u743 := u710 - u726
-		u744 := u712 + u728
-		u745 := u712 - u728
-		u746 := u714 + u730
-		u747 := u714 - u730
-		u748 := u716 + u732
-		u749 := u716 - u732
-		u750 := u718 + u734
-		u751 := u718 - u734
-		u752 := u720 + u736
-		u753 := u720 - u736
-		u754 := u707 + u723
-		u755 := u707 - u723
-		u756 := u709 + u725
-		u757 := u709 - u725
-		u758 := u711 + u727
-		u759 := u711 - u727
-		u760 := u713 + u729
-		u761 := u713 - u729
-		u762 := u715 + u731
-		u763 := u715 - u731
-		u764 := u717 + u733
-		u765 := u717 - u733
-		u766 := u719 + u735
-		u767 := u719 - u735
-		u768 := u721 + u737
-		u769 := u721 - u737
-		h1[96] = u738
-		h1[97] = u740
-		h1[98] = u742
-		h1[99] = u744
-		h1[100] = u746
-		h1[101] = u748
-		h1[102] = u750
-		h1[103] = u752
-		h1[104] = u754
-		h1[105] = u756
-		h1[106] = u758
-		h1[107] = u760
-		h1[108] = u762
-		h1[109] = u764
-		h1[110] = u766
-		h1[111] = u768
-		h1[112] = u739
-		h1[113] = u741
-		h1[114] = u743
-		h1[115] = u745
-		h1[116] = u747
-		h1[117] = u749
-		h1[118] = u751
-		h1[119] = u753
-		h1[120] = u755
-		h1[121] = u757
-		h1[122] = u759
-		h1[123] = u761
-		h1[124] = u763
-		h1[125] = u765
-		h1[126] = u767
-		h1[127] = u769
-		u770 := h1[0]
-		u771 := h1[1]
-		u772 := h1[2]
-		u773 := h1[3]
-		u774 := h1[4]
-		u775 := h1[5]
-		u776 := h1[6]
-		u777 := h1[7]
-		u778 := h1[8]
-		u779 := h1[9]
-		u780 := h1[10]
-		u781 := h1[11]
-		u782 := h1[12]
-		u783 := h1[13]
-		u784 := h1[14]
-		u785 := h1[15]
-		u786 := h1[16]
-		u787 := h1[17]
-		u788 := h1[18]
-		u789 := h1[19]
-		u790 := h1[20]
-		u791 := h1[21]
-		u792 := h1[22]
-		u793 := h1[23]
-		u794 := h1[24]
-		u795 := h1[25]
-		u796 := h1[26]
-		u797 := h1[27]
-		u798 := h1[28]
-		u799 := h1[29]
-		u800 := h1[30]
-		u801 := h1[31]
-		u802 := h1[32]
-		u803 := h1[33]
-		u804 := h1[34]
-		u805 := h1[35]
-		u806 := h1[36]
-		u807 := h1[37]
-		u808 := h1[38]
-		u809 := h1[39]
-		u810 := h1[40]
-		u811 := h1[41]
-		u812 := h1[42]
-		u813 := h1[43]
-		u814 := h1[44]
-		u815 := h1[45]
-		u816 := h1[46]
-		u817 := h1[47]
-		u818 := h1[48]
-		u819 := h1[49]
-		u820 := h1[50]
-		u821 := h1[51]
-		u822 := h1[52]
-		u823 := h1[53]
-		u824 := h1[54]
-		u825 := h1[55]
-		u826 := h1[56]
-		u827 := h1[57]
-		u828 := h1[58]
-		u829 := h1[59]
-		u830 := h1[60]
-		u831 := h1[61]
-		u832 := h1[62]
-		u833 := h1[63]
-		u834 := u770 + u802
-		u835 := u770 - u802
-		u836 := u771 + u803
-		u837 := u771 - u803
-		u838 := u772 + u804
-		u839 := u772 - u804
-		u840 := u773 + u805
-		u841 := u773 - u805
-		u842 := u774 + u806
-		u843 := u774 - u806
-		u844 := u775 + u807
-		u845 := u775 - u807
-		u846 := u776 + u808
-		u847 := u776 - u808
-		u848 := u777 + u809
-		u849 := u777 - u809
-		u850 := u778 + u810
-		u851 := u778 - u810
-		u852 := u779 + u811
-		u853 := u779 - u811
-		u854 := u780 + u812
-		u855 := u780 - u812
-		u856 := u781 + u813
-		u857 := u781 - u813
-		u858 := u782 + u814
-		u859 := u782 - u814
-		u860 := u783 + u815
-		u861 := u783 - u815
-		u862 := u784 + u816
-		u863 := u784 - u816
-		u864 := u785 + u817
-		u865 := u785 - u817
-		u866 := u786 + u818
-		u867 := u786 - u818
-		u868 := u787 + u819
-		u869 := u787 - u819
-		u870 := u788 + u820
-		u871 := u788 - u820
-		u872 := u789 + u821
-		u873 := u789 - u821
-		u874 := u790 + u822
-		u875 := u790 - u822
-		u876 := u791 + u823
-		u877 := u791 - u823
-		u878 := u792 + u824
-		u879 := u792 - u824
-		u880 := u793 + u825
-		u881 := u793 - u825
-		u882 := u794 + u826
-		u883 := u794 - u826
-		u884 := u795 + u827
-		u885 := u795 - u827
-		u886 := u796 + u828
-		u887 := u796 - u828
-		u888 := u797 + u829
-		u889 := u797 - u829
-		u890 := u798 + u830
-		u891 := u798 - u830
-		u892 := u799 + u831
-		u893 := u799 - u831
-		u894 := u800 + u832
-		u895 := u800 - u832
-		u896 := u801 + u833
-		u897 := u801 - u833
-		h1[0] = u834
-		h1[1] = u836
-		h1[2] = u838
-		h1[3] = u840
-		h1[4] = u842
-		h1[5] = u844
-		h1[6] = u846
-		h1[7] = u848
-		h1[8] = u850
-		h1[9] = u852
-		h1[10] = u854
-		h1[11] = u856
-		h1[12] = u858
-		h1[13] = u860
-		h1[14] = u862
-		h1[15] = u864
-		h1[16] = u866
-		h1[17] = u868
-		h1[18] = u870
-		h1[19] = u872
-		h1[20] = u874
-		h1[21] = u876
-		h1[22] = u878
-		h1[23] = u880
-		h1[24] = u882
-		h1[25] = u884
-		h1[26] = u886
-		h1[27] = u888
-		h1[28] = u890
-		h1[29] = u892
-		h1[30] = u894
-		h1[31] = u896
-		h1[32] = u835
-		h1[33] = u837
-		h1[34] = u839
-		h1[35] = u841
-		h1[36] = u843
-		h1[37] = u845
-		h1[38] = u847
-		h1[39] = u849
-		h1[40] = u851
-		h1[41] = u853
-		h1[42] = u855
-		h1[43] = u857
-		h1[44] = u859
-		h1[45] = u861
-		h1[46] = u863
-		h1[47] = u865
-		h1[48] = u867
-		h1[49] = u869
-		h1[50] = u871
-		h1[51] = u873
-		h1[52] = u875
-		h1[53] = u877
-		h1[54] = u879
-		h1[55] = u881
-		h1[56] = u883
-		h1[57] = u885
-		h1[58] = u887
-		h1[59] = u889
-		h1[60] = u891
-		h1[61] = u893
-		h1[62] = u895
-		h1[63] = u897
-		u898 := h1[64]
-		u899 := h1[65]
-		u900 := h1[66]
-		u901 := h1[67]
-		u902 := h1[68]
-		u903 := h1[69]
-		u904 := h1[70]
-		u905 := h1[71]
-		u906 := h1[72]
-		u907 := h1[73]
-		u908 := h1[74]
-		u909 := h1[75]
-		u910 := h1[76]
-		u911 := h1[77]
-		u912 := h1[78]
-		u913 := h1[79]
-		u914 := h1[80]
-		u915 := h1[81]
-		u916 := h1[82]
-		u917 := h1[83]
-		u918 := h1[84]
-		u919 := h1[85]
-		u920 := h1[86]
-		u921 := h1[87]
-		u922 := h1[88]
-		u923 := h1[89]
-		u924 := h1[90]
-		u925 := h1[91]
-		u926 := h1[92]
-		u927 := h1[93]
-		u928 := h1[94]
-		u929 := h1[95]
-		u930 := h1[96]
-		u931 := h1[97]
-		u932 := h1[98]
-		u933 := h1[99]
-		u934 := h1[100]
-		u935 := h1[101]
-		u936 := h1[102]
-		u937 := h1[103]
-		u938 := h1[104]
-		u939 := h1[105]
-		u940 := h1[106]
-		u941 := h1[107]
-		u942 := h1[108]
-		u943 := h1[109]
-		u944 := h1[110]
-		u945 := h1[111]
-		u946 := h1[112]
-		u947 := h1[113]
-		u948 := h1[114]
-		u949 := h1[115]
-		u950 := h1[116]
-		u951 := h1[117]
-		u952 := h1[118]
-		u953 := h1[119]
-		u954 := h1[120]
-		u955 := h1[121]
-		u956 := h1[122]
-		u957 := h1[123]
-		u958 := h1[124]
-		u959 := h1[125]
-		u960 := h1[126]
-		u961 := h1[127]
-		u962 := u898 + u930
-		u963 := u898 - u930
-		u964 := u899 + u931
-		u965 := u899 - u931
-		u966 := u900 + u932
-		u967 := u900 - u932
-		u968 := u901 + u933
-		u969 := u901 - u933
-		u970 := u902 + u934
-		u971 := u902 - u934
-		u972 := u903 + u935
-		u973 := u903 - u935
-		u974 := u904 + u936
-		u975 := u904 - u936
-		u976 := u905 + u937
-		u977 := u905 - u937
-		u978 := u906 + u938
-		u979 := u906 - u938
-		u980 := u907 + u939
-		u981 := u907 - u939
-		u982 := u908 + u940
-		u983 := u908 - u940
-		u984 := u909 + u941
-		u985 := u909 - u941
-		u986 := u910 + u942
-		u987 := u910 - u942
-		u988 := u911 + u943
-		u989 := u911 - u943
-		u990 := u912 + u944
-		u991 := u912 - u944
-		u992 := u913 + u945
-		u993 := u913 - u945
-		u994 := u914 + u946
-		u995 := u914 - u946
-		u996 := u915 + u947
-		u997 := u915 - u947
-		u998 := u916 + u948
-		u999 := u916 - u948
-		u1000 := u917 + u949
-		u1001 := u917 - u949
-		u1002 := u918 + u950
-		u1003 := u918 - u950
-		u1004 := u919 + u951
-		u1005 := u919 - u951
-		u1006 := u920 + u952
-		u1007 := u920 - u952
-		u1008 := u921 + u953
-		u1009 := u921 - u953
-		u1010 := u922 + u954
-		u1011 := u922 - u954
-		u1012 := u923 + u955
-		u1013 := u923 - u955
-		u1014 := u924 + u956
-		u1015 := u924 - u956
-		u1016 := u925 + u957
-		u1017 := u925 - u957
-		u1018 := u926 + u958
-		u1019 := u926 - u958
-		u1020 := u927 + u959
-		u1021 := u927 - u959
-		u1022 := u928 + u960
-		u1023 := u928 - u960
-		u1024 := u929 + u961
-		u1025 := u929 - u961
-		h1[64] = u962
-		h1[65] = u964
-		h1[66] = u966
-		h1[67] = u968
-		h1[68] = u970
-		h1[69] = u972
-		h1[70] = u974
-		h1[71] = u976
-		h1[72] = u978
-		h1[73] = u980
-		h1[74] = u982
-		h1[75] = u984
-		h1[76] = u986
-		h1[77] = u988
-		h1[78] = u990
-		h1[79] = u992
-		h1[80] = u994
-		h1[81] = u996
-		h1[82] = u998
-		h1[83] = u1000
-		h1[84] = u1002
-		h1[85] = u1004
-		h1[86] = u1006
-		h1[87] = u1008
-		h1[88] = u1010
-		h1[89] = u1012
-		h1[90] = u1014
-		h1[91] = u1016
-		h1[92] = u1018
-		h1[93] = u1020
-		h1[94] = u1022
-		h1[95] = u1024
-		h1[96] = u963
-		h1[97] = u965
-		h1[98] = u967
-		h1[99] = u969
-		h1[100] = u971
-		h1[101] = u973
-		h1[102] = u975
-		h1[103] = u977
-		h1[104] = u979
-		h1[105] = u981
-		h1[106] = u983
-		h1[107] = u985
-		h1[108] = u987
-		h1[109] = u989
-		h1[110] = u991
-		h1[111] = u993
-		h1[112] = u995
-		h1[113] = u997
-		h1[114] = u999
-		h1[115] = u1001
-		h1[116] = u1003
-		h1[117] = u1005
-		h1[118] = u1007
-		h1[119] = u1009
-		h1[120] = u1011
-		h1[121] = u1013
-		h1[122] = u1015
-		h1[123] = u1017
-		h1[124] = u1019
-		h1[125] = u1021
-		h1[126] = u1023
-		h1[127] = u1025
-		u1026 := h1[0]
-		u1027 := h1[1]
-		u1028 := h1[2]
-		u1029 := h1[3]
-		u1030 := h1[4]
-		u1031 := h1[5]
-		u1032 := h1[6]
-		u1033 := h1[7]
-		u1034 := h1[8]
-		u1035 := h1[9]
-		u1036 := h1[10]
-		u1037 := h1[11]
-		u1038 := h1[12]
-		u1039 := h1[13]
-		u1040 := h1[14]
-		u1041 := h1[15]
-		u1042 := h1[16]
-		u1043 := h1[17]
-		u1044 := h1[18]
-		u1045 := h1[19]
-		u1046 := h1[20]
-		u1047 := h1[21]
-		u1048 := h1[22]
-		u1049 := h1[23]
-		u1050 := h1[24]
-		u1051 := h1[25]
-		u1052 := h1[26]
-		u1053 := h1[27]
-		u1054 := h1[28]
-		u1055 := h1[29]
-		u1056 := h1[30]
-		u1057 := h1[31]
-		u1058 := h1[64]
-		u1059 := h1[65]
-		u1060 := h1[66]
-		u1061 := h1[67]
-		u1062 := h1[68]
-		u1063 := h1[69]
-		u1064 := h1[70]
-		u1065 := h1[71]
-		u1066 := h1[72]
-		u1067 := h1[73]
-		u1068 := h1[74]
-		u1069 := h1[75]
-		u1070 := h1[76]
-		u1071 := h1[77]
-		u1072 := h1[78]
-		u1073 := h1[79]
-		u1074 := h1[80]
-		u1075 := h1[81]
-		u1076 := h1[82]
-		u1077 := h1[83]
-		u1078 := h1[84]
-		u1079 := h1[85]
-		u1080 := h1[86]
-		u1081 := h1[87]
-		u1082 := h1[88]
-		u1083 := h1[89]
-		u1084 := h1[90]
-		u1085 := h1[91]
-		u1086 := h1[92]
-		u1087 := h1[93]
-		u1088 := h1[94]
-		u1089 := h1[95]
-		u1090 := u1026 + u1058
-		u1091 := u1026 - u1058
-		u1092 := u1027 + u1059
-		u1093 := u1027 - u1059
-		u1094 := u1028 + u1060
-		u1095 := u1028 - u1060
-		u1096 := u1029 + u1061
-		u1097 := u1029 - u1061
-		u1098 := u1030 + u1062
-		u1099 := u1030 - u1062
-		u1100 := u1031 + u1063
-		u1101 := u1031 - u1063
-		u1102 := u1032 + u1064
-		u1103 := u1032 - u1064
-		u1104 := u1033 + u1065
-		u1105 := u1033 - u1065
-		u1106 := u1034 + u1066
-		u1107 := u1034 - u1066
-		u1108 := u1035 + u1067
-		u1109 := u1035 - u1067
-		u1110 := u1036 + u1068
-		u1111 := u1036 - u1068
-		u1112 := u1037 + u1069
-		u1113 := u1037 - u1069
-		u1114 := u1038 + u1070
-		u1115 := u1038 - u1070
-		u1116 := u1039 + u1071
-		u1117 := u1039 - u1071
-		u1118 := u1040 + u1072
-		u1119 := u1040 - u1072
-		u1120 := u1041 + u1073
-		u1121 := u1041 - u1073
-		u1122 := u1042 + u1074
-		u1123 := u1042 - u1074
-		u1124 := u1043 + u1075
-		u1125 := u1043 - u1075
-		u1126 := u1044 + u1076
-		u1127 := u1044 - u1076
-		u1128 := u1045 + u1077
-		u1129 := u1045 - u1077
-		u1130 := u1046 + u1078
-		u1131 := u1046 - u1078
-		u1132 := u1047 + u1079
-		u1133 := u1047 - u1079
-		u1134 := u1048 + u1080
-		u1135 := u1048 - u1080
-		u1136 := u1049 + u1081
-		u1137 := u1049 - u1081
-		u1138 := u1050 + u1082
-		u1139 := u1050 - u1082
-		u1140 := u1051 + u1083
-		u1141 := u1051 - u1083
-		u1142 := u1052 + u1084
-		u1143 := u1052 - u1084
-		u1144 := u1053 + u1085
-		u1145 := u1053 - u1085
-		u1146 := u1054 + u1086
-		u1147 := u1054 - u1086
-		u1148 := u1055 + u1087
-		u1149 := u1055 - u1087
-		u1150 := u1056 + u1088
-		u1151 := u1056 - u1088
-		u1152 := u1057 + u1089
-		u1153 := u1057 - u1089
-		h1[0] = float32(u1090 * 0.0883883461356163)
-		h1[1] = float32(u1092 * 0.0883883461356163)
-		h1[2] = float32(u1094 * 0.0883883461356163)
-		h1[3] = float32(u1096 * 0.0883883461356163)
-		h1[4] = float32(u1098 * 0.0883883461356163)
-		h1[5] = float32(u1100 * 0.0883883461356163)
-		h1[6] = float32(u1102 * 0.0883883461356163)
-		h1[7] = float32(u1104 * 0.0883883461356163)
-		h1[8] = float32(u1106 * 0.0883883461356163)
-		h1[9] = float32(u1108 * 0.0883883461356163)
-		h1[10] = float32(u1110 * 0.0883883461356163)
-		h1[11] = float32(u1112 * 0.0883883461356163)
-		h1[12] = float32(u1114 * 0.0883883461356163)
-		h1[13] = float32(u1116 * 0.0883883461356163)
-		h1[14] = float32(u1118 * 0.0883883461356163)
-		h1[15] = float32(u1120 * 0.0883883461356163)
-		h1[16] = float32(u1122 * 0.0883883461356163)
-		h1[17] = float32(u1124 * 0.0883883461356163)
-		h1[18] = float32(u1126 * 0.0883883461356163)
-		h1[19] = float32(u1128 * 0.0883883461356163)
-		h1[20] = float32(u1130 * 0.0883883461356163)
-		h1[21] = float32(u1132 * 0.0883883461356163)
-		h1[22] = float32(u1134 * 0.0883883461356163)
-		h1[23] = float32(u1136 * 0.0883883461356163)
-		h1[24] = float32(u1138 * 0.0883883461356163)
-		h1[25] = float32(u1140 * 0.0883883461356163)
-		h1[26] = float32(u1142 * 0.0883883461356163)
-		h1[27] = float32(u1144 * 0.0883883461356163)
-		h1[28] = float32(u1146 * 0.0883883461356163)
-		h1[29] = float32(u1148 * 0.0883883461356163)
-		h1[30] = float32(u1150 * 0.0883883461356163)
-		h1[31] = float32(u1152 * 0.0883883461356163)
-		h1[64] = float32(u1091 * 0.0883883461356163)
-		h1[65] = float32(u1093 * 0.0883883461356163)
-		h1[66] = float32(u1095 * 0.0883883461356163)
-		h1[67] = float32(u1097 * 0.0883883461356163)
-		h1[68] = float32(u1099 * 0.0883883461356163)
-		h1[69] = float32(u1101 * 0.0883883461356163)
-		h1[70] = float32(u1103 * 0.0883883461356163)
-		h1[71] = float32(u1105 * 0.0883883461356163)
-		h1[72] = float32(u1107 * 0.0883883461356163)
-		h1[73] = float32(u1109 * 0.0883883461356163)
-		h1[74] = float32(u1111 * 0.0883883461356163)
-		h1[75] = float32(u1113 * 0.0883883461356163)
-		h1[76] = float32(u1115 * 0.0883883461356163)
-		h1[77] = float32(u1117 * 0.0883883461356163)
-		h1[78] = float32(u1119 * 0.0883883461356163)
-		h1[79] = float32(u1121 * 0.0883883461356163)
-		h1[80] = float32(u1123 * 0.0883883461356163)
-		h1[81] = float32(u1125 * 0.0883883461356163)
-		h1[82] = float32(u1127 * 0.0883883461356163)
-		h1[83] = float32(u1129 * 0.0883883461356163)
-		h1[84] = float32(u1131 * 0.0883883461356163)
-		h1[85] = float32(u1133 * 0.0883883461356163)
-		h1[86] = float32(u1135 * 0.0883883461356163)
-		h1[87] = float32(u1137 * 0.0883883461356163)
-		h1[88] = float32(u1139 * 0.0883883461356163)
-		h1[89] = float32(u1141 * 0.0883883461356163)
-		h1[90] = float32(u1143 * 0.0883883461356163)
-		h1[91] = float32(u1145 * 0.0883883461356163)
-		h1[92] = float32(u1147 * 0.0883883461356163)
-		h1[93] = float32(u1149 * 0.0883883461356163)
-		h1[94] = float32(u1151 * 0.0883883461356163)
-		h1[95] = float32(u1153 * 0.0883883461356163)
-		u1154 := h1[32]
-		u1155 := h1[33]
-		u1156 := h1[34]
-		u1157 := h1[35]
-		u1158 := h1[36]
-		u1159 := h1[37]
-		u1160 := h1[38]
-		u1161 := h1[39]
-		u1162 := h1[40]
-		u1163 := h1[41]
-		u1164 := h1[42]
-		u1165 := h1[43]
-		u1166 := h1[44]
-		u1167 := h1[45]
-		u1168 := h1[46]
-		u1169 := h1[47]
-		u1170 := h1[48]
-		u1171 := h1[49]
-		u1172 := h1[50]
-		u1173 := h1[51]
-		u1174 := h1[52]
-		u1175 := h1[53]
-		u1176 := h1[54]
-		u1177 := h1[55]
-		u1178 := h1[56]
-		u1179 := h1[57]
-		u1180 := h1[58]
-		u1181 := h1[59]
-		u1182 := h1[60]
-		u1183 := h1[61]
-		u1184 := h1[62]
-		u1185 := h1[63]
-		u1186 := h1[96]
-		u1187 := h1[97]
-		u1188 := h1[98]
-		u1189 := h1[99]
-		u1190 := h1[100]
-		u1191 := h1[101]
-		u1192 := h1[102]
-		u1193 := h1[103]
-		u1194 := h1[104]
-		u1195 := h1[105]
-		u1196 := h1[106]
-		u1197 := h1[107]
-		u1198 := h1[108]
-		u1199 := h1[109]
-		u1200 := h1[110]
-		u1201 := h1[111]
-		u1202 := h1[112]
-		u1203 := h1[113]
-		u1204 := h1[114]
-		u1205 := h1[115]
-		u1206 := h1[116]
-		u1207 := h1[117]
-		u1208 := h1[118]
-		u1209 := h1[119]
-		u1210 := h1[120]
-		u1211 := h1[121]
-		u1212 := h1[122]
-		u1213 := h1[123]
-		u1214 := h1[124]
-		u1215 := h1[125]
-		u1216 := h1[126]
-		u1217 := h1[127]
-		u1218 := u1154 + u1186
-		u1219 := u1154 - u1186
-		u1220 := u1155 + u1187
-		u1221 := u1155 - u1187
-		u1222 := u1156 + u1188
-		u1223 := u1156 - u1188
-		u1224 := u1157 + u1189
-		u1225 := u1157 - u1189
-		u1226 := u1158 + u1190
-		u1227 := u1158 - u1190
-		u1228 := u1159 + u1191
-		u1229 := u1159 - u1191
-		u1230 := u1160 + u1192
-		u1231 := u1160 - u1192
-		u1232 := u1161 + u1193
-		u1233 := u1161 - u1193
-		u1234 := u1162 + u1194
-		u1235 := u1162 - u1194
-		u1236 := u1163 + u1195
-		u1237 := u1163 - u1195
-		u1238 := u1164 + u1196
-		u1239 := u1164 - u1196
-		u1240 := u1165 + u1197
-		u1241 := u1165 - u1197
-		u1242 := u1166 + u1198
-		u1243 := u1166 - u1198
-		u1244 := u1167 + u1199
-		u1245 := u1167 - u1199
-		u1246 := u1168 + u1200
-		u1247 := u1168 - u1200
-		u1248 := u1169 + u1201
-		u1249 := u1169 - u1201
-		u1250 := u1170 + u1202
-		u1251 := u1170 - u1202
-		u1252 := u1171 + u1203
-		u1253 := u1171 - u1203
-		u1254 := u1172 + u1204
-		u1255 := u1172 - u1204
-		u1256 := u1173 + u1205
-		u1257 := u1173 - u1205
-		u1258 := u1174 + u1206
-		u1259 := u1174 - u1206
-		u1260 := u1175 + u1207
-		u1261 := u1175 - u1207
-		u1262 := u1176 + u1208
-		u1263 := u1176 - u1208
-		u1264 := u1177 + u1209
-		u1265 := u1177 - u1209
-		u1266 := u1178 + u1210
-		u1267 := u1178 - u1210
-		u1268 := u1179 + u1211
-		u1269 := u1179 - u1211
-		u1270 := u1180 + u1212
-		u1271 := u1180 - u1212
-		u1272 := u1181 + u1213
-		u1273 := u1181 - u1213
-		u1274 := u1182 + u1214
-		u1275 := u1182 - u1214
-		u1276 := u1183 + u1215
-		u1277 := u1183 - u1215
-		u1278 := u1184 + u1216
-		u1279 := u1184 - u1216
-		u1280 := u1185 + u1217
-		u1281 := u1185 - u1217
-		h1[32] = float32(u1218 * 0.0883883461356163)
-		h1[33] = float32(u1220 * 0.0883883461356163)
-		h1[34] = float32(u1222 * 0.0883883461356163)
-		h1[35] = float32(u1224 * 0.0883883461356163)
-		h1[36] = float32(u1226 * 0.0883883461356163)
-		h1[37] = float32(u1228 * 0.0883883461356163)
-		h1[38] = float32(u1230 * 0.0883883461356163)
-		h1[39] = float32(u1232 * 0.0883883461356163)
-		h1[40] = float32(u1234 * 0.0883883461356163)
-		h1[41] = float32(u1236 * 0.0883883461356163)
-		h1[42] = float32(u1238 * 0.0883883461356163)
-		h1[43] = float32(u1240 * 0.0883883461356163)
-		h1[44] = float32(u1242 * 0.0883883461356163)
-		h1[45] = float32(u1244 * 0.0883883461356163)
-		h1[46] = float32(u1246 * 0.0883883461356163)
-		h1[47] = float32(u1248 * 0.0883883461356163)
-		h1[48] = float32(u1250 * 0.0883883461356163)
-		h1[49] = float32(u1252 * 0.0883883461356163)
-		h1[50] = float32(u1254 * 0.0883883461356163)
-		h1[51] = float32(u1256 * 0.0883883461356163)
-		h1[52] = float32(u1258 * 0.0883883461356163)
-		h1[53] = float32(u1260 * 0.0883883461356163)
-		h1[54] = float32(u1262 * 0.0883883461356163)
-		h1[55] = float32(u1264 * 0.0883883461356163)
-		h1[56] = float32(u1266 * 0.0883883461356163)
-		h1[57] = float32(u1268 * 0.0883883461356163)
-		h1[58] = float32(u1270 * 0.0883883461356163)
-		h1[59] = float32(u1272 * 0.0883883461356163)
-		h1[60] = float32(u1274 * 0.0883883461356163)
-		h1[61] = float32(u1276 * 0.0883883461356163)
-		h1[62] = float32(u1278 * 0.0883883461356163)
-		h1[63] = float32(u1280 * 0.0883883461356163)
-		h1[96] = float32(u1219 * 0.0883883461356163)
-		h1[97] = float32(u1221 * 0.0883883461356163)
-		h1[98] = float32(u1223 * 0.0883883461356163)
-		h1[99] = float32(u1225 * 0.0883883461356163)
-		h1[100] = float32(u1227 * 0.0883883461356163)
-		h1[101] = float32(u1229 * 0.0883883461356163)
-		h1[102] = float32(u1231 * 0.0883883461356163)
-		h1[103] = float32(u1233 * 0.0883883461356163)
-		h1[104] = float32(u1235 * 0.0883883461356163)
-		h1[105] = float32(u1237 * 0.0883883461356163)
-		h1[106] = float32(u1239 * 0.0883883461356163)
-		h1[107] = float32(u1241 * 0.0883883461356163)
-		h1[108] = float32(u1243 * 0.0883883461356163)
-		h1[109] = float32(u1245 * 0.0883883461356163)
-		h1[110] = float32(u1247 * 0.0883883461356163)
-		h1[111] = float32(u1249 * 0.0883883461356163)
-		h1[112] = float32(u1251 * 0.0883883461356163)
-		h1[113] = float32(u1253 * 0.0883883461356163)
-		h1[114] = float32(u1255 * 0.0883883461356163)
-		h1[115] = float32(u1257 * 0.0883883461356163)
-		h1[116] = float32(u1259 * 0.0883883461356163)
-		h1[117] = float32(u1261 * 0.0883883461356163)
-		h1[118] = float32(u1263 * 0.0883883461356163)
-		h1[119] = float32(u1265 * 0.0883883461356163)
-		h1[120] = float32(u1267 * 0.0883883461356163)
-		h1[121] = float32(u1269 * 0.0883883461356163)
-		h1[122] = float32(u1271 * 0.0883883461356163)
-		h1[123] = float32(u1273 * 0.0883883461356163)
-		h1[124] = float32(u1275 * 0.0883883461356163)
-		h1[125] = float32(u1277 * 0.0883883461356163)
-		h1[126] = float32(u1279 * 0.0883883461356163)
-		h1[127] = float32(u1281 * 0.0883883461356163)
-		if n == 1 || stride < 0 || stride > len(x) {
-			break
-		}
-		x = x[stride:]
-	}
-}
-
-// store_f16_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_128x128n_generic(dst []uint16, ds int, src []float32, ss int, n int) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		h1 := (*[128]float32)(src)
-		h2 := (*[128]uint16)(dst)
-		h2[0] = uint16(narrowF16(h1[0]))
-		h2[1] = uint16(narrowF16(h1[1]))
-		h2[2] = uint16(narrowF16(h1[2]))
-		h2[3] = uint16(narrowF16(h1[3]))
-		h2[4] = uint16(narrowF16(h1[4]))
-		h2[5] = uint16(narrowF16(h1[5]))
-		h2[6] = uint16(narrowF16(h1[6]))
-		h2[7] = uint16(narrowF16(h1[7]))
-		h2[8] = uint16(narrowF16(h1[8]))
-		h2[9] = uint16(narrowF16(h1[9]))
-		h2[10] = uint16(narrowF16(h1[10]))
-		h2[11] = uint16(narrowF16(h1[11]))
-		h2[12] = uint16(narrowF16(h1[12]))
-		h2[13] = uint16(narrowF16(h1[13]))
-		h2[14] = uint16(narrowF16(h1[14]))
-		h2[15] = uint16(narrowF16(h1[15]))
-		h2[16] = uint16(narrowF16(h1[16]))
-		h2[17] = uint16(narrowF16(h1[17]))
-		h2[18] = uint16(narrowF16(h1[18]))
-		h2[19] = uint16(narrowF16(h1[19]))
-		h2[20] = uint16(narrowF16(h1[20]))
-		h2[21] = uint16(narrowF16(h1[21]))
-		h2[22] = uint16(narrowF16(h1[22]))
-		h2[23] = uint16(narrowF16(h1[23]))
-		h2[24] = uint16(narrowF16(h1[24]))
-		h2[25] = uint16(narrowF16(h1[25]))
-		h2[26] = uint16(narrowF16(h1[26]))
-		h2[27] = uint16(narrowF16(h1[27]))
-		h2[28] = uint16(narrowF16(h1[28]))
-		h2[29] = uint16(narrowF16(h1[29]))
-		h2[30] = uint16(narrowF16(h1[30]))
-		h2[31] = uint16(narrowF16(h1[31]))
-		h2[32] = uint16(narrowF16(h1[32]))
-		h2[33] = uint16(narrowF16(h1[33]))
-		h2[34] = uint16(narrowF16(h1[34]))
-		h2[35] = uint16(narrowF16(h1[35]))
-		h2[36] = uint16(narrowF16(h1[36]))
-		h2[37] = uint16(narrowF16(h1[37]))
-		h2[38] = uint16(narrowF16(h1[38]))
-		h2[39] = uint16(narrowF16(h1[39]))
-		h2[40] = uint16(narrowF16(h1[40]))
-		h2[41] = uint16(narrowF16(h1[41]))
-		h2[42] = uint16(narrowF16(h1[42]))
-		h2[43] = uint16(narrowF16(h1[43]))
-		h2[44] = uint16(narrowF16(h1[44]))
-		h2[45] = uint16(narrowF16(h1[45]))
-		h2[46] = uint16(narrowF16(h1[46]))
-		h2[47] = uint16(narrowF16(h1[47]))
-		h2[48] = uint16(narrowF16(h1[48]))
-		h2[49] = uint16(narrowF16(h1[49]))
-		h2[50] = uint16(narrowF16(h1[50]))
-		h2[51] = uint16(narrowF16(h1[51]))
-		h2[52] = uint16(narrowF16(h1[52]))
-		h2[53] = uint16(narrowF16(h1[53]))
-		h2[54] = uint16(narrowF16(h1[54]))
-		h2[55] = uint16(narrowF16(h1[55]))
-		h2[56] = uint16(narrowF16(h1[56]))
-		h2[57] = uint16(narrowF16(h1[57]))
-		h2[58] = uint16(narrowF16(h1[58]))
-		h2[59] = uint16(narrowF16(h1[59]))
-		h2[60] = uint16(narrowF16(h1[60]))
-		h2[61] = uint16(narrowF16(h1[61]))
-		h2[62] = uint16(narrowF16(h1[62]))
-		h2[63] = uint16(narrowF16(h1[63]))
-		h2[64] = uint16(narrowF16(h1[64]))
-		h2[65] = uint16(narrowF16(h1[65]))
-		h2[66] = uint16(narrowF16(h1[66]))
-		h2[67] = uint16(narrowF16(h1[67]))
-		h2[68] = uint16(narrowF16(h1[68]))
-		h2[69] = uint16(narrowF16(h1[69]))
-		h2[70] = uint16(narrowF16(h1[70]))
-		h2[71] = uint16(narrowF16(h1[71]))
-		h2[72] = uint16(narrowF16(h1[72]))
-		h2[73] = uint16(narrowF16(h1[73]))
-		h2[74] = uint16(narrowF16(h1[74]))
-		h2[75] = uint16(narrowF16(h1[75]))
-		h2[76] = uint16(narrowF16(h1[76]))
-		h2[77] = uint16(narrowF16(h1[77]))
-		h2[78] = uint16(narrowF16(h1[78]))
-		h2[79] = uint16(narrowF16(h1[79]))
-		h2[80] = uint16(narrowF16(h1[80]))
-		h2[81] = uint16(narrowF16(h1[81]))
-		h2[82] = uint16(narrowF16(h1[82]))
-		h2[83] = uint16(narrowF16(h1[83]))
-		h2[84] = uint16(narrowF16(h1[84]))
-		h2[85] = uint16(narrowF16(h1[85]))
-		h2[86] = uint16(narrowF16(h1[86]))
-		h2[87] = uint16(narrowF16(h1[87]))
-		h2[88] = uint16(narrowF16(h1[88]))
-		h2[89] = uint16(narrowF16(h1[89]))
-		h2[90] = uint16(narrowF16(h1[90]))
-		h2[91] = uint16(narrowF16(h1[91]))
-		h2[92] = uint16(narrowF16(h1[92]))
-		h2[93] = uint16(narrowF16(h1[93]))
-		h2[94] = uint16(narrowF16(h1[94]))
-		h2[95] = uint16(narrowF16(h1[95]))
-		h2[96] = uint16(narrowF16(h1[96]))
-		h2[97] = uint16(narrowF16(h1[97]))
-		h2[98] = uint16(narrowF16(h1[98]))
-		h2[99] = uint16(narrowF16(h1[99]))
-		h2[100] = uint16(narrowF16(h1[100]))
-		h2[101] = uint16(narrowF16(h1[101]))
-		h2[102] = uint16(narrowF16(h1[102]))
-		h2[103] = uint16(narrowF16(h1[103]))
-		h2[104] = uint16(narrowF16(h1[104]))
-		h2[105] = uint16(narrowF16(h1[105]))
-		h2[106] = uint16(narrowF16(h1[106]))
-		h2[107] = uint16(narrowF16(h1[107]))
-		h2[108] = uint16(narrowF16(h1[108]))
-		h2[109] = uint16(narrowF16(h1[109]))
-		h2[110] = uint16(narrowF16(h1[110]))
-		h2[111] = uint16(narrowF16(h1[111]))
-		h2[112] = uint16(narrowF16(h1[112]))
-		h2[113] = uint16(narrowF16(h1[113]))
-		h2[114] = uint16(narrowF16(h1[114]))
-		h2[115] = uint16(narrowF16(h1[115]))
-		h2[116] = uint16(narrowF16(h1[116]))
-		h2[117] = uint16(narrowF16(h1[117]))
-		h2[118] = uint16(narrowF16(h1[118]))
-		h2[119] = uint16(narrowF16(h1[119]))
-		h2[120] = uint16(narrowF16(h1[120]))
-		h2[121] = uint16(narrowF16(h1[121]))
-		h2[122] = uint16(narrowF16(h1[122]))
-		h2[123] = uint16(narrowF16(h1[123]))
-		h2[124] = uint16(narrowF16(h1[124]))
-		h2[125] = uint16(narrowF16(h1[125]))
-		h2[126] = uint16(narrowF16(h1[126]))
-		h2[127] = uint16(narrowF16(h1[127]))
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_f16_128x128n_generic loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_128x128n_generic(dst []float32, ds int, src []uint16, ss int, n int) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		h1 := (*[128]uint16)(src)
-		h2 := (*[128]float32)(dst)
-		h2[0] = widenF16(uint32(h1[0]))
-		h2[1] = widenF16(uint32(h1[1]))
-		h2[2] = widenF16(uint32(h1[2]))
-		h2[3] = widenF16(uint32(h1[3]))
-		h2[4] = widenF16(uint32(h1[4]))
-		h2[5] = widenF16(uint32(h1[5]))
-		h2[6] = widenF16(uint32(h1[6]))
-		h2[7] = widenF16(uint32(h1[7]))
-		h2[8] = widenF16(uint32(h1[8]))
-		h2[9] = widenF16(uint32(h1[9]))
-		h2[10] = widenF16(uint32(h1[10]))
-		h2[11] = widenF16(uint32(h1[11]))
-		h2[12] = widenF16(uint32(h1[12]))
-		h2[13] = widenF16(uint32(h1[13]))
-		h2[14] = widenF16(uint32(h1[14]))
-		h2[15] = widenF16(uint32(h1[15]))
-		h2[16] = widenF16(uint32(h1[16]))
-		h2[17] = widenF16(uint32(h1[17]))
-		h2[18] = widenF16(uint32(h1[18]))
-		h2[19] = widenF16(uint32(h1[19]))
-		h2[20] = widenF16(uint32(h1[20]))
-		h2[21] = widenF16(uint32(h1[21]))
-		h2[22] = widenF16(uint32(h1[22]))
-		h2[23] = widenF16(uint32(h1[23]))
-		h2[24] = widenF16(uint32(h1[24]))
-		h2[25] = widenF16(uint32(h1[25]))
-		h2[26] = widenF16(uint32(h1[26]))
-		h2[27] = widenF16(uint32(h1[27]))
-		h2[28] = widenF16(uint32(h1[28]))
-		h2[29] = widenF16(uint32(h1[29]))
-		h2[30] = widenF16(uint32(h1[30]))
-		h2[31] = widenF16(uint32(h1[31]))
-		h2[32] = widenF16(uint32(h1[32]))
-		h2[33] = widenF16(uint32(h1[33]))
-		h2[34] = widenF16(uint32(h1[34]))
-		h2[35] = widenF16(uint32(h1[35]))
-		h2[36] = widenF16(uint32(h1[36]))
-		h2[37] = widenF16(uint32(h1[37]))
-		h2[38] = widenF16(uint32(h1[38]))
-		h2[39] = widenF16(uint32(h1[39]))
-		h2[40] = widenF16(uint32(h1[40]))
-		h2[41] = widenF16(uint32(h1[41]))
-		h2[42] = widenF16(uint32(h1[42]))
-		h2[43] = widenF16(uint32(h1[43]))
-		h2[44] = widenF16(uint32(h1[44]))
-		h2[45] = widenF16(uint32(h1[45]))
-		h2[46] = widenF16(uint32(h1[46]))
-		h2[47] = widenF16(uint32(h1[47]))
-		h2[48] = widenF16(uint32(h1[48]))
-		h2[49] = widenF16(uint32(h1[49]))
-		h2[50] = widenF16(uint32(h1[50]))
-		h2[51] = widenF16(uint32(h1[51]))
-		h2[52] = widenF16(uint32(h1[52]))
-		h2[53] = widenF16(uint32(h1[53]))
-		h2[54] = widenF16(uint32(h1[54]))
-		h2[55] = widenF16(uint32(h1[55]))
-		h2[56] = widenF16(uint32(h1[56]))
-		h2[57] = widenF16(uint32(h1[57]))
-		h2[58] = widenF16(uint32(h1[58]))
-		h2[59] = widenF16(uint32(h1[59]))
-		h2[60] = widenF16(uint32(h1[60]))
-		h2[61] = widenF16(uint32(h1[61]))
-		h2[62] = widenF16(uint32(h1[62]))
-		h2[63] = widenF16(uint32(h1[63]))
-		h2[64] = widenF16(uint32(h1[64]))
-		h2[65] = widenF16(uint32(h1[65]))
-		h2[66] = widenF16(uint32(h1[66]))
-		h2[67] = widenF16(uint32(h1[67]))
-		h2[68] = widenF16(uint32(h1[68]))
-		h2[69] = widenF16(uint32(h1[69]))
-		h2[70] = widenF16(uint32(h1[70]))
-		h2[71] = widenF16(uint32(h1[71]))
-		h2[72] = widenF16(uint32(h1[72]))
-		h2[73] = widenF16(uint32(h1[73]))
-		h2[74] = widenF16(uint32(h1[74]))
-		h2[75] = widenF16(uint32(h1[75]))
-		h2[76] = widenF16(uint32(h1[76]))
-		h2[77] = widenF16(uint32(h1[77]))
-		h2[78] = widenF16(uint32(h1[78]))
-		h2[79] = widenF16(uint32(h1[79]))
-		h2[80] = widenF16(uint32(h1[80]))
-		h2[81] = widenF16(uint32(h1[81]))
-		h2[82] = widenF16(uint32(h1[82]))
-		h2[83] = widenF16(uint32(h1[83]))
-		h2[84] = widenF16(uint32(h1[84]))
-		h2[85] = widenF16(uint32(h1[85]))
-		h2[86] = widenF16(uint32(h1[86]))
-		h2[87] = widenF16(uint32(h1[87]))
-		h2[88] = widenF16(uint32(h1[88]))
-		h2[89] = widenF16(uint32(h1[89]))
-		h2[90] = widenF16(uint32(h1[90]))
-		h2[91] = widenF16(uint32(h1[91]))
-		h2[92] = widenF16(uint32(h1[92]))
-		h2[93] = widenF16(uint32(h1[93]))
-		h2[94] = widenF16(uint32(h1[94]))
-		h2[95] = widenF16(uint32(h1[95]))
-		h2[96] = widenF16(uint32(h1[96]))
-		h2[97] = widenF16(uint32(h1[97]))
-		h2[98] = widenF16(uint32(h1[98]))
-		h2[99] = widenF16(uint32(h1[99]))
-		h2[100] = widenF16(uint32(h1[100]))
-		h2[101] = widenF16(uint32(h1[101]))
-		h2[102] = widenF16(uint32(h1[102]))
-		h2[103] = widenF16(uint32(h1[103]))
-		h2[104] = widenF16(uint32(h1[104]))
-		h2[105] = widenF16(uint32(h1[105]))
-		h2[106] = widenF16(uint32(h1[106]))
-		h2[107] = widenF16(uint32(h1[107]))
-		h2[108] = widenF16(uint32(h1[108]))
-		h2[109] = widenF16(uint32(h1[109]))
-		h2[110] = widenF16(uint32(h1[110]))
-		h2[111] = widenF16(uint32(h1[111]))
-		h2[112] = widenF16(uint32(h1[112]))
-		h2[113] = widenF16(uint32(h1[113]))
-		h2[114] = widenF16(uint32(h1[114]))
-		h2[115] = widenF16(uint32(h1[115]))
-		h2[116] = widenF16(uint32(h1[116]))
-		h2[117] = widenF16(uint32(h1[117]))
-		h2[118] = widenF16(uint32(h1[118]))
-		h2[119] = widenF16(uint32(h1[119]))
-		h2[120] = widenF16(uint32(h1[120]))
-		h2[121] = widenF16(uint32(h1[121]))
-		h2[122] = widenF16(uint32(h1[122]))
-		h2[123] = widenF16(uint32(h1[123]))
-		h2[124] = widenF16(uint32(h1[124]))
-		h2[125] = widenF16(uint32(h1[125]))
-		h2[126] = widenF16(uint32(h1[126]))
-		h2[127] = widenF16(uint32(h1[127]))
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
 // to_f16_128x128n_generic rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, in pure Go.
 func to_f16_128x128n_generic(dst []uint16, ds int, src []float32, ss int, n int, r *float32) {
 	var v0, v1 float32
@@ -53041,484 +51084,6 @@ func shiftInv_f16_128x128n_generic(x []uint16, stride int, n int, r *float32) {
 			break
 		}
 		x = x[stride:]
-	}
-}
-
-// store_e5m2_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
-func store_e5m2_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		h1 := (*[128]float32)(src)
-		h2 := (*[128]uint8)(dst)
-		h2[0] = uint8(narrowE5M2(float32(h1[0] / scale)))
-		h2[1] = uint8(narrowE5M2(float32(h1[1] / scale)))
-		h2[2] = uint8(narrowE5M2(float32(h1[2] / scale)))
-		h2[3] = uint8(narrowE5M2(float32(h1[3] / scale)))
-		h2[4] = uint8(narrowE5M2(float32(h1[4] / scale)))
-		h2[5] = uint8(narrowE5M2(float32(h1[5] / scale)))
-		h2[6] = uint8(narrowE5M2(float32(h1[6] / scale)))
-		h2[7] = uint8(narrowE5M2(float32(h1[7] / scale)))
-		h2[8] = uint8(narrowE5M2(float32(h1[8] / scale)))
-		h2[9] = uint8(narrowE5M2(float32(h1[9] / scale)))
-		h2[10] = uint8(narrowE5M2(float32(h1[10] / scale)))
-		h2[11] = uint8(narrowE5M2(float32(h1[11] / scale)))
-		h2[12] = uint8(narrowE5M2(float32(h1[12] / scale)))
-		h2[13] = uint8(narrowE5M2(float32(h1[13] / scale)))
-		h2[14] = uint8(narrowE5M2(float32(h1[14] / scale)))
-		h2[15] = uint8(narrowE5M2(float32(h1[15] / scale)))
-		h2[16] = uint8(narrowE5M2(float32(h1[16] / scale)))
-		h2[17] = uint8(narrowE5M2(float32(h1[17] / scale)))
-		h2[18] = uint8(narrowE5M2(float32(h1[18] / scale)))
-		h2[19] = uint8(narrowE5M2(float32(h1[19] / scale)))
-		h2[20] = uint8(narrowE5M2(float32(h1[20] / scale)))
-		h2[21] = uint8(narrowE5M2(float32(h1[21] / scale)))
-		h2[22] = uint8(narrowE5M2(float32(h1[22] / scale)))
-		h2[23] = uint8(narrowE5M2(float32(h1[23] / scale)))
-		h2[24] = uint8(narrowE5M2(float32(h1[24] / scale)))
-		h2[25] = uint8(narrowE5M2(float32(h1[25] / scale)))
-		h2[26] = uint8(narrowE5M2(float32(h1[26] / scale)))
-		h2[27] = uint8(narrowE5M2(float32(h1[27] / scale)))
-		h2[28] = uint8(narrowE5M2(float32(h1[28] / scale)))
-		h2[29] = uint8(narrowE5M2(float32(h1[29] / scale)))
-		h2[30] = uint8(narrowE5M2(float32(h1[30] / scale)))
-		h2[31] = uint8(narrowE5M2(float32(h1[31] / scale)))
-		h2[32] = uint8(narrowE5M2(float32(h1[32] / scale)))
-		h2[33] = uint8(narrowE5M2(float32(h1[33] / scale)))
-		h2[34] = uint8(narrowE5M2(float32(h1[34] / scale)))
-		h2[35] = uint8(narrowE5M2(float32(h1[35] / scale)))
-		h2[36] = uint8(narrowE5M2(float32(h1[36] / scale)))
-		h2[37] = uint8(narrowE5M2(float32(h1[37] / scale)))
-		h2[38] = uint8(narrowE5M2(float32(h1[38] / scale)))
-		h2[39] = uint8(narrowE5M2(float32(h1[39] / scale)))
-		h2[40] = uint8(narrowE5M2(float32(h1[40] / scale)))
-		h2[41] = uint8(narrowE5M2(float32(h1[41] / scale)))
-		h2[42] = uint8(narrowE5M2(float32(h1[42] / scale)))
-		h2[43] = uint8(narrowE5M2(float32(h1[43] / scale)))
-		h2[44] = uint8(narrowE5M2(float32(h1[44] / scale)))
-		h2[45] = uint8(narrowE5M2(float32(h1[45] / scale)))
-		h2[46] = uint8(narrowE5M2(float32(h1[46] / scale)))
-		h2[47] = uint8(narrowE5M2(float32(h1[47] / scale)))
-		h2[48] = uint8(narrowE5M2(float32(h1[48] / scale)))
-		h2[49] = uint8(narrowE5M2(float32(h1[49] / scale)))
-		h2[50] = uint8(narrowE5M2(float32(h1[50] / scale)))
-		h2[51] = uint8(narrowE5M2(float32(h1[51] / scale)))
-		h2[52] = uint8(narrowE5M2(float32(h1[52] / scale)))
-		h2[53] = uint8(narrowE5M2(float32(h1[53] / scale)))
-		h2[54] = uint8(narrowE5M2(float32(h1[54] / scale)))
-		h2[55] = uint8(narrowE5M2(float32(h1[55] / scale)))
-		h2[56] = uint8(narrowE5M2(float32(h1[56] / scale)))
-		h2[57] = uint8(narrowE5M2(float32(h1[57] / scale)))
-		h2[58] = uint8(narrowE5M2(float32(h1[58] / scale)))
-		h2[59] = uint8(narrowE5M2(float32(h1[59] / scale)))
-		h2[60] = uint8(narrowE5M2(float32(h1[60] / scale)))
-		h2[61] = uint8(narrowE5M2(float32(h1[61] / scale)))
-		h2[62] = uint8(narrowE5M2(float32(h1[62] / scale)))
-		h2[63] = uint8(narrowE5M2(float32(h1[63] / scale)))
-		h2[64] = uint8(narrowE5M2(float32(h1[64] / scale)))
-		h2[65] = uint8(narrowE5M2(float32(h1[65] / scale)))
-		h2[66] = uint8(narrowE5M2(float32(h1[66] / scale)))
-		h2[67] = uint8(narrowE5M2(float32(h1[67] / scale)))
-		h2[68] = uint8(narrowE5M2(float32(h1[68] / scale)))
-		h2[69] = uint8(narrowE5M2(float32(h1[69] / scale)))
-		h2[70] = uint8(narrowE5M2(float32(h1[70] / scale)))
-		h2[71] = uint8(narrowE5M2(float32(h1[71] / scale)))
-		h2[72] = uint8(narrowE5M2(float32(h1[72] / scale)))
-		h2[73] = uint8(narrowE5M2(float32(h1[73] / scale)))
-		h2[74] = uint8(narrowE5M2(float32(h1[74] / scale)))
-		h2[75] = uint8(narrowE5M2(float32(h1[75] / scale)))
-		h2[76] = uint8(narrowE5M2(float32(h1[76] / scale)))
-		h2[77] = uint8(narrowE5M2(float32(h1[77] / scale)))
-		h2[78] = uint8(narrowE5M2(float32(h1[78] / scale)))
-		h2[79] = uint8(narrowE5M2(float32(h1[79] / scale)))
-		h2[80] = uint8(narrowE5M2(float32(h1[80] / scale)))
-		h2[81] = uint8(narrowE5M2(float32(h1[81] / scale)))
-		h2[82] = uint8(narrowE5M2(float32(h1[82] / scale)))
-		h2[83] = uint8(narrowE5M2(float32(h1[83] / scale)))
-		h2[84] = uint8(narrowE5M2(float32(h1[84] / scale)))
-		h2[85] = uint8(narrowE5M2(float32(h1[85] / scale)))
-		h2[86] = uint8(narrowE5M2(float32(h1[86] / scale)))
-		h2[87] = uint8(narrowE5M2(float32(h1[87] / scale)))
-		h2[88] = uint8(narrowE5M2(float32(h1[88] / scale)))
-		h2[89] = uint8(narrowE5M2(float32(h1[89] / scale)))
-		h2[90] = uint8(narrowE5M2(float32(h1[90] / scale)))
-		h2[91] = uint8(narrowE5M2(float32(h1[91] / scale)))
-		h2[92] = uint8(narrowE5M2(float32(h1[92] / scale)))
-		h2[93] = uint8(narrowE5M2(float32(h1[93] / scale)))
-		h2[94] = uint8(narrowE5M2(float32(h1[94] / scale)))
-		h2[95] = uint8(narrowE5M2(float32(h1[95] / scale)))
-		h2[96] = uint8(narrowE5M2(float32(h1[96] / scale)))
-		h2[97] = uint8(narrowE5M2(float32(h1[97] / scale)))
-		h2[98] = uint8(narrowE5M2(float32(h1[98] / scale)))
-		h2[99] = uint8(narrowE5M2(float32(h1[99] / scale)))
-		h2[100] = uint8(narrowE5M2(float32(h1[100] / scale)))
-		h2[101] = uint8(narrowE5M2(float32(h1[101] / scale)))
-		h2[102] = uint8(narrowE5M2(float32(h1[102] / scale)))
-		h2[103] = uint8(narrowE5M2(float32(h1[103] / scale)))
-		h2[104] = uint8(narrowE5M2(float32(h1[104] / scale)))
-		h2[105] = uint8(narrowE5M2(float32(h1[105] / scale)))
-		h2[106] = uint8(narrowE5M2(float32(h1[106] / scale)))
-		h2[107] = uint8(narrowE5M2(float32(h1[107] / scale)))
-		h2[108] = uint8(narrowE5M2(float32(h1[108] / scale)))
-		h2[109] = uint8(narrowE5M2(float32(h1[109] / scale)))
-		h2[110] = uint8(narrowE5M2(float32(h1[110] / scale)))
-		h2[111] = uint8(narrowE5M2(float32(h1[111] / scale)))
-		h2[112] = uint8(narrowE5M2(float32(h1[112] / scale)))
-		h2[113] = uint8(narrowE5M2(float32(h1[113] / scale)))
-		h2[114] = uint8(narrowE5M2(float32(h1[114] / scale)))
-		h2[115] = uint8(narrowE5M2(float32(h1[115] / scale)))
-		h2[116] = uint8(narrowE5M2(float32(h1[116] / scale)))
-		h2[117] = uint8(narrowE5M2(float32(h1[117] / scale)))
-		h2[118] = uint8(narrowE5M2(float32(h1[118] / scale)))
-		h2[119] = uint8(narrowE5M2(float32(h1[119] / scale)))
-		h2[120] = uint8(narrowE5M2(float32(h1[120] / scale)))
-		h2[121] = uint8(narrowE5M2(float32(h1[121] / scale)))
-		h2[122] = uint8(narrowE5M2(float32(h1[122] / scale)))
-		h2[123] = uint8(narrowE5M2(float32(h1[123] / scale)))
-		h2[124] = uint8(narrowE5M2(float32(h1[124] / scale)))
-		h2[125] = uint8(narrowE5M2(float32(h1[125] / scale)))
-		h2[126] = uint8(narrowE5M2(float32(h1[126] / scale)))
-		h2[127] = uint8(narrowE5M2(float32(h1[127] / scale)))
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_e5m2_128x128n_generic loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e5m2_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
-		h1 := (*[128]uint8)(src)
-		h2 := (*[128]float32)(dst)
-		h2[0] = float32(widenE5M2(uint32(h1[0])) * scale)
-		h2[1] = float32(widenE5M2(uint32(h1[1])) * scale)
-		h2[2] = float32(widenE5M2(uint32(h1[2])) * scale)
-		h2[3] = float32(widenE5M2(uint32(h1[3])) * scale)
-		h2[4] = float32(widenE5M2(uint32(h1[4])) * scale)
-		h2[5] = float32(widenE5M2(uint32(h1[5])) * scale)
-		h2[6] = float32(widenE5M2(uint32(h1[6])) * scale)
-		h2[7] = float32(widenE5M2(uint32(h1[7])) * scale)
-		h2[8] = float32(widenE5M2(uint32(h1[8])) * scale)
-		h2[9] = float32(widenE5M2(uint32(h1[9])) * scale)
-		h2[10] = float32(widenE5M2(uint32(h1[10])) * scale)
-		h2[11] = float32(widenE5M2(uint32(h1[11])) * scale)
-		h2[12] = float32(widenE5M2(uint32(h1[12])) * scale)
-		h2[13] = float32(widenE5M2(uint32(h1[13])) * scale)
-		h2[14] = float32(widenE5M2(uint32(h1[14])) * scale)
-		h2[15] = float32(widenE5M2(uint32(h1[15])) * scale)
-		h2[16] = float32(widenE5M2(uint32(h1[16])) * scale)
-		h2[17] = float32(widenE5M2(uint32(h1[17])) * scale)
-		h2[18] = float32(widenE5M2(uint32(h1[18])) * scale)
-		h2[19] = float32(widenE5M2(uint32(h1[19])) * scale)
-		h2[20] = float32(widenE5M2(uint32(h1[20])) * scale)
-		h2[21] = float32(widenE5M2(uint32(h1[21])) * scale)
-		h2[22] = float32(widenE5M2(uint32(h1[22])) * scale)
-		h2[23] = float32(widenE5M2(uint32(h1[23])) * scale)
-		h2[24] = float32(widenE5M2(uint32(h1[24])) * scale)
-		h2[25] = float32(widenE5M2(uint32(h1[25])) * scale)
-		h2[26] = float32(widenE5M2(uint32(h1[26])) * scale)
-		h2[27] = float32(widenE5M2(uint32(h1[27])) * scale)
-		h2[28] = float32(widenE5M2(uint32(h1[28])) * scale)
-		h2[29] = float32(widenE5M2(uint32(h1[29])) * scale)
-		h2[30] = float32(widenE5M2(uint32(h1[30])) * scale)
-		h2[31] = float32(widenE5M2(uint32(h1[31])) * scale)
-		h2[32] = float32(widenE5M2(uint32(h1[32])) * scale)
-		h2[33] = float32(widenE5M2(uint32(h1[33])) * scale)
-		h2[34] = float32(widenE5M2(uint32(h1[34])) * scale)
-		h2[35] = float32(widenE5M2(uint32(h1[35])) * scale)
-		h2[36] = float32(widenE5M2(uint32(h1[36])) * scale)
-		h2[37] = float32(widenE5M2(uint32(h1[37])) * scale)
-		h2[38] = float32(widenE5M2(uint32(h1[38])) * scale)
-		h2[39] = float32(widenE5M2(uint32(h1[39])) * scale)
-		h2[40] = float32(widenE5M2(uint32(h1[40])) * scale)
-		h2[41] = float32(widenE5M2(uint32(h1[41])) * scale)
-		h2[42] = float32(widenE5M2(uint32(h1[42])) * scale)
-		h2[43] = float32(widenE5M2(uint32(h1[43])) * scale)
-		h2[44] = float32(widenE5M2(uint32(h1[44])) * scale)
-		h2[45] = float32(widenE5M2(uint32(h1[45])) * scale)
-		h2[46] = float32(widenE5M2(uint32(h1[46])) * scale)
-		h2[47] = float32(widenE5M2(uint32(h1[47])) * scale)
-		h2[48] = float32(widenE5M2(uint32(h1[48])) * scale)
-		h2[49] = float32(widenE5M2(uint32(h1[49])) * scale)
-		h2[50] = float32(widenE5M2(uint32(h1[50])) * scale)
-		h2[51] = float32(widenE5M2(uint32(h1[51])) * scale)
-		h2[52] = float32(widenE5M2(uint32(h1[52])) * scale)
-		h2[53] = float32(widenE5M2(uint32(h1[53])) * scale)
-		h2[54] = float32(widenE5M2(uint32(h1[54])) * scale)
-		h2[55] = float32(widenE5M2(uint32(h1[55])) * scale)
-		h2[56] = float32(widenE5M2(uint32(h1[56])) * scale)
-		h2[57] = float32(widenE5M2(uint32(h1[57])) * scale)
-		h2[58] = float32(widenE5M2(uint32(h1[58])) * scale)
-		h2[59] = float32(widenE5M2(uint32(h1[59])) * scale)
-		h2[60] = float32(widenE5M2(uint32(h1[60])) * scale)
-		h2[61] = float32(widenE5M2(uint32(h1[61])) * scale)
-		h2[62] = float32(widenE5M2(uint32(h1[62])) * scale)
-		h2[63] = float32(widenE5M2(uint32(h1[63])) * scale)
-		h2[64] = float32(widenE5M2(uint32(h1[64])) * scale)
-		h2[65] = float32(widenE5M2(uint32(h1[65])) * scale)
-		h2[66] = float32(widenE5M2(uint32(h1[66])) * scale)
-		h2[67] = float32(widenE5M2(uint32(h1[67])) * scale)
-		h2[68] = float32(widenE5M2(uint32(h1[68])) * scale)
-		h2[69] = float32(widenE5M2(uint32(h1[69])) * scale)
-		h2[70] = float32(widenE5M2(uint32(h1[70])) * scale)
-		h2[71] = float32(widenE5M2(uint32(h1[71])) * scale)
-		h2[72] = float32(widenE5M2(uint32(h1[72])) * scale)
-		h2[73] = float32(widenE5M2(uint32(h1[73])) * scale)
-		h2[74] = float32(widenE5M2(uint32(h1[74])) * scale)
-		h2[75] = float32(widenE5M2(uint32(h1[75])) * scale)
-		h2[76] = float32(widenE5M2(uint32(h1[76])) * scale)
-		h2[77] = float32(widenE5M2(uint32(h1[77])) * scale)
-		h2[78] = float32(widenE5M2(uint32(h1[78])) * scale)
-		h2[79] = float32(widenE5M2(uint32(h1[79])) * scale)
-		h2[80] = float32(widenE5M2(uint32(h1[80])) * scale)
-		h2[81] = float32(widenE5M2(uint32(h1[81])) * scale)
-		h2[82] = float32(widenE5M2(uint32(h1[82])) * scale)
-		h2[83] = float32(widenE5M2(uint32(h1[83])) * scale)
-		h2[84] = float32(widenE5M2(uint32(h1[84])) * scale)
-		h2[85] = float32(widenE5M2(uint32(h1[85])) * scale)
-		h2[86] = float32(widenE5M2(uint32(h1[86])) * scale)
-		h2[87] = float32(widenE5M2(uint32(h1[87])) * scale)
-		h2[88] = float32(widenE5M2(uint32(h1[88])) * scale)
-		h2[89] = float32(widenE5M2(uint32(h1[89])) * scale)
-		h2[90] = float32(widenE5M2(uint32(h1[90])) * scale)
-		h2[91] = float32(widenE5M2(uint32(h1[91])) * scale)
-		h2[92] = float32(widenE5M2(uint32(h1[92])) * scale)
-		h2[93] = float32(widenE5M2(uint32(h1[93])) * scale)
-		h2[94] = float32(widenE5M2(uint32(h1[94])) * scale)
-		h2[95] = float32(widenE5M2(uint32(h1[95])) * scale)
-		h2[96] = float32(widenE5M2(uint32(h1[96])) * scale)
-		h2[97] = float32(widenE5M2(uint32(h1[97])) * scale)
-		h2[98] = float32(widenE5M2(uint32(h1[98])) * scale)
-		h2[99] = float32(widenE5M2(uint32(h1[99])) * scale)
-		h2[100] = float32(widenE5M2(uint32(h1[100])) * scale)
-		h2[101] = float32(widenE5M2(uint32(h1[101])) * scale)
-		h2[102] = float32(widenE5M2(uint32(h1[102])) * scale)
-		h2[103] = float32(widenE5M2(uint32(h1[103])) * scale)
-		h2[104] = float32(widenE5M2(uint32(h1[104])) * scale)
-		h2[105] = float32(widenE5M2(uint32(h1[105])) * scale)
-		h2[106] = float32(widenE5M2(uint32(h1[106])) * scale)
-		h2[107] = float32(widenE5M2(uint32(h1[107])) * scale)
-		h2[108] = float32(widenE5M2(uint32(h1[108])) * scale)
-		h2[109] = float32(widenE5M2(uint32(h1[109])) * scale)
-		h2[110] = float32(widenE5M2(uint32(h1[110])) * scale)
-		h2[111] = float32(widenE5M2(uint32(h1[111])) * scale)
-		h2[112] = float32(widenE5M2(uint32(h1[112])) * scale)
-		h2[113] = float32(widenE5M2(uint32(h1[113])) * scale)
-		h2[114] = float32(widenE5M2(uint32(h1[114])) * scale)
-		h2[115] = float32(widenE5M2(uint32(h1[115])) * scale)
-		h2[116] = float32(widenE5M2(uint32(h1[116])) * scale)
-		h2[117] = float32(widenE5M2(uint32(h1[117])) * scale)
-		h2[118] = float32(widenE5M2(uint32(h1[118])) * scale)
-		h2[119] = float32(widenE5M2(uint32(h1[119])) * scale)
-		h2[120] = float32(widenE5M2(uint32(h1[120])) * scale)
-		h2[121] = float32(widenE5M2(uint32(h1[121])) * scale)
-		h2[122] = float32(widenE5M2(uint32(h1[122])) * scale)
-		h2[123] = float32(widenE5M2(uint32(h1[123])) * scale)
-		h2[124] = float32(widenE5M2(uint32(h1[124])) * scale)
-		h2[125] = float32(widenE5M2(uint32(h1[125])) * scale)
-		h2[126] = float32(widenE5M2(uint32(h1[126])) * scale)
-		h2[127] = float32(widenE5M2(uint32(h1[127])) * scale)
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_q8_0_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 136; n-- {
-		for b1 := range 4 {
-			q8Quantize((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_q8_0_128x128n_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 136 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			q8Dequantize((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_q4_0_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
-func store_q4_0_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
-		for b1 := range 4 {
-			q40Quantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_q4_0_128x128n_generic loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q4_0_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			q40Dequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_mxfp4_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
-func store_mxfp4_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 68; n-- {
-		for b1 := range 4 {
-			mxfp4Quantize((*[17]uint8)(dst[17*b1:]), (*[32]float32)(src[32*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_mxfp4_128x128n_generic loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_mxfp4_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 68 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			mxfp4Dequantize((*[32]float32)(dst[32*b1:]), (*[17]uint8)(src[17*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_iq4_nl_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
-func store_iq4_nl_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
-		for b1 := range 4 {
-			iq4nlQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_iq4_nl_128x128n_generic loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_iq4_nl_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			iq4nlDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_nvfp4_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
-		for b1 := range 2 {
-			nvfp4Quantize((*[36]uint8)(dst[36*b1:]), (*[64]float32)(src[64*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_nvfp4_128x128n_generic loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
-		for b1 := range 2 {
-			nvfp4Dequantize((*[64]float32)(dst[64*b1:]), (*[36]uint8)(src[36*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_int8_per_token_head_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
-func store_int8_per_token_head_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 132; n-- {
-		for b1 := range 1 {
-			int8Head128Quantize((*[132]uint8)(dst[132*b1:]), (*[128]float32)(src[128*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_int8_per_token_head_128x128n_generic loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_int8_per_token_head_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 132 && len(dst) >= 128; n-- {
-		for b1 := range 1 {
-			int8Head128Dequantize((*[128]float32)(dst[128*b1:]), (*[132]uint8)(src[132*b1:]))
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// store_nvfp4_gs_128x128n_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_gs_128x128n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 128 && len(dst) >= 72; n-- {
-		for b1 := range 4 {
-			nvfp4gsQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]), scale)
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
-	}
-}
-
-// load_nvfp4_gs_128x128n_generic loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_gs_128x128n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
-	for ; n > 0 && len(src) >= 72 && len(dst) >= 128; n-- {
-		for b1 := range 4 {
-			nvfp4gsDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]), scale)
-		}
-		if n == 1 || ss < 0 || ss > len(src) || ds < 0 || ds > len(dst) {
-			break
-		}
-		src = src[ss:]
-		dst = dst[ds:]
 	}
 }
 
@@ -54897,8 +52462,8 @@ func rotTo_256x256n_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
-// hadamard_256x256n_generic transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_256x256n_generic(x []float32, stride int, n int) {
+// hadamard_256_generic transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_256_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 256; n-- {
 		h1 := (*[256]float32)(x)
 		u2 := h1[0]
@@ -59004,8 +56569,8 @@ func hadamard_256x256n_generic(x []float32, stride int, n int) {
 	}
 }
 
-// store_f16_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_256x256n_generic(dst []uint16, ds int, src []float32, ss int, n int) {
+// store_f16_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
+func store_f16_256_generic(dst []uint16, ds int, src []float32, ss int, n int) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 256; n-- {
 		h1 := (*[256]float32)(src)
 		h2 := (*[256]uint16)(dst)
@@ -59273,8 +56838,8 @@ func store_f16_256x256n_generic(dst []uint16, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_f16_256x256n_generic loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_256x256n_generic(dst []float32, ds int, src []uint16, ss int, n int) {
+// load_f16_256_generic loads the first 256 values of the n f16 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_f16_256_generic(dst []float32, ds int, src []uint16, ss int, n int) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 256; n-- {
 		h1 := (*[256]uint16)(src)
 		h2 := (*[256]float32)(dst)
@@ -60351,8 +57916,8 @@ func shiftInv_f16_256x256n_generic(x []uint16, stride int, n int, r *float32) {
 	}
 }
 
-// store_e5m2_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
-func store_e5m2_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_e5m2_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as e5m2 into the heads of dst, ds apart, in pure Go.
+func store_e5m2_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 256; n-- {
 		h1 := (*[256]float32)(src)
 		h2 := (*[256]uint8)(dst)
@@ -60620,8 +58185,8 @@ func store_e5m2_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_e5m2_256x256n_generic loads the first 256 values of the n e5m2 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e5m2_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_e5m2_256_generic loads the first 256 values of the n e5m2 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_e5m2_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 256; n-- {
 		h1 := (*[256]uint8)(src)
 		h2 := (*[256]float32)(dst)
@@ -60889,8 +58454,8 @@ func load_e5m2_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_q8_0_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q8_0_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 272; n-- {
 		for b1 := range 8 {
 			q8Quantize((*[34]uint8)(dst[34*b1:]), (*[32]float32)(src[32*b1:]))
@@ -60903,8 +58468,8 @@ func store_q8_0_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_q8_0_256x256n_generic loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q8_0_256_generic loads the first 256 values of the n q8_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 272 && len(dst) >= 256; n-- {
 		for b1 := range 8 {
 			q8Dequantize((*[32]float32)(dst[32*b1:]), (*[34]uint8)(src[34*b1:]))
@@ -60917,8 +58482,8 @@ func load_q8_0_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_q4_0_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
-func store_q4_0_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q4_0_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q4_0 into the heads of dst, ds apart, in pure Go.
+func store_q4_0_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 144; n-- {
 		for b1 := range 8 {
 			q40Quantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -60931,8 +58496,8 @@ func store_q4_0_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n i
 	}
 }
 
-// load_q4_0_256x256n_generic loads the first 256 values of the n q4_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q4_0_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q4_0_256_generic loads the first 256 values of the n q4_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q4_0_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 144 && len(dst) >= 256; n-- {
 		for b1 := range 8 {
 			q40Dequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -60945,8 +58510,8 @@ func load_q4_0_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n in
 	}
 }
 
-// store_mxfp4_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
-func store_mxfp4_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_mxfp4_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, in pure Go.
+func store_mxfp4_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 136; n-- {
 		for b1 := range 8 {
 			mxfp4Quantize((*[17]uint8)(dst[17*b1:]), (*[32]float32)(src[32*b1:]))
@@ -60959,8 +58524,8 @@ func store_mxfp4_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n 
 	}
 }
 
-// load_mxfp4_256x256n_generic loads the first 256 values of the n mxfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_mxfp4_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_mxfp4_256_generic loads the first 256 values of the n mxfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_mxfp4_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 136 && len(dst) >= 256; n-- {
 		for b1 := range 8 {
 			mxfp4Dequantize((*[32]float32)(dst[32*b1:]), (*[17]uint8)(src[17*b1:]))
@@ -60973,8 +58538,8 @@ func load_mxfp4_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n i
 	}
 }
 
-// store_iq4_nl_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
-func store_iq4_nl_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_iq4_nl_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, in pure Go.
+func store_iq4_nl_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 144; n-- {
 		for b1 := range 8 {
 			iq4nlQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]))
@@ -60987,8 +58552,8 @@ func store_iq4_nl_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n
 	}
 }
 
-// load_iq4_nl_256x256n_generic loads the first 256 values of the n iq4_nl heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_iq4_nl_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_iq4_nl_256_generic loads the first 256 values of the n iq4_nl heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_iq4_nl_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 144 && len(dst) >= 256; n-- {
 		for b1 := range 8 {
 			iq4nlDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]))
@@ -61001,8 +58566,8 @@ func load_iq4_nl_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n 
 	}
 }
 
-// store_nvfp4_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 144; n-- {
 		for b1 := range 4 {
 			nvfp4Quantize((*[36]uint8)(dst[36*b1:]), (*[64]float32)(src[64*b1:]))
@@ -61015,8 +58580,8 @@ func store_nvfp4_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n 
 	}
 }
 
-// load_nvfp4_256x256n_generic loads the first 256 values of the n nvfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_256_generic loads the first 256 values of the n nvfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 144 && len(dst) >= 256; n-- {
 		for b1 := range 4 {
 			nvfp4Dequantize((*[64]float32)(dst[64*b1:]), (*[36]uint8)(src[36*b1:]))
@@ -66933,8 +64498,8 @@ func int8Head256Quantize(d *[260]uint8, s *[256]float32) {
 	d[259] = uint8(u4104)
 }
 
-// store_int8_per_token_head_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
-func store_int8_per_token_head_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_int8_per_token_head_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, in pure Go.
+func store_int8_per_token_head_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 260; n-- {
 		for b4105 := range 1 {
 			int8Head256Quantize((*[260]uint8)(dst[260*b4105:]), (*[256]float32)(src[256*b4105:]))
@@ -67721,8 +65286,8 @@ func int8Head256Dequantize(d *[256]float32, s *[260]uint8) {
 	d[255] = float32(u514 * u2)
 }
 
-// load_int8_per_token_head_256x256n_generic loads the first 256 values of the n int8_per_token_head heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_int8_per_token_head_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_int8_per_token_head_256_generic loads the first 256 values of the n int8_per_token_head heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_int8_per_token_head_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 260 && len(dst) >= 256; n-- {
 		for b515 := range 1 {
 			int8Head256Dequantize((*[256]float32)(dst[256*b515:]), (*[260]uint8)(src[260*b515:]))
@@ -67735,8 +65300,8 @@ func load_int8_per_token_head_256x256n_generic(dst []float32, ds int, src []uint
 	}
 }
 
-// store_nvfp4_gs_256x256n_generic stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
-func store_nvfp4_gs_256x256n_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_nvfp4_gs_256_generic stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, in pure Go.
+func store_nvfp4_gs_256_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 256 && len(dst) >= 144; n-- {
 		for b1 := range 8 {
 			nvfp4gsQuantize((*[18]uint8)(dst[18*b1:]), (*[32]float32)(src[32*b1:]), scale)
@@ -67749,8 +65314,8 @@ func store_nvfp4_gs_256x256n_generic(dst []uint8, ds int, src []float32, ss int,
 	}
 }
 
-// load_nvfp4_gs_256x256n_generic loads the first 256 values of the n nvfp4_gs heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_nvfp4_gs_256x256n_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_nvfp4_gs_256_generic loads the first 256 values of the n nvfp4_gs heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_nvfp4_gs_256_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 144 && len(dst) >= 256; n-- {
 		for b1 := range 8 {
 			nvfp4gsDequantize((*[32]float32)(dst[32*b1:]), (*[18]uint8)(src[18*b1:]), scale)

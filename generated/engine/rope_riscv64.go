@@ -26,46 +26,46 @@ func kernels_64x64i_rvv() (k kernels) {
 	k.fwdRows = fwdRows_64x64i_rvv
 	k.invRows = invRows_64x64i_rvv
 	k.rotTo = rotTo_64x64i_rvv
-	k.hadamard = hadamard_64x64i_rvv
-	k.half[0].store = store_f16_64x64i_rvv
-	k.half[0].storeShift = store_f16_64x64i_rvv
-	k.half[0].load = load_f16_64x64i_rvv
-	k.half[0].loadShift = load_f16_64x64i_rvv
+	k.hadamard = hadamard_64_rvv
+	k.half[0].store = store_f16_64_rvv
+	k.half[0].storeShift = store_f16_64_rvv
+	k.half[0].load = load_f16_64_rvv
+	k.half[0].loadShift = load_f16_64_rvv
 	k.half[0].to = to_f16_64x64i_rvv
 	k.half[0].shift = shift_f16_64x64i_rvv
 	k.half[0].shiftInv = shiftInv_f16_64x64i_rvv
-	k.bytes[2].store = store_e5m2_64x64i_rvv
-	k.bytes[2].storeShift = store_e5m2_64x64i_rvv
-	k.bytes[2].load = load_e5m2_64x64i_rvv
-	k.bytes[2].loadShift = load_e5m2_64x64i_rvv
-	k.bytes[1].store = store_q8_0_64x64i_rvv
-	k.bytes[1].storeShift = store_q8_0_64x64i_rvv
-	k.bytes[1].load = load_q8_0_64x64i_rvv
-	k.bytes[1].loadShift = load_q8_0_64x64i_rvv
-	k.bytes[3].store = store_q4_0_64x64i_rvv
-	k.bytes[3].storeShift = store_q4_0_64x64i_rvv
-	k.bytes[3].load = load_q4_0_64x64i_rvv
-	k.bytes[3].loadShift = load_q4_0_64x64i_rvv
-	k.bytes[7].store = store_mxfp4_64x64i_rvv
-	k.bytes[7].storeShift = store_mxfp4_64x64i_rvv
-	k.bytes[7].load = load_mxfp4_64x64i_rvv
-	k.bytes[7].loadShift = load_mxfp4_64x64i_rvv
-	k.bytes[8].store = store_iq4_nl_64x64i_rvv
-	k.bytes[8].storeShift = store_iq4_nl_64x64i_rvv
-	k.bytes[8].load = load_iq4_nl_64x64i_rvv
-	k.bytes[8].loadShift = load_iq4_nl_64x64i_rvv
-	k.bytes[9].store = store_nvfp4_64x64i_rvv
-	k.bytes[9].storeShift = store_nvfp4_64x64i_rvv
-	k.bytes[9].load = load_nvfp4_64x64i_rvv
-	k.bytes[9].loadShift = load_nvfp4_64x64i_rvv
-	k.bytes[10].store = store_int8_per_token_head_64x64i_rvv
-	k.bytes[10].storeShift = store_int8_per_token_head_64x64i_rvv
-	k.bytes[10].load = load_int8_per_token_head_64x64i_rvv
-	k.bytes[10].loadShift = load_int8_per_token_head_64x64i_rvv
-	k.bytes[11].store = store_nvfp4_gs_64x64i_rvv
-	k.bytes[11].storeShift = store_nvfp4_gs_64x64i_rvv
-	k.bytes[11].load = load_nvfp4_gs_64x64i_rvv
-	k.bytes[11].loadShift = load_nvfp4_gs_64x64i_rvv
+	k.bytes[2].store = store_e5m2_64_rvv
+	k.bytes[2].storeShift = store_e5m2_64_rvv
+	k.bytes[2].load = load_e5m2_64_rvv
+	k.bytes[2].loadShift = load_e5m2_64_rvv
+	k.bytes[1].store = store_q8_0_64_rvv
+	k.bytes[1].storeShift = store_q8_0_64_rvv
+	k.bytes[1].load = load_q8_0_64_rvv
+	k.bytes[1].loadShift = load_q8_0_64_rvv
+	k.bytes[3].store = store_q4_0_64_rvv
+	k.bytes[3].storeShift = store_q4_0_64_rvv
+	k.bytes[3].load = load_q4_0_64_rvv
+	k.bytes[3].loadShift = load_q4_0_64_rvv
+	k.bytes[7].store = store_mxfp4_64_rvv
+	k.bytes[7].storeShift = store_mxfp4_64_rvv
+	k.bytes[7].load = load_mxfp4_64_rvv
+	k.bytes[7].loadShift = load_mxfp4_64_rvv
+	k.bytes[8].store = store_iq4_nl_64_rvv
+	k.bytes[8].storeShift = store_iq4_nl_64_rvv
+	k.bytes[8].load = load_iq4_nl_64_rvv
+	k.bytes[8].loadShift = load_iq4_nl_64_rvv
+	k.bytes[9].store = store_nvfp4_64_rvv
+	k.bytes[9].storeShift = store_nvfp4_64_rvv
+	k.bytes[9].load = load_nvfp4_64_rvv
+	k.bytes[9].loadShift = load_nvfp4_64_rvv
+	k.bytes[10].store = store_int8_per_token_head_64_rvv
+	k.bytes[10].storeShift = store_int8_per_token_head_64_rvv
+	k.bytes[10].load = load_int8_per_token_head_64_rvv
+	k.bytes[10].loadShift = load_int8_per_token_head_64_rvv
+	k.bytes[11].store = store_nvfp4_gs_64_rvv
+	k.bytes[11].storeShift = store_nvfp4_gs_64_rvv
+	k.bytes[11].load = load_nvfp4_gs_64_rvv
+	k.bytes[11].loadShift = load_nvfp4_gs_64_rvv
 	return k
 }
 
@@ -76,42 +76,42 @@ func kernels_96x96n_rvv() (k kernels) {
 	k.fwdRows = fwdRows_96x96n_rvv
 	k.invRows = invRows_96x96n_rvv
 	k.rotTo = rotTo_96x96n_rvv
-	k.hadamard = hadamard_96x96n_rvv
-	k.half[0].store = store_f16_96x96n_rvv
-	k.half[0].storeShift = store_f16_96x96n_rvv
-	k.half[0].load = load_f16_96x96n_rvv
-	k.half[0].loadShift = load_f16_96x96n_rvv
+	k.hadamard = hadamard_96_rvv
+	k.half[0].store = store_f16_96_rvv
+	k.half[0].storeShift = store_f16_96_rvv
+	k.half[0].load = load_f16_96_rvv
+	k.half[0].loadShift = load_f16_96_rvv
 	k.half[0].to = to_f16_96x96n_rvv
 	k.half[0].shift = shift_f16_96x96n_rvv
 	k.half[0].shiftInv = shiftInv_f16_96x96n_rvv
-	k.bytes[2].store = store_e5m2_96x96n_rvv
-	k.bytes[2].storeShift = store_e5m2_96x96n_rvv
-	k.bytes[2].load = load_e5m2_96x96n_rvv
-	k.bytes[2].loadShift = load_e5m2_96x96n_rvv
-	k.bytes[1].store = store_q8_0_96x96n_rvv
-	k.bytes[1].storeShift = store_q8_0_96x96n_rvv
-	k.bytes[1].load = load_q8_0_96x96n_rvv
-	k.bytes[1].loadShift = load_q8_0_96x96n_rvv
-	k.bytes[3].store = store_q4_0_96x96n_rvv
-	k.bytes[3].storeShift = store_q4_0_96x96n_rvv
-	k.bytes[3].load = load_q4_0_96x96n_rvv
-	k.bytes[3].loadShift = load_q4_0_96x96n_rvv
-	k.bytes[7].store = store_mxfp4_96x96n_rvv
-	k.bytes[7].storeShift = store_mxfp4_96x96n_rvv
-	k.bytes[7].load = load_mxfp4_96x96n_rvv
-	k.bytes[7].loadShift = load_mxfp4_96x96n_rvv
-	k.bytes[8].store = store_iq4_nl_96x96n_rvv
-	k.bytes[8].storeShift = store_iq4_nl_96x96n_rvv
-	k.bytes[8].load = load_iq4_nl_96x96n_rvv
-	k.bytes[8].loadShift = load_iq4_nl_96x96n_rvv
-	k.bytes[10].store = store_int8_per_token_head_96x96n_rvv
-	k.bytes[10].storeShift = store_int8_per_token_head_96x96n_rvv
-	k.bytes[10].load = load_int8_per_token_head_96x96n_rvv
-	k.bytes[10].loadShift = load_int8_per_token_head_96x96n_rvv
-	k.bytes[11].store = store_nvfp4_gs_96x96n_rvv
-	k.bytes[11].storeShift = store_nvfp4_gs_96x96n_rvv
-	k.bytes[11].load = load_nvfp4_gs_96x96n_rvv
-	k.bytes[11].loadShift = load_nvfp4_gs_96x96n_rvv
+	k.bytes[2].store = store_e5m2_96_rvv
+	k.bytes[2].storeShift = store_e5m2_96_rvv
+	k.bytes[2].load = load_e5m2_96_rvv
+	k.bytes[2].loadShift = load_e5m2_96_rvv
+	k.bytes[1].store = store_q8_0_96_rvv
+	k.bytes[1].storeShift = store_q8_0_96_rvv
+	k.bytes[1].load = load_q8_0_96_rvv
+	k.bytes[1].loadShift = load_q8_0_96_rvv
+	k.bytes[3].store = store_q4_0_96_rvv
+	k.bytes[3].storeShift = store_q4_0_96_rvv
+	k.bytes[3].load = load_q4_0_96_rvv
+	k.bytes[3].loadShift = load_q4_0_96_rvv
+	k.bytes[7].store = store_mxfp4_96_rvv
+	k.bytes[7].storeShift = store_mxfp4_96_rvv
+	k.bytes[7].load = load_mxfp4_96_rvv
+	k.bytes[7].loadShift = load_mxfp4_96_rvv
+	k.bytes[8].store = store_iq4_nl_96_rvv
+	k.bytes[8].storeShift = store_iq4_nl_96_rvv
+	k.bytes[8].load = load_iq4_nl_96_rvv
+	k.bytes[8].loadShift = load_iq4_nl_96_rvv
+	k.bytes[10].store = store_int8_per_token_head_96_rvv
+	k.bytes[10].storeShift = store_int8_per_token_head_96_rvv
+	k.bytes[10].load = load_int8_per_token_head_96_rvv
+	k.bytes[10].loadShift = load_int8_per_token_head_96_rvv
+	k.bytes[11].store = store_nvfp4_gs_96_rvv
+	k.bytes[11].storeShift = store_nvfp4_gs_96_rvv
+	k.bytes[11].load = load_nvfp4_gs_96_rvv
+	k.bytes[11].loadShift = load_nvfp4_gs_96_rvv
 	return k
 }
 
@@ -124,51 +124,88 @@ func kernels_128x128i_rvv() (k kernels) {
 	k.norm[9] = norm_l2HeadAfter_128x128i_rvv
 	k.normOnly[9] = normOnly_l2HeadAfter_128x128i_rvv
 	k.rotTo = rotTo_128x128i_rvv
-	k.hadamard = hadamard_128x128i_rvv
-	k.half[0].store = store_f16_128x128i_rvv
-	k.half[0].storeShift = store_f16_128x128i_rvv
-	k.half[0].load = load_f16_128x128i_rvv
-	k.half[0].loadShift = load_f16_128x128i_rvv
+	k.hadamard = hadamard_128_rvv
+	k.half[0].store = store_f16_128_rvv
+	k.half[0].storeShift = store_f16_128_rvv
+	k.half[0].load = load_f16_128_rvv
+	k.half[0].loadShift = load_f16_128_rvv
 	k.half[0].to = to_f16_128x128i_rvv
 	k.half[0].shift = shift_f16_128x128i_rvv
 	k.half[0].shiftInv = shiftInv_f16_128x128i_rvv
-	k.bytes[2].store = store_e5m2_128x128i_rvv
-	k.bytes[2].storeShift = store_e5m2_128x128i_rvv
-	k.bytes[2].load = load_e5m2_128x128i_rvv
-	k.bytes[2].loadShift = load_e5m2_128x128i_rvv
-	k.bytes[1].store = store_q8_0_128x128i_rvv
-	k.bytes[1].storeShift = store_q8_0_128x128i_rvv
-	k.bytes[1].load = load_q8_0_128x128i_rvv
-	k.bytes[1].loadShift = load_q8_0_128x128i_rvv
-	k.bytes[3].store = store_q4_0_128x128i_rvv
-	k.bytes[3].storeShift = store_q4_0_128x128i_rvv
-	k.bytes[3].load = load_q4_0_128x128i_rvv
-	k.bytes[3].loadShift = load_q4_0_128x128i_rvv
-	k.bytes[7].store = store_mxfp4_128x128i_rvv
-	k.bytes[7].storeShift = store_mxfp4_128x128i_rvv
-	k.bytes[7].load = load_mxfp4_128x128i_rvv
-	k.bytes[7].loadShift = load_mxfp4_128x128i_rvv
-	k.bytes[8].store = store_iq4_nl_128x128i_rvv
-	k.bytes[8].storeShift = store_iq4_nl_128x128i_rvv
-	k.bytes[8].load = load_iq4_nl_128x128i_rvv
-	k.bytes[8].loadShift = load_iq4_nl_128x128i_rvv
-	k.bytes[9].store = store_nvfp4_128x128i_rvv
-	k.bytes[9].storeShift = store_nvfp4_128x128i_rvv
-	k.bytes[9].load = load_nvfp4_128x128i_rvv
-	k.bytes[9].loadShift = load_nvfp4_128x128i_rvv
-	k.bytes[10].store = store_int8_per_token_head_128x128i_rvv
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128i_rvv
-	k.bytes[10].load = load_int8_per_token_head_128x128i_rvv
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128i_rvv
-	k.bytes[11].store = store_nvfp4_gs_128x128i_rvv
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128i_rvv
-	k.bytes[11].load = load_nvfp4_gs_128x128i_rvv
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128i_rvv
+	k.bytes[2].store = store_e5m2_128_rvv
+	k.bytes[2].storeShift = store_e5m2_128_rvv
+	k.bytes[2].load = load_e5m2_128_rvv
+	k.bytes[2].loadShift = load_e5m2_128_rvv
+	k.bytes[1].store = store_q8_0_128_rvv
+	k.bytes[1].storeShift = store_q8_0_128_rvv
+	k.bytes[1].load = load_q8_0_128_rvv
+	k.bytes[1].loadShift = load_q8_0_128_rvv
+	k.bytes[3].store = store_q4_0_128_rvv
+	k.bytes[3].storeShift = store_q4_0_128_rvv
+	k.bytes[3].load = load_q4_0_128_rvv
+	k.bytes[3].loadShift = load_q4_0_128_rvv
+	k.bytes[7].store = store_mxfp4_128_rvv
+	k.bytes[7].storeShift = store_mxfp4_128_rvv
+	k.bytes[7].load = load_mxfp4_128_rvv
+	k.bytes[7].loadShift = load_mxfp4_128_rvv
+	k.bytes[8].store = store_iq4_nl_128_rvv
+	k.bytes[8].storeShift = store_iq4_nl_128_rvv
+	k.bytes[8].load = load_iq4_nl_128_rvv
+	k.bytes[8].loadShift = load_iq4_nl_128_rvv
+	k.bytes[9].store = store_nvfp4_128_rvv
+	k.bytes[9].storeShift = store_nvfp4_128_rvv
+	k.bytes[9].load = load_nvfp4_128_rvv
+	k.bytes[9].loadShift = load_nvfp4_128_rvv
+	k.bytes[10].store = store_int8_per_token_head_128_rvv
+	k.bytes[10].storeShift = store_int8_per_token_head_128_rvv
+	k.bytes[10].load = load_int8_per_token_head_128_rvv
+	k.bytes[10].loadShift = load_int8_per_token_head_128_rvv
+	k.bytes[11].store = store_nvfp4_gs_128_rvv
+	k.bytes[11].storeShift = store_nvfp4_gs_128_rvv
+	k.bytes[11].load = load_nvfp4_gs_128_rvv
+	k.bytes[11].loadShift = load_nvfp4_gs_128_rvv
 	return k
 }
 
 // kernels_128x128n_rvv returns the rvv kernels of the shape 128/128/neox.
 func kernels_128x128n_rvv() (k kernels) {
+	k.hadamard = hadamard_128_rvv
+	k.half[0].store = store_f16_128_rvv
+	k.half[0].storeShift = store_f16_128_rvv
+	k.half[0].load = load_f16_128_rvv
+	k.half[0].loadShift = load_f16_128_rvv
+	k.bytes[2].store = store_e5m2_128_rvv
+	k.bytes[2].storeShift = store_e5m2_128_rvv
+	k.bytes[2].load = load_e5m2_128_rvv
+	k.bytes[2].loadShift = load_e5m2_128_rvv
+	k.bytes[1].store = store_q8_0_128_rvv
+	k.bytes[1].storeShift = store_q8_0_128_rvv
+	k.bytes[1].load = load_q8_0_128_rvv
+	k.bytes[1].loadShift = load_q8_0_128_rvv
+	k.bytes[3].store = store_q4_0_128_rvv
+	k.bytes[3].storeShift = store_q4_0_128_rvv
+	k.bytes[3].load = load_q4_0_128_rvv
+	k.bytes[3].loadShift = load_q4_0_128_rvv
+	k.bytes[7].store = store_mxfp4_128_rvv
+	k.bytes[7].storeShift = store_mxfp4_128_rvv
+	k.bytes[7].load = load_mxfp4_128_rvv
+	k.bytes[7].loadShift = load_mxfp4_128_rvv
+	k.bytes[8].store = store_iq4_nl_128_rvv
+	k.bytes[8].storeShift = store_iq4_nl_128_rvv
+	k.bytes[8].load = load_iq4_nl_128_rvv
+	k.bytes[8].loadShift = load_iq4_nl_128_rvv
+	k.bytes[9].store = store_nvfp4_128_rvv
+	k.bytes[9].storeShift = store_nvfp4_128_rvv
+	k.bytes[9].load = load_nvfp4_128_rvv
+	k.bytes[9].loadShift = load_nvfp4_128_rvv
+	k.bytes[10].store = store_int8_per_token_head_128_rvv
+	k.bytes[10].storeShift = store_int8_per_token_head_128_rvv
+	k.bytes[10].load = load_int8_per_token_head_128_rvv
+	k.bytes[10].loadShift = load_int8_per_token_head_128_rvv
+	k.bytes[11].store = store_nvfp4_gs_128_rvv
+	k.bytes[11].storeShift = store_nvfp4_gs_128_rvv
+	k.bytes[11].load = load_nvfp4_gs_128_rvv
+	k.bytes[11].loadShift = load_nvfp4_gs_128_rvv
 	k.fwd = fwd_128x128n_rvv
 	k.inv = inv_128x128n_rvv
 	k.fwdRows = fwdRows_128x128n_rvv
@@ -178,46 +215,9 @@ func kernels_128x128n_rvv() (k kernels) {
 	k.norm[2] = norm_rmsToken_128x128n_rvv
 	k.normOnly[2] = normOnly_rmsToken_128x128n_rvv
 	k.rotTo = rotTo_128x128n_rvv
-	k.hadamard = hadamard_128x128n_rvv
-	k.half[0].store = store_f16_128x128n_rvv
-	k.half[0].storeShift = store_f16_128x128n_rvv
-	k.half[0].load = load_f16_128x128n_rvv
-	k.half[0].loadShift = load_f16_128x128n_rvv
 	k.half[0].to = to_f16_128x128n_rvv
 	k.half[0].shift = shift_f16_128x128n_rvv
 	k.half[0].shiftInv = shiftInv_f16_128x128n_rvv
-	k.bytes[2].store = store_e5m2_128x128n_rvv
-	k.bytes[2].storeShift = store_e5m2_128x128n_rvv
-	k.bytes[2].load = load_e5m2_128x128n_rvv
-	k.bytes[2].loadShift = load_e5m2_128x128n_rvv
-	k.bytes[1].store = store_q8_0_128x128n_rvv
-	k.bytes[1].storeShift = store_q8_0_128x128n_rvv
-	k.bytes[1].load = load_q8_0_128x128n_rvv
-	k.bytes[1].loadShift = load_q8_0_128x128n_rvv
-	k.bytes[3].store = store_q4_0_128x128n_rvv
-	k.bytes[3].storeShift = store_q4_0_128x128n_rvv
-	k.bytes[3].load = load_q4_0_128x128n_rvv
-	k.bytes[3].loadShift = load_q4_0_128x128n_rvv
-	k.bytes[7].store = store_mxfp4_128x128n_rvv
-	k.bytes[7].storeShift = store_mxfp4_128x128n_rvv
-	k.bytes[7].load = load_mxfp4_128x128n_rvv
-	k.bytes[7].loadShift = load_mxfp4_128x128n_rvv
-	k.bytes[8].store = store_iq4_nl_128x128n_rvv
-	k.bytes[8].storeShift = store_iq4_nl_128x128n_rvv
-	k.bytes[8].load = load_iq4_nl_128x128n_rvv
-	k.bytes[8].loadShift = load_iq4_nl_128x128n_rvv
-	k.bytes[9].store = store_nvfp4_128x128n_rvv
-	k.bytes[9].storeShift = store_nvfp4_128x128n_rvv
-	k.bytes[9].load = load_nvfp4_128x128n_rvv
-	k.bytes[9].loadShift = load_nvfp4_128x128n_rvv
-	k.bytes[10].store = store_int8_per_token_head_128x128n_rvv
-	k.bytes[10].storeShift = store_int8_per_token_head_128x128n_rvv
-	k.bytes[10].load = load_int8_per_token_head_128x128n_rvv
-	k.bytes[10].loadShift = load_int8_per_token_head_128x128n_rvv
-	k.bytes[11].store = store_nvfp4_gs_128x128n_rvv
-	k.bytes[11].storeShift = store_nvfp4_gs_128x128n_rvv
-	k.bytes[11].load = load_nvfp4_gs_128x128n_rvv
-	k.bytes[11].loadShift = load_nvfp4_gs_128x128n_rvv
 	return k
 }
 
@@ -230,46 +230,46 @@ func kernels_256x256n_rvv() (k kernels) {
 	k.norm[4] = norm_gemmaHead_256x256n_rvv
 	k.normOnly[4] = normOnly_gemmaHead_256x256n_rvv
 	k.rotTo = rotTo_256x256n_rvv
-	k.hadamard = hadamard_256x256n_rvv
-	k.half[0].store = store_f16_256x256n_rvv
-	k.half[0].storeShift = store_f16_256x256n_rvv
-	k.half[0].load = load_f16_256x256n_rvv
-	k.half[0].loadShift = load_f16_256x256n_rvv
+	k.hadamard = hadamard_256_rvv
+	k.half[0].store = store_f16_256_rvv
+	k.half[0].storeShift = store_f16_256_rvv
+	k.half[0].load = load_f16_256_rvv
+	k.half[0].loadShift = load_f16_256_rvv
 	k.half[0].to = to_f16_256x256n_rvv
 	k.half[0].shift = shift_f16_256x256n_rvv
 	k.half[0].shiftInv = shiftInv_f16_256x256n_rvv
-	k.bytes[2].store = store_e5m2_256x256n_rvv
-	k.bytes[2].storeShift = store_e5m2_256x256n_rvv
-	k.bytes[2].load = load_e5m2_256x256n_rvv
-	k.bytes[2].loadShift = load_e5m2_256x256n_rvv
-	k.bytes[1].store = store_q8_0_256x256n_rvv
-	k.bytes[1].storeShift = store_q8_0_256x256n_rvv
-	k.bytes[1].load = load_q8_0_256x256n_rvv
-	k.bytes[1].loadShift = load_q8_0_256x256n_rvv
-	k.bytes[3].store = store_q4_0_256x256n_rvv
-	k.bytes[3].storeShift = store_q4_0_256x256n_rvv
-	k.bytes[3].load = load_q4_0_256x256n_rvv
-	k.bytes[3].loadShift = load_q4_0_256x256n_rvv
-	k.bytes[7].store = store_mxfp4_256x256n_rvv
-	k.bytes[7].storeShift = store_mxfp4_256x256n_rvv
-	k.bytes[7].load = load_mxfp4_256x256n_rvv
-	k.bytes[7].loadShift = load_mxfp4_256x256n_rvv
-	k.bytes[8].store = store_iq4_nl_256x256n_rvv
-	k.bytes[8].storeShift = store_iq4_nl_256x256n_rvv
-	k.bytes[8].load = load_iq4_nl_256x256n_rvv
-	k.bytes[8].loadShift = load_iq4_nl_256x256n_rvv
-	k.bytes[9].store = store_nvfp4_256x256n_rvv
-	k.bytes[9].storeShift = store_nvfp4_256x256n_rvv
-	k.bytes[9].load = load_nvfp4_256x256n_rvv
-	k.bytes[9].loadShift = load_nvfp4_256x256n_rvv
-	k.bytes[10].store = store_int8_per_token_head_256x256n_rvv
-	k.bytes[10].storeShift = store_int8_per_token_head_256x256n_rvv
-	k.bytes[10].load = load_int8_per_token_head_256x256n_rvv
-	k.bytes[10].loadShift = load_int8_per_token_head_256x256n_rvv
-	k.bytes[11].store = store_nvfp4_gs_256x256n_rvv
-	k.bytes[11].storeShift = store_nvfp4_gs_256x256n_rvv
-	k.bytes[11].load = load_nvfp4_gs_256x256n_rvv
-	k.bytes[11].loadShift = load_nvfp4_gs_256x256n_rvv
+	k.bytes[2].store = store_e5m2_256_rvv
+	k.bytes[2].storeShift = store_e5m2_256_rvv
+	k.bytes[2].load = load_e5m2_256_rvv
+	k.bytes[2].loadShift = load_e5m2_256_rvv
+	k.bytes[1].store = store_q8_0_256_rvv
+	k.bytes[1].storeShift = store_q8_0_256_rvv
+	k.bytes[1].load = load_q8_0_256_rvv
+	k.bytes[1].loadShift = load_q8_0_256_rvv
+	k.bytes[3].store = store_q4_0_256_rvv
+	k.bytes[3].storeShift = store_q4_0_256_rvv
+	k.bytes[3].load = load_q4_0_256_rvv
+	k.bytes[3].loadShift = load_q4_0_256_rvv
+	k.bytes[7].store = store_mxfp4_256_rvv
+	k.bytes[7].storeShift = store_mxfp4_256_rvv
+	k.bytes[7].load = load_mxfp4_256_rvv
+	k.bytes[7].loadShift = load_mxfp4_256_rvv
+	k.bytes[8].store = store_iq4_nl_256_rvv
+	k.bytes[8].storeShift = store_iq4_nl_256_rvv
+	k.bytes[8].load = load_iq4_nl_256_rvv
+	k.bytes[8].loadShift = load_iq4_nl_256_rvv
+	k.bytes[9].store = store_nvfp4_256_rvv
+	k.bytes[9].storeShift = store_nvfp4_256_rvv
+	k.bytes[9].load = load_nvfp4_256_rvv
+	k.bytes[9].loadShift = load_nvfp4_256_rvv
+	k.bytes[10].store = store_int8_per_token_head_256_rvv
+	k.bytes[10].storeShift = store_int8_per_token_head_256_rvv
+	k.bytes[10].load = load_int8_per_token_head_256_rvv
+	k.bytes[10].loadShift = load_int8_per_token_head_256_rvv
+	k.bytes[11].store = store_nvfp4_gs_256_rvv
+	k.bytes[11].storeShift = store_nvfp4_gs_256_rvv
+	k.bytes[11].load = load_nvfp4_gs_256_rvv
+	k.bytes[11].loadShift = load_nvfp4_gs_256_rvv
 	return k
 }
 
@@ -298,20 +298,20 @@ func invRows_64x64i_rvv(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func rotTo_64x64i_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_64x64i_rvv transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+// hadamard_64_rvv transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
 //
 //go:noescape
-func hadamard_64x64i_rvv(x []float32, stride int, n int)
+func hadamard_64_rvv(x []float32, stride int, n int)
 
-// store_f16_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
+// store_f16_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_f16_64x64i_rvv(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_64_rvv(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_64x64i_rvv loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_f16_64_rvv loads the first 64 values of the n f16 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_f16_64x64i_rvv(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_64_rvv(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_64x64i_rvv rotates the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using rvv.
 //
@@ -328,85 +328,85 @@ func shift_f16_64x64i_rvv(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_64x64i_rvv(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
+// store_e5m2_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_e5m2_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_64x64i_rvv loads the first 64 values of the n e5m2 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_e5m2_64_rvv loads the first 64 values of the n e5m2 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_e5m2_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
+// store_q8_0_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q8_0_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_64x64i_rvv loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q8_0_64_rvv loads the first 64 values of the n q8_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q8_0_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
+// store_q4_0_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q4_0_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_64x64i_rvv loads the first 64 values of the n q4_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q4_0_64_rvv loads the first 64 values of the n q4_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q4_0_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
+// store_mxfp4_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_mxfp4_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_64x64i_rvv loads the first 64 values of the n mxfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_mxfp4_64_rvv loads the first 64 values of the n mxfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_mxfp4_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
+// store_iq4_nl_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_iq4_nl_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_64x64i_rvv loads the first 64 values of the n iq4_nl heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_iq4_nl_64_rvv loads the first 64 values of the n iq4_nl heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_iq4_nl_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
+// store_nvfp4_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_64x64i_rvv loads the first 64 values of the n nvfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_64_rvv loads the first 64 values of the n nvfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
+// store_int8_per_token_head_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_int8_per_token_head_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_64x64i_rvv loads the first 64 values of the n int8_per_token_head heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_int8_per_token_head_64_rvv loads the first 64 values of the n int8_per_token_head heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_int8_per_token_head_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
+// store_nvfp4_gs_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_gs_64x64i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_64_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_64x64i_rvv loads the first 64 values of the n nvfp4_gs heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_gs_64_rvv loads the first 64 values of the n nvfp4_gs heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_gs_64x64i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_64_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_96x96n_rvv rotates the n heads of 96 values (96 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using rvv.
 //
@@ -433,20 +433,20 @@ func invRows_96x96n_rvv(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func rotTo_96x96n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_96x96n_rvv transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+// hadamard_96_rvv transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
 //
 //go:noescape
-func hadamard_96x96n_rvv(x []float32, stride int, n int)
+func hadamard_96_rvv(x []float32, stride int, n int)
 
-// store_f16_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
+// store_f16_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_f16_96x96n_rvv(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_96_rvv(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_96x96n_rvv loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_f16_96_rvv loads the first 96 values of the n f16 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_f16_96x96n_rvv(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_96_rvv(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_96x96n_rvv rotates the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using rvv.
 //
@@ -463,75 +463,75 @@ func shift_f16_96x96n_rvv(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_96x96n_rvv(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
+// store_e5m2_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_e5m2_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_96x96n_rvv loads the first 96 values of the n e5m2 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_e5m2_96_rvv loads the first 96 values of the n e5m2 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_e5m2_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
+// store_q8_0_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q8_0_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_96x96n_rvv loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q8_0_96_rvv loads the first 96 values of the n q8_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q8_0_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
+// store_q4_0_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q4_0_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_96x96n_rvv loads the first 96 values of the n q4_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q4_0_96_rvv loads the first 96 values of the n q4_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q4_0_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
+// store_mxfp4_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_mxfp4_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_96x96n_rvv loads the first 96 values of the n mxfp4 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_mxfp4_96_rvv loads the first 96 values of the n mxfp4 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_mxfp4_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
+// store_iq4_nl_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_iq4_nl_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_96x96n_rvv loads the first 96 values of the n iq4_nl heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_iq4_nl_96_rvv loads the first 96 values of the n iq4_nl heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_iq4_nl_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
+// store_int8_per_token_head_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_int8_per_token_head_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_96x96n_rvv loads the first 96 values of the n int8_per_token_head heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_int8_per_token_head_96_rvv loads the first 96 values of the n int8_per_token_head heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_int8_per_token_head_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
+// store_nvfp4_gs_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_gs_96x96n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_96_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_96x96n_rvv loads the first 96 values of the n nvfp4_gs heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_gs_96_rvv loads the first 96 values of the n nvfp4_gs heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_gs_96x96n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_96_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128i_rvv rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using rvv.
 //
@@ -568,20 +568,20 @@ func normOnly_l2HeadAfter_128x128i_rvv(x []float32, stride int, n int, r *float3
 //go:noescape
 func rotTo_128x128i_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
 //
 //go:noescape
-func hadamard_128x128i_rvv(x []float32, stride int, n int)
+func hadamard_128_rvv(x []float32, stride int, n int)
 
-// store_f16_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
+// store_f16_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_f16_128x128i_rvv(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_rvv(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_rvv loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_f16_128_rvv loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_f16_128x128i_rvv(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_rvv(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_rvv rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using rvv.
 //
@@ -598,85 +598,85 @@ func shift_f16_128x128i_rvv(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_128x128i_rvv(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
+// store_e5m2_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_e5m2_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_128x128i_rvv loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_e5m2_128_rvv loads the first 128 values of the n e5m2 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_e5m2_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
+// store_q8_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q8_0_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q8_0_128_rvv loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q8_0_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
+// store_q4_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q4_0_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_128x128i_rvv loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q4_0_128_rvv loads the first 128 values of the n q4_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q4_0_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
+// store_mxfp4_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_mxfp4_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_128x128i_rvv loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_mxfp4_128_rvv loads the first 128 values of the n mxfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_mxfp4_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
+// store_iq4_nl_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_iq4_nl_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_128x128i_rvv loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_iq4_nl_128_rvv loads the first 128 values of the n iq4_nl heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_iq4_nl_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
+// store_nvfp4_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_128x128i_rvv loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_128_rvv loads the first 128 values of the n nvfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
+// store_int8_per_token_head_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_int8_per_token_head_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_128x128i_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_int8_per_token_head_128_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_int8_per_token_head_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
+// store_nvfp4_gs_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_gs_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_128x128i_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_gs_128_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_gs_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128n_rvv rotates the n heads of 128 values (128 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using rvv.
 //
@@ -723,21 +723,6 @@ func normOnly_rmsToken_128x128n_rvv(x []float32, stride int, n int, r *float32, 
 //go:noescape
 func rotTo_128x128n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128n_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
-//
-//go:noescape
-func hadamard_128x128n_rvv(x []float32, stride int, n int)
-
-// store_f16_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_f16_128x128n_rvv(dst []uint16, ds int, src []float32, ss int, n int)
-
-// load_f16_128x128n_rvv loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_f16_128x128n_rvv(dst []float32, ds int, src []uint16, ss int, n int)
-
 // to_f16_128x128n_rvv rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using rvv.
 //
 //go:noescape
@@ -752,86 +737,6 @@ func shift_f16_128x128n_rvv(x []uint16, stride int, n int, r *float32)
 //
 //go:noescape
 func shiftInv_f16_128x128n_rvv(x []uint16, stride int, n int, r *float32)
-
-// store_e5m2_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_e5m2_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_e5m2_128x128n_rvv loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_e5m2_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q8_0_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_q8_0_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q8_0_128x128n_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_q8_0_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_q4_0_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_q4_0_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_q4_0_128x128n_rvv loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_q4_0_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_mxfp4_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_mxfp4_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_mxfp4_128x128n_rvv loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_mxfp4_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_iq4_nl_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_iq4_nl_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_iq4_nl_128x128n_rvv loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_iq4_nl_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_nvfp4_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_128x128n_rvv loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_nvfp4_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_int8_per_token_head_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_int8_per_token_head_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_int8_per_token_head_128x128n_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_int8_per_token_head_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-
-// store_nvfp4_gs_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func store_nvfp4_gs_128x128n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-
-// load_nvfp4_gs_128x128n_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
-//
-//go:noescape
-func load_nvfp4_gs_128x128n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_256x256n_rvv rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using rvv.
 //
@@ -868,20 +773,20 @@ func normOnly_gemmaHead_256x256n_rvv(x []float32, stride int, n int, r *float32,
 //go:noescape
 func rotTo_256x256n_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_256x256n_rvv transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+// hadamard_256_rvv transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
 //
 //go:noescape
-func hadamard_256x256n_rvv(x []float32, stride int, n int)
+func hadamard_256_rvv(x []float32, stride int, n int)
 
-// store_f16_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
+// store_f16_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as f16 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_f16_256x256n_rvv(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_256_rvv(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_256x256n_rvv loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_f16_256_rvv loads the first 256 values of the n f16 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_f16_256x256n_rvv(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_256_rvv(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_256x256n_rvv rotates the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using rvv.
 //
@@ -898,82 +803,82 @@ func shift_f16_256x256n_rvv(x []uint16, stride int, n int, r *float32)
 //go:noescape
 func shiftInv_f16_256x256n_rvv(x []uint16, stride int, n int, r *float32)
 
-// store_e5m2_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
+// store_e5m2_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_e5m2_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_e5m2_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_e5m2_256x256n_rvv loads the first 256 values of the n e5m2 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_e5m2_256_rvv loads the first 256 values of the n e5m2 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_e5m2_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_e5m2_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q8_0_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
+// store_q8_0_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q8_0_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_256x256n_rvv loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q8_0_256_rvv loads the first 256 values of the n q8_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q8_0_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_q4_0_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
+// store_q4_0_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q4_0_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q4_0_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q4_0_256x256n_rvv loads the first 256 values of the n q4_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q4_0_256_rvv loads the first 256 values of the n q4_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q4_0_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q4_0_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_mxfp4_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
+// store_mxfp4_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_mxfp4_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_mxfp4_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_mxfp4_256x256n_rvv loads the first 256 values of the n mxfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_mxfp4_256_rvv loads the first 256 values of the n mxfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_mxfp4_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_mxfp4_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_iq4_nl_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
+// store_iq4_nl_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_iq4_nl_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_iq4_nl_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_iq4_nl_256x256n_rvv loads the first 256 values of the n iq4_nl heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_iq4_nl_256_rvv loads the first 256 values of the n iq4_nl heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_iq4_nl_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_iq4_nl_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
+// store_nvfp4_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_256x256n_rvv loads the first 256 values of the n nvfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_256_rvv loads the first 256 values of the n nvfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_int8_per_token_head_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
+// store_int8_per_token_head_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_int8_per_token_head_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_int8_per_token_head_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_int8_per_token_head_256x256n_rvv loads the first 256 values of the n int8_per_token_head heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_int8_per_token_head_256_rvv loads the first 256 values of the n int8_per_token_head heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_int8_per_token_head_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_int8_per_token_head_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
-// store_nvfp4_gs_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
+// store_nvfp4_gs_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_nvfp4_gs_256x256n_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_nvfp4_gs_256_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_nvfp4_gs_256x256n_rvv loads the first 256 values of the n nvfp4_gs heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_nvfp4_gs_256_rvv loads the first 256 values of the n nvfp4_gs heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_nvfp4_gs_256x256n_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_nvfp4_gs_256_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

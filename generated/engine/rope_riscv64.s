@@ -203,8 +203,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_64x64i_rvv transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_64x64i_rvv(SB), NOSPLIT, $0-40
+// hadamard_64_rvv transforms the n heads of 64 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_64_rvv(SB), NOSPLIT, $0-40
 	MOV	$1040187392, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -387,8 +387,8 @@ l2:
 l1:
 	RET	
 
-// store_f16_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_64x64i_rvv(SB), NOSPLIT, $0-72
+// store_f16_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_f16_64_rvv(SB), NOSPLIT, $0-72
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3355447295, X7
@@ -453,8 +453,8 @@ l3:
 l1:
 	RET	
 
-// load_f16_64x64i_rvv loads the first 64 values of the n f16 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_64x64i_rvv(SB), NOSPLIT, $0-72
+// load_f16_64_rvv loads the first 64 values of the n f16 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_f16_64_rvv(SB), NOSPLIT, $0-72
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -871,8 +871,8 @@ l3:
 l1:
 	RET	
 
-// store_e5m2_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e5m2_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_e5m2_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_e5m2_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3356491775, X7
@@ -935,8 +935,8 @@ l3:
 l1:
 	RET	
 
-// load_e5m2_64x64i_rvv loads the first 64 values of the n e5m2 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e5m2_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_e5m2_64_rvv loads the first 64 values of the n e5m2 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_e5m2_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$127, X5
 	MOV	$939524096, X6
 	MOV	$931135488, X7
@@ -989,8 +989,8 @@ l3:
 l1:
 	RET	
 
-// store_q8_0_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_q8_0_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q8_0_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$1123942400, X5
 	FMVWX	X5, F31
 	MOV	$1065353216, X5
@@ -1199,8 +1199,8 @@ l5:
 l1:
 	RET	
 
-// load_q8_0_64x64i_rvv loads the first 64 values of the n q8_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_q8_0_64_rvv loads the first 64 values of the n q8_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q8_0_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -1267,8 +1267,8 @@ l3:
 l1:
 	RET	
 
-// store_q4_0_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q4_0_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_q4_0_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q4_0_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -1406,8 +1406,8 @@ l3:
 l1:
 	RET	
 
-// load_q4_0_64x64i_rvv loads the first 64 values of the n q4_0 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q4_0_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_q4_0_64_rvv loads the first 64 values of the n q4_0 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q4_0_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -1476,8 +1476,8 @@ l3:
 l1:
 	RET	
 
-// store_mxfp4_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_mxfp4_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_mxfp4_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_mxfp4_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -1948,8 +1948,8 @@ l3:
 l1:
 	RET	
 
-// load_mxfp4_64x64i_rvv loads the first 64 values of the n mxfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_mxfp4_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_mxfp4_64_rvv loads the first 64 values of the n mxfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_mxfp4_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$255, X5
 	MOV	$2097152, X6
 	MOV	$1, X7
@@ -2027,8 +2027,8 @@ l3:
 l1:
 	RET	
 
-// store_iq4_nl_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_iq4_nl_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_iq4_nl_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_iq4_nl_64_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -2981,8 +2981,8 @@ l3:
 l1:
 	RET	
 
-// load_iq4_nl_64x64i_rvv loads the first 64 values of the n iq4_nl heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_iq4_nl_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_iq4_nl_64_rvv loads the first 64 values of the n iq4_nl heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_iq4_nl_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -3088,8 +3088,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_64x64i_rvv(SB), NOSPLIT, $16-76
+// store_nvfp4_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_64_rvv(SB), NOSPLIT, $16-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -4164,8 +4164,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_64x64i_rvv loads the first 64 values of the n nvfp4 heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_nvfp4_64x64i_rvv(SB), NOSPLIT, $192-76
+// load_nvfp4_64_rvv loads the first 64 values of the n nvfp4 heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_nvfp4_64_rvv(SB), NOSPLIT, $192-76
 	MOV	$255, X5
 	MOV	$127, X6
 	MOV	$998244352, X7
@@ -4363,8 +4363,8 @@ l3:
 l1:
 	RET	
 
-// store_int8_per_token_head_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_int8_per_token_head_64x64i_rvv(SB), NOSPLIT, $0-76
+// store_int8_per_token_head_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_int8_per_token_head_64_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -4493,8 +4493,8 @@ l3:
 l1:
 	RET	
 
-// load_int8_per_token_head_64x64i_rvv loads the first 64 values of the n int8_per_token_head heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_int8_per_token_head_64x64i_rvv(SB), NOSPLIT, $0-76
+// load_int8_per_token_head_64_rvv loads the first 64 values of the n int8_per_token_head heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_int8_per_token_head_64_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -4561,8 +4561,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_gs_64x64i_rvv stores the first 64 values of the n float32 heads of 64 values (64 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_gs_64x64i_rvv(SB), $384-76
+// store_nvfp4_gs_64_rvv stores the first 64 values of the n float32 heads of 64 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_gs_64_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -5269,8 +5269,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_gs_64x64i_rvv loads the first 64 values of the n nvfp4_gs heads of 64 values (64 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·load_nvfp4_gs_64x64i_rvv(SB), $384-76
+// load_nvfp4_gs_64_rvv loads the first 64 values of the n nvfp4_gs heads of 64 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·load_nvfp4_gs_64_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -6104,8 +6104,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_96x96n_rvv transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_96x96n_rvv(SB), NOSPLIT, $0-40
+// hadamard_96_rvv transforms the n heads of 96 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_96_rvv(SB), NOSPLIT, $0-40
 	MOV	$1043662067, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -6341,8 +6341,8 @@ l2:
 l1:
 	RET	
 
-// store_f16_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_96x96n_rvv(SB), NOSPLIT, $0-72
+// store_f16_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_f16_96_rvv(SB), NOSPLIT, $0-72
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3355447295, X7
@@ -6407,8 +6407,8 @@ l3:
 l1:
 	RET	
 
-// load_f16_96x96n_rvv loads the first 96 values of the n f16 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_96x96n_rvv(SB), NOSPLIT, $0-72
+// load_f16_96_rvv loads the first 96 values of the n f16 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_f16_96_rvv(SB), NOSPLIT, $0-72
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -6852,8 +6852,8 @@ l3:
 l1:
 	RET	
 
-// store_e5m2_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e5m2_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_e5m2_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_e5m2_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3356491775, X7
@@ -6916,8 +6916,8 @@ l3:
 l1:
 	RET	
 
-// load_e5m2_96x96n_rvv loads the first 96 values of the n e5m2 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e5m2_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_e5m2_96_rvv loads the first 96 values of the n e5m2 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_e5m2_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$127, X5
 	MOV	$939524096, X6
 	MOV	$931135488, X7
@@ -6970,8 +6970,8 @@ l3:
 l1:
 	RET	
 
-// store_q8_0_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_q8_0_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q8_0_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$1123942400, X5
 	FMVWX	X5, F31
 	MOV	$1065353216, X5
@@ -7180,8 +7180,8 @@ l5:
 l1:
 	RET	
 
-// load_q8_0_96x96n_rvv loads the first 96 values of the n q8_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_q8_0_96_rvv loads the first 96 values of the n q8_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q8_0_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -7248,8 +7248,8 @@ l3:
 l1:
 	RET	
 
-// store_q4_0_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q4_0_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_q4_0_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q4_0_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -7387,8 +7387,8 @@ l3:
 l1:
 	RET	
 
-// load_q4_0_96x96n_rvv loads the first 96 values of the n q4_0 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q4_0_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_q4_0_96_rvv loads the first 96 values of the n q4_0 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q4_0_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -7457,8 +7457,8 @@ l3:
 l1:
 	RET	
 
-// store_mxfp4_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_mxfp4_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_mxfp4_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_mxfp4_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -7929,8 +7929,8 @@ l3:
 l1:
 	RET	
 
-// load_mxfp4_96x96n_rvv loads the first 96 values of the n mxfp4 heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_mxfp4_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_mxfp4_96_rvv loads the first 96 values of the n mxfp4 heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_mxfp4_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$255, X5
 	MOV	$2097152, X6
 	MOV	$1, X7
@@ -8008,8 +8008,8 @@ l3:
 l1:
 	RET	
 
-// store_iq4_nl_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_iq4_nl_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_iq4_nl_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_iq4_nl_96_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -8962,8 +8962,8 @@ l3:
 l1:
 	RET	
 
-// load_iq4_nl_96x96n_rvv loads the first 96 values of the n iq4_nl heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_iq4_nl_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_iq4_nl_96_rvv loads the first 96 values of the n iq4_nl heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_iq4_nl_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -9069,8 +9069,8 @@ l3:
 l1:
 	RET	
 
-// store_int8_per_token_head_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_int8_per_token_head_96x96n_rvv(SB), NOSPLIT, $0-76
+// store_int8_per_token_head_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_int8_per_token_head_96_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -9240,8 +9240,8 @@ l3:
 l1:
 	RET	
 
-// load_int8_per_token_head_96x96n_rvv loads the first 96 values of the n int8_per_token_head heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_int8_per_token_head_96x96n_rvv(SB), NOSPLIT, $0-76
+// load_int8_per_token_head_96_rvv loads the first 96 values of the n int8_per_token_head heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_int8_per_token_head_96_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -9324,8 +9324,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_gs_96x96n_rvv stores the first 96 values of the n float32 heads of 96 values (96 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_gs_96x96n_rvv(SB), $384-76
+// store_nvfp4_gs_96_rvv stores the first 96 values of the n float32 heads of 96 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_gs_96_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -10032,8 +10032,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_gs_96x96n_rvv loads the first 96 values of the n nvfp4_gs heads of 96 values (96 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·load_nvfp4_gs_96x96n_rvv(SB), $384-76
+// load_nvfp4_gs_96_rvv loads the first 96 values of the n nvfp4_gs heads of 96 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·load_nvfp4_gs_96_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -10986,8 +10986,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_128x128i_rvv(SB), NOSPLIT, $0-40
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_128_rvv(SB), NOSPLIT, $0-40
 	MOV	$1035273459, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -11380,8 +11380,8 @@ l2:
 l1:
 	RET	
 
-// store_f16_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_128x128i_rvv(SB), NOSPLIT, $0-72
+// store_f16_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_f16_128_rvv(SB), NOSPLIT, $0-72
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3355447295, X7
@@ -11446,8 +11446,8 @@ l3:
 l1:
 	RET	
 
-// load_f16_128x128i_rvv loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_128x128i_rvv(SB), NOSPLIT, $0-72
+// load_f16_128_rvv loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_f16_128_rvv(SB), NOSPLIT, $0-72
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -11864,8 +11864,8 @@ l3:
 l1:
 	RET	
 
-// store_e5m2_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e5m2_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_e5m2_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_e5m2_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3356491775, X7
@@ -11928,8 +11928,8 @@ l3:
 l1:
 	RET	
 
-// load_e5m2_128x128i_rvv loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e5m2_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_e5m2_128_rvv loads the first 128 values of the n e5m2 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_e5m2_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$127, X5
 	MOV	$939524096, X6
 	MOV	$931135488, X7
@@ -11982,8 +11982,8 @@ l3:
 l1:
 	RET	
 
-// store_q8_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_q8_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q8_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$1123942400, X5
 	FMVWX	X5, F31
 	MOV	$1065353216, X5
@@ -12192,8 +12192,8 @@ l5:
 l1:
 	RET	
 
-// load_q8_0_128x128i_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_q8_0_128_rvv loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q8_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -12260,8 +12260,8 @@ l3:
 l1:
 	RET	
 
-// store_q4_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q4_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_q4_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q4_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -12399,8 +12399,8 @@ l3:
 l1:
 	RET	
 
-// load_q4_0_128x128i_rvv loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q4_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_q4_0_128_rvv loads the first 128 values of the n q4_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q4_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -12469,8 +12469,8 @@ l3:
 l1:
 	RET	
 
-// store_mxfp4_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_mxfp4_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_mxfp4_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_mxfp4_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -12941,8 +12941,8 @@ l3:
 l1:
 	RET	
 
-// load_mxfp4_128x128i_rvv loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_mxfp4_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_mxfp4_128_rvv loads the first 128 values of the n mxfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_mxfp4_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$255, X5
 	MOV	$2097152, X6
 	MOV	$1, X7
@@ -13020,8 +13020,8 @@ l3:
 l1:
 	RET	
 
-// store_iq4_nl_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_iq4_nl_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_iq4_nl_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_iq4_nl_128_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -13974,8 +13974,8 @@ l3:
 l1:
 	RET	
 
-// load_iq4_nl_128x128i_rvv loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_iq4_nl_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_iq4_nl_128_rvv loads the first 128 values of the n iq4_nl heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_iq4_nl_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -14081,8 +14081,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_128x128i_rvv(SB), NOSPLIT, $16-76
+// store_nvfp4_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_128_rvv(SB), NOSPLIT, $16-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -15157,8 +15157,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_128x128i_rvv loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_nvfp4_128x128i_rvv(SB), NOSPLIT, $192-76
+// load_nvfp4_128_rvv loads the first 128 values of the n nvfp4 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_nvfp4_128_rvv(SB), NOSPLIT, $192-76
 	MOV	$255, X5
 	MOV	$127, X6
 	MOV	$998244352, X7
@@ -15356,8 +15356,8 @@ l3:
 l1:
 	RET	
 
-// store_int8_per_token_head_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_int8_per_token_head_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_int8_per_token_head_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_int8_per_token_head_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -15568,8 +15568,8 @@ l3:
 l1:
 	RET	
 
-// load_int8_per_token_head_128x128i_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_int8_per_token_head_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_int8_per_token_head_128_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_int8_per_token_head_128_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -15668,8 +15668,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_gs_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_gs_128x128i_rvv(SB), $384-76
+// store_nvfp4_gs_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_gs_128_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -16376,8 +16376,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_gs_128x128i_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·load_nvfp4_gs_128x128i_rvv(SB), $384-76
+// load_nvfp4_gs_128_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·load_nvfp4_gs_128_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -17511,520 +17511,6 @@ l3:
 l1:
 	RET	
 
-// hadamard_128x128n_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_128x128n_rvv(SB), NOSPLIT, $0-40
-	MOV	$1035273459, X5
-	FMVWX	X5, F31
-	MOV	$1, X5
-	MOV	$2, X6
-	MOV	$4, X7
-	MOV	$8, X8
-	MOV	x_base+0(FP), X9
-	MOV	n+32(FP), X10
-	MOV	stride+24(FP), X11
-	SLLI	$2, X11, X11
-	BEQZ	X10, l1
-l2:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X9), V28
-	ADD	$64, X9, X12
-	VLE32V	(X12), V24
-	VIDV	V20
-	VANDVX	X5, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X6, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X7, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X8, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VFADDVV	V24, V28, V20
-	VFSUBVV	V24, V28, V28
-	VSE32V	V20, (X9)
-	ADD	$64, X9, X12
-	VSE32V	V28, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$128, X9, X12
-	VLE32V	(X12), V28
-	ADD	$192, X9, X12
-	VLE32V	(X12), V24
-	VIDV	V20
-	VANDVX	X5, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X6, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X7, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X8, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VFADDVV	V24, V28, V20
-	VFSUBVV	V24, V28, V28
-	ADD	$128, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$192, X9, X12
-	VSE32V	V28, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$256, X9, X12
-	VLE32V	(X12), V28
-	ADD	$320, X9, X12
-	VLE32V	(X12), V24
-	VIDV	V20
-	VANDVX	X5, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X6, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X7, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X8, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VFADDVV	V24, V28, V20
-	VFSUBVV	V24, V28, V28
-	ADD	$256, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$320, X9, X12
-	VSE32V	V28, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$384, X9, X12
-	VLE32V	(X12), V28
-	ADD	$448, X9, X12
-	VLE32V	(X12), V24
-	VIDV	V20
-	VANDVX	X5, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X5, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X6, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X6, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X7, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X7, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VIDV	V20
-	VANDVX	X8, V20, V20
-	VMSNEVI	$0, V20, V0
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V28, V16
-	VFSUBVV	V28, V16, V20
-	VFADDVV	V16, V28, V28
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V20
-	VXORVX	X8, V20, V20
-	VRGATHERVV	V20, V24, V16
-	VFSUBVV	V24, V16, V20
-	VFADDVV	V16, V24, V24
-	VMERGEVVM	V20, V24, V0, V24
-	VFADDVV	V24, V28, V20
-	VFSUBVV	V24, V28, V28
-	ADD	$384, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$448, X9, X12
-	VSE32V	V28, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X9), V28
-	ADD	$64, X9, X12
-	VLE32V	(X12), V24
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$128, X9, X12
-	VLE32V	(X12), V20
-	ADD	$192, X9, X12
-	VLE32V	(X12), V16
-	VFADDVV	V20, V28, V12
-	VFSUBVV	V20, V28, V28
-	VFADDVV	V16, V24, V20
-	VFSUBVV	V16, V24, V24
-	VSE32V	V12, (X9)
-	ADD	$64, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$128, X9, X12
-	VSE32V	V28, (X12)
-	ADD	$192, X9, X12
-	VSE32V	V24, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$256, X9, X12
-	VLE32V	(X12), V28
-	ADD	$320, X9, X12
-	VLE32V	(X12), V24
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$384, X9, X12
-	VLE32V	(X12), V20
-	ADD	$448, X9, X12
-	VLE32V	(X12), V16
-	VFADDVV	V20, V28, V12
-	VFSUBVV	V20, V28, V28
-	VFADDVV	V16, V24, V20
-	VFSUBVV	V16, V24, V24
-	ADD	$256, X9, X12
-	VSE32V	V12, (X12)
-	ADD	$320, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$384, X9, X12
-	VSE32V	V28, (X12)
-	ADD	$448, X9, X12
-	VSE32V	V24, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X9), V28
-	ADD	$64, X9, X12
-	VLE32V	(X12), V24
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$256, X9, X12
-	VLE32V	(X12), V20
-	ADD	$320, X9, X12
-	VLE32V	(X12), V16
-	VFADDVV	V20, V28, V12
-	VFSUBVV	V20, V28, V28
-	VFMULVF	F31, V12, V20
-	VFMULVF	F31, V28, V28
-	VFADDVV	V16, V24, V12
-	VFSUBVV	V16, V24, V24
-	VFMULVF	F31, V12, V16
-	VFMULVF	F31, V24, V24
-	VSE32V	V20, (X9)
-	ADD	$64, X9, X12
-	VSE32V	V16, (X12)
-	ADD	$256, X9, X12
-	VSE32V	V28, (X12)
-	ADD	$320, X9, X12
-	VSE32V	V24, (X12)
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$128, X9, X12
-	VLE32V	(X12), V28
-	ADD	$192, X9, X12
-	VLE32V	(X12), V24
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	ADD	$384, X9, X12
-	VLE32V	(X12), V20
-	ADD	$448, X9, X12
-	VLE32V	(X12), V16
-	VFADDVV	V20, V28, V12
-	VFSUBVV	V20, V28, V28
-	VFMULVF	F31, V12, V20
-	VFMULVF	F31, V28, V28
-	VFADDVV	V16, V24, V12
-	VFSUBVV	V16, V24, V24
-	VFMULVF	F31, V12, V16
-	VFMULVF	F31, V24, V24
-	ADD	$128, X9, X12
-	VSE32V	V20, (X12)
-	ADD	$192, X9, X12
-	VSE32V	V16, (X12)
-	ADD	$384, X9, X12
-	VSE32V	V28, (X12)
-	ADD	$448, X9, X12
-	VSE32V	V24, (X12)
-	ADD	X11, X9, X9
-	ADD	$-1, X10, X10
-	BNEZ	X10, l2
-l1:
-	RET	
-
-// store_f16_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_128x128n_rvv(SB), NOSPLIT, $0-72
-	MOV	$2147483647, X5
-	MOV	$1, X6
-	MOV	$3355447295, X7
-	MOV	$1056964608, X8
-	MOV	$1056964608, X9
-	FMVWX	X9, F31
-	MOV	$947912704, X9
-	MOV	$1199566847, X10
-	MOV	$31744, X11
-	MOV	$1023, X12
-	MOV	$32256, X13
-	MOV	$2139095040, X14
-	MOV	$2147483648, X15
-	MOV	src_base+32(FP), X16
-	MOV	dst_base+0(FP), X17
-	MOV	ss+56(FP), X18
-	MOV	ds+24(FP), X19
-	MOV	n+64(FP), X20
-	SLLI	$2, X18, X18
-	SLLI	$1, X19, X19
-	BEQZ	X20, l1
-l2:
-	MOV	$128, X21
-	MOV	X16, X22
-	MOV	X17, X23
-l3:
-	VSETVLI	X21, E32, M4, TA, MU, X24
-	VLE32V	(X22), V28
-	VANDVX	X5, V28, V24
-	VSRLVI	$13, V24, V20
-	VANDVX	X6, V20, V20
-	VADDVV	V20, V24, V20
-	VADDVX	X7, V20, V20
-	VSRLVI	$13, V20, V20
-	VFADDVF	F31, V24, V16
-	VSUBVX	X8, V16, V16
-	VMSLTVX	X9, V24, V0
-	VMERGEVVM	V16, V20, V0, V20
-	VMSGTVX	X10, V24, V0
-	VMERGEVXM	X11, V20, V0, V20
-	VSRLVI	$13, V24, V16
-	VANDVX	X12, V16, V16
-	VORVX	X13, V16, V16
-	VMSGTVX	X14, V24, V0
-	VMERGEVVM	V16, V20, V0, V20
-	VANDVX	X15, V28, V28
-	VSRLVI	$16, V28, V28
-	VORVV	V28, V20, V28
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V28, V26
-	VSE16V	V26, (X23)
-	SLLI	$2, X24, X25
-	ADD	X25, X22, X22
-	SLLI	$1, X24, X25
-	ADD	X25, X23, X23
-	SUB	X24, X21, X21
-	BNEZ	X21, l3
-	ADD	X18, X16, X16
-	ADD	X19, X17, X17
-	ADD	$-1, X20, X20
-	BNEZ	X20, l2
-l1:
-	RET	
-
-// load_f16_128x128n_rvv loads the first 128 values of the n f16 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_128x128n_rvv(SB), NOSPLIT, $0-72
-	MOV	$32767, X5
-	MOV	$939524096, X6
-	MOV	$864026624, X7
-	MOV	$864026624, X7
-	FMVWX	X7, F31
-	MOV	$1024, X7
-	MOV	$31743, X8
-	MOV	$2139095040, X9
-	MOV	$32768, X10
-	MOV	src_base+32(FP), X11
-	MOV	dst_base+0(FP), X12
-	MOV	ss+56(FP), X13
-	MOV	ds+24(FP), X14
-	MOV	n+64(FP), X15
-	SLLI	$1, X13, X13
-	SLLI	$2, X14, X14
-	BEQZ	X15, l1
-l2:
-	MOV	$128, X16
-	MOV	X11, X17
-	MOV	X12, X18
-l3:
-	VSETVLI	X16, E32, M4, TA, MU, X19
-	VLE16V	(X17), V30
-	VZEXTVF2	V30, V24
-	VANDVX	X5, V24, V28
-	VSLLVI	$13, V28, V20
-	VADDVX	X6, V20, V16
-	VFCVTFXV	V28, V12
-	VFMULVF	F31, V12, V12
-	VMSLTVX	X7, V28, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X8, V28, V0
-	VORVX	X9, V20, V28
-	VMERGEVVM	V28, V16, V0, V16
-	VANDVX	X10, V24, V28
-	VSLLVI	$16, V28, V28
-	VORVV	V28, V16, V28
-	VSE32V	V28, (X18)
-	SLLI	$1, X19, X20
-	ADD	X20, X17, X17
-	SLLI	$2, X19, X20
-	ADD	X20, X18, X18
-	SUB	X19, X16, X16
-	BNEZ	X16, l3
-	ADD	X13, X11, X11
-	ADD	X14, X12, X12
-	ADD	$-1, X15, X15
-	BNEZ	X15, l2
-l1:
-	RET	
-
 // to_f16_128x128n_rvv rotates the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using RVV at LMUL 4.
 TEXT ·to_f16_128x128n_rvv(SB), NOSPLIT, $0-80
 	MOV	src_base+32(FP), X5
@@ -18416,5138 +17902,6 @@ l3:
 l1:
 	RET	
 
-// store_e5m2_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e5m2_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$2147483647, X5
-	MOV	$1, X6
-	MOV	$3356491775, X7
-	MOV	$1124073472, X8
-	MOV	$1124073472, X9
-	FMVWX	X9, F31
-	MOV	$947912704, X9
-	MOV	$1198522367, X10
-	MOV	$123, X11
-	MOV	$127, X12
-	MOV	$2139095040, X13
-	MOV	$2147483648, X14
-	MOV	src_base+32(FP), X15
-	MOV	dst_base+0(FP), X16
-	MOVF	scale+72(FP), F30
-	MOV	ss+56(FP), X17
-	MOV	ds+24(FP), X18
-	MOV	n+64(FP), X19
-	SLLI	$2, X17, X17
-	BEQZ	X19, l1
-l2:
-	MOV	$128, X20
-	MOV	X15, X21
-	MOV	X16, X22
-l3:
-	VSETVLI	X20, E32, M4, TA, MU, X23
-	VLE32V	(X21), V28
-	VFDIVVF	F30, V28, V28
-	VANDVX	X5, V28, V24
-	VSRLVI	$21, V24, V20
-	VANDVX	X6, V20, V20
-	VADDVV	V20, V24, V20
-	VADDVX	X7, V20, V20
-	VSRLVI	$21, V20, V20
-	VFADDVF	F31, V24, V16
-	VSUBVX	X8, V16, V16
-	VMSLTVX	X9, V24, V0
-	VMERGEVVM	V16, V20, V0, V20
-	VMSGTVX	X10, V24, V0
-	VMERGEVXM	X11, V20, V0, V20
-	VMSGTVX	X13, V24, V0
-	VMERGEVXM	X12, V20, V0, V20
-	VANDVX	X14, V28, V28
-	VSRLVI	$24, V28, V28
-	VORVV	V28, V20, V28
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V28, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V26, V31
-	VSE8V	V31, (X22)
-	SLLI	$2, X23, X24
-	ADD	X24, X21, X21
-	ADD	X23, X22, X22
-	SUB	X23, X20, X20
-	BNEZ	X20, l3
-	ADD	X17, X15, X15
-	ADD	X18, X16, X16
-	ADD	$-1, X19, X19
-	BNEZ	X19, l2
-l1:
-	RET	
-
-// load_e5m2_128x128n_rvv loads the first 128 values of the n e5m2 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e5m2_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$127, X5
-	MOV	$939524096, X6
-	MOV	$931135488, X7
-	MOV	$931135488, X7
-	FMVWX	X7, F31
-	MOV	$4, X7
-	MOV	$123, X8
-	MOV	$2139095040, X9
-	MOV	$128, X10
-	MOV	src_base+32(FP), X11
-	MOV	dst_base+0(FP), X12
-	MOVF	scale+72(FP), F30
-	MOV	ss+56(FP), X13
-	MOV	ds+24(FP), X14
-	MOV	n+64(FP), X15
-	SLLI	$2, X14, X14
-	BEQZ	X15, l1
-l2:
-	MOV	$128, X16
-	MOV	X11, X17
-	MOV	X12, X18
-l3:
-	VSETVLI	X16, E32, M4, TA, MU, X19
-	VLE8V	(X17), V31
-	VZEXTVF4	V31, V24
-	VANDVX	X5, V24, V28
-	VSLLVI	$21, V28, V20
-	VADDVX	X6, V20, V16
-	VFCVTFXV	V28, V12
-	VFMULVF	F31, V12, V12
-	VMSLTVX	X7, V28, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X8, V28, V0
-	VORVX	X9, V20, V28
-	VMERGEVVM	V28, V16, V0, V16
-	VANDVX	X10, V24, V28
-	VSLLVI	$24, V28, V28
-	VORVV	V28, V16, V28
-	VFMULVF	F30, V28, V28
-	VSE32V	V28, (X18)
-	ADD	X19, X17, X17
-	SLLI	$2, X19, X20
-	ADD	X20, X18, X18
-	SUB	X19, X16, X16
-	BNEZ	X16, l3
-	ADD	X13, X11, X11
-	ADD	X14, X12, X12
-	ADD	$-1, X15, X15
-	BNEZ	X15, l2
-l1:
-	RET	
-
-// store_q8_0_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$1123942400, X5
-	FMVWX	X5, F31
-	MOV	$1065353216, X5
-	FMVWX	X5, F30
-	MOV	$3271426048, X5
-	FMVWX	X5, F29
-	MOV	src_base+32(FP), X5
-	MOV	dst_base+0(FP), X6
-	MOV	ss+56(FP), X7
-	MOV	ds+24(FP), X8
-	MOV	n+64(FP), X9
-	SLLI	$2, X7, X7
-	BEQZ	X9, l1
-l2:
-	MOV	X5, X10
-	MOV	X6, X11
-	MOV	$4, X12
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X10), V28
-	ADD	$64, X10, X13
-	VLE32V	(X13), V24
-	MOV	$2147483647, X13
-	VANDVX	X13, V28, V20
-	VANDVX	X13, V24, V16
-	VMAXUVV	V16, V20, V12
-	VREDMAXUVS	V12, V12, V12
-	VRGATHERVI	$0, V12, V8
-	MOV	$75497472, X14
-	VSUBVX	X14, V8, V12
-	VSRLVI	$1, V12, V12
-	MOV	$1031798783, X14
-	VMSGTVX	X14, V12, V0
-	VFIRSTM	V0, X14
-	BLTZ	X14, l4
-	MOV	$2139095040, X14
-	VMSGTVX	X14, V20, V0
-	MOV	$0, X15
-	VMVVX	X15, V12
-	VIDV	V0, V12
-	MOV	$1, X16
-	VADDVX	X16, V12, V0, V12
-	VMSGTVX	X14, V16, V0
-	VMVVX	X15, V4
-	VIDV	V0, V4
-	MOV	$17, X17
-	VADDVX	X17, V4, V0, V4
-	VMAXUVV	V4, V12, V12
-	VREDMAXUVS	V12, V12, V12
-	VRGATHERVI	$0, V12, V4
-	MOV	$31, X17
-	VMSGTVX	X17, V4, V0
-	VMERGEVXM	X17, V4, V0, V4
-	VMVXS	V4, X17
-	ADD	$-1, X17, X18
-	VIDV	V12
-	VMSGTVX	X18, V12, V0
-	VMVVX	X15, V12
-	VMERGEVVM	V20, V12, V0, V12
-	ADD	$-17, X17, X18
-	VIDV	V20
-	VMSGTVX	X18, V20, V0
-	VMVVX	X15, V20
-	VMERGEVVM	V16, V20, V0, V20
-	VMAXUVV	V20, V12, V20
-	VREDMAXUVS	V20, V20, V20
-	VRGATHERVI	$0, V20, V16
-	VFDIVVF	F31, V16, V20
-	VANDVX	X13, V20, V16
-	VSRLVI	$13, V16, V12
-	VANDVX	X16, V12, V12
-	VADDVV	V12, V16, V12
-	MOV	$3355447295, X16
-	VADDVX	X16, V12, V12
-	VSRLVI	$13, V12, V12
-	MOV	$1056964608, X16
-	FMVWX	X16, F28
-	VFADDVF	F28, V16, V4
-	VSUBVX	X16, V4, V4
-	MOV	$947912704, X16
-	VMSLTVX	X16, V16, V0
-	VMERGEVVM	V4, V12, V0, V12
-	MOV	$1199566847, X16
-	VMSGTVX	X16, V16, V0
-	MOV	$31744, X16
-	VMERGEVXM	X16, V12, V0, V12
-	VSRLVI	$13, V16, V4
-	MOV	$1023, X16
-	VANDVX	X16, V4, V4
-	MOV	$32256, X16
-	VORVX	X16, V4, V4
-	VMSGTVX	X14, V16, V0
-	VMERGEVVM	V4, V12, V0, V12
-	MOV	$2147483648, X14
-	VANDVX	X14, V20, V16
-	VSRLVI	$16, V16, V16
-	VORVV	V16, V12, V16
-	VMVXS	V16, X16
-	MOVB	X16, (X11)
-	SRLI	$8, X16, X16
-	MOVB	X16, 1(X11)
-	VMSEQVX	X15, V20, V0
-	FMVWX	X15, F28
-	VFRDIVVF	F30, V20, V20
-	VMERGEVXM	X15, V20, V0, V20
-	VFMULVV	V20, V28, V16
-	VMFNEVV	V16, V16, V0
-	VMERGEVXM	X15, V16, V0, V16
-	VFMINVF	F31, V16, V16
-	VFMAXVF	F29, V16, V16
-	VANDVX	X14, V16, V12
-	MOV	$1056964607, X16
-	VORVX	X16, V12, V12
-	VFADDVV	V12, V16, V16
-	VFCVTRTZXFV	V16, V16
-	VFMULVV	V20, V24, V20
-	VMFNEVV	V20, V20, V0
-	VMERGEVXM	X15, V20, V0, V20
-	VFMINVF	F31, V20, V20
-	VFMAXVF	F29, V20, V20
-	VANDVX	X14, V20, V12
-	VORVX	X16, V12, V12
-	VFADDVV	V12, V20, V20
-	VFCVTRTZXFV	V20, V20
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V16, V14
-	VNSRLWI	$0, V20, V18
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V14, V23
-	ADD	$2, X11, X14
-	VSE8V	V23, (X14)
-	VNSRLWI	$0, V18, V23
-	ADD	$18, X11, X14
-	VSE8V	V23, (X14)
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	JMP	l5
-l4:
-	VFDIVVF	F31, V8, V20
-	VANDVX	X13, V20, V16
-	VSRLVI	$13, V16, V12
-	MOV	$1, X13
-	VANDVX	X13, V12, V12
-	VADDVV	V12, V16, V12
-	MOV	$3355447295, X13
-	VADDVX	X13, V12, V12
-	VSRLVI	$13, V12, V12
-	MOV	$1056964608, X13
-	FMVWX	X13, F28
-	VFADDVF	F28, V16, V8
-	VSUBVX	X13, V8, V8
-	MOV	$947912704, X13
-	VMSLTVX	X13, V16, V0
-	VMERGEVVM	V8, V12, V0, V12
-	MOV	$1199566847, X13
-	VMSGTVX	X13, V16, V0
-	MOV	$31744, X13
-	VMERGEVXM	X13, V12, V0, V12
-	VSRLVI	$13, V16, V8
-	MOV	$1023, X13
-	VANDVX	X13, V8, V8
-	MOV	$32256, X13
-	VORVX	X13, V8, V8
-	MOV	$2139095040, X13
-	VMSGTVX	X13, V16, V0
-	VMERGEVVM	V8, V12, V0, V12
-	MOV	$2147483648, X13
-	VANDVX	X13, V20, V16
-	VSRLVI	$16, V16, V16
-	VORVV	V16, V12, V16
-	VMVXS	V16, X14
-	MOVB	X14, (X11)
-	SRLI	$8, X14, X14
-	MOVB	X14, 1(X11)
-	VFRDIVVF	F30, V20, V20
-	VFMULVV	V20, V28, V16
-	VANDVX	X13, V28, V28
-	MOV	$1056964607, X14
-	VORVX	X14, V28, V28
-	VFADDVV	V28, V16, V28
-	VFCVTRTZXFV	V28, V28
-	VFMULVV	V20, V24, V20
-	VANDVX	X13, V24, V24
-	VORVX	X14, V24, V24
-	VFADDVV	V24, V20, V24
-	VFCVTRTZXFV	V24, V24
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V28, V22
-	VNSRLWI	$0, V24, V30
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V22, V29
-	ADD	$2, X11, X13
-	VSE8V	V29, (X13)
-	VNSRLWI	$0, V30, V29
-	ADD	$18, X11, X13
-	VSE8V	V29, (X13)
-	VSETVLI	X0, E32, M4, TA, MU, X0
-l5:
-	ADD	$128, X10, X10
-	ADD	$34, X11, X11
-	ADD	$-1, X12, X12
-	BNEZ	X12, l3
-	ADD	X7, X5, X5
-	ADD	X8, X6, X6
-	ADD	$-1, X9, X9
-	BNEZ	X9, l2
-l1:
-	RET	
-
-// load_q8_0_128x128n_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$32767, X5
-	MOV	$939524096, X6
-	MOV	$864026624, X7
-	MOV	$864026624, X7
-	FMVWX	X7, F31
-	MOV	$1024, X7
-	MOV	$31743, X8
-	MOV	$2139095040, X9
-	MOV	$32768, X10
-	MOV	src_base+32(FP), X11
-	MOV	dst_base+0(FP), X12
-	MOV	ss+56(FP), X13
-	MOV	ds+24(FP), X14
-	MOV	n+64(FP), X15
-	SLLI	$2, X14, X14
-	BEQZ	X15, l1
-l2:
-	MOV	X11, X16
-	MOV	X12, X17
-	MOV	$4, X18
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X16), X19
-	MOVBU	1(X16), X20
-	SLLI	$8, X20, X20
-	OR	X20, X19, X19
-	VMVVX	X19, V28
-	VANDVX	X5, V28, V24
-	VSLLVI	$13, V24, V20
-	VADDVX	X6, V20, V16
-	VFCVTFXV	V24, V12
-	VFMULVF	F31, V12, V12
-	VMSLTVX	X7, V24, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X8, V24, V0
-	VORVX	X9, V20, V24
-	VMERGEVVM	V24, V16, V0, V16
-	VANDVX	X10, V28, V28
-	VSLLVI	$16, V28, V28
-	VORVV	V28, V16, V28
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$2, X16, X19
-	VLE8V	(X19), V27
-	ADD	$18, X16, X19
-	VLE8V	(X19), V26
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VSEXTVF4	V27, V20
-	VSEXTVF4	V26, V16
-	VFCVTFXV	V20, V24
-	VFMULVV	V28, V24, V24
-	VFCVTFXV	V16, V20
-	VFMULVV	V28, V20, V28
-	VSE32V	V24, (X17)
-	ADD	$64, X17, X19
-	VSE32V	V28, (X19)
-	ADD	$34, X16, X16
-	ADD	$128, X17, X17
-	ADD	$-1, X18, X18
-	BNEZ	X18, l3
-	ADD	X13, X11, X11
-	ADD	X14, X12, X12
-	ADD	$-1, X15, X15
-	BNEZ	X15, l2
-l1:
-	RET	
-
-// store_q4_0_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q4_0_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$2147483647, X5
-	MOV	$2139095040, X6
-	MOV	$0, X7
-	MOV	$33, X8
-	MOV	$32, X8
-	MOV	$16, X9
-	MOV	$3238002688, X10
-	FMVWX	X10, F31
-	MOV	$0, X10
-	FMVWX	X10, F30
-	MOV	$1065353216, X10
-	FMVWX	X10, F29
-	MOV	$1, X10
-	MOV	$3355447295, X11
-	MOV	$1056964608, X12
-	MOV	$1056964608, X13
-	FMVWX	X13, F28
-	MOV	$947912704, X13
-	MOV	$1199566847, X14
-	MOV	$31744, X15
-	MOV	$1023, X16
-	MOV	$32256, X17
-	MOV	$2147483648, X18
-	MOV	$1091043328, X19
-	FMVWX	X19, F27
-	MOV	$1097859072, X19
-	FMVWX	X19, F26
-	MOV	src_base+32(FP), X19
-	MOV	dst_base+0(FP), X20
-	MOV	ss+56(FP), X21
-	MOV	ds+24(FP), X22
-	MOV	n+64(FP), X23
-	SLLI	$2, X21, X21
-	BEQZ	X23, l1
-l2:
-	MOV	X19, X24
-	MOV	X20, X25
-	MOV	$4, X28
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X24), V28
-	ADD	$64, X24, X29
-	VLE32V	(X29), V24
-	VANDVX	X5, V28, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VANDVX	X5, V24, V16
-	VMSGTVX	X6, V16, V0
-	VMERGEVXM	X7, V16, V0, V16
-	VMAXUVV	V16, V20, V12
-	VREDMAXUVS	V12, V12, V12
-	VRGATHERVI	$0, V12, V8
-	VMSEQVV	V8, V20, V0
-	VIDV	V20
-	VRSUBVX	X8, V20, V20
-	VSLLVI	$1, V20, V20
-	VSRLVI	$31, V28, V12
-	VORVV	V12, V20, V20
-	VMVVX	X7, V12
-	VMERGEVVM	V20, V12, V0, V12
-	VMSEQVV	V8, V16, V0
-	VIDV	V20
-	VRSUBVX	X9, V20, V20
-	VSLLVI	$1, V20, V20
-	VSRLVI	$31, V24, V16
-	VORVV	V16, V20, V20
-	VMVVX	X7, V16
-	VMERGEVVM	V20, V16, V0, V16
-	VMAXUVV	V16, V12, V20
-	VREDMAXUVS	V20, V20, V20
-	VRGATHERVI	$0, V20, V16
-	VSLLVI	$31, V16, V20
-	VMSEQVX	X7, V8, V0
-	VORVV	V20, V8, V20
-	VMERGEVXM	X7, V20, V0, V20
-	VFDIVVF	F31, V20, V20
-	VANDVX	X5, V20, V16
-	VMSEQVX	X7, V16, V0
-	VFRDIVVF	F29, V20, V16
-	VMERGEVXM	X7, V16, V0, V16
-	VANDVX	X5, V20, V12
-	VSRLVI	$13, V12, V8
-	VANDVX	X10, V8, V8
-	VADDVV	V8, V12, V8
-	VADDVX	X11, V8, V8
-	VSRLVI	$13, V8, V8
-	VFADDVF	F28, V12, V4
-	VSUBVX	X12, V4, V4
-	VMSLTVX	X13, V12, V0
-	VMERGEVVM	V4, V8, V0, V8
-	VMSGTVX	X14, V12, V0
-	VMERGEVXM	X15, V8, V0, V8
-	VSRLVI	$13, V12, V4
-	VANDVX	X16, V4, V4
-	VORVX	X17, V4, V4
-	VMSGTVX	X6, V12, V0
-	VMERGEVVM	V4, V8, V0, V8
-	VANDVX	X18, V20, V20
-	VSRLVI	$16, V20, V20
-	VORVV	V20, V8, V20
-	VMVXS	V20, X29
-	MOVB	X29, (X25)
-	SRLI	$8, X29, X29
-	MOVB	X29, 1(X25)
-	VFMULVV	V16, V28, V28
-	VMFNEVV	V28, V28, V0
-	VMERGEVXM	X7, V28, V0, V28
-	VFADDVF	F27, V28, V28
-	VFMINVF	F26, V28, V28
-	VFMAXVF	F30, V28, V28
-	VFCVTRTZXFV	V28, V28
-	VFMULVV	V16, V24, V24
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VFADDVF	F27, V24, V24
-	VFMINVF	F26, V24, V24
-	VFMAXVF	F30, V24, V24
-	VFCVTRTZXFV	V24, V24
-	VSLLVI	$4, V24, V24
-	VORVV	V24, V28, V28
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V28, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V26, V31
-	ADD	$2, X25, X29
-	VSE8V	V31, (X29)
-	ADD	$128, X24, X24
-	ADD	$18, X25, X25
-	ADD	$-1, X28, X28
-	BNEZ	X28, l3
-	ADD	X21, X19, X19
-	ADD	X22, X20, X20
-	ADD	$-1, X23, X23
-	BNEZ	X23, l2
-l1:
-	RET	
-
-// load_q4_0_128x128n_rvv loads the first 128 values of the n q4_0 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q4_0_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$32767, X5
-	MOV	$939524096, X6
-	MOV	$864026624, X7
-	MOV	$864026624, X7
-	FMVWX	X7, F31
-	MOV	$1024, X7
-	MOV	$31743, X8
-	MOV	$2139095040, X9
-	MOV	$32768, X10
-	MOV	$8, X11
-	MOV	src_base+32(FP), X12
-	MOV	dst_base+0(FP), X13
-	MOV	ss+56(FP), X14
-	MOV	ds+24(FP), X15
-	MOV	n+64(FP), X16
-	SLLI	$2, X15, X15
-	BEQZ	X16, l1
-l2:
-	MOV	X12, X17
-	MOV	X13, X18
-	MOV	$4, X19
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X17), X20
-	MOVBU	1(X17), X21
-	SLLI	$8, X21, X21
-	OR	X21, X20, X20
-	VMVVX	X20, V28
-	VANDVX	X5, V28, V24
-	VSLLVI	$13, V24, V20
-	VADDVX	X6, V20, V16
-	VFCVTFXV	V24, V12
-	VFMULVF	F31, V12, V12
-	VMSLTVX	X7, V24, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X8, V24, V0
-	VORVX	X9, V20, V24
-	VMERGEVVM	V24, V16, V0, V16
-	VANDVX	X10, V28, V28
-	VSLLVI	$16, V28, V28
-	VORVV	V28, V16, V28
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$2, X17, X20
-	VLE8V	(X20), V27
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VZEXTVF4	V27, V20
-	VANDVI	$15, V20, V24
-	VSRLVI	$4, V20, V20
-	VSUBVX	X11, V24, V24
-	VFCVTFXV	V24, V24
-	VFMULVV	V28, V24, V24
-	VSUBVX	X11, V20, V20
-	VFCVTFXV	V20, V20
-	VFMULVV	V28, V20, V28
-	VSE32V	V24, (X18)
-	ADD	$64, X18, X20
-	VSE32V	V28, (X20)
-	ADD	$18, X17, X17
-	ADD	$128, X18, X18
-	ADD	$-1, X19, X19
-	BNEZ	X19, l3
-	ADD	X14, X12, X12
-	ADD	X15, X13, X13
-	ADD	$-1, X16, X16
-	BNEZ	X16, l2
-l1:
-	RET	
-
-// store_mxfp4_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_mxfp4_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$2147483647, X5
-	MOV	$2139095040, X6
-	MOV	$0, X7
-	MOV	$126, X8
-	MOV	$127, X9
-	MOV	$1, X10
-	MOV	$11629079, X11
-	MOV	$152, X12
-	MOV	$8388608, X13
-	MOV	$8388607, X14
-	MOV	$2, X15
-	MOV	$254, X16
-	MOV	$2097152, X17
-	MOV	src_base+32(FP), X18
-	MOV	dst_base+0(FP), X19
-	MOV	ss+56(FP), X20
-	MOV	ds+24(FP), X21
-	MOV	n+64(FP), X22
-	SLLI	$2, X20, X20
-	BEQZ	X22, l1
-l2:
-	MOV	X18, X23
-	MOV	X19, X24
-	MOV	$4, X25
-l3:
-	VSETIVLI	$8, E32, M2, TA, MU, X0
-	VLE32V	(X23), V30
-	ADD	$32, X23, X28
-	VLE32V	(X28), V28
-	ADD	$64, X23, X28
-	VLE32V	(X28), V26
-	ADD	$96, X23, X28
-	VLE32V	(X28), V24
-	VANDVX	X5, V30, V22
-	VMSGTVX	X6, V22, V0
-	VMERGEVXM	X7, V22, V0, V22
-	VANDVX	X5, V28, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VANDVX	X5, V26, V18
-	VMSGTVX	X6, V18, V0
-	VMERGEVXM	X7, V18, V0, V18
-	VANDVX	X5, V24, V16
-	VMSGTVX	X6, V16, V0
-	VMERGEVXM	X7, V16, V0, V16
-	VMAXUVV	V20, V22, V22
-	VMAXUVV	V18, V22, V22
-	VMAXUVV	V16, V22, V22
-	VREDMAXUVS	V22, V22, V22
-	VRGATHERVI	$0, V22, V20
-	VSRLVI	$23, V20, V22
-	VMSGTVX	X8, V22, V0
-	VSUBVX	X9, V22, V18
-	VRSUBVX	X8, V22, V16
-	VMERGEVVM	V18, V16, V0, V16
-	VSLLVI	$1, V16, V18
-	VADDVX	X10, V18, V18
-	VFCVTFXV	V18, V18
-	VSRLVI	$23, V18, V18
-	VRSUBVX	X12, V18, V18
-	VMVVX	X11, V16
-	VSRLVV	V18, V16, V18
-	VANDVX	X14, V20, V16
-	VRSUBVX	X13, V16, V16
-	VMSLTVV	V16, V18, V0
-	VADDVX	X10, V22, V18
-	VMERGEVVM	V22, V18, V0, V18
-	VMSGTVX	X15, V18, V0
-	VSUBVX	X15, V18, V22
-	VMVVX	X7, V18
-	VMERGEVVM	V22, V18, V0, V18
-	VMSEQVX	X6, V20, V0
-	VMERGEVXM	X16, V18, V0, V18
-	VANDVX	X10, V18, V22
-	VMVVX	X17, V20
-	VSLLVV	V22, V20, V22
-	VMSGTVX	X10, V18, V0
-	VSUBVX	X10, V18, V20
-	VSLLVI	$23, V20, V20
-	VMERGEVVM	V20, V22, V0, V22
-	VMVXS	V18, X28
-	MOVB	X28, (X24)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X24)
-	VFADDVV	V22, V22, V20
-	VFADDVV	V22, V20, V18
-	VFADDVV	V20, V20, V16
-	VFADDVV	V18, V18, V14
-	VFADDVV	V16, V16, V12
-	VFADDVV	V14, V14, V10
-	VANDVX	X5, V30, V8
-	VMVVX	X10, V6
-	VADDVX	X7, V6, V6
-	VFSUBVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMVVX	X7, V2
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFSUBVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X15, V6, V6
-	VFADDVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X10, V6, V6
-	VFADDVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMFNEVV	V30, V30, V0
-	VMERGEVXM	X7, V2, V0, V2
-	VANDVX	X5, V28, V30
-	VMVVX	X10, V8
-	VADDVX	X7, V8, V8
-	VFSUBVV	V28, V22, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMVVX	X7, V4
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V20, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V18, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V16, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V14, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V12, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFSUBVV	V28, V10, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X15, V8, V8
-	VFADDVV	V28, V22, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V20, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V18, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V16, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V14, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V12, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X10, V8, V8
-	VFADDVV	V28, V10, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMFNEVV	V28, V28, V0
-	VMERGEVXM	X7, V4, V0, V4
-	VANDVX	X5, V26, V30
-	VMVVX	X10, V28
-	VADDVX	X7, V28, V28
-	VFSUBVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMVVX	X7, V6
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V12, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V26, V10, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X15, V28, V28
-	VFADDVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V12, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMERGEVVM	V8, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V26, V10, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V30, V8, V0
-	VMERGEVVM	V28, V6, V0, V6
-	VMFNEVV	V26, V26, V0
-	VMERGEVXM	X7, V6, V0, V6
-	VANDVX	X5, V24, V30
-	VMVVX	X10, V28
-	VADDVX	X7, V28, V28
-	VFSUBVV	V24, V22, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMVVX	X7, V8
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V20, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V18, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V16, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V14, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V12, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFSUBVV	V24, V10, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X15, V28, V28
-	VFADDVV	V24, V22, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V20, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V18, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V16, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V14, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V12, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMERGEVVM	V26, V30, V0, V30
-	VADDVX	X10, V28, V28
-	VFADDVV	V24, V10, V26
-	VANDVX	X5, V26, V26
-	VMSLTVV	V30, V26, V0
-	VMERGEVVM	V28, V8, V0, V8
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V8, V0, V8
-	VSLLVI	$4, V6, V30
-	VORVV	V30, V2, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$1, X24, X28
-	VSE8V	V31, (X28)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VSLLVI	$4, V8, V30
-	VORVV	V30, V4, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$9, X24, X28
-	VSE8V	V31, (X28)
-	ADD	$128, X23, X23
-	ADD	$17, X24, X24
-	ADD	$-1, X25, X25
-	BNEZ	X25, l3
-	ADD	X20, X18, X18
-	ADD	X21, X19, X19
-	ADD	$-1, X22, X22
-	BNEZ	X22, l2
-l1:
-	RET	
-
-// load_mxfp4_128x128n_rvv loads the first 128 values of the n mxfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_mxfp4_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$255, X5
-	MOV	$2097152, X6
-	MOV	$1, X7
-	MOV	$7, X8
-	MOV	$254, X9
-	MOV	$8, X10
-	MOV	$2147483648, X11
-	MOV	$0, X12
-	MOV	src_base+32(FP), X13
-	MOV	dst_base+0(FP), X14
-	MOV	ss+56(FP), X15
-	MOV	ds+24(FP), X16
-	MOV	n+64(FP), X17
-	SLLI	$2, X16, X16
-	BEQZ	X17, l1
-l2:
-	MOV	X13, X18
-	MOV	X14, X19
-	MOV	$4, X20
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X18), X21
-	MOVBU	1(X18), X22
-	SLLI	$8, X22, X22
-	OR	X22, X21, X21
-	VMVVX	X21, V28
-	VANDVX	X5, V28, V28
-	VANDVX	X7, V28, V24
-	VMVVX	X6, V20
-	VSLLVV	V24, V20, V24
-	VMSGTVX	X7, V28, V0
-	VSUBVX	X7, V28, V28
-	VSLLVI	$23, V28, V28
-	VMERGEVVM	V28, V24, V0, V24
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$1, X18, X21
-	VLE8V	(X21), V31
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VZEXTVF4	V31, V20
-	VANDVI	$15, V20, V28
-	VSRLVI	$4, V20, V20
-	VANDVX	X8, V28, V16
-	VMSGTVX	X7, V16, V0
-	VADDVX	X9, V16, V12
-	VSLLVI	$22, V12, V12
-	VFCVTFXV	V16, V16
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X10, V28, V0
-	VMVVX	X12, V28
-	VMERGEVXM	X11, V28, V0, V28
-	VORVV	V28, V16, V28
-	VFMULVV	V24, V28, V28
-	VANDVX	X8, V20, V16
-	VMSGTVX	X7, V16, V0
-	VADDVX	X9, V16, V12
-	VSLLVI	$22, V12, V12
-	VFCVTFXV	V16, V16
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X10, V20, V0
-	VMVVX	X12, V20
-	VMERGEVXM	X11, V20, V0, V20
-	VORVV	V20, V16, V20
-	VFMULVV	V24, V20, V24
-	VSE32V	V28, (X19)
-	ADD	$64, X19, X21
-	VSE32V	V24, (X21)
-	ADD	$17, X18, X18
-	ADD	$128, X19, X19
-	ADD	$-1, X20, X20
-	BNEZ	X20, l3
-	ADD	X15, X13, X13
-	ADD	X16, X14, X14
-	ADD	$-1, X17, X17
-	BNEZ	X17, l2
-l1:
-	RET	
-
-// store_iq4_nl_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_iq4_nl_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	src_base+32(FP), X5
-	MOV	dst_base+0(FP), X6
-	MOV	ss+56(FP), X7
-	MOV	ds+24(FP), X8
-	MOV	n+64(FP), X9
-	SLLI	$2, X7, X7
-	BEQZ	X9, l1
-l2:
-	MOV	X5, X10
-	MOV	X6, X11
-	MOV	$4, X12
-l3:
-	VSETIVLI	$8, E32, M2, TA, MU, X0
-	VLE32V	(X10), V30
-	ADD	$32, X10, X13
-	VLE32V	(X13), V28
-	ADD	$64, X10, X13
-	VLE32V	(X13), V26
-	ADD	$96, X10, X13
-	VLE32V	(X13), V24
-	MOV	$2147483647, X13
-	VANDVX	X13, V30, V22
-	MOV	$2139095040, X14
-	VMSGTVX	X14, V22, V0
-	MOV	$0, X15
-	VMERGEVXM	X15, V22, V0, V22
-	VANDVX	X13, V28, V20
-	VMSGTVX	X14, V20, V0
-	VMERGEVXM	X15, V20, V0, V20
-	VANDVX	X13, V26, V18
-	VMSGTVX	X14, V18, V0
-	VMERGEVXM	X15, V18, V0, V18
-	VANDVX	X13, V24, V16
-	VMSGTVX	X14, V16, V0
-	VMERGEVXM	X15, V16, V0, V16
-	VMAXUVV	V20, V22, V14
-	VMAXUVV	V18, V14, V14
-	VMAXUVV	V16, V14, V14
-	VREDMAXUVS	V14, V14, V14
-	VRGATHERVI	$0, V14, V12
-	MOV	$33, X16
-	VMSEQVV	V12, V22, V0
-	VIDV	V22
-	MOV	$32, X16
-	VRSUBVX	X16, V22, V22
-	VSLLVI	$1, V22, V22
-	VSRLVI	$31, V30, V14
-	VORVV	V14, V22, V22
-	VMVVX	X15, V14
-	VMERGEVVM	V22, V14, V0, V14
-	VMSEQVV	V12, V20, V0
-	VIDV	V22
-	MOV	$24, X16
-	VRSUBVX	X16, V22, V22
-	VSLLVI	$1, V22, V22
-	VSRLVI	$31, V28, V20
-	VORVV	V20, V22, V22
-	VMVVX	X15, V20
-	VMERGEVVM	V22, V20, V0, V20
-	VMSEQVV	V12, V18, V0
-	VIDV	V22
-	MOV	$16, X16
-	VRSUBVX	X16, V22, V22
-	VSLLVI	$1, V22, V22
-	VSRLVI	$31, V26, V18
-	VORVV	V18, V22, V22
-	VMVVX	X15, V18
-	VMERGEVVM	V22, V18, V0, V18
-	VMSEQVV	V12, V16, V0
-	VIDV	V22
-	MOV	$8, X16
-	VRSUBVX	X16, V22, V22
-	VSLLVI	$1, V22, V22
-	VSRLVI	$31, V24, V16
-	VORVV	V16, V22, V22
-	VMVVX	X15, V16
-	VMERGEVVM	V22, V16, V0, V16
-	VMAXUVV	V20, V14, V22
-	VMAXUVV	V18, V22, V22
-	VMAXUVV	V16, V22, V22
-	VREDMAXUVS	V22, V22, V22
-	VRGATHERVI	$0, V22, V20
-	VSLLVI	$31, V20, V22
-	VORVV	V22, V12, V22
-	MOV	$1065353216, X17
-	FMVWX	X17, F31
-	MOV	$3271426048, X17
-	FMVWX	X17, F30
-	VFDIVVF	F30, V22, V22
-	VFRDIVVF	F31, V22, V22
-	FMVWX	X15, F31
-	VFMULVV	V30, V22, V20
-	VFADDVV	V20, V20, V20
-	VMVVX	X16, V18
-	VORVX	X15, V18, V18
-	MOV	$1, X17
-	VSUBVX	X17, V18, V16
-	VSLLVI	$29, V16, V14
-	VMSLTVX	X15, V14, V0
-	MOV	$1986682191, X18
-	MOV	$1059919873, X19
-	VMVVX	X19, V14
-	VMERGEVXM	X18, V14, V0, V14
-	VSLLVI	$29, V16, V10
-	VMSLTVX	X15, V10, V0
-	MOV	$4057580981, X20
-	MOV	$2795081089, X21
-	VMVVX	X21, V10
-	VMERGEVXM	X20, V10, V0, V10
-	VSLLVI	$28, V16, V8
-	VMSLTVX	X15, V8, V0
-	VMERGEVVM	V10, V14, V0, V14
-	VSLLVI	$30, V16, V16
-	VSRLVI	$27, V16, V16
-	VSRLVV	V16, V14, V16
-	VSLLVI	$24, V16, V16
-	VSRLVI	$24, V16, V16
-	MOV	$128, X22
-	VSUBVX	X22, V16, V16
-	VSLLVI	$29, V18, V14
-	VMSLTVX	X15, V14, V0
-	VMVVX	X19, V14
-	VMERGEVXM	X18, V14, V0, V14
-	VSLLVI	$29, V18, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X21, V10
-	VMERGEVXM	X20, V10, V0, V10
-	VSLLVI	$28, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMERGEVVM	V10, V14, V0, V14
-	VSLLVI	$30, V18, V10
-	VSRLVI	$27, V10, V10
-	VSRLVV	V10, V14, V14
-	VSLLVI	$24, V14, V14
-	VSRLVI	$24, V14, V14
-	VSUBVX	X22, V14, V14
-	VADDVV	V14, V16, V16
-	VFCVTFXV	V16, V16
-	MOV	$4286578689, X23
-	VFSUBVV	V16, V20, V16
-	VMSLTVX	X23, V16, V0
-	VMERGEVXM	X15, V18, V0, V18
-	MOV	$4, X24
-	VORVX	X24, V18, V16
-	VSUBVX	X17, V16, V14
-	VSLLVI	$29, V14, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V14, V14
-	VSRLVI	$27, V14, V14
-	VSRLVV	V14, V10, V14
-	VSLLVI	$24, V14, V14
-	VSRLVI	$24, V14, V14
-	VSUBVX	X22, V14, V14
-	VSLLVI	$29, V16, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V16, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V16, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V16, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V10, V10
-	VSLLVI	$24, V10, V10
-	VSRLVI	$24, V10, V10
-	VSUBVX	X22, V10, V10
-	VADDVV	V10, V14, V14
-	VFCVTFXV	V14, V14
-	VFSUBVV	V14, V20, V14
-	VMSLTVX	X23, V14, V0
-	VMERGEVVM	V18, V16, V0, V16
-	MOV	$2, X25
-	VORVX	X25, V16, V18
-	VSUBVX	X17, V18, V14
-	VSLLVI	$29, V14, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V14, V14
-	VSRLVI	$27, V14, V14
-	VSRLVV	V14, V10, V14
-	VSLLVI	$24, V14, V14
-	VSRLVI	$24, V14, V14
-	VSUBVX	X22, V14, V14
-	VSLLVI	$29, V18, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V18, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V10, V10
-	VSLLVI	$24, V10, V10
-	VSRLVI	$24, V10, V10
-	VSUBVX	X22, V10, V10
-	VADDVV	V10, V14, V14
-	VFCVTFXV	V14, V14
-	VFSUBVV	V14, V20, V14
-	VMSLTVX	X23, V14, V0
-	VMERGEVVM	V16, V18, V0, V18
-	VORVX	X17, V18, V16
-	VSUBVX	X17, V16, V14
-	VSLLVI	$29, V14, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V14, V14
-	VSRLVI	$27, V14, V14
-	VSRLVV	V14, V10, V14
-	VSLLVI	$24, V14, V14
-	VSRLVI	$24, V14, V14
-	VSUBVX	X22, V14, V14
-	VSLLVI	$29, V16, V10
-	VMSLTVX	X15, V10, V0
-	VMVVX	X19, V10
-	VMERGEVXM	X18, V10, V0, V10
-	VSLLVI	$29, V16, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V16, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V10, V0, V10
-	VSLLVI	$30, V16, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V10, V10
-	VSLLVI	$24, V10, V10
-	VSRLVI	$24, V10, V10
-	VSUBVX	X22, V10, V10
-	VADDVV	V10, V14, V14
-	VFCVTFXV	V14, V14
-	VFSUBVV	V14, V20, V20
-	VMSLTVX	X23, V20, V0
-	VMERGEVVM	V18, V16, V0, V16
-	VSLLVI	$29, V16, V20
-	VMSLTVX	X15, V20, V0
-	VMVVX	X19, V20
-	VMERGEVXM	X18, V20, V0, V20
-	VSLLVI	$29, V16, V18
-	VMSLTVX	X15, V18, V0
-	VMVVX	X21, V18
-	VMERGEVXM	X20, V18, V0, V18
-	VSLLVI	$28, V16, V14
-	VMSLTVX	X15, V14, V0
-	VMERGEVVM	V18, V20, V0, V20
-	VSLLVI	$30, V16, V18
-	VSRLVI	$27, V18, V18
-	VSRLVV	V18, V20, V20
-	VSLLVI	$24, V20, V20
-	VSRLVI	$24, V20, V20
-	VSUBVX	X22, V20, V20
-	VFCVTFXV	V20, V20
-	VFMULVV	V30, V30, V18
-	VFMULVV	V20, V18, V18
-	VFMULVV	V30, V18, V30
-	VMVVX	X15, V14
-	VFREDOSUMVS	V14, V30, V10
-	VRGATHERVI	$0, V10, V30
-	VFMULVV	V20, V18, V20
-	VMVVX	X15, V18
-	VFREDOSUMVS	V18, V20, V14
-	VRGATHERVI	$0, V14, V20
-	VFMULVV	V28, V22, V18
-	VFADDVV	V18, V18, V18
-	VMVVX	X16, V14
-	VORVX	X15, V14, V14
-	VSUBVX	X17, V14, V10
-	VSLLVI	$29, V10, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V10, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V10, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V10, V10
-	VSRLVI	$27, V10, V10
-	VSRLVV	V10, V8, V10
-	VSLLVI	$24, V10, V10
-	VSRLVI	$24, V10, V10
-	VSUBVX	X22, V10, V10
-	VSLLVI	$29, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V14, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V14, V6
-	VSRLVI	$27, V6, V6
-	VSRLVV	V6, V8, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VADDVV	V8, V10, V10
-	VFCVTFXV	V10, V10
-	VFSUBVV	V10, V18, V10
-	VMSLTVX	X23, V10, V0
-	VMERGEVXM	X15, V14, V0, V14
-	VORVX	X24, V14, V10
-	VSUBVX	X17, V10, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V10, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V10, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V10, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V10, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V18, V8
-	VMSLTVX	X23, V8, V0
-	VMERGEVVM	V14, V10, V0, V10
-	VORVX	X25, V10, V14
-	VSUBVX	X17, V14, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V14, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V14, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V14, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V18, V8
-	VMSLTVX	X23, V8, V0
-	VMERGEVVM	V10, V14, V0, V14
-	VORVX	X17, V14, V10
-	VSUBVX	X17, V10, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V10, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V10, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V10, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V10, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V18, V18
-	VMSLTVX	X23, V18, V0
-	VMERGEVVM	V14, V10, V0, V10
-	VSLLVI	$29, V10, V18
-	VMSLTVX	X15, V18, V0
-	VMVVX	X19, V18
-	VMERGEVXM	X18, V18, V0, V18
-	VSLLVI	$29, V10, V14
-	VMSLTVX	X15, V14, V0
-	VMVVX	X21, V14
-	VMERGEVXM	X20, V14, V0, V14
-	VSLLVI	$28, V10, V8
-	VMSLTVX	X15, V8, V0
-	VMERGEVVM	V14, V18, V0, V18
-	VSLLVI	$30, V10, V14
-	VSRLVI	$27, V14, V14
-	VSRLVV	V14, V18, V18
-	VSLLVI	$24, V18, V18
-	VSRLVI	$24, V18, V18
-	VSUBVX	X22, V18, V18
-	VFCVTFXV	V18, V18
-	VFMULVV	V28, V28, V14
-	VFMULVV	V18, V14, V14
-	VFMULVV	V28, V14, V28
-	VFREDOSUMVS	V30, V28, V8
-	VRGATHERVI	$0, V8, V30
-	VFMULVV	V18, V14, V28
-	VFREDOSUMVS	V20, V28, V18
-	VRGATHERVI	$0, V18, V28
-	VFMULVV	V26, V22, V20
-	VFADDVV	V20, V20, V20
-	VMVVX	X16, V18
-	VORVX	X15, V18, V18
-	VSUBVX	X17, V18, V14
-	VSLLVI	$29, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V14, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V14, V14
-	VSRLVI	$27, V14, V14
-	VSRLVV	V14, V8, V14
-	VSLLVI	$24, V14, V14
-	VSRLVI	$24, V14, V14
-	VSUBVX	X22, V14, V14
-	VSLLVI	$29, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V18, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V18, V6
-	VSRLVI	$27, V6, V6
-	VSRLVV	V6, V8, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VADDVV	V8, V14, V14
-	VFCVTFXV	V14, V14
-	VFSUBVV	V14, V20, V14
-	VMSLTVX	X23, V14, V0
-	VMERGEVXM	X15, V18, V0, V18
-	VORVX	X24, V18, V14
-	VSUBVX	X17, V14, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V14, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V14, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V14, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V20, V8
-	VMSLTVX	X23, V8, V0
-	VMERGEVVM	V18, V14, V0, V14
-	VORVX	X25, V14, V18
-	VSUBVX	X17, V18, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V18, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V18, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V18, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V20, V8
-	VMSLTVX	X23, V8, V0
-	VMERGEVVM	V14, V18, V0, V18
-	VORVX	X17, V18, V14
-	VSUBVX	X17, V14, V8
-	VSLLVI	$29, V8, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V8, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V8, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V6, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VSLLVI	$29, V14, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X19, V6
-	VMERGEVXM	X18, V6, V0, V6
-	VSLLVI	$29, V14, V4
-	VMSLTVX	X15, V4, V0
-	VMVVX	X21, V4
-	VMERGEVXM	X20, V4, V0, V4
-	VSLLVI	$28, V14, V2
-	VMSLTVX	X15, V2, V0
-	VMERGEVVM	V4, V6, V0, V6
-	VSLLVI	$30, V14, V4
-	VSRLVI	$27, V4, V4
-	VSRLVV	V4, V6, V6
-	VSLLVI	$24, V6, V6
-	VSRLVI	$24, V6, V6
-	VSUBVX	X22, V6, V6
-	VADDVV	V6, V8, V8
-	VFCVTFXV	V8, V8
-	VFSUBVV	V8, V20, V20
-	VMSLTVX	X23, V20, V0
-	VMERGEVVM	V18, V14, V0, V14
-	VSLLVI	$29, V14, V20
-	VMSLTVX	X15, V20, V0
-	VMVVX	X19, V20
-	VMERGEVXM	X18, V20, V0, V20
-	VSLLVI	$29, V14, V18
-	VMSLTVX	X15, V18, V0
-	VMVVX	X21, V18
-	VMERGEVXM	X20, V18, V0, V18
-	VSLLVI	$28, V14, V8
-	VMSLTVX	X15, V8, V0
-	VMERGEVVM	V18, V20, V0, V20
-	VSLLVI	$30, V14, V18
-	VSRLVI	$27, V18, V18
-	VSRLVV	V18, V20, V20
-	VSLLVI	$24, V20, V20
-	VSRLVI	$24, V20, V20
-	VSUBVX	X22, V20, V20
-	VFCVTFXV	V20, V20
-	VFMULVV	V26, V26, V18
-	VFMULVV	V20, V18, V18
-	VFMULVV	V26, V18, V26
-	VFREDOSUMVS	V30, V26, V8
-	VRGATHERVI	$0, V8, V30
-	VFMULVV	V20, V18, V26
-	VFREDOSUMVS	V28, V26, V20
-	VRGATHERVI	$0, V20, V28
-	VFMULVV	V24, V22, V26
-	VFADDVV	V26, V26, V26
-	VMVVX	X16, V22
-	VORVX	X15, V22, V22
-	VSUBVX	X17, V22, V20
-	VSLLVI	$29, V20, V18
-	VMSLTVX	X15, V18, V0
-	VMVVX	X19, V18
-	VMERGEVXM	X18, V18, V0, V18
-	VSLLVI	$29, V20, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V20, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V18, V0, V18
-	VSLLVI	$30, V20, V20
-	VSRLVI	$27, V20, V20
-	VSRLVV	V20, V18, V20
-	VSLLVI	$24, V20, V20
-	VSRLVI	$24, V20, V20
-	VSUBVX	X22, V20, V20
-	VSLLVI	$29, V22, V18
-	VMSLTVX	X15, V18, V0
-	VMVVX	X19, V18
-	VMERGEVXM	X18, V18, V0, V18
-	VSLLVI	$29, V22, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X21, V8
-	VMERGEVXM	X20, V8, V0, V8
-	VSLLVI	$28, V22, V6
-	VMSLTVX	X15, V6, V0
-	VMERGEVVM	V8, V18, V0, V18
-	VSLLVI	$30, V22, V8
-	VSRLVI	$27, V8, V8
-	VSRLVV	V8, V18, V18
-	VSLLVI	$24, V18, V18
-	VSRLVI	$24, V18, V18
-	VSUBVX	X22, V18, V18
-	VADDVV	V18, V20, V20
-	VFCVTFXV	V20, V20
-	VFSUBVV	V20, V26, V20
-	VMSLTVX	X23, V20, V0
-	VMERGEVXM	X15, V22, V0, V22
-	VORVX	X24, V22, V20
-	VSUBVX	X17, V20, V18
-	VSLLVI	$29, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V18, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V18, V18
-	VSRLVI	$27, V18, V18
-	VSRLVV	V18, V8, V18
-	VSLLVI	$24, V18, V18
-	VSRLVI	$24, V18, V18
-	VSUBVX	X22, V18, V18
-	VSLLVI	$29, V20, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V20, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V20, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V20, V6
-	VSRLVI	$27, V6, V6
-	VSRLVV	V6, V8, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VADDVV	V8, V18, V18
-	VFCVTFXV	V18, V18
-	VFSUBVV	V18, V26, V18
-	VMSLTVX	X23, V18, V0
-	VMERGEVVM	V22, V20, V0, V20
-	VORVX	X25, V20, V22
-	VSUBVX	X17, V22, V18
-	VSLLVI	$29, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V18, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V18, V18
-	VSRLVI	$27, V18, V18
-	VSRLVV	V18, V8, V18
-	VSLLVI	$24, V18, V18
-	VSRLVI	$24, V18, V18
-	VSUBVX	X22, V18, V18
-	VSLLVI	$29, V22, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V22, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V22, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V22, V6
-	VSRLVI	$27, V6, V6
-	VSRLVV	V6, V8, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VADDVV	V8, V18, V18
-	VFCVTFXV	V18, V18
-	VFSUBVV	V18, V26, V18
-	VMSLTVX	X23, V18, V0
-	VMERGEVVM	V20, V22, V0, V22
-	VORVX	X17, V22, V20
-	VSUBVX	X17, V20, V18
-	VSLLVI	$29, V18, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V18, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V18, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V18, V18
-	VSRLVI	$27, V18, V18
-	VSRLVV	V18, V8, V18
-	VSLLVI	$24, V18, V18
-	VSRLVI	$24, V18, V18
-	VSUBVX	X22, V18, V18
-	VSLLVI	$29, V20, V8
-	VMSLTVX	X15, V8, V0
-	VMVVX	X19, V8
-	VMERGEVXM	X18, V8, V0, V8
-	VSLLVI	$29, V20, V6
-	VMSLTVX	X15, V6, V0
-	VMVVX	X21, V6
-	VMERGEVXM	X20, V6, V0, V6
-	VSLLVI	$28, V20, V4
-	VMSLTVX	X15, V4, V0
-	VMERGEVVM	V6, V8, V0, V8
-	VSLLVI	$30, V20, V6
-	VSRLVI	$27, V6, V6
-	VSRLVV	V6, V8, V8
-	VSLLVI	$24, V8, V8
-	VSRLVI	$24, V8, V8
-	VSUBVX	X22, V8, V8
-	VADDVV	V8, V18, V18
-	VFCVTFXV	V18, V18
-	VFSUBVV	V18, V26, V26
-	VMSLTVX	X23, V26, V0
-	VMERGEVVM	V22, V20, V0, V20
-	VSLLVI	$29, V20, V26
-	VMSLTVX	X15, V26, V0
-	VMVVX	X19, V26
-	VMERGEVXM	X18, V26, V0, V26
-	VSLLVI	$29, V20, V22
-	VMSLTVX	X15, V22, V0
-	VMVVX	X21, V22
-	VMERGEVXM	X20, V22, V0, V22
-	VSLLVI	$28, V20, V18
-	VMSLTVX	X15, V18, V0
-	VMERGEVVM	V22, V26, V0, V26
-	VSLLVI	$30, V20, V22
-	VSRLVI	$27, V22, V22
-	VSRLVV	V22, V26, V26
-	VSLLVI	$24, V26, V26
-	VSRLVI	$24, V26, V26
-	VSUBVX	X22, V26, V26
-	VFCVTFXV	V26, V26
-	VFMULVV	V24, V24, V22
-	VFMULVV	V26, V22, V22
-	VFMULVV	V24, V22, V24
-	VFREDOSUMVS	V30, V24, V18
-	VRGATHERVI	$0, V18, V30
-	VFMULVV	V26, V22, V26
-	VFREDOSUMVS	V28, V26, V24
-	VRGATHERVI	$0, V24, V28
-	MOV	$646978941, X18
-	VMSLTVX	X18, V12, V0
-	VMERGEVXM	X16, V16, V0, V16
-	VMSLTVX	X18, V12, V0
-	VMERGEVXM	X16, V10, V0, V10
-	VMSLTVX	X18, V12, V0
-	VMERGEVXM	X16, V14, V0, V14
-	VMSLTVX	X18, V12, V0
-	VMERGEVXM	X16, V20, V0, V20
-	VMSGTVX	X15, V28, V0
-	VFDIVVV	V28, V30, V30
-	VMVVX	X15, V26
-	VMERGEVVM	V30, V26, V0, V26
-	VMSGTVX	X14, V28, V0
-	VMERGEVXM	X15, V26, V0, V26
-	VMSLTVX	X18, V12, V0
-	VMERGEVXM	X15, V26, V0, V26
-	VANDVX	X13, V26, V30
-	VSRLVI	$13, V30, V28
-	VANDVX	X17, V28, V28
-	VADDVV	V28, V30, V28
-	MOV	$3355447295, X13
-	VADDVX	X13, V28, V28
-	VSRLVI	$13, V28, V28
-	MOV	$1056964608, X13
-	FMVWX	X13, F31
-	VFADDVF	F31, V30, V24
-	VSUBVX	X13, V24, V24
-	MOV	$947912704, X13
-	VMSLTVX	X13, V30, V0
-	VMERGEVVM	V24, V28, V0, V28
-	MOV	$1199566847, X13
-	VMSGTVX	X13, V30, V0
-	MOV	$31744, X13
-	VMERGEVXM	X13, V28, V0, V28
-	VSRLVI	$13, V30, V24
-	MOV	$1023, X13
-	VANDVX	X13, V24, V24
-	MOV	$32256, X13
-	VORVX	X13, V24, V24
-	VMSGTVX	X14, V30, V0
-	VMERGEVVM	V24, V28, V0, V28
-	MOV	$2147483648, X13
-	VANDVX	X13, V26, V30
-	VSRLVI	$16, V30, V30
-	VORVV	V30, V28, V30
-	VMVXS	V30, X13
-	MOVB	X13, (X11)
-	SRLI	$8, X13, X13
-	MOVB	X13, 1(X11)
-	VSLLVI	$4, V14, V30
-	VORVV	V30, V16, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$2, X11, X13
-	VSE8V	V31, (X13)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VSLLVI	$4, V20, V30
-	VORVV	V30, V10, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$10, X11, X13
-	VSE8V	V31, (X13)
-	ADD	$128, X10, X10
-	ADD	$18, X11, X11
-	ADD	$-1, X12, X12
-	BNEZ	X12, l3
-	ADD	X7, X5, X5
-	ADD	X8, X6, X6
-	ADD	$-1, X9, X9
-	BNEZ	X9, l2
-l1:
-	RET	
-
-// load_iq4_nl_128x128n_rvv loads the first 128 values of the n iq4_nl heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_iq4_nl_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$32767, X5
-	MOV	$939524096, X6
-	MOV	$864026624, X7
-	MOV	$864026624, X7
-	FMVWX	X7, F31
-	MOV	$1024, X7
-	MOV	$31743, X8
-	MOV	$2139095040, X9
-	MOV	$32768, X10
-	MOV	$0, X11
-	MOV	$1986682191, X12
-	MOV	$1059919873, X13
-	MOV	$4057580981, X14
-	MOV	$2795081089, X15
-	MOV	$128, X16
-	MOV	src_base+32(FP), X17
-	MOV	dst_base+0(FP), X18
-	MOV	ss+56(FP), X19
-	MOV	ds+24(FP), X20
-	MOV	n+64(FP), X21
-	SLLI	$2, X20, X20
-	BEQZ	X21, l1
-l2:
-	MOV	X17, X22
-	MOV	X18, X23
-	MOV	$4, X24
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X22), X25
-	MOVBU	1(X22), X28
-	SLLI	$8, X28, X28
-	OR	X28, X25, X25
-	VMVVX	X25, V28
-	VANDVX	X5, V28, V24
-	VSLLVI	$13, V24, V20
-	VADDVX	X6, V20, V16
-	VFCVTFXV	V24, V12
-	VFMULVF	F31, V12, V12
-	VMSLTVX	X7, V24, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSGTVX	X8, V24, V0
-	VORVX	X9, V20, V24
-	VMERGEVVM	V24, V16, V0, V16
-	VANDVX	X10, V28, V28
-	VSLLVI	$16, V28, V28
-	VORVV	V28, V16, V28
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$2, X22, X25
-	VLE8V	(X25), V27
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VZEXTVF4	V27, V20
-	VANDVI	$15, V20, V24
-	VSRLVI	$4, V20, V20
-	VSLLVI	$29, V24, V16
-	VMSLTVX	X11, V16, V0
-	VMVVX	X13, V16
-	VMERGEVXM	X12, V16, V0, V16
-	VSLLVI	$29, V24, V12
-	VMSLTVX	X11, V12, V0
-	VMVVX	X15, V12
-	VMERGEVXM	X14, V12, V0, V12
-	VSLLVI	$28, V24, V8
-	VMSLTVX	X11, V8, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VSLLVI	$30, V24, V24
-	VSRLVI	$27, V24, V24
-	VSRLVV	V24, V16, V24
-	VSLLVI	$24, V24, V24
-	VSRLVI	$24, V24, V24
-	VSUBVX	X16, V24, V24
-	VFCVTFXV	V24, V24
-	VFMULVV	V24, V28, V24
-	VSLLVI	$29, V20, V16
-	VMSLTVX	X11, V16, V0
-	VMVVX	X13, V16
-	VMERGEVXM	X12, V16, V0, V16
-	VSLLVI	$29, V20, V12
-	VMSLTVX	X11, V12, V0
-	VMVVX	X15, V12
-	VMERGEVXM	X14, V12, V0, V12
-	VSLLVI	$28, V20, V8
-	VMSLTVX	X11, V8, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VSLLVI	$30, V20, V20
-	VSRLVI	$27, V20, V20
-	VSRLVV	V20, V16, V20
-	VSLLVI	$24, V20, V20
-	VSRLVI	$24, V20, V20
-	VSUBVX	X16, V20, V20
-	VFCVTFXV	V20, V20
-	VFMULVV	V20, V28, V28
-	VSE32V	V24, (X23)
-	ADD	$64, X23, X25
-	VSE32V	V28, (X25)
-	ADD	$18, X22, X22
-	ADD	$128, X23, X23
-	ADD	$-1, X24, X24
-	BNEZ	X24, l3
-	ADD	X19, X17, X17
-	ADD	X20, X18, X18
-	ADD	$-1, X21, X21
-	BNEZ	X21, l2
-l1:
-	RET	
-
-// store_nvfp4_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_128x128n_rvv(SB), NOSPLIT, $16-76
-	MOV	$2147483647, X5
-	MOV	$2139095040, X6
-	MOV	$0, X7
-	MOV	$1086324736, X8
-	MOV	$1086324736, X8
-	FMVWX	X8, F31
-	MOV	$1006108672, X8
-	MOV	$119, X9
-	MOV	$126, X10
-	MOV	$1015021568, X11
-	MOV	$1140850688, X12
-	MOV	$1140850688, X12
-	FMVWX	X12, F30
-	MOV	$1056964608, X12
-	MOV	$1056964608, X12
-	FMVWX	X12, F29
-	MOV	$127, X12
-	MOV	$998244352, X13
-	MOV	$981467136, X14
-	MOV	$981467136, X14
-	FMVWX	X14, F28
-	MOV	$1, X14
-	MOV	$2, X15
-	MOV	src_base+32(FP), X16
-	MOV	dst_base+0(FP), X17
-	MOV	ss+56(FP), X18
-	MOV	ds+24(FP), X19
-	MOV	n+64(FP), X20
-	SLLI	$2, X18, X18
-	BEQZ	X20, l1
-l2:
-	MOV	X16, X21
-	MOV	X17, X22
-	MOV	$2, X23
-l3:
-	VSETIVLI	$8, E32, M2, TA, MU, X0
-	ADD	$8, X2, X24
-	VLE32V	(X21), V30
-	ADD	$32, X21, X25
-	VLE32V	(X25), V28
-	ADD	$64, X21, X25
-	VLE32V	(X25), V26
-	ADD	$96, X21, X25
-	VLE32V	(X25), V24
-	VANDVX	X5, V30, V30
-	VMSGTVX	X6, V30, V0
-	VMERGEVXM	X7, V30, V0, V30
-	VANDVX	X5, V28, V28
-	VMSGTVX	X6, V28, V0
-	VMERGEVXM	X7, V28, V0, V28
-	VANDVX	X5, V26, V26
-	VMSGTVX	X6, V26, V0
-	VMERGEVXM	X7, V26, V0, V26
-	VANDVX	X5, V24, V24
-	VMSGTVX	X6, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VMAXUVV	V28, V30, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V28
-	VFDIVVF	F31, V28, V30
-	VSUBVX	X8, V30, V28
-	VSRLVI	$20, V28, V28
-	VMSGTVX	X9, V28, V0
-	VMERGEVXM	X10, V28, V0, V28
-	VMSLTVX	X11, V30, V0
-	VMVVX	X11, V22
-	VMERGEVVM	V30, V22, V0, V22
-	VFMULVF	F30, V22, V30
-	VFADDVF	F29, V30, V30
-	VFCVTRTZXFV	V30, V30
-	VSRLVI	$3, V30, V22
-	VSUBVV	V22, V30, V30
-	VMERGEVVM	V30, V28, V0, V28
-	VMVXS	V28, X25
-	MOVB	X25, (X22)
-	SRLI	$8, X25, X25
-	MOVB	X25, 1(X22)
-	VANDVX	X12, V28, V30
-	VSLLVI	$20, V30, V22
-	VADDVX	X13, V22, V22
-	VFCVTFXV	V30, V20
-	VFMULVF	F28, V20, V20
-	VSRLVI	$3, V30, V30
-	VMSEQVX	X7, V30, V0
-	VMERGEVVM	V20, V22, V0, V22
-	VMSEQVX	X12, V28, V0
-	VMERGEVXM	X7, V22, V0, V22
-	VMVXS	V22, X25
-	MOVB	X25, 0(X24)
-	SRLI	$8, X25, X25
-	MOVB	X25, 1(X24)
-	SRLI	$8, X25, X25
-	MOVB	X25, 2(X24)
-	SRLI	$8, X25, X25
-	MOVB	X25, 3(X24)
-	VMAXUVV	V24, V26, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V28
-	VFDIVVF	F31, V28, V30
-	VSUBVX	X8, V30, V28
-	VSRLVI	$20, V28, V28
-	VMSGTVX	X9, V28, V0
-	VMERGEVXM	X10, V28, V0, V28
-	VMSLTVX	X11, V30, V0
-	VMVVX	X11, V26
-	VMERGEVVM	V30, V26, V0, V26
-	VFMULVF	F30, V26, V30
-	VFADDVF	F29, V30, V30
-	VFCVTRTZXFV	V30, V30
-	VSRLVI	$3, V30, V26
-	VSUBVV	V26, V30, V30
-	VMERGEVVM	V30, V28, V0, V28
-	ADD	$1, X22, X25
-	VMVXS	V28, X28
-	MOVB	X28, (X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	VANDVX	X12, V28, V30
-	VSLLVI	$20, V30, V26
-	VADDVX	X13, V26, V26
-	VFCVTFXV	V30, V24
-	VFMULVF	F28, V24, V24
-	VSRLVI	$3, V30, V30
-	VMSEQVX	X7, V30, V0
-	VMERGEVVM	V24, V26, V0, V26
-	VMSEQVX	X12, V28, V0
-	VMERGEVXM	X7, V26, V0, V26
-	ADD	$4, X24, X25
-	VMVXS	V26, X28
-	MOVB	X28, 0(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 2(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 3(X25)
-	ADD	$128, X21, X25
-	VLE32V	(X25), V30
-	ADD	$160, X21, X25
-	VLE32V	(X25), V28
-	ADD	$192, X21, X25
-	VLE32V	(X25), V26
-	ADD	$224, X21, X25
-	VLE32V	(X25), V24
-	VANDVX	X5, V30, V30
-	VMSGTVX	X6, V30, V0
-	VMERGEVXM	X7, V30, V0, V30
-	VANDVX	X5, V28, V28
-	VMSGTVX	X6, V28, V0
-	VMERGEVXM	X7, V28, V0, V28
-	VANDVX	X5, V26, V26
-	VMSGTVX	X6, V26, V0
-	VMERGEVXM	X7, V26, V0, V26
-	VANDVX	X5, V24, V24
-	VMSGTVX	X6, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VMAXUVV	V28, V30, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V28
-	VFDIVVF	F31, V28, V30
-	VSUBVX	X8, V30, V28
-	VSRLVI	$20, V28, V28
-	VMSGTVX	X9, V28, V0
-	VMERGEVXM	X10, V28, V0, V28
-	VMSLTVX	X11, V30, V0
-	VMVVX	X11, V22
-	VMERGEVVM	V30, V22, V0, V22
-	VFMULVF	F30, V22, V30
-	VFADDVF	F29, V30, V30
-	VFCVTRTZXFV	V30, V30
-	VSRLVI	$3, V30, V22
-	VSUBVV	V22, V30, V30
-	VMERGEVVM	V30, V28, V0, V28
-	ADD	$2, X22, X25
-	VMVXS	V28, X28
-	MOVB	X28, (X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	VANDVX	X12, V28, V30
-	VSLLVI	$20, V30, V22
-	VADDVX	X13, V22, V22
-	VFCVTFXV	V30, V20
-	VFMULVF	F28, V20, V20
-	VSRLVI	$3, V30, V30
-	VMSEQVX	X7, V30, V0
-	VMERGEVVM	V20, V22, V0, V22
-	VMSEQVX	X12, V28, V0
-	VMERGEVXM	X7, V22, V0, V22
-	ADD	$8, X24, X25
-	VMVXS	V22, X28
-	MOVB	X28, 0(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 2(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 3(X25)
-	VMAXUVV	V24, V26, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V28
-	VFDIVVF	F31, V28, V30
-	VSUBVX	X8, V30, V28
-	VSRLVI	$20, V28, V28
-	VMSGTVX	X9, V28, V0
-	VMERGEVXM	X10, V28, V0, V28
-	VMSLTVX	X11, V30, V0
-	VMVVX	X11, V26
-	VMERGEVVM	V30, V26, V0, V26
-	VFMULVF	F30, V26, V30
-	VFADDVF	F29, V30, V30
-	VFCVTRTZXFV	V30, V30
-	VSRLVI	$3, V30, V26
-	VSUBVV	V26, V30, V30
-	VMERGEVVM	V30, V28, V0, V28
-	ADD	$3, X22, X25
-	VMVXS	V28, X28
-	MOVB	X28, (X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	VANDVX	X12, V28, V30
-	VSLLVI	$20, V30, V26
-	VADDVX	X13, V26, V26
-	VFCVTFXV	V30, V24
-	VFMULVF	F28, V24, V24
-	VSRLVI	$3, V30, V30
-	VMSEQVX	X7, V30, V0
-	VMERGEVVM	V24, V26, V0, V26
-	VMSEQVX	X12, V28, V0
-	VMERGEVXM	X7, V26, V0, V26
-	ADD	$12, X24, X25
-	VMVXS	V26, X28
-	MOVB	X28, 0(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 1(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 2(X25)
-	SRLI	$8, X28, X28
-	MOVB	X28, 3(X25)
-	VLE32V	(X21), V30
-	ADD	$32, X21, X25
-	VLE32V	(X25), V28
-	ADD	$64, X21, X25
-	VLE32V	(X25), V26
-	ADD	$96, X21, X25
-	VLE32V	(X25), V24
-	MOVBU	(X24), X25
-	MOVBU	1(X24), X28
-	SLLI	$8, X28, X28
-	OR	X28, X25, X25
-	MOVBU	2(X24), X28
-	SLLI	$16, X28, X28
-	OR	X28, X25, X25
-	MOVBU	3(X24), X28
-	SLLI	$24, X28, X28
-	OR	X28, X25, X25
-	VMVVX	X25, V22
-	VFADDVV	V22, V22, V20
-	VFADDVV	V22, V20, V18
-	VFADDVV	V20, V20, V16
-	VFADDVV	V18, V18, V14
-	VFADDVV	V16, V16, V12
-	VFADDVV	V14, V14, V10
-	VANDVX	X5, V30, V8
-	VMVVX	X14, V6
-	VADDVX	X7, V6, V6
-	VFSUBVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMVVX	X7, V2
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X15, V6, V6
-	VFADDVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMFNEVV	V30, V30, V0
-	VMERGEVXM	X7, V2, V0, V2
-	VANDVX	X5, V28, V30
-	VMVVX	X14, V8
-	VADDVX	X7, V8, V8
-	VFSUBVV	V28, V22, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMVVX	X7, V4
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V20, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V18, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V16, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V14, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V12, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V10, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X15, V8, V8
-	VFADDVV	V28, V22, V22
-	VANDVX	X5, V22, V22
-	VMSLTVV	V30, V22, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V22, V30, V0, V30
-	VADDVX	X14, V8, V22
-	VFADDVV	V28, V20, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V18, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V16, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V14, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V12, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V10, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMFNEVV	V28, V28, V0
-	VMERGEVXM	X7, V4, V0, V4
-	ADD	$4, X24, X25
-	MOVBU	(X25), X28
-	MOVBU	1(X25), X29
-	SLLI	$8, X29, X29
-	OR	X29, X28, X28
-	MOVBU	2(X25), X29
-	SLLI	$16, X29, X29
-	OR	X29, X28, X28
-	MOVBU	3(X25), X29
-	SLLI	$24, X29, X29
-	OR	X29, X28, X28
-	VMVVX	X28, V30
-	VFADDVV	V30, V30, V28
-	VFADDVV	V30, V28, V22
-	VFADDVV	V28, V28, V20
-	VFADDVV	V22, V22, V18
-	VFADDVV	V20, V20, V16
-	VFADDVV	V18, V18, V14
-	VANDVX	X5, V26, V12
-	VMVVX	X14, V10
-	VADDVX	X7, V10, V10
-	VFSUBVV	V26, V30, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMVVX	X7, V6
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V28, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X15, V10, V10
-	VFADDVV	V26, V30, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V28, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMFNEVV	V26, V26, V0
-	VMERGEVXM	X7, V6, V0, V6
-	VANDVX	X5, V24, V26
-	VMVVX	X14, V12
-	VADDVX	X7, V12, V12
-	VFSUBVV	V24, V30, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMVVX	X7, V8
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V28, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V22, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V20, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V18, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V16, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V14, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X15, V12, V12
-	VFADDVV	V24, V30, V30
-	VANDVX	X5, V30, V30
-	VMSLTVV	V26, V30, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V30, V26, V0, V26
-	VADDVX	X14, V12, V30
-	VFADDVV	V24, V28, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V22, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V20, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V18, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V16, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V14, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V8, V0, V8
-	VSLLVI	$4, V4, V30
-	VORVV	V30, V2, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$4, X22, X25
-	VSE8V	V31, (X25)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VSLLVI	$4, V8, V30
-	VORVV	V30, V6, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$12, X22, X25
-	VSE8V	V31, (X25)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	ADD	$128, X21, X25
-	VLE32V	(X25), V30
-	ADD	$160, X21, X25
-	VLE32V	(X25), V28
-	ADD	$192, X21, X25
-	VLE32V	(X25), V26
-	ADD	$224, X21, X25
-	VLE32V	(X25), V24
-	ADD	$8, X24, X25
-	MOVBU	(X25), X28
-	MOVBU	1(X25), X29
-	SLLI	$8, X29, X29
-	OR	X29, X28, X28
-	MOVBU	2(X25), X29
-	SLLI	$16, X29, X29
-	OR	X29, X28, X28
-	MOVBU	3(X25), X29
-	SLLI	$24, X29, X29
-	OR	X29, X28, X28
-	VMVVX	X28, V22
-	VFADDVV	V22, V22, V20
-	VFADDVV	V22, V20, V18
-	VFADDVV	V20, V20, V16
-	VFADDVV	V18, V18, V14
-	VFADDVV	V16, V16, V12
-	VFADDVV	V14, V14, V10
-	VANDVX	X5, V30, V8
-	VMVVX	X14, V6
-	VADDVX	X7, V6, V6
-	VFSUBVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMVVX	X7, V2
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFSUBVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X15, V6, V6
-	VFADDVV	V30, V22, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V20, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V18, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V16, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V14, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V12, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMERGEVVM	V4, V8, V0, V8
-	VADDVX	X14, V6, V6
-	VFADDVV	V30, V10, V4
-	VANDVX	X5, V4, V4
-	VMSLTVV	V8, V4, V0
-	VMERGEVVM	V6, V2, V0, V2
-	VMFNEVV	V30, V30, V0
-	VMERGEVXM	X7, V2, V0, V2
-	VANDVX	X5, V28, V30
-	VMVVX	X14, V8
-	VADDVX	X7, V8, V8
-	VFSUBVV	V28, V22, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMVVX	X7, V4
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V20, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V18, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V16, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V14, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V12, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X14, V8, V8
-	VFSUBVV	V28, V10, V6
-	VANDVX	X5, V6, V6
-	VMSLTVV	V30, V6, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V6, V30, V0, V30
-	VADDVX	X15, V8, V8
-	VFADDVV	V28, V22, V22
-	VANDVX	X5, V22, V22
-	VMSLTVV	V30, V22, V0
-	VMERGEVVM	V8, V4, V0, V4
-	VMERGEVVM	V22, V30, V0, V30
-	VADDVX	X14, V8, V22
-	VFADDVV	V28, V20, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V18, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V16, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V14, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V12, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMERGEVVM	V20, V30, V0, V30
-	VADDVX	X14, V22, V22
-	VFADDVV	V28, V10, V20
-	VANDVX	X5, V20, V20
-	VMSLTVV	V30, V20, V0
-	VMERGEVVM	V22, V4, V0, V4
-	VMFNEVV	V28, V28, V0
-	VMERGEVXM	X7, V4, V0, V4
-	ADD	$12, X24, X25
-	MOVBU	(X25), X24
-	MOVBU	1(X25), X28
-	SLLI	$8, X28, X28
-	OR	X28, X24, X24
-	MOVBU	2(X25), X28
-	SLLI	$16, X28, X28
-	OR	X28, X24, X24
-	MOVBU	3(X25), X28
-	SLLI	$24, X28, X28
-	OR	X28, X24, X24
-	VMVVX	X24, V30
-	VFADDVV	V30, V30, V28
-	VFADDVV	V30, V28, V22
-	VFADDVV	V28, V28, V20
-	VFADDVV	V22, V22, V18
-	VFADDVV	V20, V20, V16
-	VFADDVV	V18, V18, V14
-	VANDVX	X5, V26, V12
-	VMVVX	X14, V10
-	VADDVX	X7, V10, V10
-	VFSUBVV	V26, V30, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMVVX	X7, V6
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V28, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFSUBVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X15, V10, V10
-	VFADDVV	V26, V30, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V28, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V22, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V20, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V18, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V16, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMERGEVVM	V8, V12, V0, V12
-	VADDVX	X14, V10, V10
-	VFADDVV	V26, V14, V8
-	VANDVX	X5, V8, V8
-	VMSLTVV	V12, V8, V0
-	VMERGEVVM	V10, V6, V0, V6
-	VMFNEVV	V26, V26, V0
-	VMERGEVXM	X7, V6, V0, V6
-	VANDVX	X5, V24, V26
-	VMVVX	X14, V12
-	VADDVX	X7, V12, V12
-	VFSUBVV	V24, V30, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMVVX	X7, V8
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V28, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V22, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V20, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V18, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V16, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X14, V12, V12
-	VFSUBVV	V24, V14, V10
-	VANDVX	X5, V10, V10
-	VMSLTVV	V26, V10, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V10, V26, V0, V26
-	VADDVX	X15, V12, V12
-	VFADDVV	V24, V30, V30
-	VANDVX	X5, V30, V30
-	VMSLTVV	V26, V30, V0
-	VMERGEVVM	V12, V8, V0, V8
-	VMERGEVVM	V30, V26, V0, V26
-	VADDVX	X14, V12, V30
-	VFADDVV	V24, V28, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V22, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V20, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V18, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V16, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMERGEVVM	V28, V26, V0, V26
-	VADDVX	X14, V30, V30
-	VFADDVV	V24, V14, V28
-	VANDVX	X5, V28, V28
-	VMSLTVV	V26, V28, V0
-	VMERGEVVM	V30, V8, V0, V8
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V8, V0, V8
-	VSLLVI	$4, V4, V30
-	VORVV	V30, V2, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$20, X22, X24
-	VSE8V	V31, (X24)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VSLLVI	$4, V8, V30
-	VORVV	V30, V6, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$28, X22, X24
-	VSE8V	V31, (X24)
-	ADD	$256, X21, X21
-	ADD	$36, X22, X22
-	ADD	$-1, X23, X23
-	BNEZ	X23, l3
-	ADD	X18, X16, X16
-	ADD	X19, X17, X17
-	ADD	$-1, X20, X20
-	BNEZ	X20, l2
-l1:
-	RET	
-
-// load_nvfp4_128x128n_rvv loads the first 128 values of the n nvfp4 heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_nvfp4_128x128n_rvv(SB), NOSPLIT, $192-76
-	MOV	$255, X5
-	MOV	$127, X6
-	MOV	$998244352, X7
-	MOV	$981467136, X8
-	MOV	$981467136, X8
-	FMVWX	X8, F31
-	MOV	$0, X8
-	MOV	$8, X9
-	MOV	$1, X10
-	MOV	$7, X11
-	MOV	$254, X12
-	MOV	$2147483648, X13
-	MOV	src_base+32(FP), X14
-	MOV	dst_base+0(FP), X15
-	MOV	ss+56(FP), X16
-	MOV	ds+24(FP), X17
-	MOV	n+64(FP), X18
-	SLLI	$2, X17, X17
-	BEQZ	X18, l1
-l2:
-	MOV	X14, X19
-	MOV	X15, X20
-	MOV	$2, X21
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X19), X22
-	MOVBU	1(X19), X23
-	SLLI	$8, X23, X23
-	OR	X23, X22, X22
-	VMVVX	X22, V28
-	VANDVX	X5, V28, V24
-	VANDVX	X6, V24, V20
-	VSLLVI	$20, V20, V16
-	VADDVX	X7, V16, V16
-	VFCVTFXV	V20, V12
-	VFMULVF	F31, V12, V12
-	VSRLVI	$3, V20, V20
-	VMSEQVX	X8, V20, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSEQVX	X6, V24, V0
-	VMERGEVXM	X8, V16, V0, V16
-	VSRLVI	$8, V28, V28
-	VANDVX	X6, V28, V24
-	VSLLVI	$20, V24, V20
-	VADDVX	X7, V20, V20
-	VFCVTFXV	V24, V12
-	VFMULVF	F31, V12, V12
-	VSRLVI	$3, V24, V24
-	VMSEQVX	X8, V24, V0
-	VMERGEVVM	V12, V20, V0, V20
-	VMSEQVX	X6, V28, V0
-	VMERGEVXM	X8, V20, V0, V20
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$4, X19, X22
-	VLE8V	(X22), V31
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VZEXTVF4	V31, V24
-	VANDVI	$15, V24, V28
-	VSRLVI	$4, V24, V24
-	ADD	$8, X2, X22
-	ADD	$32, X22, X23
-	VSE32V	V28, (X23)
-	ADD	$96, X22, X23
-	VSE32V	V24, (X23)
-	ADD	$32, X22, X23
-	VLE32V	(X23), V28
-	ADD	$96, X22, X23
-	VLE32V	(X23), V24
-	ADD	$64, X22, X23
-	VLE32V	(X23), V12
-	ADD	$128, X22, X23
-	VLE32V	(X23), V8
-	VLE32V	(X22), V8
-	ADD	$64, X22, X23
-	VLE32V	(X23), V8
-	VIDV	V4
-	VADDVX	X10, V4, V4
-	VMSGTVX	X9, V4, V0
-	VMERGEVVM	V12, V28, V0, V28
-	VMERGEVVM	V24, V8, V0, V8
-	VANDVX	X11, V28, V24
-	VMSGTVX	X10, V24, V0
-	VADDVX	X12, V24, V12
-	VSLLVI	$22, V12, V12
-	VFCVTFXV	V24, V24
-	VMERGEVVM	V12, V24, V0, V24
-	VMSGTVX	X9, V28, V0
-	VMVVX	X8, V28
-	VMERGEVXM	X13, V28, V0, V28
-	VORVV	V28, V24, V28
-	VFMULVV	V16, V28, V28
-	VANDVX	X11, V8, V24
-	VMSGTVX	X10, V24, V0
-	VADDVX	X12, V24, V16
-	VSLLVI	$22, V16, V16
-	VFCVTFXV	V24, V24
-	VMERGEVVM	V16, V24, V0, V24
-	VMSGTVX	X9, V8, V0
-	VMVVX	X8, V16
-	VMERGEVXM	X13, V16, V0, V16
-	VORVV	V16, V24, V24
-	VFMULVV	V20, V24, V24
-	VSE32V	V28, (X20)
-	ADD	$64, X20, X23
-	VSE32V	V24, (X23)
-	ADD	$2, X19, X23
-	MOVBU	(X23), X24
-	MOVBU	1(X23), X25
-	SLLI	$8, X25, X25
-	OR	X25, X24, X24
-	VMVVX	X24, V28
-	VANDVX	X5, V28, V24
-	VANDVX	X6, V24, V20
-	VSLLVI	$20, V20, V16
-	VADDVX	X7, V16, V16
-	VFCVTFXV	V20, V12
-	VFMULVF	F31, V12, V12
-	VSRLVI	$3, V20, V20
-	VMSEQVX	X8, V20, V0
-	VMERGEVVM	V12, V16, V0, V16
-	VMSEQVX	X6, V24, V0
-	VMERGEVXM	X8, V16, V0, V16
-	VSRLVI	$8, V28, V28
-	VANDVX	X6, V28, V24
-	VSLLVI	$20, V24, V20
-	VADDVX	X7, V20, V20
-	VFCVTFXV	V24, V12
-	VFMULVF	F31, V12, V12
-	VSRLVI	$3, V24, V24
-	VMSEQVX	X8, V24, V0
-	VMERGEVVM	V12, V20, V0, V20
-	VMSEQVX	X6, V28, V0
-	VMERGEVXM	X8, V20, V0, V20
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$20, X19, X23
-	VLE8V	(X23), V31
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VZEXTVF4	V31, V24
-	VANDVI	$15, V24, V28
-	VSRLVI	$4, V24, V24
-	ADD	$32, X22, X23
-	VSE32V	V28, (X23)
-	ADD	$96, X22, X23
-	VSE32V	V24, (X23)
-	ADD	$32, X22, X23
-	VLE32V	(X23), V28
-	ADD	$96, X22, X23
-	VLE32V	(X23), V24
-	ADD	$64, X22, X23
-	VLE32V	(X23), V12
-	ADD	$128, X22, X23
-	VLE32V	(X23), V8
-	VLE32V	(X22), V8
-	ADD	$64, X22, X23
-	VLE32V	(X23), V8
-	VIDV	V4
-	VADDVX	X10, V4, V4
-	VMSGTVX	X9, V4, V0
-	VMERGEVVM	V12, V28, V0, V28
-	VMERGEVVM	V24, V8, V0, V8
-	VANDVX	X11, V28, V24
-	VMSGTVX	X10, V24, V0
-	VADDVX	X12, V24, V12
-	VSLLVI	$22, V12, V12
-	VFCVTFXV	V24, V24
-	VMERGEVVM	V12, V24, V0, V24
-	VMSGTVX	X9, V28, V0
-	VMVVX	X8, V28
-	VMERGEVXM	X13, V28, V0, V28
-	VORVV	V28, V24, V28
-	VFMULVV	V16, V28, V28
-	VANDVX	X11, V8, V24
-	VMSGTVX	X10, V24, V0
-	VADDVX	X12, V24, V16
-	VSLLVI	$22, V16, V16
-	VFCVTFXV	V24, V24
-	VMERGEVVM	V16, V24, V0, V24
-	VMSGTVX	X9, V8, V0
-	VMVVX	X8, V16
-	VMERGEVXM	X13, V16, V0, V16
-	VORVV	V16, V24, V24
-	VFMULVV	V20, V24, V24
-	ADD	$128, X20, X22
-	VSE32V	V28, (X22)
-	ADD	$192, X20, X22
-	VSE32V	V24, (X22)
-	ADD	$36, X19, X19
-	ADD	$256, X20, X20
-	ADD	$-1, X21, X21
-	BNEZ	X21, l3
-	ADD	X16, X14, X14
-	ADD	X17, X15, X15
-	ADD	$-1, X18, X18
-	BNEZ	X18, l2
-l1:
-	RET	
-
-// store_int8_per_token_head_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_int8_per_token_head_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	$2147483647, X5
-	MOV	$2139095040, X6
-	MOV	$0, X7
-	MOV	$1123942400, X8
-	FMVWX	X8, F31
-	MOV	$897988541, X8
-	MOV	$1065353216, X9
-	FMVWX	X9, F30
-	MOV	$0, X9
-	FMVWX	X9, F29
-	MOV	$2147483648, X9
-	MOV	$1056964608, X10
-	MOV	src_base+32(FP), X11
-	MOV	dst_base+0(FP), X12
-	MOV	ss+56(FP), X13
-	MOV	ds+24(FP), X14
-	MOV	n+64(FP), X15
-	SLLI	$2, X13, X13
-	BEQZ	X15, l1
-l2:
-	MOV	X11, X16
-	MOV	X12, X17
-	MOV	$1, X18
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	VLE32V	(X16), V28
-	ADD	$64, X16, X19
-	VLE32V	(X19), V24
-	VANDVX	X5, V28, V28
-	VMSGTVX	X6, V28, V0
-	VMERGEVXM	X7, V28, V0, V28
-	VANDVX	X5, V24, V24
-	VMSGTVX	X6, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	ADD	$128, X16, X19
-	VLE32V	(X19), V20
-	ADD	$192, X16, X19
-	VLE32V	(X19), V16
-	VANDVX	X5, V20, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V28, V28
-	VANDVX	X5, V16, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V24, V24
-	ADD	$256, X16, X19
-	VLE32V	(X19), V20
-	ADD	$320, X16, X19
-	VLE32V	(X19), V16
-	VANDVX	X5, V20, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V28, V28
-	VANDVX	X5, V16, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V24, V24
-	ADD	$384, X16, X19
-	VLE32V	(X19), V20
-	ADD	$448, X16, X19
-	VLE32V	(X19), V16
-	VANDVX	X5, V20, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V28, V28
-	VANDVX	X5, V16, V20
-	VMSGTVX	X6, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VFMAXVV	V20, V24, V24
-	VMAXUVV	V24, V28, V28
-	VREDMAXUVS	V28, V28, V28
-	VRGATHERVI	$0, V28, V24
-	VFDIVVF	F31, V24, V28
-	VMSLTVX	X8, V28, V0
-	VMERGEVXM	X8, V28, V0, V28
-	VMVXS	V28, X19
-	MOVB	X19, 0(X17)
-	SRLI	$8, X19, X19
-	MOVB	X19, 1(X17)
-	SRLI	$8, X19, X19
-	MOVB	X19, 2(X17)
-	SRLI	$8, X19, X19
-	MOVB	X19, 3(X17)
-	VFRDIVVF	F30, V28, V28
-	VLE32V	(X16), V24
-	ADD	$64, X16, X19
-	VLE32V	(X19), V20
-	VFMULVV	V28, V24, V24
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VANDVX	X9, V24, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V24, V24
-	VFCVTRTZXFV	V24, V24
-	VFMULVV	V28, V20, V20
-	VMFNEVV	V20, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VANDVX	X9, V20, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V20, V20
-	VFCVTRTZXFV	V20, V20
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V24, V18
-	VNSRLWI	$0, V20, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V18, V25
-	ADD	$4, X17, X19
-	VSE8V	V25, (X19)
-	VNSRLWI	$0, V26, V25
-	ADD	$20, X17, X19
-	VSE8V	V25, (X19)
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	ADD	$128, X16, X19
-	VLE32V	(X19), V24
-	ADD	$192, X16, X19
-	VLE32V	(X19), V20
-	VFMULVV	V28, V24, V24
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VANDVX	X9, V24, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V24, V24
-	VFCVTRTZXFV	V24, V24
-	VFMULVV	V28, V20, V20
-	VMFNEVV	V20, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VANDVX	X9, V20, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V20, V20
-	VFCVTRTZXFV	V20, V20
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V24, V18
-	VNSRLWI	$0, V20, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V18, V25
-	ADD	$36, X17, X19
-	VSE8V	V25, (X19)
-	VNSRLWI	$0, V26, V25
-	ADD	$52, X17, X19
-	VSE8V	V25, (X19)
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	ADD	$256, X16, X19
-	VLE32V	(X19), V24
-	ADD	$320, X16, X19
-	VLE32V	(X19), V20
-	VFMULVV	V28, V24, V24
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VANDVX	X9, V24, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V24, V24
-	VFCVTRTZXFV	V24, V24
-	VFMULVV	V28, V20, V20
-	VMFNEVV	V20, V20, V0
-	VMERGEVXM	X7, V20, V0, V20
-	VANDVX	X9, V20, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V20, V20
-	VFCVTRTZXFV	V20, V20
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V24, V18
-	VNSRLWI	$0, V20, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V18, V25
-	ADD	$68, X17, X19
-	VSE8V	V25, (X19)
-	VNSRLWI	$0, V26, V25
-	ADD	$84, X17, X19
-	VSE8V	V25, (X19)
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	ADD	$384, X16, X19
-	VLE32V	(X19), V24
-	ADD	$448, X16, X19
-	VLE32V	(X19), V20
-	VFMULVV	V28, V24, V24
-	VMFNEVV	V24, V24, V0
-	VMERGEVXM	X7, V24, V0, V24
-	VANDVX	X9, V24, V16
-	VORVX	X10, V16, V16
-	VFADDVV	V16, V24, V24
-	VFCVTRTZXFV	V24, V24
-	VFMULVV	V28, V20, V28
-	VMFNEVV	V28, V28, V0
-	VMERGEVXM	X7, V28, V0, V28
-	VANDVX	X9, V28, V20
-	VORVX	X10, V20, V20
-	VFADDVV	V20, V28, V28
-	VFCVTRTZXFV	V28, V28
-	VSETVLI	X0, E16, M2, TA, MU, X0
-	VNSRLWI	$0, V24, V22
-	VNSRLWI	$0, V28, V26
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	VNSRLWI	$0, V22, V31
-	ADD	$100, X17, X19
-	VSE8V	V31, (X19)
-	VNSRLWI	$0, V26, V31
-	ADD	$116, X17, X19
-	VSE8V	V31, (X19)
-	ADD	$512, X16, X16
-	ADD	$132, X17, X17
-	ADD	$-1, X18, X18
-	BNEZ	X18, l3
-	ADD	X13, X11, X11
-	ADD	X14, X12, X12
-	ADD	$-1, X15, X15
-	BNEZ	X15, l2
-l1:
-	RET	
-
-// load_int8_per_token_head_128x128n_rvv loads the first 128 values of the n int8_per_token_head heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_int8_per_token_head_128x128n_rvv(SB), NOSPLIT, $0-76
-	MOV	src_base+32(FP), X5
-	MOV	dst_base+0(FP), X6
-	MOV	ss+56(FP), X7
-	MOV	ds+24(FP), X8
-	MOV	n+64(FP), X9
-	SLLI	$2, X8, X8
-	BEQZ	X9, l1
-l2:
-	MOV	X5, X10
-	MOV	X6, X11
-	MOV	$1, X12
-l3:
-	VSETIVLI	$16, E32, M4, TA, MU, X0
-	MOVBU	(X10), X13
-	MOVBU	1(X10), X14
-	SLLI	$8, X14, X14
-	OR	X14, X13, X13
-	MOVBU	2(X10), X14
-	SLLI	$16, X14, X14
-	OR	X14, X13, X13
-	MOVBU	3(X10), X14
-	SLLI	$24, X14, X14
-	OR	X14, X13, X13
-	VMVVX	X13, V28
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$4, X10, X13
-	VLE8V	(X13), V27
-	ADD	$20, X10, X13
-	VLE8V	(X13), V26
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VSEXTVF4	V27, V20
-	VSEXTVF4	V26, V16
-	VFCVTFXV	V20, V24
-	VFMULVV	V28, V24, V24
-	VFCVTFXV	V16, V20
-	VFMULVV	V28, V20, V20
-	VSE32V	V24, (X11)
-	ADD	$64, X11, X13
-	VSE32V	V20, (X13)
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$36, X10, X13
-	VLE8V	(X13), V27
-	ADD	$52, X10, X13
-	VLE8V	(X13), V26
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VSEXTVF4	V27, V20
-	VSEXTVF4	V26, V16
-	VFCVTFXV	V20, V24
-	VFMULVV	V28, V24, V24
-	VFCVTFXV	V16, V20
-	VFMULVV	V28, V20, V20
-	ADD	$128, X11, X13
-	VSE32V	V24, (X13)
-	ADD	$192, X11, X13
-	VSE32V	V20, (X13)
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$68, X10, X13
-	VLE8V	(X13), V27
-	ADD	$84, X10, X13
-	VLE8V	(X13), V26
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VSEXTVF4	V27, V20
-	VSEXTVF4	V26, V16
-	VFCVTFXV	V20, V24
-	VFMULVV	V28, V24, V24
-	VFCVTFXV	V16, V20
-	VFMULVV	V28, V20, V20
-	ADD	$256, X11, X13
-	VSE32V	V24, (X13)
-	ADD	$320, X11, X13
-	VSE32V	V20, (X13)
-	VSETVLI	X0, E8, M1, TA, MU, X0
-	ADD	$100, X10, X13
-	VLE8V	(X13), V27
-	ADD	$116, X10, X13
-	VLE8V	(X13), V26
-	VSETVLI	X0, E32, M4, TA, MU, X0
-	VSEXTVF4	V27, V20
-	VSEXTVF4	V26, V16
-	VFCVTFXV	V20, V24
-	VFMULVV	V28, V24, V24
-	VFCVTFXV	V16, V20
-	VFMULVV	V28, V20, V28
-	ADD	$384, X11, X13
-	VSE32V	V24, (X13)
-	ADD	$448, X11, X13
-	VSE32V	V28, (X13)
-	ADD	$132, X10, X10
-	ADD	$512, X11, X11
-	ADD	$-1, X12, X12
-	BNEZ	X12, l3
-	ADD	X7, X5, X5
-	ADD	X8, X6, X6
-	ADD	$-1, X9, X9
-	BNEZ	X9, l2
-l1:
-	RET	
-
-// store_nvfp4_gs_128x128n_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_gs_128x128n_rvv(SB), $384-76
-	MOVF	scale+72(FP), F31
-	MOV	src_base+32(FP), X5
-	MOV	dst_base+0(FP), X6
-	MOV	ss+56(FP), X7
-	MOV	ds+24(FP), X8
-	MOV	n+64(FP), X9
-	SLLI	$2, X7, X7
-	BEQZ	X9, l1
-l2:
-	MOV	X5, X10
-	MOV	X6, X11
-	MOV	$4, X12
-l3:
-	VSETIVLI	$8, E32, M2, TA, MU, X0
-	VLE32V	(X10), V30
-	ADD	$32, X10, X13
-	VLE32V	(X13), V28
-	ADD	$64, X10, X13
-	VLE32V	(X13), V26
-	ADD	$96, X10, X13
-	VLE32V	(X13), V24
-	MOV	$2147483647, X13
-	VANDVX	X13, V30, V30
-	MOV	$2139095040, X14
-	VMSGTVX	X14, V30, V0
-	MOV	$0, X15
-	VMERGEVXM	X15, V30, V0, V30
-	VANDVX	X13, V28, V28
-	VMSGTVX	X14, V28, V0
-	VMERGEVXM	X15, V28, V0, V28
-	VANDVX	X13, V26, V26
-	VMSGTVX	X14, V26, V0
-	VMERGEVXM	X15, V26, V0, V26
-	VANDVX	X13, V24, V24
-	VMSGTVX	X14, V24, V0
-	VMERGEVXM	X15, V24, V0, V24
-	VIDV	V22
-	MOV	$1, X16
-	VADDVX	X16, V22, V22
-	VIDV	V20
-	VADDVX	X16, V20, V20
-	VSUBVV	V20, V22, V22
-	MOV	$1065353216, X17
-	VORVX	X17, V22, V22
-	VFMULVF	F31, V22, V20
-	VANDVX	X13, V20, V18
-	VMSEQVX	X15, V18, V0
-	FMVWX	X15, F30
-	VFDIVVV	V20, V22, V18
-	VMERGEVXM	X15, V18, V0, V18
-	VMAXUVV	V28, V30, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V28
-	VMAXUVV	V24, V26, V30
-	VREDMAXUVS	V30, V30, V30
-	VRGATHERVI	$0, V30, V26
-	MOV	$1042983595, X18
-	FMVWX	X18, F30
-	VFMULVF	F30, V28, V30
-	VFMULVV	V30, V20, V30
-	VANDVX	X13, V30, V28
-	VSRLVI	$20, V28, V24
-	VANDVX	X16, V24, V24
-	VADDVV	V24, V28, V24
-	MOV	$3288858623, X18
-	VADDVX	X18, V24, V24
-	VSRLVI	$20, V24, V24
-	MOV	$1182793728, X19
-	FMVWX	X19, F29
-	VFADDVF	F29, V28, V16
-	VSUBVX	X19, V16, V16
-	MOV	$1015021568, X20
-	VMSLTVX	X20, V28, V0
-	VMERGEVVM	V16, V24, V0, V24
-	MOV	$1139277823, X21
-	VMSGTVX	X21, V28, V0
-	MOV	$126, X22
-	VMERGEVXM	X22, V24, V0, V24
-	MOV	$127, X23
-	VMSGTVX	X14, V28, V0
-	VMERGEVXM	X23, V24, V0, V24
-	MOV	$2147483648, X24
-	VANDVX	X24, V30, V30
-	VSRLVI	$24, V30, V30
-	VORVV	V30, V24, V30
-	VANDVX	X23, V30, V28
-	VSLLVI	$20, V28, V24
-	MOV	$1006632960, X25
-	VADDVX	X25, V24, V24
-	VFCVTFXV	V28, V16
-	MOV	$989855744, X28
-	FMVWX	X28, F28
-	VFMULVF	F28, V16, V16
-	MOV	$8, X28
-	VMSLTVX	X28, V28, V0
-	VMERGEVVM	V16, V24, V0, V24
-	VMSEQVX	X23, V28, V0
-	MOV	$2143289344, X29
-	VMERGEVXM	X29, V24, V0, V24
-	MOV	$128, X30
-	VANDVX	X30, V30, V28
-	VSLLVI	$24, V28, V28
-	VORVV	V28, V24, V28
-	VFMULVV	V18, V28, V28
-	VANDVX	X13, V28, V24
-	VMSEQVX	X15, V24, V0
-	VFDIVVV	V28, V22, V28
-	VMERGEVXM	X15, V28, V0, V28
-	VFMULVF	F30, V26, V26
-	VFMULVV	V26, V20, V26
-	VANDVX	X13, V26, V24
-	VSRLVI	$20, V24, V20
-	VANDVX	X16, V20, V20
-	VADDVV	V20, V24, V20
-	VADDVX	X18, V20, V20
-	VSRLVI	$20, V20, V20
-	VFADDVF	F29, V24, V16
-	VSUBVX	X19, V16, V16
-	VMSLTVX	X20, V24, V0
-	VMERGEVVM	V16, V20, V0, V20
-	VMSGTVX	X21, V24, V0
-	VMERGEVXM	X22, V20, V0, V20
-	VMSGTVX	X14, V24, V0
-	VMERGEVXM	X23, V20, V0, V20
-	VANDVX	X24, V26, V26
-	VSRLVI	$24, V26, V26
-	VORVV	V26, V20, V26
-	VANDVX	X23, V26, V24
-	VSLLVI	$20, V24, V20
-	VADDVX	X25, V20, V20
-	VFCVTFXV	V24, V16
-	VFMULVF	F28, V16, V16
-	VMSLTVX	X28, V24, V0
-	VMERGEVVM	V16, V20, V0, V20
-	VMSEQVX	X23, V24, V0
-	VMERGEVXM	X29, V20, V0, V20
-	VANDVX	X30, V26, V24
-	VSLLVI	$24, V24, V24
-	VORVV	V24, V20, V24
-	VFMULVV	V18, V24, V24
-	VANDVX	X13, V24, V20
-	VMSEQVX	X15, V20, V0
-	VFDIVVV	V24, V22, V24
-	VMERGEVXM	X15, V24, V0, V24
-	VSLLVI	$8, V26, V26
-	VORVV	V26, V30, V30
-	ADD	$16, X11, X18
-	VMVXS	V30, X19
-	MOVB	X19, (X18)
-	SRLI	$8, X19, X19
-	MOVB	X19, 1(X18)
-	VLE32V	(X10), V30
-	ADD	$32, X10, X18
-	VLE32V	(X18), V26
-	ADD	$64, X10, X18
-	VLE32V	(X18), V22
-	ADD	$96, X10, X18
-	VLE32V	(X18), V20
-	VFMULVV	V28, V30, V30
-	VANDVX	X13, V30, V18
-	MOV	$1086324736, X18
-	FMVWX	X18, F30
-	VFMINVF	F30, V18, V18
-	MOV	$1249902592, X18
-	FMVWX	X18, F29
-	VFADDVF	F29, V18, V16
-	VSUBVX	X18, V16, V16
-	VSLLVI	$9, V18, V14
-	VSRLVI	$31, V14, V14
-	VADDVV	V14, V18, V14
-	MOV	$3240099839, X19
-	VADDVX	X19, V14, V14
-	VSRLVI	$22, V14, V14
-	VMSLTVX	X17, V18, V0
-	VMERGEVVM	V16, V14, V0, V14
-	VANDVX	X24, V30, V18
-	VSRLVI	$28, V18, V18
-	VORVV	V18, V14, V18
-	VANDVX	X13, V30, V30
-	VMSGTVX	X14, V30, V0
-	VMERGEVXM	X15, V18, V0, V18
-	VFMULVV	V28, V26, V30
-	VANDVX	X13, V30, V28
-	VFMINVF	F30, V28, V28
-	VFADDVF	F29, V28, V26
-	VSUBVX	X18, V26, V26
-	VSLLVI	$9, V28, V16
-	VSRLVI	$31, V16, V16
-	VADDVV	V16, V28, V16
-	VADDVX	X19, V16, V16
-	VSRLVI	$22, V16, V16
-	VMSLTVX	X17, V28, V0
-	VMERGEVVM	V26, V16, V0, V16
-	VANDVX	X24, V30, V28
-	VSRLVI	$28, V28, V28
-	VORVV	V28, V16, V28
-	VANDVX	X13, V30, V30
-	VMSGTVX	X14, V30, V0
-	VMERGEVXM	X15, V28, V0, V28
-	VFMULVV	V24, V22, V30
-	VANDVX	X13, V30, V26
-	VFMINVF	F30, V26, V26
-	VFADDVF	F29, V26, V22
-	VSUBVX	X18, V22, V22
-	VSLLVI	$9, V26, V16
-	VSRLVI	$31, V16, V16
-	VADDVV	V16, V26, V16
-	VADDVX	X19, V16, V16
-	VSRLVI	$22, V16, V16
-	VMSLTVX	X17, V26, V0
-	VMERGEVVM	V22, V16, V0, V16
-	VANDVX	X24, V30, V26
-	VSRLVI	$28, V26, V26
-	VORVV	V26, V16, V26
-	VANDVX	X13, V30, V30
-	VMSGTVX	X14, V30, V0
-	VMERGEVXM	X15, V26, V0, V26
-	VFMULVV	V24, V20, V30
-	VANDVX	X13, V30, V24
-	VFMINVF	F30, V24, V24
-	VFADDVF	F29, V24, V22
-	VSUBVX	X18, V22, V22
-	VSLLVI	$9, V24, V20
-	VSRLVI	$31, V20, V20
-	VADDVV	V20, V24, V20
-	VADDVX	X19, V20, V20
-	VSRLVI	$22, V20, V20
-	VMSLTVX	X17, V24, V0
-	VMERGEVVM	V22, V20, V0, V20
-	VANDVX	X24, V30, V24
-	VSRLVI	$28, V24, V24
-	VORVV	V24, V20, V24
-	VANDVX	X13, V30, V30
-	VMSGTVX	X14, V30, V0
-	VMERGEVXM	X15, V24, V0, V24
-	ADD	$8, X2, X13
-	ADD	$128, X13, X14
-	VSE32V	V18, (X14)
-	ADD	$160, X13, X14
-	VSE32V	V28, (X14)
-	ADD	$192, X13, X14
-	VSE32V	V26, (X14)
-	ADD	$224, X13, X14
-	VSE32V	V24, (X14)
-	ADD	$132, X13, X14
-	VLE32V	(X14), V30
-	ADD	$164, X13, X14
-	VLE32V	(X14), V22
-	ADD	$196, X13, X14
-	VLE32V	(X14), V20
-	ADD	$228, X13, X14
-	VLE32V	(X14), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$31, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$30, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$31, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	MOV	$16, X14
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$31, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	MOV	$24, X17
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$31, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$124, X13, X18
-	VLE32V	(X18), V30
-	ADD	$156, X13, X18
-	VLE32V	(X18), V22
-	ADD	$188, X13, X18
-	VLE32V	(X18), V20
-	ADD	$220, X13, X18
-	VLE32V	(X18), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$30, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$31, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$31, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$30, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$31, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$30, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$31, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$128, X13, X18
-	VSE32V	V18, (X18)
-	ADD	$160, X13, X18
-	VSE32V	V28, (X18)
-	ADD	$192, X13, X18
-	VSE32V	V26, (X18)
-	ADD	$224, X13, X18
-	VSE32V	V24, (X18)
-	ADD	$136, X13, X18
-	VLE32V	(X18), V30
-	ADD	$168, X13, X18
-	VLE32V	(X18), V22
-	ADD	$200, X13, X18
-	VLE32V	(X18), V20
-	ADD	$232, X13, X18
-	VLE32V	(X18), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$30, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$29, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$30, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$30, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$120, X13, X18
-	VLE32V	(X18), V30
-	ADD	$152, X13, X18
-	VLE32V	(X18), V22
-	ADD	$184, X13, X18
-	VLE32V	(X18), V20
-	ADD	$216, X13, X18
-	VLE32V	(X18), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$29, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$30, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$29, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$29, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$30, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$128, X13, X18
-	VSE32V	V18, (X18)
-	ADD	$160, X13, X18
-	VSE32V	V28, (X18)
-	ADD	$192, X13, X18
-	VSE32V	V26, (X18)
-	ADD	$224, X13, X18
-	VSE32V	V24, (X18)
-	ADD	$144, X13, X18
-	VLE32V	(X18), V30
-	ADD	$176, X13, X18
-	VLE32V	(X18), V22
-	ADD	$208, X13, X18
-	VLE32V	(X18), V20
-	ADD	$240, X13, X18
-	VLE32V	(X18), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$29, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$28, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$28, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$29, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$28, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$29, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$28, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$112, X13, X18
-	VLE32V	(X18), V30
-	ADD	$144, X13, X18
-	VLE32V	(X18), V22
-	ADD	$176, X13, X18
-	VLE32V	(X18), V20
-	ADD	$208, X13, X18
-	VLE32V	(X18), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V12
-	VSRLVI	$28, V12, V12
-	VSLLVI	$28, V14, V12
-	VSRLVI	$31, V12, V12
-	VSLLVI	$29, V14, V14
-	VSRLVI	$31, V14, V14
-	VSUBVV	V14, V12, V14
-	VMSEQVX	X16, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$28, V30, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V14, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V22, V28, V0, V28
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$28, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V20, V26, V0, V26
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V22
-	VSRLVI	$28, V22, V22
-	VSLLVI	$28, V30, V22
-	VSRLVI	$31, V22, V22
-	VSLLVI	$29, V30, V30
-	VSRLVI	$31, V30, V30
-	VSUBVV	V30, V22, V30
-	VMSEQVX	X16, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$128, X13, X16
-	VSE32V	V18, (X16)
-	ADD	$160, X13, X16
-	VSE32V	V26, (X16)
-	ADD	$192, X13, X16
-	VSE32V	V28, (X16)
-	ADD	$224, X13, X16
-	VSE32V	V24, (X16)
-	ADD	$124, X13, X16
-	VLE32V	(X16), V30
-	ADD	$156, X13, X16
-	VLE32V	(X16), V22
-	ADD	$188, X13, X16
-	VLE32V	(X16), V20
-	ADD	$220, X13, X16
-	VLE32V	(X16), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V14
-	VSRLVI	$28, V14, V14
-	VMSGTVX	X28, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSGTVX	X28, V30, V0
-	VMERGEVVM	V22, V26, V0, V26
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSGTVX	X28, V30, V0
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSGTVX	X28, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	ADD	$156, X13, X16
-	VLE32V	(X16), V30
-	ADD	$188, X13, X16
-	VLE32V	(X16), V22
-	ADD	$220, X13, X16
-	VLE32V	(X16), V20
-	ADD	$252, X13, X16
-	VLE32V	(X16), V16
-	VIDV	V14
-	VADDVX	X15, V14, V14
-	VSLLVI	$28, V14, V14
-	VSRLVI	$28, V14, V14
-	VMSEQVX	X28, V14, V0
-	VMERGEVVM	V30, V18, V0, V18
-	VIDV	V30
-	VADDVX	X28, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSEQVX	X28, V30, V0
-	VMERGEVVM	V22, V26, V0, V26
-	VIDV	V30
-	VADDVX	X14, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSEQVX	X28, V30, V0
-	VMERGEVVM	V20, V28, V0, V28
-	VIDV	V30
-	VADDVX	X17, V30, V30
-	VSLLVI	$28, V30, V30
-	VSRLVI	$28, V30, V30
-	VMSEQVX	X28, V30, V0
-	VMERGEVVM	V16, V24, V0, V24
-	VSLLVI	$4, V28, V30
-	VORVV	V30, V18, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	VSE8V	V31, (X11)
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VSLLVI	$4, V24, V30
-	VORVV	V30, V26, V30
-	VSETVLI	X0, E16, M1, TA, MU, X0
-	VNSRLWI	$0, V30, V29
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VNSRLWI	$0, V29, V31
-	ADD	$8, X11, X13
-	VSE8V	V31, (X13)
-	ADD	$8, X11, X13
-	MOVBU	(X13), X14
-	MOVBU	1(X13), X15
-	SLLI	$8, X15, X15
-	OR	X15, X14, X14
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VMVVX	X14, V30
-	ADD	$16, X11, X13
-	MOVBU	(X13), X14
-	MOVBU	1(X13), X15
-	SLLI	$8, X15, X15
-	OR	X15, X14, X14
-	VMVVX	X14, V28
-	VSLLVI	$24, V30, V26
-	VSRLVI	$24, V26, V26
-	VSRLVI	$8, V28, V24
-	VSLLVI	$8, V24, V24
-	VORVV	V24, V26, V26
-	ADD	$16, X11, X13
-	VMVXS	V26, X14
-	MOVB	X14, (X13)
-	SRLI	$8, X14, X14
-	MOVB	X14, 1(X13)
-	VSLLVI	$24, V28, V28
-	VSRLVI	$24, V28, V28
-	VSRLVI	$8, V30, V30
-	VSLLVI	$8, V30, V30
-	VORVV	V30, V28, V30
-	ADD	$8, X11, X13
-	VMVXS	V30, X14
-	MOVB	X14, (X13)
-	SRLI	$8, X14, X14
-	MOVB	X14, 1(X13)
-	ADD	$128, X10, X10
-	ADD	$18, X11, X11
-	ADD	$-1, X12, X12
-	BNEZ	X12, l3
-	ADD	X7, X5, X5
-	ADD	X8, X6, X6
-	ADD	$-1, X9, X9
-	BNEZ	X9, l2
-l1:
-	RET	
-
-// load_nvfp4_gs_128x128n_rvv loads the first 128 values of the n nvfp4_gs heads of 128 values (128 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·load_nvfp4_gs_128x128n_rvv(SB), $384-76
-	MOVF	scale+72(FP), F31
-	MOV	src_base+32(FP), X5
-	MOV	dst_base+0(FP), X6
-	MOV	ss+56(FP), X7
-	MOV	ds+24(FP), X8
-	MOV	n+64(FP), X9
-	SLLI	$2, X8, X8
-	BEQZ	X9, l1
-l2:
-	MOV	X5, X10
-	MOV	X6, X11
-	MOV	$4, X12
-l3:
-	VSETIVLI	$8, E32, M2, TA, MU, X0
-	ADD	$8, X10, X13
-	MOVBU	(X13), X14
-	MOVBU	1(X13), X15
-	SLLI	$8, X15, X15
-	OR	X15, X14, X14
-	VMVVX	X14, V30
-	ADD	$16, X10, X13
-	MOVBU	(X13), X14
-	MOVBU	1(X13), X15
-	SLLI	$8, X15, X15
-	OR	X15, X14, X14
-	VMVVX	X14, V28
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	VLE8V	(X10), V27
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VZEXTVF4	V27, V24
-	VANDVI	$15, V24, V26
-	VSRLVI	$4, V24, V24
-	VSETVLI	X0, E8, MF2, TA, MU, X0
-	ADD	$8, X10, X13
-	VLE8V	(X13), V23
-	VSETVLI	X0, E32, M2, TA, MU, X0
-	VZEXTVF4	V23, V20
-	VANDVI	$15, V20, V22
-	VSRLVI	$4, V20, V20
-	VIDV	V18
-	MOV	$1, X13
-	VADDVX	X13, V18, V18
-	VIDV	V16
-	VADDVX	X13, V16, V16
-	VSUBVV	V16, V18, V18
-	MOV	$1065353216, X14
-	VORVX	X14, V18, V18
-	VFMULVF	F31, V18, V18
-	MOV	$8, X14
-	VIDV	V16
-	MOV	$0, X15
-	VADDVX	X15, V16, V16
-	VMSEQVX	X14, V16, V0
-	MOV	$15, X16
-	VANDVX	X16, V28, V14
-	VMERGEVVM	V14, V26, V0, V26
-	MOV	$24, X17
-	VMSEQVX	X17, V16, V0
-	VSRLVI	$4, V28, V16
-	VANDVX	X16, V16, V16
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VMSEQVX	X14, V16, V0
-	VANDVX	X16, V28, V14
-	VMERGEVVM	V14, V22, V0, V22
-	VMSEQVX	X17, V16, V0
-	VSRLVI	$4, V28, V16
-	VANDVX	X16, V16, V16
-	VMERGEVVM	V16, V22, V0, V22
-	VIDV	V16
-	MOV	$16, X18
-	VADDVX	X18, V16, V16
-	VMSEQVX	X14, V16, V0
-	VANDVX	X16, V28, V14
-	VMERGEVVM	V14, V24, V0, V24
-	VMSEQVX	X17, V16, V0
-	VSRLVI	$4, V28, V16
-	VANDVX	X16, V16, V16
-	VMERGEVVM	V16, V24, V0, V24
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VMSEQVX	X14, V16, V0
-	VANDVX	X16, V28, V14
-	VMERGEVVM	V14, V20, V0, V20
-	VMSEQVX	X17, V16, V0
-	VSRLVI	$4, V28, V16
-	VANDVX	X16, V16, V16
-	VMERGEVVM	V16, V20, V0, V20
-	ADD	$8, X2, X16
-	ADD	$128, X16, X19
-	VSE32V	V26, (X19)
-	ADD	$160, X16, X19
-	VSE32V	V22, (X19)
-	ADD	$192, X16, X19
-	VSE32V	V24, (X19)
-	ADD	$224, X16, X19
-	VSE32V	V20, (X19)
-	ADD	$132, X16, X19
-	VLE32V	(X19), V16
-	ADD	$164, X16, X19
-	VLE32V	(X19), V14
-	ADD	$196, X16, X19
-	VLE32V	(X19), V12
-	ADD	$228, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V8
-	VSRLVI	$28, V8, V8
-	VADDVX	X13, V8, V8
-	VMSGTVX	X14, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VMSGTVX	X14, V16, V0
-	VMERGEVVM	V14, V22, V0, V22
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VMSGTVX	X14, V16, V0
-	VMERGEVVM	V12, V24, V0, V24
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VMSGTVX	X14, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$100, X16, X19
-	VLE32V	(X19), V16
-	ADD	$132, X16, X19
-	VLE32V	(X19), V14
-	ADD	$164, X16, X19
-	VLE32V	(X19), V12
-	ADD	$196, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V8
-	VSRLVI	$28, V8, V8
-	VADDVX	X13, V8, V8
-	VSRLVI	$4, V8, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VSRLVI	$4, V16, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V22, V0, V22
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VSRLVI	$4, V16, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V24, V0, V24
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V16
-	VSRLVI	$28, V16, V16
-	VADDVX	X13, V16, V16
-	VSRLVI	$4, V16, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$128, X16, X19
-	VSE32V	V26, (X19)
-	ADD	$160, X16, X19
-	VSE32V	V24, (X19)
-	ADD	$192, X16, X19
-	VSE32V	V22, (X19)
-	ADD	$224, X16, X19
-	VSE32V	V20, (X19)
-	ADD	$144, X16, X19
-	VLE32V	(X19), V16
-	ADD	$176, X16, X19
-	VLE32V	(X19), V14
-	ADD	$208, X16, X19
-	VLE32V	(X19), V12
-	ADD	$240, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$29, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$28, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$29, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$28, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$28, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$28, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$112, X16, X19
-	VLE32V	(X19), V16
-	ADD	$144, X16, X19
-	VLE32V	(X19), V14
-	ADD	$176, X16, X19
-	VLE32V	(X19), V12
-	ADD	$208, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$28, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$29, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$28, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$28, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$28, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$128, X16, X19
-	VSE32V	V26, (X19)
-	ADD	$160, X16, X19
-	VSE32V	V24, (X19)
-	ADD	$192, X16, X19
-	VSE32V	V22, (X19)
-	ADD	$224, X16, X19
-	VSE32V	V20, (X19)
-	ADD	$136, X16, X19
-	VLE32V	(X19), V16
-	ADD	$168, X16, X19
-	VLE32V	(X19), V14
-	ADD	$200, X16, X19
-	VLE32V	(X19), V12
-	ADD	$232, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$30, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$29, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$30, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$29, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$120, X16, X19
-	VLE32V	(X19), V16
-	ADD	$152, X16, X19
-	VLE32V	(X19), V14
-	ADD	$184, X16, X19
-	VLE32V	(X19), V12
-	ADD	$216, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$29, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$29, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$29, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$128, X16, X19
-	VSE32V	V26, (X19)
-	ADD	$160, X16, X19
-	VSE32V	V24, (X19)
-	ADD	$192, X16, X19
-	VSE32V	V22, (X19)
-	ADD	$224, X16, X19
-	VSE32V	V20, (X19)
-	ADD	$132, X16, X19
-	VLE32V	(X19), V16
-	ADD	$164, X16, X19
-	VLE32V	(X19), V14
-	ADD	$196, X16, X19
-	VLE32V	(X19), V12
-	ADD	$228, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$31, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$30, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$31, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$31, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$31, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$30, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	ADD	$124, X16, X19
-	VLE32V	(X19), V16
-	ADD	$156, X16, X19
-	VLE32V	(X19), V14
-	ADD	$188, X16, X19
-	VLE32V	(X19), V12
-	ADD	$220, X16, X19
-	VLE32V	(X19), V10
-	VIDV	V8
-	VADDVX	X15, V8, V8
-	VSLLVI	$28, V8, V6
-	VSRLVI	$28, V6, V6
-	VSLLVI	$30, V8, V6
-	VSRLVI	$31, V6, V6
-	VSLLVI	$31, V8, V8
-	VSRLVI	$31, V8, V8
-	VSUBVV	V8, V6, V8
-	VMSEQVX	X13, V8, V0
-	VMERGEVVM	V16, V26, V0, V26
-	VIDV	V16
-	VADDVX	X14, V16, V16
-	VSLLVI	$28, V16, V8
-	VSRLVI	$28, V8, V8
-	VSLLVI	$30, V16, V8
-	VSRLVI	$31, V8, V8
-	VSLLVI	$31, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V8, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V14, V24, V0, V24
-	VIDV	V16
-	VADDVX	X18, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$31, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V12, V22, V0, V22
-	VIDV	V16
-	VADDVX	X17, V16, V16
-	VSLLVI	$28, V16, V14
-	VSRLVI	$28, V14, V14
-	VSLLVI	$30, V16, V14
-	VSRLVI	$31, V14, V14
-	VSLLVI	$31, V16, V16
-	VSRLVI	$31, V16, V16
-	VSUBVV	V16, V14, V16
-	VMSEQVX	X13, V16, V0
-	VMERGEVVM	V10, V20, V0, V20
-	MOV	$255, X16
-	VANDVX	X16, V30, V30
-	MOV	$127, X16
-	VANDVX	X16, V30, V16
-	VSLLVI	$20, V16, V14
-	MOV	$1006632960, X17
-	VADDVX	X17, V14, V14
-	VFCVTFXV	V16, V12
-	MOV	$989855744, X18
-	FMVWX	X18, F30
-	VFMULVF	F30, V12, V12
-	VMSLTVX	X14, V16, V0
-	VMERGEVVM	V12, V14, V0, V14
-	VMSEQVX	X16, V16, V0
-	MOV	$2143289344, X18
-	VMERGEVXM	X18, V14, V0, V14
-	MOV	$128, X19
-	VANDVX	X19, V30, V30
-	VSLLVI	$24, V30, V30
-	VORVV	V30, V14, V30
-	VFDIVVV	V18, V30, V30
-	MOV	$7, X20
-	VANDVX	X20, V26, V16
-	VMSGTVX	X15, V16, V0
-	MOV	$1056964608, X21
-	VANDVX	X20, V26, V16
-	VMERGEVXM	X21, V16, V0, V16
-	VANDVX	X20, V26, V14
-	VMSGTVX	X13, V14, V0
-	MOV	$252, X22
-	VADDVX	X22, V14, V14
-	VSLLVI	$22, V14, V14
-	VMERGEVVM	V14, V16, V0, V16
-	VANDVX	X14, V26, V26
-	VSLLVI	$28, V26, V26
-	VORVV	V26, V16, V26
-	VFMULVV	V30, V26, V26
-	VANDVX	X20, V24, V16
-	VMSGTVX	X15, V16, V0
-	VANDVX	X20, V24, V16
-	VMERGEVXM	X21, V16, V0, V16
-	VANDVX	X20, V24, V14
-	VMSGTVX	X13, V14, V0
-	VADDVX	X22, V14, V14
-	VSLLVI	$22, V14, V14
-	VMERGEVVM	V14, V16, V0, V16
-	VANDVX	X14, V24, V24
-	VSLLVI	$28, V24, V24
-	VORVV	V24, V16, V24
-	VFMULVV	V30, V24, V30
-	VSRLVI	$8, V28, V28
-	VANDVX	X16, V28, V24
-	VSLLVI	$20, V24, V16
-	VADDVX	X17, V16, V16
-	VFCVTFXV	V24, V14
-	VFMULVF	F30, V14, V14
-	VMSLTVX	X14, V24, V0
-	VMERGEVVM	V14, V16, V0, V16
-	VMSEQVX	X16, V24, V0
-	VMERGEVXM	X18, V16, V0, V16
-	VANDVX	X19, V28, V28
-	VSLLVI	$24, V28, V28
-	VORVV	V28, V16, V28
-	VFDIVVV	V18, V28, V28
-	VANDVX	X20, V22, V24
-	VMSGTVX	X15, V24, V0
-	VANDVX	X20, V22, V24
-	VMERGEVXM	X21, V24, V0, V24
-	VANDVX	X20, V22, V18
-	VMSGTVX	X13, V18, V0
-	VADDVX	X22, V18, V18
-	VSLLVI	$22, V18, V18
-	VMERGEVVM	V18, V24, V0, V24
-	VANDVX	X14, V22, V22
-	VSLLVI	$28, V22, V22
-	VORVV	V22, V24, V24
-	VFMULVV	V28, V24, V24
-	VANDVX	X20, V20, V22
-	VMSGTVX	X15, V22, V0
-	VANDVX	X20, V20, V22
-	VMERGEVXM	X21, V22, V0, V22
-	VANDVX	X20, V20, V18
-	VMSGTVX	X13, V18, V0
-	VADDVX	X22, V18, V18
-	VSLLVI	$22, V18, V18
-	VMERGEVVM	V18, V22, V0, V22
-	VANDVX	X14, V20, V20
-	VSLLVI	$28, V20, V20
-	VORVV	V20, V22, V22
-	VFMULVV	V28, V22, V28
-	VSE32V	V26, (X11)
-	ADD	$32, X11, X13
-	VSE32V	V30, (X13)
-	ADD	$64, X11, X13
-	VSE32V	V24, (X13)
-	ADD	$96, X11, X13
-	VSE32V	V28, (X13)
-	ADD	$18, X10, X10
-	ADD	$128, X11, X11
-	ADD	$-1, X12, X12
-	BNEZ	X12, l3
-	ADD	X7, X5, X5
-	ADD	X8, X6, X6
-	ADD	$-1, X9, X9
-	BNEZ	X9, l2
-l1:
-	RET	
-
 // fwd_256x256n_rvv rotates the n heads of 256 values (256 rotary, neox) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using RVV at LMUL 4.
 TEXT ·fwd_256x256n_rvv(SB), NOSPLIT, $0-48
 	MOV	x_base+0(FP), X5
@@ -23909,8 +18263,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_256x256n_rvv transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_256x256n_rvv(SB), NOSPLIT, $0-40
+// hadamard_256_rvv transforms the n heads of 256 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_256_rvv(SB), NOSPLIT, $0-40
 	MOV	$1031798784, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -24769,8 +19123,8 @@ l2:
 l1:
 	RET	
 
-// store_f16_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_256x256n_rvv(SB), NOSPLIT, $0-72
+// store_f16_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_f16_256_rvv(SB), NOSPLIT, $0-72
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3355447295, X7
@@ -24835,8 +19189,8 @@ l3:
 l1:
 	RET	
 
-// load_f16_256x256n_rvv loads the first 256 values of the n f16 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_256x256n_rvv(SB), NOSPLIT, $0-72
+// load_f16_256_rvv loads the first 256 values of the n f16 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_f16_256_rvv(SB), NOSPLIT, $0-72
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -25280,8 +19634,8 @@ l3:
 l1:
 	RET	
 
-// store_e5m2_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e5m2_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_e5m2_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as e5m2 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_e5m2_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3356491775, X7
@@ -25344,8 +19698,8 @@ l3:
 l1:
 	RET	
 
-// load_e5m2_256x256n_rvv loads the first 256 values of the n e5m2 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e5m2_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_e5m2_256_rvv loads the first 256 values of the n e5m2 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_e5m2_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$127, X5
 	MOV	$939524096, X6
 	MOV	$931135488, X7
@@ -25398,8 +19752,8 @@ l3:
 l1:
 	RET	
 
-// store_q8_0_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_q8_0_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q8_0_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$1123942400, X5
 	FMVWX	X5, F31
 	MOV	$1065353216, X5
@@ -25608,8 +19962,8 @@ l5:
 l1:
 	RET	
 
-// load_q8_0_256x256n_rvv loads the first 256 values of the n q8_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_q8_0_256_rvv loads the first 256 values of the n q8_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q8_0_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -25676,8 +20030,8 @@ l3:
 l1:
 	RET	
 
-// store_q4_0_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q4_0_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_q4_0_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as q4_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q4_0_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -25815,8 +20169,8 @@ l3:
 l1:
 	RET	
 
-// load_q4_0_256x256n_rvv loads the first 256 values of the n q4_0 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q4_0_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_q4_0_256_rvv loads the first 256 values of the n q4_0 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q4_0_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -25885,8 +20239,8 @@ l3:
 l1:
 	RET	
 
-// store_mxfp4_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_mxfp4_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_mxfp4_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as mxfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_mxfp4_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -26357,8 +20711,8 @@ l3:
 l1:
 	RET	
 
-// load_mxfp4_256x256n_rvv loads the first 256 values of the n mxfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_mxfp4_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_mxfp4_256_rvv loads the first 256 values of the n mxfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_mxfp4_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$255, X5
 	MOV	$2097152, X6
 	MOV	$1, X7
@@ -26436,8 +20790,8 @@ l3:
 l1:
 	RET	
 
-// store_iq4_nl_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_iq4_nl_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_iq4_nl_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as iq4_nl into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_iq4_nl_256_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -27390,8 +21744,8 @@ l3:
 l1:
 	RET	
 
-// load_iq4_nl_256x256n_rvv loads the first 256 values of the n iq4_nl heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_iq4_nl_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_iq4_nl_256_rvv loads the first 256 values of the n iq4_nl heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_iq4_nl_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
@@ -27497,8 +21851,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_256x256n_rvv(SB), NOSPLIT, $16-76
+// store_nvfp4_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_256_rvv(SB), NOSPLIT, $16-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -28573,8 +22927,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_256x256n_rvv loads the first 256 values of the n nvfp4 heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_nvfp4_256x256n_rvv(SB), NOSPLIT, $192-76
+// load_nvfp4_256_rvv loads the first 256 values of the n nvfp4 heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_nvfp4_256_rvv(SB), NOSPLIT, $192-76
 	MOV	$255, X5
 	MOV	$127, X6
 	MOV	$998244352, X7
@@ -28772,8 +23126,8 @@ l3:
 l1:
 	RET	
 
-// store_int8_per_token_head_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_int8_per_token_head_256x256n_rvv(SB), NOSPLIT, $0-76
+// store_int8_per_token_head_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as int8_per_token_head into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_int8_per_token_head_256_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$2139095040, X6
 	MOV	$0, X7
@@ -29148,8 +23502,8 @@ l3:
 l1:
 	RET	
 
-// load_int8_per_token_head_256x256n_rvv loads the first 256 values of the n int8_per_token_head heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_int8_per_token_head_256x256n_rvv(SB), NOSPLIT, $0-76
+// load_int8_per_token_head_256_rvv loads the first 256 values of the n int8_per_token_head heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_int8_per_token_head_256_rvv(SB), NOSPLIT, $0-76
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
 	MOV	ss+56(FP), X7
@@ -29312,8 +23666,8 @@ l3:
 l1:
 	RET	
 
-// store_nvfp4_gs_256x256n_rvv stores the first 256 values of the n float32 heads of 256 values (256 rotary, neox) of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·store_nvfp4_gs_256x256n_rvv(SB), $384-76
+// store_nvfp4_gs_256_rvv stores the first 256 values of the n float32 heads of 256 values of src, ss apart, as nvfp4_gs into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·store_nvfp4_gs_256_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6
@@ -30020,8 +24374,8 @@ l3:
 l1:
 	RET	
 
-// load_nvfp4_gs_256x256n_rvv loads the first 256 values of the n nvfp4_gs heads of 256 values (256 rotary, neox) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
-TEXT ·load_nvfp4_gs_256x256n_rvv(SB), $384-76
+// load_nvfp4_gs_256_rvv loads the first 256 values of the n nvfp4_gs heads of 256 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 2.
+TEXT ·load_nvfp4_gs_256_rvv(SB), $384-76
 	MOVF	scale+72(FP), F31
 	MOV	src_base+32(FP), X5
 	MOV	dst_base+0(FP), X6

@@ -486,9 +486,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// func hadamard_128_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -691,9 +691,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e4m3_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e4m3_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_e4m3_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_e4m3_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -894,9 +894,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e4m3_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e4m3_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_e4m3_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_e4m3_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Z0
@@ -2432,9 +2432,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// func hadamard_128_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -2796,9 +2796,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_e4m3_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_e4m3_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·store_e4m3_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_e4m3_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0
@@ -3219,9 +3219,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_e4m3_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_e4m3_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2
-TEXT ·load_e4m3_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_e4m3_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	VBROADCASTSS scale+72(FP), Y0

@@ -21,11 +21,11 @@ func kernels_128x128i_generic() (k kernels) {
 	k.fwd = fwd_128x128i_generic
 	k.inv = inv_128x128i_generic
 	k.rotTo = rotTo_128x128i_generic
-	k.hadamard = hadamard_128x128i_generic
-	k.bytes[0].store = store_e4m3_128x128i_generic
-	k.bytes[0].storeShift = store_e4m3_128x128i_generic
-	k.bytes[0].load = load_e4m3_128x128i_generic
-	k.bytes[0].loadShift = load_e4m3_128x128i_generic
+	k.hadamard = hadamard_128_generic
+	k.bytes[0].store = store_e4m3_128_generic
+	k.bytes[0].storeShift = store_e4m3_128_generic
+	k.bytes[0].load = load_e4m3_128_generic
+	k.bytes[0].loadShift = load_e4m3_128_generic
 	return k
 }
 
@@ -454,8 +454,8 @@ func rotTo_128x128i_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
-// hadamard_128x128i_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_128x128i_generic(x []float32, stride int, n int) {
+// hadamard_128_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_128_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 128; n-- {
 		h1 := (*[128]float32)(x)
 		u2 := h1[0]
@@ -2163,8 +2163,8 @@ func narrowE4M3(x float32) uint32 {
 	return u22
 }
 
-// store_e4m3_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e4m3 into the heads of dst, ds apart, in pure Go.
-func store_e4m3_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_e4m3_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e4m3 into the heads of dst, ds apart, in pure Go.
+func store_e4m3_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]float32)(src)
 		h2 := (*[128]uint8)(dst)
@@ -2329,8 +2329,8 @@ func widenE4M3(x uint32) float32 {
 	return u15
 }
 
-// load_e4m3_128x128i_generic loads the first 128 values of the n e4m3 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_e4m3_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_e4m3_128_generic loads the first 128 values of the n e4m3 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_e4m3_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]uint8)(src)
 		h16 := (*[128]float32)(dst)

@@ -203,8 +203,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_128x128i_rvv(SB), NOSPLIT, $0-40
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_128_rvv(SB), NOSPLIT, $0-40
 	MOV	$1035273459, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -597,8 +597,8 @@ l2:
 l1:
 	RET	
 
-// store_e4m3_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as e4m3 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_e4m3_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_e4m3_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as e4m3 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_e4m3_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3288858623, X7
@@ -661,8 +661,8 @@ l3:
 l1:
 	RET	
 
-// load_e4m3_128x128i_rvv loads the first 128 values of the n e4m3 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_e4m3_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_e4m3_128_rvv loads the first 128 values of the n e4m3 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_e4m3_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$127, X5
 	MOV	$1006632960, X6
 	MOV	$989855744, X7

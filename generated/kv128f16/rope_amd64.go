@@ -32,11 +32,11 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_avx512
 	k.invRows = invRows_128x128i_avx512
 	k.fill = fill_128x128i_avx512
-	k.hadamard = hadamard_128x128i_avx512
-	k.half[0].store = store_f16_128x128i_avx512
-	k.half[0].storeShift = store_f16_128x128i_avx512
-	k.half[0].load = load_f16_128x128i_avx512
-	k.half[0].loadShift = load_f16_128x128i_avx512
+	k.hadamard = hadamard_128_avx512
+	k.half[0].store = store_f16_128_avx512
+	k.half[0].storeShift = store_f16_128_avx512
+	k.half[0].load = load_f16_128_avx512
+	k.half[0].loadShift = load_f16_128_avx512
 	k.half[0].to = to_f16_128x128i_avx512
 	k.half[0].shift = shift_f16_128x128i_avx512
 	k.half[0].shiftInv = shiftInv_f16_128x128i_avx512
@@ -50,11 +50,11 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_avx2
 	k.invRows = invRows_128x128i_avx2
 	k.fill = fill_128x128i_avx2
-	k.hadamard = hadamard_128x128i_avx2
-	k.half[0].store = store_f16_128x128i_avx2
-	k.half[0].storeShift = store_f16_128x128i_avx2
-	k.half[0].load = load_f16_128x128i_avx2
-	k.half[0].loadShift = load_f16_128x128i_avx2
+	k.hadamard = hadamard_128_avx2
+	k.half[0].store = store_f16_128_avx2
+	k.half[0].storeShift = store_f16_128_avx2
+	k.half[0].load = load_f16_128_avx2
+	k.half[0].loadShift = load_f16_128_avx2
 	k.half[0].to = to_f16_128x128i_avx2
 	k.half[0].shift = shift_f16_128x128i_avx2
 	k.half[0].shiftInv = shiftInv_f16_128x128i_avx2
@@ -86,20 +86,20 @@ func invRows_128x128i_avx512(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_128_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_128x128i_avx512(x []float32, stride int, n int)
+func hadamard_128_avx512(x []float32, stride int, n int)
 
-// store_f16_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
+// store_f16_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_avx512 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_f16_128_avx512 loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_avx512 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx512.
 //
@@ -141,20 +141,20 @@ func invRows_128x128i_avx2(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (done int)
 
-// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_128_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_128x128i_avx2(x []float32, stride int, n int)
+func hadamard_128_avx2(x []float32, stride int, n int)
 
-// store_f16_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
+// store_f16_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_avx2 loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_f16_128_avx2 loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_avx2 rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using avx2.
 //

@@ -398,9 +398,9 @@ loop1:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// func hadamard_128_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -603,9 +603,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_128x128i_avx512(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_128_avx512(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·store_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+TEXT ·store_f16_128_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -642,9 +642,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_128x128i_avx512(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_128_avx512(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, AVX512F
-TEXT ·load_f16_128x128i_avx512(SB), NOSPLIT, $0-72
+TEXT ·load_f16_128_avx512(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -1962,9 +1962,9 @@ loop1:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// func hadamard_128_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -2326,9 +2326,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_f16_128x128i_avx2(dst []uint16, ds int, src []float32, ss int, n int)
+// func store_f16_128_avx2(dst []uint16, ds int, src []float32, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·store_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+TEXT ·store_f16_128_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -2381,9 +2381,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_f16_128x128i_avx2(dst []float32, ds int, src []uint16, ss int, n int)
+// func load_f16_128_avx2(dst []float32, ds int, src []uint16, ss int, n int)
 // Requires: AVX, F16C
-TEXT ·load_f16_128x128i_avx2(SB), NOSPLIT, $0-72
+TEXT ·load_f16_128_avx2(SB), NOSPLIT, $0-72
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX

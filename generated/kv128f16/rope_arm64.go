@@ -25,11 +25,11 @@ func kernels_128x128i_neon() (k kernels) {
 	k.inv = inv_128x128i_neon
 	k.fwdRows = fwdRows_128x128i_neon
 	k.invRows = invRows_128x128i_neon
-	k.hadamard = hadamard_128x128i_neon
-	k.half[0].store = store_f16_128x128i_neon
-	k.half[0].storeShift = store_f16_128x128i_neon
-	k.half[0].load = load_f16_128x128i_neon
-	k.half[0].loadShift = load_f16_128x128i_neon
+	k.hadamard = hadamard_128_neon
+	k.half[0].store = store_f16_128_neon
+	k.half[0].storeShift = store_f16_128_neon
+	k.half[0].load = load_f16_128_neon
+	k.half[0].loadShift = load_f16_128_neon
 	k.half[0].to = to_f16_128x128i_neon
 	k.half[0].shift = shift_f16_128x128i_neon
 	k.half[0].shiftInv = shiftInv_f16_128x128i_neon
@@ -56,20 +56,20 @@ func fwdRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 
-// hadamard_128x128i_neon transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using neon.
+// hadamard_128_neon transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using neon.
 //
 //go:noescape
-func hadamard_128x128i_neon(x []float32, stride int, n int)
+func hadamard_128_neon(x []float32, stride int, n int)
 
-// store_f16_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
+// store_f16_128_neon stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func store_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int)
+func store_f16_128_neon(dst []uint16, ds int, src []float32, ss int, n int)
 
-// load_f16_128x128i_neon loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
+// load_f16_128_neon loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func load_f16_128x128i_neon(dst []float32, ds int, src []uint16, ss int, n int)
+func load_f16_128_neon(dst []float32, ds int, src []uint16, ss int, n int)
 
 // to_f16_128x128i_neon rotates the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, forward with table row r into the f16 heads of dst, ds apart, values past the rotary ones as they are, using neon.
 //

@@ -735,8 +735,8 @@ head:
 done:
 	RET
 
-// func hadamard_128x128i_neon(x []float32, stride int, n int)
-TEXT ·hadamard_128x128i_neon(SB), NOSPLIT, $0-40
+// func hadamard_128_neon(x []float32, stride int, n int)
+TEXT ·hadamard_128_neon(SB), NOSPLIT, $0-40
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD stride+24(FP), R2
@@ -1377,8 +1377,8 @@ head:
 done:
 	RET
 
-// func store_f16_128x128i_neon(dst []uint16, ds int, src []float32, ss int, n int)
-TEXT ·store_f16_128x128i_neon(SB), NOSPLIT, $0-72
+// func store_f16_128_neon(dst []uint16, ds int, src []float32, ss int, n int)
+TEXT ·store_f16_128_neon(SB), NOSPLIT, $0-72
 	MOVD src_base+32(FP), R0
 	MOVD dst_base+0(FP), R1
 	MOVD ss+56(FP), R2
@@ -1495,8 +1495,8 @@ head:
 done:
 	RET
 
-// func load_f16_128x128i_neon(dst []float32, ds int, src []uint16, ss int, n int)
-TEXT ·load_f16_128x128i_neon(SB), NOSPLIT, $0-72
+// func load_f16_128_neon(dst []float32, ds int, src []uint16, ss int, n int)
+TEXT ·load_f16_128_neon(SB), NOSPLIT, $0-72
 	MOVD src_base+32(FP), R0
 	MOVD dst_base+0(FP), R1
 	MOVD ss+56(FP), R2

@@ -20,11 +20,11 @@ func genericBackend() backend {
 func kernels_128x128i_generic() (k kernels) {
 	k.fwd = fwd_128x128i_generic
 	k.inv = inv_128x128i_generic
-	k.hadamard = hadamard_128x128i_generic
-	k.half[0].store = store_f16_128x128i_generic
-	k.half[0].storeShift = store_f16_128x128i_generic
-	k.half[0].load = load_f16_128x128i_generic
-	k.half[0].loadShift = load_f16_128x128i_generic
+	k.hadamard = hadamard_128_generic
+	k.half[0].store = store_f16_128_generic
+	k.half[0].storeShift = store_f16_128_generic
+	k.half[0].load = load_f16_128_generic
+	k.half[0].loadShift = load_f16_128_generic
 	k.half[0].to = to_f16_128x128i_generic
 	k.half[0].shift = shift_f16_128x128i_generic
 	k.half[0].shiftInv = shiftInv_f16_128x128i_generic
@@ -313,8 +313,8 @@ func inv_128x128i_generic(x []float32, stride int, n int, r *float32) {
 	}
 }
 
-// hadamard_128x128i_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_128x128i_generic(x []float32, stride int, n int) {
+// hadamard_128_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_128_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 128; n-- {
 		h1 := (*[128]float32)(x)
 		u2 := h1[0]
@@ -2025,8 +2025,8 @@ func narrowF16(x float32) uint32 {
 	return u25
 }
 
-// store_f16_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
-func store_f16_128x128i_generic(dst []uint16, ds int, src []float32, ss int, n int) {
+// store_f16_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, in pure Go.
+func store_f16_128_generic(dst []uint16, ds int, src []float32, ss int, n int) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]float32)(src)
 		h2 := (*[128]uint16)(dst)
@@ -2192,8 +2192,8 @@ func widenF16(x uint32) float32 {
 	return u16
 }
 
-// load_f16_128x128i_generic loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_f16_128x128i_generic(dst []float32, ds int, src []uint16, ss int, n int) {
+// load_f16_128_generic loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_f16_128_generic(dst []float32, ds int, src []uint16, ss int, n int) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 128; n-- {
 		h1 := (*[128]uint16)(src)
 		h17 := (*[128]float32)(dst)

@@ -159,8 +159,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_128x128i_rvv(SB), NOSPLIT, $0-40
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_128_rvv(SB), NOSPLIT, $0-40
 	MOV	$1035273459, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -553,8 +553,8 @@ l2:
 l1:
 	RET	
 
-// store_f16_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_f16_128x128i_rvv(SB), NOSPLIT, $0-72
+// store_f16_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as f16 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_f16_128_rvv(SB), NOSPLIT, $0-72
 	MOV	$2147483647, X5
 	MOV	$1, X6
 	MOV	$3355447295, X7
@@ -619,8 +619,8 @@ l3:
 l1:
 	RET	
 
-// load_f16_128x128i_rvv loads the first 128 values of the n f16 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_f16_128x128i_rvv(SB), NOSPLIT, $0-72
+// load_f16_128_rvv loads the first 128 values of the n f16 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_f16_128_rvv(SB), NOSPLIT, $0-72
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7

@@ -33,11 +33,11 @@ func kernels_128x128i_avx512() (k kernels) {
 	k.invRows = invRows_128x128i_avx512
 	k.fill = fill_128x128i_avx512
 	k.rotTo = rotTo_128x128i_avx512
-	k.hadamard = hadamard_128x128i_avx512
-	k.bytes[1].store = store_q8_0_128x128i_avx512
-	k.bytes[1].storeShift = store_q8_0_128x128i_avx512
-	k.bytes[1].load = load_q8_0_128x128i_avx512
-	k.bytes[1].loadShift = load_q8_0_128x128i_avx512
+	k.hadamard = hadamard_128_avx512
+	k.bytes[1].store = store_q8_0_128_avx512
+	k.bytes[1].storeShift = store_q8_0_128_avx512
+	k.bytes[1].load = load_q8_0_128_avx512
+	k.bytes[1].loadShift = load_q8_0_128_avx512
 	return k
 }
 
@@ -49,11 +49,11 @@ func kernels_128x128i_avx2() (k kernels) {
 	k.invRows = invRows_128x128i_avx2
 	k.fill = fill_128x128i_avx2
 	k.rotTo = rotTo_128x128i_avx2
-	k.hadamard = hadamard_128x128i_avx2
-	k.bytes[1].store = store_q8_0_128x128i_avx2
-	k.bytes[1].storeShift = store_q8_0_128x128i_avx2
-	k.bytes[1].load = load_q8_0_128x128i_avx2
-	k.bytes[1].loadShift = load_q8_0_128x128i_avx2
+	k.hadamard = hadamard_128_avx2
+	k.bytes[1].store = store_q8_0_128_avx2
+	k.bytes[1].storeShift = store_q8_0_128_avx2
+	k.bytes[1].load = load_q8_0_128_avx2
+	k.bytes[1].loadShift = load_q8_0_128_avx2
 	return k
 }
 
@@ -87,20 +87,20 @@ func fill_128x128i_avx512(r *float32, pos float64, freqs *float64, attn float64)
 //go:noescape
 func rotTo_128x128i_avx512(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
+// hadamard_128_avx512 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx512.
 //
 //go:noescape
-func hadamard_128x128i_avx512(x []float32, stride int, n int)
+func hadamard_128_avx512(x []float32, stride int, n int)
 
-// store_q8_0_128x128i_avx512 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
+// store_q8_0_128_avx512 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_avx512 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
+// load_q8_0_128_avx512 loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx512.
 //
 //go:noescape
-func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 
 // fwd_128x128i_avx2 rotates the n heads of 128 values (128 rotary, interleaved) of x, stride elements apart, forward (A·R_p·x) in place with table row r, using avx2.
 //
@@ -132,17 +132,17 @@ func fill_128x128i_avx2(r *float32, pos float64, freqs *float64, attn float64) (
 //go:noescape
 func rotTo_128x128i_avx2(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
+// hadamard_128_avx2 transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using avx2.
 //
 //go:noescape
-func hadamard_128x128i_avx2(x []float32, stride int, n int)
+func hadamard_128_avx2(x []float32, stride int, n int)
 
-// store_q8_0_128x128i_avx2 stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
+// store_q8_0_128_avx2 stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_avx2 loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
+// load_q8_0_128_avx2 loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using avx2.
 //
 //go:noescape
-func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

@@ -486,9 +486,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx512(x []float32, stride int, n int)
+// func hadamard_128_avx512(x []float32, stride int, n int)
 // Requires: AVX, AVX512F
-TEXT ·hadamard_128x128i_avx512(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx512(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -691,9 +691,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_128x128i_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_128_avx512(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·store_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -948,9 +948,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_128x128i_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_128_avx512(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX512F
-TEXT ·load_q8_0_128x128i_avx512(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_128_avx512(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX
@@ -2375,9 +2375,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func hadamard_128x128i_avx2(x []float32, stride int, n int)
+// func hadamard_128_avx2(x []float32, stride int, n int)
 // Requires: AVX, AVX2
-TEXT ·hadamard_128x128i_avx2(SB), NOSPLIT, $0-40
+TEXT ·hadamard_128_avx2(SB), NOSPLIT, $0-40
 	MOVQ         x_base+0(FP), AX
 	MOVQ         n+32(FP), CX
 	MOVQ         stride+24(FP), DX
@@ -2739,9 +2739,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func store_q8_0_128x128i_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+// func store_q8_0_128_avx2(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·store_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·store_q8_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ         src_base+32(FP), AX
 	MOVQ         dst_base+0(FP), CX
 	MOVQ         ss+56(FP), DX
@@ -3147,9 +3147,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func load_q8_0_128x128i_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+// func load_q8_0_128_avx2(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
 // Requires: AVX, AVX2, F16C
-TEXT ·load_q8_0_128x128i_avx2(SB), NOSPLIT, $0-76
+TEXT ·load_q8_0_128_avx2(SB), NOSPLIT, $0-76
 	MOVQ  src_base+32(FP), AX
 	MOVQ  dst_base+0(FP), CX
 	MOVQ  ss+56(FP), DX

@@ -26,11 +26,11 @@ func kernels_128x128i_neon() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_neon
 	k.invRows = invRows_128x128i_neon
 	k.rotTo = rotTo_128x128i_neon
-	k.hadamard = hadamard_128x128i_neon
-	k.bytes[1].store = store_q8_0_128x128i_neon
-	k.bytes[1].storeShift = store_q8_0_128x128i_neon
-	k.bytes[1].load = load_q8_0_128x128i_neon
-	k.bytes[1].loadShift = load_q8_0_128x128i_neon
+	k.hadamard = hadamard_128_neon
+	k.bytes[1].store = store_q8_0_128_neon
+	k.bytes[1].storeShift = store_q8_0_128_neon
+	k.bytes[1].load = load_q8_0_128_neon
+	k.bytes[1].loadShift = load_q8_0_128_neon
 	return k
 }
 
@@ -59,17 +59,17 @@ func invRows_128x128i_neon(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func rotTo_128x128i_neon(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_neon transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using neon.
+// hadamard_128_neon transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using neon.
 //
 //go:noescape
-func hadamard_128x128i_neon(x []float32, stride int, n int)
+func hadamard_128_neon(x []float32, stride int, n int)
 
-// store_q8_0_128x128i_neon stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
+// store_q8_0_128_neon stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func store_q8_0_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_neon loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
+// load_q8_0_128_neon loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using neon.
 //
 //go:noescape
-func load_q8_0_128x128i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

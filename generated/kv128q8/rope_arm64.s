@@ -922,8 +922,8 @@ head:
 done:
 	RET
 
-// func hadamard_128x128i_neon(x []float32, stride int, n int)
-TEXT ·hadamard_128x128i_neon(SB), NOSPLIT, $0-40
+// func hadamard_128_neon(x []float32, stride int, n int)
+TEXT ·hadamard_128_neon(SB), NOSPLIT, $0-40
 	MOVD x_base+0(FP), R0
 	MOVD n+32(FP), R1
 	MOVD stride+24(FP), R2
@@ -1564,8 +1564,8 @@ head:
 done:
 	RET
 
-// func store_q8_0_128x128i_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
-TEXT ·store_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
+// func store_q8_0_128_neon(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+TEXT ·store_q8_0_128_neon(SB), NOSPLIT, $0-76
 	MOVD src_base+32(FP), R0
 	MOVD dst_base+0(FP), R1
 	MOVD ss+56(FP), R2
@@ -1940,8 +1940,8 @@ join3:
 done:
 	RET
 
-// func load_q8_0_128x128i_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
-TEXT ·load_q8_0_128x128i_neon(SB), NOSPLIT, $0-76
+// func load_q8_0_128_neon(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+TEXT ·load_q8_0_128_neon(SB), NOSPLIT, $0-76
 	MOVD src_base+32(FP), R0
 	MOVD dst_base+0(FP), R1
 	MOVD ss+56(FP), R2

@@ -21,11 +21,11 @@ func kernels_128x128i_generic() (k kernels) {
 	k.fwd = fwd_128x128i_generic
 	k.inv = inv_128x128i_generic
 	k.rotTo = rotTo_128x128i_generic
-	k.hadamard = hadamard_128x128i_generic
-	k.bytes[1].store = store_q8_0_128x128i_generic
-	k.bytes[1].storeShift = store_q8_0_128x128i_generic
-	k.bytes[1].load = load_q8_0_128x128i_generic
-	k.bytes[1].loadShift = load_q8_0_128x128i_generic
+	k.hadamard = hadamard_128_generic
+	k.bytes[1].store = store_q8_0_128_generic
+	k.bytes[1].storeShift = store_q8_0_128_generic
+	k.bytes[1].load = load_q8_0_128_generic
+	k.bytes[1].loadShift = load_q8_0_128_generic
 	return k
 }
 
@@ -454,8 +454,8 @@ func rotTo_128x128i_generic(dst []float32, ds int, src []float32, ss int, n int,
 	}
 }
 
-// hadamard_128x128i_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
-func hadamard_128x128i_generic(x []float32, stride int, n int) {
+// hadamard_128_generic transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, in pure Go.
+func hadamard_128_generic(x []float32, stride int, n int) {
 	for ; n > 0 && len(x) >= 128; n-- {
 		h1 := (*[128]float32)(x)
 		u2 := h1[0]
@@ -3278,8 +3278,8 @@ func q8Quantize(d *[34]uint8, s *[32]float32) {
 	}
 }
 
-// store_q8_0_128x128i_generic stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
-func store_q8_0_128x128i_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
+// store_q8_0_128_generic stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, in pure Go.
+func store_q8_0_128_generic(dst []uint8, ds int, src []float32, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 128 && len(dst) >= 136; n-- {
 		for b765 := range 4 {
 			q8Quantize((*[34]uint8)(dst[34*b765:]), (*[32]float32)(src[32*b765:]))
@@ -3414,8 +3414,8 @@ func q8Dequantize(d *[32]float32, s *[34]uint8) {
 	d[31] = float32(u80 * u16)
 }
 
-// load_q8_0_128x128i_generic loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
-func load_q8_0_128x128i_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
+// load_q8_0_128_generic loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, in pure Go.
+func load_q8_0_128_generic(dst []float32, ds int, src []uint8, ss int, n int, scale float32) {
 	for ; n > 0 && len(src) >= 136 && len(dst) >= 128; n-- {
 		for b81 := range 4 {
 			q8Dequantize((*[32]float32)(dst[32*b81:]), (*[34]uint8)(src[34*b81:]))

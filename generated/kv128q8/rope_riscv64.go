@@ -26,11 +26,11 @@ func kernels_128x128i_rvv() (k kernels) {
 	k.fwdRows = fwdRows_128x128i_rvv
 	k.invRows = invRows_128x128i_rvv
 	k.rotTo = rotTo_128x128i_rvv
-	k.hadamard = hadamard_128x128i_rvv
-	k.bytes[1].store = store_q8_0_128x128i_rvv
-	k.bytes[1].storeShift = store_q8_0_128x128i_rvv
-	k.bytes[1].load = load_q8_0_128x128i_rvv
-	k.bytes[1].loadShift = load_q8_0_128x128i_rvv
+	k.hadamard = hadamard_128_rvv
+	k.bytes[1].store = store_q8_0_128_rvv
+	k.bytes[1].storeShift = store_q8_0_128_rvv
+	k.bytes[1].load = load_q8_0_128_rvv
+	k.bytes[1].loadShift = load_q8_0_128_rvv
 	return k
 }
 
@@ -59,17 +59,17 @@ func invRows_128x128i_rvv(x []float32, stride int, n int, rows []float32)
 //go:noescape
 func rotTo_128x128i_rvv(dst []float32, ds int, src []float32, ss int, n int, r *float32)
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using rvv.
 //
 //go:noescape
-func hadamard_128x128i_rvv(x []float32, stride int, n int)
+func hadamard_128_rvv(x []float32, stride int, n int)
 
-// store_q8_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
+// store_q8_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func store_q8_0_128x128i_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
+func store_q8_0_128_rvv(dst []uint8, ds int, src []float32, ss int, n int, scale float32)
 
-// load_q8_0_128x128i_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
+// load_q8_0_128_rvv loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using rvv.
 //
 //go:noescape
-func load_q8_0_128x128i_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)
+func load_q8_0_128_rvv(dst []float32, ds int, src []uint8, ss int, n int, scale float32)

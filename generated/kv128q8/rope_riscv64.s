@@ -203,8 +203,8 @@ l3:
 l1:
 	RET	
 
-// hadamard_128x128i_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
-TEXT ·hadamard_128x128i_rvv(SB), NOSPLIT, $0-40
+// hadamard_128_rvv transforms the n heads of 128 values of x, stride elements apart, by the normalized Walsh–Hadamard matrix in place, using RVV at LMUL 4.
+TEXT ·hadamard_128_rvv(SB), NOSPLIT, $0-40
 	MOV	$1035273459, X5
 	FMVWX	X5, F31
 	MOV	$1, X5
@@ -597,8 +597,8 @@ l2:
 l1:
 	RET	
 
-// store_q8_0_128x128i_rvv stores the first 128 values of the n float32 heads of 128 values (128 rotary, interleaved) of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·store_q8_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// store_q8_0_128_rvv stores the first 128 values of the n float32 heads of 128 values of src, ss apart, as q8_0 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·store_q8_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$1123942400, X5
 	FMVWX	X5, F31
 	MOV	$1065353216, X5
@@ -807,8 +807,8 @@ l5:
 l1:
 	RET	
 
-// load_q8_0_128x128i_rvv loads the first 128 values of the n q8_0 heads of 128 values (128 rotary, interleaved) of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
-TEXT ·load_q8_0_128x128i_rvv(SB), NOSPLIT, $0-76
+// load_q8_0_128_rvv loads the first 128 values of the n q8_0 heads of 128 values of src, ss apart, as float32 into the heads of dst, ds apart, using RVV at LMUL 4.
+TEXT ·load_q8_0_128_rvv(SB), NOSPLIT, $0-76
 	MOV	$32767, X5
 	MOV	$939524096, X6
 	MOV	$864026624, X7
