@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ropegen/ropegen/spec"
 )
@@ -209,10 +210,12 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	t.Logf("%s go %s: %.1fs", strings.Join(env, " "), strings.Join(args, " "), time.Since(start).Seconds()) // where gen's test time goes (-v)
 	return string(out)
 }
 
