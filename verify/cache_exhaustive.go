@@ -16,8 +16,9 @@ import (
 // rounding (x448/float16 for f16, f32ToBF16 for bf16, refE4M3's search of
 // the format's magnitudes for e4m3): on every float32 bit pattern when the
 // environment has ROPEGEN_EXHAUSTIVE=1 (make test-exhaustive), else on the
-// multiples of a prime stride. A NaN must store as a NaN. k.Cache is the
-// package's Cache; for q8_0, whose blocks checkQ8Blocks covers, it skips.
+// multiples of a prime stride. A NaN must store as a NaN. Each of k.Caches
+// is a subtest; f32 (stored as it is) and the block formats (whose blocks
+// checkBlocks covers in Run) skip, saying so.
 func CacheExhaustive(t *testing.T, k Kernel[float32]) {
 	t.Helper()
 	stride := uint64(narrowStride)
