@@ -215,7 +215,7 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	if err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	t.Logf("%s go %s: %.1fs", strings.Join(env, " "), strings.Join(args, " "), time.Since(start).Seconds()) // where gen's test time goes (-v)
+	t.Logf("%s: %.1fs", strings.TrimSpace(strings.Join(env, " ")+" go "+strings.Join(args, " ")), time.Since(start).Seconds()) // where gen's test time goes (-v)
 	return string(out)
 }
 

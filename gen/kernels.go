@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"go/format"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -54,10 +53,7 @@ func (pk *pkg) kernelFuncs() []*vec.Func {
 	for _, sh := range pk.shapes {
 		s := sh.vshape()
 		add := func(k vec.Kind, x, c vec.Elem, n vec.NormVariant) {
-			f := (&vec.Func{Kind: k, Shape: s, X: x, Cache: c, Norm: n}).Key()
-			if !slices.ContainsFunc(fs, func(g *vec.Func) bool { return *g == f }) { // a Headwise kernel an earlier shape has
-				fs = append(fs, &f)
-			}
+			fs = vec.AppendKey(fs, vec.Func{Kind: k, Shape: s, X: x, Cache: c, Norm: n})
 		}
 		for _, k := range []vec.Kind{vec.Fwd, vec.Inv, vec.FwdRows, vec.InvRows, vec.Fill} {
 			add(k, x, vec.Elem{}, vec.NormVariant{})

@@ -170,11 +170,7 @@ func kernelPackages() []kernelPackage {
 	}
 	pkg := func(name string, x vec.Elem, shapes []vec.Shape, allNorms int) kernelPackage {
 		p := kernelPackage{name: name, x: x}
-		add := func(f vec.Func) { // each kernel once: shapes share a Headwise kind's Key, as in gen
-			if f = f.Key(); !slices.ContainsFunc(p.funcs, func(g *vec.Func) bool { return *g == f }) {
-				p.funcs = append(p.funcs, &f)
-			}
-		}
+		add := func(f vec.Func) { p.funcs = vec.AppendKey(p.funcs, f) } // each kernel once, as in gen
 		for i, s := range shapes {
 			for _, k := range []vec.Kind{vec.Fwd, vec.Inv, vec.FwdRows, vec.InvRows, vec.Fill} {
 				add(vec.Func{Kind: k, Shape: s, X: x})

@@ -271,6 +271,15 @@ func (f Func) Key() Func {
 	return f
 }
 
+// AppendKey appends f's Key to fs unless fs holds it: a package's kernel
+// list, each kernel once however many shapes it serves.
+func AppendKey(fs []*Func, f Func) []*Func {
+	if f = f.Key(); !slices.ContainsFunc(fs, func(g *Func) bool { return *g == f }) {
+		fs = append(fs, &f)
+	}
+	return fs
+}
+
 // Serves reports whether f is the kernel of kind f.Kind that a shape s
 // calls (the Key of f's kind, variant and elements at s).
 func (f *Func) Serves(s Shape) bool {
